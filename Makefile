@@ -1,0 +1,198 @@
+# wirematch — one Makefile, driven by conventions so that adding a file never
+# means editing this one:
+#
+#   codec/*.c, matcher/*.c, control/*.c, dataplane/*.c
+#                         -> one static library per folder, build/lib<folder>.a
+#   <folder>/*_main.c     -> a program named after the file: control/wmctl_main.c
+#                            -> build/wmctl (linked with its folder's library and
+#                            every library below it: dataplane -> control ->
+#                            matcher -> codec)
+#   tests/unit/test_*.c   -> one Criterion binary each, build/tests/test_*
+#   tests/fuzz/fuzz_*.c   -> a libFuzzer target (make fuzz, clang) and, in every
+#                            build, a corpus-replay binary run by make test
+#   tests/integration/*.sh-> run by make test against the built tools and real peers
+#   perf/bench_*.c        -> a Google Benchmark binary through perf/bench_shim.cc
+#
+# Variants: SANITIZE=1 (ASan+UBSan, build/asan), TSAN=1 (ThreadSanitizer,
+# build/tsan). The first target of everything is the dependency stamp, so
+# `make test` on a fresh machine installs, builds and tests.
+
+SHELL      := /bin/bash
+.DEFAULT_GOAL := all
+
+ifeq ($(SANITIZE),1)
+  BUILD    ?= build/asan
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  OPT      := -O1 -g
+else ifeq ($(TSAN),1)
+  BUILD    ?= build/tsan
+  SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+  OPT      := -O1 -g
+else
+  BUILD    ?= build
+  SANFLAGS :=
+  OPT      := -O2 -g -march=native
+endif
+
+STAMP      := build/.deps-installed
+CC         ?= gcc
+CXX        ?= g++
+FUZZCC     ?= clang
+
+# Every external library through pkg-config. jemalloc is the allocator of the
+# tools outside the data plane; sanitizers bring their own allocator, so it is
+# left out of sanitized builds.
+PKG_CODEC     :=
+PKG_MATCHER   := libhs liburcu-qsbr
+PKG_CONTROL   := geos proj jansson libxml-2.0 liburing
+PKG_DATAPLANE := libdpdk
+PKG_TEST      := criterion
+PKG_BENCH     := benchmark
+ifeq ($(SANITIZE)$(TSAN),)
+  PKG_MALLOC  := jemalloc
+endif
+
+pc_cflags = $(if $(strip $(1)),$(shell pkg-config --cflags $(1) 2>/dev/null))
+pc_libs   = $(if $(strip $(1)),$(shell pkg-config --libs $(1) 2>/dev/null))
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wno-unused-parameter
+CSTD     := -std=gnu11 -D_GNU_SOURCE
+INCLUDES := -I.
+CFLAGS_COMMON := $(CSTD) $(OPT) $(WARN) $(SANFLAGS) $(INCLUDES) -MMD -MP
+LDFLAGS_COMMON := $(SANFLAGS)
+
+LAYERS := codec matcher control dataplane
+# Which pkg-config packages a layer's objects need (its own and those below).
+PKGS_codec     := $(PKG_CODEC)
+PKGS_matcher   := $(PKGS_codec) $(PKG_MATCHER)
+PKGS_control   := $(PKGS_matcher) $(PKG_CONTROL)
+PKGS_dataplane := $(PKGS_control) $(PKG_DATAPLANE)
+# Link order for a program of each layer: its library and everything below.
+LIBS_codec     := $(BUILD)/libcodec.a
+LIBS_matcher   := $(BUILD)/libmatcher.a $(LIBS_codec)
+LIBS_control   := $(BUILD)/libcontrol.a $(LIBS_matcher)
+LIBS_dataplane := $(BUILD)/libdataplane.a $(LIBS_control)
+
+# CRoaring ships no pkg-config file in Debian 12.
+SYSLIBS := -lroaring -lm -lpthread
+
+# ---------------------------------------------------------------- sources
+define layer_vars
+$(1)_SRC  := $$(filter-out %_main.c,$$(wildcard $(1)/*.c))
+$(1)_MAIN := $$(wildcard $(1)/*_main.c)
+$(1)_OBJ  := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRC))
+$(1)_PROG := $$(patsubst $(1)/%_main.c,$(BUILD)/%,$$($(1)_MAIN))
+endef
+$(foreach L,$(LAYERS),$(eval $(call layer_vars,$(L))))
+
+PROGS      := $(foreach L,$(LAYERS),$($(L)_PROG))
+TEST_SRC   := $(wildcard tests/unit/test_*.c)
+TEST_BIN   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TESTLIB_SRC:= $(wildcard tests/lib/*.c)
+TESTLIB_OBJ:= $(patsubst %.c,$(BUILD)/obj/%.o,$(TESTLIB_SRC))
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAY:= $(patsubst tests/fuzz/%.c,$(BUILD)/tests/replay_%,$(FUZZ_SRC))
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+BENCH_SRC  := $(wildcard perf/bench_*.c)
+BENCH_BIN  := $(patsubst perf/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+PERFLIB_SRC:= $(filter-out $(BENCH_SRC),$(wildcard perf/*.c))
+PERFLIB_OBJ:= $(patsubst %.c,$(BUILD)/obj/%.o,$(PERFLIB_SRC))
+
+ALL_PKGS := $(PKGS_dataplane) $(PKG_MALLOC)
+# Everything in tests/ and perf/ may use every layer.
+ALL_CFLAGS := $(CFLAGS_COMMON) $(call pc_cflags,$(PKGS_dataplane))
+ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
+
+.SECONDARY:
+.PHONY: all deps test test-unit test-integration fuzz fuzz-run bench demo clean check-layers
+
+all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
+
+deps: $(STAMP)
+$(STAMP): scripts/install-deps.sh
+	@mkdir -p $(dir $@)
+	bash scripts/install-deps.sh
+	@touch $@
+
+# ---------------------------------------------------------------- objects
+# A layer's objects see only the packages of that layer and below, so an arrow
+# pointing the wrong way (codec including DPDK, say) fails to compile.
+define layer_rules
+$(BUILD)/obj/$(1)/%.o: $(1)/%.c | $(STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_COMMON) $$(call pc_cflags,$$(PKGS_$(1))) -c $$< -o $$@
+
+# An empty layer still yields an (empty) archive so link lines stay uniform.
+$(BUILD)/lib$(1).a: $$($(1)_OBJ) | $(STAMP)
+	@mkdir -p $$(dir $$@)
+	rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach L,$(LAYERS),$(eval $(call layer_rules,$(L))))
+
+define prog_rule
+$(BUILD)/$(2): $(BUILD)/obj/$(1)/$(2)_main.o $$(LIBS_$(1))
+	$$(CC) $$(LDFLAGS_COMMON) -o $$@ $$< $$(LIBS_$(1)) $$(call pc_libs,$$(PKGS_$(1)) $$(PKG_MALLOC)) $$(SYSLIBS)
+endef
+$(foreach L,$(LAYERS),$(foreach M,$($(L)_MAIN),$(eval $(call prog_rule,$(L),$(patsubst $(L)/%_main.c,%,$(M))))))
+
+$(BUILD)/obj/tests/%.o: tests/%.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(call pc_cflags,$(PKG_TEST)) -c $< -o $@
+
+$(BUILD)/obj/perf/%.o: perf/%.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/perf/bench_shim.o: perf/bench_shim.cc perf/bench.h | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(OPT) $(SANFLAGS) -Wall -Wextra -Werror $(INCLUDES) $(call pc_cflags,$(PKG_BENCH)) -c $< -o $@
+
+# ---------------------------------------------------------------- tests
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJ) $(LIBS_dataplane)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(TESTLIB_OBJ) $(ALL_LIBS) $(call pc_libs,$(PKG_TEST))
+
+# Fuzz targets double as regression tests: replay their committed corpus.
+$(BUILD)/tests/replay_%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay_driver.o $(TESTLIB_OBJ) $(LIBS_dataplane)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(BUILD)/obj/tests/fuzz/replay_driver.o $(TESTLIB_OBJ) $(ALL_LIBS)
+
+$(BUILD)/obj/tests/fuzz/replay_driver.o: tests/fuzz/replay_driver.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+test: all check-layers
+	bash scripts/run-tests.sh $(BUILD) $(TEST_FILTER)
+
+check-layers:
+	@bash scripts/check-layers.sh
+
+# ---------------------------------------------------------------- fuzz (clang)
+FUZZFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CSTD) $(INCLUDES)
+FUZZ_LIB_SRC := $(foreach L,$(LAYERS),$($(L)_SRC)) $(TESTLIB_SRC)
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZCC) $(FUZZFLAGS) $(call pc_cflags,$(PKGS_dataplane)) -o $@ $< $(FUZZ_LIB_SRC) \
+	  $(call pc_libs,$(PKGS_dataplane)) $(SYSLIBS)
+
+fuzz: $(FUZZ_BIN)
+
+# make fuzz-run FUZZ_SECONDS=600 : each target over its corpus, new inputs kept.
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz
+	bash scripts/fuzz-run.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# ---------------------------------------------------------------- bench
+$(BUILD)/bench/bench_%: $(BUILD)/obj/perf/bench_%.o $(BUILD)/obj/perf/bench_shim.o $(PERFLIB_OBJ) $(LIBS_dataplane)
+	@mkdir -p $(dir $@)
+	$(CXX) $(LDFLAGS_COMMON) -o $@ $< $(BUILD)/obj/perf/bench_shim.o $(PERFLIB_OBJ) $(ALL_LIBS) $(call pc_libs,$(PKG_BENCH))
+
+bench: $(BENCH_BIN)
+	bash scripts/run-bench.sh $(BUILD) $(BENCH_BIN)
+
+clean:
+	rm -rf build/asan build/tsan build/obj build/tests build/bench build/fuzz $(PROGS) build/lib*.a
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,24 @@
+/* wmctl — the control-plane and inspection tool.
+ *
+ * Each command lives in its own file, control/wmctl_<command>.c, and exports
+ * one entry point with main()'s shape. argv[0] is the command name itself
+ * ("topic", "mqtt", ...), so a command parses its own sub-commands and options.
+ * Exit codes shared by every command:
+ *   0  success
+ *   1  the input was read but is bad (e.g. a malformed packet in a capture)
+ *   2  usage error or an invalid argument/file, with a message on stderr
+ * Commands write results to stdout and diagnostics to stderr. Not thread safe.
+ */
+#ifndef WM_CONTROL_WMCTL_H
+#define WM_CONTROL_WMCTL_H
+
+#include <stdio.h>
+
+/* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
+int wmctl_topic(int argc, char **argv);
+
+/* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
+int wmctl_usage_error(const char *command, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

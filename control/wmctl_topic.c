@@ -1,0 +1,42 @@
+/* `wmctl topic`: the codec's topic rules (MQTT 5.0 §4.7, §4.8.2) on the
+ * command line, so a user can ask what wirematch thinks of a filter. */
+#include <string.h>
+
+#include "codec/mqtt5_topic.h"
+#include "control/wmctl.h"
+
+static int report(const char *what, const char *s, wm_topic_status st, size_t off)
+{
+    fprintf(stderr, "wmctl topic: invalid %s \"%s\": %s [%s] at byte %zu\n", what, s,
+            wm_topic_status_message(st), wm_topic_status_name(st), off);
+    return 2;
+}
+
+int wmctl_topic(int argc, char **argv)
+{
+    if (argc < 2) return wmctl_usage_error("topic", "expected: match FILTER TOPIC | check-filter FILTER | check-name NAME");
+    const char *sub = argv[1];
+    size_t off = 0;
+    wm_topic_status st;
+    if (!strcmp(sub, "match")) {
+        if (argc != 4) return wmctl_usage_error("topic", "usage: wmctl topic match FILTER TOPIC");
+        const char *f = argv[2], *t = argv[3];
+        if ((st = wm_topic_filter_validate(f, strlen(f), &off)) != WM_TOPIC_OK) return report("filter", f, st, off);
+        if ((st = wm_topic_name_validate(t, strlen(t), &off)) != WM_TOPIC_OK) return report("topic name", t, st, off);
+        wm_topic_share sh;
+        size_t flen = strlen(f);
+        if (wm_topic_share_split(f, flen, &sh)) { f = sh.filter; flen = sh.filter_len; }
+        puts(wm_topic_match(f, flen, t, strlen(t)) ? "true" : "false");
+        return 0;
+    }
+    if (!strcmp(sub, "check-filter") || !strcmp(sub, "check-name")) {
+        if (argc != 3) return wmctl_usage_error("topic", "usage: wmctl topic %s STRING", sub);
+        int filter = !strcmp(sub, "check-filter");
+        const char *s = argv[2];
+        st = filter ? wm_topic_filter_validate(s, strlen(s), &off) : wm_topic_name_validate(s, strlen(s), &off);
+        if (st != WM_TOPIC_OK) return report(filter ? "filter" : "topic name", s, st, off);
+        puts("valid");
+        return 0;
+    }
+    return wmctl_usage_error("topic", "unknown sub-command '%s'", sub);
+}
