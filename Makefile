@@ -34,7 +34,13 @@ else
   OPT      := -O2 -g -march=native
 endif
 
-STAMP      := build/.deps-installed
+# The dependency stamp is an included makefile: on a fresh machine make builds
+# it first (installing the packages) and then restarts itself, so every
+# pkg-config query below is evaluated again with the libraries present.
+STAMP      := build/deps.mk
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+include $(STAMP)
+endif
 CC         ?= gcc
 CXX        ?= g++
 FUZZCC     ?= clang
@@ -113,7 +119,7 @@ deps: $(STAMP)
 $(STAMP): scripts/install-deps.sh
 	@mkdir -p $(dir $@)
 	bash scripts/install-deps.sh
-	@touch $@
+	@echo "# written by make after scripts/install-deps.sh succeeded" > $@
 
 # ---------------------------------------------------------------- objects
 # A layer's objects see only the packages of that layer and below, so an arrow
