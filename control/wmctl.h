@@ -17,6 +17,10 @@
 /* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
 int wmctl_topic(int argc, char **argv);
 
+/* `wmctl mqtt decode [--from client|server] [--max-packet-size N]
+ * [--topic-alias-maximum N] FILE|-`: MQTT v5 packets as JSON lines. */
+int wmctl_mqtt(int argc, char **argv);
+
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
