@@ -65,10 +65,12 @@ typedef struct wm_proxy_counters {
     uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */
-    uint64_t malformed[2];           /* connections closed for a malformed packet */
+    uint64_t publishes[2];           /* of which PUBLISH */
+    uint64_t malformed[2];           /* connections closed for a malformed packet (or protocol error) */
     uint64_t packet_too_large[2];    /* packets above max_packet */
     uint64_t limit_conn_buffer[2];   /* reading paused: peer's queue over conn_buffer */
     uint64_t limit_total_buffer;     /* reading paused: worker over its total share */
+    uint64_t held_peak;              /* gauge: most bytes queued at once in a worker (summed: a bound) */
     uint64_t resumed;                /* reading resumed after a pause */
     uint64_t parked;                 /* receive buffers held back for lack of room */
     uint64_t park_overflow;          /* connections closed: too much in flight */

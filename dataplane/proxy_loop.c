@@ -21,6 +21,7 @@
  * freed only once none of its operations is outstanding, so a completion
  * never refers to a reused slot; the generation is a check of that.
  */
+#include "codec/mqtt5_error.h"
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_frame.h"
 #include "dataplane/proxy_queue.h"
@@ -59,11 +60,12 @@ typedef struct conn {
     uint8_t state;
     uint8_t recv_armed[2];
     uint8_t paused[2];        /* PAUSE_* bits */
-    uint8_t eof[2];           /* side s closed its sending half */
+    uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
+    uint8_t drain;            /* error: close once both queues are flushed */
     uint16_t ops;             /* operations outstanding */
     uint32_t next_free;
     wm_proxy_queue q[2];
-    wm_proxy_framer fr[2];
+    wm_proxy_session ss;
     uint8_t npark[2];
     park parks[2][PARK_MAX];
 } conn;
@@ -262,28 +264,50 @@ static void check_bounds(worker *w, conn *k, uint32_t slot, int s)
     }
 }
 
-/* Frames what q[s] holds; returns false if the connection was closed. */
-static bool frame(worker *w, conn *k, uint32_t slot, int s)
+/* Side s sends nothing more: stop reading it, drop what it sent after the
+ * last whole packet and whatever of it is parked. */
+static void stop_side(worker *w, conn *k, uint32_t slot, int s)
 {
-    wm_proxy_frame_result r = wm_proxy_frame(&k->fr[s], &k->q[s], s == WM_PROXY_C2U, w->cfg->max_packet);
-    w->c.packets[s] += r.packets;
-    if (r.verdict == WM_PROXY_FRAME_OK) return true;
-    if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
-    else w->c.malformed[s]++;
-    if (w->cfg->verbose)
-        fprintf(stderr, "wirematch-proxy: worker %u: %s from %s: %s at byte %u of the packet; closing\n",
-                w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large" : "malformed packet",
-                s == WM_PROXY_C2U ? "client" : "upstream", r.reason ? r.reason : "?", r.offset);
-    /* Whatever was framed before the bad packet is still delivered: the
-     * sender's earlier packets were valid. Then both sides go. */
     k->eof[s] = 1;
     if (k->recv_armed[s]) cancel_op(w, ud(OP_RECV, (unsigned)s, slot, k->gen));
     w->held -= k->q[s].tail - k->q[s].ready;
     k->q[s].tail = k->q[s].ready;
     for (unsigned i = 0; i < k->npark[s]; i++) buf_return(w, k->parks[s][i].bid);
     k->npark[s] = 0;
-    if (wm_proxy_queue_pending(&k->q[s]) == 0)
-        close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+}
+
+static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
+
+/* Frames what q[s] holds; returns false if side s was stopped by an error. */
+static bool frame(worker *w, conn *k, uint32_t slot, int s)
+{
+    wm_proxy_frame_result r = wm_proxy_frame(&k->ss, s, &k->q[s]);
+    w->c.packets[s] += r.packets;
+    w->c.publishes[s] += r.publishes;
+    if (r.verdict == WM_PROXY_FRAME_OK) return true;
+    if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
+    else w->c.malformed[s]++;
+    if (w->cfg->verbose)
+        fprintf(stderr, "wirematch-proxy: worker %u: %s from the %s: %s at byte %u of the packet; "
+                        "reason code 0x%02x, closing\n",
+                w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large" : "malformed packet",
+                s == WM_PROXY_C2U ? "client" : "upstream broker", wm_mqtt5_err_name(r.err), r.offset,
+                r.reason_code);
+    /* The packets before the bad one still reach the peer; the sender gets a
+     * CONNACK/DISCONNECT with the reason code after what is queued for it;
+     * nothing more is read from either side; then the connection closes. */
+    stop_side(w, k, slot, s);
+    stop_side(w, k, slot, 1 - s);
+    kick_send(w, k, slot, s);
+    uint8_t pkt[WM_PROXY_ERROR_PACKET_MAX];
+    uint32_t n = wm_proxy_error_packet(&k->ss, s, r.reason_code, pkt);
+    if (n && wm_proxy_queue_append(&k->q[1 - s], pkt, n)) {
+        k->q[1 - s].ready = k->q[1 - s].tail;
+        w->held += n;
+        kick_send(w, k, slot, 1 - s);
+    }
+    k->drain = 1;
+    maybe_finish(w, k, slot, s);
     return false;
 }
 
@@ -294,6 +318,7 @@ static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, u
     if (k->npark[s] == 0 && wm_proxy_queue_append(&k->q[s], buf_addr(w, bid), len)) {
         buf_return(w, bid);
         w->held += len;
+        if (w->held > w->c.held_peak) w->c.held_peak = w->held;
         return true;
     }
     if (k->npark[s] == PARK_MAX) {
@@ -312,6 +337,7 @@ static void unpark(worker *w, conn *k, int s)
     while (i < k->npark[s] &&
            wm_proxy_queue_append(&k->q[s], buf_addr(w, k->parks[s][i].bid), k->parks[s][i].len)) {
         w->held += k->parks[s][i].len;
+        if (w->held > w->c.held_peak) w->c.held_peak = w->held;
         buf_return(w, k->parks[s][i].bid);
         i++;
     }
@@ -321,10 +347,16 @@ static void unpark(worker *w, conn *k, int s)
     }
 }
 
-/* Side s has nothing more to say (EOF or framing stop): once its queue is
- * flushed, the connection ends. */
+/* Side s said EOF: once what it sent is flushed, the connection ends. After
+ * an error (drain) both queues must be flushed first. */
 static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
 {
+    if (k->state != ST_OPEN) return;
+    if (k->drain) {
+        if (wm_proxy_queue_pending(&k->q[0]) == 0 && wm_proxy_queue_pending(&k->q[1]) == 0)
+            close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+        return;
+    }
     if (k->eof[s] && k->npark[s] == 0 && wm_proxy_queue_pending(&k->q[s]) == 0)
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
 }
@@ -364,8 +396,9 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     for (int s = 0; s < 2; s++) {
         k->recv_armed[s] = k->paused[s] = k->eof[s] = 0;
         k->npark[s] = 0;
-        wm_proxy_framer_init(&k->fr[s]);
     }
+    k->drain = 0;
+    wm_proxy_session_init(&k->ss, w->cfg->max_packet);
     w->open++;
     if (w->open > w->c.conns_peak) w->c.conns_peak = w->open;
     struct io_uring_sqe *sqe = get_sqe(w);
@@ -404,7 +437,7 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
             check_bounds(w, k, slot, s);
         }
     } else if (res == 0) {
-        if (k->state == ST_OPEN) {
+        if (k->state == ST_OPEN && !k->eof[s]) {
             k->eof[s] = 1;
             maybe_finish(w, k, slot, s);
         }

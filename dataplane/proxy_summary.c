@@ -20,9 +20,9 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:o, s:o, s:o,"
+        " s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:o,s:I,s:o,s:I,s:I,s:I},"
+        " s:{s:I,s:o,s:I,s:I,s:o,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
         "listen", cfg->listen_text ? cfg->listen_text : "",
@@ -37,6 +37,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "upstream_connect_failed", I(c->upstream_connect_failed),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
+        "publishes", pair(c->publishes),
         "malformed", pair(c->malformed),
         "bounds",
           "max_conns", I(cfg->max_conns), "conn_buffer", I(cfg->conn_buffer),
@@ -45,6 +46,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "conns", I(c->limit_conns),
           "conn_buffer", pair(c->limit_conn_buffer),
           "total_buffer", I(c->limit_total_buffer),
+          "held_peak_bytes", I(c->held_peak),
           "packet_too_large", pair(c->packet_too_large),
           "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
         "io_uring",

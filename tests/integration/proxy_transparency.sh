@@ -7,50 +7,12 @@
 # its JSON summary. Everything runs on 127.0.0.1, bounded in time, and is
 # stopped by the EXIT trap.
 set -euo pipefail
-BUILD=${WM_BUILD:-build}
-PROXY=$BUILD/wirematch-proxy
-[ -x "$PROXY" ] || { echo "proxy_transparency: $PROXY not built"; exit 1; }
-PATH=$PATH:/usr/sbin
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/wm-proxy-test.XXXXXX")
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true
-  done
-  [ -n "${WM_KEEP:-}" ] || rm -rf "$TMP"
-}
-trap cleanup EXIT
-fail() { echo "proxy_transparency: FAIL: $*" >&2; [ -f "$TMP/proxy.err" ] && tail -5 "$TMP/proxy.err" >&2; exit 1; }
+. "$(dirname "$0")/lib/proxy_peers.sh"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() {   # wait_port PORT PID: until something accepts on PORT (10 s)
-  for _ in $(seq 100); do
-    kill -0 "$2" 2>/dev/null || return 1
-    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  return 1
-}
-
-# ---- broker: mosquitto 2, MQTT v5, queues large enough that nothing is dropped
-BPORT=$(free_port)
-cat > "$TMP/mosquitto.conf" <<CONF
-listener $BPORT 127.0.0.1
-allow_anonymous true
-persistence false
-max_queued_messages 100000
-log_dest stderr
-CONF
-mosquitto -c "$TMP/mosquitto.conf" 2> "$TMP/mosquitto.log" & pids+=($!)
-wait_port "$BPORT" "${pids[-1]}" || fail "mosquitto did not start"
-
-PPORT=$(free_port)
-"$PROXY" --listen 127.0.0.1:"$PPORT" --upstream 127.0.0.1:"$BPORT" --threads 2 \
-         --summary "$TMP/summary.json" 2> "$TMP/proxy.err" & PROXY_PID=$!; pids+=($PROXY_PID)
-wait_port "$PPORT" "$PROXY_PID" || fail "proxy did not start"
+# Queues large enough that the broker drops nothing.
+px_broker "max_queued_messages 100000"
+px_proxy main --threads 2
+PPORT=$PORT_main; PROXY_PID=$PID_main
 
 N1=2000; N2=1000; N0=500; NQ2=15
 seq 1 $N1 | sed 's/^/q1-/' > "$TMP/lines1"
@@ -121,10 +83,8 @@ grep -q '^MSG|PRE/q2/two|q2|r0|.*|EXPIRY|two$' "$O" || fail "QoS 2 delivery or e
 grep -q '^MSG|PRE/end|q1|r0|last:yes|' "$O" || fail "last message missing"
 
 # ---- connection limit: a second proxy admits one client; the next is refused and counted.
-LPORT=$(free_port)
-"$PROXY" --listen 127.0.0.1:"$LPORT" --upstream 127.0.0.1:"$BPORT" --max-conns 1 \
-         --summary "$TMP/limit.json" 2> "$TMP/limit.err" & LPID=$!; pids+=($LPID)
-wait_port "$LPORT" "$LPID" || fail "second proxy did not start"
+px_proxy limit --max-conns 1
+LPORT=$PORT_limit; LPID=$PID_limit
 # (wait_port's probe connection itself counts as one accepted connection)
 timeout 10 stdbuf -oL mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$LPORT" -t x -W 6 -d > "$TMP/hold.out" 2>&1 & HOLD=$!
 for _ in $(seq 100); do grep -q 'received SUBACK' "$TMP/hold.out" 2>/dev/null && break; sleep 0.1; done
@@ -132,18 +92,22 @@ grep -q 'received SUBACK' "$TMP/hold.out" || fail "first client did not get thro
 if timeout 10 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$LPORT" -t x -m refused -q 1 2>/dev/null; then
   fail "a client beyond --max-conns was served"
 fi
-kill -TERM "$LPID"; wait "$LPID" || fail "limited proxy exited with rc $?"
+px_stop "$LPID" || fail "limited proxy exited with rc $?"
 kill -TERM "$HOLD" 2>/dev/null; wait "$HOLD" 2>/dev/null || true
 [ "$(jq '.limits.conns' "$TMP/limit.json")" -ge 1 ] || fail "refused connection not counted: $(cat "$TMP/limit.json")"
 [ "$(jq '.connections.closed_at_shutdown' "$TMP/limit.json")" -ge 1 ] || fail "held connection not closed at shutdown"
 
 # ---- clean stop of the main proxy and its summary
-kill -TERM "$PROXY_PID"; wait "$PROXY_PID" || fail "proxy exited with rc $? on SIGTERM"
-S=$TMP/summary.json
+px_stop "$PROXY_PID" || fail "proxy exited with rc $? on SIGTERM"
+S=$TMP/main.json
 jq -e . "$S" > /dev/null || fail "summary is not JSON"
 [ "$(jq '.connections.open_at_exit' "$S")" -eq 0 ] || fail "connections left open"
 [ "$(jq '.connections.accepted' "$S")" -eq "$(jq '.connections.closed' "$S")" ] || fail "accepted != closed"
 c2u=$(jq '.bytes.client_to_upstream' "$S"); u2c=$(jq '.bytes.upstream_to_client' "$S")
 [ "$c2u" -gt 30000 ] && [ "$u2c" -gt 30000 ] || fail "relayed bytes implausible: $c2u / $u2c"
 [ "$(jq '.malformed.client_to_upstream + .malformed.upstream_to_client' "$S")" -eq 0 ] || fail "malformed packets counted"
+# Every PUBLISH of the script was framed: 1 retained + zero, one, two + the bursts + end
+# upstream; every delivery downstream.
+[ "$(jq '.publishes.client_to_upstream' "$S")" -eq $((1 + 3 + NQ2 + N1 + N2 + N0 + 1)) ] || fail "PUBLISH count upstream: $(jq -c .publishes "$S")"
+[ "$(jq '.publishes.upstream_to_client' "$S")" -eq $TOTAL ] || fail "PUBLISH count downstream: $(jq -c .publishes "$S")"
 echo "proxy_transparency: $TOTAL deliveries identical with and without the proxy; ${c2u}B up, ${u2c}B down, $(( $(date +%s) - t0 ))s"
