@@ -2,7 +2,6 @@
  * Adding a command = one file and one row below. */
 #include "control/wmctl.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 struct wmctl_command {
@@ -22,17 +21,6 @@ static const struct wmctl_command commands[] = {
     { "dump", wmctl_dump,
       "dump R.wmr                      print a resolution file as JSON" },
 };
-
-int wmctl_usage_error(const char *command, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "wmctl %s: ", command);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 2;
-}
 
 static void usage(FILE *out)
 {
