@@ -171,9 +171,11 @@ wm_resolution_status wm_resolution_builder_finish(wm_resolution_builder *b, void
     qsort(name_idx, b->count, sizeof *name_idx, cmp_name);
     for (size_t j = 1; j < b->count; j++)
         if (!strcmp(b->n[name_idx[j]].name, b->n[name_idx[j - 1]].name)) {
-            free(remap); free(name_idx);
-            return set_err(err, WM_RESOLUTION_ERR_DUP_NAME, 0, "neighborhood name \"%.200s\" added twice",
-                           b->n[name_idx[j]].name);
+            set_err(err, WM_RESOLUTION_ERR_DUP_NAME, 0, "neighborhood name \"%.200s\" added twice",
+                    b->n[name_idx[j]].name);
+            free(remap);
+            free(name_idx);
+            return WM_RESOLUTION_ERR_DUP_NAME;
         }
     if (n_sets > UINT32_MAX || b->members > UINT32_MAX * 4ull) {
         free(remap); free(name_idx);
