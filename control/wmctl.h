@@ -27,6 +27,10 @@ int wmctl_resolve(int argc, char **argv);
  * truncated, corrupted or of another version (message with byte offset). */
 int wmctl_dump(int argc, char **argv);
 
+/* `wmctl mqtt decode [--from client|server] [--max-packet-size N]
+ * [--topic-alias-maximum N] FILE|-`: MQTT v5 packets as JSON lines. */
+int wmctl_mqtt(int argc, char **argv);
+
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -20,6 +20,9 @@ static const struct wmctl_command commands[] = {
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
     { "dump", wmctl_dump,
       "dump R.wmr                      print a resolution file as JSON" },
+    { "mqtt", wmctl_mqtt,
+      "mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-\n"
+      "                                  MQTT v5 packets -> one JSON object per line" },
 };
 
 static void usage(FILE *out)
