@@ -170,7 +170,8 @@ check-layers:
 
 # ---------------------------------------------------------------- fuzz (clang)
 FUZZFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CSTD) $(INCLUDES)
-FUZZ_LIB_SRC := $(foreach L,$(LAYERS),$($(L)_SRC)) $(TESTLIB_SRC)
+# wmctl command files need wmctl_main.c: they are the tool, not the library.
+FUZZ_LIB_SRC := $(filter-out control/wmctl_%,$(foreach L,$(LAYERS),$($(L)_SRC))) $(TESTLIB_SRC)
 
 build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(STAMP)
 	@mkdir -p $(dir $@)
