@@ -12,6 +12,7 @@
 #                            build, a corpus-replay binary run by make test
 #   tests/integration/*.sh-> run by make test against the built tools and real peers
 #   perf/bench_*.c        -> a Google Benchmark binary through perf/bench_shim.cc
+#   perf/tools/NAME.c     -> a standalone perf program build/perf/NAME (load generators)
 #
 # Variants: SANITIZE=1 (ASan+UBSan, build/asan), TSAN=1 (ThreadSanitizer,
 # build/tsan). The first target of everything is the dependency stamp, so
@@ -108,6 +109,9 @@ FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 BENCH_SRC  := $(wildcard perf/bench_*.c)
 BENCH_BIN  := $(patsubst perf/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 PERFLIB_SRC:= $(filter-out $(BENCH_SRC),$(wildcard perf/*.c))
+# perf/tools/NAME.c -> build/perf/NAME: standalone perf programs (load generators).
+PERFTOOL_SRC:= $(wildcard perf/tools/*.c)
+PERFTOOL_BIN:= $(patsubst perf/tools/%.c,$(BUILD)/perf/%,$(PERFTOOL_SRC))
 PERFLIB_OBJ:= $(patsubst %.c,$(BUILD)/obj/%.o,$(PERFLIB_SRC))
 
 ALL_PKGS := $(PKGS_dataplane) $(PKG_MALLOC)
@@ -116,9 +120,9 @@ ALL_CFLAGS := $(CFLAGS_COMMON) $(call pc_cflags,$(PKGS_dataplane))
 ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench demo clean check-layers
+.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-proxy demo clean check-layers
 
-all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
+all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN) $(PERFTOOL_BIN)
 
 deps: $(STAMP)
 $(STAMP): scripts/install-deps.sh
@@ -204,7 +208,15 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/perf/bench_%.o $(BUILD)/obj/perf/bench_shim
 bench: $(BENCH_BIN)
 	bash scripts/run-bench.sh $(BUILD) $(BENCH_BIN)
 
+$(BUILD)/perf/%: $(BUILD)/obj/perf/tools/%.o $(LIBS_dataplane)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(ALL_LIBS)
+
+# mosquitto alone vs behind wirematch-proxy (pass-through), same run: perf/proxy_bench.sh
+bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen
+	bash perf/proxy_bench.sh $(BUILD)
+
 clean:
-	rm -rf build/asan build/tsan build/obj build/tests build/bench build/fuzz $(PROGS) build/lib*.a
+	rm -rf build/asan build/tsan build/obj build/tests build/bench build/perf build/fuzz $(PROGS) build/lib*.a
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
