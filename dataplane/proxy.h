@@ -41,6 +41,7 @@ typedef struct wm_proxy_config {
     uint32_t recv_buf_size;      /* bytes of one provided receive buffer */
     uint32_t recv_buf_count;     /* provided buffers per worker (power of 2) */
     uint32_t ring_entries;       /* SQ entries per worker ring */
+    uint32_t batch_wait_ns;      /* busy worker: wait this long for more completions (0 = never) */
     int verbose;
 } wm_proxy_config;
 

@@ -24,6 +24,8 @@ static void usage(FILE *f)
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
+        "  --batch-wait-us US   when busy, wait up to US microseconds for more completions\n"
+        "                       before handling them (fewer wake-ups; default 50)\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
         "  -v, --verbose        log connection errors to stderr\n"
         "  -h, --help\n"
@@ -54,6 +56,7 @@ int main(int argc, char **argv)
         { "threads", required_argument, 0, 't' },     { "max-conns", required_argument, 0, 'c' },
         { "conn-buffer", required_argument, 0, 'b' }, { "total-buffer", required_argument, 0, 'B' },
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
+        { "batch-wait-us", required_argument, 0, 'W' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -80,6 +83,7 @@ int main(int argc, char **argv)
         case 'b': if (parse_u64("--conn-buffer", optarg, 1024, 1u << 30, &x)) return 2; cfg.conn_buffer = (uint32_t)x; break;
         case 'B': if (parse_u64("--total-buffer", optarg, 4096, 1ull << 40, &x)) return 2; cfg.total_buffer = x; break;
         case 'p': if (parse_u64("--max-packet", optarg, 2, 268435460u, &x)) return 2; cfg.max_packet = (uint32_t)x; break;
+        case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 's': summary = optarg; break;
         case 'v': cfg.verbose = 1; break;
         case 'h': usage(stdout); return 0;
