@@ -8,6 +8,7 @@
 #   px_stop PID                  SIGTERM and wait; returns the exit status
 #   fail MESSAGE                 prints "<test>: FAIL: MESSAGE" and exits 1
 BUILD=${WM_BUILD:-build}
+WM_ROOT=${WM_ROOT:-$PWD}
 PROXY=$BUILD/wirematch-proxy
 PATH=$PATH:/usr/sbin
 TEST_NAME=$(basename "$0" .sh)
