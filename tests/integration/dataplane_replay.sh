@@ -35,7 +35,7 @@ import json, sys
 e = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
 bad = [f"{g}.{k}: expected {v}, got {s[g].get(k)}" for g, kv in e.items() for k, v in kv.items() if s[g].get(k) != v]
 c = s["conservation"]
-if not (c["packets_hold"] and c["nic_rx_equals_rx"] and c["rx"] == c["counted"]):
+if not (c["packets_hold"] and c["nic_rx_equals_rx"] and c["rx"] == c["counted"] and c["publish_hold"]):
     bad.append(f"conservation does not hold: {c}")
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 EOF
@@ -82,7 +82,12 @@ cat > "$tmp/real.expect.json" <<EOF
 {"packets": {"rx": $frames, "tcp": $frames, "not_mqtt_port": 0},
  "flows": {"opened_syn": $syns, "midstream": 0, "closed_fin": $syns, "dir_fin": $((2 * syns)),
            "dir_lost_acked": 0, "dir_lost_at_close": 0, "active": 0},
- "stream": {"delivered_bytes": $payload, "discarded_bytes": 0}}
+ "stream": {"delivered_bytes": $payload, "discarded_bytes": 0},
+ "mqtt": {"connect_v5": $syns, "connect_other_version": 0, "dirs_broken": 0, "subscribe_filters": 1,
+          "truncated_packets": 0, "publish_from_server": $n_msgs},
+ "mqtt_packets": {"c2s_connect": $syns, "c2s_publish": $n_msgs, "c2s_subscribe": 1, "c2s_disconnect": $syns,
+                  "s2c_connack": $syns, "s2c_publish": $n_msgs},
+ "publish": {"seen": $n_msgs, "no_table": $n_msgs, "malformed": 0}}
 EOF
 for lcores in 0 0-1; do
   run_pcap "$lcores" "$tmp/real.pcap" "$port" "$tmp/real.json"
