@@ -35,7 +35,7 @@ static int n_subs;
 static void cp(char *dst, size_t cap, const void *src, size_t n)
 {
     cr_assert(n < cap);
-    memcpy(dst, src, n);
+    if (n) memcpy(dst, src, n);
     dst[n] = 0;
 }
 
