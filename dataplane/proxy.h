@@ -17,7 +17,9 @@
  *   total_buffer   bytes held by all connections (split evenly over
  *                  workers); above it, the side that just delivered stops
  *                  being read until the worker is back under 3/4 of it.
- *   max_packet     bytes of one MQTT packet the framer accepts.
+ *   max_packet     bytes of one MQTT packet the framer accepts; announced
+ *                  as Maximum Packet Size to the broker (in CONNECT) and to
+ *                  the client (in CONNACK) unless they announced less.
  */
 #ifndef WM_DATAPLANE_PROXY_H
 #define WM_DATAPLANE_PROXY_H
@@ -67,11 +69,13 @@ typedef struct wm_proxy_counters {
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */
     uint64_t publishes[2];           /* of which PUBLISH */
+    uint64_t max_packet_announced[2]; /* CONNECT (c2u) / CONNACK (u2c) rewritten to carry max_packet */
     uint64_t malformed[2];           /* connections closed for a malformed packet (or protocol error) */
     uint64_t packet_too_large[2];    /* packets above max_packet */
     uint64_t limit_conn_buffer[2];   /* reading paused: peer's queue over conn_buffer */
     uint64_t limit_total_buffer;     /* reading paused: worker over its total share */
     uint64_t held_peak;              /* gauge: most bytes queued at once in a worker (summed: a bound) */
+    uint64_t held_at_exit;           /* gauge: bytes still accounted as held at exit (0 once all closed) */
     uint64_t resumed;                /* reading resumed after a pause */
     uint64_t parked;                 /* receive buffers held back for lack of room */
     uint64_t park_overflow;          /* connections closed: too much in flight */

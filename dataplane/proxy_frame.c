@@ -27,6 +27,44 @@ static void learn_limits(wm_proxy_session *ss, int to, const wm_mqtt5_props *pr)
                                  ? (uint16_t)pr->v[WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM].u : 0;
 }
 
+/* Makes the CONNECT (to the broker) or successful CONNACK (to the client) at
+ * q->ready announce a Maximum Packet Size no larger than the proxy's own, so
+ * neither end sends the proxy a packet it would have to refuse: the broker
+ * then drops oversized messages for this client as §3.1.2.11.4 says, instead
+ * of the proxy closing the connection. An announced value already within the
+ * bound is left alone; a larger one is overwritten in place; an absent one is
+ * appended to the properties (the Property Length and Remaining Length grow
+ * with it). *len is the packet's length, updated. Returns 1 if the packet was
+ * rewritten, 0 if not, -1 if the queue has no room for the larger packet. */
+static int announce_max_packet(const wm_proxy_session *ss, wm_proxy_queue *q, const wm_mqtt5_packet *pkt,
+                               uint32_t *len)
+{
+    const wm_mqtt5_props *pr = &pkt->props;
+    uint32_t want = ss->max_packet;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE)) {
+        if (pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u <= want) return 0;
+        size_t at = wm_mqtt5_props_offset(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE);
+        wm_mqtt5_wr_u32((uint8_t *)pr->raw.p + at + 1, want);
+        return 1;
+    }
+    uint32_t raw_rel = (uint32_t)(pr->raw.p - (q->buf + q->ready)), raw_len = (uint32_t)pr->raw.len;
+    uint32_t pl_vbi = (uint32_t)wm_mqtt5_vbi_size(raw_len), new_pl = raw_len + 5;
+    uint32_t new_pl_vbi = (uint32_t)wm_mqtt5_vbi_size(new_pl);
+    uint32_t rl = pkt->remaining_length, rl_vbi = (uint32_t)wm_mqtt5_vbi_size(rl);
+    uint32_t new_rl = rl + 5 + new_pl_vbi - pl_vbi;
+    if (new_rl > WM_MQTT5_VBI_MAX) return -1;
+    uint8_t prop[5] = { WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE }, v[4];
+    wm_mqtt5_wr_u32(prop + 1, want);
+    /* Back to front, so the offsets computed above stay valid; each splice
+     * may compact the queue, which moves `ready` with everything else. */
+    if (!wm_proxy_queue_splice(q, q->ready + raw_rel + raw_len, 0, prop, 5)) return -1;
+    if (!wm_proxy_queue_splice(q, q->ready + raw_rel - pl_vbi, pl_vbi, v, (uint32_t)wm_mqtt5_vbi_encode(new_pl, v)))
+        return -1;
+    if (!wm_proxy_queue_splice(q, q->ready + 1, rl_vbi, v, (uint32_t)wm_mqtt5_vbi_encode(new_rl, v))) return -1;
+    *len = 1 + (uint32_t)wm_mqtt5_vbi_size(new_rl) + new_rl;
+    return 1;
+}
+
 wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_queue *q)
 {
     wm_proxy_frame_result res = { .verdict = WM_PROXY_FRAME_OK };
@@ -47,16 +85,27 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             res.offset = (uint32_t)r.offset;
             return res;
         }
-        if (pkt.type == WM_MQTT5_CONNECT && dir == WM_PROXY_C2U) {
-            learn_limits(ss, WM_PROXY_U2C, &pkt.props);
+        uint32_t len = (uint32_t)r.length;
+        if ((pkt.type == WM_MQTT5_CONNECT && dir == WM_PROXY_C2U) ||
+            (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C && pkt.reason_code < 0x80)) {
+            learn_limits(ss, 1 - dir, &pkt.props);
+            int rw = announce_max_packet(ss, q, &pkt, &len);
+            if (rw < 0) {
+                ss->stopped[dir] = true;
+                res.verdict = WM_PROXY_FRAME_TOO_LARGE;
+                res.err = WM_MQTT5_E_PACKET_TOO_LARGE;
+                res.reason_code = 0x95;
+                return res;
+            }
+            res.rewritten += (uint32_t)rw;
+            if (pkt.type == WM_MQTT5_CONNACK) ss->connack_sent = true;
         } else if (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C) {
-            learn_limits(ss, WM_PROXY_C2U, &pkt.props);
             ss->connack_sent = true;
         } else if (pkt.type == WM_MQTT5_PUBLISH) {
             res.publishes++;
         }
         res.packets++;
-        q->ready += (uint32_t)r.length;
+        q->ready += len;
     }
     return res;
 }

@@ -5,7 +5,11 @@
  * ([ready, tail), see proxy_queue.h): every complete packet is fully decoded
  * (so a malformed one is caught before any of its bytes reach the peer) and
  * `ready` moves past it, its bytes untouched (pass-through is byte-identical);
- * it stops at the first incomplete packet. A malformed packet, or one over
+ * it stops at the first incomplete packet. The one exception to byte for
+ * byte: a CONNECT or successful CONNACK whose Maximum Packet Size is absent
+ * or above the proxy's max_packet is rewritten to announce max_packet, so
+ * neither end sends the proxy more than it can frame (§3.1.2.11.4,
+ * §3.2.2.3.6). A malformed packet, or one over
  * the Maximum Packet Size, stops that direction for good: the packets before
  * it are still delivered, the connection is then closed after telling the
  * sender why (MQTT 5.0 §4.13.1: the receiver of a Malformed Packet or
@@ -42,6 +46,7 @@ typedef enum wm_proxy_frame_verdict {
 typedef struct wm_proxy_frame_result {
     uint32_t packets;            /* complete packets framed by this call */
     uint32_t publishes;          /* of which PUBLISH */
+    uint32_t rewritten;          /* CONNECT/CONNACK made to announce max_packet */
     wm_proxy_frame_verdict verdict;
     wm_mqtt5_err err;            /* MALFORMED / TOO_LARGE: the codec's error */
     uint8_t reason_code;         /* reason code to give the sender (0x81, 0x82, 0x94, 0x95...) */

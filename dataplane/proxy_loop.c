@@ -281,9 +281,13 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
 /* Frames what q[s] holds; returns false if side s was stopped by an error. */
 static bool frame(worker *w, conn *k, uint32_t slot, int s)
 {
+    uint32_t held_before = wm_proxy_queue_held(&k->q[s]);
     wm_proxy_frame_result r = wm_proxy_frame(&k->ss, s, &k->q[s]);
+    /* A rewritten CONNECT/CONNACK holds a few more bytes than were received. */
+    w->held = w->held + wm_proxy_queue_held(&k->q[s]) - held_before;
     w->c.packets[s] += r.packets;
     w->c.publishes[s] += r.publishes;
+    w->c.max_packet_announced[s] += r.rewritten;
     if (r.verdict == WM_PROXY_FRAME_OK) return true;
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else w->c.malformed[s]++;
@@ -656,6 +660,7 @@ static void *worker_main(void *arg)
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
     }
     w->c.conns_open = w->open;
+    w->c.held_at_exit = w->held;
     return NULL;
 }
 

@@ -50,3 +50,18 @@ void wm_proxy_queue_sent(wm_proxy_queue *q, uint32_t n)
     if (q->head == q->tail) q->head = q->ready = q->tail = 0;
     else compact(q);
 }
+
+bool wm_proxy_queue_splice(wm_proxy_queue *q, uint32_t off, uint32_t old_len, const void *data, uint32_t new_len)
+{
+    if (off < q->ready || off + old_len > q->tail) return false;
+    if (new_len > old_len && q->cap - q->tail < new_len - old_len) {
+        uint32_t shift = q->head;
+        compact(q);
+        off -= shift - q->head;
+        if (q->cap - q->tail < new_len - old_len) return false;
+    }
+    memmove(q->buf + off + new_len, q->buf + off + old_len, q->tail - off - old_len);
+    memcpy(q->buf + off, data, new_len);
+    q->tail = q->tail + new_len - old_len;
+    return true;
+}

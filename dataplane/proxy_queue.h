@@ -51,6 +51,12 @@ bool wm_proxy_queue_append(wm_proxy_queue *q, const void *data, uint32_t n);
  * a send is in flight or nothing is pending; otherwise marks them in flight. */
 bool wm_proxy_queue_next_send(wm_proxy_queue *q, const uint8_t **p, uint32_t *len);
 
+/* Replaces the old_len bytes at offset off (unframed: ready <= off, off +
+ * old_len <= tail) with new_len bytes from data, moving what follows. Returns
+ * false (q unchanged) if the result would not fit. For rewriting a packet
+ * before it is released; data must not point into the moved range. */
+bool wm_proxy_queue_splice(wm_proxy_queue *q, uint32_t off, uint32_t old_len, const void *data, uint32_t new_len);
+
 /* A send completed with n bytes written (0 < n <= sending; a short write
  * leaves the rest pending). Clears the in-flight mark and compacts, moving the
  * held bytes to the front so the whole capacity is free again. */

@@ -20,9 +20,9 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:o, s:o, s:o, s:o,"
+        " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:o,s:I,s:I,s:o,s:I,s:I,s:I},"
+        " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
         "listen", cfg->listen_text ? cfg->listen_text : "",
@@ -38,6 +38,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
+        "max_packet_announced", pair(c->max_packet_announced),
         "malformed", pair(c->malformed),
         "bounds",
           "max_conns", I(cfg->max_conns), "conn_buffer", I(cfg->conn_buffer),
@@ -47,6 +48,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "conn_buffer", pair(c->limit_conn_buffer),
           "total_buffer", I(c->limit_total_buffer),
           "held_peak_bytes", I(c->held_peak),
+          "held_at_exit_bytes", I(c->held_at_exit),
           "packet_too_large", pair(c->packet_too_large),
           "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
         "io_uring",

@@ -7,7 +7,9 @@
 #  - a packet over --max-packet: DISCONNECT 0x95 Packet too large;
 #  - back-pressure: a subscriber that stops reading makes the proxy stop
 #    reading the broker (counted), and once it reads again it gets every
-#    message, in order.
+#    message, in order;
+#  - Maximum Packet Size: the proxy announces its bound to the broker, which
+#    then drops messages too large for the client instead of sending them.
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -52,15 +54,31 @@ timeout 30 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t bp/x -q 0 -l < "$
 wait "$SLOW" || fail "slow subscriber failed: $(cat "$TMP/slow.err")"
 grep -q "^got $N first=1 last=$N in-order=True$" "$TMP/slow.out" || fail "slow subscriber: $(cat "$TMP/slow.out")"
 
+# 5. The proxy announces its --max-packet to the broker in the subscriber's CONNECT, so the
+#    broker drops a 3000-byte message for that subscriber (§3.1.2.11.4) instead of the proxy
+#    having to refuse it; the small message after it arrives.
+timeout 15 stdbuf -oL mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$P" -t mps/x -C 1 -W 12 -d \
+    -F 'MSG|%t|%p' > "$TMP/mps.out" 2>&1 & MPS=$!
+for _ in $(seq 100); do grep -q 'received SUBACK' "$TMP/mps.out" 2>/dev/null && break; sleep 0.1; done
+grep -q 'received SUBACK' "$TMP/mps.out" || fail "max-packet subscriber did not subscribe"
+head -c 3000 /dev/zero | tr '\0' B | mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t mps/x -q 1 -s
+mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t mps/x -q 1 -m small-after
+wait "$MPS" || fail "max-packet subscriber failed: $(tail -3 "$TMP/mps.out")"
+[ "$(grep '^MSG|' "$TMP/mps.out")" = "MSG|mps/x|small-after" ] || fail "max-packet subscriber got: $(grep '^MSG' "$TMP/mps.out")"
+
 px_stop "$PID_p" || fail "proxy exited with rc $?"
 S=$TMP/p.json
 [ "$(jq '.malformed.client_to_upstream' "$S")" -eq 2 ] || fail "malformed not counted: $(jq -c .malformed "$S")"
 [ "$(jq '.limits.packet_too_large.client_to_upstream' "$S")" -eq 1 ] || fail "too large not counted: $(jq -c .limits "$S")"
+[ "$(jq '.limits.packet_too_large.upstream_to_client' "$S")" -eq 0 ] || fail "the broker sent an oversized packet"
+# 4 CONNECTs without a Maximum Packet Size went through (steps 1, 3, 4, 5), 4 CONNACKs came back.
+[ "$(jq '.max_packet_announced.client_to_upstream' "$S")" -eq 4 ] && [ "$(jq '.max_packet_announced.upstream_to_client' "$S")" -eq 4 ] || fail "CONNECTs not rewritten: $(jq -c .max_packet_announced "$S")"
 bp=$(jq '.limits.conn_buffer.upstream_to_client' "$S")
 [ "$bp" -ge 1 ] && [ "$(jq '.limits.resumed' "$S")" -ge 1 ] || fail "back-pressure not engaged: $(jq -c .limits "$S")"
 # Bytes held at once stay within one connection's queue capacity (max packet + conn buffer
 # + one 16 KiB receive buffer); what arrives beyond it stays in provided buffers (parked).
 peak=$(jq '.limits.held_peak_bytes' "$S")
+[ "$(jq '.limits.held_at_exit_bytes' "$S")" -eq 0 ] || fail "byte accounting drifted: $(jq -c .limits "$S")"
 [ "$peak" -le $((2048 + 16384 + 16384)) ] || fail "held $peak bytes at once"
 grep -q 'malformed packet from the client: .* reason code 0x81' "$TMP/p.err" || fail "no diagnostic on stderr"
-echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order"
+echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order, max packet announced"

@@ -103,6 +103,7 @@ S=$TMP/main.json
 jq -e . "$S" > /dev/null || fail "summary is not JSON"
 [ "$(jq '.connections.open_at_exit' "$S")" -eq 0 ] || fail "connections left open"
 [ "$(jq '.connections.accepted' "$S")" -eq "$(jq '.connections.closed' "$S")" ] || fail "accepted != closed"
+[ "$(jq '.limits.held_at_exit_bytes' "$S")" -eq 0 ] || fail "byte accounting drifted: $(jq -c .limits "$S")"
 c2u=$(jq '.bytes.client_to_upstream' "$S"); u2c=$(jq '.bytes.upstream_to_client' "$S")
 [ "$c2u" -gt 30000 ] && [ "$u2c" -gt 30000 ] || fail "relayed bytes implausible: $c2u / $u2c"
 [ "$(jq '.malformed.client_to_upstream + .malformed.upstream_to_client' "$S")" -eq 0 ] || fail "malformed packets counted"

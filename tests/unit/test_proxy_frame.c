@@ -145,3 +145,102 @@ Test(proxy_frame, error_packet_depends_on_who_and_when)
     cr_expect_eq(n, 4);
     cr_expect_eq(out[2], 0x81);
 }
+
+/* CONNECT v5 without properties, client id "c". */
+static const uint8_t CONNECT_PLAIN[] = { 0x10, 0x0e, 0x00, 0x04, 'M', 'Q', 'T', 'T', 0x05, 0x02, 0x00, 0x3c,
+                                         0x00, 0x00, 0x01, 'c' };
+
+static void decode_at(const wm_proxy_queue *q, uint32_t off, wm_mqtt5_dir from, wm_mqtt5_packet *pkt, size_t *len)
+{
+    wm_mqtt5_config cfg = { .from = from };
+    wm_mqtt5_result r;
+    cr_assert_eq(wm_mqtt5_decode(&cfg, q->buf + off, q->tail - off, pkt, &r), WM_MQTT5_DONE, "%s",
+                 wm_mqtt5_err_name(r.err));
+    *len = r.length;
+}
+
+Test(proxy_frame, connect_without_max_packet_is_made_to_announce_the_proxy_bound)
+{
+    wm_proxy_session ss;
+    wm_proxy_session_init(&ss, 2048);
+    wm_proxy_queue q;
+    uint8_t two[64];
+    memcpy(two, CONNECT_PLAIN, sizeof CONNECT_PLAIN);
+    memcpy(two + sizeof CONNECT_PLAIN, PINGREQ, sizeof PINGREQ);
+    load(&q, two, sizeof CONNECT_PLAIN + sizeof PINGREQ);
+    wm_proxy_frame_result r = wm_proxy_frame(&ss, WM_PROXY_C2U, &q);
+    cr_assert_eq(r.verdict, WM_PROXY_FRAME_OK);
+    cr_expect_eq(r.rewritten, 1);
+    cr_expect_eq(r.packets, 2);
+    cr_expect_eq(q.ready, sizeof CONNECT_PLAIN + 5 + sizeof PINGREQ, "5 bytes: identifier 0x27 + Four Byte Integer");
+    wm_mqtt5_packet pkt;
+    size_t len;
+    decode_at(&q, 0, WM_MQTT5_FROM_CLIENT, &pkt, &len);
+    cr_expect_eq(len, sizeof CONNECT_PLAIN + 5);
+    cr_expect(wm_mqtt5_props_has(&pkt.props, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE));
+    cr_expect_eq(pkt.props.v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u, 2048);
+    cr_expect_eq(pkt.connect.keep_alive, 60);
+    cr_expect(pkt.connect.client_id.len == 1 && pkt.connect.client_id.p[0] == 'c');
+    cr_expect(memcmp(q.buf + len, PINGREQ, sizeof PINGREQ) == 0, "the next packet follows unchanged");
+}
+
+Test(proxy_frame, a_larger_announced_max_packet_is_lowered_in_place_a_smaller_kept)
+{
+    uint8_t c[sizeof CONNECT_LIMITS];
+    memcpy(c, CONNECT_LIMITS, sizeof c);
+    c[14] = 0x01;                                       /* Maximum Packet Size 0x01000040 */
+    wm_proxy_session ss;
+    wm_proxy_session_init(&ss, 4096);
+    wm_proxy_queue q;
+    load(&q, c, sizeof c);
+    wm_proxy_frame_result r = wm_proxy_frame(&ss, WM_PROXY_C2U, &q);
+    cr_assert_eq(r.verdict, WM_PROXY_FRAME_OK);
+    cr_expect_eq(r.rewritten, 1);
+    cr_expect_eq(q.ready, sizeof c, "same length");
+    const uint8_t want[] = { 0x27, 0x00, 0x00, 0x10, 0x00 };
+    cr_expect(memcmp(q.buf + 13, want, sizeof want) == 0);
+    cr_expect_eq(ss.cfg[WM_PROXY_U2C].maximum_packet_size, 4096);
+
+    wm_proxy_session_init(&ss, 4096);
+    load(&q, CONNECT_LIMITS, sizeof CONNECT_LIMITS);   /* announces 64: kept */
+    r = wm_proxy_frame(&ss, WM_PROXY_C2U, &q);
+    cr_expect_eq(r.rewritten, 0);
+    cr_expect(memcmp(q.buf, CONNECT_LIMITS, sizeof CONNECT_LIMITS) == 0);
+}
+
+Test(proxy_frame, successful_connack_announces_the_bound_a_refusal_is_untouched)
+{
+    const uint8_t ok[] = { 0x20, 0x03, 0x00, 0x00, 0x00 };
+    const uint8_t refused[] = { 0x20, 0x03, 0x00, 0x87, 0x00 };   /* Not authorized */
+    wm_proxy_session ss;
+    wm_proxy_session_init(&ss, 1000);
+    wm_proxy_queue q;
+    load(&q, ok, sizeof ok);
+    wm_proxy_frame_result r = wm_proxy_frame(&ss, WM_PROXY_U2C, &q);
+    cr_assert_eq(r.verdict, WM_PROXY_FRAME_OK);
+    cr_expect_eq(r.rewritten, 1);
+    wm_mqtt5_packet pkt;
+    size_t len;
+    decode_at(&q, 0, WM_MQTT5_FROM_SERVER, &pkt, &len);
+    cr_expect_eq(pkt.props.v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u, 1000);
+    cr_expect(ss.connack_sent);
+
+    wm_proxy_session_init(&ss, 1000);
+    load(&q, refused, sizeof refused);
+    r = wm_proxy_frame(&ss, WM_PROXY_U2C, &q);
+    cr_expect_eq(r.rewritten, 0);
+    cr_expect(memcmp(q.buf, refused, sizeof refused) == 0);
+}
+
+Test(proxy_queue, splice_grows_and_shrinks_in_place)
+{
+    wm_proxy_queue q;
+    load(&q, "abcdef", 6);
+    cr_assert(wm_proxy_queue_splice(&q, 2, 2, "XYZ", 3));
+    cr_expect_eq(q.tail, 7);
+    cr_expect(memcmp(q.buf, "abXYZef", 7) == 0);
+    cr_assert(wm_proxy_queue_splice(&q, 0, 3, "", 0));
+    cr_expect(memcmp(q.buf, "YZef", 4) == 0);
+    q.ready = 2;
+    cr_expect_not(wm_proxy_queue_splice(&q, 1, 1, "q", 1), "released bytes are not rewritten");
+}
