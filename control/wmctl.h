@@ -17,6 +17,9 @@
 /* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
 int wmctl_topic(int argc, char **argv);
 
+/* `wmctl exi decode|encode ...`: EXI <-> XML with an XML Schema (control/wmctl_exi.c). */
+int wmctl_exi(int argc, char **argv);
+
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -6,14 +6,16 @@
 
 struct wm_bench_state {
     benchmark::State *s;
+    bool has_arg;  // Debian's Google Benchmark has no State::range_size()
 };
 
 extern "C" {
 
 void wm_bench_register(const char *name, wm_bench_fn fn, const int64_t *args, int n)
 {
-    auto *b = benchmark::RegisterBenchmark(name, [fn](benchmark::State &s) {
-        wm_bench_state st{&s};
+    bool has_arg = n > 0;
+    auto *b = benchmark::RegisterBenchmark(name, [fn, has_arg](benchmark::State &s) {
+        wm_bench_state st{&s, has_arg};
         fn(&st);
     });
     for (int i = 0; i < n; i++) b->Arg(args[i]);
@@ -26,7 +28,7 @@ bool wm_bench_keep_running_batch(wm_bench_state *st, int64_t batch)
 
 int64_t wm_bench_arg(const wm_bench_state *st)
 {
-    return st->s->range_size() ? st->s->range(0) : 0;
+    return st->has_arg ? st->s->range(0) : 0;
 }
 
 int64_t wm_bench_iterations(const wm_bench_state *st) { return st->s->iterations(); }
