@@ -18,6 +18,14 @@ static const struct wmctl_command commands[] = {
     { "exi", wmctl_exi,
       "exi decode --schema X.xsd [--strict] [--byte-aligned] [--fragment] IN.exi   EXI -> XML (W3C EXI 1.0)\n"
       "  exi encode --schema X.xsd [--strict] [--byte-aligned] [--header-options] IN.xml OUT.exi" },
+    { "resolve", wmctl_resolve,
+      "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
+      "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
+    { "dump", wmctl_dump,
+      "dump R.wmr                      print a resolution file as JSON" },
+    { "mqtt", wmctl_mqtt,
+      "mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-\n"
+      "                                  MQTT v5 packets -> one JSON object per line" },
 };
 
 static void usage(FILE *out)

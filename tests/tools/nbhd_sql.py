@@ -119,12 +119,20 @@ def _parse_list(lx, item):
 def _peid(lx):
     if lx.peek('"'):
         lx.expect('"')
-        j = lx.s.find('"', lx.i)
-        if j < 0:
-            lx.err("unterminated quoted peid")
-        v = lx.s[lx.i:j]
-        lx.i = j + 1
-        return v
+        v = []
+        while True:
+            if lx.i >= len(lx.s):
+                lx.err("unterminated quoted peid")
+            ch = lx.s[lx.i]
+            lx.i += 1
+            if ch == '"':
+                return "".join(v)
+            if ch == "\\":
+                if lx.i >= len(lx.s) or lx.s[lx.i] not in '"\\':
+                    lx.err("bad escape in quoted peid")
+                ch = lx.s[lx.i]
+                lx.i += 1
+            v.append(ch)
     return lx.match(PEID_RE.pattern, "a peid")
 
 
