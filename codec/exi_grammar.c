@@ -350,7 +350,7 @@ static int cmp_pend(const void *pa, const void *pb)
 
 static wm_exi_status close_state(builder *b, uint32_t st, pendvec *pv)
 {
-    qsort(pv->v, pv->n, sizeof *pv->v, cmp_pend);
+    if (pv->n > 1) qsort(pv->v, pv->n, sizeof *pv->v, cmp_pend);
     if (pv->n > 65535) return wm_exi_fail(b->err, WM_EXI_E_GRAMMAR, 0, "a grammar state with more than 65535 productions");
     while (b->n_prods + pv->n > b->cap_prods) {
         uint32_t nc = b->cap_prods ? b->cap_prods * 2 : 1024;
@@ -564,7 +564,7 @@ static int cmp_edge_from(const void *a, const void *c)
  * returning the start state. Mixed content adds CH[untyped] loops. */
 static uint32_t determinize(builder *b, uint32_t tg, uint32_t start, bool mixed, wm_exi_status *st)
 {
-    qsort(b->edges, b->n_edges, sizeof *b->edges, cmp_edge_from);
+    if (b->n_edges > 1) qsort(b->edges, b->n_edges, sizeof *b->edges, cmp_edge_from);
     uint32_t *efirst = calloc(b->n_nfa + 1, sizeof *efirst);
     if (!efirst) { *st = oom(b); return WM_EXI_NONE; }
     for (uint32_t e = 0; e < b->n_edges; e++) efirst[b->edges[e].from + 1]++;
@@ -954,7 +954,7 @@ wm_exi_status wm_exi_grammar_build(const wm_exi_schema *s, wm_exi_grammar **out,
                     if (sv_find(&b->uris, w) == WM_EXI_NONE && sv_find(&extra, w) == WM_EXI_NONE && !sv_push(&extra, w)) goto nomem;
                 }
         (void)more;
-        qsort(extra.v, extra.n, sizeof *extra.v, cmp_str);
+        if (extra.n > 1) qsort(extra.v, extra.n, sizeof *extra.v, cmp_str);
         for (uint32_t i = 0; i < extra.n; i++) if (!note_uri(b, extra.v[i])) goto nomem;
         free(extra.v);
     }
@@ -981,7 +981,7 @@ wm_exi_status wm_exi_grammar_build(const wm_exi_schema *s, wm_exi_grammar **out,
         for (uint32_t i = 0; i < s->n_gattrs; i++) ADDNAME(s->gattrs[i].uri, s->gattrs[i].name);
 #undef ADDNAME
         for (uint32_t u = 0; u < b->uris.n; u++) {
-            qsort(extra[u].v, extra[u].n, sizeof *extra[u].v, cmp_str);
+            if (extra[u].n > 1) qsort(extra[u].v, extra[u].n, sizeof *extra[u].v, cmp_str);
             for (uint32_t k = 0; k < extra[u].n; k++) if (!sv_push(&b->locals[u], extra[u].v[k])) { free(extra); goto nomem; }
             free(extra[u].v);
         }
@@ -1074,14 +1074,14 @@ wm_exi_status wm_exi_grammar_build(const wm_exi_schema *s, wm_exi_grammar **out,
     if (!g->doc_elems) goto nomem;
     for (uint32_t i = 0; i < s->n_elems; i++)
         if (s->elems[i].global && !s->elems[i].abstract) g->doc_elems[g->n_doc++] = i;
-    qsort_r(g->doc_elems, g->n_doc, sizeof *g->doc_elems, cmp_doc, g);
+    if (g->n_doc > 1) qsort_r(g->doc_elems, g->n_doc, sizeof *g->doc_elems, cmp_doc, g);
     /* fragment grammar: all declarations, one entry per qname (§8.5.2) */
     {
         uint32_t *all = calloc(s->n_elems ? s->n_elems : 1, sizeof *all), n = 0;
         g->frag = calloc(s->n_elems ? s->n_elems : 1, sizeof *g->frag);
         if (!all || !g->frag) { free(all); goto nomem; }
         for (uint32_t i = 0; i < s->n_elems; i++) if (!s->elems[i].abstract) all[n++] = i;
-        qsort_r(all, n, sizeof *all, cmp_doc, g);
+        if (n > 1) qsort_r(all, n, sizeof *all, cmp_doc, g);
         for (uint32_t i = 0; i < n;) {
             uint32_t j = i + 1;
             bool same = true;

@@ -217,7 +217,7 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
         } else if (!strcmp(x->uri, XSI) && !strcmp(x->local, "nil")) x->rank = 1;
     }
     xmlTextReaderMoveToElement(rd);
-    qsort(a, (size_t)k, sizeof *a, cmp_xattr);
+    if (k > 1) qsort(a, (size_t)k, sizeof *a, cmp_xattr);
     for (int i = 0; i < k && !st; i++)
         st = wm_exi_encode_at(e, a[i].uri, strlen(a[i].uri), a[i].local, strlen(a[i].local), a[i].val, strlen(a[i].val));
     for (int i = 0; i < k; i++) free(a[i].owned);
