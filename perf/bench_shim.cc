@@ -6,16 +6,15 @@
 
 struct wm_bench_state {
     benchmark::State *s;
-    bool has_arg;  // Debian's Google Benchmark has no State::range_size()
+    bool has_arg;   // State has no portable "how many ranges" query in Debian's 1.7
 };
 
 extern "C" {
 
 void wm_bench_register(const char *name, wm_bench_fn fn, const int64_t *args, int n)
 {
-    bool has_arg = n > 0;
-    auto *b = benchmark::RegisterBenchmark(name, [fn, has_arg](benchmark::State &s) {
-        wm_bench_state st{&s, has_arg};
+    auto *b = benchmark::RegisterBenchmark(name, [fn, n](benchmark::State &s) {
+        wm_bench_state st{&s, n > 0};
         fn(&st);
     });
     for (int i = 0; i < n; i++) b->Arg(args[i]);
