@@ -134,6 +134,7 @@ static wm_mqtt5_err rd_topic_name(wm_mqtt5_cursor *c, wm_mqtt5_bytes *t, bool al
     wm_mqtt5_err e = wm_mqtt5_rd_bin(c, t);
     if (e) return e;
     if (t->len == 0 && allow_empty) return WM_MQTT5_E_OK;
+    if (wm_topic_name_is_plain((const char *)t->p, t->len)) return WM_MQTT5_E_OK;
     size_t off = 0;
     wm_topic_status st = wm_topic_name_validate((const char *)t->p, t->len, &off);
     if (st == WM_TOPIC_OK) return WM_MQTT5_E_OK;
@@ -421,6 +422,7 @@ wm_mqtt5_status wm_mqtt5_decode(const wm_mqtt5_config *cfg, const uint8_t *buf, 
     case WM_MQTT5_PINGRESP:
         e = c.p == c.end ? WM_MQTT5_E_OK : WM_MQTT5_E_TRAILING_BYTES; /* §3.12, §3.13: Remaining Length 0 */
         at = c.p;
+        props_empty(&pkt->props, c.p);  /* so generic code may walk any packet's properties */
         break;
     default: e = dec_disconnect(cfg, c, pkt, &at); break;          /* DISCONNECT, AUTH */
     }

@@ -127,8 +127,13 @@ wm_mqtt5_err wm_mqtt5_props_parse(const uint8_t *p, size_t len, unsigned ctx,
         uint32_t id = *c.p;
         /* Identifiers are VBIs (§2.2.2.2) but all defined ones are < 0x80, so
          * any byte >= 0x80 starts an identifier we do not know. */
-        if (id >= WM_MQTT5_PROP_ID_LIMIT || prop_type[id] == WM_MQTT5_PT_NONE) { e = WM_MQTT5_E_PROPERTY_UNKNOWN; goto fail; }
-        if (!(ok & B(id))) { e = WM_MQTT5_E_PROPERTY_NOT_ALLOWED; goto fail; }
+        /* Allowed sets hold only known identifiers, so one test covers the
+         * common case; the slow path tells unknown from not allowed. */
+        if (id >= 64 || !((ok >> id) & 1)) {
+            e = (id >= WM_MQTT5_PROP_ID_LIMIT || prop_type[id] == WM_MQTT5_PT_NONE) ? WM_MQTT5_E_PROPERTY_UNKNOWN
+                                                                                : WM_MQTT5_E_PROPERTY_NOT_ALLOWED;
+            goto fail;
+        }
         if (present & B(id) & ~repeatable) { e = WM_MQTT5_E_PROPERTY_DUPLICATE; goto fail; }
         c.p++;
         wm_mqtt5_prop_val *v = &out->v[id];
