@@ -55,7 +55,7 @@ CXX        ?= g++
 # left out of sanitized builds.
 PKG_CODEC     :=
 PKG_MATCHER   := libhs liburcu-qsbr
-PKG_CONTROL   := geos proj jansson libxml-2.0 liburing
+PKG_CONTROL   := geos proj jansson libxml-2.0 liburing zlib
 PKG_DATAPLANE := libdpdk
 PKG_TEST      := criterion
 PKG_BENCH     := benchmark

@@ -15,6 +15,11 @@ static const struct wmctl_command commands[] = {
       "topic match FILTER TOPIC        print true/false (MQTT 5.0 4.7)\n"
       "  topic check-filter FILTER       validate a topic filter (4.7, 4.8.2)\n"
       "  topic check-name NAME           validate a topic name (4.7)" },
+    { "resolve", wmctl_resolve,
+      "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
+      "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
+    { "dump", wmctl_dump,
+      "dump R.wmr                      print a resolution file as JSON" },
     { "mqtt", wmctl_mqtt,
       "mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-\n"
       "                                  MQTT v5 packets -> one JSON object per line" },
