@@ -1,6 +1,9 @@
 /* See proxy_frame.h. */
 #include "dataplane/proxy_frame.h"
 
+#include <string.h>
+
+#include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_props.h"
 #include "codec/mqtt5_reason.h"
 #include "codec/mqtt5_wire.h"
@@ -112,22 +115,13 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
 
 uint32_t wm_proxy_error_packet(const wm_proxy_session *ss, int dir, uint8_t reason_code, uint8_t *out)
 {
-    uint8_t *o = out;
-    if (dir == WM_PROXY_C2U && !ss->connack_sent) {
-        /* CONNACK: flags 0, reason code, no properties (§3.2.2). */
-        *o++ = WM_MQTT5_CONNACK << 4;
-        o = wm_mqtt5_wr_vbi(o, 3);
-        *o++ = 0;
-        *o++ = reason_code;
-        *o++ = 0;
-    } else if (dir == WM_PROXY_U2C && !ss->connack_sent) {
-        return 0;
-    } else {
-        /* DISCONNECT: reason code, no properties (§3.14.2). */
-        *o++ = WM_MQTT5_DISCONNECT << 4;
-        o = wm_mqtt5_wr_vbi(o, 2);
-        *o++ = reason_code;
-        *o++ = 0;
-    }
-    return (uint32_t)(o - out);
+    wm_mqtt5_packet pkt;
+    memset(&pkt, 0, sizeof pkt);
+    if (dir == WM_PROXY_C2U && !ss->connack_sent) pkt.type = WM_MQTT5_CONNACK;   /* §3.2.2.2 */
+    else if (dir == WM_PROXY_U2C && !ss->connack_sent) return 0;
+    else pkt.type = WM_MQTT5_DISCONNECT;                                      /* §3.14.2.1 */
+    pkt.reason_code = reason_code;
+    size_t n;
+    if (wm_mqtt5_encode(&pkt, out, WM_PROXY_ERROR_PACKET_MAX, &n) != WM_MQTT5_ENC_OK) return 0;
+    return (uint32_t)n;
 }

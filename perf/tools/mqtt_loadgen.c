@@ -21,8 +21,8 @@
  * cpu_s (this process), errors.
  */
 #include "codec/mqtt5_decode.h"
+#include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_reason.h"
-#include "codec/mqtt5_wire.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -101,45 +101,47 @@ static uint64_t percentile(double p)
     return lat_max;
 }
 
-/* ---- pre-encoded frames (MQTT 5.0 §3.1, §3.8, §3.3), QoS 0, no properties */
-static uint32_t enc_fixed(uint8_t *o, uint8_t first, uint32_t rl)
+/* ---- pre-encoded frames (MQTT 5.0 §3.1, §3.8, §3.3) by the codec's encoder: QoS 0, no properties */
+static uint32_t encode(const wm_mqtt5_packet *pkt, uint8_t *o, size_t cap)
 {
-    o[0] = first;
-    return 1 + (uint32_t)wm_mqtt5_vbi_encode(rl, o + 1);
+    size_t n;
+    if (wm_mqtt5_encode(pkt, o, cap, &n) != WM_MQTT5_ENC_OK) { fprintf(stderr, "mqtt_loadgen: cannot encode\n"); exit(1); }
+    return (uint32_t)n;
 }
-static uint32_t enc_connect(uint8_t *o, const char *cid)
+static wm_mqtt5_bytes bytes_of(const char *s) { return (wm_mqtt5_bytes){ (const uint8_t *)s, (uint32_t)strlen(s) }; }
+static uint32_t enc_connect(uint8_t *o, size_t cap, const char *cid)
 {
-    uint8_t body[128], *b = body;
-    b = wm_mqtt5_wr_bytes(b, (wm_mqtt5_bytes){ (const uint8_t *)"MQTT", 4 });
-    *b++ = 5;          /* protocol version */
-    *b++ = 0x02;       /* Clean Start */
-    b = wm_mqtt5_wr_u16(b, 60);
-    *b++ = 0;          /* no properties */
-    b = wm_mqtt5_wr_bytes(b, (wm_mqtt5_bytes){ (const uint8_t *)cid, (uint32_t)strlen(cid) });
-    uint32_t n = enc_fixed(o, WM_MQTT5_CONNECT << 4, (uint32_t)(b - body));
-    memcpy(o + n, body, (size_t)(b - body));
-    return n + (uint32_t)(b - body);
+    wm_mqtt5_packet p;
+    memset(&p, 0, sizeof p);
+    p.type = WM_MQTT5_CONNECT;
+    p.connect.clean_start = true;
+    p.connect.keep_alive = 60;
+    p.connect.client_id = bytes_of(cid);
+    return encode(&p, o, cap);
 }
-static uint32_t enc_subscribe(uint8_t *o, const char *filter)
+static uint32_t enc_subscribe(uint8_t *o, size_t cap, const char *filter)
 {
-    uint8_t body[128], *b = body;
-    b = wm_mqtt5_wr_u16(b, 1);
-    *b++ = 0;
-    b = wm_mqtt5_wr_bytes(b, (wm_mqtt5_bytes){ (const uint8_t *)filter, (uint32_t)strlen(filter) });
-    *b++ = 0;          /* options: QoS 0 */
-    uint32_t n = enc_fixed(o, WM_MQTT5_SUBSCRIBE << 4 | 0x2, (uint32_t)(b - body));
-    memcpy(o + n, body, (size_t)(b - body));
-    return n + (uint32_t)(b - body);
+    wm_mqtt5_subscription sub = { .filter = bytes_of(filter), .qos = 0 };
+    wm_mqtt5_packet p;
+    memset(&p, 0, sizeof p);
+    p.type = WM_MQTT5_SUBSCRIBE;
+    p.packet_id = 1;
+    p.count = 1;
+    p.subscriptions = &sub;
+    return encode(&p, o, cap);
 }
-static uint32_t enc_publish(uint8_t *o, const char *topic, uint32_t payload, uint32_t *ts_off)
+static uint32_t enc_publish(uint8_t *o, size_t cap, const char *topic, uint32_t payload, uint32_t *ts_off)
 {
-    uint32_t tl = (uint32_t)strlen(topic), rl = 2 + tl + 1 + payload;
-    uint32_t n = enc_fixed(o, WM_MQTT5_PUBLISH << 4, rl);
-    uint8_t *b = wm_mqtt5_wr_bytes(o + n, (wm_mqtt5_bytes){ (const uint8_t *)topic, tl });
-    *b++ = 0;
-    *ts_off = (uint32_t)(b - o);
-    memset(b, 'p', payload);
-    return (uint32_t)(b - o) + payload;
+    static uint8_t body[65536];
+    memset(body, 'p', payload);
+    wm_mqtt5_packet p;
+    memset(&p, 0, sizeof p);
+    p.type = WM_MQTT5_PUBLISH;
+    p.topic = bytes_of(topic);
+    p.payload = (wm_mqtt5_bytes){ body, payload };
+    uint32_t n = encode(&p, o, cap);
+    *ts_off = n - payload;   /* the payload ends the packet */
+    return n;
 }
 
 /* ---- I/O */
@@ -295,14 +297,14 @@ int main(int argc, char **argv)
         if (!c->rx || !c->tx) return 1;
         c->fd = connect_to(&a);
         snprintf(name, sizeof name, "lg-%s-%d-%d", c->sub ? "sub" : "pub", c->idx, (int)getpid());
-        tx_put(c, tmp, enc_connect(tmp, name));
+        tx_put(c, tmp, enc_connect(tmp, sizeof tmp, name));
         if (c->sub) {
             if (opt.spread) snprintf(name, sizeof name, "lg/%d/#", c->idx % opt.spread);
             else snprintf(name, sizeof name, "lg/#");
-            tx_put(c, tmp, enc_subscribe(tmp, name));
+            tx_put(c, tmp, enc_subscribe(tmp, sizeof tmp, name));
         } else {
             snprintf(name, sizeof name, "lg/%d/x", opt.spread ? c->idx % opt.spread : c->idx);
-            c->frame_len = enc_publish(c->frame, name, (uint32_t)opt.payload, &c->ts_off);
+            c->frame_len = enc_publish(c->frame, sizeof c->frame, name, (uint32_t)opt.payload, &c->ts_off);
         }
         tx_flush(c);
         struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };

@@ -137,12 +137,13 @@ Test(proxy_frame, error_packet_depends_on_who_and_when)
     cr_expect_eq(wm_proxy_error_packet(&ss, WM_PROXY_U2C, 0x81, out), 0,
                  "no DISCONNECT to a broker that has not accepted the connection");
     ss.connack_sent = true;
-    const uint8_t disconnect[] = { 0xe0, 0x02, 0x95, 0x00 };
+    /* Remaining Length 1: the Property Length may be left out (§3.14.2.2.1). */
+    const uint8_t disconnect[] = { 0xe0, 0x01, 0x95 };
     n = wm_proxy_error_packet(&ss, WM_PROXY_C2U, 0x95, out);
     cr_assert_eq(n, sizeof disconnect);
     cr_expect(memcmp(out, disconnect, n) == 0);
     n = wm_proxy_error_packet(&ss, WM_PROXY_U2C, 0x81, out);
-    cr_expect_eq(n, 4);
+    cr_expect_eq(n, 3);
     cr_expect_eq(out[2], 0x81);
 }
 
