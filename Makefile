@@ -120,7 +120,7 @@ ALL_CFLAGS := $(CFLAGS_COMMON) $(call pc_cflags,$(PKGS_dataplane))
 ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-proxy demo clean check-layers
+.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-dataplane bench-proxy demo clean check-layers
 
 all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN) $(PERFTOOL_BIN)
 
@@ -215,6 +215,11 @@ $(BUILD)/perf/%: $(BUILD)/obj/perf/tools/%.o $(LIBS_dataplane)
 # mosquitto alone vs behind wirematch-proxy (pass-through), same run: perf/proxy_bench.sh
 bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen
 	bash perf/proxy_bench.sh $(BUILD)
+
+# The data plane against dpdk-testpmd io-forward on the same synthetic spaPS
+# capture (perf/bench-dataplane.sh; SECONDS_PER_RUN, ROUNDS, PUBLISHES).
+bench-dataplane: $(STAMP) $(BUILD)/wirematch
+	bash perf/bench-dataplane.sh $(BUILD)
 
 clean:
 	rm -rf build/asan build/tsan build/obj build/tests build/bench build/perf build/fuzz $(PROGS) build/lib*.a
