@@ -111,5 +111,5 @@ for p in "${bg_pids[@]}"; do
 done
 bg_pids=()
 wm_pcap_stop
-mv "$tmp/out.pcap" "$OUT"
+cat "$tmp/out.pcap" >"$OUT"   # (tcpdump owns its file; the copy is ours)
 echo "capture-mqtt5: $(tshark -r "$OUT" 2>/dev/null | wc -l) packets, broker port $WM_BROKER_PORT -> $OUT"
