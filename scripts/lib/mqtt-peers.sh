@@ -125,10 +125,10 @@ wm_pcap_start() {
   local out=$1 filter=$2 timeout=${WM_PCAP_START_TIMEOUT:-15} deadline
   command -v tcpdump >/dev/null || PATH=$PATH:/usr/sbin
   WM_TCPDUMP_ERR=$(mktemp "${TMPDIR:-/tmp}/wm-tcpdump.XXXXXX")
-  # -U, --immediate-mode: deliver and write each packet at once (otherwise
+  # --immediate-mode: hand each packet to tcpdump at once (otherwise
   # packets still in the kernel buffer at SIGINT are lost); -B: a large kernel buffer so a loaded
   # machine does not drop; -s 0: whole packets; pcap (not pcapng) for DPDK net_pcap.
-  tcpdump -i lo -n -U --immediate-mode -B 16384 -s 0 -w "$out" "$filter" 2>"$WM_TCPDUMP_ERR" &
+  tcpdump -i lo -n --immediate-mode -B 65536 -s 0 -w "$out" "$filter" 2>"$WM_TCPDUMP_ERR" &
   WM_TCPDUMP_PID=$!
   deadline=$((SECONDS + timeout))
   while [ $SECONDS -lt $deadline ]; do
