@@ -42,7 +42,30 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
     char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
     if (!p) return mem_fail(c);
     size_t n = 0;
-    for (uint64_t i = 0; i < nchars; i++) {
+    uint64_t i = 0;
+    if (!rcs && !c->r.byte_aligned) {
+        /* fast path for ASCII: each character is one octet < 0x80, taken
+         * seven at a time from a 64-bit window */
+        const uint8_t *buf = c->r.buf;
+        uint64_t nbytes = c->r.len_bits >> 3;
+        while (i < nchars) {
+            uint64_t byte = c->r.pos >> 3;
+            if (byte + 8 > nbytes) break;
+            uint64_t win;
+            memcpy(&win, buf + byte, 8);
+            win = __builtin_bswap64(win) << (c->r.pos & 7);
+            unsigned k = 0;
+            for (; k < 7 && i < nchars; k++, i++) {
+                uint32_t b = (uint32_t)(win >> 56);
+                if (b - 1 >= 0x7f) break; /* multi-octet code point, or 0: slow path */
+                p[n++] = (char)b;
+                win <<= 8;
+                c->r.pos += 8;
+            }
+            if (k < 7 && i < nchars) break;
+        }
+    }
+    for (; i < nchars; i++) {
         uint64_t cp;
         wm_exi_status st;
         if (rcs) {
