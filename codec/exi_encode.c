@@ -154,6 +154,7 @@ static wm_exi_status push(wm_exi_encoder *e, uint32_t uri, uint32_t lid, uint32_
         f->tgram = g->elem_fragment;
         f->state = g->tgrams[f->tgram].start;
         f->nillable = true;
+        return WM_EXI_OK;
     } else if (elem != WM_EXI_NONE) {
         f->tgram = g->elems[elem].type;
         f->state = g->tgrams[f->tgram].start;

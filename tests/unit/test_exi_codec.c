@@ -461,6 +461,22 @@ Test(exi_roundtrip, schemaless_learns_productions)
     wm_exi_grammar_free(sl);
 }
 
+Test(exi_roundtrip, element_fragment_grammar)
+{
+    /* {}A has several declared types in acceptance.xsd: the relaxed
+     * ElementFragment grammar (§8.5.3) carries it, attributes typed by name */
+    wm_exi_grammar *g = schema("interop/schemaInformedGrammar/acceptance.xsd");
+    wm_exi_options o;
+    wm_exi_options_default(&o);
+    o.fragment = true;
+    const char *xml = "<f:G4 xmlns:f=\"urn:foo\" aK=\"7\"/><A xmlns:f=\"urn:foo\" f:aBoolean=\"true\" f:aL=\"-5\" other=\"x\">"
+                      "<B>text</B><f:AB>1</f:AB></A><A xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:nil=\"true\"/>";
+    round_trip(g, &o, true, xml, "element fragment");
+    o.alignment = WM_EXI_BYTE_ALIGNED;
+    round_trip(g, &o, false, xml, "element fragment byte-aligned");
+    wm_exi_grammar_free(g);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static int count_events(void *user, const wm_exi_event *ev)
