@@ -17,6 +17,10 @@
 /* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
 int wmctl_topic(int argc, char **argv);
 
+/* `wmctl match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl`
+ * (control/match_input.h): which subscriptions each publication reaches. */
+int wmctl_match(int argc, char **argv);
+
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

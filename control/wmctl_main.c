@@ -16,6 +16,9 @@ static const struct wmctl_command commands[] = {
       "topic match FILTER TOPIC        print true/false (MQTT 5.0 4.7)\n"
       "  topic check-filter FILTER       validate a topic filter (4.7, 4.8.2)\n"
       "  topic check-name NAME           validate a topic name (4.7)" },
+    { "match", wmctl_match,
+      "match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl\n"
+      "                                  print the subscriptions each publication reaches" },
 };
 
 int wmctl_usage_error(const char *command, const char *fmt, ...)

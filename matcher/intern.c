@@ -95,7 +95,8 @@ static bool tab_reserve(wm_intern *t)
     return true;
 }
 
-uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bool *created)
+uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bool *created,
+                       wm_intern_init_fn init, void *ctx)
 {
     if (created) *created = false;
     if (n > 65535) return WM_INTERN_NONE;
@@ -119,6 +120,7 @@ uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bo
     t->aux[id] = aux;
     t->refs[id] = 1;
     t->live++;
+    if (init) init(ctx, id, key, n);
     tab_put(t->tab, h, id);
     if (created) *created = true;
     return id;

@@ -92,11 +92,16 @@ uint32_t wm_intern_find(const wm_intern *t, uint32_t aux, const char *key, size_
 /* Same with the hash precomputed by wm_hash_bytes(aux, key, n). */
 uint32_t wm_intern_find_h(const wm_intern *t, uint64_t h, uint32_t aux, const char *key, size_t n);
 
+/* Initialises the per-id data of a new id before readers can find it. */
+typedef void (*wm_intern_init_fn)(void *ctx, uint32_t id, const char *key, size_t n);
+
 /* Writer: the id of the key, interning it if new; takes one reference.
- * *created (if not NULL) tells whether the id is new (its per-id data must
- * be initialised by the caller before anything publishes the id). Returns
- * WM_INTERN_NONE when max_ids keys are live or on allocation failure. */
-uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bool *created);
+ * For a new id, init (if not NULL) runs before the id is published in the
+ * table, so a reader that finds the key sees its per-id data; *created
+ * (if not NULL) tells whether the id is new. Returns WM_INTERN_NONE when
+ * max_ids keys are live or on allocation failure. */
+uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bool *created,
+                       wm_intern_init_fn init, void *ctx);
 /* Writer: takes one more reference on a live id. */
 void wm_intern_ref(wm_intern *t, uint32_t id);
 /* Writer: drops a reference; at zero the key is unlinked at once (readers

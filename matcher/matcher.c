@@ -203,7 +203,7 @@ wm_matcher_status wm_matcher_peid_intern(wm_matcher *m, const char *s, size_t le
     if (len == 0 || len > 65535) return WM_MATCHER_E_BAD_PEID;
     uint32_t p = wm_intern_find(&m->peids, 0, s, len);
     if (p == WM_INTERN_NONE) {
-        p = wm_intern_get(&m->peids, 0, s, len, NULL); /* permanent: never put */
+        p = wm_intern_get(&m->peids, 0, s, len, NULL, NULL, NULL); /* permanent: never put */
         if (p == WM_INTERN_NONE)
             return m->peids.live >= m->peids.max_ids ? WM_MATCHER_E_FULL_PEIDS : WM_MATCHER_E_NOMEM;
     }
@@ -234,20 +234,26 @@ static size_t count_levels(const char *f, size_t len)
     return n;
 }
 
+/* Runs before a new fid is published: the exact-topic probe may find it at
+ * once, and must see whether it is a wildcard filter. */
+static void filter_init(void *ctx, uint32_t fid, const char *f, size_t len)
+{
+    wm_matcher *m = ctx;
+    wm_rvec_init(&m->f_plain[fid]);
+    wm_rvec_init(&m->f_cells[fid]);
+    __atomic_store_n(&m->f_wild[fid], memchr(f, '+', len) || memchr(f, '#', len), __ATOMIC_RELAXED);
+}
+
 /* Takes a reference on the fid of inner filter f, attaching it to the index
  * when new. */
 static wm_matcher_status filter_get(wm_matcher *m, const char *f, size_t len, uint32_t *fid)
 {
     bool created;
-    uint32_t id = wm_intern_get(&m->filters, 0, f, len, &created);
+    uint32_t id = wm_intern_get(&m->filters, 0, f, len, &created, filter_init, m);
     if (id == WM_INTERN_NONE)
         return m->filters.live >= m->filters.max_ids ? WM_MATCHER_E_FULL_FILTERS : WM_MATCHER_E_NOMEM;
     if (created) {
-        m->f_plain[id].blk = NULL;
-        m->f_cells[id].blk = NULL;
-        bool wild = memchr(f, '+', len) || memchr(f, '#', len);
-        m->f_wild[id] = wild;
-        if (wild) {
+        if (m->f_wild[id]) {
             wm_matcher_status st = wm_topic_index_attach(m, id, f, len);
             if (st) { wm_intern_put(&m->filters, id); return st; }
         }
@@ -270,13 +276,13 @@ static void filter_put(wm_matcher *m, uint32_t fid)
 static wm_matcher_status cell_get(wm_matcher *m, uint32_t fid, uint32_t nb, uint32_t *cell)
 {
     bool created;
-    uint32_t c = wm_intern_get(&m->cellkeys, fid, (const char *)&nb, sizeof nb, &created);
+    uint32_t c = wm_intern_get(&m->cellkeys, fid, (const char *)&nb, sizeof nb, &created, NULL, NULL);
     if (c == WM_INTERN_NONE)
         return m->cellkeys.live >= m->cellkeys.max_ids ? WM_MATCHER_E_FULL_SUBS : WM_MATCHER_E_NOMEM;
     if (created) {
         m->c_fid[c] = fid;
         m->c_nbhd[c] = nb;
-        m->c_subs[c].blk = NULL;
+        wm_rvec_init(&m->c_subs[c]);
         /* Linked while empty: a reader reaching it finds no subscription. */
         if (!wm_rvec_push(&m->f_cells[fid], c, &m->c_pos_f[c], &m->retire, moved_cell_f, m)) {
             wm_intern_put(&m->cellkeys, c);
@@ -332,7 +338,7 @@ wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *sp, uint3
     wm_matcher_status st;
     uint32_t s = wm_idpool_alloc(&m->sub_ids);
     if (s == WM_NONE) return fail(err, WM_MATCHER_E_FULL_SUBS);
-    uint32_t client = wm_intern_get(&m->clients, 0, sp->client ? sp->client : "", sp->client_len, NULL);
+    uint32_t client = wm_intern_get(&m->clients, 0, sp->client ? sp->client : "", sp->client_len, NULL, NULL, NULL);
     if (client == WM_INTERN_NONE) {
         st = m->clients.live >= m->clients.max_ids ? WM_MATCHER_E_FULL_CLIENTS : WM_MATCHER_E_NOMEM;
         goto undo_sub;
@@ -341,7 +347,7 @@ wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *sp, uint3
     if ((st = filter_get(m, f, flen, &fid))) goto undo_client;
     uint32_t group = WM_NONE;
     if (shared) {
-        group = wm_intern_get(&m->groups, fid, share.name, share.name_len, NULL);
+        group = wm_intern_get(&m->groups, fid, share.name, share.name_len, NULL, NULL, NULL);
         if (group == WM_INTERN_NONE) {
             st = m->groups.live >= m->groups.max_ids ? WM_MATCHER_E_FULL_GROUPS : WM_MATCHER_E_NOMEM;
             goto undo_filter;
@@ -546,7 +552,7 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     /* 1. topic side */
     uint32_t nf = 0;
     uint32_t fid = wm_intern_find(&m->filters, 0, pub->topic, pub->topic_len);
-    if (fid != WM_INTERN_NONE && !m->f_wild[fid]) r->fids[nf++] = fid;
+    if (fid != WM_INTERN_NONE && !__atomic_load_n(&m->f_wild[fid], __ATOMIC_RELAXED)) r->fids[nf++] = fid;
     if (__atomic_load_n(&m->n_wild, __ATOMIC_ACQUIRE)) nf = wm_topic_index_match(r, pub->topic, pub->topic_len, nf);
     if (nf == 0) return WM_MATCHER_OK;
 

@@ -84,7 +84,7 @@ static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t n
     if (!set) { wm_idpool_release(&m->nbhd_ids, &m->retire, nb); return WM_MATCHER_E_NOMEM; }
     roaring_bitmap_shrink_to_fit(set);
     bool created;
-    uint32_t nid = wm_intern_get(&m->nbhd_names, 0, name, name_len, &created);
+    uint32_t nid = wm_intern_get(&m->nbhd_names, 0, name, name_len, &created, NULL, NULL);
     if (nid == WM_INTERN_NONE) {
         roaring_bitmap_free(set);
         wm_idpool_release(&m->nbhd_ids, &m->retire, nb);
@@ -105,7 +105,7 @@ static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t n
         return WM_MATCHER_E_NOMEM;
     }
     __atomic_store_n(&m->nb_set[nb], set, __ATOMIC_RELEASE);
-    m->nb_cells[nb].blk = NULL;
+    wm_rvec_init(&m->nb_cells[nb]);
     m->nb_refs[nb] = 1;
     m->nb_name[nb] = nid;
     m->nb_size[nb] = (uint32_t)n;

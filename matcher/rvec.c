@@ -87,6 +87,7 @@ bool wm_rvec_remove_value(wm_rvec *v, uint32_t x, wm_retire *r)
 
 void wm_rvec_destroy(wm_rvec *v)
 {
-    free(v->blk);
-    v->blk = NULL;
+    wm_rvec_blk *b = v->blk;
+    __atomic_store_n(&v->blk, NULL, __ATOMIC_RELEASE);
+    free(b);
 }

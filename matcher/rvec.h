@@ -55,6 +55,10 @@ static inline uint32_t wm_rvec_at(const wm_rvec_blk *b, uint32_t i)
     return __atomic_load_n(&b->v[i], __ATOMIC_RELAXED);
 }
 
+/* Writer: makes v empty without freeing (a recycled id's vector whose old
+ * block was already retired). */
+static inline void wm_rvec_init(wm_rvec *v) { __atomic_store_n(&v->blk, NULL, __ATOMIC_RELEASE); }
+
 /* Writer: number of live elements. */
 uint32_t wm_rvec_live(const wm_rvec *v);
 /* Writer: appends x (x != WM_RVEC_DEAD); *pos (if not NULL) receives its

@@ -27,10 +27,13 @@ static size_t level_end(const char *f, size_t len, size_t start)
     return slash ? (size_t)(slash - f) : len;
 }
 
-static void node_init(wm_matcher *m, uint32_t node)
+/* Runs before the new edge is published (wm_intern_get's init hook), so
+ * a reader that finds the edge never sees a recycled node's fields. */
+static void node_init(void *ctx, uint32_t edge, const char *key, size_t n)
 {
-    /* Not yet reachable: plain stores would do, atomics keep TSan quiet when
-     * a reused id's old readers are long gone. */
+    wm_matcher *m = ctx;
+    uint32_t node = edge + 1;
+    (void)key; (void)n;
     st(&m->n_plus[node], WM_NONE);
     st(&m->n_hash_fid[node], WM_NONE);
     st(&m->n_end_fid[node], WM_NONE);
@@ -60,13 +63,12 @@ wm_matcher_status wm_topic_index_attach(wm_matcher *m, uint32_t fid, const char 
         }
         if (depth >= maxl) { put_path(m, edge, parent, plus, depth); return WM_MATCHER_E_TOO_DEEP; }
         bool created;
-        uint32_t id = wm_intern_get(&m->edges, node, f + pos, ll, &created);
+        uint32_t id = wm_intern_get(&m->edges, node, f + pos, ll, &created, node_init, m);
         if (id == WM_INTERN_NONE) {
             put_path(m, edge, parent, plus, depth);
             return m->edges.live >= m->edges.max_ids ? WM_MATCHER_E_FULL_NODES : WM_MATCHER_E_NOMEM;
         }
         uint32_t child = id + 1;
-        if (created) node_init(m, child);
         edge[depth] = id; parent[depth] = node; plus[depth] = (ll == 1 && f[pos] == '+');
         if (created && plus[depth]) st(&m->n_plus[node], child);
         depth++;
