@@ -393,7 +393,7 @@ wm_matcher_status wm_matcher_sub_remove(wm_matcher *m, uint32_t s)
     h->live = 0;
     if (c->cell != WM_NONE) {
         cell_put(m, c->cell);
-        wm_nbhd_unref(m, c->nbhd);
+        wm_matcher_nbhd_unref(m, c->nbhd);
     }
     if (h->group != WM_NONE) wm_intern_put(&m->groups, h->group);
     filter_put(m, c->fid);

@@ -119,6 +119,6 @@ void wm_topic_index_detach(wm_matcher *m, uint32_t fid, const char *f, size_t le
 uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, uint32_t nf);
 
 /* nbhd.c */
-void wm_nbhd_unref(wm_matcher *m, uint32_t nbhd);
+void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nbhd);
 
 #endif

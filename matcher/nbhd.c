@@ -163,7 +163,7 @@ static bool withdraw_posting(uint32_t peid, void *ctx)
 
 static void free_set(void *ctx, uint64_t arg) { (void)arg; roaring_bitmap_free(ctx); }
 
-void wm_nbhd_unref(wm_matcher *m, uint32_t nb)
+void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nb)
 {
     if (--m->nb_refs[nb] != 0) return;
     /* Last reference: no cell names nb any more, so no lookup can produce a
@@ -182,6 +182,6 @@ wm_matcher_status wm_matcher_nbhd_release(wm_matcher *m, uint32_t id)
     if (!m || !nbhd_live(m, id) || m->nb_name[id] == WM_NONE) return WM_MATCHER_E_UNKNOWN_NBHD;
     wm_intern_put(&m->nbhd_names, m->nb_name[id]);
     m->nb_name[id] = WM_NONE;
-    wm_nbhd_unref(m, id);
+    wm_matcher_nbhd_unref(m, id);
     return WM_MATCHER_OK;
 }
