@@ -8,7 +8,7 @@
 #                            every library below it: dataplane -> control ->
 #                            matcher -> codec)
 #   tests/unit/test_*.c   -> one Criterion binary each, build/tests/test_*
-#   tests/fuzz/fuzz_*.c   -> a libFuzzer target (make fuzz, clang) and, in every
+#   tests/fuzz/fuzz_*.c   -> a libFuzzer target (make fuzz: clang, build/fuzz) and, in every
 #                            build, a corpus-replay binary run by make test
 #   tests/integration/*.sh-> run by make test against the built tools and real peers
 #   perf/bench_*.c        -> a Google Benchmark binary through perf/bench_shim.cc
@@ -20,7 +20,13 @@
 SHELL      := /bin/bash
 .DEFAULT_GOAL := all
 
-ifeq ($(SANITIZE),1)
+ifeq ($(FUZZ),1)
+  # libFuzzer build: every object instrumented for coverage, linked with -fsanitize=fuzzer.
+  BUILD    ?= build/fuzz
+  CC       := clang
+  SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  OPT      := -O1 -g
+else ifeq ($(SANITIZE),1)
   BUILD    ?= build/asan
   SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   OPT      := -O1 -g
@@ -34,17 +40,22 @@ else
   OPT      := -O2 -g -march=native
 endif
 
-STAMP      := build/.deps-installed
+# The dependency stamp is an included makefile: on a fresh machine make builds
+# it first (installing the packages) and then restarts itself, so every
+# pkg-config query below is evaluated again with the libraries present.
+STAMP      := build/deps.mk
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+include $(STAMP)
+endif
 CC         ?= gcc
 CXX        ?= g++
-FUZZCC     ?= clang
 
 # Every external library through pkg-config. jemalloc is the allocator of the
 # tools outside the data plane; sanitizers bring their own allocator, so it is
 # left out of sanitized builds.
 PKG_CODEC     :=
 PKG_MATCHER   := libhs liburcu-qsbr
-PKG_CONTROL   := geos proj jansson libxml-2.0 liburing
+PKG_CONTROL   := geos proj jansson libxml-2.0 liburing zlib
 PKG_DATAPLANE := libdpdk
 PKG_TEST      := criterion
 PKG_BENCH     := benchmark
@@ -105,7 +116,7 @@ ALL_CFLAGS := $(CFLAGS_COMMON) $(call pc_cflags,$(PKGS_dataplane))
 ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration fuzz fuzz-run bench demo clean check-layers
+.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench demo clean check-layers
 
 all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
 
@@ -113,7 +124,7 @@ deps: $(STAMP)
 $(STAMP): scripts/install-deps.sh
 	@mkdir -p $(dir $@)
 	bash scripts/install-deps.sh
-	@touch $@
+	@echo "# written by make after scripts/install-deps.sh succeeded" > $@
 
 # ---------------------------------------------------------------- objects
 # A layer's objects see only the packages of that layer and below, so an arrow
@@ -169,15 +180,16 @@ check-layers:
 	@bash scripts/check-layers.sh
 
 # ---------------------------------------------------------------- fuzz (clang)
-FUZZFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(CSTD) $(INCLUDES)
-FUZZ_LIB_SRC := $(foreach L,$(LAYERS),$($(L)_SRC)) $(TESTLIB_SRC)
-
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(STAMP)
-	@mkdir -p $(dir $@)
-	$(FUZZCC) $(FUZZFLAGS) $(call pc_cflags,$(PKGS_dataplane)) -o $@ $< $(FUZZ_LIB_SRC) \
-	  $(call pc_libs,$(PKGS_dataplane)) $(SYSLIBS)
-
-fuzz: $(FUZZ_BIN)
+# `make fuzz` re-enters make with FUZZ=1: the same rules, built by clang with
+# coverage instrumentation into build/fuzz, and each target linked with libFuzzer.
+ifeq ($(FUZZ),1)
+build/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(TESTLIB_OBJ) $(LIBS_dataplane)
+	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $< $(TESTLIB_OBJ) $(ALL_LIBS)
+fuzz-bins: $(FUZZ_BIN)
+else
+fuzz: $(STAMP)
+	$(MAKE) FUZZ=1 fuzz-bins
+endif
 
 # make fuzz-run FUZZ_SECONDS=600 : each target over its corpus, new inputs kept.
 FUZZ_SECONDS ?= 60

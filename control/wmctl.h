@@ -21,6 +21,20 @@ int wmctl_topic(int argc, char **argv);
  * (control/match_input.h): which subscriptions each publication reaches. */
 int wmctl_match(int argc, char **argv);
 
+/* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
+ * resolves every neighborhood of F over world W (control/resolver.h). Exit 1
+ * for a bad world or neighborhood file (message with feature number or
+ * line:column), 2 for usage or unreadable files. */
+int wmctl_resolve(int argc, char **argv);
+
+/* `wmctl dump R.wmr`: prints a resolution file as JSON; exit 1 if it is
+ * truncated, corrupted or of another version (message with byte offset). */
+int wmctl_dump(int argc, char **argv);
+
+/* `wmctl mqtt decode [--from client|server] [--max-packet-size N]
+ * [--topic-alias-maximum N] FILE|-`: MQTT v5 packets as JSON lines. */
+int wmctl_mqtt(int argc, char **argv);
+
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

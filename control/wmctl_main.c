@@ -2,7 +2,6 @@
  * Adding a command = one file and one row below. */
 #include "control/wmctl.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 struct wmctl_command {
@@ -19,18 +18,15 @@ static const struct wmctl_command commands[] = {
     { "match", wmctl_match,
       "match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl\n"
       "                                  print the subscriptions each publication reaches" },
+    { "resolve", wmctl_resolve,
+      "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
+      "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
+    { "dump", wmctl_dump,
+      "dump R.wmr                      print a resolution file as JSON" },
+    { "mqtt", wmctl_mqtt,
+      "mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-\n"
+      "                                  MQTT v5 packets -> one JSON object per line" },
 };
-
-int wmctl_usage_error(const char *command, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "wmctl %s: ", command);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return 2;
-}
 
 static void usage(FILE *out)
 {

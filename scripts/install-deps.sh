@@ -12,6 +12,8 @@ PKGS=(
   # libraries outside what the project exists for
   libgeos-dev libproj-dev proj-bin proj-data libjansson-dev libxml2-dev libroaring-dev liburcu-dev
   libpcap-dev
+  # world model / resolution files (control/resolution.c: CRC-32 from zlib)
+  zlib1g-dev
   # test framework
   libcriterion-dev
   # real peers for tests

@@ -1,0 +1,86 @@
+/* EXI bit streams: the reader and writer under every EXI item (W3C EXI 1.0
+ * Second Edition §6.2 event-code representation, §7.1 primitive encodings,
+ * §5 header alignment).
+ *
+ * Two alignments exist (§5.4 "alignment"): bit-packed, where items follow one
+ * another without padding and bits are read most-significant first; and
+ * byte-aligned, where every event-code part and every n-bit value is padded
+ * to whole bytes (an n-bit value takes ceil(n/8) bytes, least significant
+ * byte first, §7.1.9) and booleans take one byte. Unsigned integers (§7.1.6)
+ * are 7-bit groups, least significant group first, high bit = "more"; in
+ * bit-packed mode their octets are simply not byte-aligned.
+ *
+ * The reader never reads outside [buf, buf+len): every function checks the
+ * remaining bits first and returns WM_EXI_E_TRUNCATED, leaving the position
+ * unchanged. The writer writes into a caller buffer of fixed capacity and
+ * returns WM_EXI_E_LENGTH when it is full. Both are plain structs owned by
+ * the caller; no allocation, no global state; one stream per thread.
+ */
+#ifndef WM_CODEC_EXI_STREAM_H
+#define WM_CODEC_EXI_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/exi_error.h"
+
+typedef struct wm_exi_reader {
+    const uint8_t *buf;
+    uint64_t len_bits;      /* 8 * buffer length in bytes */
+    uint64_t pos;           /* next bit to read, from the start of buf */
+    bool byte_aligned;      /* alignment option: byte-alignment (true) or bit-packed */
+    wm_exi_error *err;      /* where failures are reported (may be NULL) */
+} wm_exi_reader;
+
+typedef struct wm_exi_writer {
+    uint8_t *buf;           /* caller-owned output, cap bytes */
+    size_t cap;
+    uint64_t pos;           /* next bit to write */
+    bool byte_aligned;
+    wm_exi_error *err;
+} wm_exi_writer;
+
+void wm_exi_reader_init(wm_exi_reader *r, const uint8_t *buf, size_t len, wm_exi_error *err);
+void wm_exi_writer_init(wm_exi_writer *w, uint8_t *buf, size_t cap, wm_exi_error *err);
+
+/* Number of bits needed for an event-code part with n distinct values:
+ * ceil(log2(n)), 0 for n <= 1 (§6.2). */
+static inline unsigned wm_exi_code_width(uint32_t n)
+{
+    unsigned w = 0;
+    while (w < 32 && (1ull << w) < n) w++;
+    return w;
+}
+
+/* Raw bits (n <= 32), most significant first, ignoring the alignment mode:
+ * used by the header (§5) whose fields are always bit fields. */
+wm_exi_status wm_exi_read_raw(wm_exi_reader *r, unsigned n, uint32_t *out);
+wm_exi_status wm_exi_write_raw(wm_exi_writer *w, unsigned n, uint32_t v);
+
+/* Skips to the next byte boundary (padding after the header, §5). */
+void wm_exi_reader_align(wm_exi_reader *r);
+wm_exi_status wm_exi_writer_align(wm_exi_writer *w);
+
+/* n-bit unsigned integer (§7.1.9), n <= 32; also every event-code part
+ * (§6.2). Honours the alignment mode. n == 0 reads nothing and yields 0. */
+wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint32_t *out);
+wm_exi_status wm_exi_write_nbit(wm_exi_writer *w, unsigned n, uint32_t v);
+
+/* Boolean (§7.1.2): one bit, or one byte when byte-aligned. */
+wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out);
+wm_exi_status wm_exi_write_bool(wm_exi_writer *w, bool v);
+
+/* Unsigned integer (§7.1.6) up to 64 bits; a longer value returns
+ * WM_EXI_E_UNSUPPORTED (values beyond 2^64-1 are legal EXI but not kept). */
+wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out);
+wm_exi_status wm_exi_write_uint(wm_exi_writer *w, uint64_t v);
+
+/* One whole byte (binary content octets, §7.1.1): 8 bits in either mode. */
+wm_exi_status wm_exi_read_byte(wm_exi_reader *r, uint8_t *out);
+wm_exi_status wm_exi_write_byte(wm_exi_writer *w, uint8_t v);
+
+/* Bytes written so far, the last one padded with zero bits. */
+static inline size_t wm_exi_writer_bytes(const wm_exi_writer *w) { return (size_t)((w->pos + 7) / 8); }
+
+#endif

@@ -1,0 +1,21 @@
+/* `wmctl dump R.wmr`: a resolution file as JSON, the same shape as
+ * `wmctl resolve --json` (one printer, control/resolution_json.c). */
+#include <string.h>
+
+#include "control/resolution.h"
+#include "control/wmctl.h"
+
+int wmctl_dump(int argc, char **argv)
+{
+    if (argc != 2 || argv[1][0] == '-') return wmctl_usage_error("dump", "usage: wmctl dump R.wmr");
+    wm_resolution_error err;
+    wm_resolution *r = wm_resolution_open(argv[1], &err);
+    if (!r) {
+        fprintf(stderr, "wmctl dump: %s [%s] at byte %llu\n", err.message, wm_resolution_status_name(err.status),
+                (unsigned long long)err.offset);
+        return err.status == WM_RESOLUTION_ERR_IO ? 2 : 1;
+    }
+    int rc = wm_resolution_print_json(r, stdout) == 0 && fflush(stdout) == 0 ? 0 : 1;
+    wm_resolution_close(r);
+    return rc;
+}

@@ -1,0 +1,117 @@
+/* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
+ * loads a world, parses a neighborhood file, resolves every neighborhood and
+ * writes a resolution file and/or prints it as JSON (control/resolution.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/nbhd.h"
+#include "control/resolution.h"
+#include "control/resolver.h"
+#include "control/wmctl.h"
+#include "control/world.h"
+
+static const char USAGE[] = "usage: wmctl resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]";
+
+/* Reads a whole file of at most max bytes; NULL with errno-style message. */
+static char *slurp(const char *path, size_t max, size_t *len, char *msg, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) { snprintf(msg, cap, "%s: %s", path, strerror(errno)); return NULL; }
+    char *buf = NULL;
+    size_t n = 0, c = 0;
+    for (;;) {
+        if (n == c) {
+            c = c ? c * 2 : 65536;
+            if (c > max + 1) c = max + 1;
+            char *nb = realloc(buf, c);
+            if (!nb) { snprintf(msg, cap, "%s: out of memory", path); free(buf); fclose(f); return NULL; }
+            buf = nb;
+        }
+        size_t r = fread(buf + n, 1, c - n, f);
+        n += r;
+        if (n > max) { snprintf(msg, cap, "%s: larger than %zu bytes", path, max); free(buf); fclose(f); return NULL; }
+        if (r == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { snprintf(msg, cap, "%s: read error", path); free(buf); return NULL; }
+    *len = n;
+    return buf;
+}
+
+int wmctl_resolve(int argc, char **argv)
+{
+    const char *world_path = NULL, *nbhd_path = NULL, *out_path = NULL;
+    int json = 0;
+    wm_world_options wopt = { 0 };
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (i + 1 >= argc) return wmctl_usage_error("resolve", "%s needs a value\n%s", a, USAGE);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--world")) world_path = v;
+        else if (!strcmp(a, "--nbhd")) nbhd_path = v;
+        else if (!strcmp(a, "--out")) out_path = v;
+        else if (!strcmp(a, "--crs")) {
+            char *end;
+            long code = strncmp(v, "EPSG:", 5) ? 0 : strtol(v + 5, &end, 10);
+            if (code <= 0 || code > 999999 || *end)
+                return wmctl_usage_error("resolve", "--crs takes EPSG:N, not \"%s\"", v);
+            wopt.target_epsg = (int)code;
+        } else return wmctl_usage_error("resolve", "unknown option %s\n%s", a, USAGE);
+    }
+    if (!world_path || !nbhd_path || (!out_path && !json)) return wmctl_usage_error("resolve", "%s", USAGE);
+
+    char msg[512];
+    size_t len;
+    char *text = slurp(nbhd_path, WM_NBHD_MAX_INPUT, &len, msg, sizeof msg);
+    if (!text) return wmctl_usage_error("resolve", "%s", msg);
+    wm_nbhd_file nf;
+    wm_nbhd_error ne;
+    if (wm_nbhd_parse(text, len, &nf, &ne) != WM_NBHD_OK) {
+        free(text);
+        fprintf(stderr, "wmctl resolve: %s:%s [%s]\n", nbhd_path, wm_nbhd_error_format(&ne, msg, sizeof msg),
+                wm_nbhd_status_name(ne.status));
+        return 1;
+    }
+    free(text);
+    wm_world_error we;
+    wm_world *w = wm_world_load_file(world_path, &wopt, &we);
+    if (!w) {
+        wm_nbhd_file_free(&nf);
+        fprintf(stderr, "wmctl resolve: %s: %s\n", world_path, we.message);
+        return we.status == WM_WORLD_ERR_IO ? 2 : 1;
+    }
+    int rc = 0;
+    wm_resolution_builder *b = wm_resolution_builder_new(w);
+    wm_resolution_error re = { 0 };
+    for (size_t k = 0; k < nf.n_nbhds && b && rc == 0; k++) {
+        wm_nbhd_result res;
+        if (wm_resolve(w, &nf.nbhds[k], &res, &ne) != WM_NBHD_OK) {
+            fprintf(stderr, "wmctl resolve: %s:%s [%s]\n", nbhd_path, wm_nbhd_error_format(&ne, msg, sizeof msg),
+                    wm_nbhd_status_name(ne.status));
+            rc = 1;
+            break;
+        }
+        if (wm_resolution_builder_add(b, nf.nbhds[k].name, &res, &re) != WM_RESOLUTION_OK) rc = 1;
+        wm_nbhd_result_free(&res);
+    }
+    void *buf = NULL;
+    size_t blen = 0;
+    if (!b) { fprintf(stderr, "wmctl resolve: out of memory\n"); rc = 1; }
+    if (rc == 0 && wm_resolution_builder_finish(b, &buf, &blen, &re) != WM_RESOLUTION_OK) rc = 1;
+    if (rc == 0 && out_path && wm_resolution_write_file(out_path, buf, blen, &re) != WM_RESOLUTION_OK) rc = 2;
+    if (rc == 0 && json) {
+        wm_resolution *r = wm_resolution_view(buf, blen, &re);
+        if (!r || wm_resolution_print_json(r, stdout) != 0 || fflush(stdout) != 0) rc = 1;
+        wm_resolution_close(r);
+    }
+    if (rc && re.status != WM_RESOLUTION_OK)
+        fprintf(stderr, "wmctl resolve: %s [%s]\n", re.message, wm_resolution_status_name(re.status));
+    free(buf);
+    wm_resolution_builder_free(b);
+    wm_world_free(w);
+    wm_nbhd_file_free(&nf);
+    return rc;
+}

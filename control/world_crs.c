@@ -1,0 +1,167 @@
+/* The world's coordinate reference system: reading the GeoJSON "crs" member
+ * and reprojecting to a metric CRS with PROJ, so that DWd distances are
+ * metres (ARCHITECTURE.md §5). RFC 7946 data (no crs member) is WGS84
+ * lon/lat and goes to the UTM zone of its centre; a projected CRS in metres is
+ * kept as is, which keeps files like monaco.geojson bit-exact.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <proj.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/world_impl.h"
+
+int wm_world_crs_member_epsg(json_t *crs, char *msg, size_t cap)
+{
+    if (!crs || json_is_null(crs)) return 0;
+    const char *type = json_string_value(json_object_get(crs, "type"));
+    const char *name = json_string_value(json_object_get(json_object_get(crs, "properties"), "name"));
+    if (!type || strcmp(type, "name") || !name) {
+        snprintf(msg, cap, "crs member must be {\"type\":\"name\",\"properties\":{\"name\":...}}");
+        return -1;
+    }
+    if (!strcmp(name, "urn:ogc:def:crs:OGC:1.3:CRS84") || !strcmp(name, "urn:ogc:def:crs:OGC::CRS84") ||
+        !strcmp(name, "OGC:CRS84"))
+        return 4326;
+    const char *num = NULL;
+    static const char *const prefixes[] = { "urn:ogc:def:crs:EPSG::", "urn:ogc:def:crs:EPSG:", "EPSG:" };
+    for (size_t k = 0; k < sizeof prefixes / sizeof prefixes[0] && !num; k++)
+        if (!strncmp(name, prefixes[k], strlen(prefixes[k]))) num = name + strlen(prefixes[k]);
+    /* urn:ogc:def:crs:EPSG:<version>:<code> carries a version field. */
+    if (num && strchr(num, ':')) num = strrchr(num, ':') + 1;
+    long code = 0;
+    if (num && *num) {
+        char *end;
+        code = strtol(num, &end, 10);
+        if (*end || code <= 0 || code > 999999) code = 0;
+    }
+    if (!code) {
+        snprintf(msg, cap, "crs \"%.200s\" names no EPSG code (expected EPSG:n or urn:ogc:def:crs:EPSG::n)", name);
+        return -1;
+    }
+    return (int)code;
+}
+
+/* Whether EPSG:code is a projected CRS whose first axis is in metres. */
+static int crs_kind(PJ_CONTEXT *pc, int code, char *msg, size_t cap)
+{
+    char def[32];
+    snprintf(def, sizeof def, "EPSG:%d", code);
+    PJ *crs = proj_create(pc, def);
+    if (!crs) {
+        snprintf(msg, cap, "PROJ does not know %s", def);
+        return -1;
+    }
+    int kind = 0; /* 0 geographic, 1 projected metric, -1 unsupported */
+    PJ_TYPE t = proj_get_type(crs);
+    if (t == PJ_TYPE_GEOGRAPHIC_2D_CRS || t == PJ_TYPE_GEOGRAPHIC_3D_CRS) {
+        kind = 0;
+    } else if (t == PJ_TYPE_PROJECTED_CRS) {
+        PJ *cs = proj_crs_get_coordinate_system(pc, crs);
+        double conv = 0;
+        if (!cs || !proj_cs_get_axis_info(pc, cs, 0, NULL, NULL, NULL, &conv, NULL, NULL, NULL) || conv != 1.0) {
+            snprintf(msg, cap, "%s is projected but not in metres", def);
+            kind = -1;
+        } else {
+            kind = 1;
+        }
+        if (cs) proj_destroy(cs);
+    } else {
+        snprintf(msg, cap, "%s is neither a geographic nor a projected CRS", def);
+        kind = -1;
+    }
+    proj_destroy(crs);
+    return kind;
+}
+
+typedef struct xform {
+    PJ *pj;
+    int failed;
+} xform;
+
+static int transform_xy(double *x, double *y, void *ud)
+{
+    xform *t = ud;
+    PJ_COORD c = proj_coord(*x, *y, 0, 0);
+    PJ_COORD r = proj_trans(t->pj, PJ_FWD, c);
+    if (!isfinite(r.xy.x) || !isfinite(r.xy.y) || r.xy.x == HUGE_VAL) {
+        t->failed = 1;
+        return 0;
+    }
+    *x = r.xy.x;
+    *y = r.xy.y;
+    return 1;
+}
+
+int wm_world_crs_reproject(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t n, int src_epsg, int target_epsg,
+                           uint64_t *bad, char *msg, size_t cap)
+{
+    *bad = 0;
+    if (src_epsg == 0) src_epsg = 4326;
+    PJ_CONTEXT *pc = proj_context_create();
+    if (!pc) { snprintf(msg, cap, "PROJ context creation failed"); return -1; }
+    proj_context_use_proj4_init_rules(pc, 0);
+    int result = -1;
+    PJ *pj = NULL, *norm = NULL;
+    int src_kind = crs_kind(pc, src_epsg, msg, cap);
+    if (src_kind < 0) goto out;
+    int target = target_epsg;
+    if (!target) {
+        if (src_kind == 1) {
+            target = src_epsg;
+        } else {
+            /* The UTM zone of the centre of the bounding box (lon/lat). */
+            double xmin = INFINITY, ymin = INFINITY, xmax = -INFINITY, ymax = -INFINITY;
+            for (size_t k = 0; k < n; k++) {
+                double a, b, c, d;
+                if (!GEOSGeom_getExtent_r(ctx, geoms[k], &a, &b, &c, &d)) continue;
+                xmin = fmin(xmin, a); ymin = fmin(ymin, b); xmax = fmax(xmax, c); ymax = fmax(ymax, d);
+            }
+            if (!(xmin >= -180 && xmax <= 180 && ymin >= -90 && ymax <= 90)) {
+                snprintf(msg, cap, "coordinates outside WGS84 lon/lat range [-180,180]x[-90,90]: a projected file needs a crs member");
+                goto out;
+            }
+            double lon = (xmin + xmax) / 2, lat = (ymin + ymax) / 2;
+            int zone = (int)floor((lon + 180.0) / 6.0) + 1;
+            if (zone > 60) zone = 60;
+            target = (lat >= 0 ? 32600 : 32700) + zone;
+        }
+    }
+    int tk = crs_kind(pc, target, msg, cap);
+    if (tk < 0) goto out;
+    if (tk != 1) {
+        snprintf(msg, cap, "target CRS EPSG:%d is not projected: relations are evaluated in metres", target);
+        goto out;
+    }
+    if (target == src_epsg) { result = target; goto out; }
+
+    char s[32], t[32];
+    snprintf(s, sizeof s, "EPSG:%d", src_epsg);
+    snprintf(t, sizeof t, "EPSG:%d", target);
+    pj = proj_create_crs_to_crs(pc, s, t, NULL);
+    if (!pj) { snprintf(msg, cap, "PROJ cannot transform %s to %s", s, t); goto out; }
+    /* GeoJSON positions are x=lon, y=lat (easting, northing): traditional GIS order. */
+    norm = proj_normalize_for_visualization(pc, pj);
+    if (!norm) { snprintf(msg, cap, "PROJ cannot normalise the axis order of %s to %s", s, t); goto out; }
+    for (size_t k = 0; k < n; k++) {
+        xform xf = { norm, 0 };
+        GEOSGeometry *r = GEOSGeom_transformXY_r(ctx, geoms[k], transform_xy, &xf);
+        if (!r || xf.failed) {
+            if (r) GEOSGeom_destroy_r(ctx, r);
+            *bad = k + 1;
+            snprintf(msg, cap, "PROJ cannot transform a coordinate from %s to %s", s, t);
+            goto out;
+        }
+        GEOSGeom_destroy_r(ctx, geoms[k]);
+        geoms[k] = r;
+    }
+    result = target;
+out:
+    if (norm) proj_destroy(norm);
+    if (pj) proj_destroy(pj);
+    proj_context_destroy(pc);
+    return result;
+}
