@@ -90,7 +90,7 @@ size_t wm_naive_match(const wm_naive *n, const char *topic, const uint32_t *peid
         if (s->no_local && client && strcmp(client, s->client) == 0) continue;
         if (s->spatial) {
             bool hit = false;
-            for (size_t j = 0; j < n_peids && !hit; j++)
+            for (size_t j = 0; j < n_peids && s->n_peids && !hit; j++)
                 hit = bsearch(&peids[j], s->peids, s->n_peids, sizeof *peids, cmp_u32) != NULL;
             if (!hit) continue;
         }

@@ -64,7 +64,7 @@ static size_t sort_unique(uint32_t *a, uint32_t *tmp, size_t n)
 
 static bool scratch(wm_matcher *m, size_t n)
 {
-    if (m->sort_cap >= 2 * n) return true;
+    if (m->sort_tmp && m->sort_cap >= 2 * n) return true;
     size_t cap = 2 * n < 4096 ? 4096 : 2 * n;
     uint32_t *p = realloc(m->sort_tmp, cap * sizeof *p);
     if (!p) return false;
