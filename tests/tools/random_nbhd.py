@@ -117,6 +117,8 @@ def gen_one(rng, idx, by_kind, cats, eq):
     refs = list(dict.fromkeys(rng.choice(src) for _ in range(nref)))
     if rng.random() < 0.1:  # a mixed reference set now and then
         refs.append(rng.choice(by_kind[rng.choice(["road", "zone", "area", "poi"])]))
+    if rng.random() < 0.03:  # a repeated reference peid is legal and changes nothing
+        refs.append(refs[0])
     kinds = {0: ref_kind}
     stages = []
     i = 1
@@ -139,7 +141,9 @@ def gen_one(rng, idx, by_kind, cats, eq):
         kind = "road" if r < 0.55 else "poi" if r < 0.75 else "zone" if r < 0.92 else "wide"
         cond = pick_cond(rng, kinds[src_stages[-1]], kind)
         cf = pick_filters(rng, cats, kind)
-        if cond == "DW":
+        if cond == "DW" and kinds[src_stages[-1]] == "zone" and kind == "zone" and rng.random() < 0.5:
+            cond += rng.choice(["500", "499.99", "500.0", "1000", "707.11", "707.1"])  # grid distances, exact
+        elif cond == "DW":
             many = len(refs) > 2 if i == 1 else (i > 2 or kinds[src_stages[-1]] in ("road", "wide"))
             cond += distance(rng, many, kind)
         stages.append(("%d" % count if count > 1 or rng.random() < 0.05 else "") +

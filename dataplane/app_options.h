@@ -1,0 +1,49 @@
+/* The application options of build/wirematch, the part of its command line
+ * after EAL's "--" (DPDK convention: `wirematch [EAL options] -- [app options]`).
+ *
+ *   --resolution FILE     resolution (.wmr) to match against
+ *   --subs FILE           subscriptions to preload (JSON lines)
+ *   --mqtt-port P[,P...]  broker TCP ports (default 1883), up to 16
+ *   --match-log FILE      match log, one JSON line per PUBLISH
+ *   --tx matched|all|none what to transmit back out of the receiving port (default none)
+ *   --stats-interval SEC  a progress line on stderr every SEC seconds (0 = never, default)
+ *   --max-flows N         connections tracked per worker (default 16384)
+ *   --ooo-blocks N        out-of-order 2 KiB blocks per worker (default 2048)
+ *   --summary FILE        write the exit summary (JSON) there instead of stdout
+ *   --idle-exit-ms MS     replay ports: stop when every queue has been empty this long (default 200)
+ *
+ * Parsing is a pure function so it is tested without the EAL.
+ * Thread safety: reentrant. */
+#ifndef WM_DATAPLANE_APP_OPTIONS_H
+#define WM_DATAPLANE_APP_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/pkt_path.h"
+
+enum wm_tx_mode { WM_TX_NONE = 0, WM_TX_MATCHED, WM_TX_ALL };
+
+struct wm_app_options {
+    const char *resolution;  /* NULL if absent; strings point into argv */
+    const char *subs;
+    const char *match_log;
+    const char *summary;
+    uint16_t mqtt_ports[WM_PKT_PATH_MAX_PORTS];
+    unsigned n_ports;
+    enum wm_tx_mode tx;
+    unsigned stats_interval; /* seconds */
+    uint32_t max_flows;
+    uint32_t ooo_blocks;
+    uint32_t idle_exit_ms;
+};
+
+/* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).
+ * Returns 0, or -1 with a message naming the option and the reason in
+ * err[0..errlen) (exit code 2 for the caller). */
+int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *err, size_t errlen);
+
+/* The usage text (one paragraph per option), for --help and errors. */
+const char *wm_app_options_usage(void);
+
+#endif

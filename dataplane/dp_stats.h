@@ -1,0 +1,44 @@
+/* Data-plane counters summed over workers and walked by name, so the exit
+ * summary (JSON), the telemetry commands and the progress line all report
+ * the same counters under the same names.
+ *
+ * Groups and what they count:
+ *   packets   frames received, and each frame's parse verdict (pkt_parse.h)
+ *             plus not_mqtt_port
+ *   segments  TCP segments to or from an MQTT port, by disposition (flow_table.h)
+ *   flows     connection events, closes by reason, active entries
+ *   stream    reassembly bytes (tcp_stream.h)
+ *   tx        frames transmitted and dropped at transmit
+ *
+ * Conservation (wm_dp_totals_conserved): packets.rx == sum of non-tcp
+ * verdicts + not_mqtt_port + sum of segments.
+ *
+ * Thread safety: wm_dp_totals_add may read a running worker's counters
+ * (aligned 64-bit loads, never torn on x86-64; values may be a burst old). */
+#ifndef WM_DATAPLANE_DP_STATS_H
+#define WM_DATAPLANE_DP_STATS_H
+
+#include <stdint.h>
+
+#include "dataplane/pkt_path.h"
+
+struct wm_dp_totals {
+    struct wm_pkt_path_counters path;
+    struct wm_flow_counters flows;
+    uint64_t active_flows;
+    uint64_t tx_packets, tx_dropped;
+    uint64_t workers;
+};
+
+/* Adds one worker's path counters, active flows and transmit counters. */
+void wm_dp_totals_add(struct wm_dp_totals *t, const struct wm_pkt_path *p, uint64_t tx_packets,
+                      uint64_t tx_dropped);
+
+typedef void (*wm_stat_fn)(void *ctx, const char *group, const char *name, uint64_t v);
+/* Calls fn for every counter, grouped as above, in a fixed order. */
+void wm_dp_totals_visit(const struct wm_dp_totals *t, wm_stat_fn fn, void *ctx);
+
+/* 1 if every received frame is counted exactly once, else 0. */
+int wm_dp_totals_conserved(const struct wm_dp_totals *t);
+
+#endif

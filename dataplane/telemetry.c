@@ -1,0 +1,104 @@
+/* /wirematch/ telemetry commands; see telemetry.h. */
+#include "dataplane/telemetry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_telemetry.h>
+
+#include "dataplane/dp_stats.h"
+
+static struct wm_worker *tel_workers;
+static unsigned tel_n;
+
+/* One nested dict per counter group (telemetry containers nest one level). */
+struct tel_groups {
+    struct rte_tel_data *top;
+    struct rte_tel_data *cur;
+    const char *cur_group;
+    int failed;
+};
+
+static void flush_group(struct tel_groups *g)
+{
+    if (g->cur && rte_tel_data_add_dict_container(g->top, g->cur_group, g->cur, 0) != 0) {
+        rte_tel_data_free(g->cur);
+        g->failed = 1;
+    }
+    g->cur = NULL;
+}
+
+static void add_stat(void *ctx, const char *group, const char *name, uint64_t v)
+{
+    struct tel_groups *g = ctx;
+    if (!g->cur_group || strcmp(g->cur_group, group) != 0) {
+        flush_group(g);
+        g->cur_group = group;
+        g->cur = rte_tel_data_alloc();
+        if (!g->cur) {
+            g->failed = 1;
+            return;
+        }
+        rte_tel_data_start_dict(g->cur);
+    }
+    if (g->cur) rte_tel_data_add_dict_u64(g->cur, name, v);
+}
+
+static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct wm_dp_totals t = {0};
+    for (unsigned i = 0; i < tel_n; i++)
+        if (tel_workers[i].path)
+            wm_dp_totals_add(&t, tel_workers[i].path, tel_workers[i].tx_packets, tel_workers[i].tx_dropped);
+    rte_tel_data_start_dict(d);
+    struct tel_groups g = {d, NULL, NULL, 0};
+    wm_dp_totals_visit(&t, add_stat, &g);
+    flush_group(&g);
+    return g.failed ? -1 : 0;
+}
+
+static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    rte_tel_data_start_dict(d);
+    for (unsigned i = 0; i < tel_n; i++) {
+        const struct wm_worker *w = &tel_workers[i];
+        if (!w->path) continue;
+        const volatile struct wm_flow_table *ft = &w->path->flows;
+        struct rte_tel_data *c = rte_tel_data_alloc();
+        if (!c) return -1;
+        rte_tel_data_start_dict(c);
+        rte_tel_data_add_dict_u64(c, "lcore", w->lcore_id);
+        rte_tel_data_add_dict_u64(c, "queue", w->queue_id);
+        rte_tel_data_add_dict_u64(c, "active", ft->active);
+        rte_tel_data_add_dict_u64(c, "capacity", ft->cfg.max_flows);
+        rte_tel_data_add_dict_u64(c, "ooo_blocks_used", ft->ooo.n_blocks - ft->ooo.n_free);
+        rte_tel_data_add_dict_u64(c, "ooo_blocks", ft->ooo.n_blocks);
+        rte_tel_data_add_dict_u64(c, "opened", ft->c.opened_syn + ft->c.opened_synack);
+        rte_tel_data_add_dict_u64(c, "midstream", ft->c.midstream);
+        uint64_t closed = 0;
+        for (int r = 0; r < WM_FLOW_CLOSE_COUNT; r++) closed += ft->c.closed[r];
+        rte_tel_data_add_dict_u64(c, "closed", closed);
+        rte_tel_data_add_dict_u64(c, "evicted", ft->c.closed[WM_FLOW_CLOSE_EVICTED]);
+        char key[32];
+        snprintf(key, sizeof key, "worker%u", i);
+        rte_tel_data_add_dict_container(d, key, c, 0);
+    }
+    return 0;
+}
+
+int wm_telemetry_register(struct wm_worker *workers, unsigned n)
+{
+    tel_workers = workers;
+    tel_n = n;
+    int rc = rte_telemetry_register_cmd("/wirematch/stats", cmd_stats,
+                                        "Returns every wirematch data-plane counter. Takes no parameters");
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/wirematch/flows", cmd_flows,
+                                        "Returns the connection tables of the wirematch workers. Takes no parameters");
+    return rc;
+}
+
+void wm_telemetry_detach(void)
+{
+    __atomic_store_n(&tel_n, 0, __ATOMIC_SEQ_CST);
+}

@@ -1,0 +1,387 @@
+/* build/wirematch: the DPDK data plane.
+ *
+ *   wirematch [EAL options] -- [app options]      (app options: app_options.h)
+ *
+ * Ports are whatever EAL gives (--vdev net_pcap0,rx_pcap=IN.pcap replays a
+ * capture and stops when it is exhausted; net_null, net_af_packet, real NICs).
+ * Every port gets one RX/TX queue per worker and, with several queues, RSS
+ * with a symmetric key so both directions of a connection reach one worker.
+ * With one lcore (-l 0) the main lcore is the worker; with more, every
+ * worker lcore polls one queue and the main lcore prints progress and waits.
+ *
+ * Shape and teardown follow DPDK's examples/l2fwd: configure, start, launch,
+ * wait, stop, close, rte_eal_cleanup. SIGINT/SIGTERM stop the workers; the
+ * exit summary (JSON, dp_stats.h counters and the conservation check) goes
+ * to stdout or --summary FILE.
+ *
+ * Exit codes: 0 ok, 1 a port or memory failed at run time, 2 bad usage. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/app_options.h"
+#include "dataplane/dp_stats.h"
+#include "dataplane/telemetry.h"
+#include "dataplane/worker.h"
+
+#define NB_RXD 1024
+#define NB_TXD 1024
+#define MBUF_CACHE 256
+
+static volatile bool force_quit;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    force_quit = true;
+}
+
+/* A symmetric Toeplitz key: with the 16-bit pattern 0x6d5a repeated, the
+ * hash of (src, dst, sport, dport) equals that of (dst, src, dport, sport)
+ * (Woo & Park, "Scalable TCP Session Monitoring with Symmetric RSS", 2012). */
+static uint8_t sym_rss_key[40] = {
+    0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+    0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+    0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
+};
+
+struct port_info {
+    uint16_t id;
+    uint16_t nb_rxq, nb_txq;
+    int replay;
+    char name[RTE_ETH_NAME_MAX_LEN];
+    const char *driver;
+};
+
+/* A net_pcap port reading a capture file once (not infinite_rx, not a live
+ * interface) has nothing more to give when its queue stays empty. */
+static int is_replay_port(const struct rte_eth_dev_info *info)
+{
+    if (!info->device || !info->driver_name || strcmp(info->driver_name, "net_pcap") != 0) return 0;
+    const struct rte_devargs *da = rte_dev_devargs(info->device);
+    if (!da || !da->args) return 0;
+    return strstr(da->args, "rx_pcap=") != NULL && strstr(da->args, "infinite_rx=1") == NULL;
+}
+
+static int port_setup(struct port_info *p, unsigned n_workers, struct rte_mempool *pool, enum wm_tx_mode tx)
+{
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(p->id, &info);
+    if (rc != 0) {
+        fprintf(stderr, "wirematch: port %u: cannot read device info: %s\n", p->id, strerror(-rc));
+        return -1;
+    }
+    rte_eth_dev_get_name_by_port(p->id, p->name);
+    p->driver = info.driver_name;
+    p->replay = is_replay_port(&info);
+    p->nb_rxq = (uint16_t)RTE_MIN(n_workers, (unsigned)info.max_rx_queues);
+    struct rte_eth_conf conf;
+    memset(&conf, 0, sizeof conf);
+    uint64_t rss_hf = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP) & info.flow_type_rss_offloads;
+    if (p->nb_rxq > 1) {
+        if (rss_hf == 0) {
+            fprintf(stderr, "wirematch: port %u (%s) has no RSS: using one queue\n", p->id, p->name);
+            p->nb_rxq = 1;
+        } else {
+            conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_key = sym_rss_key;
+            conf.rx_adv_conf.rss_conf.rss_key_len = sizeof sym_rss_key;
+            conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+        }
+    }
+    p->nb_txq = (uint16_t)RTE_MIN((unsigned)p->nb_rxq, (unsigned)info.max_tx_queues);
+    if (p->nb_txq == 0) p->nb_txq = 1;
+    rc = rte_eth_dev_configure(p->id, p->nb_rxq, p->nb_txq, &conf);
+    if (rc != 0) {
+        fprintf(stderr, "wirematch: port %u: configure: %s\n", p->id, strerror(-rc));
+        return -1;
+    }
+    uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD;
+    rte_eth_dev_adjust_nb_rx_tx_desc(p->id, &nb_rxd, &nb_txd);
+    int socket = rte_eth_dev_socket_id(p->id);
+    if (socket < 0) socket = (int)rte_socket_id();
+    for (uint16_t q = 0; q < p->nb_rxq; q++) {
+        rc = rte_eth_rx_queue_setup(p->id, q, nb_rxd, (unsigned)socket, NULL, pool);
+        if (rc != 0) {
+            fprintf(stderr, "wirematch: port %u: rx queue %u: %s\n", p->id, q, strerror(-rc));
+            return -1;
+        }
+    }
+    for (uint16_t q = 0; q < p->nb_txq; q++) {
+        rc = rte_eth_tx_queue_setup(p->id, q, nb_txd, (unsigned)socket, NULL);
+        if (rc != 0) {
+            fprintf(stderr, "wirematch: port %u: tx queue %u: %s\n", p->id, q, strerror(-rc));
+            return -1;
+        }
+    }
+    rc = rte_eth_dev_start(p->id);
+    if (rc != 0) {
+        fprintf(stderr, "wirematch: port %u: start: %s\n", p->id, strerror(-rc));
+        return -1;
+    }
+    rte_eth_promiscuous_enable(p->id); /* not every vdev supports it; harmless if not */
+    (void)tx;
+    return 0;
+}
+
+static int file_readable(const char *opt, const char *path)
+{
+    if (path && access(path, R_OK) != 0) {
+        fprintf(stderr, "wirematch: %s %s: %s\n", opt, path, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+struct json_visit {
+    json_t *root;
+};
+
+static void json_stat(void *ctx, const char *group, const char *name, uint64_t v)
+{
+    struct json_visit *jv = ctx;
+    json_t *g = json_object_get(jv->root, group);
+    if (!g) {
+        g = json_object();
+        json_object_set_new(jv->root, group, g);
+    }
+    json_object_set_new(g, name, json_integer((json_int_t)v));
+}
+
+static int write_summary(const struct wm_app_options *o, struct wm_worker *workers, unsigned n_workers,
+                         const struct port_info *ports, unsigned n_ports, double elapsed_s)
+{
+    struct wm_dp_totals t = {0};
+    json_t *root = json_object();
+    json_t *jw = json_array();
+    for (unsigned i = 0; i < n_workers; i++) {
+        struct wm_worker *w = &workers[i];
+        wm_dp_totals_add(&t, w->path, w->tx_packets, w->tx_dropped);
+        json_t *x = json_object();
+        json_object_set_new(x, "lcore", json_integer(w->lcore_id));
+        json_object_set_new(x, "queue", json_integer(w->queue_id));
+        json_object_set_new(x, "rx", json_integer((json_int_t)w->path->c.rx_packets));
+        json_object_set_new(x, "multiseg_copied", json_integer((json_int_t)w->multiseg_copied));
+        json_object_set_new(x, "oversize", json_integer((json_int_t)w->oversize));
+        json_array_append_new(jw, x);
+    }
+    json_object_set_new(root, "workers", jw);
+    uint64_t nic_rx = 0, nic_missed = 0, nic_nombuf = 0;
+    json_t *jp = json_array();
+    for (unsigned i = 0; i < n_ports; i++) {
+        struct rte_eth_stats st;
+        memset(&st, 0, sizeof st);
+        rte_eth_stats_get(ports[i].id, &st);
+        nic_rx += st.ipackets;
+        nic_missed += st.imissed;
+        nic_nombuf += st.rx_nombuf;
+        json_t *x = json_object();
+        json_object_set_new(x, "port", json_integer(ports[i].id));
+        json_object_set_new(x, "name", json_string(ports[i].name));
+        json_object_set_new(x, "driver", json_string(ports[i].driver ? ports[i].driver : ""));
+        json_object_set_new(x, "rx_queues", json_integer(ports[i].nb_rxq));
+        json_object_set_new(x, "ipackets", json_integer((json_int_t)st.ipackets));
+        json_object_set_new(x, "imissed", json_integer((json_int_t)st.imissed));
+        json_object_set_new(x, "ierrors", json_integer((json_int_t)st.ierrors));
+        json_object_set_new(x, "rx_nombuf", json_integer((json_int_t)st.rx_nombuf));
+        json_object_set_new(x, "opackets", json_integer((json_int_t)st.opackets));
+        json_array_append_new(jp, x);
+    }
+    json_object_set_new(root, "ports", jp);
+    struct json_visit jv = {root};
+    wm_dp_totals_visit(&t, json_stat, &jv);
+
+    uint64_t counted = t.path.not_mqtt_port, segs = 0;
+    for (int v = 0; v < WM_PKT_VERDICT_COUNT; v++)
+        if (v != WM_PKT_TCP) counted += t.path.verdict[v];
+    for (int d = 0; d < WM_SD_COUNT; d++) segs += t.flows.disposition[d];
+    counted += segs;
+    json_t *cons = json_object();
+    json_object_set_new(cons, "nic_rx", json_integer((json_int_t)nic_rx));
+    json_object_set_new(cons, "rx", json_integer((json_int_t)t.path.rx_packets));
+    json_object_set_new(cons, "counted", json_integer((json_int_t)counted));
+    json_object_set_new(cons, "segments", json_integer((json_int_t)segs));
+    json_object_set_new(cons, "packets_hold", json_boolean(wm_dp_totals_conserved(&t)));
+    json_object_set_new(cons, "nic_rx_equals_rx", json_boolean(nic_rx == t.path.rx_packets));
+    json_object_set_new(root, "conservation", cons);
+    json_object_set_new(root, "elapsed_s", json_real(elapsed_s));
+    json_object_set_new(root, "rx_pps", json_real(elapsed_s > 0 ? (double)t.path.rx_packets / elapsed_s : 0));
+    json_object_set_new(root, "nic_missed", json_integer((json_int_t)(nic_missed + nic_nombuf)));
+
+    int rc;
+    if (o->summary) {
+        rc = json_dump_file(root, o->summary, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (rc != 0) fprintf(stderr, "wirematch: --summary %s: cannot write\n", o->summary);
+    } else {
+        rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+        fputc('\n', stdout);
+    }
+    json_decref(root);
+    return rc == 0 ? 0 : 1;
+}
+
+static void progress_line(struct wm_worker *workers, unsigned n, double elapsed)
+{
+    struct wm_dp_totals t = {0};
+    for (unsigned i = 0; i < n; i++) wm_dp_totals_add(&t, workers[i].path, workers[i].tx_packets, workers[i].tx_dropped);
+    fprintf(stderr, "wirematch: %.1fs rx %" PRIu64 " tcp %" PRIu64 " delivered %" PRIu64
+                    " B flows %" PRIu64 " midstream %" PRIu64 "\n",
+            elapsed, t.path.rx_packets, t.path.verdict[WM_PKT_TCP], t.flows.stream.delivered_bytes,
+            t.active_flows, t.flows.midstream);
+}
+
+int main(int argc, char **argv)
+{
+    int ret = rte_eal_init(argc, argv);
+    if (ret < 0) {
+        fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
+        return 2;
+    }
+    argv[ret] = argv[0];
+    struct wm_app_options o;
+    char err[512];
+    if (wm_app_options_parse(argc - ret, argv + ret, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "wirematch: %s\n%s", err, strstr(err, "usage:") ? "" : wm_app_options_usage());
+        rte_eal_cleanup();
+        return 2;
+    }
+    if (!file_readable("--resolution", o.resolution) || !file_readable("--subs", o.subs)) {
+        rte_eal_cleanup();
+        return 2;
+    }
+    if (o.resolution || o.subs || o.match_log)
+        fprintf(stderr, "wirematch: note: MQTT sessions and matching are not wired yet; "
+                        "--resolution/--subs/--match-log are accepted and not used\n");
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+
+    unsigned n_ports = rte_eth_dev_count_avail();
+    if (n_ports == 0) {
+        fprintf(stderr, "wirematch: no ports; give EAL one, e.g. --vdev net_pcap0,rx_pcap=IN.pcap\n");
+        rte_eal_cleanup();
+        return 2;
+    }
+    if (n_ports > WM_MAX_PORTS) {
+        fprintf(stderr, "wirematch: %u ports; at most %d are used\n", n_ports, WM_MAX_PORTS);
+        n_ports = WM_MAX_PORTS;
+    }
+
+    /* Workers: every worker lcore, or the main lcore alone. */
+    unsigned lcores[RTE_MAX_LCORE], n_workers = 0, lc;
+    RTE_LCORE_FOREACH_WORKER(lc) lcores[n_workers++] = lc;
+    bool main_works = n_workers == 0;
+    if (main_works) lcores[n_workers++] = rte_get_main_lcore();
+
+    unsigned n_mbufs = n_ports * n_workers * (NB_RXD + NB_TXD + 2 * WM_BURST) + n_workers * MBUF_CACHE + 1024;
+    if (n_mbufs < 8191) n_mbufs = 8191;
+    struct rte_mempool *pool = rte_pktmbuf_pool_create("wm_mbufs", n_mbufs, MBUF_CACHE, 0,
+                                                       RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+    if (!pool) {
+        fprintf(stderr, "wirematch: cannot create an mbuf pool of %u: %s (raise EAL -m)\n", n_mbufs,
+                rte_strerror(rte_errno));
+        rte_eal_cleanup();
+        return 1;
+    }
+
+    struct port_info ports[WM_MAX_PORTS];
+    unsigned n_started = 0;
+    int status = 0;
+    uint16_t pid;
+    RTE_ETH_FOREACH_DEV(pid) {
+        if (n_started == n_ports) break;
+        ports[n_started].id = pid;
+        if (port_setup(&ports[n_started], n_workers, pool, o.tx) != 0) {
+            status = 1;
+            break;
+        }
+        n_started++;
+    }
+
+    struct wm_worker *workers = NULL;
+    if (status == 0) {
+        workers = rte_zmalloc("wm_workers", sizeof *workers * n_workers, RTE_CACHE_LINE_SIZE);
+        if (!workers) {
+            fprintf(stderr, "wirematch: no memory for %u workers\n", n_workers);
+            status = 1;
+        }
+    }
+    struct wm_pkt_path_config pcfg;
+    memset(&pcfg, 0, sizeof pcfg);
+    memcpy(pcfg.mqtt_ports, o.mqtt_ports, sizeof o.mqtt_ports);
+    pcfg.n_ports = o.n_ports;
+    wm_flow_table_config_default(&pcfg.flows);
+    pcfg.flows.max_flows = o.max_flows;
+    pcfg.flows.ooo_pool_blocks = o.ooo_blocks;
+    for (unsigned i = 0; status == 0 && i < n_workers; i++) {
+        struct wm_worker *w = &workers[i];
+        w->lcore_id = lcores[i];
+        w->queue_id = (uint16_t)i;
+        w->n_ports = (uint16_t)n_started;
+        w->tx = o.tx;
+        w->quit = &force_quit;
+        w->idle_exit_tsc = rte_get_tsc_hz() / 1000 * o.idle_exit_ms;
+        for (unsigned p = 0; p < n_started; p++) {
+            w->port_ids[p] = ports[p].id;
+            w->port_has_queue[p] = i < ports[p].nb_rxq;
+            w->port_replay[p] = (uint8_t)ports[p].replay;
+        }
+        if (wm_worker_init(w, &pcfg, NULL, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) status = 1;
+    }
+    if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
+        fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");
+
+    uint64_t t0 = rte_get_tsc_cycles();
+    if (status == 0) {
+        if (main_works) {
+            wm_worker_main(&workers[0]);
+        } else {
+            for (unsigned i = 0; i < n_workers; i++) rte_eal_remote_launch(wm_worker_main, &workers[i], lcores[i]);
+            uint64_t hz = rte_get_tsc_hz(), next = t0 + (uint64_t)o.stats_interval * hz;
+            for (;;) {
+                bool all_done = true;
+                for (unsigned i = 0; i < n_workers; i++) all_done &= workers[i].done;
+                if (all_done || force_quit) break;
+                rte_delay_ms(10);
+                if (o.stats_interval && rte_get_tsc_cycles() >= next) {
+                    progress_line(workers, n_workers, (double)(rte_get_tsc_cycles() - t0) / (double)hz);
+                    next += (uint64_t)o.stats_interval * hz;
+                }
+            }
+            force_quit = true;
+            rte_eal_mp_wait_lcore();
+        }
+    }
+    double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
+
+    if (status == 0 && write_summary(&o, workers, n_workers, ports, n_started, elapsed) != 0) status = 1;
+
+    for (unsigned p = 0; p < n_started; p++) {
+        rte_eth_dev_stop(ports[p].id);
+        rte_eth_dev_close(ports[p].id);
+    }
+    wm_telemetry_detach();
+    if (workers) {
+        for (unsigned i = 0; i < n_workers; i++) wm_worker_free(&workers[i]);
+        rte_free(workers);
+    }
+    rte_mempool_free(pool);
+    rte_eal_cleanup();
+    return status;
+}

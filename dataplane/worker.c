@@ -1,0 +1,143 @@
+/* The worker burst loop; see worker.h. */
+#include "dataplane/worker.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_prefetch.h>
+
+int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg,
+                   const struct wm_stream_ops *ops, void *ops_ctx, int socket)
+{
+    size_t memsize = wm_pkt_path_memsize(cfg);
+    if (memsize == 0) {
+        fprintf(stderr, "wirematch: invalid flow table configuration\n");
+        return -1;
+    }
+    w->path = rte_zmalloc_socket("wm_pkt_path", sizeof *w->path, RTE_CACHE_LINE_SIZE, socket);
+    w->path_mem = rte_malloc_socket("wm_flows", memsize, RTE_CACHE_LINE_SIZE, socket);
+    if (!w->path || !w->path_mem) {
+        fprintf(stderr, "wirematch: cannot allocate %zu bytes of flow memory for lcore %u "
+                        "(raise EAL -m, or lower --max-flows / --ooo-blocks)\n", memsize, w->lcore_id);
+        wm_worker_free(w);
+        return -1;
+    }
+    if (wm_pkt_path_init(w->path, w->path_mem, cfg, ops, ops_ctx) != 0) {
+        fprintf(stderr, "wirematch: invalid packet path configuration\n");
+        wm_worker_free(w);
+        return -1;
+    }
+    w->tsc_hz = rte_get_tsc_hz();
+    return 0;
+}
+
+void wm_worker_free(struct wm_worker *w)
+{
+    rte_free(w->path);
+    rte_free(w->path_mem);
+    w->path = NULL;
+    w->path_mem = NULL;
+    for (int i = 0; i < WM_MAX_PORTS; i++) {
+        rte_free(w->txb[i]);
+        w->txb[i] = NULL;
+    }
+}
+
+static void count_tx_drop(struct rte_mbuf **pkts, uint16_t unsent, void *userdata)
+{
+    struct wm_worker *w = userdata;
+    w->tx_dropped += unsent;
+    rte_pktmbuf_free_bulk(pkts, unsent);
+}
+
+static inline uint64_t tsc_to_ns(const struct wm_worker *w, uint64_t tsc)
+{
+    /* 128-bit product: exact for any uptime. */
+    return (uint64_t)((unsigned __int128)tsc * 1000000000u / w->tsc_hz);
+}
+
+static inline void handle(struct wm_worker *w, struct rte_mbuf *m, uint64_t now_ns)
+{
+    const uint8_t *data;
+    uint32_t len = rte_pktmbuf_pkt_len(m);
+    if (likely(m->nb_segs == 1)) {
+        data = rte_pktmbuf_mtod(m, const uint8_t *);
+    } else {
+        if (len > sizeof w->gather) {
+            w->oversize++;
+            len = sizeof w->gather;
+        }
+        data = rte_pktmbuf_read(m, 0, len, w->gather);
+        w->multiseg_copied++;
+    }
+    wm_pkt_path_frame(w->path, data, len, now_ns, NULL);
+}
+
+int wm_worker_main(void *arg)
+{
+    struct wm_worker *w = arg;
+    struct rte_mbuf *pkts[WM_BURST];
+    for (uint16_t i = 0; i < w->n_ports; i++) {
+        if (!w->port_has_queue[i] || w->tx == WM_TX_NONE) continue;
+        w->txb[i] = rte_zmalloc_socket("wm_txb", RTE_ETH_TX_BUFFER_SIZE(WM_BURST), 0,
+                                       rte_eth_dev_socket_id(w->port_ids[i]));
+        if (!w->txb[i]) {
+            fprintf(stderr, "wirematch: lcore %u: no memory for a TX buffer\n", w->lcore_id);
+            *w->quit = true;
+            break;
+        }
+        rte_eth_tx_buffer_init(w->txb[i], WM_BURST);
+        rte_eth_tx_buffer_set_err_callback(w->txb[i], count_tx_drop, w);
+    }
+
+    unsigned replay_ports = 0, polled_ports = 0;
+    for (uint16_t i = 0; i < w->n_ports; i++) {
+        polled_ports += w->port_has_queue[i];
+        replay_ports += w->port_has_queue[i] && w->port_replay[i];
+    }
+    /* Only a worker whose every port is a one-shot replay stops by itself. */
+    int may_finish = polled_ports > 0 && replay_ports == polled_ports;
+    uint64_t last_rx = rte_rdtsc();
+
+    while (!*w->quit) {
+        uint64_t now_tsc = rte_rdtsc();
+        uint64_t now_ns = tsc_to_ns(w, now_tsc);
+        unsigned got = 0;
+        for (uint16_t i = 0; i < w->n_ports; i++) {
+            if (!w->port_has_queue[i]) continue;
+            uint16_t port = w->port_ids[i];
+            uint16_t nb = rte_eth_rx_burst(port, w->queue_id, pkts, WM_BURST);
+            if (nb == 0) continue;
+            got += nb;
+            for (uint16_t j = 0; j < nb && j < WM_PREFETCH_OFFSET; j++)
+                rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
+            for (uint16_t j = 0; j < nb; j++) {
+                if (j + WM_PREFETCH_OFFSET < nb)
+                    rte_prefetch0(rte_pktmbuf_mtod(pkts[j + WM_PREFETCH_OFFSET], void *));
+                handle(w, pkts[j], now_ns);
+                /* --tx matched needs the match decision of the MQTT layer;
+                 * until it is wired, only "all" transmits. */
+                if (w->tx == WM_TX_ALL) {
+                    w->tx_packets += rte_eth_tx_buffer(port, w->queue_id, w->txb[i], pkts[j]);
+                } else {
+                    rte_pktmbuf_free(pkts[j]);
+                }
+            }
+        }
+        for (uint16_t i = 0; i < w->n_ports; i++)
+            if (w->txb[i]) w->tx_packets += rte_eth_tx_buffer_flush(w->port_ids[i], w->queue_id, w->txb[i]);
+        wm_flow_table_expire(&w->path->flows, now_ns, 8);
+        if (got) {
+            last_rx = now_tsc;
+        } else if (may_finish && now_tsc - last_rx > w->idle_exit_tsc) {
+            break;
+        }
+    }
+    wm_flow_table_flush(&w->path->flows);
+    w->done = true;
+    return 0;
+}

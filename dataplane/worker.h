@@ -1,0 +1,62 @@
+/* One worker lcore: polls its RX queue on every port in 32-packet bursts
+ * (the DPDK l2fwd/l3fwd loop shape), runs each frame through its own
+ * per-packet path (pkt_path.h), optionally transmits frames back out, and
+ * expires idle connections between bursts.
+ *
+ * Flows are pinned to workers by the NIC's symmetric RSS (both directions of a
+ * connection hash to one queue), so workers share no mutable state: each owns
+ * its flow table and buffers, allocated with rte_malloc on its socket.
+ *
+ * Thread safety: wm_worker_main runs on the worker's lcore; other threads may
+ * read the counters (dp_stats.h) and set *quit. */
+#ifndef WM_DATAPLANE_WORKER_H
+#define WM_DATAPLANE_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+
+#include "dataplane/app_options.h"
+#include "dataplane/pkt_path.h"
+
+#define WM_BURST 32
+#define WM_MAX_PORTS 8
+#define WM_PREFETCH_OFFSET 3
+
+struct wm_worker {
+    unsigned lcore_id;
+    uint16_t queue_id;
+    uint16_t n_ports;
+    uint16_t port_ids[WM_MAX_PORTS];
+    uint8_t port_has_queue[WM_MAX_PORTS]; /* the port has an RX/TX queue for us */
+    uint8_t port_replay[WM_MAX_PORTS];    /* a capture file replayed once: stops when empty */
+    enum wm_tx_mode tx;
+    uint64_t idle_exit_tsc;               /* empty-poll time after which replay is over */
+    struct rte_eth_dev_tx_buffer *txb[WM_MAX_PORTS];
+    struct wm_pkt_path *path;             /* rte_malloc'd, with its flow memory */
+    void *path_mem;
+    volatile bool *quit;                  /* set by the signal handler or the main lcore */
+    volatile bool done;                   /* this worker left its loop */
+    uint64_t tx_packets, tx_dropped;
+    uint64_t multiseg_copied;             /* frames gathered from several segments */
+    uint64_t oversize;                    /* frames beyond the gather buffer: counted, truncated */
+    uint64_t tsc_hz;
+    uint8_t gather[16384];                /* scratch for chained mbufs */
+} __rte_cache_aligned;
+
+/* Allocates the worker's path on socket (rte_malloc). Returns 0 or -1 (out of
+ * memory or invalid configuration; a message is printed). */
+int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg,
+                   const struct wm_stream_ops *ops, void *ops_ctx, int socket);
+
+/* The lcore entry point (rte_eal_remote_launch): runs until *quit, or until
+ * every replay port it polls has been empty for idle_exit_tsc. Flushes its
+ * connections (on_close with reason shutdown) before returning 0. */
+int wm_worker_main(void *arg);
+
+/* Frees what wm_worker_init allocated. */
+void wm_worker_free(struct wm_worker *w);
+
+#endif

@@ -1,0 +1,75 @@
+/* build/wirematch's application options (after EAL's "--"). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "dataplane/app_options.h"
+
+static struct wm_app_options o;
+static char err[512];
+
+static int parse(int argc, const char **argv)
+{
+    return wm_app_options_parse(argc, (char **)argv, &o, err, sizeof err);
+}
+
+Test(options, defaults)
+{
+    const char *argv[] = {"wirematch"};
+    cr_assert_eq(parse(1, argv), 0);
+    cr_assert_eq(o.n_ports, 1);
+    cr_assert_eq(o.mqtt_ports[0], 1883);
+    cr_assert_eq(o.tx, WM_TX_NONE);
+    cr_assert_eq(o.max_flows, 16384);
+    cr_assert_null(o.resolution);
+}
+
+Test(options, every_option)
+{
+    const char *argv[] = {"wirematch", "--resolution", "r.wmr", "--subs", "s.jsonl", "--mqtt-port", "1883,8883",
+                          "--match-log", "m.jsonl", "--tx", "matched", "--stats-interval", "5",
+                          "--max-flows", "1000", "--ooo-blocks", "0", "--summary", "sum.json",
+                          "--idle-exit-ms", "50"};
+    cr_assert_eq(parse(21, argv), 0, "%s", err);
+    cr_assert_str_eq(o.resolution, "r.wmr");
+    cr_assert_str_eq(o.subs, "s.jsonl");
+    cr_assert_str_eq(o.match_log, "m.jsonl");
+    cr_assert_str_eq(o.summary, "sum.json");
+    cr_assert_eq(o.n_ports, 2);
+    cr_assert_eq(o.mqtt_ports[1], 8883);
+    cr_assert_eq(o.tx, WM_TX_MATCHED);
+    cr_assert_eq(o.stats_interval, 5);
+    cr_assert_eq(o.max_flows, 1000);
+    cr_assert_eq(o.ooo_blocks, 0);
+    cr_assert_eq(o.idle_exit_ms, 50);
+}
+
+Test(options, errors_name_the_option)
+{
+    const char *bad_port[] = {"wirematch", "--mqtt-port", "1883,,2"};
+    cr_assert_eq(parse(3, bad_port), -1);
+    cr_assert(strstr(err, "--mqtt-port"), "%s", err);
+    const char *port0[] = {"wirematch", "--mqtt-port", "0"};
+    cr_assert_eq(parse(3, port0), -1);
+    const char *port_big[] = {"wirematch", "--mqtt-port", "65536"};
+    cr_assert_eq(parse(3, port_big), -1);
+    const char *tx[] = {"wirematch", "--tx", "some"};
+    cr_assert_eq(parse(3, tx), -1);
+    cr_assert(strstr(err, "--tx"), "%s", err);
+    const char *flows[] = {"wirematch", "--max-flows", "0"};
+    cr_assert_eq(parse(3, flows), -1);
+    const char *neg[] = {"wirematch", "--max-flows", "-5"};
+    cr_assert_eq(parse(3, neg), -1);
+    const char *junk[] = {"wirematch", "--max-flows", "12abc"};
+    cr_assert_eq(parse(3, junk), -1);
+    const char *missing[] = {"wirematch", "--resolution"};
+    cr_assert_eq(parse(2, missing), -1);
+    cr_assert(strstr(err, "missing"), "%s", err);
+    const char *unknown[] = {"wirematch", "--bogus"};
+    cr_assert_eq(parse(2, unknown), -1);
+    cr_assert(strstr(err, "--bogus"), "%s", err);
+    const char *extra[] = {"wirematch", "stray"};
+    cr_assert_eq(parse(2, extra), -1);
+    cr_assert(strstr(err, "stray"), "%s", err);
+    const char *many[] = {"wirematch", "--mqtt-port", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"};
+    cr_assert_eq(parse(3, many), -1);
+}
