@@ -122,34 +122,33 @@ static wm_matcher_status check_name(const wm_matcher *m, const char *name, size_
     return WM_MATCHER_OK;
 }
 
+/* Checks shared by both entry points; on OK the scratch holds room for n. */
+static wm_matcher_status define_begin(wm_matcher *m, const char *name, size_t name_len, bool have_peids, size_t n,
+                                      const uint32_t *id)
+{
+    if (!m || !id || (n && !have_peids)) return WM_MATCHER_E_INVALID_ARG;
+    wm_matcher_status st = check_name(m, name, name_len);
+    if (st) return st;
+    return scratch(m, n) ? WM_MATCHER_OK : WM_MATCHER_E_NOMEM;
+}
+
 wm_matcher_status wm_matcher_nbhd_define_ids(wm_matcher *m, const char *name, size_t name_len,
                                              const uint32_t *peids, size_t n, uint32_t *id)
 {
-    if (!m || !id || (n && !peids)) return WM_MATCHER_E_INVALID_ARG;
-    wm_matcher_status st = check_name(m, name, name_len);
-    if (st) return st;
-    if (!scratch(m, n)) return WM_MATCHER_E_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        if (peids[i] >= m->peids.high) return WM_MATCHER_E_BAD_PEID;
-        m->sort_tmp[i] = peids[i];
+    wm_matcher_status st = define_begin(m, name, name_len, peids != NULL, n, id);
+    for (size_t i = 0; i < n && !st; i++) {
+        if (peids[i] >= m->peids.high) st = WM_MATCHER_E_BAD_PEID;
+        else m->sort_tmp[i] = peids[i];
     }
-    return define_sorted(m, name, name_len, n, id);
+    return st ? st : define_sorted(m, name, name_len, n, id);
 }
 
 wm_matcher_status wm_matcher_nbhd_define(wm_matcher *m, const char *name, size_t name_len,
                                          const wm_match_str *peids, size_t n, uint32_t *id)
 {
-    if (!m || !id || (n && !peids)) return WM_MATCHER_E_INVALID_ARG;
-    wm_matcher_status st = check_name(m, name, name_len);
-    if (st) return st;
-    if (!scratch(m, n)) return WM_MATCHER_E_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t p;
-        st = wm_matcher_peid_intern(m, peids[i].s, peids[i].len, &p);
-        if (st) return st;
-        m->sort_tmp[i] = p;
-    }
-    return define_sorted(m, name, name_len, n, id);
+    wm_matcher_status st = define_begin(m, name, name_len, peids != NULL, n, id);
+    for (size_t i = 0; i < n && !st; i++) st = wm_matcher_peid_intern(m, peids[i].s, peids[i].len, &m->sort_tmp[i]);
+    return st ? st : define_sorted(m, name, name_len, n, id);
 }
 
 static bool withdraw_posting(uint32_t peid, void *ctx)

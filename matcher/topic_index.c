@@ -47,69 +47,54 @@ static void put_path(wm_matcher *m, const uint32_t *edge, const uint32_t *parent
     }
 }
 
-wm_matcher_status wm_topic_index_attach(wm_matcher *m, uint32_t fid, const char *f, size_t len)
+/* The trie path of a wildcard filter, root first. attach=true creates the
+ * edges it lacks (one reference each) and links fid at the end; attach=false
+ * unlinks fid and drops the references attach took. Both walk the same
+ * levels: '#' is always last and hangs off its parent node. */
+static wm_matcher_status walk(wm_matcher *m, uint32_t fid, const char *f, size_t len, bool attach)
 {
     uint32_t maxl = m->cfg.max_levels;
     uint32_t edge[maxl], parent[maxl];
     uint8_t plus[maxl];
     size_t depth = 0, pos = 0;
-    uint32_t node = 0;
+    uint32_t node = 0, *slot;
     for (;;) {
-        size_t e = level_end(f, len, pos);
-        size_t ll = e - pos;
-        if (ll == 1 && f[pos] == '#') { /* '#' is always the last level */
-            st(&m->n_hash_fid[node], fid);
-            break;
-        }
+        size_t e = level_end(f, len, pos), ll = e - pos;
+        if (ll == 1 && f[pos] == '#') { slot = &m->n_hash_fid[node]; break; }
         if (depth >= maxl) { put_path(m, edge, parent, plus, depth); return WM_MATCHER_E_TOO_DEEP; }
-        bool created;
-        uint32_t id = wm_intern_get(&m->edges, node, f + pos, ll, &created, node_init, m);
-        if (id == WM_INTERN_NONE) {
+        bool created = false;
+        uint32_t id = attach ? wm_intern_get(&m->edges, node, f + pos, ll, &created, node_init, m)
+                             : wm_intern_find(&m->edges, node, f + pos, ll);
+        if (id == WM_INTERN_NONE) { /* attach only: detach walks edges attach made */
             put_path(m, edge, parent, plus, depth);
             return m->edges.live >= m->edges.max_ids ? WM_MATCHER_E_FULL_NODES : WM_MATCHER_E_NOMEM;
         }
-        uint32_t child = id + 1;
         edge[depth] = id; parent[depth] = node; plus[depth] = (ll == 1 && f[pos] == '+');
-        if (created && plus[depth]) st(&m->n_plus[node], child);
+        if (created && plus[depth]) st(&m->n_plus[node], id + 1);
         depth++;
-        node = child;
-        if (e == len) {
-            st(&m->n_end_fid[node], fid);
-            break;
-        }
+        node = id + 1;
+        if (e == len) { slot = &m->n_end_fid[node]; break; }
         pos = e + 1;
     }
-    __atomic_add_fetch(&m->n_wild, 1, __ATOMIC_RELEASE);
+    if (attach) {
+        st(slot, fid);
+        __atomic_add_fetch(&m->n_wild, 1, __ATOMIC_RELEASE);
+    } else {
+        st(slot, WM_NONE);
+        put_path(m, edge, parent, plus, depth);
+        __atomic_sub_fetch(&m->n_wild, 1, __ATOMIC_RELEASE);
+    }
     return WM_MATCHER_OK;
+}
+
+wm_matcher_status wm_topic_index_attach(wm_matcher *m, uint32_t fid, const char *f, size_t len)
+{
+    return walk(m, fid, f, len, true);
 }
 
 void wm_topic_index_detach(wm_matcher *m, uint32_t fid, const char *f, size_t len)
 {
-    uint32_t maxl = m->cfg.max_levels;
-    uint32_t edge[maxl], parent[maxl];
-    uint8_t plus[maxl];
-    size_t depth = 0, pos = 0;
-    uint32_t node = 0;
-    for (;;) {
-        size_t e = level_end(f, len, pos);
-        size_t ll = e - pos;
-        if (ll == 1 && f[pos] == '#') {
-            st(&m->n_hash_fid[node], WM_NONE);
-            break;
-        }
-        uint32_t id = wm_intern_find(&m->edges, node, f + pos, ll);
-        edge[depth] = id; parent[depth] = node; plus[depth] = (ll == 1 && f[pos] == '+');
-        depth++;
-        node = id + 1;
-        if (e == len) {
-            st(&m->n_end_fid[node], WM_NONE);
-            break;
-        }
-        pos = e + 1;
-    }
-    (void)fid;
-    put_path(m, edge, parent, plus, depth);
-    __atomic_sub_fetch(&m->n_wild, 1, __ATOMIC_RELEASE);
+    walk(m, fid, f, len, false);
 }
 
 uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, uint32_t nf)
