@@ -196,6 +196,22 @@ static char *dup_range(const char *s, size_t n)
 }
 
 /* ------------------------------------------------------------ stage parts */
+/* A peid or category filter: a bare run of `is_char` bytes or a quoted string,
+ * as a fresh NUL-terminated copy. `what` names it in errors. */
+static bool parse_token(parser *p, bool (*is_char)(char), const char *what, char **out, size_t *out_len)
+{
+    size_t start = p->i;
+    if (at_char(p, '"')) return parse_quoted(p, out, out_len);
+    while (p->i < p->len && is_char(p->s[p->i])) p->i++;
+    size_t n = p->i - start;
+    if (n == 0) return expected(p, what);
+    if (n > WM_NBHD_MAX_TOKEN)
+        return fail_at(p, start, WM_NBHD_ERR_LIMIT, "%s longer than %u bytes", what + 2 /* skip "a " */, WM_NBHD_MAX_TOKEN);
+    if (!(*out = dup_range(p->s + start, n))) return fail_at(p, start, WM_NBHD_ERR_NOMEM, "out of memory");
+    *out_len = n;
+    return true;
+}
+
 
 /* Growth helper: doubles *cap (from `first`) so that *n < *cap. */
 static bool grow(parser *p, void **arr, size_t *cap, size_t n, size_t elem, size_t first)
@@ -222,17 +238,8 @@ static bool parse_peid_set(parser *p, wm_nbhd_stage *st)
         size_t start = p->i;
         char *s = NULL;
         size_t n = 0;
-        if (at_char(p, '"')) {
-            if (!parse_quoted(p, &s, &n)) return false;
-            if (n == 0) { free(s); return fail_at(p, start, WM_NBHD_ERR_BAD_STRING, "empty peid"); }
-        } else {
-            while (p->i < p->len && is_peid_char(p->s[p->i])) p->i++;
-            n = p->i - start;
-            if (n == 0) return expected(p, "a peid");
-            if (n > WM_NBHD_MAX_TOKEN)
-                return fail_at(p, start, WM_NBHD_ERR_LIMIT, "peid longer than %u bytes", WM_NBHD_MAX_TOKEN);
-            if (!(s = dup_range(p->s + start, n))) return fail_at(p, start, WM_NBHD_ERR_NOMEM, "out of memory");
-        }
+        if (!parse_token(p, is_peid_char, "a peid", &s, &n)) return false;
+        if (n == 0) { free(s); return fail_at(p, start, WM_NBHD_ERR_BAD_STRING, "empty peid"); }
         if (st->n_peids >= WM_NBHD_MAX_REFS) {
             free(s);
             return fail_at(p, start, WM_NBHD_ERR_LIMIT, "more than %u reference peids", WM_NBHD_MAX_REFS);
@@ -287,28 +294,18 @@ static bool parse_cats(parser *p, wm_nbhd_stage *st)
     if (at_char(p, '}')) return fail_at(p, open, WM_NBHD_ERR_EMPTY_SET, "empty category set");
     for (;;) {
         skip_ws(p);
-        size_t start = p->i, body = p->i; /* body: where the filter's bytes start in the line */
+        size_t start = p->i;
+        bool quoted = at_char(p, '"');
         char *s = NULL;
         size_t n = 0;
-        bool quoted = at_char(p, '"');
-        if (quoted) {
-            body = p->i + 1;
-            if (!parse_quoted(p, &s, &n)) return false;
-        } else {
-            while (p->i < p->len && is_cat_char(p->s[p->i])) p->i++;
-            n = p->i - start;
-            if (n == 0) return expected(p, "a category filter");
-            if (n > WM_NBHD_MAX_TOKEN)
-                return fail_at(p, start, WM_NBHD_ERR_LIMIT, "category filter longer than %u bytes", WM_NBHD_MAX_TOKEN);
-            if (!(s = dup_range(p->s + start, n))) return fail_at(p, start, WM_NBHD_ERR_NOMEM, "out of memory");
-        }
+        if (!parse_token(p, is_cat_char, "a category filter", &s, &n)) return false;
         size_t off = 0;
         wm_topic_status ts = wm_topic_filter_validate(s, n, &off);
         if (ts != WM_TOPIC_OK) {
             free(s);
-            /* A quoted filter's decoded offsets differ from the source only
-             * after an escape; point at the start of its body then. */
-            size_t at = quoted ? start : body + off;
+            /* Offsets into a decoded quoted string do not map back to
+             * columns after an escape: point at its opening quote. */
+            size_t at = quoted ? start : start + off;
             return fail_at(p, at, WM_NBHD_ERR_BAD_CATFILTER, "bad category filter: %s [%s]",
                            wm_topic_status_message(ts), wm_topic_status_name(ts));
         }

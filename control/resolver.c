@@ -67,7 +67,12 @@ static char related(stage_eval *se, uint32_t e)
         return GEOSEquals_r(w->geos, w->geom[se->r], w->geom[e]);
     }
     case WM_REL_INTERSECTS: return GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
-    case WM_REL_TOUCHES: return GEOSPreparedTouches_r(w->geos, se->prep, w->geom[e]);
+    case WM_REL_TOUCHES: {
+        /* Prepared touches is a full relate for lines; the prepared
+         * intersects test (indexed) rules out most candidates first. */
+        char i = GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
+        return i == 1 ? GEOSPreparedTouches_r(w->geos, se->prep, w->geom[e]) : i;
+    }
     case WM_REL_CONTAINS: return GEOSPreparedContains_r(w->geos, se->prep, w->geom[e]);
     case WM_REL_DWITHIN: return GEOSPreparedDistanceWithin_r(w->geos, se->prep, w->geom[e], se->st->distance_m);
     case WM_REL_DISJOINT: break; /* handled by count_cb */
@@ -128,7 +133,9 @@ static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, 
     se.s_sel = base + 1;
     bool disjoint = st->rel == WM_REL_DISJOINT;
 
-    for (size_t k = 0; k < refs->n && !se.failed; k++) {
+    wm_world_candidates cand;
+    if (!wm_world_candidates_for_pick(w, &cand)) se.failed = se.nomem = true;
+    for (size_t k = 0; k < refs->n && !se.failed && cand.tree; k++) {
         se.r = refs->v[k];
         se.prep = NULL;
         if (st->rel != WM_REL_EQUALS && !(se.prep = wm_world_prepared(w, se.r))) { se.failed = true; break; }
@@ -143,24 +150,16 @@ static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, 
             query = grown;
         }
         se.s_cand = base + 3 + (uint32_t)k;
-        for (size_t l = 0; l < w->n_layers && !se.failed; l++)
-            if (w->layer_pick[l])
-                GEOSSTRtree_query_r(w->geos, w->layers[l].tree, query, disjoint ? count_cb : select_cb, &se);
+        GEOSSTRtree_query_r(w->geos, cand.tree, query, disjoint ? count_cb : select_cb, &se);
         if (grown) GEOSGeom_destroy_r(w->geos, grown);
     }
     if (!se.failed && disjoint) {
         /* Selected unless it intersects every reference. */
-        uint32_t seen = base + 2;
-        for (size_t l = 0; l < w->n_layers && !se.failed; l++) {
-            if (!w->layer_pick[l]) continue;
-            const wm_world_layer *ly = &w->layers[l];
-            for (size_t m = 0; m < ly->n_members; m++) {
-                uint32_t e = ly->members[m];
-                if (w->mark_ref[e] == se.s_ref || w->mark_cand[e] == seen) continue;
-                w->mark_cand[e] = seen;
-                uint32_t hits = w->mark_sel[e] == se.s_sel ? w->count[e] : 0;
-                if (hits < refs->n && !vec_push(out, e)) { se.failed = se.nomem = true; break; }
-            }
+        for (size_t m = 0; m < cand.n_members; m++) {
+            uint32_t e = cand.members[m];
+            if (w->mark_ref[e] == se.s_ref) continue;
+            uint32_t hits = w->mark_sel[e] == se.s_sel ? w->count[e] : 0;
+            if (hits < refs->n && !vec_push(out, e)) { se.failed = se.nomem = true; break; }
         }
     }
     if (se.failed) {

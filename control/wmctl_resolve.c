@@ -48,6 +48,7 @@ int wmctl_resolve(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) { json = 1; continue; }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { puts(USAGE); return 0; }
         if (i + 1 >= argc) return wmctl_usage_error("resolve", "%s needs a value\n%s", a, USAGE);
         const char *v = argv[++i];
         if (!strcmp(a, "--world")) world_path = v;

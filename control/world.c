@@ -258,7 +258,9 @@ static bool build_layers(loader *L, wm_world *w, char ***cats_of, size_t *ncats_
     for (size_t k = 0; k < m; k++) nl += (k == 0 || strcmp(p[k].cat, p[k - 1].cat));
     w->layers = calloc(nl ? nl : 1, sizeof *w->layers);
     w->layer_pick = calloc(nl ? nl : 1, 1);
-    if (!w->layers || !w->layer_pick) { free(p); return fail(L, WM_WORLD_ERR_NOMEM, 0, "out of memory"), false; }
+    w->key_words = (nl + 63) / 64 ? (nl + 63) / 64 : 1;
+    w->key_scratch = calloc(w->key_words, sizeof(uint64_t));
+    if (!w->layers || !w->layer_pick || !w->key_scratch) { free(p); return fail(L, WM_WORLD_ERR_NOMEM, 0, "out of memory"), false; }
     for (size_t k = 0; k < m;) {
         size_t e = k;
         while (e < m && !strcmp(p[e].cat, p[k].cat)) e++;
@@ -409,7 +411,7 @@ bad:
             free(w->layers[k].members);
             if (w->layers[k].tree) GEOSSTRtree_destroy_r(L.geos, w->layers[k].tree);
         }
-        free(w->layers); free(w->layer_pick);
+        free(w->layers); free(w->layer_pick); free(w->key_scratch);
         free(w->peid); free(w->peid_len); free(w->geom); free(w->env); free(w->prep);
         free(w->mark_ref); free(w->mark_sel); free(w->mark_cand); free(w->count);
         free(w);
@@ -455,9 +457,19 @@ wm_world *wm_world_load_file(const char *path, const wm_world_options *opt, wm_w
     return w;
 }
 
+static void union_drop(wm_world *w, wm_world_union *u)
+{
+    if (u->tree) GEOSSTRtree_destroy_r(w->geos, u->tree);
+    free(u->key);
+    free(u->members);
+    memset(u, 0, sizeof *u);
+}
+
 void wm_world_free(wm_world *w)
 {
     if (!w) return;
+    for (size_t k = 0; k < WM_WORLD_UNION_CACHE; k++) union_drop(w, &w->unions[k]);
+    free(w->key_scratch);
     for (size_t k = 0; k < w->n_layers; k++) {
         free(w->layers[k].name);
         free(w->layers[k].members);
@@ -519,4 +531,73 @@ const GEOSPreparedGeometry *wm_world_prepared(wm_world *w, uint32_t idx)
 {
     if (!w->prep[idx]) w->prep[idx] = GEOSPrepare_r(w->geos, w->geom[idx]);
     return w->prep[idx];
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool wm_world_candidates_for_pick(wm_world *w, wm_world_candidates *out)
+{
+    memset(out, 0, sizeof *out);
+    memset(w->key_scratch, 0, w->key_words * sizeof(uint64_t));
+    size_t picked = 0, one = 0, total = 0;
+    for (size_t l = 0; l < w->n_layers; l++)
+        if (w->layer_pick[l]) {
+            w->key_scratch[l / 64] |= 1ull << (l % 64);
+            picked++;
+            one = l;
+            total += w->layers[l].n_members;
+        }
+    if (picked == 0) return true;
+    if (picked == 1) {
+        out->tree = w->layers[one].tree;
+        out->members = w->layers[one].members;
+        out->n_members = w->layers[one].n_members;
+        return true;
+    }
+    wm_world_union *victim = &w->unions[0];
+    for (size_t k = 0; k < WM_WORLD_UNION_CACHE; k++) {
+        wm_world_union *u = &w->unions[k];
+        if (u->key && !memcmp(u->key, w->key_scratch, w->key_words * sizeof(uint64_t))) {
+            u->last_use = ++w->use_clock;
+            out->tree = u->tree;
+            out->members = u->members;
+            out->n_members = u->n_members;
+            return true;
+        }
+        if (!u->key || (victim->key && u->last_use < victim->last_use)) victim = u;
+    }
+    union_drop(w, victim);
+    wm_world_union u = { 0 };
+    u.key = malloc(w->key_words * sizeof(uint64_t));
+    u.members = malloc(total * sizeof(uint32_t));
+    u.tree = GEOSSTRtree_create_r(w->geos, 10);
+    if (!u.key || !u.members || !u.tree) {
+        union_drop(w, &u);
+        return false;
+    }
+    memcpy(u.key, w->key_scratch, w->key_words * sizeof(uint64_t));
+    for (size_t l = 0; l < w->n_layers; l++)
+        if (w->layer_pick[l]) {
+            memcpy(u.members + u.n_members, w->layers[l].members, w->layers[l].n_members * sizeof(uint32_t));
+            u.n_members += w->layers[l].n_members;
+        }
+    /* An entity in several picked layers is one candidate. */
+    qsort(u.members, u.n_members, sizeof *u.members, cmp_u32);
+    size_t m = 0;
+    for (size_t k = 0; k < u.n_members; k++)
+        if (m == 0 || u.members[k] != u.members[m - 1]) u.members[m++] = u.members[k];
+    u.n_members = m;
+    for (size_t k = 0; k < m; k++)
+        GEOSSTRtree_insert_r(w->geos, u.tree, w->geom[u.members[k]], (void *)(uintptr_t)(u.members[k] + 1));
+    GEOSSTRtree_query_r(w->geos, u.tree, w->geom[u.members[0]], build_query_cb, NULL);
+    u.last_use = ++w->use_clock;
+    *victim = u;
+    out->tree = u.tree;
+    out->members = u.members;
+    out->n_members = u.n_members;
+    return true;
 }

@@ -104,6 +104,7 @@ int wm_world_crs_reproject(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t
     PJ_CONTEXT *pc = proj_context_create();
     if (!pc) { snprintf(msg, cap, "PROJ context creation failed"); return -1; }
     proj_context_use_proj4_init_rules(pc, 0);
+    proj_log_level(pc, PJ_LOG_NONE); /* errors are reported through msg, not PROJ's stderr logger */
     int result = -1;
     PJ *pj = NULL, *norm = NULL;
     int src_kind = crs_kind(pc, src_epsg, msg, cap);

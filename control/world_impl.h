@@ -6,6 +6,7 @@
 #define WM_CONTROL_WORLD_IMPL_H
 
 #include <geos_c.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "control/world.h"
@@ -20,6 +21,26 @@ typedef struct wm_world_layer {
     size_t n_members;
     GEOSSTRtree *tree;          /* items are entity indices cast to pointers */
 } wm_world_layer;
+
+/* The union of several category layers (a stage's Entities(Cats) when its
+ * filters match more than one layer), with its own STRtree so that a
+ * reference costs one tree query instead of one per layer. Built on first use
+ * and cached (least recently used out) because the same filters recur. */
+#define WM_WORLD_UNION_CACHE 16
+typedef struct wm_world_union {
+    uint64_t *key;              /* bitmap of the layers, key_words words; NULL = free slot */
+    GEOSSTRtree *tree;
+    uint32_t *members;          /* ascending, unique */
+    size_t n_members;
+    uint64_t last_use;
+} wm_world_union;
+
+/* What a stage searches: one tree and the entities in it. */
+typedef struct wm_world_candidates {
+    GEOSSTRtree *tree;          /* NULL when no layer matches */
+    const uint32_t *members;
+    size_t n_members;
+} wm_world_candidates;
 
 struct wm_world {
     GEOSContextHandle_t geos;
@@ -44,7 +65,17 @@ struct wm_world {
     uint32_t *count;            /* D: how many references intersect the entity */
     uint32_t stamp;
     uint8_t *layer_pick;        /* per layer: matched by the current category filters */
+
+    wm_world_union unions[WM_WORLD_UNION_CACHE];
+    size_t key_words;           /* 64-bit words of a layer bitmap */
+    uint64_t *key_scratch;
+    uint64_t use_clock;
 };
+
+/* The candidates of the layers marked in w->layer_pick: a layer itself when
+ * only one is marked, else a cached union. Returns false on allocation or
+ * GEOS failure. */
+bool wm_world_candidates_for_pick(wm_world *w, wm_world_candidates *out);
 
 /* Reserves k consecutive fresh scratch stamps and returns the first; clears
  * the stamp arrays first when the counter would wrap. */

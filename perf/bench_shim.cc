@@ -6,14 +6,15 @@
 
 struct wm_bench_state {
     benchmark::State *s;
+    bool has_arg;   // State has no portable "how many ranges" query in Debian's 1.7
 };
 
 extern "C" {
 
 void wm_bench_register(const char *name, wm_bench_fn fn, const int64_t *args, int n)
 {
-    auto *b = benchmark::RegisterBenchmark(name, [fn](benchmark::State &s) {
-        wm_bench_state st{&s};
+    auto *b = benchmark::RegisterBenchmark(name, [fn, n](benchmark::State &s) {
+        wm_bench_state st{&s, n > 0};
         fn(&st);
     });
     for (int i = 0; i < n; i++) b->Arg(args[i]);
@@ -26,7 +27,7 @@ bool wm_bench_keep_running_batch(wm_bench_state *st, int64_t batch)
 
 int64_t wm_bench_arg(const wm_bench_state *st)
 {
-    return st->s->range_size() ? st->s->range(0) : 0;
+    return st->has_arg ? st->s->range(0) : 0;
 }
 
 int64_t wm_bench_iterations(const wm_bench_state *st) { return st->s->iterations(); }

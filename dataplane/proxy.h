@@ -1,0 +1,109 @@
+/* wirematch-proxy: an io_uring TCP front end that relays MQTT v5 between
+ * unmodified clients and an unmodified upstream broker (ARCHITECTURE.md §1
+ * use 3). One upstream connection per client connection, so sessions, wills,
+ * retained messages and QoS stay the broker's.
+ *
+ * Threads: N workers, each with its own io_uring, its own provided-buffer
+ * ring and its own SO_REUSEPORT listening socket, so the kernel spreads
+ * connections over workers and a connection (both of its sockets) lives on
+ * the worker that accepted it. Workers share no mutable state; counters are
+ * per worker and summed at exit.
+ *
+ * Bounds (every crossing is counted, never a crash):
+ *   max_conns      connections per process (split evenly over workers); a
+ *                  client beyond it is accepted and closed at once.
+ *   conn_buffer    bytes queued towards one peer; above it, the other side
+ *                  stops being read until the queue drains to half of it.
+ *   total_buffer   bytes held by all connections (split evenly over
+ *                  workers); above it, the side that just delivered stops
+ *                  being read until the worker is back under 3/4 of it.
+ *   max_packet     bytes of one MQTT packet the framer accepts.
+ */
+#ifndef WM_DATAPLANE_PROXY_H
+#define WM_DATAPLANE_PROXY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+typedef struct wm_proxy_config {
+    struct sockaddr_storage listen_addr;
+    socklen_t listen_len;
+    struct sockaddr_storage upstream_addr;
+    socklen_t upstream_len;
+    const char *listen_text;     /* as given, for the summary */
+    const char *upstream_text;
+    unsigned threads;            /* workers, >= 1 */
+    uint32_t max_conns;          /* connections, whole process */
+    uint32_t conn_buffer;        /* bytes, per direction of a connection */
+    uint64_t total_buffer;       /* bytes, whole process */
+    uint32_t max_packet;         /* bytes, one MQTT packet */
+    uint32_t recv_buf_size;      /* bytes of one provided receive buffer */
+    uint32_t recv_buf_count;     /* provided buffers per worker (power of 2) */
+    uint32_t ring_entries;       /* SQ entries per worker ring */
+    int verbose;
+} wm_proxy_config;
+
+/* Defaults for everything but the two addresses. */
+void wm_proxy_config_defaults(wm_proxy_config *cfg);
+
+/* Directions of a connection. */
+enum { WM_PROXY_C2U = 0, WM_PROXY_U2C = 1 };
+
+/* Counters of one worker; every field is a count of events or bytes since
+ * start. Summed over workers for the summary. */
+typedef struct wm_proxy_counters {
+    uint64_t conns_accepted;
+    uint64_t conns_closed;
+    uint64_t conns_peak;             /* gauge: most connections open at once */
+    uint64_t conns_open;             /* gauge at exit */
+    uint64_t limit_conns;            /* clients refused: max_conns reached */
+    uint64_t upstream_connect_failed;
+    uint64_t closed_by_client;       /* EOF or error from the client side */
+    uint64_t closed_by_upstream;
+    uint64_t closed_at_shutdown;
+    uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
+    uint64_t recv_bytes[2];
+    uint64_t packets[2];             /* MQTT packets framed per direction */
+    uint64_t publishes[2];           /* of which PUBLISH */
+    uint64_t malformed[2];           /* connections closed for a malformed packet (or protocol error) */
+    uint64_t packet_too_large[2];    /* packets above max_packet */
+    uint64_t limit_conn_buffer[2];   /* reading paused: peer's queue over conn_buffer */
+    uint64_t limit_total_buffer;     /* reading paused: worker over its total share */
+    uint64_t held_peak;              /* gauge: most bytes queued at once in a worker (summed: a bound) */
+    uint64_t resumed;                /* reading resumed after a pause */
+    uint64_t parked;                 /* receive buffers held back for lack of room */
+    uint64_t park_overflow;          /* connections closed: too much in flight */
+    uint64_t recv_nobufs;            /* multishot receives ended: provided ring empty */
+    uint64_t recv_rearm;             /* multishot receives armed again */
+    uint64_t accept_rearm;
+    uint64_t sends;
+    uint64_t sends_short;            /* sends that wrote less than asked */
+    uint64_t cqes;
+    uint64_t submits;                /* io_uring_enter calls (batches) */
+    uint64_t sqes;
+} wm_proxy_counters;
+
+/* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then
+ * closes every connection, joins the workers and fills *total (summed
+ * counters) and *elapsed_ns. Blocks SIGINT/SIGTERM in the calling thread.
+ * Returns 0, or -1 with a message on stderr if the io_uring features it
+ * needs are missing (kernel < 6.0: multishot receive; < 5.19: provided buffer
+ * rings, multishot accept) or a socket cannot be set up. */
+int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns);
+
+/* Checks once that this kernel offers what the workers use: provided buffer
+ * rings (Linux 5.19), multishot accept (5.19) and multishot receive (6.0).
+ * Returns 0, or -1 after naming the missing feature on stderr. */
+int wm_proxy_probe(void);
+
+/* Parses "ADDR:PORT" ("127.0.0.1:1883", "[::1]:1883", "localhost:1883")
+ * into *ss and *len. Returns 0, or -1 with a reason in err (errlen bytes). */
+int wm_proxy_parse_addr(const char *text, struct sockaddr_storage *ss, socklen_t *len,
+                        char *err, size_t errlen);
+
+/* Writes the JSON summary of a run to f (one object, one line). Returns 0 or -1. */
+int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
+                           const wm_proxy_counters *c, uint64_t elapsed_ns);
+
+#endif

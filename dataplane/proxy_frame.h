@@ -1,0 +1,75 @@
+/* MQTT v5 framing of a proxied connection, both directions, with the codec's
+ * streaming decoder (codec/mqtt5_decode.h).
+ *
+ * wm_proxy_frame() consumes the unframed bytes of one direction's queue
+ * ([ready, tail), see proxy_queue.h): every complete packet is fully decoded
+ * (so a malformed one is caught before any of its bytes reach the peer) and
+ * `ready` moves past it, its bytes untouched (pass-through is byte-identical);
+ * it stops at the first incomplete packet. A malformed packet, or one over
+ * the Maximum Packet Size, stops that direction for good: the packets before
+ * it are still delivered, the connection is then closed after telling the
+ * sender why (MQTT 5.0 §4.13.1: the receiver of a Malformed Packet or
+ * Protocol Error closes the Network Connection, and a Server SHOULD send a
+ * DISCONNECT with the reason code first, or a CONNACK before CONNECT is
+ * acknowledged, §3.1.4 / §3.2.2.2).
+ *
+ * The session learns the limits each end announced, because the decoder
+ * checks packets against the receiver's: the client's CONNECT carries its
+ * Maximum Packet Size and Topic Alias Maximum (§3.1.2.11.4-5), which bound
+ * packets from the broker; the broker's CONNACK carries its own (§3.2.2.3.6,
+ * §3.2.2.3.8), which bound packets from the client. The proxy's own
+ * max_packet caps both.
+ *
+ * Direction index = the side that sent the bytes: WM_PROXY_C2U (0, from the
+ * client, WM_MQTT5_FROM_CLIENT) and WM_PROXY_U2C (1, from the broker). One
+ * session per connection, one thread; no allocation.
+ */
+#ifndef WM_DATAPLANE_PROXY_FRAME_H
+#define WM_DATAPLANE_PROXY_FRAME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec/mqtt5_decode.h"
+#include "dataplane/proxy_queue.h"
+
+typedef enum wm_proxy_frame_verdict {
+    WM_PROXY_FRAME_OK = 0,       /* everything complete was framed */
+    WM_PROXY_FRAME_MALFORMED,    /* a packet broke MQTT 5.0: err/offset say how */
+    WM_PROXY_FRAME_TOO_LARGE,    /* a packet over the Maximum Packet Size (0x95) */
+} wm_proxy_frame_verdict;
+
+typedef struct wm_proxy_frame_result {
+    uint32_t packets;            /* complete packets framed by this call */
+    uint32_t publishes;          /* of which PUBLISH */
+    wm_proxy_frame_verdict verdict;
+    wm_mqtt5_err err;            /* MALFORMED / TOO_LARGE: the codec's error */
+    uint8_t reason_code;         /* reason code to give the sender (0x81, 0x82, 0x94, 0x95...) */
+    uint32_t offset;             /* byte of the bad packet where it went wrong */
+} wm_proxy_frame_result;
+
+typedef struct wm_proxy_session {
+    wm_mqtt5_config cfg[2];      /* decoder configuration per direction */
+    uint32_t max_packet;         /* the proxy's own bound, bytes */
+    bool connack_sent;           /* the broker's CONNACK went to the client */
+    bool stopped[2];             /* a direction hit an error */
+} wm_proxy_session;
+
+/* Starts a session: no limits announced yet (Topic Alias Maximum 0, the
+ * spec's default), max_packet (bytes, >= 2) as the Maximum Packet Size. */
+void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet);
+
+/* Frames q, the queue of direction dir (WM_PROXY_C2U / WM_PROXY_U2C). After a
+ * non-OK verdict the direction stays stopped: later calls frame nothing and
+ * return the same verdict kind. */
+wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_queue *q);
+
+/* The packet that tells the sender of direction dir that it broke the
+ * protocol with reason_code: to a client before its CONNACK, a CONNACK with
+ * that reason code (§3.2.2.2); otherwise a DISCONNECT with it (§3.14.2.1).
+ * Writes at most WM_PROXY_ERROR_PACKET_MAX bytes to out; returns the count, 0
+ * if nothing should be sent (a broker that has not acknowledged CONNECT). */
+#define WM_PROXY_ERROR_PACKET_MAX 8
+uint32_t wm_proxy_error_packet(const wm_proxy_session *ss, int dir, uint8_t reason_code, uint8_t *out);
+
+#endif

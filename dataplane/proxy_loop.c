@@ -1,0 +1,809 @@
+/* The proxy's workers: one io_uring per thread, everything asynchronous.
+ *
+ * Per worker: a SO_REUSEPORT listener with one multishot accept; a provided
+ * buffer ring (IORING_REGISTER_PBUF_RING) that every multishot receive of the
+ * worker draws from; a fixed table of connection slots allocated at start
+ * (no allocation per connection or per message). A loop iteration submits
+ * every SQE prepared while handling the previous batch of CQEs in one
+ * io_uring_enter (io_uring_submit_and_wait), then handles all ready CQEs.
+ *
+ * A connection is two sockets (side 0 = client, 1 = upstream) and two queues,
+ * q[s] holding what side s sent and the other side has not received yet.
+ * Receiving on side s appends to q[s] and frees the provided buffer at once;
+ * at most one send per queue is in flight. Back-pressure: when q[s] holds
+ * more than conn_buffer framed bytes, or the worker more than its share of
+ * total_buffer, the multishot receive on side s is cancelled; it is armed
+ * again once the queue is under half the bound (the worker under 3/4 of its
+ * share). Chunks that still arrive after the cancel and do not fit are
+ * parked (their provided buffer kept) and appended as sends complete.
+ *
+ * user_data: op (8 bits) | side (8) | slot (24) | generation (24). A slot is
+ * freed only once none of its operations is outstanding, so a completion
+ * never refers to a reused slot; the generation is a check of that.
+ */
+#include "codec/mqtt5_error.h"
+#include "dataplane/proxy.h"
+#include "dataplane/proxy_frame.h"
+#include "dataplane/proxy_queue.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_CANCEL, OP_WAKE };
+enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
+enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2 };
+#define PARK_MAX 64
+#define BGID 1
+#define STOP_GRACE_NS 2000000000ull
+
+typedef struct park {
+    uint16_t bid;
+    uint32_t len;
+} park;
+
+typedef struct conn {
+    int fd[2];
+    uint32_t gen;
+    uint8_t state;
+    uint8_t recv_armed[2];
+    uint8_t paused[2];        /* PAUSE_* bits */
+    uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
+    uint8_t drain;            /* error: close once both queues are flushed */
+    uint16_t ops;             /* operations outstanding */
+    uint32_t next_free;
+    wm_proxy_queue q[2];
+    wm_proxy_session ss;
+    uint8_t npark[2];
+    park parks[2][PARK_MAX];
+} conn;
+
+typedef struct slot_ref {
+    uint32_t slot, gen;
+    uint8_t side;
+} slot_ref;
+
+typedef struct worker {
+    unsigned id;
+    const wm_proxy_config *cfg;
+    struct io_uring ring;
+    bool ring_ok;
+    struct io_uring_buf_ring *br;
+    size_t br_bytes;
+    uint8_t *bufs;
+    uint32_t nbufs, bufsz;
+    int buf_returned;         /* buffers added to the ring, not yet published */
+    bool bufs_freed;          /* some buffer went back this iteration */
+    int listen_fd, wake_fd;
+    uint64_t wake_val;
+    bool accept_armed, wake_armed, stopping;
+    conn *conns;
+    uint32_t nconns, free_head, open;
+    uint8_t *qmem;
+    size_t qmem_bytes, qcap;
+    uint64_t held, held_limit;
+    slot_ref *total_paused, *nobufs;
+    uint32_t n_total_paused, n_nobufs;
+    wm_proxy_counters c;
+    pthread_t th;
+    int err;
+    pthread_barrier_t *ready;
+} worker;
+
+static atomic_int g_fatal;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t gen)
+{
+    return (uint64_t)op | (uint64_t)side << 8 | (uint64_t)slot << 16 | (uint64_t)(gen & 0xFFFFFF) << 40;
+}
+
+static struct io_uring_sqe *get_sqe(worker *w)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+    if (!sqe) {
+        /* SQ full within one batch: flush it and go on. */
+        int n = io_uring_submit(&w->ring);
+        w->c.submits++;
+        if (n > 0) w->c.sqes += (uint64_t)n;
+        sqe = io_uring_get_sqe(&w->ring);
+    }
+    return sqe;
+}
+
+/* ------------------------------------------------------------ buffers */
+
+static inline uint8_t *buf_addr(worker *w, uint16_t bid) { return w->bufs + (size_t)bid * w->bufsz; }
+
+static void buf_return(worker *w, uint16_t bid)
+{
+    io_uring_buf_ring_add(w->br, buf_addr(w, bid), w->bufsz, bid,
+                          io_uring_buf_ring_mask(w->nbufs), w->buf_returned++);
+    w->bufs_freed = true;
+}
+
+static void buf_publish(worker *w)
+{
+    if (w->buf_returned) {
+        io_uring_buf_ring_advance(w->br, w->buf_returned);
+        w->buf_returned = 0;
+    }
+}
+
+/* ------------------------------------------------------------ connections */
+
+static void arm_recv(worker *w, conn *k, uint32_t slot, int s)
+{
+    if (k->state != ST_OPEN || k->recv_armed[s] || k->paused[s] || k->eof[s]) return;
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) return;
+    io_uring_prep_recv_multishot(sqe, k->fd[s], NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BGID;
+    io_uring_sqe_set_data64(sqe, ud(OP_RECV, (unsigned)s, slot, k->gen));
+    k->recv_armed[s] = 1;
+    k->ops++;
+}
+
+static void kick_send(worker *w, conn *k, uint32_t slot, int s)
+{
+    const uint8_t *p;
+    uint32_t len;
+    if (k->state != ST_OPEN || !wm_proxy_queue_next_send(&k->q[s], &p, &len)) return;
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) { wm_proxy_queue_sent(&k->q[s], 0); return; }
+    io_uring_prep_send(sqe, k->fd[1 - s], p, len, MSG_NOSIGNAL);
+    io_uring_sqe_set_data64(sqe, ud(OP_SEND, (unsigned)s, slot, k->gen));
+    k->ops++;
+    w->c.sends++;
+}
+
+static void cancel_op(worker *w, uint64_t target)
+{
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) return;
+    io_uring_prep_cancel64(sqe, target, 0);
+    io_uring_sqe_set_data64(sqe, OP_CANCEL);
+}
+
+static void pause_side(worker *w, conn *k, uint32_t slot, int s, uint8_t why)
+{
+    if (k->paused[s] & why) return;
+    k->paused[s] |= why;
+    if (why == PAUSE_TOTAL) {
+        if (w->n_total_paused == w->nconns * 2) {
+            /* Full of stale entries (their connections closed): keep the live ones. */
+            uint32_t n = 0;
+            for (uint32_t i = 0; i < w->n_total_paused; i++) {
+                slot_ref r = w->total_paused[i];
+                if (w->conns[r.slot].gen == r.gen && w->conns[r.slot].state == ST_OPEN) w->total_paused[n++] = r;
+            }
+            w->n_total_paused = n;
+        }
+        w->total_paused[w->n_total_paused++] = (slot_ref){ slot, k->gen, (uint8_t)s };
+    }
+    if (k->recv_armed[s]) cancel_op(w, ud(OP_RECV, (unsigned)s, slot, k->gen));
+}
+
+static void unpause_side(worker *w, conn *k, uint32_t slot, int s, uint8_t why)
+{
+    if (!(k->paused[s] & why)) return;
+    k->paused[s] &= (uint8_t)~why;
+    if (!k->paused[s]) {
+        w->c.resumed++;
+        arm_recv(w, k, slot, s);
+    }
+}
+
+static void finalize(worker *w, conn *k, uint32_t slot)
+{
+    for (int s = 0; s < 2; s++) {
+        if (k->fd[s] >= 0) close(k->fd[s]);
+        k->fd[s] = -1;
+        for (unsigned i = 0; i < k->npark[s]; i++) buf_return(w, k->parks[s][i].bid);
+        k->npark[s] = 0;
+        w->held -= wm_proxy_queue_held(&k->q[s]);
+        wm_proxy_queue_init(&k->q[s], k->q[s].buf, k->q[s].cap);
+    }
+    /* Give the queue pages back: a closed connection must not pin memory. */
+    madvise(k->q[0].buf, 2 * w->qcap, MADV_DONTNEED);
+    k->state = ST_FREE;
+    k->gen++;
+    k->next_free = w->free_head;
+    w->free_head = slot;
+    w->open--;
+    w->c.conns_closed++;
+}
+
+/* why: which counter names the cause. The sockets are shut down at once so
+ * pending receives end; cancels take the rest (a connect in flight). */
+static void close_conn(worker *w, conn *k, uint32_t slot, uint64_t *why)
+{
+    if (k->state == ST_CLOSING || k->state == ST_FREE) return;
+    if (why) (*why)++;
+    k->state = ST_CLOSING;
+    for (int s = 0; s < 2; s++) {
+        if (k->fd[s] < 0) continue;
+        shutdown(k->fd[s], SHUT_RDWR);
+        struct io_uring_sqe *sqe = get_sqe(w);
+        if (sqe) {
+            io_uring_prep_cancel_fd(sqe, k->fd[s], IORING_ASYNC_CANCEL_ALL);
+            io_uring_sqe_set_data64(sqe, OP_CANCEL);
+        }
+    }
+    if (k->ops == 0) finalize(w, k, slot);
+}
+
+static void check_bounds(worker *w, conn *k, uint32_t slot, int s)
+{
+    if (wm_proxy_queue_pending(&k->q[s]) > w->cfg->conn_buffer && !(k->paused[s] & PAUSE_CONN)) {
+        w->c.limit_conn_buffer[s]++;
+        pause_side(w, k, slot, s, PAUSE_CONN);
+    }
+    if (w->held > w->held_limit && !(k->paused[s] & PAUSE_TOTAL)) {
+        w->c.limit_total_buffer++;
+        pause_side(w, k, slot, s, PAUSE_TOTAL);
+    }
+}
+
+/* Side s sends nothing more: stop reading it, drop what it sent after the
+ * last whole packet and whatever of it is parked. */
+static void stop_side(worker *w, conn *k, uint32_t slot, int s)
+{
+    k->eof[s] = 1;
+    if (k->recv_armed[s]) cancel_op(w, ud(OP_RECV, (unsigned)s, slot, k->gen));
+    w->held -= k->q[s].tail - k->q[s].ready;
+    k->q[s].tail = k->q[s].ready;
+    for (unsigned i = 0; i < k->npark[s]; i++) buf_return(w, k->parks[s][i].bid);
+    k->npark[s] = 0;
+}
+
+static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
+
+/* Frames what q[s] holds; returns false if side s was stopped by an error. */
+static bool frame(worker *w, conn *k, uint32_t slot, int s)
+{
+    wm_proxy_frame_result r = wm_proxy_frame(&k->ss, s, &k->q[s]);
+    w->c.packets[s] += r.packets;
+    w->c.publishes[s] += r.publishes;
+    if (r.verdict == WM_PROXY_FRAME_OK) return true;
+    if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
+    else w->c.malformed[s]++;
+    if (w->cfg->verbose)
+        fprintf(stderr, "wirematch-proxy: worker %u: %s from the %s: %s at byte %u of the packet; "
+                        "reason code 0x%02x, closing\n",
+                w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large" : "malformed packet",
+                s == WM_PROXY_C2U ? "client" : "upstream broker", wm_mqtt5_err_name(r.err), r.offset,
+                r.reason_code);
+    /* The packets before the bad one still reach the peer; the sender gets a
+     * CONNACK/DISCONNECT with the reason code after what is queued for it;
+     * nothing more is read from either side; then the connection closes. */
+    stop_side(w, k, slot, s);
+    stop_side(w, k, slot, 1 - s);
+    kick_send(w, k, slot, s);
+    uint8_t pkt[WM_PROXY_ERROR_PACKET_MAX];
+    uint32_t n = wm_proxy_error_packet(&k->ss, s, r.reason_code, pkt);
+    if (n && wm_proxy_queue_append(&k->q[1 - s], pkt, n)) {
+        k->q[1 - s].ready = k->q[1 - s].tail;
+        w->held += n;
+        kick_send(w, k, slot, 1 - s);
+    }
+    k->drain = 1;
+    maybe_finish(w, k, slot, s);
+    return false;
+}
+
+/* Appends a received chunk to q[s] (or parks it behind earlier parked ones);
+ * returns false if it could not be kept and the connection was closed. */
+static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, uint32_t len)
+{
+    if (k->npark[s] == 0 && wm_proxy_queue_append(&k->q[s], buf_addr(w, bid), len)) {
+        buf_return(w, bid);
+        w->held += len;
+        if (w->held > w->c.held_peak) w->c.held_peak = w->held;
+        return true;
+    }
+    if (k->npark[s] == PARK_MAX) {
+        buf_return(w, bid);
+        close_conn(w, k, slot, &w->c.park_overflow);
+        return false;
+    }
+    k->parks[s][k->npark[s]++] = (park){ bid, len };
+    w->c.parked++;
+    return true;
+}
+
+static void unpark(worker *w, conn *k, int s)
+{
+    unsigned i = 0;
+    while (i < k->npark[s] &&
+           wm_proxy_queue_append(&k->q[s], buf_addr(w, k->parks[s][i].bid), k->parks[s][i].len)) {
+        w->held += k->parks[s][i].len;
+        if (w->held > w->c.held_peak) w->c.held_peak = w->held;
+        buf_return(w, k->parks[s][i].bid);
+        i++;
+    }
+    if (i) {
+        memmove(k->parks[s], k->parks[s] + i, (k->npark[s] - i) * sizeof(park));
+        k->npark[s] = (uint8_t)(k->npark[s] - i);
+    }
+}
+
+/* Side s said EOF: once what it sent is flushed, the connection ends. After
+ * an error (drain) both queues must be flushed first. */
+static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
+{
+    if (k->state != ST_OPEN) return;
+    if (k->drain) {
+        if (wm_proxy_queue_pending(&k->q[0]) == 0 && wm_proxy_queue_pending(&k->q[1]) == 0)
+            close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+        return;
+    }
+    if (k->eof[s] && k->npark[s] == 0 && wm_proxy_queue_pending(&k->q[s]) == 0)
+        close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+}
+
+static void on_accept(worker *w, struct io_uring_cqe *cqe)
+{
+    if (!(cqe->flags & IORING_CQE_F_MORE)) w->accept_armed = false;
+    int fd = cqe->res;
+    if (fd < 0) {
+        if (fd != -ECANCELED && w->cfg->verbose)
+            fprintf(stderr, "wirematch-proxy: worker %u: accept: %s\n", w->id, strerror(-fd));
+        return;
+    }
+    if (w->stopping) { close(fd); return; }
+    if (w->free_head == UINT32_MAX) {
+        close(fd);
+        w->c.limit_conns++;
+        return;
+    }
+    int up = socket(w->cfg->upstream_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (up < 0) {
+        close(fd);
+        w->c.upstream_connect_failed++;   /* not admitted: not in accepted */
+        return;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    w->c.conns_accepted++;
+    uint32_t slot = w->free_head;
+    conn *k = &w->conns[slot];
+    w->free_head = k->next_free;
+    k->fd[0] = fd;
+    k->fd[1] = up;
+    k->state = ST_CONNECTING;
+    k->ops = 0;
+    for (int s = 0; s < 2; s++) {
+        k->recv_armed[s] = k->paused[s] = k->eof[s] = 0;
+        k->npark[s] = 0;
+    }
+    k->drain = 0;
+    wm_proxy_session_init(&k->ss, w->cfg->max_packet);
+    w->open++;
+    if (w->open > w->c.conns_peak) w->c.conns_peak = w->open;
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) { close_conn(w, k, slot, &w->c.upstream_connect_failed); return; }
+    io_uring_prep_connect(sqe, up, (const struct sockaddr *)&w->cfg->upstream_addr, w->cfg->upstream_len);
+    io_uring_sqe_set_data64(sqe, ud(OP_CONNECT, 0, slot, k->gen));
+    k->ops++;
+}
+
+static void on_connect(worker *w, conn *k, uint32_t slot, int res)
+{
+    if (k->state != ST_CONNECTING) return;
+    if (res < 0) {
+        if (w->cfg->verbose)
+            fprintf(stderr, "wirematch-proxy: worker %u: upstream %s: %s\n", w->id, w->cfg->upstream_text, strerror(-res));
+        close_conn(w, k, slot, &w->c.upstream_connect_failed);
+        return;
+    }
+    k->state = ST_OPEN;
+    arm_recv(w, k, slot, 0);
+    arm_recv(w, k, slot, 1);
+}
+
+static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cqe *cqe)
+{
+    bool more = cqe->flags & IORING_CQE_F_MORE;
+    if (!more) k->recv_armed[s] = 0;
+    int res = cqe->res;
+    if (res > 0) {
+        uint16_t bid = (uint16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+        w->c.recv_bytes[s] += (uint64_t)res;
+        if (k->state != ST_OPEN || k->eof[s]) {
+            buf_return(w, bid);
+        } else if (take_chunk(w, k, slot, s, bid, (uint32_t)res) && frame(w, k, slot, s)) {
+            kick_send(w, k, slot, s);
+            check_bounds(w, k, slot, s);
+        }
+    } else if (res == 0) {
+        if (k->state == ST_OPEN && !k->eof[s]) {
+            k->eof[s] = 1;
+            maybe_finish(w, k, slot, s);
+        }
+    } else if (res == -ENOBUFS) {
+        w->c.recv_nobufs++;
+        if (!more && k->state == ST_OPEN && w->n_nobufs < w->nconns * 2)
+            w->nobufs[w->n_nobufs++] = (slot_ref){ slot, k->gen, (uint8_t)s };
+        return;
+    } else if (res == -EINVAL) {
+        fprintf(stderr, "wirematch-proxy: multishot receive refused (EINVAL): it needs Linux 6.0 or later\n");
+        atomic_store(&g_fatal, 1);
+        close_conn(w, k, slot, NULL);
+    } else if (res != -ECANCELED) {
+        close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+    }
+    if (!more && k->state == ST_OPEN) {
+        w->c.recv_rearm++;
+        arm_recv(w, k, slot, s);
+    }
+}
+
+static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
+{
+    if (k->state != ST_OPEN) return;
+    if (res < 0) {
+        /* The receiving side (1 - s) is gone. */
+        close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_upstream : &w->c.closed_by_client);
+        return;
+    }
+    wm_proxy_queue *q = &k->q[s];
+    if ((uint32_t)res < q->sending) w->c.sends_short++;
+    w->c.bytes[s] += (uint64_t)res;
+    w->held -= (uint64_t)res;
+    wm_proxy_queue_sent(q, (uint32_t)res);
+    if (k->npark[s]) {
+        unpark(w, k, s);
+        if (!frame(w, k, slot, s)) return;
+    }
+    kick_send(w, k, slot, s);
+    if ((k->paused[s] & PAUSE_CONN) && wm_proxy_queue_pending(q) <= w->cfg->conn_buffer / 2)
+        unpause_side(w, k, slot, s, PAUSE_CONN);
+    maybe_finish(w, k, slot, s);
+}
+
+static void stop_worker(worker *w)
+{
+    w->stopping = true;
+    if (w->listen_fd >= 0) {
+        shutdown(w->listen_fd, SHUT_RDWR);
+        struct io_uring_sqe *sqe = get_sqe(w);
+        if (sqe) {
+            io_uring_prep_cancel_fd(sqe, w->listen_fd, IORING_ASYNC_CANCEL_ALL);
+            io_uring_sqe_set_data64(sqe, OP_CANCEL);
+        }
+    }
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (w->conns[i].state == ST_CONNECTING || w->conns[i].state == ST_OPEN)
+            close_conn(w, &w->conns[i], i, &w->c.closed_at_shutdown);
+}
+
+static void handle(worker *w, struct io_uring_cqe *cqe)
+{
+    uint64_t u = io_uring_cqe_get_data64(cqe);
+    unsigned op = u & 0xFF, side = (u >> 8) & 0xFF;
+    uint32_t slot = (uint32_t)(u >> 16) & 0xFFFFFF, gen = (uint32_t)(u >> 40);
+    switch (op) {
+    case OP_ACCEPT: on_accept(w, cqe); return;
+    case OP_WAKE: w->wake_armed = false; stop_worker(w); return;
+    case OP_CANCEL: return;
+    default: break;
+    }
+    if (slot >= w->nconns) return;
+    conn *k = &w->conns[slot];
+    if ((k->gen & 0xFFFFFF) != gen || k->state == ST_FREE) {
+        /* Cannot happen (slots outlive their operations); a buffer must not leak. */
+        if (cqe->flags & IORING_CQE_F_BUFFER) buf_return(w, (uint16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT));
+        return;
+    }
+    bool last = !(op == OP_RECV && (cqe->flags & IORING_CQE_F_MORE));
+    switch (op) {
+    case OP_CONNECT: on_connect(w, k, slot, cqe->res); break;
+    case OP_RECV: on_recv(w, k, slot, (int)side, cqe); break;
+    case OP_SEND: on_send(w, k, slot, (int)side, cqe->res); break;
+    default: break;
+    }
+    if (last) k->ops--;
+    if (k->state == ST_CLOSING && k->ops == 0) finalize(w, k, slot);
+}
+
+static void arm_accept(worker *w)
+{
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) return;
+    io_uring_prep_multishot_accept(sqe, w->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(sqe, OP_ACCEPT);
+    w->accept_armed = true;
+    w->c.accept_rearm++;
+}
+
+static void arm_wake(worker *w)
+{
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) return;
+    io_uring_prep_read(sqe, w->wake_fd, &w->wake_val, sizeof w->wake_val, 0);
+    io_uring_sqe_set_data64(sqe, OP_WAKE);
+    w->wake_armed = true;
+}
+
+/* After a batch: publish returned buffers, retry receives that ran out of
+ * them, resume sides paused for the worker's total. */
+static void after_batch(worker *w)
+{
+    buf_publish(w);
+    if (w->n_nobufs && w->bufs_freed) {
+        uint32_t n = w->n_nobufs;
+        w->n_nobufs = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            slot_ref r = w->nobufs[i];
+            conn *k = &w->conns[r.slot];
+            if (k->gen == r.gen && k->state == ST_OPEN) {
+                w->c.recv_rearm++;
+                arm_recv(w, k, r.slot, r.side);
+            }
+        }
+    }
+    w->bufs_freed = false;
+    if (w->n_total_paused && w->held <= w->held_limit / 4 * 3) {
+        uint32_t n = w->n_total_paused;
+        w->n_total_paused = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            slot_ref r = w->total_paused[i];
+            conn *k = &w->conns[r.slot];
+            if (k->gen == r.gen && k->state == ST_OPEN) unpause_side(w, k, r.slot, r.side, PAUSE_TOTAL);
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    /* Ring flags, best first: one issuer with task work deferred to our own
+     * io_uring_enter (6.1+), else cooperative task work (5.19+), else none. */
+    static const unsigned flag_sets[] = {
+        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+        IORING_SETUP_COOP_TASKRUN, 0 };
+    int rc = -EINVAL;
+    for (unsigned i = 0; i < sizeof flag_sets / sizeof flag_sets[0]; i++) {
+        struct io_uring_params p;
+        memset(&p, 0, sizeof p);
+        p.flags = flag_sets[i] | IORING_SETUP_SUBMIT_ALL;
+        p.cq_entries = w->cfg->ring_entries * 4;
+        p.flags |= IORING_SETUP_CQSIZE;
+        rc = io_uring_queue_init_params(w->cfg->ring_entries, &w->ring, &p);
+        if (rc == 0) break;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "wirematch-proxy: worker %u: io_uring_queue_init: %s\n", w->id, strerror(-rc));
+        w->err = 1;
+    } else {
+        w->ring_ok = true;
+        struct io_uring_buf_reg reg = { .ring_addr = (unsigned long)w->br, .ring_entries = w->nbufs, .bgid = BGID };
+        rc = io_uring_register_buf_ring(&w->ring, &reg, 0);
+        if (rc < 0) {
+            fprintf(stderr, "wirematch-proxy: provided buffer rings unavailable (%s): they need Linux 5.19 or later\n",
+                    strerror(-rc));
+            w->err = 1;
+        } else {
+            io_uring_buf_ring_init(w->br);
+            for (uint32_t i = 0; i < w->nbufs; i++) buf_return(w, (uint16_t)i);
+            buf_publish(w);
+        }
+    }
+    pthread_barrier_wait(w->ready);
+    if (w->err || atomic_load(&g_fatal)) return NULL;
+
+    arm_accept(w);
+    arm_wake(w);
+    uint64_t stop_deadline = 0;
+    for (;;) {
+        if (w->stopping && w->open == 0 && !w->accept_armed) break;
+        if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
+        if (stop_deadline && now_ns() > stop_deadline) break;
+        if (!w->stopping && !w->accept_armed) arm_accept(w);
+        int n;
+        if (stop_deadline) {
+            struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
+            struct io_uring_cqe *cq;
+            n = io_uring_submit_and_wait_timeout(&w->ring, &cq, 1, &ts, NULL);
+        } else {
+            n = io_uring_submit_and_wait(&w->ring, 1);
+        }
+        w->c.submits++;
+        if (n > 0) w->c.sqes += (uint64_t)n;
+        if (n < 0 && n != -EINTR && n != -ETIME && n != -EAGAIN && n != -EBUSY) {
+            fprintf(stderr, "wirematch-proxy: worker %u: io_uring_enter: %s\n", w->id, strerror(-n));
+            atomic_store(&g_fatal, 1);
+            break;
+        }
+        struct io_uring_cqe *cqe;
+        unsigned head, seen = 0;
+        io_uring_for_each_cqe(&w->ring, head, cqe) {
+            handle(w, cqe);
+            seen++;
+        }
+        io_uring_cq_advance(&w->ring, seen);
+        w->c.cqes += seen;
+        after_batch(w);
+        if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
+    }
+    w->c.conns_open = w->open;
+    return NULL;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int make_listener(const wm_proxy_config *cfg)
+{
+    int fd = socket(cfg->listen_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    if (bind(fd, (const struct sockaddr *)&cfg->listen_addr, cfg->listen_len) < 0 || listen(fd, 1024) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
+{
+    memset(w, 0, sizeof *w);
+    w->id = id;
+    w->cfg = cfg;
+    w->listen_fd = w->wake_fd = -1;
+    w->nconns = (cfg->max_conns + cfg->threads - 1) / cfg->threads;
+    w->held_limit = cfg->total_buffer / cfg->threads;
+    w->nbufs = cfg->recv_buf_count;
+    w->bufsz = cfg->recv_buf_size;
+    w->br_bytes = (w->nbufs * sizeof(struct io_uring_buf) + 4095) & ~(size_t)4095;
+    w->br = mmap(NULL, w->br_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    w->bufs = mmap(NULL, (size_t)w->nbufs * w->bufsz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* Queue memory is reserved for every slot but only touched pages cost. */
+    w->qcap = (size_t)cfg->max_packet + cfg->conn_buffer + cfg->recv_buf_size;
+    w->qmem_bytes = (size_t)w->nconns * 2 * w->qcap;
+    w->qmem = mmap(NULL, w->qmem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    w->conns = calloc(w->nconns, sizeof(conn));
+    w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
+    w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
+    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs) {
+        fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
+        return -1;
+    }
+    w->free_head = UINT32_MAX;
+    for (uint32_t i = w->nconns; i-- > 0;) {
+        conn *k = &w->conns[i];
+        k->fd[0] = k->fd[1] = -1;
+        wm_proxy_queue_init(&k->q[0], w->qmem + (size_t)i * 2 * w->qcap, (uint32_t)w->qcap);
+        wm_proxy_queue_init(&k->q[1], w->qmem + ((size_t)i * 2 + 1) * w->qcap, (uint32_t)w->qcap);
+        k->next_free = w->free_head;
+        w->free_head = i;
+    }
+    w->listen_fd = make_listener(cfg);
+    if (w->listen_fd < 0) {
+        fprintf(stderr, "wirematch-proxy: listen on %s: %s\n", cfg->listen_text, strerror(errno));
+        return -1;
+    }
+    w->wake_fd = eventfd(0, EFD_CLOEXEC);
+    if (w->wake_fd < 0) return -1;
+    return 0;
+}
+
+static void worker_free(worker *w)
+{
+    if (w->ring_ok) io_uring_queue_exit(&w->ring);
+    for (uint32_t i = 0; w->conns && i < w->nconns; i++)
+        for (int s = 0; s < 2; s++)
+            if (w->conns[i].fd[s] >= 0) close(w->conns[i].fd[s]);
+    if (w->listen_fd >= 0) close(w->listen_fd);
+    if (w->wake_fd >= 0) close(w->wake_fd);
+    if (w->br && w->br != MAP_FAILED) munmap(w->br, w->br_bytes);
+    if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->bufsz);
+    if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
+    free(w->conns);
+    free(w->total_paused);
+    free(w->nobufs);
+}
+
+static void sum(wm_proxy_counters *t, const wm_proxy_counters *c)
+{
+    const uint64_t *src = (const uint64_t *)c;
+    uint64_t *dst = (uint64_t *)t;
+    for (size_t i = 0; i < sizeof *c / sizeof(uint64_t); i++) dst[i] += src[i];
+}
+
+void wm_proxy_config_defaults(wm_proxy_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->threads = 1;
+    cfg->max_conns = 1024;
+    cfg->conn_buffer = 64 * 1024;
+    cfg->total_buffer = 64ull * 1024 * 1024;
+    cfg->max_packet = 256 * 1024;
+    cfg->recv_buf_size = 16 * 1024;
+    cfg->recv_buf_count = 1024;
+    cfg->ring_entries = 1024;
+}
+
+int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)
+{
+    memset(total, 0, sizeof *total);
+    *elapsed_ns = 0;
+    if (wm_proxy_probe() < 0) return -1;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    unsigned n = cfg->threads;
+    worker *ws = calloc(n, sizeof(worker));
+    if (!ws) return -1;
+    int rc = 0;
+    unsigned started = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (worker_alloc(&ws[i], cfg, i) < 0) { rc = -1; break; }
+    pthread_barrier_t ready;
+    uint64_t t0 = now_ns();
+    if (rc == 0) {
+        pthread_barrier_init(&ready, NULL, n + 1);
+        for (unsigned i = 0; i < n; i++) {
+            ws[i].ready = &ready;
+            if (pthread_create(&ws[i].th, NULL, worker_main, &ws[i]) != 0) {
+                /* The barrier counts on every worker: a missing one is fatal now. */
+                fprintf(stderr, "wirematch-proxy: cannot start worker %u\n", i);
+                abort();
+            }
+            started++;
+        }
+        pthread_barrier_wait(&ready);
+        for (unsigned i = 0; i < n; i++) if (ws[i].err) rc = -1;
+        if (rc < 0) atomic_store(&g_fatal, 1);
+        else if (cfg->verbose)
+            fprintf(stderr, "wirematch-proxy: %u worker(s) relaying %s -> %s\n", n, cfg->listen_text, cfg->upstream_text);
+        /* Wait for a signal, or for a worker that hit a fatal error. */
+        struct timespec tick = { 0, 200000000 };
+        while (rc == 0 && !atomic_load(&g_fatal)) {
+            int sig = sigtimedwait(&set, NULL, &tick);
+            if (sig == SIGINT || sig == SIGTERM) break;
+        }
+        uint64_t one = 1;
+        for (unsigned i = 0; i < n; i++)
+            if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* the worker already left */ }
+        for (unsigned i = 0; i < started; i++) pthread_join(ws[i].th, NULL);
+        pthread_barrier_destroy(&ready);
+        if (atomic_load(&g_fatal)) rc = -1;
+    }
+    *elapsed_ns = now_ns() - t0;
+    for (unsigned i = 0; i < n; i++) {
+        sum(total, &ws[i].c);
+        worker_free(&ws[i]);
+    }
+    /* Peak is a gauge: the sum of worker peaks bounds the process peak. */
+    free(ws);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* The proxy's JSON summary at exit: the same kind of one-object report the
+ * data plane prints, built with jansson. Field names follow the counters in
+ * proxy.h; per-direction pairs are objects {"client_to_upstream",
+ * "upstream_to_client"}. */
+#include "dataplane/proxy.h"
+
+#include <jansson.h>
+
+static json_t *pair(const uint64_t v[2])
+{
+    return json_pack("{s:I,s:I}", "client_to_upstream", (json_int_t)v[WM_PROXY_C2U],
+                     "upstream_to_client", (json_int_t)v[WM_PROXY_U2C]);
+}
+
+#define I(x) ((json_int_t)(x))
+
+int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
+                           const wm_proxy_counters *c, uint64_t elapsed_ns)
+{
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:i, s:f,"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:o, s:o, s:o, s:o,"
+        " s:{s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:o,s:I,s:I,s:o,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
+        "tool", "wirematch-proxy",
+        "listen", cfg->listen_text ? cfg->listen_text : "",
+        "upstream", cfg->upstream_text ? cfg->upstream_text : "",
+        "threads", (int)cfg->threads,
+        "elapsed_s", (double)elapsed_ns / 1e9,
+        "connections",
+          "accepted", I(c->conns_accepted), "closed", I(c->conns_closed),
+          "open_at_exit", I(c->conns_open), "peak", I(c->conns_peak),
+          "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
+          "closed_at_shutdown", I(c->closed_at_shutdown),
+          "upstream_connect_failed", I(c->upstream_connect_failed),
+        "bytes", pair(c->bytes),
+        "packets", pair(c->packets),
+        "publishes", pair(c->publishes),
+        "malformed", pair(c->malformed),
+        "bounds",
+          "max_conns", I(cfg->max_conns), "conn_buffer", I(cfg->conn_buffer),
+          "total_buffer", I(cfg->total_buffer), "max_packet", I(cfg->max_packet),
+        "limits",
+          "conns", I(c->limit_conns),
+          "conn_buffer", pair(c->limit_conn_buffer),
+          "total_buffer", I(c->limit_total_buffer),
+          "held_peak_bytes", I(c->held_peak),
+          "packet_too_large", pair(c->packet_too_large),
+          "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
+        "io_uring",
+          "submits", I(c->submits), "sqes", I(c->sqes), "cqes", I(c->cqes),
+          "sends", I(c->sends), "sends_short", I(c->sends_short),
+          "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm),
+          "accept_rearm", I(c->accept_rearm));
+    if (!o) return -1;
+    int rc = json_dumpf(o, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF ? 0 : -1;
+    fflush(f);
+    json_decref(o);
+    return rc;
+}

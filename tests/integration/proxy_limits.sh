@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# wirematch-proxy's MQTT framing and bounds against a real mosquitto on
+# 127.0.0.1, with a raw-socket client (proxy_raw.py) that sends exact bytes:
+#  - a malformed packet from a client: the valid packets before it still reach
+#    the broker, the client gets DISCONNECT 0x81 (MQTT 5.0 §4.13) and both
+#    connections close; before CONNACK it is a CONNACK with the reason code;
+#  - a packet over --max-packet: DISCONNECT 0x95 Packet too large;
+#  - back-pressure: a subscriber that stops reading makes the proxy stop
+#    reading the broker (counted), and once it reads again it gets every
+#    message, in order.
+# Bounded in time; everything stopped by the EXIT trap.
+set -euo pipefail
+. "$(dirname "$0")/lib/proxy_peers.sh"
+RAW=(python3 "$(dirname "$0")/proxy_raw.py")
+
+px_broker "max_queued_messages 100000"
+px_proxy p --max-packet 2048 --conn-buffer 16384 -v
+P=$PORT_p
+
+mk() { python3 -c "import sys; sys.path.insert(0, '$(dirname "$0")'); import proxy_raw as r; print($1)"; }
+CONNECT=$(mk "r.connect('raw-1').hex()")
+PUB_OK=$(mk "r.packet(0x30, r.s('lim/ok') + b'\x00' + b'before-the-bad-one').hex()")
+PUB_QOS3=$(mk "r.packet(0x36, r.s('lim/bad') + b'\x00\x01\x00hi').hex()")   # QoS 3: §3.3.1.2
+PUB_BIG=$(mk "r.packet(0x30, r.s('lim/big') + b'\x00' + b'x' * 3000).hex()")
+
+# 1. Malformed after CONNECT; the valid PUBLISH before it is delivered.
+timeout 15 stdbuf -oL mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t 'lim/#' -C 1 -W 12 -d \
+    -F 'MSG|%t|%p' > "$TMP/sub.out" 2>&1 & SUB=$!
+for _ in $(seq 100); do grep -q 'received SUBACK' "$TMP/sub.out" 2>/dev/null && break; sleep 0.1; done
+out=$(timeout 15 "${RAW[@]}" "$P" expect-close "$CONNECT" "$PUB_OK$PUB_QOS3" | tr '\n' ' ')
+[ "$out" = "CONNACK:00 DISCONNECT:81 closed " ] || fail "malformed PUBLISH: got '$out'"
+wait "$SUB" || fail "the PUBLISH before the malformed one did not reach the broker"
+grep -q '^MSG|lim/ok|before-the-bad-one$' "$TMP/sub.out" || fail "wrong delivery: $(grep MSG "$TMP/sub.out")"
+
+# 2. Malformed before CONNECT (reserved packet type 0): CONNACK 0x81, not DISCONNECT (§3.2.2.2).
+out=$(timeout 15 "${RAW[@]}" "$P" expect-close "00 00" | tr '\n' ' ')
+[ "$out" = "CONNACK:81 closed " ] || fail "malformed first packet: got '$out'"
+
+# 3. Over --max-packet (3009 > 2048 bytes): Packet too large.
+out=$(timeout 15 "${RAW[@]}" "$P" expect-close "$CONNECT" "$PUB_BIG" | tr '\n' ' ')
+[ "$out" = "CONNACK:00 DISCONNECT:95 closed " ] || fail "oversized PUBLISH: got '$out'"
+
+# 4. Back-pressure: 3000 messages of ~1 KB (3 MB) towards a subscriber that
+#    sleeps 2 s before reading; the proxy may hold only 16 KB for it.
+N=3000
+python3 -c "
+for i in range(1, $N + 1): print('%d-' % i + 'p' * 1000)" > "$TMP/lines"
+timeout 40 "${RAW[@]}" "$P" slow-sub bp/x $N 2 > "$TMP/slow.out" 2> "$TMP/slow.err" & SLOW=$!
+for _ in $(seq 100); do grep -q ready "$TMP/slow.out" 2>/dev/null && break; sleep 0.1; done
+grep -q ready "$TMP/slow.out" || fail "slow subscriber did not subscribe"
+timeout 30 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t bp/x -q 0 -l < "$TMP/lines" || fail "publisher failed"
+wait "$SLOW" || fail "slow subscriber failed: $(cat "$TMP/slow.err")"
+grep -q "^got $N first=1 last=$N in-order=True$" "$TMP/slow.out" || fail "slow subscriber: $(cat "$TMP/slow.out")"
+
+px_stop "$PID_p" || fail "proxy exited with rc $?"
+S=$TMP/p.json
+[ "$(jq '.malformed.client_to_upstream' "$S")" -eq 2 ] || fail "malformed not counted: $(jq -c .malformed "$S")"
+[ "$(jq '.limits.packet_too_large.client_to_upstream' "$S")" -eq 1 ] || fail "too large not counted: $(jq -c .limits "$S")"
+bp=$(jq '.limits.conn_buffer.upstream_to_client' "$S")
+[ "$bp" -ge 1 ] && [ "$(jq '.limits.resumed' "$S")" -ge 1 ] || fail "back-pressure not engaged: $(jq -c .limits "$S")"
+# Bytes held at once stay within one connection's queue capacity (max packet + conn buffer
+# + one 16 KiB receive buffer); what arrives beyond it stays in provided buffers (parked).
+peak=$(jq '.limits.held_peak_bytes' "$S")
+[ "$peak" -le $((2048 + 16384 + 16384)) ] || fail "held $peak bytes at once"
+grep -q 'malformed packet from the client: .* reason code 0x81' "$TMP/p.err" || fail "no diagnostic on stderr"
+echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order"
