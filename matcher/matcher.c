@@ -216,10 +216,6 @@ uint32_t wm_matcher_peid_find(const wm_matcher *m, const char *s, size_t len)
     return wm_intern_find(&m->peids, 0, s, len);
 }
 
-uint32_t wm_matcher_client_find(const wm_matcher *m, const char *s, size_t len)
-{
-    return wm_intern_find(&m->clients, 0, s, len);
-}
 
 /* ---------------------------------------------------------------- subscriptions */
 
@@ -356,7 +352,8 @@ wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *sp, uint3
     uint32_t cell = WM_NONE;
     if (nb != WM_NBHD_NONE && (st = cell_get(m, fid, nb, &cell))) goto undo_group;
 
-    m->s_hot[s] = (wm_sub_hot){ .client = client, .group = group, .no_local = sp->no_local, .qos = sp->qos,
+    m->s_hot[s] = (wm_sub_hot){ .client_key = wm_hash_bytes(0, sp->client ? sp->client : "", sp->client_len),
+                                .client = client, .group = group, .no_local = sp->no_local, .qos = sp->qos,
                                 .live = 1, .content = sp->content };
     m->s_cold[s] = (wm_sub_cold){ .cookie = sp->cookie, .fid = fid, .cell = cell, .nbhd = nb };
     /* The one store that makes the subscription visible. */
@@ -464,10 +461,24 @@ void wm_matcher_reader_online(wm_matcher_reader *r)
 
 typedef struct emit_ctx {
     const wm_sub_hot *hot;
-    uint32_t client;
+    const wm_matcher *m;
+    uint64_t client_key;
+    const char *client;  /* NULL: publisher unknown, No Local removes nothing */
+    size_t client_len;
     wm_match_result *res;
     bool truncated;
 } emit_ctx;
+
+/* No Local (§3.8.3.1): is the publisher this subscription's own client?
+ * The key rules out almost every pair; equal keys are confirmed on the
+ * strings (the subscription's client string lives as long as it does). */
+static inline bool own_publication(const emit_ctx *e, const wm_sub_hot *h)
+{
+    if (!e->client || h->client_key != e->client_key) return false;
+    size_t n;
+    const char *k = wm_intern_key(&e->m->clients, h->client, &n);
+    return n == e->client_len && memcmp(k, e->client, n) == 0;
+}
 
 static inline void emit_list(emit_ctx *e, const wm_rvec *v)
 {
@@ -477,7 +488,7 @@ static inline void emit_list(emit_ctx *e, const wm_rvec *v)
         uint32_t s = wm_rvec_at(b, i);
         if (s == WM_RVEC_DEAD) continue;
         const wm_sub_hot *h = &e->hot[s];
-        if (h->no_local && h->client == e->client) continue;
+        if (h->no_local && own_publication(e, h)) continue;
         wm_match_result *res = e->res;
         if (h->group == WM_NONE) {
             if (res->n_subs < res->subs_cap) res->subs[res->n_subs++] = s;
@@ -556,7 +567,8 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     if (__atomic_load_n(&m->n_wild, __ATOMIC_ACQUIRE)) nf = wm_topic_index_match(r, pub->topic, pub->topic_len, nf);
     if (nf == 0) return WM_MATCHER_OK;
 
-    emit_ctx e = { m->s_hot, pub->client == WM_CLIENT_NONE ? WM_NONE - 1 : pub->client, res, false };
+    emit_ctx e = { m->s_hot, m, pub->client ? wm_hash_bytes(0, pub->client, pub->client_len) : 0, pub->client,
+                   pub->client_len, res, false };
     uint64_t cost_topic = 0;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t f = r->fids[i];
@@ -634,7 +646,7 @@ wm_matcher_status wm_matcher_lookup_str(wm_matcher_reader *r, const char *topic,
     }
     wm_match_pub pub = {
         .topic = topic, .topic_len = topic_len, .peids = r->peids, .n_peids = n_peids,
-        .client = client ? wm_intern_find(&r->m->clients, 0, client, client_len) : WM_CLIENT_NONE,
+        .client = client, .client_len = client_len,
     };
     return wm_matcher_lookup(r, &pub, res);
 }

@@ -28,9 +28,15 @@
  *                   (topic filter, neighborhood). A lookup walks the cheaper
  *                   side first: the topic's cells tested against the peids,
  *                   or the peids' neighborhoods tested against the topic.
- *   peids, client ids — interned into dense integers once (writer side);
+ *   peids          — interned into dense integers once (writer side);
  *                   lookups take interned ids, or strings through
  *                   wm_matcher_lookup_str().
+ *   No Local       — decided on the publisher's client id string (a 64-bit
+ *                   hash, confirmed by comparing strings), never on an
+ *                   interned id: an id looked up at the start of a lookup
+ *                   could be stale by the time a subscription of that
+ *                   client is added, and the client would get its own
+ *                   message back.
  *
  * Concurrency: ONE writer thread calls every function marked "writer"; any
  * number of reader threads, each with its own wm_matcher_reader, call the
@@ -60,7 +66,6 @@
 
 #define WM_NBHD_NONE   UINT32_MAX  /* a subscription without neighborhood */
 #define WM_PEID_NONE   UINT32_MAX  /* a peid the matcher has never seen */
-#define WM_CLIENT_NONE UINT32_MAX  /* a client id without subscriptions */
 #define WM_SUB_NONE    UINT32_MAX
 
 /* Most peids one publication may carry (wm_matcher_lookup*). */
@@ -135,7 +140,7 @@ void wm_matcher_free(wm_matcher *m);
 /* The configuration in force (defaults filled in). */
 const wm_matcher_config *wm_matcher_get_config(const wm_matcher *m);
 
-/* ---------------------------------------------------------------- peids, clients (writer unless noted) */
+/* ---------------------------------------------------------------- peids (writer unless noted) */
 
 /* Writer: interns a peid string (1..65,535 bytes) into *id. Peid ids are
  * dense (0, 1, 2, ...) and permanent for the matcher's life, so the data
@@ -144,9 +149,6 @@ wm_matcher_status wm_matcher_peid_intern(wm_matcher *m, const char *s, size_t le
 /* Reader or writer: the id of a peid string, or WM_PEID_NONE (unknown peids
  * match no spatial subscription). No allocation, no lock. */
 uint32_t wm_matcher_peid_find(const wm_matcher *m, const char *s, size_t len);
-/* Reader or writer: the interned id of a client id, or WM_CLIENT_NONE when
- * no live subscription has that client (then No Local removes nothing). */
-uint32_t wm_matcher_client_find(const wm_matcher *m, const char *s, size_t len);
 
 /* ---------------------------------------------------------------- neighborhoods (writer) */
 
@@ -253,7 +255,8 @@ typedef struct wm_match_pub {
     size_t topic_len;
     const uint32_t *peids;  /* n_peids interned peids; WM_PEID_NONE entries are ignored */
     uint32_t n_peids;       /* <= WM_MATCH_MAX_PUB_PEIDS */
-    uint32_t client;        /* publisher's interned client id or WM_CLIENT_NONE */
+    const char *client;     /* publisher's client id (No Local), NULL when unknown */
+    size_t client_len;
 } wm_match_pub;
 
 /* One shared-subscription group in a result: members[first, first+count). */
@@ -283,9 +286,8 @@ typedef struct wm_match_result {
  * groups by group id. Allocates nothing, takes no lock.
  * Returns OK, E_TOO_MANY_PEIDS (nothing matched) or E_TRUNCATED. */
 wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pub, wm_match_result *res);
-/* Reader: the same from strings: peids and the publisher's client id are
- * looked up (unknown ones match nothing spatial / remove nothing).
- * client may be NULL. Additionally E_INVALID_TOPIC for an empty or over-long
+/* Reader: the same with peids as strings (unknown ones match nothing
+ * spatial). client may be NULL. Additionally E_INVALID_TOPIC for an empty or over-long
  * topic and E_BAD_PEID for an empty peid. */
 wm_matcher_status wm_matcher_lookup_str(wm_matcher_reader *r, const char *topic, size_t topic_len,
                                         const wm_match_str *peids, uint32_t n_peids,

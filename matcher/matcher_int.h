@@ -35,15 +35,16 @@ void wm_idpool_fini(wm_idpool *p);
 uint32_t wm_idpool_alloc(wm_idpool *p);               /* WM_NONE when full */
 void wm_idpool_release(wm_idpool *p, wm_retire *r, uint32_t id); /* after a grace period */
 
-/* What a reader needs of a subscription, in one 16-byte line share. */
+/* What a reader needs of a subscription, in 24 bytes. */
 typedef struct wm_sub_hot {
-    uint32_t client;   /* interned client id */
-    uint32_t group;    /* $share group or WM_NONE */
+    uint64_t client_key; /* wm_hash_bytes of the client id string (No Local) */
+    uint32_t group;      /* $share group or WM_NONE */
+    uint32_t content;
+    uint32_t client;     /* interned client id: its string confirms a key match */
     uint8_t no_local;
     uint8_t qos;
-    uint8_t live;      /* writer bookkeeping */
+    uint8_t live;        /* writer bookkeeping */
     uint8_t pad;
-    uint32_t content;
 } wm_sub_hot;
 
 typedef struct wm_sub_cold {

@@ -224,7 +224,7 @@ Test(matcher_api, peids_interned_dense_and_permanent)
     cr_assert_eq(wm_matcher_nbhd_define_ids(F.m, "z", 1, &b, 1, &n), WM_MATCHER_OK);
     add("t", "c", n, false, 1);
     uint32_t pid[1] = { b };
-    wm_match_pub pub = { .topic = "t", .topic_len = 1, .peids = pid, .n_peids = 1, .client = WM_CLIENT_NONE };
+    wm_match_pub pub = { .topic = "t", .topic_len = 1, .peids = pid, .n_peids = 1, .client = NULL };
     F.res = (wm_match_result){ F.subs, CAP, F.members, CAP, F.groups, CAP, 0, 0, 0 };
     cr_expect_eq(wm_matcher_lookup(F.r, &pub, &F.res), WM_MATCHER_OK);
     cr_expect_eq(F.res.n_subs, 1, "the interned entry point");

@@ -134,8 +134,11 @@ static void *reader_main(void *arg)
             uint32_t c = (uint32_t)wm_matcher_sub_cookie(G.m, s);
             CHECK(c > 0 && c < MAXDESC, "garbage cookie %u", c);
             const desc *d = &G.d[c];
-            CHECK(desc_matches(d, topic, peids, np, client), "reader %d: sub %u (%s) wrongly matched %s", me, c,
-                      filters[d->filter], topic);
+            CHECK(desc_matches(d, topic, peids, np, client),
+                  "reader %d: sub %u (%s, templ %d, client c%u, no_local %d, removed %llu, seq0 %llu) wrongly matched %s "
+                  "(np %u: %u %u, client c%u)", me, c, filters[d->filter], d->templ, d->client, d->no_local,
+                  (unsigned long long)__atomic_load_n(&d->removed_seq, __ATOMIC_ACQUIRE), (unsigned long long)seq0,
+                  topic, np, np > 0 ? peids[0] : 999, np > 1 ? peids[1] : 999, client);
             uint64_t rm = __atomic_load_n(&d->removed_seq, __ATOMIC_ACQUIRE);
             CHECK(rm == 0 || rm > seq0, "reader %d: sub %u removed at %llu returned by a lookup started at %llu", me,
                       c, (unsigned long long)rm, (unsigned long long)seq0);
