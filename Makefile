@@ -53,7 +53,7 @@ CXX        ?= g++
 # Every external library through pkg-config. jemalloc is the allocator of the
 # tools outside the data plane; sanitizers bring their own allocator, so it is
 # left out of sanitized builds.
-PKG_CODEC     :=
+PKG_CODEC     := libxml-2.0
 PKG_MATCHER   := libhs liburcu-qsbr
 PKG_CONTROL   := geos proj jansson libxml-2.0 liburing zlib
 PKG_DATAPLANE := libdpdk

@@ -82,7 +82,9 @@ wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint32_t *out)
         wm_exi_read_raw(r, 8, &b);
         v |= b << (8 * i);
     }
-    *out = n >= 32 ? v : (v & ((1u << n) - 1));
+    /* padding bits of the last byte must be zero: a value beyond n bits
+     * is passed up unmasked so range checks catch it */
+    *out = v;
     return WM_EXI_OK;
 }
 

@@ -77,6 +77,7 @@ static wm_exi_status read_datetime(wm_exi_reader *r, unsigned variant, wm_exi_te
     }
     if (has_md && (st = wm_exi_read_nbit(r, 9, &md))) return st;
     if (has_time && (st = wm_exi_read_nbit(r, 17, &tm))) return st;
+    if (md > 511 || tm > 131071) return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "date-time field beyond its width (§7.1.8)");
     unsigned month = md >> 5, day = md & 31;
     if (has_md && (month > 12 || (variant != WM_EXI_GDAY && month == 0) ||
                    (variant != WM_EXI_GMONTH && variant != WM_EXI_GYEARMONTH && day == 0)))
@@ -118,6 +119,7 @@ static wm_exi_status read_datetime(wm_exi_reader *r, unsigned variant, wm_exi_te
     if (tz) {
         uint32_t z;
         if ((st = wm_exi_read_nbit(r, 11, &z))) return st;
+        if (z > 2047) return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "time zone field %u (§7.1.8)", z);
         int off = (int)z - 896;
         if (off < -14 * 64 || off > 14 * 64)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "time zone out of range (§7.1.8)");
@@ -152,9 +154,12 @@ static wm_exi_status read_float(wm_exi_reader *r, wm_exi_text *tx, wm_exi_value 
     if (m < 0) buf[n++] = '-';
     char d[24];
     unsigned nd = fmt_u64(d, a);
-    if (e >= 0 || e < -30) {
+    if (e >= 0 && e <= 6) {
         memcpy(buf + n, d, nd); n += nd;
-        if (e != 0) { buf[n++] = 'E'; n += (unsigned)snprintf(buf + n, 16, "%lld", (long long)e); }
+        for (int64_t k = 0; k < e && a != 0; k++) buf[n++] = '0';
+    } else if (e > 6 || e < -30) {
+        memcpy(buf + n, d, nd); n += nd;
+        buf[n++] = 'E'; n += (unsigned)snprintf(buf + n, 16, "%lld", (long long)e);
     } else {
         unsigned frac = (unsigned)(-e);
         if (nd > frac) {
@@ -181,6 +186,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         if (dt->pattern_bool) {
             uint32_t c;
             if ((st = wm_exi_read_nbit(r, 2, &c))) return st;
+            if (c > 3) return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "boolean pattern code %u (§7.1.2)", c);
             static const char *const lex[4] = { "false", "0", "true", "1" };
             v->b = c >= 2;
             st = tx_put(r, tx, lex[c], strlen(lex[c]));
@@ -203,6 +209,8 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
     case WM_EXI_DT_NBIT: {
         uint32_t u;
         if ((st = wm_exi_read_nbit(r, dt->nbit_width, &u))) return st;
+        if (dt->nbit_width < 32 && u >> dt->nbit_width)
+            return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "%u-bit integer value %u out of range (§7.1.9)", dt->nbit_width, u);
         v->i = dt->nbit_min + (int64_t)u;
         st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
         break;
@@ -383,6 +391,10 @@ bool wm_exi_float_parse(const char *s, size_t len, int64_t *mantissa, int32_t *e
     }
     if (i != len) return false;
     if (m > (uint64_t)INT64_MAX) return false;
+    /* canonical mantissa: no trailing decimal zeros ("20" -> 2E1), as
+     * deployed encoders write it; the value is the same either way */
+    while (m != 0 && m % 10 == 0) { m /= 10; e++; }
+    if (m == 0) e = 0;
     if (e < -16383 || e > 16383) return false;
     *mantissa = neg ? -(int64_t)m : (int64_t)m;
     *exponent = (int32_t)e;

@@ -102,7 +102,8 @@ bool wm_exi_value_valid(const wm_exi_datatype *types, const wm_exi_datatype *dt,
 
 /* Parses an xs:double/xs:float lexical into the §7.1.4 decimal mantissa and
  * exponent exactly as written (no binary rounding): "23.1" -> 231, -1;
- * "1.5e+09" -> 15, 8. Trailing fractional zeros are kept. False if invalid. */
+ * "1.5e+09" -> 15, 8. Trailing zeros of the mantissa are dropped ("20" -> 2, 1),
+ * as deployed encoders (EXIficient) write them. False if invalid. */
 bool wm_exi_float_parse(const char *s, size_t len, int64_t *mantissa, int32_t *exponent);
 
 #endif

@@ -18,6 +18,9 @@ static const struct wmctl_command commands[] = {
     { "match", wmctl_match,
       "match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl\n"
       "                                  print the subscriptions each publication reaches" },
+    { "exi", wmctl_exi,
+      "exi decode --schema X.xsd [--strict] [--byte-aligned] [--fragment] IN.exi   EXI -> XML (W3C EXI 1.0)\n"
+      "  exi encode --schema X.xsd [--strict] [--byte-aligned] [--header-options] IN.xml OUT.exi" },
     { "resolve", wmctl_resolve,
       "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },

@@ -3,9 +3,23 @@
 
 #include <stdio.h>
 
-void wm_dp_totals_add(struct wm_dp_totals *t, const struct wm_pkt_path *p, uint64_t tx_packets,
-                      uint64_t tx_dropped)
+#include "codec/mqtt5_reason.h"
+
+static void add_mqtt(struct wm_mqtt_counters *t, const volatile struct wm_mqtt_counters *c)
 {
+#define ADD_MQTT(n) t->n += c->n;
+    WM_MQTT_COUNTERS(ADD_MQTT)
+#undef ADD_MQTT
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 16; k++) t->packets[d][k] += c->packets[d][k];
+    for (int e = 0; e < WM_MQTT5_E_COUNT_; e++) t->malformed[e] += c->malformed[e];
+    for (int o = 0; o < WM_MQTT_PUB_OUTCOME_COUNT; o++) t->publish[o] += c->publish[o];
+}
+
+void wm_dp_totals_add(struct wm_dp_totals *t, const struct wm_pkt_path *p, const struct wm_mqtt_layer *mqtt,
+                      uint64_t tx_packets, uint64_t tx_dropped)
+{
+    if (mqtt) add_mqtt(&t->mqtt, &mqtt->c);
     const volatile struct wm_pkt_path_counters *pc = &p->c;
     t->path.rx_packets += pc->rx_packets;
     t->path.rx_bytes += pc->rx_bytes;
@@ -61,7 +75,26 @@ void wm_dp_totals_visit(const struct wm_dp_totals *t, wm_stat_fn fn, void *ctx)
 
     fn(ctx, "tx", "packets", t->tx_packets);
     fn(ctx, "tx", "dropped", t->tx_dropped);
+
+#define VISIT_MQTT(n) fn(ctx, "mqtt", #n, t->mqtt.n);
+    WM_MQTT_COUNTERS(VISIT_MQTT)
+#undef VISIT_MQTT
+    for (int d = 0; d < 2; d++)
+        for (unsigned k = 1; k < 16; k++) {
+            char name[40], lower[24];
+            const char *tn = wm_mqtt5_type_name(k);
+            size_t i = 0;
+            for (; tn[i] && i + 1 < sizeof lower; i++) lower[i] = (char)(tn[i] | 0x20);
+            lower[i] = 0;
+            snprintf(name, sizeof name, "%s_%s", d == 0 ? "c2s" : "s2c", lower);
+            fn(ctx, "mqtt_packets", name, t->mqtt.packets[d][k]);
+        }
+    for (int e = 1; e < WM_MQTT5_E_COUNT_; e++) fn(ctx, "mqtt_malformed", wm_mqtt5_err_name(e), t->mqtt.malformed[e]);
+    fn(ctx, "publish", "seen", t->mqtt.publish_seen);
+    for (int o = 0; o < WM_MQTT_PUB_OUTCOME_COUNT; o++) fn(ctx, "publish", wm_mqtt_pub_outcome_name(o), t->mqtt.publish[o]);
 }
+
+int wm_dp_totals_publish_conserved(const struct wm_dp_totals *t) { return wm_mqtt_publish_conserved(&t->mqtt); }
 
 int wm_dp_totals_conserved(const struct wm_dp_totals *t)
 {

@@ -64,6 +64,12 @@ struct wm_flow {
 
 #define WM_FLOW_NIL UINT32_MAX
 
+/* A capture may show an acknowledgment before the data it covers (the two
+ * directions captured on different CPUs or queues, loopback captures): a
+ * hole the peer acknowledged is declared lost only if it is still open this
+ * many packets of the connection later. */
+#define WM_ACKED_HOLE_GRACE 16
+
 /* Consumer state that follows the entry (64-byte aligned). */
 static inline void *wm_flow_user(struct wm_flow *f) { return (uint8_t *)f + ((sizeof *f + 63) & ~(size_t)63); }
 
@@ -144,7 +150,8 @@ const char *wm_seg_disposition_name(enum wm_seg_disposition d);
     X(midstream)        /* connections first seen mid-stream */                \
     X(syn_retransmits)                                                         \
     X(dir_fin)          /* directions ended by an in-order FIN */              \
-    X(dir_lost_acked)   /* hole: the receiver acknowledged bytes never seen */ \
+    X(dir_lost_acked)   /* hole: the receiver acknowledged bytes never seen, and  \
+                           they did not show up within WM_ACKED_HOLE_GRACE packets */ \
     X(dir_lost_ooo_flow)/* hole: per-direction buffer bound */                 \
     X(dir_lost_ooo_core)/* hole: per-core pool exhausted */                    \
     X(dir_lost_at_close)/* hole still open when the connection ended */        \

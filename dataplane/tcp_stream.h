@@ -67,6 +67,8 @@ struct wm_tcp_dir {
     uint16_t ooo_blocks;  /* blocks held by this direction */
     uint8_t state;        /* enum wm_tcp_dir_state */
     uint8_t has_fin;
+    uint8_t acked_hole;   /* 0, or 1 + packets seen since the peer acknowledged unseen bytes */
+    uint32_t acked_seq;   /* highest such acknowledgment (valid if acked_hole) */
     uint64_t delivered;   /* bytes handed to the consumer */
 };
 

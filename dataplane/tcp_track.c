@@ -202,17 +202,28 @@ enum wm_seg_disposition wm_flow_table_process(struct wm_flow_table *t, const str
         }
     }
 
-    /* The receiver acknowledged bytes of the other direction that we never
-     * saw: that hole can never be filled. */
+    /* The receiver acknowledged bytes of the other direction that we have
+     * not seen. Either the capture shows the ACK before the data (it follows
+     * shortly) or the data was never captured: wait WM_ACKED_HOLE_GRACE
+     * packets of this connection before calling the hole lost. */
     if (ack) {
-        int o = !dir;
-        struct wm_tcp_dir *od = &f->dir[o];
+        struct wm_tcp_dir *od = &f->dir[!dir];
         if (od->state == WM_DIR_OPEN) {
             int32_t beyond = wm_seq_diff(pi->ack, od->rcv_nxt);
             if (beyond > 0 && beyond <= (int32_t)WM_TCP_MAX_AHEAD) {
-                t->c.dir_lost_acked++;
-                lose_dir(t, f, o);
+                if (!od->acked_hole) od->acked_hole = 1, od->acked_seq = pi->ack;
+                else if (wm_seq_diff(pi->ack, od->acked_seq) > 0) od->acked_seq = pi->ack;
             }
+        }
+    }
+    for (int x = 0; x < 2; x++) {
+        struct wm_tcp_dir *xd = &f->dir[x];
+        if (!xd->acked_hole || xd->state != WM_DIR_OPEN) continue;
+        if (wm_seq_diff(xd->rcv_nxt, xd->acked_seq) >= 0) {
+            xd->acked_hole = 0;
+        } else if (++xd->acked_hole > WM_ACKED_HOLE_GRACE) {
+            t->c.dir_lost_acked++;
+            lose_dir(t, f, x);
         }
     }
 

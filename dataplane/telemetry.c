@@ -49,7 +49,7 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
     struct wm_dp_totals t = {0};
     for (unsigned i = 0; i < tel_n; i++)
         if (tel_workers[i].path)
-            wm_dp_totals_add(&t, tel_workers[i].path, tel_workers[i].tx_packets, tel_workers[i].tx_dropped);
+            wm_dp_totals_add(&t, tel_workers[i].path, tel_workers[i].mqtt, tel_workers[i].tx_packets, tel_workers[i].tx_dropped);
     rte_tel_data_start_dict(d);
     struct tel_groups g = {d, NULL, NULL, 0};
     wm_dp_totals_visit(&t, add_stat, &g);

@@ -173,7 +173,7 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_t *jw = json_array();
     for (unsigned i = 0; i < n_workers; i++) {
         struct wm_worker *w = &workers[i];
-        wm_dp_totals_add(&t, w->path, w->tx_packets, w->tx_dropped);
+        wm_dp_totals_add(&t, w->path, w->mqtt, w->tx_packets, w->tx_dropped);
         json_t *x = json_object();
         json_object_set_new(x, "lcore", json_integer(w->lcore_id));
         json_object_set_new(x, "queue", json_integer(w->queue_id));
@@ -220,6 +220,11 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_object_set_new(cons, "segments", json_integer((json_int_t)segs));
     json_object_set_new(cons, "packets_hold", json_boolean(wm_dp_totals_conserved(&t)));
     json_object_set_new(cons, "nic_rx_equals_rx", json_boolean(nic_rx == t.path.rx_packets));
+    uint64_t outcomes = 0;
+    for (int x = 0; x < WM_MQTT_PUB_OUTCOME_COUNT; x++) outcomes += t.mqtt.publish[x];
+    json_object_set_new(cons, "publish_seen", json_integer((json_int_t)t.mqtt.publish_seen));
+    json_object_set_new(cons, "publish_outcomes", json_integer((json_int_t)outcomes));
+    json_object_set_new(cons, "publish_hold", json_boolean(wm_dp_totals_publish_conserved(&t)));
     json_object_set_new(root, "conservation", cons);
     json_object_set_new(root, "elapsed_s", json_real(elapsed_s));
     json_object_set_new(root, "rx_pps", json_real(elapsed_s > 0 ? (double)t.path.rx_packets / elapsed_s : 0));
@@ -240,7 +245,7 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
 static void progress_line(struct wm_worker *workers, unsigned n, double elapsed)
 {
     struct wm_dp_totals t = {0};
-    for (unsigned i = 0; i < n; i++) wm_dp_totals_add(&t, workers[i].path, workers[i].tx_packets, workers[i].tx_dropped);
+    for (unsigned i = 0; i < n; i++) wm_dp_totals_add(&t, workers[i].path, workers[i].mqtt, workers[i].tx_packets, workers[i].tx_dropped);
     fprintf(stderr, "wirematch: %.1fs rx %" PRIu64 " tcp %" PRIu64 " delivered %" PRIu64
                     " B flows %" PRIu64 " midstream %" PRIu64 "\n",
             elapsed, t.path.rx_packets, t.path.verdict[WM_PKT_TCP], t.flows.stream.delivered_bytes,
@@ -329,6 +334,8 @@ int main(int argc, char **argv)
     wm_flow_table_config_default(&pcfg.flows);
     pcfg.flows.max_flows = o.max_flows;
     pcfg.flows.ooo_pool_blocks = o.ooo_blocks;
+    struct wm_mqtt_config mcfg;
+    wm_mqtt_config_default(&mcfg);
     for (unsigned i = 0; status == 0 && i < n_workers; i++) {
         struct wm_worker *w = &workers[i];
         w->lcore_id = lcores[i];
@@ -342,7 +349,7 @@ int main(int argc, char **argv)
             w->port_has_queue[p] = i < ports[p].nb_rxq;
             w->port_replay[p] = (uint8_t)ports[p].replay;
         }
-        if (wm_worker_init(w, &pcfg, NULL, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) status = 1;
+        if (wm_worker_init(w, &pcfg, &mcfg, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) status = 1;
     }
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
         fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");

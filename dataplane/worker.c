@@ -10,9 +10,20 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
-int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg,
-                   const struct wm_stream_ops *ops, void *ops_ctx, int socket)
+int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg_in,
+                   const struct wm_mqtt_config *mcfg, const struct wm_mqtt_sink *sink, int socket)
 {
+    struct wm_pkt_path_config pcfg = *cfg_in;
+    const struct wm_pkt_path_config *cfg = &pcfg;
+    pcfg.flows.user_size = (uint32_t)wm_mqtt_session_size();
+    size_t mqtt_size = wm_mqtt_layer_memsize(mcfg);
+    w->mqtt = rte_zmalloc_socket("wm_mqtt", sizeof *w->mqtt, RTE_CACHE_LINE_SIZE, socket);
+    w->mqtt_mem = rte_malloc_socket("wm_mqtt_mem", mqtt_size ? mqtt_size : 64, RTE_CACHE_LINE_SIZE, socket);
+    if (!w->mqtt || !w->mqtt_mem || wm_mqtt_layer_init(w->mqtt, w->mqtt_mem, mcfg, sink) != 0) {
+        fprintf(stderr, "wirematch: cannot set up the MQTT layer for lcore %u (%zu bytes)\n", w->lcore_id, mqtt_size);
+        wm_worker_free(w);
+        return -1;
+    }
     size_t memsize = wm_pkt_path_memsize(cfg);
     if (memsize == 0) {
         fprintf(stderr, "wirematch: invalid flow table configuration\n");
@@ -26,7 +37,7 @@ int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg,
         wm_worker_free(w);
         return -1;
     }
-    if (wm_pkt_path_init(w->path, w->path_mem, cfg, ops, ops_ctx) != 0) {
+    if (wm_pkt_path_init(w->path, w->path_mem, cfg, &wm_mqtt_stream_ops, w->mqtt) != 0) {
         fprintf(stderr, "wirematch: invalid packet path configuration\n");
         wm_worker_free(w);
         return -1;
@@ -39,8 +50,12 @@ void wm_worker_free(struct wm_worker *w)
 {
     rte_free(w->path);
     rte_free(w->path_mem);
+    rte_free(w->mqtt);
+    rte_free(w->mqtt_mem);
     w->path = NULL;
     w->path_mem = NULL;
+    w->mqtt = NULL;
+    w->mqtt_mem = NULL;
     for (int i = 0; i < WM_MAX_PORTS; i++) {
         rte_free(w->txb[i]);
         w->txb[i] = NULL;
@@ -60,7 +75,8 @@ static inline uint64_t tsc_to_ns(const struct wm_worker *w, uint64_t tsc)
     return (uint64_t)((unsigned __int128)tsc * 1000000000u / w->tsc_hz);
 }
 
-static inline void handle(struct wm_worker *w, struct rte_mbuf *m, uint64_t now_ns)
+/* Returns 1 if the frame carried a client PUBLISH that matched. */
+static inline int handle(struct wm_worker *w, struct rte_mbuf *m, uint64_t now_ns)
 {
     const uint8_t *data;
     uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -74,7 +90,9 @@ static inline void handle(struct wm_worker *w, struct rte_mbuf *m, uint64_t now_
         data = rte_pktmbuf_read(m, 0, len, w->gather);
         w->multiseg_copied++;
     }
+    w->mqtt->publish_matched_in_frame = 0;
     wm_pkt_path_frame(w->path, data, len, now_ns, NULL);
+    return w->mqtt->publish_matched_in_frame != 0;
 }
 
 int wm_worker_main(void *arg)
@@ -118,10 +136,8 @@ int wm_worker_main(void *arg)
             for (uint16_t j = 0; j < nb; j++) {
                 if (j + WM_PREFETCH_OFFSET < nb)
                     rte_prefetch0(rte_pktmbuf_mtod(pkts[j + WM_PREFETCH_OFFSET], void *));
-                handle(w, pkts[j], now_ns);
-                /* --tx matched needs the match decision of the MQTT layer;
-                 * until it is wired, only "all" transmits. */
-                if (w->tx == WM_TX_ALL) {
+                int matched = handle(w, pkts[j], now_ns);
+                if (w->tx == WM_TX_ALL || (w->tx == WM_TX_MATCHED && matched)) {
                     w->tx_packets += rte_eth_tx_buffer(port, w->queue_id, w->txb[i], pkts[j]);
                 } else {
                     rte_pktmbuf_free(pkts[j]);

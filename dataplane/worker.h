@@ -19,6 +19,7 @@
 #include <rte_ethdev.h>
 
 #include "dataplane/app_options.h"
+#include "dataplane/mqtt_session.h"
 #include "dataplane/pkt_path.h"
 
 #define WM_BURST 32
@@ -37,6 +38,8 @@ struct wm_worker {
     struct rte_eth_dev_tx_buffer *txb[WM_MAX_PORTS];
     struct wm_pkt_path *path;             /* rte_malloc'd, with its flow memory */
     void *path_mem;
+    struct wm_mqtt_layer *mqtt;           /* the stream consumer: MQTT sessions */
+    void *mqtt_mem;
     volatile bool *quit;                  /* set by the signal handler or the main lcore */
     volatile bool done;                   /* this worker left its loop */
     uint64_t tx_packets, tx_dropped;
@@ -46,10 +49,12 @@ struct wm_worker {
     uint8_t gather[16384];                /* scratch for chained mbufs */
 } __rte_cache_aligned;
 
-/* Allocates the worker's path on socket (rte_malloc). Returns 0 or -1 (out of
- * memory or invalid configuration; a message is printed). */
+/* Allocates the worker's packet path and MQTT session layer on socket
+ * (rte_malloc); the flow table's user area is sized for the sessions.
+ * sink (may be NULL) receives subscriptions and publications. Returns 0 or
+ * -1 (out of memory or invalid configuration; a message is printed). */
 int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg,
-                   const struct wm_stream_ops *ops, void *ops_ctx, int socket);
+                   const struct wm_mqtt_config *mcfg, const struct wm_mqtt_sink *sink, int socket);
 
 /* The lcore entry point (rte_eal_remote_launch): runs until *quit, or until
  * every replay port it polls has been empty for idle_exit_tsc. Flushes its

@@ -8,9 +8,10 @@
 #               "zone, then three hops")
 # PostGIS: server-side median of REPS runs (clock_timestamp around EXECUTE in
 # PL/pgSQL, so no client round trip), the neighborhood queries being exactly the
-# SQL of tests/tools/nbhd_sql.py. Ours: the median of `wmctl resolve --bench REPS`
-# when wmctl supports it, else the Google Benchmark binary given in WM_RESOLVER_BENCH
-# (JSON, benchmarks named in WM_RESOLVER_BENCH_NAMES="adjacency=..,one_stage=..,..").
+# SQL of tests/tools/nbhd_sql.py, the adjacency one set-based join (PostGIS's best
+# case; ours resolves 5,436 one-stage neighborhoods). Ours: the resolver's Google
+# Benchmark binary (default $BUILD/bench/bench_resolver, or WM_RESOLVER_BENCH; names
+# in WM_RESOLVER_BENCH_NAMES="adjacency=bm_road_adjacency,one_stage=..,four_stage=..").
 # usage: perf/resolver_vs_postgis.sh [REPS]     (default 15)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,23 +70,23 @@ sizes=$(python3 tests/tools/nbhd_sql.py eval "$work/bench.nbhd" | python3 -c '
 import json, sys; d = json.load(sys.stdin)
 print(" ".join("%s=%d" % (k, len(v["result"])) for k, v in d.items()))')
 
-# Ours, in the same run.
-src="none"
-if "$BUILD/wmctl" resolve --help 2>&1 | grep -q -- '--bench'; then
-  src="wmctl resolve --bench"
-  while read -r name med; do ours[$name]=$med; done < <("$BUILD/wmctl" resolve --world "$WORLD" \
-    --nbhd "$work/bench.nbhd" --bench "$REPS" --adjacency 2>/dev/null | awk '{print $1, $2}')
-elif [ -n "${WM_RESOLVER_BENCH:-}" ] && [ -x "$WM_RESOLVER_BENCH" ]; then
-  src="$(basename "$WM_RESOLVER_BENCH") (Google Benchmark, mean of its runs)"
-  "$WM_RESOLVER_BENCH" --benchmark_out="$work/gb.json" --benchmark_out_format=json >/dev/null 2>&1 || true
-  IFS=, read -ra map <<<"${WM_RESOLVER_BENCH_NAMES:-}"
+# Ours, in the same run: the resolver's Google Benchmark (perf/bench_resolver.c).
+RB=${WM_RESOLVER_BENCH:-$BUILD/bench/bench_resolver}
+NAMES=${WM_RESOLVER_BENCH_NAMES:-adjacency=bm_road_adjacency,one_stage=bm_one_stage,four_stage=bm_zone_three_hops}
+src="none (no $RB)"
+if [ -x "$RB" ]; then
+  src="$(basename "$RB") (Google Benchmark real time per iteration)"
+  filter=$(tr ',' '\n' <<<"$NAMES" | sed 's/^[^=]*=//' | paste -sd'|')
+  WM_SHARED=$SHARED "$RB" --benchmark_filter="^($filter)\$" --benchmark_out="$work/gb.json" \
+    --benchmark_out_format=json >"$work/gb.txt" 2>&1 || { cat "$work/gb.txt" >&2; src="$src: FAILED"; }
+  IFS=, read -ra map <<<"$NAMES"
   for m in "${map[@]}"; do
     key=${m%%=*}; bname=${m#*=}
-    ours[$key]=$(python3 - "$work/gb.json" "$bname" <<'PY'
+    ours[$key]=$(python3 - "$work/gb.json" "$bname" <<'PY' 2>/dev/null || true
 import json, sys
 scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 for b in json.load(open(sys.argv[1]))["benchmarks"]:
-    if b["name"] == sys.argv[2] and b.get("run_type", "iteration") == "iteration":
+    if b["name"] == sys.argv[2] and b.get("run_type", "iteration") == "iteration" and "error_occurred" not in b:
         print("%.3f" % (b["real_time"] * scale[b["time_unit"]])); break
 PY
 )
@@ -94,6 +95,11 @@ fi
 
 echo "Monaco world: $(psql -X -At -c 'SELECT count(*) FROM world') entities; road Touches pairs (directed): $pairs; result sizes: $sizes"
 echo "PostGIS $(psql -X -At -c 'SELECT postgis_lib_version()') / GEOS $(psql -X -At -c 'SELECT postgis_geos_version()'), $REPS runs each; ours from: $src"
+if [ -f "$work/gb.json" ]; then
+  ourpairs=$(python3 -c 'import json,sys
+print(next((int(b["touch_pairs"]) for b in json.load(open(sys.argv[1]))["benchmarks"] if "touch_pairs" in b), "-"))' "$work/gb.json" 2>/dev/null || echo -)
+  echo "road Touches pairs: PostGIS $pairs, ours $ourpairs"
+fi
 printf '%-12s %14s %14s %14s %10s\n' query "PostGIS med ms" "PostGIS min ms" "wirematch ms" "PG/ours"
 for q in adjacency one_stage four_stage; do
   read -r med mn <<<"${pg[$q]}"

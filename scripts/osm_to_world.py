@@ -25,6 +25,19 @@ import tempfile
 MAJOR = {"motorway", "trunk", "primary", "secondary", "tertiary"}
 
 
+# A tag value becomes one category level: '/' would add levels and '+' / '#' are
+# topic-filter wildcards (MQTT 5.0 4.7.1), so such values cannot name a category.
+BAD_LEVEL = re.compile(r"[/+#\x00-\x1f]")
+rejected = []
+
+
+def usable_level(key, value, osm_id):
+    if value and not BAD_LEVEL.search(value):
+        return True
+    rejected.append("%s %s=%r" % (osm_id, key, value))
+    return False
+
+
 def road_category(highway):
     base = highway[:-5] if highway.endswith("_link") else highway
     return ("road/major/" if base in MAJOR else "road/minor/") + highway
@@ -134,12 +147,12 @@ def split_roads(ways, xy):
     return feats, dropped_ways, dropped_edges
 
 
-def poi_categories(tags):
+def poi_categories(tags, osm_id):
     cats = []
     if "shop" in tags:
         for v in tags["shop"].split(";"):
             v = v.strip()
-            if v and "shop/" + v not in cats:
+            if v and usable_level("shop", v, osm_id) and "shop/" + v not in cats:
                 cats.append("shop/" + v)
     if tags.get("amenity") == "parking":
         cats.append("transport/parking")
@@ -172,13 +185,13 @@ def build_pois(features, xy):
     points, areas, skipped = [], [], []
     for f in features:
         tags = f.get("properties") or {}
-        cats = poi_categories(tags)
-        if not cats:
-            continue
         fid = f["id"]  # n<id>; areas: a<2*wayid> (closed way), a<2*relid+1> (multipolygon)
         if fid[0] == "a":
             aid = int(fid[1:])
             fid = ("w%d" if aid % 2 == 0 else "r%d") % (aid // 2)
+        cats = poi_categories(tags, fid)
+        if not cats:
+            continue
         props = {"cats": cats}
         if "name" in tags:
             props["name"] = tags["name"]
@@ -237,7 +250,8 @@ def main():
     ap.add_argument("--crs", default="EPSG:32632")
     ap.add_argument("--zone", type=float, default=500)
     a = ap.parse_args()
-    ways = [w for w in parse_opl_ways(a.ways) if "highway" in w[1]]
+    ways = [w for w in parse_opl_ways(a.ways)
+            if "highway" in w[1] and usable_level("highway", w[1]["highway"], "w%d" % w[0])]
     with open(a.pois, encoding="utf-8") as f:
         pois = [json.loads(l.lstrip("\x1e")) for l in f if l.strip()]
     lonlats = [(lon, lat) for _, _, ns in ways for _, lon, lat in ns]
@@ -257,6 +271,9 @@ def main():
           "y %.2f..%.2f)" % (len(roads), len(ways) - dw, dw, de, len(points), len(areas),
                              " (skipped degenerate %s)" % ",".join(skipped) if skipped else "",
                              len(grid), ncol, nrow, ox, oy, *bbox), file=sys.stderr)
+    if rejected:
+        print("osm-to-world: %d tag values cannot be a category level ('/', '+', '#', control bytes), "
+              "skipped: %s" % (len(rejected), "; ".join(rejected[:20])), file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,7 @@
 /* Fuzz target over the data plane's per-packet path (dataplane/pkt_path.h):
- * frames -> parse -> flow table -> TCP reassembly -> stream consumer.
+ * frames -> parse -> flow table -> TCP reassembly -> MQTT v5 sessions
+ * (dataplane/mqtt_session.h) -> match (a sink that learns up to 16
+ * subscriptions and matches with the codec's reference wm_topic_match).
  *
  * Input: records of [len lo][len hi][time step] followed by len bytes of
  * frame (len taken modulo 2048, cut at the end of input). The time step
@@ -8,13 +10,17 @@
  *
  * Invariants checked (abort on violation): the consumer sees on_open before
  * data and exactly one on_close after; data chunks are non-empty and
- * readable; at the end every block is back in the pool, no entry is left and
- * every frame is counted exactly once. */
+ * readable; at the end every block, staging buffer and alias slot is back in
+ * its pool, no entry is left, every frame is counted exactly once and every
+ * client PUBLISH seen has exactly one outcome. The wrapping consumer checks
+ * the flow-table contract, then hands every event to the MQTT layer. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/mqtt5_topic.h"
+#include "dataplane/mqtt_session.h"
 #include "dataplane/pkt_path.h"
 
 struct fuzz_session {
@@ -25,6 +31,34 @@ struct fuzz_session {
 };
 
 static uint64_t opens, closes;
+static struct wm_mqtt_layer layer;
+
+/* The fuzz session sits after the MQTT session in the user area. */
+static struct fuzz_session *fs(struct wm_flow *f)
+{
+    return (struct fuzz_session *)((uint8_t *)wm_flow_user(f) + ((wm_mqtt_session_size() + 7) & ~(size_t)7));
+}
+
+static char sub_filters[16][64];
+static size_t sub_len[16];
+static unsigned n_sub;
+
+static enum wm_mqtt_sub_status f_subscribe(void *ctx, const struct wm_mqtt_subscribe *s)
+{
+    if (n_sub == 16 || s->filter.len >= 64) return WM_MQTT_SUB_REJECTED;
+    memcpy(sub_filters[n_sub], s->filter.p, s->filter.len);
+    sub_len[n_sub++] = s->filter.len;
+    return WM_MQTT_SUB_INSTALLED;
+}
+
+static enum wm_mqtt_pub_outcome f_publish(void *ctx, const struct wm_mqtt_publish *p)
+{
+    for (unsigned i = 0; i < n_sub; i++)
+        if (wm_topic_match(sub_filters[i], sub_len[i], p->topic, p->topic_len)) return WM_MQTT_PUB_MATCHED;
+    return WM_MQTT_PUB_NO_MATCH;
+}
+
+static const struct wm_mqtt_sink sink = {f_subscribe, NULL, f_publish, NULL};
 
 #define CHECK(c)                                                                \
     do {                                                                        \
@@ -36,34 +70,38 @@ static uint64_t opens, closes;
 
 static void f_open(void *ctx, struct wm_flow *f)
 {
-    struct fuzz_session *s = wm_flow_user(f);
+    struct fuzz_session *s = fs(f);
     memset(s, 0, sizeof *s);
     s->open = 1;
     opens++;
+    wm_mqtt_stream_ops.on_open(&layer, f);
 }
 
 static void f_data(void *ctx, struct wm_flow *f, int dir, const uint8_t *p, uint32_t n)
 {
-    struct fuzz_session *s = wm_flow_user(f);
+    struct fuzz_session *s = fs(f);
     CHECK(s->open && n > 0 && (dir == 0 || dir == 1) && !s->ended[dir]);
     for (uint32_t i = 0; i < n; i++) s->digest = s->digest * 31 + p[i];
     s->bytes[dir] += n;
     CHECK(s->bytes[dir] == f->dir[dir].delivered);
+    wm_mqtt_stream_ops.on_data(&layer, f, dir, p, n);
 }
 
 static void f_dir_end(void *ctx, struct wm_flow *f, int dir, enum wm_dir_end why)
 {
-    struct fuzz_session *s = wm_flow_user(f);
+    struct fuzz_session *s = fs(f);
     CHECK(s->open && !s->ended[dir]);
     s->ended[dir] = 1;
+    wm_mqtt_stream_ops.on_dir_end(&layer, f, dir, why);
 }
 
 static void f_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why)
 {
-    struct fuzz_session *s = wm_flow_user(f);
+    struct fuzz_session *s = fs(f);
     CHECK(s->open);
     s->open = 0;
     closes++;
+    wm_mqtt_stream_ops.on_close(&layer, f, why);
 }
 
 static const struct wm_stream_ops ops = {f_open, f_data, f_dir_end, f_close};
@@ -71,14 +109,22 @@ static const struct wm_stream_ops ops = {f_open, f_data, f_dir_end, f_close};
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static void *mem;
+    static void *mem, *mqtt_mem;
     static struct wm_pkt_path path;
+    struct wm_mqtt_config mcfg;
+    wm_mqtt_config_default(&mcfg);
+    mcfg.max_packet = 512;
+    mcfg.staging_buffers = 3;
+    mcfg.alias_slots = 6;
+    if (!mqtt_mem) CHECK((mqtt_mem = malloc(wm_mqtt_layer_memsize(&mcfg))) != NULL);
+    CHECK(wm_mqtt_layer_init(&layer, mqtt_mem, &mcfg, &sink) == 0);
+    n_sub = 0;
     struct wm_pkt_path_config cfg = {.mqtt_ports = {1883, 8883}, .n_ports = 2};
     wm_flow_table_config_default(&cfg.flows);
     cfg.flows.max_flows = 8;
     cfg.flows.ooo_pool_blocks = 12;
     cfg.flows.ooo_blocks_per_dir = 3;
-    cfg.flows.user_size = sizeof(struct fuzz_session);
+    cfg.flows.user_size = (uint32_t)(((wm_mqtt_session_size() + 7) & ~(size_t)7) + sizeof(struct fuzz_session));
     cfg.flows.syn_timeout_ns = 1000000000ull;
     cfg.flows.idle_timeout_ns = 10000000000ull;
     cfg.flows.closed_timeout_ns = 2000000000ull;
@@ -106,5 +152,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(path.flows.ooo.n_free == path.flows.ooo.n_blocks);
     CHECK(opens == closes);
     CHECK(wm_pkt_path_check_conservation(&path));
+    CHECK(wm_mqtt_publish_conserved(&layer.c));
+    CHECK(layer.stage_free_n == mcfg.staging_buffers);
+    CHECK(layer.alias_free_n == mcfg.alias_slots);
     return 0;
 }

@@ -119,13 +119,15 @@ bump("stream", "delivered_bytes", 8)
 bump("stream", "duplicate_bytes", 2)
 bump("stream", "overlap_bytes", 4 + 2)
 
-# 3. A missing segment the server acknowledges: the direction is lost.
+# 3. A missing segment the server keeps acknowledging: the direction is lost.
 c = Conn(A4, B4, 40003)
 c.handshake()
 c.c2s(0, b"abc", "delivered")
 c.c2s(6, b"ghi", "ooo_buffered")
-frames.append(c.frame(False, c.sisn + 1, c.cisn + 1 + 9, ACK))
-bump("segments", "control")
+# (repeated: a hole is declared lost only when it stays open for 16 packets)
+for _ in range(16):
+    frames.append(c.frame(False, c.sisn + 1, c.cisn + 1 + 9, ACK))
+bump("segments", "control", 16)
 bump("flows", "dir_lost_acked")
 c.c2s(9, b"jkl", "dir_ended")
 frames.append(c.frame(True, c.cisn + 1 + 12, 0, RST))

@@ -35,7 +35,7 @@ import json, sys
 e = json.load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
 bad = [f"{g}.{k}: expected {v}, got {s[g].get(k)}" for g, kv in e.items() for k, v in kv.items() if s[g].get(k) != v]
 c = s["conservation"]
-if not (c["packets_hold"] and c["nic_rx_equals_rx"] and c["rx"] == c["counted"]):
+if not (c["packets_hold"] and c["nic_rx_equals_rx"] and c["rx"] == c["counted"] and c["publish_hold"]):
     bad.append(f"conservation does not hold: {c}")
 print("\n".join(bad)); sys.exit(1 if bad else 0)
 EOF
@@ -53,40 +53,75 @@ compare "$tmp/craft.expect.json" "$tmp/craft.json" || fail "crafted capture coun
 checks=$((checks + 1))
 
 # ---------------------------------------------------------------- 2. real peers
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$tmp/mosquitto.conf"
-timeout 120 mosquitto -c "$tmp/mosquitto.conf" > "$tmp/mosquitto.log" 2>&1 & pids+=($!)
-timeout 120 tcpdump -i lo -U -n -w "$tmp/real.pcap" "tcp port $port" > "$tmp/tcpdump.log" 2>&1 & td=$!; pids+=($td)
-for _ in $(seq 100); do grep -q "listening on" "$tmp/tcpdump.log" && break; sleep 0.1; done
-grep -q "listening on" "$tmp/tcpdump.log" || fail "tcpdump did not start: $(cat "$tmp/tcpdump.log")"
-# Wait for the listener without connecting (a probe would be captured).
-for _ in $(seq 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+# record ATTEMPT: one broker, one subscriber and n_msgs publishers on
+# 127.0.0.1, captured by tcpdump. Succeeds only if the capture is complete:
+# on a loaded machine tcpdump can miss frames, and a capture with holes is
+# not the input this check is about (the hard cases are the crafted part's).
 n_msgs=20
-timeout 30 mosquitto_sub -V mqttv5 -p "$port" -t 'traffic/#' -q 1 -C "$n_msgs" -i wm-sub > "$tmp/sub.out" & sub=$!; pids+=($sub)
-sleep 0.5
-big=$(head -c 3000 /dev/zero | tr '\0' 'x')
-for i in $(seq "$n_msgs"); do
-  if [ "$i" = 7 ]; then msg=$big; else msg="flow $i"; fi
-  timeout 10 mosquitto_pub -V mqttv5 -p "$port" -t "traffic/road/$i" -q $((i % 2)) -m "$msg" \
-    -D PUBLISH user-property peid "road-$i"
+record() {
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$tmp/mosquitto.conf"
+  timeout 120 mosquitto -c "$tmp/mosquitto.conf" > "$tmp/mosquitto.log" 2>&1 & local mq=$!; pids+=($mq)
+  rm -f "$tmp/real.pcap" "$tmp/tcpdump.log"
+  timeout 120 tcpdump -i lo -U -n --immediate-mode -B 16384 -w "$tmp/real.pcap" "tcp port $port" \
+    > "$tmp/tcpdump.log" 2>&1 & local td=$!; pids+=($td)
+  for _ in $(seq 100); do grep -q "listening on" "$tmp/tcpdump.log" && break; sleep 0.1; done
+  grep -q "listening on" "$tmp/tcpdump.log" || fail "tcpdump did not start: $(cat "$tmp/tcpdump.log")"
+  # Wait for the listener without connecting (a probe would be captured).
+  for _ in $(seq 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+  timeout 30 mosquitto_sub -V mqttv5 -p "$port" -t 'traffic/#' -q 1 -C "$n_msgs" -i wm-sub > "$tmp/sub.out" &
+  local sub=$!; pids+=($sub)
+  sleep 0.5
+  local big msg i
+  big=$(head -c 3000 /dev/zero | tr '\0' 'x')
+  for i in $(seq "$n_msgs"); do
+    if [ "$i" = 7 ]; then msg=$big; else msg="flow $i"; fi
+    timeout 10 mosquitto_pub -V mqttv5 -p "$port" -t "traffic/road/$i" -q $((i % 2)) -m "$msg" \
+      -D PUBLISH user-property peid "road-$i"
+  done
+  wait "$sub" || fail "mosquitto_sub did not receive $n_msgs messages"
+  [ "$(wc -l < "$tmp/sub.out")" -eq "$n_msgs" ] || fail "subscriber got $(wc -l < "$tmp/sub.out") messages"
+  # Stop tcpdump once its file stops growing: SIGINT discards what it has not read.
+  local prev=-1 cur
+  for _ in $(seq 100); do
+    sleep 0.3
+    cur=$(stat -c %s "$tmp/real.pcap")
+    [ "$cur" = "$prev" ] && break
+    prev=$cur
+  done
+  kill -INT "$td"; wait "$td" 2>/dev/null || true
+  kill "$mq"; wait "$mq" 2>/dev/null || true
+  rport=$port
+  syns=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' -T fields -e frame.number | wc -l)
+  holes=$(tshark -r "$tmp/real.pcap" -Y 'tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment' -T fields -e frame.number | wc -l)
+  [ "$syns" -eq $((n_msgs + 1)) ] && [ "$holes" -eq 0 ]
+}
+ok=0
+for attempt in 1 2 3; do
+  if record; then ok=1; break; fi
+  echo "capture attempt $attempt incomplete ($syns connections, $holes holes): $(tr '\n' ' ' < "$tmp/tcpdump.log")"
 done
-wait "$sub" || fail "mosquitto_sub did not receive $n_msgs messages"
-sleep 0.3
-kill -INT "$td"; wait "$td" 2>/dev/null || true
-[ "$(wc -l < "$tmp/sub.out")" -eq "$n_msgs" ] || fail "subscriber got $(wc -l < "$tmp/sub.out") messages"
+[ $ok = 1 ] || fail "no complete capture in 3 attempts"
+port=$rport
 frames=$(tshark -r "$tmp/real.pcap" -T fields -e frame.number | wc -l)
-payload=$(tshark -r "$tmp/real.pcap" -T fields -e tcp.len | awk '{s += $1} END {print s + 0}')
-syns=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' -T fields -e frame.number | wc -l)
-[ "$syns" -eq $((n_msgs + 1)) ] || fail "expected $((n_msgs + 1)) connections in the capture, tshark sees $syns"
+# Stream bytes: TCP payload of every frame that is not a retransmission (a
+# loaded host does retransmit on loopback; those bytes are duplicates).
+payload=$(tshark -r "$tmp/real.pcap" -Y '!tcp.analysis.retransmission' -T fields -e tcp.len | awk '{s += $1} END {print s + 0}')
 cat > "$tmp/real.expect.json" <<EOF
 {"packets": {"rx": $frames, "tcp": $frames, "not_mqtt_port": 0},
  "flows": {"opened_syn": $syns, "midstream": 0, "closed_fin": $syns, "dir_fin": $((2 * syns)),
            "dir_lost_acked": 0, "dir_lost_at_close": 0, "active": 0},
- "stream": {"delivered_bytes": $payload, "discarded_bytes": 0}}
+ "stream": {"delivered_bytes": $payload, "discarded_bytes": 0},
+ "mqtt": {"connect_v5": $syns, "connect_other_version": 0, "dirs_broken": 0, "subscribe_filters": 1,
+          "truncated_packets": 0, "publish_from_server": $n_msgs},
+ "mqtt_packets": {"c2s_connect": $syns, "c2s_publish": $n_msgs, "c2s_subscribe": 1, "c2s_disconnect": $syns,
+                  "s2c_connack": $syns, "s2c_publish": $n_msgs},
+ "publish": {"seen": $n_msgs, "no_table": $n_msgs, "malformed": 0}}
 EOF
 for lcores in 0 0-1; do
   run_pcap "$lcores" "$tmp/real.pcap" "$port" "$tmp/real.json"
-  compare "$tmp/real.expect.json" "$tmp/real.json" || fail "real capture on -l $lcores differs from tshark"
+  compare "$tmp/real.expect.json" "$tmp/real.json" || { cp "$tmp/real.pcap" /tmp/wm-dataplane-failed.pcap 2>/dev/null; cp "$tmp/real.json" /tmp/wm-dataplane-failed.json 2>/dev/null; fail "real capture on -l $lcores differs from tshark (capture kept in /tmp/wm-dataplane-failed.pcap)"; }
   checks=$((checks + 1))
 done
 

@@ -5,6 +5,8 @@
 # neighborhoods from tests/tools/random_nbhd.py (seed WM_NBHD_SEED, default 4),
 # each evaluated in SQL by tests/tools/nbhd_sql.py with the issue's semantics and by
 # wmctl; result and every per-stage set must be identical (sorted by code point).
+# Then WM_NBHD_COUNT_LI (default 100) more on a Liechtenstein world built by
+# scripts/osm-to-world.sh.
 # On failure it prints each differing neighborhood with its definition and the
 # peids only one side has; the files stay in $WM_KEEP if set.
 set -euo pipefail
@@ -55,5 +57,20 @@ print("%d stages, %d non-empty results, %d non-empty stages, %d peids in results
 sys.exit(0 if sum(1 for v in d.values() if v["result"]) * 2 >= len(d) else 3)
 PY
 )" || { echo "too few non-empty neighborhoods for a meaningful comparison: $stats"; exit 1; }
+# A second world, built by scripts/osm-to-world.sh from the Liechtenstein extract:
+# other data, other quirks (e.g. the category "shop/coffee beans", quoted in filters).
+NL=${WM_NBHD_COUNT_LI:-100}
+scripts/osm-to-world.sh "$SHARED/data/osm/liechtenstein-2013-08-03.osm.pbf" "$work/li.geojson" 2>/dev/null
+wm_pg_load_world "$work/li.geojson" world_li
+python3 tests/tools/random_nbhd.py "$work/li.geojson" "$NL" --seed "$SEED" >"$work/li.nbhd"
+python3 tests/tools/nbhd_sql.py eval "$work/li.nbhd" --table world_li >"$work/li.pg.json"
+timeout 300 "$BUILD/wmctl" resolve --world "$work/li.geojson" --nbhd "$work/li.nbhd" --json >"$work/li.wm.json" ||
+  { keep; echo "wmctl resolve failed on the Liechtenstein world"; exit 1; }
+if ! python3 tests/tools/nbhd_sql.py diff "$work/li.pg.json" "$work/li.wm.json" --nbhd "$work/li.nbhd" >"$work/li.diff.txt"; then
+  keep; head -80 "$work/li.diff.txt"
+  echo "resolver vs PostGIS on Liechtenstein: $(tail -1 "$work/li.diff.txt") (seed $SEED)"; exit 1
+fi
+nli=$(python3 -c 'import json,sys; print(sum(1 for v in json.load(open(sys.argv[1])).values() if v["result"]))' "$work/li.pg.json")
+
 awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "timing: PostGIS %.1f s, wmctl %.1f s (incl. world load)\n", b - a, c - b }'
-echo "resolver vs PostGIS: $N random + $nedge edge-case neighborhoods (seed $SEED; $stats), 0 differences; 5 examples exact"
+echo "resolver vs PostGIS: $N random + $nedge edge-case neighborhoods (seed $SEED; $stats), 0 differences; 5 examples exact; Liechtenstein (osm-to-world): $NL random ($nli non-empty), 0 differences"

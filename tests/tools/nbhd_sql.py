@@ -117,23 +117,26 @@ def _parse_list(lx, item):
 
 
 def _peid(lx):
-    if lx.peek('"'):
-        lx.expect('"')
-        v = []
-        while True:
-            if lx.i >= len(lx.s):
-                lx.err("unterminated quoted peid")
+    return _quoted(lx) if lx.peek('"') else lx.match(PEID_RE.pattern, "a peid")
+
+
+def _quoted(lx):
+    """A double-quoted string with \\" and \\\\ escapes (peids, category filters)."""
+    lx.expect('"')
+    v = []
+    while True:
+        if lx.i >= len(lx.s):
+            lx.err("unterminated quoted string")
+        ch = lx.s[lx.i]
+        lx.i += 1
+        if ch == '"':
+            return "".join(v)
+        if ch == "\\":
+            if lx.i >= len(lx.s) or lx.s[lx.i] not in '"\\':
+                lx.err("bad escape in quoted string")
             ch = lx.s[lx.i]
             lx.i += 1
-            if ch == '"':
-                return "".join(v)
-            if ch == "\\":
-                if lx.i >= len(lx.s) or lx.s[lx.i] not in '"\\':
-                    lx.err("bad escape in quoted peid")
-                ch = lx.s[lx.i]
-                lx.i += 1
-            v.append(ch)
-    return lx.match(PEID_RE.pattern, "a peid")
+        v.append(ch)
 
 
 def _int(lx):
@@ -165,7 +168,8 @@ def parse_line(text, lineno):
         else:
             kind, refs = "set", _parse_list(lx, lambda: _int(lx))
         lx.expect(",")
-        cats = _parse_list(lx, lambda: lx.match(r"[^,{}\s]+", "a category filter"))
+        cats = _parse_list(lx, lambda: _quoted(lx) if lx.peek('"') else
+                           lx.match(r'[^,{}()"\s]+', "a category filter"))
         lx.expect(",")
         cond = lx.match(r"DW|[EIDTC]", "a condition (E I D T C DW<d>)")
         dist = None

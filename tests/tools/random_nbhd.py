@@ -15,6 +15,7 @@ from small layers (POIs, zones), and DW distances shrink when references are man
 import argparse
 import json
 import random
+import re
 import sys
 
 FILTERS = {
@@ -103,9 +104,17 @@ def distance(rng, many_refs, kind):
     return str(int(d)) if rng.random() < 0.6 else "%.2f" % d
 
 
+def cat_token(rng, c):
+    # A category with characters outside bare tokens (OSM values such as
+    # "coffee beans") must be quoted; plain ones are quoted now and then.
+    if re.fullmatch(r"[A-Za-z0-9_./:+#-]+", c) and rng.random() >= 0.05:
+        return c
+    return '"%s"' % c.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def stage_text(rng, refs, cats, cond):
     sp = lambda: rng.choice(["", " ", " ", "  "])
-    return "(%s,%s{%s},%s%s)" % (refs, sp(), ("," + sp()).join(cats), sp(), cond)
+    return "(%s,%s{%s},%s%s)" % (refs, sp(), ("," + sp()).join(cat_token(rng, c) for c in cats), sp(), cond)
 
 
 def gen_one(rng, idx, by_kind, cats, eq):

@@ -272,7 +272,9 @@ Test(exi_types, lexical_round_trips_both_alignments)
         dt.kind = WM_EXI_DT_FLOAT;
         round_trip(&dt, "23.1", "23.1", al);
         round_trip(&dt, "-0.05", "-0.05", al);
-        round_trip(&dt, "1.5e3", "15E2", al);
+        round_trip(&dt, "1.5e3", "1500", al);
+        round_trip(&dt, "-2.5e-40", "-25E-41", al);
+        round_trip(&dt, "1e9", "1E9", al);
         round_trip(&dt, "INF", "INF", al);
         dt.kind = WM_EXI_DT_INTEGER;
         round_trip(&dt, " -42 ", "-42", al);
@@ -331,6 +333,8 @@ Test(exi_types, float_parse_keeps_decimal_digits)
     int32_t e;
     cr_assert(wm_exi_float_parse("1.276020076001e+09", 18, &m, &e));
     cr_assert_eq(m, 1276020076001LL); cr_assert_eq(e, -3);
+    cr_assert(wm_exi_float_parse("20", 2, &m, &e));
+    cr_assert_eq(m, 2); cr_assert_eq(e, 1);
     cr_assert(wm_exi_float_parse("120.1", 5, &m, &e));
     cr_assert_eq(m, 1201); cr_assert_eq(e, -1);
     cr_assert(!wm_exi_float_parse("1.2.3", 5, &m, &e));

@@ -1,0 +1,38 @@
+/* Bounded bump allocator for EXI per-document state (string table entries,
+ * learned built-in grammar productions, element stack).
+ *
+ * The decoder and encoder never call malloc per document once warm: the arena
+ * keeps its blocks across wm_exi_arena_reset() and only grows (up to `cap`
+ * bytes in total) when a document needs more than any before it. Exceeding
+ * the cap makes wm_exi_arena_alloc() return NULL, which callers turn into
+ * WM_EXI_E_MEMORY: this is the configurable memory cap of the codec.
+ * Not thread safe; one arena per decoder/encoder.
+ */
+#ifndef WM_CODEC_EXI_ARENA_H
+#define WM_CODEC_EXI_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct wm_exi_arena_block {
+    struct wm_exi_arena_block *next;
+    size_t size, used;
+    uint8_t data[];
+} wm_exi_arena_block;
+
+typedef struct wm_exi_arena {
+    wm_exi_arena_block *head;   /* current block */
+    wm_exi_arena_block *first;  /* all blocks, in allocation order */
+    size_t cap;                 /* total bytes of blocks allowed */
+    size_t reserved;            /* bytes of blocks allocated so far */
+} wm_exi_arena;
+
+/* cap: memory cap in bytes (blocks included). */
+void wm_exi_arena_init(wm_exi_arena *a, size_t cap);
+/* 16-byte aligned storage of n bytes, or NULL when the cap would be exceeded. */
+void *wm_exi_arena_alloc(wm_exi_arena *a, size_t n);
+/* Forgets every allocation, keeps the blocks. */
+void wm_exi_arena_reset(wm_exi_arena *a);
+void wm_exi_arena_free(wm_exi_arena *a);
+
+#endif

@@ -1,0 +1,586 @@
+/* EXI body decoder: event codes (§6.2) against the current grammar state,
+ * content through datatypes (§7.1) and the string table (§7.3). */
+#include "codec/exi_decode.h"
+
+#include <string.h>
+
+#include "codec/exi_rt.h"
+#include "codec/exi_utf8.h"
+
+typedef struct dctx {
+    wm_exi_decoder *d;
+    wm_exi_reader r;
+    wm_exi_error *err;
+    wm_exi_event_fn fn;
+    void *user;
+    bool stop;
+} dctx;
+
+static wm_exi_status mem_fail(dctx *c)
+{
+    return wm_exi_fail(c->err, WM_EXI_E_MEMORY, c->r.pos, "memory cap of %zu bytes reached", c->d->lim.mem_cap);
+}
+
+static wm_exi_status code(dctx *c, uint32_t n, uint32_t *v)
+{
+    uint64_t at = c->r.pos;
+    wm_exi_status st = wm_exi_read_nbit(&c->r, wm_exi_code_width(n), v);
+    if (st) return st;
+    if (*v >= n)
+        return wm_exi_fail(c->err, WM_EXI_E_EVENT_CODE, at, "event code %u where only %u exist (§6.2)", *v, n);
+    return WM_EXI_OK;
+}
+
+/* Reads nchars characters (§7.1.10, restricted set when rcs) into the arena. */
+static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype *rcs, wm_exi_sview *out)
+{
+    uint64_t left = c->r.len_bits - c->r.pos;
+    unsigned w = rcs ? wm_exi_code_width(rcs->n_rcs + 1) : 8;
+    if (nchars > left / (w ? w : 1) || nchars > (1u << 28))
+        return wm_exi_fail(c->err, WM_EXI_E_LENGTH, c->r.pos, "string of %llu characters beyond the stream",
+                           (unsigned long long)nchars);
+    char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
+    if (!p) return mem_fail(c);
+    size_t n = 0;
+    for (uint64_t i = 0; i < nchars; i++) {
+        uint64_t cp;
+        wm_exi_status st;
+        if (rcs) {
+            uint32_t k;
+            if ((st = wm_exi_read_nbit(&c->r, w, &k))) return st;
+            if (k < rcs->n_rcs) cp = rcs->rcs[k];
+            else if (k == rcs->n_rcs) { if ((st = wm_exi_read_uint(&c->r, &cp))) return st; }
+            else return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "restricted character index %u (§7.1.10.1)", k);
+        } else if ((st = wm_exi_read_uint(&c->r, &cp))) return st;
+        if (cp > 0x10ffff || cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
+            return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "code point %llu is not an XML character",
+                               (unsigned long long)cp);
+        n += wm_exi_utf8_put((uint32_t)cp, p + n);
+    }
+    p[n] = 0;
+    out->p = p;
+    out->len = (uint32_t)n;
+    return WM_EXI_OK;
+}
+
+static wm_exi_status read_uri(dctx *c, uint32_t *uri)
+{
+    wm_exi_strtab *t = &c->d->st;
+    uint32_t v;
+    uint64_t at = c->r.pos;
+    wm_exi_status st = wm_exi_read_nbit(&c->r, wm_exi_code_width(t->n_uris + 1), &v);
+    if (st) return st;
+    if (v == 0) {
+        uint64_t n;
+        wm_exi_sview s;
+        if ((st = wm_exi_read_uint(&c->r, &n)) || (st = read_chars(c, n, NULL, &s))) return st;
+        if ((*uri = wm_exi_strtab_add_uri(t, s.p, s.len)) == WM_EXI_NONE) return mem_fail(c);
+        return WM_EXI_OK;
+    }
+    if (v - 1 >= t->n_uris)
+        return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "URI compact id %u of %u (§7.3.2)", v - 1, t->n_uris);
+    *uri = v - 1;
+    return WM_EXI_OK;
+}
+
+static wm_exi_status read_lname(dctx *c, uint32_t uri, uint32_t *lid)
+{
+    wm_exi_strtab *t = &c->d->st;
+    uint64_t v;
+    uint64_t at = c->r.pos;
+    wm_exi_status st = wm_exi_read_uint(&c->r, &v);
+    if (st) return st;
+    if (v == 0) {
+        uint32_t n = wm_exi_strtab_lname_count(t, uri), k;
+        if ((st = wm_exi_read_nbit(&c->r, wm_exi_code_width(n), &k))) return st;
+        if (k >= n)
+            return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "local-name compact id %u of %u (§7.3.2)", k, n);
+        *lid = wm_exi_strtab_lname_at(t, uri, k);
+        return WM_EXI_OK;
+    }
+    wm_exi_sview s;
+    if ((st = read_chars(c, v - 1, NULL, &s))) return st;
+    if ((*lid = wm_exi_strtab_add_lname(t, uri, s.p, s.len)) == WM_EXI_NONE) return mem_fail(c);
+    return WM_EXI_OK;
+}
+
+/* A string value through the string table (§7.3.3) for qname `lid`. */
+static wm_exi_status read_string_value(dctx *c, uint32_t lid, const wm_exi_datatype *dt, wm_exi_value *v)
+{
+    wm_exi_strtab *t = &c->d->st;
+    uint64_t x;
+    uint64_t at = c->r.pos;
+    wm_exi_status st = wm_exi_read_uint(&c->r, &x);
+    if (st) return st;
+    v->kind = WM_EXI_DT_STRING;
+    if (x == 0) {
+        wm_exi_st_lname *l = &t->lnames[lid];
+        uint32_t k;
+        if ((st = wm_exi_read_nbit(&c->r, wm_exi_code_width(l->n_vals), &k))) return st;
+        if (k >= l->n_vals)
+            return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "local value compact id %u of %u (§7.3.3)", k, l->n_vals);
+        v->text = t->values[l->vals[k]].s.p;
+        v->len = t->values[l->vals[k]].s.len;
+        return WM_EXI_OK;
+    }
+    if (x == 1) {
+        uint32_t k;
+        if ((st = wm_exi_read_nbit(&c->r, wm_exi_code_width(t->n_values), &k))) return st;
+        if (k >= t->n_values)
+            return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "global value compact id %u of %u (§7.3.3)", k, t->n_values);
+        v->text = t->values[k].s.p;
+        v->len = t->values[k].s.len;
+        return WM_EXI_OK;
+    }
+    wm_exi_sview s;
+    if ((st = read_chars(c, x - 2, dt && dt->kind == WM_EXI_DT_RCS_STRING ? dt : NULL, &s))) return st;
+    if (x - 2 > UINT32_MAX || !wm_exi_strtab_add_value(t, lid, s.p, s.len, (uint32_t)(x - 2))) return mem_fail(c);
+    v->text = s.p;
+    v->len = s.len;
+    return WM_EXI_OK;
+}
+
+/* A content value of datatype index dt (WM_EXI_NONE = untyped). */
+static wm_exi_status read_value(dctx *c, uint32_t lid, uint32_t dt, wm_exi_value *v)
+{
+    const wm_exi_grammar *g = c->d->g;
+    if (dt == WM_EXI_NONE || dt >= g->n_types) return read_string_value(c, lid, NULL, v);
+    const wm_exi_datatype *t = &g->types[dt];
+    if (t->kind == WM_EXI_DT_STRING || t->kind == WM_EXI_DT_RCS_STRING) return read_string_value(c, lid, t, v);
+    wm_exi_text tx = { c->d->scratch, 0, c->d->lim.max_value_bytes };
+    return wm_exi_value_read(&c->r, g->types, t, &tx, v);
+}
+
+static wm_exi_status emit(dctx *c, wm_exi_event *ev)
+{
+    ev->depth = c->d->depth;
+    if (!c->stop && c->fn(c->user, ev)) c->stop = true;
+    return WM_EXI_OK;
+}
+
+static void qname_view(dctx *c, wm_exi_event *ev, uint32_t uri, uint32_t lid)
+{
+    ev->uri_id = uri;
+    ev->lid = lid;
+    ev->uri = c->d->st.uris[uri].s;
+    ev->local = c->d->st.lnames[lid].s;
+}
+
+/* --------------------------------------------------------- element stack */
+
+static wm_exi_status push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem)
+{
+    wm_exi_decoder *d = c->d;
+    if (d->depth >= d->lim.max_depth)
+        return wm_exi_fail(c->err, WM_EXI_E_DEPTH, c->r.pos, "element nesting deeper than %u", d->lim.max_depth);
+    wm_exi_frame *f = &d->stack[d->depth++];
+    memset(f, 0, sizeof *f);
+    f->uri = uri;
+    f->lid = lid;
+    f->bi = WM_EXI_NONE;
+    const wm_exi_grammar *g = d->g;
+    if (elem == WM_EXI_NONE && !g->schemaless && lid < g->n_lids) elem = wm_exi_grammar_global_elem(g, uri, lid);
+    if (elem != WM_EXI_NONE) {
+        f->tgram = g->elems[elem].type;
+        f->state = g->tgrams[f->tgram].start;
+        f->nillable = g->elems[elem].nillable;
+    } else {
+        /* built-in element grammar, one per qname per document (§8.4.3) */
+        f->state = WM_EXI_NONE;
+        wm_exi_st_lname *l = &d->st.lnames[lid];
+        if (l->bi == WM_EXI_NONE) {
+            if (d->n_bis == d->cap_bis) {
+                uint32_t nc = d->cap_bis ? d->cap_bis * 2 : 16;
+                wm_exi_bi *nb = wm_exi_arena_alloc(&d->arena, nc * sizeof *nb);
+                if (!nb) return mem_fail(c);
+                if (d->n_bis) memcpy(nb, d->bis, d->n_bis * sizeof *nb);
+                d->bis = nb;
+                d->cap_bis = nc;
+            }
+            memset(&d->bis[d->n_bis], 0, sizeof d->bis[0]);
+            l->bi = d->n_bis++;
+        }
+        f->bi = l->bi;
+        f->bi_state = 0;
+    }
+    wm_exi_event ev = { .type = WM_EXI_EV_SE };
+    qname_view(c, &ev, uri, lid);
+    return emit(c, &ev);
+}
+
+static wm_exi_status pop(dctx *c)
+{
+    wm_exi_decoder *d = c->d;
+    wm_exi_frame *f = &d->stack[d->depth - 1];
+    wm_exi_event ev = { .type = WM_EXI_EV_EE };
+    qname_view(c, &ev, f->uri, f->lid);
+    emit(c, &ev);
+    d->depth--;
+    return WM_EXI_OK;
+}
+
+static bool learn(dctx *c, wm_exi_bi_prod **arr, uint32_t *n, uint32_t *cap, uint8_t term, uint32_t uri, uint32_t lid)
+{
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        wm_exi_bi_prod *p = wm_exi_arena_alloc(&c->d->arena, nc * sizeof *p);
+        if (!p) return false;
+        if (*n) memcpy(p, *arr, *n * sizeof *p);
+        *arr = p;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = (wm_exi_bi_prod){ term, uri, lid };
+    return true;
+}
+
+/* SE(*) / SE(uri:*) content: the qname follows the code (§7.1.7). */
+static wm_exi_status se_wild(dctx *c, bool have_uri, uint32_t uri, uint32_t *out_uri, uint32_t *out_lid)
+{
+    wm_exi_status st;
+    if (!have_uri && (st = read_uri(c, &uri))) return st;
+    uint32_t lid;
+    if ((st = read_lname(c, uri, &lid))) return st;
+    *out_uri = uri;
+    *out_lid = lid;
+    return WM_EXI_OK;
+}
+
+static wm_exi_status attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed, bool *nil_true)
+{
+    wm_exi_event ev = { .type = WM_EXI_EV_AT };
+    qname_view(c, &ev, uri, lid);
+    wm_exi_status st;
+    if (uri == WM_EXI_URI_XSI && lid < c->d->g->n_lids && xsi_nil_typed) {
+        /* xsi:nil [boolean] */
+        const wm_exi_datatype bt = { .kind = WM_EXI_DT_BOOLEAN };
+        wm_exi_text tx = { c->d->scratch, 0, c->d->lim.max_value_bytes };
+        if ((st = wm_exi_value_read(&c->r, &bt, &bt, &tx, &ev.value))) return st;
+        ev.xsi = true;
+        if (nil_true) *nil_true = ev.value.b;
+        return emit(c, &ev);
+    }
+    if ((st = read_value(c, lid, dt, &ev.value))) return st;
+    return emit(c, &ev);
+}
+
+/* xsi:type: value is a QName (§7.1.7); switches the element's grammar. */
+static wm_exi_status xsi_type(dctx *c, wm_exi_frame *f)
+{
+    uint32_t uri, lid;
+    wm_exi_status st;
+    if ((st = read_uri(c, &uri)) || (st = read_lname(c, uri, &lid))) return st;
+    wm_exi_event ev = { .type = WM_EXI_EV_AT, .xsi = true };
+    qname_view(c, &ev, WM_EXI_URI_XSI, c->d->g->schemaless ? 5 : c->d->g->uri_lid_first[WM_EXI_URI_XSI] + 1);
+    /* lexical value "{uri}local" is given as uri + local; the XML writer picks a prefix */
+    const wm_exi_st_uri *u = &c->d->st.uris[uri];
+    const wm_exi_st_lname *l = &c->d->st.lnames[lid];
+    size_t need = (size_t)u->s.len + l->s.len + 3;
+    if (need > c->d->lim.max_value_bytes)
+        return wm_exi_fail(c->err, WM_EXI_E_LENGTH, c->r.pos, "xsi:type value too long");
+    char *p = c->d->scratch;
+    size_t n = 0;
+    p[n++] = '{';
+    memcpy(p + n, u->s.p, u->s.len); n += u->s.len;
+    p[n++] = '}';
+    memcpy(p + n, l->s.p, l->s.len); n += l->s.len;
+    ev.value.text = p;
+    ev.value.len = (uint32_t)n;
+    ev.value.kind = WM_EXI_DT_QNAME;
+    emit(c, &ev);
+    const wm_exi_grammar *g = c->d->g;
+    if (!g->schemaless && lid < g->n_lids) {
+        uint32_t tg = wm_exi_grammar_type_by_name(g, uri, lid);
+        if (tg != WM_EXI_NONE && f->state != WM_EXI_NONE) {
+            f->tgram = tg;
+            f->state = g->tgrams[tg].start;
+        }
+    }
+    return WM_EXI_OK;
+}
+
+static wm_exi_status characters(dctx *c, uint32_t lid, uint32_t dt)
+{
+    wm_exi_event ev = { .type = WM_EXI_EV_CH };
+    wm_exi_status st = read_value(c, lid, dt, &ev.value);
+    if (st) return st;
+    return emit(c, &ev);
+}
+
+static wm_exi_status comment_or_pi(dctx *c, unsigned kind)
+{
+    return wm_exi_fail(c->err, WM_EXI_E_UNSUPPORTED, c->r.pos, "%s events are not supported",
+                       kind == WM_EXI_UD_CM ? "comment" : kind == WM_EXI_UD_PI ? "processing-instruction" : "DTD/ER/NS/SC");
+}
+
+/* One event inside a built-in element grammar (§8.4.3). */
+static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
+{
+    wm_exi_decoder *d = c->d;
+    wm_exi_bi *bi = &d->bis[f->bi];
+    bool stc = f->bi_state == 0;
+    uint32_t nl = stc ? bi->n_stc : bi->n_ec;
+    uint8_t l2[16], l3[4];
+    unsigned n3, n2 = wm_exi_rt_bi_level2(&d->opts, stc, l2, l3, &n3);
+    /* ElementContent has EE at the first level after the learned ones */
+    uint32_t n1 = nl + (stc ? 0 : 1) + 1;
+    uint32_t v;
+    wm_exi_status st = code(c, n1, &v);
+    if (st) return st;
+    if (v < nl) {
+        const wm_exi_bi_prod *p = stc ? &bi->stc[nl - 1 - v] : &bi->ec[nl - 1 - v];
+        switch (p->term) {
+        case WM_EXI_T_EE: return pop(c);
+        case WM_EXI_T_AT: return attribute(c, p->uri, p->lid, WM_EXI_NONE, p->uri == WM_EXI_URI_XSI && d->st.lnames[p->lid].s.len == 3 && !memcmp(d->st.lnames[p->lid].s.p, "nil", 3), NULL);
+        case WM_EXI_T_CH: f->bi_state = 1; return characters(c, f->lid, WM_EXI_NONE);
+        default: f->bi_state = 1; return push(c, p->uri, p->lid, WM_EXI_NONE);
+        }
+    }
+    if (!stc && v == nl) return pop(c);
+    uint32_t k;
+    if ((st = code(c, n2 + (n3 ? 1 : 0), &k))) return st;
+    unsigned ud;
+    if (k < n2) ud = l2[k];
+    else {
+        uint32_t k3;
+        if ((st = code(c, n3, &k3))) return st;
+        ud = l3[k3];
+    }
+    switch (ud) {
+    case WM_EXI_UD_EE:
+        if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_EE, 0, 0)) return mem_fail(c);
+        return pop(c);
+    case WM_EXI_UD_AT_ANY: {
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        bool is_nil = uri == WM_EXI_URI_XSI && d->st.lnames[lid].s.len == 3 && !memcmp(d->st.lnames[lid].s.p, "nil", 3);
+        bool is_type = uri == WM_EXI_URI_XSI && d->st.lnames[lid].s.len == 4 && !memcmp(d->st.lnames[lid].s.p, "type", 4);
+        if (is_type) return xsi_type(c, f);
+        if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_AT, uri, lid)) return mem_fail(c);
+        bi = &d->bis[f->bi];
+        return attribute(c, uri, lid, WM_EXI_NONE, is_nil, NULL);
+    }
+    case WM_EXI_UD_SE_ANY: {
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        bi = &d->bis[f->bi];
+        if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_SE, uri, lid)) return mem_fail(c); }
+        else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_SE, uri, lid)) return mem_fail(c);
+        f->bi_state = 1;
+        return push(c, uri, lid, WM_EXI_NONE);
+    }
+    case WM_EXI_UD_CH:
+        if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_CH, 0, 0)) return mem_fail(c); }
+        else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_CH, 0, 0)) return mem_fail(c);
+        f->bi_state = 1;
+        return characters(c, f->lid, WM_EXI_NONE);
+    default:
+        return comment_or_pi(c, ud);
+    }
+}
+
+/* One event inside a schema-informed element grammar (§8.5.4). */
+static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
+{
+    wm_exi_decoder *d = c->d;
+    const wm_exi_grammar *g = d->g;
+    const wm_exi_state *s = &g->states[f->state];
+    bool strict = d->opts.strict;
+    bool start = (s->flags & WM_EXI_S_START) != 0;
+    uint32_t n1 = s->n;
+    uint32_t x_type = WM_EXI_NONE, x_nil = WM_EXI_NONE;
+    if (strict && start) {
+        if (g->tgrams[f->tgram].xsi_type_strict) x_type = n1++;
+        if (f->nillable) x_nil = n1++;
+    }
+    uint8_t l2[16], l3[4];
+    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&d->opts, s, f->content2, l2, l3, &n3);
+    uint32_t v;
+    wm_exi_status st = code(c, n1 + (n2 ? 1 : 0), &v);
+    if (st) return st;
+    if (v < s->n) {
+        const wm_exi_prod *p = &g->prods[s->first + v];
+        switch (p->term) {
+        case WM_EXI_T_AT:
+            f->state = p->next;
+            return attribute(c, p->uri, p->lid, p->arg, false, NULL);
+        case WM_EXI_T_AT_URI: case WM_EXI_T_AT_ANY: {
+            uint32_t uri = p->uri, lid;
+            if (p->term == WM_EXI_T_AT_ANY && (st = read_uri(c, &uri))) return st;
+            if ((st = read_lname(c, uri, &lid))) return st;
+            f->state = p->next;
+            return attribute(c, uri, lid, lid < g->n_lids ? wm_exi_grammar_global_attr_dt(g, uri, lid) : WM_EXI_NONE, false, NULL);
+        }
+        case WM_EXI_T_SE:
+            f->state = p->next;
+            return push(c, p->uri, p->lid, p->arg);
+        case WM_EXI_T_SE_URI: case WM_EXI_T_SE_ANY: {
+            uint32_t uri, lid;
+            if ((st = se_wild(c, p->term == WM_EXI_T_SE_URI, p->uri, &uri, &lid))) return st;
+            f->state = p->next;
+            return push(c, uri, lid, WM_EXI_NONE);
+        }
+        case WM_EXI_T_EE:
+            return pop(c);
+        case WM_EXI_T_CH:
+            f->state = p->next;
+            return characters(c, f->lid, p->arg);
+        }
+        return wm_exi_fail(c->err, WM_EXI_E_GRAMMAR, c->r.pos, "corrupt grammar production");
+    }
+    unsigned ud;
+    if (v == x_type) ud = WM_EXI_UD_XSI_TYPE;
+    else if (v == x_nil) ud = WM_EXI_UD_XSI_NIL;
+    else {
+        uint32_t k;
+        if ((st = code(c, n2 + (n3 ? 1 : 0), &k))) return st;
+        if (k < n2) ud = l2[k];
+        else {
+            uint32_t k3;
+            if ((st = code(c, n3, &k3))) return st;
+            ud = l3[k3];
+        }
+    }
+    bool to_content = (s->flags & WM_EXI_S_ATTRS) != 0;
+    switch (ud) {
+    case WM_EXI_UD_EE: return pop(c);
+    case WM_EXI_UD_XSI_TYPE: return xsi_type(c, f);
+    case WM_EXI_UD_XSI_NIL: {
+        bool nil = false;
+        uint32_t nil_lid = g->uri_lid_first[WM_EXI_URI_XSI];
+        if ((st = attribute(c, WM_EXI_URI_XSI, nil_lid, WM_EXI_NONE, true, &nil))) return st;
+        if (nil) f->state = g->tgrams[f->tgram].empty_start;
+        return WM_EXI_OK;
+    }
+    case WM_EXI_UD_AT_ANY: case WM_EXI_UD_AT_INVALID: {
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        /* an AT(*) for a declared attribute of this state keeps its type */
+        uint32_t dt = WM_EXI_NONE;
+        if (ud == WM_EXI_UD_AT_ANY)
+            for (uint32_t i = 0; i < s->n; i++)
+                if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri &&
+                    g->prods[s->first + i].lid == lid)
+                    dt = g->prods[s->first + i].arg;
+        if (ud == WM_EXI_UD_AT_ANY && dt == WM_EXI_NONE && lid < g->n_lids) dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
+        return attribute(c, uri, lid, dt, false, NULL);
+    }
+    case WM_EXI_UD_SE_ANY: {
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        if (to_content) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
+        return push(c, uri, lid, WM_EXI_NONE);
+    }
+    case WM_EXI_UD_CH:
+        if (to_content) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
+        return characters(c, f->lid, WM_EXI_NONE);
+    default:
+        return comment_or_pi(c, ud);
+    }
+}
+
+/* ------------------------------------------------------------------ main */
+
+void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim)
+{
+    memset(d, 0, sizeof *d);
+    d->g = g;
+    d->lim.mem_cap = 4u << 20;
+    d->lim.max_depth = 256;
+    d->lim.max_value_bytes = 64u << 10;
+    if (lim) {
+        if (lim->mem_cap) d->lim.mem_cap = lim->mem_cap;
+        if (lim->max_depth) d->lim.max_depth = lim->max_depth;
+        if (lim->max_value_bytes) d->lim.max_value_bytes = lim->max_value_bytes;
+    }
+    wm_exi_arena_init(&d->arena, d->lim.mem_cap);
+    wm_exi_strtab_init(&d->st, g, &d->arena, false);
+}
+
+void wm_exi_decoder_free(wm_exi_decoder *d) { wm_exi_arena_free(&d->arena); }
+
+/* Document / fragment level: returns true in *done after ED. */
+static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
+{
+    wm_exi_decoder *d = c->d;
+    const wm_exi_grammar *g = d->g;
+    const wm_exi_options *o = &d->opts;
+    bool cmpi = o->preserve_comments || o->preserve_pis;
+    uint32_t n_se = g->schemaless ? 0 : (o->fragment ? g->n_frag : g->n_doc);
+    uint32_t v;
+    wm_exi_status st;
+    if (*doc_state == 1) { /* DocEnd: ED, CM, PI */
+        if ((st = code(c, 1 + (cmpi ? 1 : 0), &v))) return st;
+        if (v == 0) { *done = true; return WM_EXI_OK; }
+        return comment_or_pi(c, WM_EXI_UD_CM);
+    }
+    bool frag = o->fragment;
+    uint32_t n1 = n_se + 1 + (frag ? 1 : 0);
+    bool second = frag ? cmpi : (cmpi || o->preserve_dtd);
+    if ((st = code(c, n1 + (second ? 1 : 0), &v))) return st;
+    if (v < n_se) {
+        uint32_t elem;
+        uint32_t uri, lid;
+        if (frag) {
+            const wm_exi_frag_elem *fe = &g->frag[v];
+            if (fe->elem == WM_EXI_NONE)
+                return wm_exi_fail(c->err, WM_EXI_E_UNSUPPORTED, c->r.pos,
+                                   "fragment element with several declared types needs the ElementFragment grammar (§8.5.3), not supported");
+            elem = fe->elem; uri = fe->uri; lid = fe->lid;
+        } else {
+            elem = g->doc_elems[v]; uri = g->elems[elem].uri; lid = g->elems[elem].lid;
+        }
+        if (!frag) *doc_state = 1;
+        return push(c, uri, lid, elem);
+    }
+    if (v == n_se) {
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        if (!frag) *doc_state = 1;
+        return push(c, uri, lid, WM_EXI_NONE);
+    }
+    if (frag && v == n_se + 1) { *done = true; return WM_EXI_OK; }
+    return comment_or_pi(c, WM_EXI_UD_DT);
+}
+
+wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, const wm_exi_options *oob,
+                            wm_exi_event_fn fn, void *user, bool *stopped, wm_exi_error *err)
+{
+    dctx c = { .d = d, .err = err, .fn = fn, .user = user };
+    if (err) memset(err, 0, sizeof *err);
+    if (stopped) *stopped = false;
+    wm_exi_reader_init(&c.r, buf, len, err);
+    wm_exi_arena_reset(&d->arena);
+    if (oob) d->opts = *oob;
+    else wm_exi_options_default(&d->opts);
+    wm_exi_status st = wm_exi_header_read(&c.r, &d->header, &d->opts);
+    if (st) return st;
+    if (d->opts.preserve_prefixes || d->opts.preserve_lexical_values || d->opts.preserve_dtd)
+        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, c.r.pos,
+                           "Preserve.prefixes / lexicalValues / dtd streams are not supported by this decoder");
+    if (d->opts.has_schema_id && d->opts.schema_id_nil && !d->g->schemaless)
+        return wm_exi_fail(err, WM_EXI_E_OPTIONS, c.r.pos, "stream declares schemaId nil (schema-less) but a schema was given");
+    if ((st = wm_exi_strtab_reset(&d->st, d->opts.value_max_length, d->opts.value_partition_capacity)))
+        return mem_fail(&c);
+    d->stack = wm_exi_arena_alloc(&d->arena, d->lim.max_depth * sizeof *d->stack);
+    d->scratch = wm_exi_arena_alloc(&d->arena, d->lim.max_value_bytes);
+    d->bis = NULL;
+    d->n_bis = d->cap_bis = 0;
+    d->depth = 0;
+    if (!d->stack || !d->scratch) return mem_fail(&c);
+    wm_exi_event ev = { .type = WM_EXI_EV_SD };
+    emit(&c, &ev);
+    int doc_state = 0;
+    bool done = false;
+    while (!done && !c.stop) {
+        if (d->depth == 0) st = step_doc(&c, &doc_state, &done);
+        else {
+            wm_exi_frame *f = &d->stack[d->depth - 1];
+            st = f->state == WM_EXI_NONE ? step_builtin(&c, f) : step_schema(&c, f);
+        }
+        if (st) return st;
+    }
+    if (c.stop) { if (stopped) *stopped = true; return WM_EXI_OK; }
+    ev = (wm_exi_event){ .type = WM_EXI_EV_ED };
+    emit(&c, &ev);
+    return WM_EXI_OK;
+}

@@ -1,0 +1,98 @@
+/* EXI body decoder (W3C EXI 1.0 Second Edition §6 event codes, §7 content,
+ * §8 grammars): one pass over the bit stream, events to a callback.
+ *
+ * The decoder is a caller-owned struct holding the per-document state (string
+ * table, element stack, built-in grammars learned so far) in a bounded arena:
+ * after the first documents it decodes without allocating. It reads the
+ * header (codec/exi_header.h), then the body with the grammar it was given:
+ * schema-informed strict or non-strict (undeclared productions, §8.5.4.4),
+ * built-in grammars for schema-less streams or undeclared elements (§8.4),
+ * document or fragment grammar (§8.5.1, §8.5.2).
+ *
+ * Events carry views (pointer + length) into the string table or a scratch
+ * buffer, valid until the callback returns. Typed values also carry their
+ * typed form (codec/exi_types.h) so filters need not parse text.
+ *
+ * Not supported (refused with WM_EXI_E_UNSUPPORTED): compression,
+ * pre-compression, selfContained, datatype representation maps,
+ * Preserve.prefixes / Preserve.lexicalValues (reported clearly), the relaxed
+ * ElementFragment grammar for fragments whose element names have several
+ * types. Bad input never reads out of bounds; see wm_exi_decode().
+ */
+#ifndef WM_CODEC_EXI_DECODE_H
+#define WM_CODEC_EXI_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/exi_arena.h"
+#include "codec/exi_grammar.h"
+#include "codec/exi_header.h"
+#include "codec/exi_strtab.h"
+#include "codec/exi_types.h"
+
+typedef enum wm_exi_ev {
+    WM_EXI_EV_SD = 0, WM_EXI_EV_ED, WM_EXI_EV_SE, WM_EXI_EV_EE, WM_EXI_EV_AT, WM_EXI_EV_CH,
+    WM_EXI_EV_NS, WM_EXI_EV_CM, WM_EXI_EV_PI, WM_EXI_EV_DT, WM_EXI_EV_ER,
+} wm_exi_ev;
+
+typedef struct wm_exi_event {
+    uint8_t type;             /* wm_exi_ev */
+    bool xsi;                 /* AT: xsi:type or xsi:nil (value text is the lexical QName/boolean) */
+    uint32_t uri_id, lid;     /* SE/AT/EE qname as string-table ids (EE: the closing element) */
+    wm_exi_sview uri, local;  /* SE/AT/EE qname text */
+    wm_exi_value value;       /* AT/CH: lexical text + typed value */
+    uint32_t depth;           /* element depth: 1 for the root element */
+} wm_exi_event;
+
+/* Return 0 to continue, non-zero to stop decoding early (wm_exi_decode then
+ * returns WM_EXI_OK with *stopped set). */
+typedef int (*wm_exi_event_fn)(void *user, const wm_exi_event *ev);
+
+typedef struct wm_exi_limits {
+    size_t mem_cap;           /* bytes for all per-document state (default 4 MiB) */
+    uint32_t max_depth;       /* element nesting (default 256) */
+    uint32_t max_value_bytes; /* one non-string value's text (default 64 KiB) */
+} wm_exi_limits;
+
+typedef struct wm_exi_frame wm_exi_frame;  /* internal */
+typedef struct wm_exi_bi wm_exi_bi;        /* internal: learned built-in grammar */
+
+typedef struct wm_exi_decoder {
+    const wm_exi_grammar *g;
+    wm_exi_limits lim;
+    wm_exi_arena arena;
+    wm_exi_strtab st;
+    wm_exi_options opts;      /* effective options of the current document */
+    wm_exi_header header;
+    wm_exi_frame *stack;
+    uint32_t depth;
+    wm_exi_bi *bis;
+    uint32_t n_bis, cap_bis;
+    char *scratch;            /* max_value_bytes, from the arena */
+} wm_exi_decoder;
+
+/* Prepares d for grammar g (not copied: must outlive d). lim may be NULL
+ * for defaults. Allocates nothing yet. */
+void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim);
+void wm_exi_decoder_free(wm_exi_decoder *d);
+
+/* Decodes one EXI stream buf[0..len): header, then body. `oob` gives the
+ * options used when the header has none (NULL: defaults) and, with
+ * oob_override, replaces options read from the header (never set in normal
+ * use). Events go to fn(user, ev); stopping early is allowed.
+ * Errors (err->msg has the reason, err->bit_pos the position):
+ *   WM_EXI_E_HEADER / _OPTIONS / _UNSUPPORTED from the header;
+ *   WM_EXI_E_TRUNCATED      the stream ends inside an event;
+ *   WM_EXI_E_EVENT_CODE     an event code no production has;
+ *   WM_EXI_E_STRING_INDEX   a compact identifier beyond its partition;
+ *   WM_EXI_E_VALUE          an out-of-range content value;
+ *   WM_EXI_E_LENGTH         a string/binary length beyond the stream or limits;
+ *   WM_EXI_E_MEMORY         the memory cap was reached;
+ *   WM_EXI_E_DEPTH          nesting beyond max_depth.
+ * Thread safety: one decoder per thread; grammars are shared read-only. */
+wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, const wm_exi_options *oob,
+                            wm_exi_event_fn fn, void *user, bool *stopped, wm_exi_error *err);
+
+#endif

@@ -1,0 +1,599 @@
+/* EXI encoder: the decoder's decisions in reverse (see exi_decode.c). */
+#include "codec/exi_encode.h"
+
+#include <string.h>
+
+#include "codec/exi_rt.h"
+#include "codec/exi_utf8.h"
+
+static wm_exi_status mem_fail(wm_exi_encoder *e)
+{
+    return wm_exi_fail(e->err, WM_EXI_E_MEMORY, e->w.pos, "memory cap of %zu bytes reached", e->lim.mem_cap);
+}
+
+static wm_exi_status put_code(wm_exi_encoder *e, uint32_t n, uint32_t v)
+{
+    return wm_exi_write_nbit(&e->w, wm_exi_code_width(n), v);
+}
+
+static wm_exi_status put_chars(wm_exi_encoder *e, const char *s, size_t len, const wm_exi_datatype *rcs)
+{
+    unsigned w = rcs ? wm_exi_code_width(rcs->n_rcs + 1) : 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        unsigned k = wm_exi_utf8_get(s + i, len - i, &cp);
+        if (!k) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "text is not valid UTF-8");
+        i += k;
+        wm_exi_status st;
+        if (rcs) {
+            uint32_t lo = 0, hi = rcs->n_rcs, idx = rcs->n_rcs;
+            while (lo < hi) {
+                uint32_t mid = (lo + hi) / 2;
+                if (rcs->rcs[mid] == cp) { idx = mid; break; }
+                if (rcs->rcs[mid] < cp) lo = mid + 1; else hi = mid;
+            }
+            if ((st = wm_exi_write_nbit(&e->w, w, idx))) return st;
+            if (idx == rcs->n_rcs && (st = wm_exi_write_uint(&e->w, cp))) return st;
+        } else if ((st = wm_exi_write_uint(&e->w, cp))) return st;
+    }
+    return WM_EXI_OK;
+}
+
+static wm_exi_status put_literal(wm_exi_encoder *e, uint64_t bias, const char *s, size_t len)
+{
+    wm_exi_status st = wm_exi_write_uint(&e->w, wm_exi_utf8_count(s, len) + bias);
+    return st ? st : put_chars(e, s, len, NULL);
+}
+
+/* URI and local name of a qname (§7.1.7), adding misses to the table. */
+static wm_exi_status put_qname(wm_exi_encoder *e, bool uri_known, uint32_t *uri, const char *u, size_t ul,
+                               uint32_t *lid, const char *l, size_t ll)
+{
+    wm_exi_strtab *t = &e->st;
+    wm_exi_status st;
+    if (!uri_known) {
+        uint32_t id = wm_exi_strtab_find_uri(t, u, (uint32_t)ul);
+        uint32_t width = wm_exi_code_width(t->n_uris + 1);
+        if (id != WM_EXI_NONE) {
+            if ((st = wm_exi_write_nbit(&e->w, width, id + 1))) return st;
+        } else {
+            if ((st = wm_exi_write_nbit(&e->w, width, 0)) || (st = put_literal(e, 0, u, ul))) return st;
+            if ((id = wm_exi_strtab_add_uri(t, u, (uint32_t)ul)) == WM_EXI_NONE) return mem_fail(e);
+        }
+        *uri = id;
+    }
+    uint32_t lidf = wm_exi_strtab_find_lname(t, *uri, l, (uint32_t)ll);
+    if (lidf != WM_EXI_NONE) {
+        if ((st = wm_exi_write_uint(&e->w, 0))) return st;
+        st = wm_exi_write_nbit(&e->w, wm_exi_code_width(wm_exi_strtab_lname_count(t, *uri)), wm_exi_strtab_lname_index(t, lidf));
+        if (st) return st;
+    } else {
+        if ((st = put_literal(e, 1, l, ll))) return st;
+        if ((lidf = wm_exi_strtab_add_lname(t, *uri, l, (uint32_t)ll)) == WM_EXI_NONE) return mem_fail(e);
+    }
+    *lid = lidf;
+    return WM_EXI_OK;
+}
+
+static wm_exi_status put_string_value(wm_exi_encoder *e, uint32_t lid, const char *s, size_t len, const wm_exi_datatype *dt)
+{
+    wm_exi_strtab *t = &e->st;
+    wm_exi_status st;
+    uint32_t gid = wm_exi_strtab_find_value(t, s, (uint32_t)len);
+    if (gid != WM_EXI_NONE && t->values[gid].live) {
+        const wm_exi_st_value *v = &t->values[gid];
+        if (v->lid == lid) {
+            if ((st = wm_exi_write_uint(&e->w, 0))) return st;
+            return wm_exi_write_nbit(&e->w, wm_exi_code_width(t->lnames[lid].n_vals), v->local_idx);
+        }
+        if ((st = wm_exi_write_uint(&e->w, 1))) return st;
+        return wm_exi_write_nbit(&e->w, wm_exi_code_width(t->n_values), gid);
+    }
+    size_t nchars = wm_exi_utf8_count(s, len);
+    if ((st = wm_exi_write_uint(&e->w, nchars + 2))) return st;
+    if ((st = put_chars(e, s, len, dt && dt->kind == WM_EXI_DT_RCS_STRING ? dt : NULL))) return st;
+    char *copy = wm_exi_strtab_copy(t, s, (uint32_t)len);
+    if (!copy || !wm_exi_strtab_add_value(t, lid, copy, (uint32_t)len, (uint32_t)nchars)) return mem_fail(e);
+    return WM_EXI_OK;
+}
+
+static bool typed_ok(wm_exi_encoder *e, uint32_t dt, const char *s, size_t len)
+{
+    if (dt == WM_EXI_NONE) return true;
+    const wm_exi_datatype *t = &e->g->types[dt];
+    if (t->kind == WM_EXI_DT_STRING || t->kind == WM_EXI_DT_RCS_STRING) return true;
+    return wm_exi_value_valid(e->g->types, t, s, len);
+}
+
+static wm_exi_status put_value(wm_exi_encoder *e, uint32_t lid, uint32_t dt, const char *s, size_t len)
+{
+    if (dt == WM_EXI_NONE) return put_string_value(e, lid, s, len, NULL);
+    const wm_exi_datatype *t = &e->g->types[dt];
+    if (t->kind == WM_EXI_DT_STRING || t->kind == WM_EXI_DT_RCS_STRING) return put_string_value(e, lid, s, len, t);
+    return wm_exi_value_write(&e->w, e->g->types, t, s, len);
+}
+
+/* Writes the escape to the second level, then the second/third-level code. */
+static wm_exi_status put_level2(wm_exi_encoder *e, uint32_t n1, const uint8_t *l2, unsigned n2, const uint8_t *l3,
+                                unsigned n3, unsigned ud)
+{
+    wm_exi_status st;
+    for (unsigned k = 0; k < n2; k++)
+        if (l2[k] == ud) {
+            if ((st = put_code(e, n1 + 1, n1))) return st;
+            return put_code(e, n2 + (n3 ? 1 : 0), k);
+        }
+    for (unsigned k = 0; k < n3; k++)
+        if (l3[k] == ud) {
+            if ((st = put_code(e, n1 + 1, n1)) || (st = put_code(e, n2 + 1, n2))) return st;
+            return put_code(e, n3, k);
+        }
+    return WM_EXI_E_GRAMMAR;
+}
+
+static wm_exi_status no_prod(wm_exi_encoder *e, const char *what, const char *name, size_t nlen)
+{
+    return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "%s %.*s is not allowed here by the grammar%s", what,
+                       (int)(nlen > 60 ? 60 : nlen), name, e->opts.strict ? " (strict)" : "");
+}
+
+/* --------------------------------------------------------- element stack */
+
+static wm_exi_status push(wm_exi_encoder *e, uint32_t uri, uint32_t lid, uint32_t elem)
+{
+    if (e->depth >= e->lim.max_depth)
+        return wm_exi_fail(e->err, WM_EXI_E_DEPTH, e->w.pos, "element nesting deeper than %u", e->lim.max_depth);
+    wm_exi_frame *f = &e->stack[e->depth++];
+    memset(f, 0, sizeof *f);
+    f->uri = uri;
+    f->lid = lid;
+    f->bi = WM_EXI_NONE;
+    const wm_exi_grammar *g = e->g;
+    if (elem == WM_EXI_NONE && !g->schemaless && lid < g->n_lids) elem = wm_exi_grammar_global_elem(g, uri, lid);
+    if (elem != WM_EXI_NONE) {
+        f->tgram = g->elems[elem].type;
+        f->state = g->tgrams[f->tgram].start;
+        f->nillable = g->elems[elem].nillable;
+        return WM_EXI_OK;
+    }
+    f->state = WM_EXI_NONE;
+    wm_exi_st_lname *l = &e->st.lnames[lid];
+    if (l->bi == WM_EXI_NONE) {
+        if (e->n_bis == e->cap_bis) {
+            uint32_t nc = e->cap_bis ? e->cap_bis * 2 : 16;
+            wm_exi_bi *nb = wm_exi_arena_alloc(&e->arena, nc * sizeof *nb);
+            if (!nb) return mem_fail(e);
+            if (e->n_bis) memcpy(nb, e->bis, e->n_bis * sizeof *nb);
+            e->bis = nb;
+            e->cap_bis = nc;
+        }
+        memset(&e->bis[e->n_bis], 0, sizeof e->bis[0]);
+        l->bi = e->n_bis++;
+    }
+    f->bi = l->bi;
+    return WM_EXI_OK;
+}
+
+static bool learn(wm_exi_encoder *e, wm_exi_bi_prod **arr, uint32_t *n, uint32_t *cap, uint8_t term, uint32_t uri, uint32_t lid)
+{
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 8;
+        wm_exi_bi_prod *p = wm_exi_arena_alloc(&e->arena, nc * sizeof *p);
+        if (!p) return false;
+        if (*n) memcpy(p, *arr, *n * sizeof *p);
+        *arr = p;
+        *cap = nc;
+    }
+    (*arr)[(*n)++] = (wm_exi_bi_prod){ term, uri, lid };
+    return true;
+}
+
+void wm_exi_encoder_init(wm_exi_encoder *e, const wm_exi_grammar *g, const wm_exi_options *opts, bool cookie,
+                         bool header_options, const wm_exi_limits *lim)
+{
+    memset(e, 0, sizeof *e);
+    e->g = g;
+    e->opts = *opts;
+    e->cookie = cookie;
+    e->header_options = header_options;
+    e->lim.mem_cap = 4u << 20;
+    e->lim.max_depth = 256;
+    e->lim.max_value_bytes = 64u << 10;
+    if (lim) {
+        if (lim->mem_cap) e->lim.mem_cap = lim->mem_cap;
+        if (lim->max_depth) e->lim.max_depth = lim->max_depth;
+    }
+    wm_exi_arena_init(&e->arena, e->lim.mem_cap);
+    wm_exi_strtab_init(&e->st, g, &e->arena, true);
+}
+
+void wm_exi_encoder_free(wm_exi_encoder *e) { wm_exi_arena_free(&e->arena); }
+
+wm_exi_status wm_exi_encode_start(wm_exi_encoder *e, uint8_t *out, size_t cap, wm_exi_error *err)
+{
+    e->err = err;
+    if (err) memset(err, 0, sizeof *err);
+    wm_exi_writer_init(&e->w, out, cap, err);
+    wm_exi_arena_reset(&e->arena);
+    if (e->opts.preserve_prefixes || e->opts.preserve_lexical_values || e->opts.preserve_dtd ||
+        e->opts.preserve_comments || e->opts.preserve_pis)
+        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "the encoder does not preserve prefixes, lexical values, DTDs, comments or PIs");
+    wm_exi_status st = wm_exi_header_write(&e->w, e->cookie, e->header_options, &e->opts);
+    if (st) return st;
+    if (wm_exi_strtab_reset(&e->st, e->opts.value_max_length, e->opts.value_partition_capacity)) return mem_fail(e);
+    e->stack = wm_exi_arena_alloc(&e->arena, e->lim.max_depth * sizeof *e->stack);
+    if (!e->stack) return mem_fail(e);
+    e->bis = NULL;
+    e->n_bis = e->cap_bis = 0;
+    e->depth = 0;
+    e->doc_state = 0;
+    return WM_EXI_OK;
+}
+
+static void ids_of(wm_exi_encoder *e, const char *u, size_t ul, const char *l, size_t ll, uint32_t *uri, uint32_t *lid)
+{
+    *uri = wm_exi_strtab_find_uri(&e->st, u, (uint32_t)ul);
+    *lid = *uri == WM_EXI_NONE ? WM_EXI_NONE : wm_exi_strtab_find_lname(&e->st, *uri, l, (uint32_t)ll);
+}
+
+wm_exi_status wm_exi_encode_se(wm_exi_encoder *e, const char *u, size_t ul, const char *l, size_t ll)
+{
+    const wm_exi_grammar *g = e->g;
+    wm_exi_status st;
+    uint32_t uri, lid;
+    ids_of(e, u, ul, l, ll, &uri, &lid);
+    if (e->depth == 0) {
+        if (e->doc_state == 1) return no_prod(e, "a second root element", l, ll);
+        bool frag = e->opts.fragment;
+        const wm_exi_options *o = &e->opts;
+        bool cmpi = o->preserve_comments || o->preserve_pis;
+        uint32_t n_se = g->schemaless ? 0 : (frag ? g->n_frag : g->n_doc);
+        uint32_t n1 = n_se + 1 + (frag ? 1 : 0);
+        bool second = frag ? cmpi : (cmpi || o->preserve_dtd);
+        uint32_t width_n = n1 + (second ? 1 : 0);
+        if (lid != WM_EXI_NONE)
+            for (uint32_t i = 0; i < n_se; i++) {
+                uint32_t eu = frag ? g->frag[i].uri : g->elems[g->doc_elems[i]].uri;
+                uint32_t el = frag ? g->frag[i].lid : g->elems[g->doc_elems[i]].lid;
+                if (eu != uri || el != lid) continue;
+                uint32_t elem = frag ? g->frag[i].elem : g->doc_elems[i];
+                if (elem == WM_EXI_NONE)
+                    return wm_exi_fail(e->err, WM_EXI_E_UNSUPPORTED, e->w.pos, "ElementFragment grammar (§8.5.3) not supported");
+                if ((st = put_code(e, width_n, i))) return st;
+                if (!frag) e->doc_state = 1;
+                return push(e, uri, lid, elem);
+            }
+        if ((st = put_code(e, width_n, n_se))) return st;
+        if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
+        if (!frag) e->doc_state = 1;
+        return push(e, uri, lid, WM_EXI_NONE);
+    }
+    wm_exi_frame *f = &e->stack[e->depth - 1];
+    if (f->state == WM_EXI_NONE) {
+        wm_exi_bi *bi = &e->bis[f->bi];
+        bool stc = f->bi_state == 0;
+        uint32_t nl = stc ? bi->n_stc : bi->n_ec;
+        uint32_t n1 = nl + (stc ? 0 : 1);
+        for (uint32_t k = 0; k < nl && lid != WM_EXI_NONE; k++) {
+            const wm_exi_bi_prod *p = stc ? &bi->stc[nl - 1 - k] : &bi->ec[nl - 1 - k];
+            if (p->term == WM_EXI_T_SE && p->uri == uri && p->lid == lid) {
+                if ((st = put_code(e, n1 + 1, k))) return st;
+                f->bi_state = 1;
+                return push(e, uri, lid, WM_EXI_NONE);
+            }
+        }
+        uint8_t l2[16], l3[4];
+        unsigned n3, n2 = wm_exi_rt_bi_level2(&e->opts, stc, l2, l3, &n3);
+        if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_SE_ANY))) return st;
+        if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
+        bi = &e->bis[f->bi];
+        if (stc ? !learn(e, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_SE, uri, lid)
+                : !learn(e, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_SE, uri, lid))
+            return mem_fail(e);
+        f->bi_state = 1;
+        return push(e, uri, lid, WM_EXI_NONE);
+    }
+    const wm_exi_state *s = &g->states[f->state];
+    bool strict = e->opts.strict, start = (s->flags & WM_EXI_S_START) != 0;
+    uint32_t n1 = s->n;
+    if (strict && start) n1 += (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0);
+    uint8_t l2[16], l3[4];
+    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, s, f->content2, l2, l3, &n3);
+    uint32_t wn = n1 + (n2 ? 1 : 0);
+    int best = -1;
+    for (uint32_t i = 0; i < s->n && best < 0; i++) {
+        const wm_exi_prod *p = &g->prods[s->first + i];
+        if (p->term == WM_EXI_T_SE && lid != WM_EXI_NONE && p->uri == uri && p->lid == lid) best = (int)i;
+    }
+    for (uint32_t i = 0; i < s->n && best < 0; i++) {
+        const wm_exi_prod *p = &g->prods[s->first + i];
+        if (p->term == WM_EXI_T_SE_URI && uri != WM_EXI_NONE && p->uri == uri) best = (int)i;
+    }
+    for (uint32_t i = 0; i < s->n && best < 0; i++)
+        if (g->prods[s->first + i].term == WM_EXI_T_SE_ANY) best = (int)i;
+    if (best >= 0) {
+        const wm_exi_prod *p = &g->prods[s->first + (uint32_t)best];
+        if ((st = put_code(e, wn, (uint32_t)best))) return st;
+        f->state = p->next;
+        if (p->term == WM_EXI_T_SE) return push(e, uri, lid, p->arg);
+        if ((st = put_qname(e, p->term == WM_EXI_T_SE_URI, &uri, u, ul, &lid, l, ll))) return st;
+        return push(e, uri, lid, WM_EXI_NONE);
+    }
+    if (strict) return no_prod(e, "element", l, ll);
+    if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_SE_ANY))) return no_prod(e, "element", l, ll);
+    if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
+    if (s->flags & WM_EXI_S_ATTRS) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
+    return push(e, uri, lid, WM_EXI_NONE);
+}
+
+static bool is_xsi(const char *u, size_t ul, const char *l, size_t ll, const char *name)
+{
+    return ul == 41 && !memcmp(u, "http://www.w3.org/2001/XMLSchema-instance", 41) && ll == strlen(name) && !memcmp(l, name, ll);
+}
+
+static wm_exi_status put_xsi_type_value(wm_exi_encoder *e, wm_exi_frame *f, const char *v, size_t vl)
+{
+    const char *tu = "", *tl = v;
+    size_t tul = 0, tll = vl;
+    if (vl && v[0] == '{') {
+        const char *close = memchr(v, '}', vl);
+        if (!close) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:type value must be {uri}local");
+        tu = v + 1;
+        tul = (size_t)(close - v - 1);
+        tl = close + 1;
+        tll = vl - (size_t)(close - v) - 1;
+    }
+    uint32_t uri, lid;
+    wm_exi_status st = put_qname(e, false, &uri, tu, tul, &lid, tl, tll);
+    if (st) return st;
+    const wm_exi_grammar *g = e->g;
+    if (!g->schemaless && f->state != WM_EXI_NONE && lid < g->n_lids) {
+        uint32_t tg = wm_exi_grammar_type_by_name(g, uri, lid);
+        if (tg != WM_EXI_NONE) { f->tgram = tg; f->state = g->tgrams[tg].start; }
+    }
+    return WM_EXI_OK;
+}
+
+static bool parse_bool(const char *v, size_t vl, bool *b)
+{
+    while (vl && (*v == ' ' || *v == '\n' || *v == '\t' || *v == '\r')) { v++; vl--; }
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\n' || v[vl - 1] == '\t' || v[vl - 1] == '\r')) vl--;
+    if ((vl == 4 && !memcmp(v, "true", 4)) || (vl == 1 && v[0] == '1')) { *b = true; return true; }
+    if ((vl == 5 && !memcmp(v, "false", 5)) || (vl == 1 && v[0] == '0')) { *b = false; return true; }
+    return false;
+}
+
+wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, const char *l, size_t ll, const char *v,
+                               size_t vl)
+{
+    if (e->depth == 0) return no_prod(e, "attribute outside an element:", l, ll);
+    const wm_exi_grammar *g = e->g;
+    wm_exi_frame *f = &e->stack[e->depth - 1];
+    wm_exi_status st;
+    uint32_t uri, lid;
+    ids_of(e, u, ul, l, ll, &uri, &lid);
+    bool xtype = is_xsi(u, ul, l, ll, "type"), xnil = is_xsi(u, ul, l, ll, "nil");
+    if (f->state == WM_EXI_NONE) {
+        wm_exi_bi *bi = &e->bis[f->bi];
+        if (f->bi_state != 0) return no_prod(e, "attribute after content:", l, ll);
+        uint32_t nl = bi->n_stc;
+        for (uint32_t k = 0; k < nl && lid != WM_EXI_NONE && !xtype; k++) {
+            const wm_exi_bi_prod *p = &bi->stc[nl - 1 - k];
+            if (p->term == WM_EXI_T_AT && p->uri == uri && p->lid == lid) {
+                if ((st = put_code(e, nl + 1, k))) return st;
+                if (xnil) {
+                    bool b;
+                    if (!parse_bool(v, vl, &b)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:nil is not a boolean");
+                    return wm_exi_write_bool(&e->w, b);
+                }
+                return put_string_value(e, lid, v, vl, NULL);
+            }
+        }
+        uint8_t l2[16], l3[4];
+        unsigned n3, n2 = wm_exi_rt_bi_level2(&e->opts, true, l2, l3, &n3);
+        if ((st = put_level2(e, nl, l2, n2, l3, n3, WM_EXI_UD_AT_ANY))) return st;
+        if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
+        if (xtype) return put_xsi_type_value(e, f, v, vl);
+        bi = &e->bis[f->bi];
+        if (!learn(e, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_AT, uri, lid)) return mem_fail(e);
+        if (xnil) {
+            bool b;
+            if (!parse_bool(v, vl, &b)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:nil is not a boolean");
+            return wm_exi_write_bool(&e->w, b);
+        }
+        return put_string_value(e, lid, v, vl, NULL);
+    }
+    const wm_exi_state *s = &g->states[f->state];
+    bool strict = e->opts.strict, start = (s->flags & WM_EXI_S_START) != 0;
+    uint32_t n1 = s->n, x_type = WM_EXI_NONE, x_nil = WM_EXI_NONE;
+    if (strict && start) {
+        if (g->tgrams[f->tgram].xsi_type_strict) x_type = n1++;
+        if (f->nillable) x_nil = n1++;
+    }
+    uint8_t l2[16], l3[4];
+    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, s, f->content2, l2, l3, &n3);
+    uint32_t wn = n1 + (n2 ? 1 : 0);
+    if (xtype || xnil) {
+        if (strict) {
+            uint32_t c = xtype ? x_type : x_nil;
+            if (c == WM_EXI_NONE) return no_prod(e, "attribute", l, ll);
+            if ((st = put_code(e, wn, c))) return st;
+        } else if ((st = put_level2(e, n1, l2, n2, l3, n3, xtype ? WM_EXI_UD_XSI_TYPE : WM_EXI_UD_XSI_NIL)))
+            return no_prod(e, "attribute", l, ll);
+        if (xtype) return put_xsi_type_value(e, f, v, vl);
+        bool b;
+        if (!parse_bool(v, vl, &b)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:nil is not a boolean");
+        if ((st = wm_exi_write_bool(&e->w, b))) return st;
+        if (b) f->state = g->tgrams[f->tgram].empty_start;
+        return WM_EXI_OK;
+    }
+    bool declared_invalid = false;
+    for (uint32_t i = 0; i < s->n && lid != WM_EXI_NONE; i++) {
+        const wm_exi_prod *p = &g->prods[s->first + i];
+        if (p->term != WM_EXI_T_AT || p->uri != uri || p->lid != lid) continue;
+        if (!typed_ok(e, p->arg, v, vl)) { declared_invalid = true; break; }
+        if ((st = put_code(e, wn, i))) return st;
+        f->state = p->next;
+        return put_value(e, lid, p->arg, v, vl);
+    }
+    for (uint32_t i = 0; i < s->n && !declared_invalid; i++) {
+        const wm_exi_prod *p = &g->prods[s->first + i];
+        if ((p->term == WM_EXI_T_AT_URI && uri != WM_EXI_NONE && p->uri == uri) || p->term == WM_EXI_T_AT_ANY) {
+            uint32_t gdt = lid != WM_EXI_NONE && lid < g->n_lids ? wm_exi_grammar_global_attr_dt(g, uri, lid) : WM_EXI_NONE;
+            if (!typed_ok(e, gdt, v, vl)) continue;
+            if ((st = put_code(e, wn, i))) return st;
+            if ((st = put_qname(e, p->term == WM_EXI_T_AT_URI, &uri, u, ul, &lid, l, ll))) return st;
+            f->state = p->next;
+            return put_value(e, lid, gdt, v, vl);
+        }
+    }
+    if (strict) return declared_invalid ? wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "attribute %.*s: value \"%.*s\" is not valid for its type (strict)", (int)ll, l, (int)(vl > 40 ? 40 : vl), v)
+                                        : no_prod(e, "attribute", l, ll);
+    if ((st = put_level2(e, n1, l2, n2, l3, n3, declared_invalid ? WM_EXI_UD_AT_INVALID : WM_EXI_UD_AT_ANY)))
+        return no_prod(e, "attribute", l, ll);
+    if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
+    /* AT(*) for a declared attribute keeps its datatype (decoder mirrors this) */
+    uint32_t dt = WM_EXI_NONE;
+    if (!declared_invalid)
+        for (uint32_t i = 0; i < s->n; i++)
+            if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri && g->prods[s->first + i].lid == lid)
+                dt = g->prods[s->first + i].arg;
+    if (!declared_invalid && dt == WM_EXI_NONE && lid < g->n_lids) {
+        dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
+        if (!typed_ok(e, dt, v, vl)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "attribute %.*s: value not valid for its global declaration", (int)ll, l);
+    }
+    return put_value(e, lid, dt, v, vl);
+}
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
+    return true;
+}
+
+wm_exi_status wm_exi_encode_ch(wm_exi_encoder *e, const char *s, size_t n)
+{
+    if (e->depth == 0) {
+        if (blank(s, n)) return WM_EXI_OK;
+        return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "text outside the root element");
+    }
+    const wm_exi_grammar *g = e->g;
+    wm_exi_frame *f = &e->stack[e->depth - 1];
+    wm_exi_status st;
+    if (f->state == WM_EXI_NONE) {
+        if (blank(s, n)) return WM_EXI_OK;
+        wm_exi_bi *bi = &e->bis[f->bi];
+        bool stc = f->bi_state == 0;
+        uint32_t nl = stc ? bi->n_stc : bi->n_ec, n1 = nl + (stc ? 0 : 1);
+        for (uint32_t k = 0; k < nl; k++) {
+            const wm_exi_bi_prod *p = stc ? &bi->stc[nl - 1 - k] : &bi->ec[nl - 1 - k];
+            if (p->term == WM_EXI_T_CH) {
+                if ((st = put_code(e, n1 + 1, k))) return st;
+                f->bi_state = 1;
+                return put_string_value(e, f->lid, s, n, NULL);
+            }
+        }
+        uint8_t l2[16], l3[4];
+        unsigned n3, n2 = wm_exi_rt_bi_level2(&e->opts, stc, l2, l3, &n3);
+        if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_CH))) return st;
+        if (stc ? !learn(e, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_CH, 0, 0)
+                : !learn(e, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_CH, 0, 0))
+            return mem_fail(e);
+        f->bi_state = 1;
+        return put_string_value(e, f->lid, s, n, NULL);
+    }
+    const wm_exi_state *st_ = &g->states[f->state];
+    bool strict = e->opts.strict, start = (st_->flags & WM_EXI_S_START) != 0;
+    uint32_t n1 = st_->n;
+    if (strict && start) n1 += (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0);
+    uint8_t l2[16], l3[4];
+    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, st_, f->content2, l2, l3, &n3);
+    uint32_t wn = n1 + (n2 ? 1 : 0);
+    for (uint32_t i = 0; i < st_->n; i++) {
+        const wm_exi_prod *p = &g->prods[st_->first + i];
+        if (p->term != WM_EXI_T_CH) continue;
+        if (!typed_ok(e, p->arg, s, n)) break;
+        if ((st = put_code(e, wn, i))) return st;
+        f->state = p->next;
+        return put_value(e, f->lid, p->arg, s, n);
+    }
+    if (blank(s, n) && !(st_->flags & WM_EXI_S_CH)) return WM_EXI_OK;
+    if (strict) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "text \"%.*s\" not allowed here (strict)", (int)(n > 30 ? 30 : n), s);
+    if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_CH))) return no_prod(e, "text", s, n);
+    if (st_->flags & WM_EXI_S_ATTRS) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
+    return put_string_value(e, f->lid, s, n, NULL);
+}
+
+wm_exi_status wm_exi_encode_ee(wm_exi_encoder *e)
+{
+    if (e->depth == 0) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "end tag without an open element");
+    const wm_exi_grammar *g = e->g;
+    wm_exi_frame *f = &e->stack[e->depth - 1];
+    wm_exi_status st;
+    if (f->state == WM_EXI_NONE) {
+        wm_exi_bi *bi = &e->bis[f->bi];
+        bool stc = f->bi_state == 0;
+        uint32_t nl = stc ? bi->n_stc : bi->n_ec;
+        if (!stc) {
+            if ((st = put_code(e, nl + 2, nl))) return st;
+            e->depth--;
+            return WM_EXI_OK;
+        }
+        for (uint32_t k = 0; k < nl; k++)
+            if (bi->stc[nl - 1 - k].term == WM_EXI_T_EE) {
+                if ((st = put_code(e, nl + 1, k))) return st;
+                e->depth--;
+                return WM_EXI_OK;
+            }
+        uint8_t l2[16], l3[4];
+        unsigned n3, n2 = wm_exi_rt_bi_level2(&e->opts, true, l2, l3, &n3);
+        if ((st = put_level2(e, nl, l2, n2, l3, n3, WM_EXI_UD_EE))) return st;
+        if (!learn(e, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_EE, 0, 0)) return mem_fail(e);
+        e->depth--;
+        return WM_EXI_OK;
+    }
+    const wm_exi_state *s = &g->states[f->state];
+    bool strict = e->opts.strict, start = (s->flags & WM_EXI_S_START) != 0;
+    uint32_t n1 = s->n;
+    if (strict && start) n1 += (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0);
+    uint8_t l2[16], l3[4];
+    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, s, f->content2, l2, l3, &n3);
+    for (uint32_t i = 0; i < s->n; i++)
+        if (g->prods[s->first + i].term == WM_EXI_T_EE) {
+            if ((st = put_code(e, n1 + (n2 ? 1 : 0), i))) return st;
+            e->depth--;
+            return WM_EXI_OK;
+        }
+    /* an empty element of a simple type: its grammar wants CH first, so the
+     * empty value is written as CH "" (what deployed encoders do too) */
+    for (uint32_t i = 0; i < s->n; i++) {
+        const wm_exi_prod *p = &g->prods[s->first + i];
+        if (p->term != WM_EXI_T_CH || !typed_ok(e, p->arg, "", 0)) continue;
+        if ((st = put_code(e, n1 + (n2 ? 1 : 0), i)) || (st = put_value(e, f->lid, p->arg, "", 0))) return st;
+        f->state = p->next;
+        return wm_exi_encode_ee(e);
+    }
+    if (strict) return no_prod(e, "end of element", e->st.lnames[f->lid].s.p, e->st.lnames[f->lid].s.len);
+    if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_EE))) return st;
+    e->depth--;
+    return WM_EXI_OK;
+}
+
+wm_exi_status wm_exi_encode_end(wm_exi_encoder *e, size_t *out_len)
+{
+    if (e->depth) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "document ends with %u open elements", e->depth);
+    const wm_exi_grammar *g = e->g;
+    const wm_exi_options *o = &e->opts;
+    bool cmpi = o->preserve_comments || o->preserve_pis;
+    wm_exi_status st;
+    if (o->fragment) {
+        uint32_t n_se = g->schemaless ? 0 : g->n_frag;
+        if ((st = put_code(e, n_se + 2 + (cmpi ? 1 : 0), n_se + 1))) return st;
+    } else {
+        if (e->doc_state != 1) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "document without a root element");
+        if ((st = put_code(e, 1 + (cmpi ? 1 : 0), 0))) return st;
+    }
+    *out_len = wm_exi_writer_bytes(&e->w);
+    return WM_EXI_OK;
+}

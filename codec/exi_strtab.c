@@ -1,0 +1,264 @@
+/* EXI string table (§7.3). Growth of every array goes through the arena so
+ * the decoder's memory cap covers the whole table. */
+#include "codec/exi_strtab.h"
+
+#include <string.h>
+
+static void *grow(wm_exi_arena *a, void *old, uint32_t n, uint32_t *cap, size_t elem)
+{
+    if (n < *cap) return old;
+    uint32_t nc = *cap ? *cap * 2 : 8;
+    void *p = wm_exi_arena_alloc(a, (size_t)nc * elem);
+    if (!p) return NULL;
+    if (old && n) memcpy(p, old, (size_t)n * elem);
+    *cap = nc;
+    return p;
+}
+
+#define GROW(t, arr, n, cap) \
+    ((arr) = grow((t)->arena, (arr), (n), &(cap), sizeof *(arr)), (arr) != NULL)
+
+char *wm_exi_strtab_copy(wm_exi_strtab *t, const char *s, uint32_t len)
+{
+    char *p = wm_exi_arena_alloc(t->arena, len + 1);
+    if (!p) return NULL;
+    if (len) memcpy(p, s, len);
+    p[len] = 0;
+    return p;
+}
+
+wm_exi_status wm_exi_strtab_init(wm_exi_strtab *t, const wm_exi_grammar *g, wm_exi_arena *a, bool want_hash)
+{
+    memset(t, 0, sizeof *t);
+    t->g = g;
+    t->arena = a;
+    t->want_hash = want_hash;
+    return WM_EXI_OK;
+}
+
+static uint32_t hash_str(const char *s, uint32_t len)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, uint32_t value_capacity)
+{
+    const wm_exi_grammar *g = t->g;
+    t->value_max_length = value_max_length;
+    t->value_capacity = value_capacity;
+    /* the arena was reset: every array is rebuilt from the seed */
+    t->cap_uris = 0;
+    t->uris = NULL;
+    t->n_uris = 0;
+    t->cap_lnames = 0;
+    t->lnames = NULL;
+    t->cap_dirty = t->n_dirty = 0;
+    t->dirty = NULL;
+    t->values = NULL;
+    t->n_values = t->next_gid = t->cap_values = 0;
+    t->hash = NULL;
+    t->hash_cap = 0;
+    uint32_t cu = g->n_uris + 8;
+    t->uris = wm_exi_arena_alloc(t->arena, cu * sizeof *t->uris);
+    uint32_t cl = g->n_lids + 32;
+    t->lnames = wm_exi_arena_alloc(t->arena, cl * sizeof *t->lnames);
+    if (!t->uris || !t->lnames) return WM_EXI_E_MEMORY;
+    t->cap_uris = cu;
+    t->cap_lnames = cl;
+    t->n_uris = g->n_uris;
+    for (uint32_t i = 0; i < g->n_uris; i++) {
+        wm_exi_st_uri *u = &t->uris[i];
+        memset(u, 0, sizeof *u);
+        u->s.p = g->uris[i];
+        u->s.len = (uint32_t)strlen(g->uris[i]);
+        u->seed_first = g->uri_lid_first[i];
+        u->seed_count = g->uri_lid_count[i];
+        /* initial prefixes (Appendix D): "" for the empty URI, xml, xsi */
+        static const char *const pre[3] = { "", "xml", "xsi" };
+        if (i < 3) {
+            u->prefixes = wm_exi_arena_alloc(t->arena, 4 * sizeof *u->prefixes);
+            if (!u->prefixes) return WM_EXI_E_MEMORY;
+            u->cap_prefixes = 4;
+            u->prefixes[0].p = pre[i];
+            u->prefixes[0].len = (uint32_t)strlen(pre[i]);
+            u->n_prefixes = 1;
+        }
+    }
+    t->n_lnames = g->n_lids;
+    for (uint32_t i = 0; i < g->n_lids; i++) {
+        wm_exi_st_lname *l = &t->lnames[i];
+        memset(l, 0, sizeof *l);
+        l->s.p = g->lnames[i];
+        l->s.len = (uint32_t)strlen(g->lnames[i]);
+        l->uri = g->lname_uri[i];
+        l->bi = WM_EXI_NONE;
+    }
+    if (t->want_hash) {
+        t->hash_cap = 1024;
+        t->hash = wm_exi_arena_alloc(t->arena, t->hash_cap * sizeof *t->hash);
+        if (!t->hash) return WM_EXI_E_MEMORY;
+        memset(t->hash, 0, t->hash_cap * sizeof *t->hash);
+    }
+    return WM_EXI_OK;
+}
+
+uint32_t wm_exi_strtab_lname_index(const wm_exi_strtab *t, uint32_t lid)
+{
+    const wm_exi_st_uri *u = &t->uris[t->lnames[lid].uri];
+    if (lid >= u->seed_first && lid < u->seed_first + u->seed_count) return lid - u->seed_first;
+    for (uint32_t k = 0; k < u->n_extra; k++)
+        if (u->extra[k] == lid) return u->seed_count + k;
+    return WM_EXI_NONE;
+}
+
+uint32_t wm_exi_strtab_add_uri(wm_exi_strtab *t, const char *s, uint32_t len)
+{
+    if (!GROW(t, t->uris, t->n_uris, t->cap_uris)) return WM_EXI_NONE;
+    char *p = wm_exi_strtab_copy(t, s, len);
+    if (!p) return WM_EXI_NONE;
+    wm_exi_st_uri *u = &t->uris[t->n_uris];
+    memset(u, 0, sizeof *u);
+    u->s.p = p;
+    u->s.len = len;
+    return t->n_uris++;
+}
+
+uint32_t wm_exi_strtab_add_lname(wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len)
+{
+    if (!GROW(t, t->lnames, t->n_lnames, t->cap_lnames)) return WM_EXI_NONE;
+    wm_exi_st_uri *u = &t->uris[uri];
+    if (!GROW(t, u->extra, u->n_extra, u->cap_extra)) return WM_EXI_NONE;
+    char *p = wm_exi_strtab_copy(t, s, len);
+    if (!p) return WM_EXI_NONE;
+    uint32_t lid = t->n_lnames++;
+    wm_exi_st_lname *l = &t->lnames[lid];
+    memset(l, 0, sizeof *l);
+    l->s.p = p;
+    l->s.len = len;
+    l->uri = uri;
+    l->bi = WM_EXI_NONE;
+    u->extra[u->n_extra++] = lid;
+    return lid;
+}
+
+bool wm_exi_strtab_add_prefix(wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len)
+{
+    wm_exi_st_uri *u = &t->uris[uri];
+    if (!GROW(t, u->prefixes, u->n_prefixes, u->cap_prefixes)) return false;
+    char *p = wm_exi_strtab_copy(t, s, len);
+    if (!p) return false;
+    u->prefixes[u->n_prefixes].p = p;
+    u->prefixes[u->n_prefixes].len = len;
+    u->n_prefixes++;
+    return true;
+}
+
+static bool hash_put(wm_exi_strtab *t, uint32_t gid);
+
+static bool hash_rebuild(wm_exi_strtab *t, uint32_t cap)
+{
+    uint32_t *h = wm_exi_arena_alloc(t->arena, cap * sizeof *h);
+    if (!h) return false;
+    memset(h, 0, cap * sizeof *h);
+    t->hash = h;
+    t->hash_cap = cap;
+    for (uint32_t i = 0; i < t->n_values; i++)
+        if (t->values[i].live && !hash_put(t, i)) return false;
+    return true;
+}
+
+static bool hash_put(wm_exi_strtab *t, uint32_t gid)
+{
+    uint32_t m = t->hash_cap - 1;
+    for (uint32_t i = hash_str(t->values[gid].s.p, t->values[gid].s.len) & m;; i = (i + 1) & m)
+        if (!t->hash[i]) { t->hash[i] = gid + 1; return true; }
+}
+
+static void hash_del(wm_exi_strtab *t, uint32_t gid)
+{
+    /* tombstone-free deletion: rebuild the cluster after the hole */
+    uint32_t m = t->hash_cap - 1, i = hash_str(t->values[gid].s.p, t->values[gid].s.len) & m;
+    while (t->hash[i] && t->hash[i] != gid + 1) i = (i + 1) & m;
+    if (!t->hash[i]) return;
+    t->hash[i] = 0;
+    for (uint32_t j = (i + 1) & m; t->hash[j]; j = (j + 1) & m) {
+        uint32_t g = t->hash[j] - 1;
+        t->hash[j] = 0;
+        hash_put(t, g);
+    }
+}
+
+bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
+{
+    if (nchars == 0 || nchars > t->value_max_length || t->value_capacity == 0) return true;
+    uint32_t gid = t->next_gid;
+    if (gid >= t->n_values) {
+        if (!GROW(t, t->values, t->n_values, t->cap_values)) return false;
+        t->n_values++;
+    } else {
+        /* §7.3.3: the partition is full; the oldest entry is replaced and
+         * leaves its local partition too. */
+        wm_exi_st_value *old = &t->values[gid];
+        if (t->hash) hash_del(t, gid);
+        old->live = false;
+    }
+    wm_exi_st_lname *l = &t->lnames[lid];
+    if (!GROW(t, l->vals, l->n_vals, l->cap_vals)) return false;
+    if (!l->dirty && lid < t->g->n_lids) {
+        if (!GROW(t, t->dirty, t->n_dirty, t->cap_dirty)) return false;
+        t->dirty[t->n_dirty++] = lid;
+    }
+    l->dirty = true;
+    wm_exi_st_value *v = &t->values[gid];
+    v->s.p = bytes;
+    v->s.len = len;
+    v->lid = lid;
+    v->local_idx = l->n_vals;
+    v->live = true;
+    l->vals[l->n_vals++] = gid;
+    t->next_gid = gid + 1;
+    if (t->value_capacity != UINT32_MAX && t->next_gid >= t->value_capacity) t->next_gid = 0;
+    if (t->hash) {
+        if ((t->n_values + 1) * 2 > t->hash_cap) return hash_rebuild(t, t->hash_cap * 2);
+        return hash_put(t, gid);
+    }
+    return true;
+}
+
+uint32_t wm_exi_strtab_find_uri(const wm_exi_strtab *t, const char *s, uint32_t len)
+{
+    for (uint32_t i = 0; i < t->n_uris; i++)
+        if (t->uris[i].s.len == len && !memcmp(t->uris[i].s.p, s, len)) return i;
+    return WM_EXI_NONE;
+}
+
+uint32_t wm_exi_strtab_find_lname(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len)
+{
+    uint32_t n = wm_exi_strtab_lname_count(t, uri);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t lid = wm_exi_strtab_lname_at(t, uri, k);
+        if (t->lnames[lid].s.len == len && !memcmp(t->lnames[lid].s.p, s, len)) return lid;
+    }
+    return WM_EXI_NONE;
+}
+
+uint32_t wm_exi_strtab_find_prefix(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len)
+{
+    const wm_exi_st_uri *u = &t->uris[uri];
+    for (uint32_t k = 0; k < u->n_prefixes; k++)
+        if (u->prefixes[k].len == len && !memcmp(u->prefixes[k].p, s, len)) return k;
+    return WM_EXI_NONE;
+}
+
+uint32_t wm_exi_strtab_find_value(const wm_exi_strtab *t, const char *s, uint32_t len)
+{
+    if (!t->hash) return WM_EXI_NONE;
+    uint32_t m = t->hash_cap - 1;
+    for (uint32_t i = hash_str(s, len) & m; t->hash[i]; i = (i + 1) & m) {
+        const wm_exi_st_value *v = &t->values[t->hash[i] - 1];
+        if (v->s.len == len && !memcmp(v->s.p, s, len)) return t->hash[i] - 1;
+    }
+    return WM_EXI_NONE;
+}

@@ -1,0 +1,114 @@
+/* EXI string table (W3C EXI 1.0 Second Edition §7.3): URI, prefix and
+ * local-name partitions (§7.3.2, compact identifiers) and the global and
+ * local value partitions (§7.3.3) with valueMaxLength and
+ * valuePartitionCapacity.
+ *
+ * Seeded from a compiled grammar's initial entries (§7.3.1, Appendix D);
+ * wm_exi_strtab_reset() returns to that state in time proportional to what
+ * the previous document added, not to the schema size. Everything added
+ * lives in the caller's arena, so the memory cap bounds the table. Lookups
+ * by compact identifier are O(1) (decoder); lookups by string (encoder) use
+ * linear scans for URIs/local names and a hash for values. One table per
+ * decoder/encoder; not thread safe.
+ */
+#ifndef WM_CODEC_EXI_STRTAB_H
+#define WM_CODEC_EXI_STRTAB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec/exi_arena.h"
+#include "codec/exi_error.h"
+#include "codec/exi_grammar.h"
+
+typedef struct wm_exi_sview {
+    const char *p;
+    uint32_t len;
+} wm_exi_sview;
+
+typedef struct wm_exi_st_uri {
+    wm_exi_sview s;
+    uint32_t seed_first, seed_count;  /* initial local names: lids seed_first.. */
+    uint32_t *extra;                  /* lids added by the document */
+    uint32_t n_extra, cap_extra;
+    wm_exi_sview *prefixes;           /* prefix partition (§7.3.2) */
+    uint32_t n_prefixes, cap_prefixes;
+} wm_exi_st_uri;
+
+typedef struct wm_exi_st_lname {
+    wm_exi_sview s;
+    uint32_t uri;
+    uint32_t *vals;                   /* local value partition: global value ids */
+    uint32_t n_vals, cap_vals;
+    uint32_t bi;                      /* built-in element grammar (index), WM_EXI_NONE */
+    bool dirty;
+} wm_exi_st_lname;
+
+typedef struct wm_exi_st_value {
+    wm_exi_sview s;
+    uint32_t lid;                     /* owner qname's local-name id */
+    uint32_t local_idx;               /* its compact id in that local partition */
+    bool live;                        /* false once replaced (capacity wrap) */
+} wm_exi_st_value;
+
+typedef struct wm_exi_strtab {
+    const wm_exi_grammar *g;
+    wm_exi_arena *arena;
+    uint32_t value_max_length, value_capacity;
+    wm_exi_st_uri *uris;
+    uint32_t n_uris, cap_uris;
+    wm_exi_st_lname *lnames;
+    uint32_t n_lnames, cap_lnames;
+    uint32_t *dirty;                  /* seed lids touched by the document */
+    uint32_t n_dirty, cap_dirty;
+    wm_exi_st_value *values;
+    uint32_t n_values;                /* entries in the global partition (<= capacity) */
+    uint32_t next_gid;                /* where the next value goes (wraps at capacity) */
+    uint32_t cap_values;
+    uint32_t *hash;                   /* encoder only: open addressing, gid+1 (0 = empty) */
+    uint32_t hash_cap;
+    bool want_hash;
+} wm_exi_strtab;
+
+/* Seeds the table from g (kept by pointer). The arena provides all storage
+ * and must outlive the table; want_hash enables value lookup by string.
+ * Returns WM_EXI_E_MEMORY when the arena's cap is too small for the seed. */
+wm_exi_status wm_exi_strtab_init(wm_exi_strtab *t, const wm_exi_grammar *g, wm_exi_arena *a, bool want_hash);
+/* Back to the seeded state with the given options (value partition limits).
+ * Must be called after the arena has been reset. */
+wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, uint32_t value_capacity);
+
+/* Partition sizes and lookups by compact identifier (§7.3.2). */
+static inline uint32_t wm_exi_strtab_lname_count(const wm_exi_strtab *t, uint32_t uri)
+{
+    return t->uris[uri].seed_count + t->uris[uri].n_extra;
+}
+static inline uint32_t wm_exi_strtab_lname_at(const wm_exi_strtab *t, uint32_t uri, uint32_t k)
+{
+    const wm_exi_st_uri *u = &t->uris[uri];
+    return k < u->seed_count ? u->seed_first + k : u->extra[k - u->seed_count];
+}
+/* Compact id of lid within its URI partition. */
+uint32_t wm_exi_strtab_lname_index(const wm_exi_strtab *t, uint32_t lid);
+
+/* Adds entries (copies of the bytes into the arena). Return the new id, or
+ * WM_EXI_NONE when the memory cap is reached. */
+uint32_t wm_exi_strtab_add_uri(wm_exi_strtab *t, const char *s, uint32_t len);
+uint32_t wm_exi_strtab_add_lname(wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len);
+bool wm_exi_strtab_add_prefix(wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len);
+/* Adds a value to the global and `lid`'s local partition if its length in
+ * characters is within valueMaxLength and the capacity is not 0 (§7.3.3).
+ * `bytes` points at storage the caller already placed in the arena. Returns
+ * false only when memory runs out. */
+bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars);
+
+/* Encoder lookups by string; WM_EXI_NONE when absent. */
+uint32_t wm_exi_strtab_find_uri(const wm_exi_strtab *t, const char *s, uint32_t len);
+uint32_t wm_exi_strtab_find_lname(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len);
+uint32_t wm_exi_strtab_find_prefix(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len);
+uint32_t wm_exi_strtab_find_value(const wm_exi_strtab *t, const char *s, uint32_t len);
+
+/* Copies bytes into the arena; NULL when the cap is reached. */
+char *wm_exi_strtab_copy(wm_exi_strtab *t, const char *s, uint32_t len);
+
+#endif

@@ -1,0 +1,295 @@
+/* EXI <-> XML text adaptors (see exi_xml.h). */
+#include "codec/exi_xml.h"
+
+#include <libxml/xmlreader.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ XML writer */
+
+void wm_exi_xml_sink_init(wm_exi_xml_sink *s) { memset(s, 0, sizeof *s); }
+
+void wm_exi_xml_sink_free(wm_exi_xml_sink *s)
+{
+    free(s->buf);
+    free(s->bound);
+    memset(s, 0, sizeof *s);
+}
+
+static void put(wm_exi_xml_sink *s, const char *p, size_t n)
+{
+    if (s->oom) return;
+    if (s->len + n + 1 > s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 4096;
+        while (nc < s->len + n + 1) nc *= 2;
+        char *b = realloc(s->buf, nc);
+        if (!b) { s->oom = true; return; }
+        s->buf = b;
+        s->cap = nc;
+    }
+    memcpy(s->buf + s->len, p, n);
+    s->len += n;
+    s->buf[s->len] = 0;
+}
+
+static void puts_(wm_exi_xml_sink *s, const char *p) { put(s, p, strlen(p)); }
+
+static void escaped(wm_exi_xml_sink *s, const char *p, size_t n, bool attr)
+{
+    size_t from = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *rep = NULL;
+        switch (p[i]) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = attr ? "&quot;" : NULL; break;
+        case '\n': rep = attr ? "&#10;" : NULL; break;
+        case '\t': rep = attr ? "&#9;" : NULL; break;
+        case '\r': rep = "&#13;"; break;
+        }
+        if (!rep) continue;
+        put(s, p + from, i - from);
+        puts_(s, rep);
+        from = i + 1;
+    }
+    put(s, p + from, n - from);
+}
+
+/* Writes the prefix for URI id `uri` (declaring it on the open start tag if
+ * needed). The value text of the URI is `u`. */
+static void prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u, bool for_attr_value)
+{
+    char tmp[32];
+    if (uri == 1) { puts_(s, "xml"); return; }
+    const char *pre = uri == 2 ? "xsi" : (snprintf(tmp, sizeof tmp, "ns%u", uri), tmp);
+    puts_(s, pre);
+    (void)for_attr_value;
+}
+
+static bool need_decl(wm_exi_xml_sink *s, uint32_t uri)
+{
+    if (uri == 0 || uri == 1) return false;
+    if (uri >= s->n_bound) {
+        uint32_t n = uri + 16;
+        uint32_t *b = realloc(s->bound, n * sizeof *b);
+        if (!b) { s->oom = true; return false; }
+        memset(b + s->n_bound, 0, (n - s->n_bound) * sizeof *b);
+        s->bound = b;
+        s->n_bound = n;
+    }
+    return s->bound[uri] == 0;
+}
+
+static void declare(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
+{
+    if (!need_decl(s, uri)) return;
+    s->bound[uri] = s->depth;
+    puts_(s, " xmlns:");
+    prefix(s, uri, u, false);
+    puts_(s, "=\"");
+    escaped(s, u.p, u.len, true);
+    puts_(s, "\"");
+}
+
+static void close_open(wm_exi_xml_sink *s)
+{
+    if (s->open) { puts_(s, ">"); s->open = false; }
+}
+
+int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
+{
+    wm_exi_xml_sink *s = user;
+    switch (ev->type) {
+    case WM_EXI_EV_SE:
+        close_open(s);
+        s->depth = ev->depth;
+        puts_(s, "<");
+        if (ev->uri_id) { prefix(s, ev->uri_id, ev->uri, false); puts_(s, ":"); }
+        put(s, ev->local.p, ev->local.len);
+        if (ev->uri_id) declare(s, ev->uri_id, ev->uri);
+        s->open = true;
+        break;
+    case WM_EXI_EV_AT:
+        if (ev->uri_id) declare(s, ev->uri_id, ev->uri);
+        if (ev->xsi && ev->value.kind == WM_EXI_DT_QNAME) {
+            /* "{uri}local": give the type's namespace a prefix */
+            const char *close = memchr(ev->value.text, '}', ev->value.len);
+            wm_exi_sview tu = { ev->value.text + 1, (uint32_t)(close - ev->value.text - 1) };
+            /* find the uri id by text among what we know: declare with a synthetic id */
+            char pre[48];
+            if (tu.len == 0) pre[0] = 0;
+            else if (tu.len == 32 && !memcmp(tu.p, "http://www.w3.org/2001/XMLSchema", 32)) strcpy(pre, "xsd");
+            else snprintf(pre, sizeof pre, "t%u", (unsigned)(s->len % 100000));
+            if (pre[0]) {
+                puts_(s, " xmlns:"); puts_(s, pre); puts_(s, "=\""); escaped(s, tu.p, tu.len, true); puts_(s, "\"");
+            }
+            puts_(s, " xsi:type=\"");
+            if (pre[0]) { puts_(s, pre); puts_(s, ":"); }
+            escaped(s, close + 1, ev->value.len - (size_t)(close + 1 - ev->value.text), true);
+            puts_(s, "\"");
+            break;
+        }
+        puts_(s, " ");
+        if (ev->uri_id) { prefix(s, ev->uri_id, ev->uri, false); puts_(s, ":"); }
+        put(s, ev->local.p, ev->local.len);
+        puts_(s, "=\"");
+        escaped(s, ev->value.text, ev->value.len, true);
+        puts_(s, "\"");
+        break;
+    case WM_EXI_EV_CH:
+        close_open(s);
+        escaped(s, ev->value.text, ev->value.len, false);
+        break;
+    case WM_EXI_EV_EE:
+        if (s->open) { puts_(s, "/>"); s->open = false; }
+        else {
+            puts_(s, "</");
+            if (ev->uri_id) { prefix(s, ev->uri_id, ev->uri, false); puts_(s, ":"); }
+            put(s, ev->local.p, ev->local.len);
+            puts_(s, ">");
+        }
+        for (uint32_t i = 0; i < s->n_bound; i++)
+            if (s->bound[i] >= ev->depth) s->bound[i] = 0;
+        s->depth = ev->depth ? ev->depth - 1 : 0;
+        break;
+    case WM_EXI_EV_ED:
+        puts_(s, "\n");
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ XML reader */
+
+typedef struct xattr {
+    const char *uri, *local, *val;
+    char *owned;
+    int rank;
+} xattr;
+
+static int cmp_xattr(const void *pa, const void *pb)
+{
+    const xattr *a = pa, *b = pb;
+    if (a->rank != b->rank) return a->rank - b->rank;
+    int c = strcmp(a->local, b->local);
+    return c ? c : strcmp(a->uri, b->uri);
+}
+
+#define XSI "http://www.w3.org/2001/XMLSchema-instance"
+
+static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_exi_error *err)
+{
+    const char *uri = (const char *)xmlTextReaderConstNamespaceUri(rd);
+    const char *local = (const char *)xmlTextReaderConstLocalName(rd);
+    if (!uri) uri = "";
+    wm_exi_status st = wm_exi_encode_se(e, uri, strlen(uri), local, strlen(local));
+    if (st) return st;
+    int n = xmlTextReaderAttributeCount(rd);
+    if (n <= 0) return WM_EXI_OK;
+    xattr *a = calloc((size_t)n, sizeof *a);
+    if (!a) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
+    int k = 0;
+    for (int ok = xmlTextReaderMoveToFirstAttribute(rd); ok == 1; ok = xmlTextReaderMoveToNextAttribute(rd)) {
+        if (xmlTextReaderIsNamespaceDecl(rd)) continue;
+        const char *au = (const char *)xmlTextReaderConstNamespaceUri(rd);
+        xattr *x = &a[k++];
+        x->uri = au ? au : "";
+        x->local = (const char *)xmlTextReaderConstLocalName(rd);
+        x->val = (const char *)xmlTextReaderConstValue(rd);
+        x->rank = 2;
+        if (!strcmp(x->uri, XSI) && !strcmp(x->local, "type")) {
+            x->rank = 0;
+            /* resolve the QName value to {uri}local */
+            const char *v = x->val, *colon = strchr(v, ':');
+            char pfx[128] = "";
+            if (colon && (size_t)(colon - v) < sizeof pfx) { memcpy(pfx, v, (size_t)(colon - v)); pfx[colon - v] = 0; }
+            xmlChar *ns = xmlTextReaderLookupNamespace(rd, colon ? (const xmlChar *)pfx : NULL);
+            const char *lp = colon ? colon + 1 : v;
+            size_t need = (ns ? strlen((const char *)ns) : 0) + strlen(lp) + 3;
+            x->owned = malloc(need);
+            if (x->owned) snprintf(x->owned, need, "{%s}%s", ns ? (const char *)ns : "", lp);
+            x->val = x->owned ? x->owned : "";
+            xmlFree(ns);
+        } else if (!strcmp(x->uri, XSI) && !strcmp(x->local, "nil")) x->rank = 1;
+    }
+    xmlTextReaderMoveToElement(rd);
+    if (k > 1) qsort(a, (size_t)k, sizeof *a, cmp_xattr);
+    for (int i = 0; i < k && !st; i++)
+        st = wm_exi_encode_at(e, a[i].uri, strlen(a[i].uri), a[i].local, strlen(a[i].local), a[i].val, strlen(a[i].val));
+    for (int i = 0; i < k; i++) free(a[i].owned);
+    free(a);
+    return st;
+}
+
+wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,
+                                size_t *out_len, wm_exi_error *err)
+{
+    if (len > INT32_MAX) return wm_exi_fail(err, WM_EXI_E_LENGTH, 0, "XML input too large");
+    wm_exi_status st = wm_exi_encode_start(e, out, cap, err);
+    if (st) return st;
+    /* an EXI fragment (§4) may have several top-level elements: read it
+     * inside a wrapper element that is not encoded */
+    char *wrapped = NULL;
+    int skip = 0;
+    if (e->opts.fragment) {
+        const char *body = xml;
+        size_t blen = len;
+        if (blen >= 5 && !memcmp(body, "<?xml", 5)) {
+            const char *q = memchr(body, '>', blen);
+            if (q) { blen -= (size_t)(q + 1 - body); body = q + 1; }
+        }
+        static const char open_[] = "<wm-exi-fragment>", close_[] = "</wm-exi-fragment>";
+        wrapped = malloc(blen + sizeof open_ + sizeof close_);
+        if (!wrapped) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
+        memcpy(wrapped, open_, sizeof open_ - 1);
+        memcpy(wrapped + sizeof open_ - 1, body, blen);
+        memcpy(wrapped + sizeof open_ - 1 + blen, close_, sizeof close_ - 1);
+        xml = wrapped;
+        len = blen + sizeof open_ - 1 + sizeof close_ - 1;
+        skip = 1;
+    }
+    xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL,
+                                             XML_PARSE_NONET | XML_PARSE_NOENT | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
+    int ret;
+    /* text is gathered so that text split around comments is one CH */
+    char *text = NULL;
+    size_t tlen = 0, tcap = 0;
+    while (!st && (ret = xmlTextReaderRead(rd)) == 1) {
+        int type = xmlTextReaderNodeType(rd);
+        if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_CDATA || type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE ||
+            type == XML_READER_TYPE_WHITESPACE) {
+            const char *v = (const char *)xmlTextReaderConstValue(rd);
+            size_t n = v ? strlen(v) : 0;
+            if (tlen + n + 1 > tcap) {
+                size_t nc = (tlen + n + 1) * 2;
+                char *t2 = realloc(text, nc);
+                if (!t2) { st = wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory"); break; }
+                text = t2;
+                tcap = nc;
+            }
+            memcpy(text + tlen, v, n);
+            tlen += n;
+            continue;
+        }
+        if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT) continue;
+        if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) break; }
+        if (skip && xmlTextReaderDepth(rd) == 0) continue; /* the fragment wrapper */
+        if (type == XML_READER_TYPE_ELEMENT) {
+            bool empty = xmlTextReaderIsEmptyElement(rd);
+            st = element_start(e, rd, err);
+            if (!st && empty) st = wm_exi_encode_ee(e);
+        } else st = wm_exi_encode_ee(e);
+    }
+    if (!st && ret != 0)
+        st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not well-formed (near line %d)", xmlTextReaderGetParserLineNumber(rd));
+    xmlFreeTextReader(rd);
+    free(text);
+    free(wrapped);
+    if (st) return st;
+    return wm_exi_encode_end(e, out_len);
+}

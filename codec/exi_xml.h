@@ -1,0 +1,50 @@
+/* EXI events <-> XML text, for tools and tests (not the hot path).
+ *
+ * wm_exi_xml_sink turns a decoder's events (codec/exi_decode.h) into XML
+ * text: element and attribute namespaces get generated prefixes ("ns<id>",
+ * "xsi", "xml") declared where first needed, text is escaped, xsi:type values
+ * are written as prefix:local. The text is appended to a growable buffer the
+ * sink owns (malloc); the infoset — expanded names, attribute values, text —
+ * is what EXI preserves with default fidelity options (§6.3).
+ *
+ * wm_exi_encode_xml() reads XML with libxml2's xmlReader and feeds the
+ * encoder (codec/exi_encode.h): attributes in the EXI order (§6: xsi:type,
+ * xsi:nil, then the rest; the grammar sorts declared ones), namespace
+ * declarations dropped (prefixes are not preserved), whitespace-only text
+ * dropped where the grammar has no character production at the first level.
+ */
+#ifndef WM_CODEC_EXI_XML_H
+#define WM_CODEC_EXI_XML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/exi_decode.h"
+#include "codec/exi_encode.h"
+
+typedef struct wm_exi_xml_sink {
+    char *buf;                /* NUL-terminated output (owned; free with wm_exi_xml_sink_free) */
+    size_t len, cap;
+    bool oom;                 /* an allocation failed: output incomplete */
+    bool open;                /* a start tag is waiting for '>' */
+    uint32_t *bound;          /* per URI id: depth where its prefix was declared (0 = none) */
+    uint32_t n_bound;
+    uint32_t depth;
+} wm_exi_xml_sink;
+
+void wm_exi_xml_sink_init(wm_exi_xml_sink *s);
+void wm_exi_xml_sink_free(wm_exi_xml_sink *s);
+/* The wm_exi_event_fn to pass to wm_exi_decode with user = the sink. */
+int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);
+
+/* Encodes the XML document xml[0..len) with encoder e (already initialised
+ * with its grammar and options), writing the EXI stream to out[0..cap) and
+ * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed:
+ * message has line), the encoder's errors (WM_EXI_E_GRAMMAR when the
+ * document does not fit the grammar in strict mode, WM_EXI_E_LENGTH when out
+ * is full). */
+wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,
+                                size_t *out_len, wm_exi_error *err);
+
+#endif

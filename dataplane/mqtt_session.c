@@ -1,0 +1,523 @@
+/* MQTT v5 session layer; see mqtt_session.h. */
+#include "dataplane/mqtt_session.h"
+
+#include <string.h>
+
+#include "codec/mqtt5_props.h"
+#include "codec/mqtt5_reason.h"
+
+#define NO_BUF UINT32_MAX
+#define ALIAS_SLOT_SIZE (WM_MQTT_ALIAS_TOPIC_MAX + 2)
+
+enum dir_state { DS_OPEN = 0, DS_BROKEN, DS_IGNORED };
+enum sess_state { SS_NONE = 0, SS_CONNECTED, SS_OTHER_VERSION };
+
+struct mqtt_dir {
+    uint8_t state;          /* enum dir_state */
+    uint8_t hdr_len;        /* bytes of a split fixed header in hdr */
+    uint8_t cur_type;       /* type of the packet being assembled/skipped */
+    uint8_t cur_publish;    /* a client PUBLISH whose outcome is still open */
+    uint8_t hdr[5];
+    uint32_t stage;         /* staging buffer index or NO_BUF */
+    uint32_t stage_len, stage_total;
+    uint32_t skip;          /* bytes of a skipped packet still to pass */
+    uint32_t alias[WM_MQTT_MAX_ALIASES]; /* alias n -> slot index + 1; 0 = unset */
+};
+
+struct mqtt_session {
+    uint8_t state;          /* enum sess_state */
+    uint8_t client_len;
+    char client[WM_MQTT_CLIENT_ID_MAX + 1];
+    struct mqtt_dir d[2];
+};
+
+static const char *const outcome_names[] = {
+#define WM_MQTT_X_NAME(e, s) s,
+    WM_MQTT_PUB_OUTCOMES(WM_MQTT_X_NAME)
+#undef WM_MQTT_X_NAME
+};
+
+const char *wm_mqtt_pub_outcome_name(enum wm_mqtt_pub_outcome o)
+{
+    return (unsigned)o < WM_MQTT_PUB_OUTCOME_COUNT ? outcome_names[o] : "?";
+}
+
+void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
+{
+    cfg->max_packet = 65536;
+    cfg->staging_buffers = 64;
+    cfg->alias_slots = 8192;
+}
+
+size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
+
+static size_t al8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
+{
+    return al8((size_t)cfg->staging_buffers * cfg->max_packet) + al8((size_t)cfg->staging_buffers * 4) +
+           al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE) + al8((size_t)cfg->alias_slots * 4);
+}
+
+int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
+                       const struct wm_mqtt_sink *sink)
+{
+    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u) return -1;
+    memset(l, 0, sizeof *l);
+    l->cfg = *cfg;
+    if (sink) l->sink = *sink;
+    uint8_t *m = mem;
+    l->stage_mem = m;
+    m += al8((size_t)cfg->staging_buffers * cfg->max_packet);
+    l->stage_free = (uint32_t *)m;
+    m += al8((size_t)cfg->staging_buffers * 4);
+    l->alias_mem = m;
+    m += al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE);
+    l->alias_free = (uint32_t *)m;
+    for (uint32_t i = 0; i < cfg->staging_buffers; i++) l->stage_free[i] = cfg->staging_buffers - 1 - i;
+    l->stage_free_n = cfg->staging_buffers;
+    for (uint32_t i = 0; i < cfg->alias_slots; i++) l->alias_free[i] = cfg->alias_slots - 1 - i;
+    l->alias_free_n = cfg->alias_slots;
+    l->next_seq = 1;
+    return 0;
+}
+
+int wm_mqtt_publish_conserved(const struct wm_mqtt_counters *c)
+{
+    uint64_t sum = 0;
+    for (int o = 0; o < WM_MQTT_PUB_OUTCOME_COUNT; o++) sum += c->publish[o];
+    return sum == c->publish_seen;
+}
+
+const char *wm_mqtt_session_client(struct wm_flow *f, uint32_t *len)
+{
+    struct mqtt_session *s = wm_flow_user(f);
+    if (len) *len = s->client_len;
+    return s->client;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static void outcome(struct wm_mqtt_layer *l, struct mqtt_dir *d, enum wm_mqtt_pub_outcome o)
+{
+    if (!d->cur_publish) return;
+    d->cur_publish = 0;
+    l->c.publish[o]++;
+    if (o == WM_MQTT_PUB_MATCHED) l->publish_matched_in_frame++;
+}
+
+static void stage_release(struct wm_mqtt_layer *l, struct mqtt_dir *d)
+{
+    if (d->stage != NO_BUF) {
+        l->stage_free[l->stage_free_n++] = d->stage;
+        d->stage = NO_BUF;
+    }
+    d->stage_len = d->stage_total = 0;
+}
+
+static void aliases_release(struct wm_mqtt_layer *l, struct mqtt_dir *d)
+{
+    for (int a = 0; a < WM_MQTT_MAX_ALIASES; a++) {
+        if (d->alias[a]) l->alias_free[l->alias_free_n++] = d->alias[a] - 1;
+        d->alias[a] = 0;
+    }
+}
+
+static void stop_dir(struct wm_mqtt_layer *l, struct mqtt_dir *d, uint8_t state)
+{
+    stage_release(l, d);
+    d->hdr_len = 0;
+    d->skip = 0;
+    d->state = state;
+}
+
+static void malformed(struct wm_mqtt_layer *l, struct mqtt_session *s, struct mqtt_dir *d, wm_mqtt5_err e)
+{
+    l->c.malformed[e]++;
+    outcome(l, d, WM_MQTT_PUB_MALFORMED);
+    if ((e == WM_MQTT5_E_PROTOCOL_VERSION || e == WM_MQTT5_E_PROTOCOL_NAME) && d->cur_type == WM_MQTT5_CONNECT &&
+        s->state == SS_NONE) {
+        /* Another protocol version: not ours to follow, in either direction. */
+        l->c.connect_other_version++;
+        s->state = SS_OTHER_VERSION;
+        stop_dir(l, &s->d[0], DS_IGNORED);
+        stop_dir(l, &s->d[1], DS_IGNORED);
+        return;
+    }
+    l->c.dirs_broken++;
+    stop_dir(l, d, DS_BROKEN);
+}
+
+/* ------------------------------------------------------------ packets */
+
+static void set_client(struct wm_mqtt_layer *l, struct mqtt_session *s, wm_mqtt5_bytes id)
+{
+    uint32_t n = id.len;
+    if (n > WM_MQTT_CLIENT_ID_MAX) {
+        l->c.client_id_too_long++;
+        n = WM_MQTT_CLIENT_ID_MAX;
+    }
+    memcpy(s->client, id.p, n);
+    s->client[n] = 0;
+    s->client_len = (uint8_t)n;
+}
+
+static const uint8_t *alias_topic(struct wm_mqtt_layer *l, uint32_t slot, uint16_t *len)
+{
+    uint8_t *p = l->alias_mem + (size_t)slot * ALIAS_SLOT_SIZE;
+    *len = (uint16_t)(p[0] | p[1] << 8);
+    return p + 2;
+}
+
+/* Resolves the PUBLISH topic through its Topic Alias (§3.3.2.3.4): a
+ * non-empty topic (re)binds the alias, an empty one uses the binding.
+ * Returns 0 and the topic, or -1 if it cannot be known. */
+static int resolve_topic(struct wm_mqtt_layer *l, struct mqtt_dir *d, const wm_mqtt5_packet *pkt,
+                         const uint8_t **topic, uint32_t *topic_len)
+{
+    *topic = pkt->topic.p;
+    *topic_len = pkt->topic.len;
+    if (!wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_TOPIC_ALIAS)) return 0;
+    uint32_t a = pkt->props.v[WM_MQTT5_PROP_TOPIC_ALIAS].u;
+    if (a == 0 || a > WM_MQTT_MAX_ALIASES) {
+        l->c.alias_beyond_bound++;
+        return pkt->topic.len ? 0 : -1;
+    }
+    uint32_t *slot = &d->alias[a - 1];
+    if (pkt->topic.len) {
+        if (pkt->topic.len > WM_MQTT_ALIAS_TOPIC_MAX) {
+            l->c.alias_topic_too_long++;
+            if (*slot) l->alias_free[l->alias_free_n++] = *slot - 1;
+            *slot = 0;
+            return 0;
+        }
+        if (!*slot) {
+            if (l->alias_free_n == 0) {
+                l->c.alias_pool_full++;
+                return 0;
+            }
+            *slot = l->alias_free[--l->alias_free_n] + 1;
+        }
+        uint8_t *p = l->alias_mem + (size_t)(*slot - 1) * ALIAS_SLOT_SIZE;
+        p[0] = (uint8_t)pkt->topic.len;
+        p[1] = (uint8_t)(pkt->topic.len >> 8);
+        memcpy(p + 2, pkt->topic.p, pkt->topic.len);
+        l->c.alias_set++;
+        return 0;
+    }
+    if (!*slot) return -1;
+    uint16_t len;
+    *topic = alias_topic(l, *slot - 1, &len);
+    *topic_len = len;
+    l->c.alias_used++;
+    return 0;
+}
+
+static int bytes_eq(wm_mqtt5_bytes b, const char *s)
+{
+    size_t n = strlen(s);
+    return b.len == n && memcmp(b.p, s, n) == 0;
+}
+
+static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
+                       const wm_mqtt5_packet *pkt)
+{
+    struct mqtt_dir *d = &s->d[dir];
+    const uint8_t *topic;
+    uint32_t topic_len;
+    int known = resolve_topic(l, d, pkt, &topic, &topic_len) == 0;
+    if (dir == WM_DIR_S2C) {
+        l->c.publish_from_server++;
+        return;
+    }
+    if (s->state != SS_CONNECTED) {
+        outcome(l, d, WM_MQTT_PUB_NOT_CONNECTED);
+        return;
+    }
+    if (!known) {
+        outcome(l, d, WM_MQTT_PUB_ALIAS_UNKNOWN);
+        return;
+    }
+    struct wm_mqtt_publish p;
+    p.seq = l->next_seq++;
+    p.flow_id = f->id;
+    p.client = s->client;
+    p.client_len = s->client_len;
+    p.topic = (const char *)topic;
+    p.topic_len = topic_len;
+    p.n_peids = 0;
+    p.pkt = pkt;
+    size_t pos = 0;
+    wm_mqtt5_pair up;
+    while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up)) {
+        if (!bytes_eq(up.key, "peid")) continue;
+        if (p.n_peids == WM_MQTT_MAX_PEIDS) {
+            outcome(l, d, WM_MQTT_PUB_TOO_MANY_PEIDS);
+            return;
+        }
+        p.peids[p.n_peids++] = up.value;
+    }
+    if (!l->sink.publish) {
+        outcome(l, d, WM_MQTT_PUB_NO_TABLE);
+        return;
+    }
+    outcome(l, d, l->sink.publish(l->sink.ctx, &p));
+}
+
+static void on_subscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *pkt, int unsub)
+{
+    struct wm_mqtt_subscribe sub;
+    memset(&sub, 0, sizeof sub);
+    sub.client = s->client;
+    sub.client_len = s->client_len;
+    if (!unsub) {
+        if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
+            sub.subscription_id = pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u;
+        size_t pos = 0;
+        wm_mqtt5_pair up;
+        while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up))
+            if (bytes_eq(up.key, "nbhd")) {
+                sub.nbhd = up.value;
+                break;
+            }
+    }
+    size_t pos = 0;
+    wm_mqtt5_subscription e;
+    while (wm_mqtt5_subscription_next(pkt, &pos, &e)) {
+        sub.filter = e.filter;
+        sub.qos = e.qos;
+        sub.no_local = e.no_local;
+        if (unsub) {
+            l->c.unsubscribe_filters++;
+            if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, &sub);
+            continue;
+        }
+        l->c.subscribe_filters++;
+        if (!l->sink.subscribe) continue;
+        switch (l->sink.subscribe(l->sink.ctx, &sub)) {
+        case WM_MQTT_SUB_INSTALLED: l->c.subs_installed++; break;
+        case WM_MQTT_SUB_NBHD_UNKNOWN: l->c.subs_nbhd_unknown++; break;
+        default: l->c.subs_rejected++; break;
+        }
+    }
+}
+
+static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
+                          const wm_mqtt5_packet *pkt)
+{
+    struct mqtt_dir *d = &s->d[dir];
+    l->c.packets[dir][pkt->type & 15]++;
+    if (dir == WM_DIR_C2S && s->state == SS_NONE && pkt->type != WM_MQTT5_CONNECT) {
+        l->c.not_connected++;
+        if (pkt->type == WM_MQTT5_PUBLISH) outcome(l, d, WM_MQTT_PUB_NOT_CONNECTED);
+        return;
+    }
+    switch (pkt->type) {
+    case WM_MQTT5_CONNECT:
+        l->c.connect_v5++;
+        set_client(l, s, pkt->connect.client_id);
+        s->state = SS_CONNECTED;
+        break;
+    case WM_MQTT5_CONNACK:
+        if (pkt->reason_code >= 0x80) l->c.connack_refused++;
+        if (s->client_len == 0 && wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER))
+            set_client(l, s, pkt->props.v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s);
+        break;
+    case WM_MQTT5_PUBLISH: on_publish(l, f, s, dir, pkt); break;
+    case WM_MQTT5_SUBSCRIBE: on_subscribe(l, s, pkt, 0); break;
+    case WM_MQTT5_UNSUBSCRIBE: on_subscribe(l, s, pkt, 1); break;
+    default: break;
+    }
+}
+
+static wm_mqtt5_config codec_cfg(int dir)
+{
+    /* A passive observer is lenient where the endpoints negotiate: sizes are
+     * bounded by our own max_packet, aliases by WM_MQTT_MAX_ALIASES. */
+    wm_mqtt5_config c = {dir == WM_DIR_C2S ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER, 0, 65535};
+    return c;
+}
+
+static void decode_and_handle(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
+                              const uint8_t *p, size_t n)
+{
+    wm_mqtt5_config cfg = codec_cfg(dir);
+    wm_mqtt5_packet pkt;
+    wm_mqtt5_result r;
+    if (wm_mqtt5_decode(&cfg, p, n, &pkt, &r) != WM_MQTT5_DONE) {
+        /* The frame was complete, so NEED_MORE cannot happen; treat as truncated. */
+        malformed(l, s, &s->d[dir], r.status == WM_MQTT5_ERROR ? r.err : WM_MQTT5_E_TRUNCATED);
+        return;
+    }
+    handle_packet(l, f, s, dir, &pkt);
+}
+
+/* A packet whose first byte is p0 starts. */
+static void begin(struct wm_mqtt_layer *l, struct mqtt_session *s, int dir, uint8_t p0)
+{
+    struct mqtt_dir *d = &s->d[dir];
+    d->cur_type = p0 >> 4;
+    if (dir == WM_DIR_C2S && d->cur_type == WM_MQTT5_PUBLISH) {
+        l->c.publish_seen++;
+        d->cur_publish = 1;
+    }
+}
+
+/* A packet of total bytes, of which `have` are in hand, cannot be decoded:
+ * skip the rest. */
+static void skip_packet(struct wm_mqtt_layer *l, struct mqtt_dir *d, uint32_t total, uint32_t have,
+                        enum wm_mqtt_pub_outcome why)
+{
+    outcome(l, d, why);
+    l->c.skipped_bytes += have;
+    d->skip = total - have;
+}
+
+static void on_data(void *ctx, struct wm_flow *f, int dir, const uint8_t *p, uint32_t n)
+{
+    struct wm_mqtt_layer *l = ctx;
+    struct mqtt_session *s = wm_flow_user(f);
+    struct mqtt_dir *d = &s->d[dir];
+    wm_mqtt5_config cfg = codec_cfg(dir);
+    wm_mqtt5_result r;
+    while (n > 0) {
+        if (d->state != DS_OPEN) {
+            l->c.ignored_bytes += n;
+            return;
+        }
+        if (d->skip) {
+            uint32_t k = n < d->skip ? n : d->skip;
+            d->skip -= k;
+            l->c.skipped_bytes += k;
+            p += k;
+            n -= k;
+            continue;
+        }
+        if (d->stage != NO_BUF) {
+            uint8_t *buf = l->stage_mem + (size_t)d->stage * l->cfg.max_packet;
+            uint32_t k = d->stage_total - d->stage_len;
+            if (k > n) k = n;
+            memcpy(buf + d->stage_len, p, k);
+            d->stage_len += k;
+            l->c.staged_bytes += k;
+            p += k;
+            n -= k;
+            if (d->stage_len == d->stage_total) {
+                l->c.staged_packets++;
+                decode_and_handle(l, f, s, dir, buf, d->stage_total);
+                stage_release(l, d);
+            }
+            continue;
+        }
+        if (d->hdr_len) {
+            /* Complete the split fixed header one byte at a time: it is at
+             * most 5 bytes and the codec says when it has enough. */
+            d->hdr[d->hdr_len++] = *p++;
+            n--;
+            wm_mqtt5_frame(&cfg, d->hdr, d->hdr_len, &r);
+            if (r.status == WM_MQTT5_ERROR) {
+                malformed(l, s, d, r.err);
+                return;
+            }
+            if (r.status == WM_MQTT5_DONE) { /* a 2-byte packet such as PINGREQ */
+                uint8_t tmp[5];
+                size_t len = r.length;
+                memcpy(tmp, d->hdr, len);
+                d->hdr_len = 0;
+                l->c.staged_packets++;
+                decode_and_handle(l, f, s, dir, tmp, len);
+                continue;
+            }
+            if (r.length == 0) continue;
+            uint32_t total = (uint32_t)r.length, have = d->hdr_len;
+            d->hdr_len = 0;
+            if (total > l->cfg.max_packet) {
+                l->c.too_large_packets++;
+                skip_packet(l, d, total, have, WM_MQTT_PUB_TOO_LARGE);
+            } else if (l->stage_free_n == 0) {
+                l->c.staging_full++;
+                skip_packet(l, d, total, have, WM_MQTT_PUB_STAGING_FULL);
+            } else {
+                d->stage = l->stage_free[--l->stage_free_n];
+                memcpy(l->stage_mem + (size_t)d->stage * l->cfg.max_packet, d->hdr, have);
+                d->stage_len = have;
+                d->stage_total = total;
+            }
+            continue;
+        }
+        /* At a packet boundary: decode in place if the whole packet is here. */
+        begin(l, s, dir, p[0]);
+        wm_mqtt5_frame(&cfg, p, n, &r);
+        if (r.status == WM_MQTT5_ERROR) {
+            malformed(l, s, d, r.err);
+            return;
+        }
+        if (r.status == WM_MQTT5_DONE) {
+            uint32_t len = (uint32_t)r.length;
+            if (len > l->cfg.max_packet) {
+                l->c.too_large_packets++;
+                skip_packet(l, d, len, 0, WM_MQTT_PUB_TOO_LARGE);
+                continue; /* the skip consumes it */
+            }
+            l->c.zero_copy_packets++;
+            decode_and_handle(l, f, s, dir, p, len);
+            p += len;
+            n -= len;
+            continue;
+        }
+        if (r.length == 0) { /* fixed header split: keep its bytes */
+            memcpy(d->hdr, p, n);
+            d->hdr_len = (uint8_t)n;
+            return;
+        }
+        uint32_t total = (uint32_t)r.length;
+        if (total > l->cfg.max_packet) {
+            l->c.too_large_packets++;
+            skip_packet(l, d, total, 0, WM_MQTT_PUB_TOO_LARGE);
+            continue;
+        }
+        if (l->stage_free_n == 0) {
+            l->c.staging_full++;
+            skip_packet(l, d, total, 0, WM_MQTT_PUB_STAGING_FULL);
+            continue;
+        }
+        d->stage = l->stage_free[--l->stage_free_n];
+        d->stage_len = 0;
+        d->stage_total = total;
+    }
+}
+
+/* The stream ended: a packet in progress is truncated. */
+static void end_dir(struct wm_mqtt_layer *l, struct mqtt_dir *d)
+{
+    if (d->state == DS_OPEN && (d->hdr_len || d->stage != NO_BUF || d->skip)) l->c.truncated_packets++;
+    outcome(l, d, WM_MQTT_PUB_TRUNCATED);
+    stop_dir(l, d, DS_IGNORED);
+}
+
+static void on_open(void *ctx, struct wm_flow *f)
+{
+    struct wm_mqtt_layer *l = ctx;
+    struct mqtt_session *s = wm_flow_user(f);
+    memset(s, 0, sizeof *s);
+    s->d[0].stage = s->d[1].stage = NO_BUF;
+    l->c.sessions++;
+}
+
+static void on_dir_end(void *ctx, struct wm_flow *f, int dir, enum wm_dir_end why)
+{
+    struct mqtt_session *s = wm_flow_user(f);
+    end_dir(ctx, &s->d[dir]);
+}
+
+static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why)
+{
+    struct wm_mqtt_layer *l = ctx;
+    struct mqtt_session *s = wm_flow_user(f);
+    for (int dir = 0; dir < 2; dir++) {
+        end_dir(l, &s->d[dir]);
+        aliases_release(l, &s->d[dir]);
+    }
+}
+
+const struct wm_stream_ops wm_mqtt_stream_ops = {on_open, on_data, on_dir_end, on_close};

@@ -1,0 +1,192 @@
+/* The MQTT v5 session layer of a worker: the stream consumer that plugs into
+ * the flow table (flow_table.h, struct wm_stream_ops). It frames each
+ * reassembled direction into MQTT control packets with the codec
+ * (codec/mqtt5_decode.h) and keeps per-connection session state:
+ *
+ *   - CONNECT: the client identifier (or the server's Assigned Client
+ *     Identifier from CONNACK); MQTT v5 is required, other protocol versions
+ *     are counted and the connection is followed no further.
+ *   - Topic aliases in both directions (MQTT 5.0 §3.3.2.3.4), aliases
+ *     1..WM_MQTT_MAX_ALIASES, topics up to WM_MQTT_ALIAS_TOPIC_MAX bytes kept
+ *     in a per-worker slot pool.
+ *   - SUBSCRIBE / UNSUBSCRIBE from the client: every filter is handed to the
+ *     sink (wm_mqtt_sink.subscribe) with its subscription identifier and the
+ *     SUBSCRIBE's `nbhd` user property; the sink keys it
+ *     clientid#subscription-identifier, or clientid#filter without one.
+ *   - PUBLISH from the client: topic (alias resolved), `peid` user
+ *     properties, handed to the sink for matching; every such PUBLISH ends in
+ *     exactly one outcome counter (WM_MQTT_PUB_OUTCOMES).
+ *
+ * Zero copy: a control packet that lies inside one delivered chunk (usually
+ * one TCP segment) is decoded where it lies. Only a packet split across
+ * chunks is copied, into a staging buffer from a per-worker pool, bounded by
+ * max_packet (larger packets are skipped and counted). A fixed header split
+ * across chunks (at most 5 bytes) is kept inline in the session.
+ *
+ * A packet the codec rejects is counted by its codec reason
+ * (codec/mqtt5_error.h) and that direction is marked broken: an MQTT stream
+ * cannot be re-synchronised after a malformed packet, exactly as a broker
+ * closes the connection (§4.13).
+ *
+ * Thread safety: one wm_mqtt_layer per worker, used only by that worker;
+ * counters may be read by other threads. */
+#ifndef WM_DATAPLANE_MQTT_SESSION_H
+#define WM_DATAPLANE_MQTT_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/mqtt5_decode.h"
+#include "dataplane/flow_table.h"
+
+#define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; longer ones are counted */
+#define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
+#define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
+#define WM_MQTT_MAX_PEIDS 64        /* peid user properties read per PUBLISH */
+
+/* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
+#define WM_MQTT_PUB_OUTCOMES(X)                                                 \
+    X(MATCHED, "matched")                   /* reaches at least one subscription */ \
+    X(NO_MATCH, "no_match")                 /* reaches none */                  \
+    X(NO_TABLE, "no_table")                 /* no match table loaded: not matched */ \
+    X(MALFORMED, "malformed")               /* the codec rejected it (reason in malformed[]) */ \
+    X(ALIAS_UNKNOWN, "dropped_alias_unknown") /* empty topic, alias never set or beyond bound */ \
+    X(TOO_LARGE, "dropped_too_large")       /* over max_packet: skipped */      \
+    X(STAGING_FULL, "dropped_staging_full") /* split packet, no staging buffer free */ \
+    X(TRUNCATED, "dropped_truncated")       /* the stream ended (FIN/RST/loss) inside it */ \
+    X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
+    X(TOO_MANY_PEIDS, "dropped_too_many_peids")                                 \
+    X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */
+
+enum wm_mqtt_pub_outcome {
+#define WM_MQTT_X_ENUM(e, s) WM_MQTT_PUB_##e,
+    WM_MQTT_PUB_OUTCOMES(WM_MQTT_X_ENUM)
+#undef WM_MQTT_X_ENUM
+    WM_MQTT_PUB_OUTCOME_COUNT
+};
+const char *wm_mqtt_pub_outcome_name(enum wm_mqtt_pub_outcome o);
+
+/* A PUBLISH from a client, as the sink sees it. Views are valid during the call. */
+struct wm_mqtt_publish {
+    uint64_t seq;                 /* per worker, from 1, in arrival order */
+    uint64_t flow_id;
+    const char *client;           /* publisher's client id */
+    uint32_t client_len;
+    const char *topic;            /* resolved through the topic alias if needed */
+    uint32_t topic_len;
+    wm_mqtt5_bytes peids[WM_MQTT_MAX_PEIDS];
+    uint32_t n_peids;
+    const wm_mqtt5_packet *pkt;   /* the decoded packet (qos, payload, properties) */
+};
+
+/* One filter of a SUBSCRIBE (or UNSUBSCRIBE: only client and filter). */
+struct wm_mqtt_subscribe {
+    const char *client;
+    uint32_t client_len;
+    wm_mqtt5_bytes filter;
+    uint32_t subscription_id;     /* 0 = none (§3.8.2.1.2) */
+    wm_mqtt5_bytes nbhd;          /* `nbhd` user property; len 0 = none */
+    uint8_t qos;
+    bool no_local;
+};
+
+/* How the sink took a subscription. */
+enum wm_mqtt_sub_status {
+    WM_MQTT_SUB_INSTALLED = 0,
+    WM_MQTT_SUB_NBHD_UNKNOWN, /* names no neighborhood of the loaded resolution: not installed */
+    WM_MQTT_SUB_REJECTED,     /* the matcher refused it (full, invalid): not installed */
+};
+
+/* Where sessions report. NULL members are allowed: without publish every
+ * client PUBLISH ends as NO_TABLE; without subscribe, subscriptions are
+ * counted only. */
+struct wm_mqtt_sink {
+    enum wm_mqtt_sub_status (*subscribe)(void *ctx, const struct wm_mqtt_subscribe *s);
+    void (*unsubscribe)(void *ctx, const struct wm_mqtt_subscribe *s);
+    /* Returns MATCHED, NO_MATCH or MATCH_ERROR. */
+    enum wm_mqtt_pub_outcome (*publish)(void *ctx, const struct wm_mqtt_publish *p);
+    void *ctx;
+};
+
+#define WM_MQTT_COUNTERS(X)                                                      \
+    X(sessions)             /* connections given to the layer */                 \
+    X(connect_v5)           /* MQTT v5 CONNECTs */                               \
+    X(connect_other_version)/* CONNECT of another protocol version: not followed */ \
+    X(connack_refused)      /* CONNACK with a reason code >= 0x80 */             \
+    X(client_id_too_long)                                                        \
+    X(not_connected)        /* client packets before a v5 CONNECT */             \
+    X(publish_seen)         /* client -> server PUBLISH (fixed header seen) */   \
+    X(publish_from_server)                                                       \
+    X(subscribe_filters)    /* filters in client SUBSCRIBEs */                   \
+    X(subs_installed)                                                            \
+    X(subs_nbhd_unknown)                                                         \
+    X(subs_rejected)                                                             \
+    X(unsubscribe_filters)                                                       \
+    X(alias_set)                                                                 \
+    X(alias_used)                                                                \
+    X(alias_beyond_bound)   /* alias number > WM_MQTT_MAX_ALIASES */             \
+    X(alias_topic_too_long)                                                      \
+    X(alias_pool_full)                                                           \
+    X(staged_packets)       /* packets assembled from several chunks */          \
+    X(staged_bytes)                                                              \
+    X(zero_copy_packets)    /* packets decoded in place */                       \
+    X(too_large_packets)                                                         \
+    X(skipped_bytes)        /* bytes of packets skipped (too large, no staging) */ \
+    X(staging_full)                                                              \
+    X(truncated_packets)    /* streams that ended inside a packet */             \
+    X(dirs_broken)          /* directions stopped by a malformed packet */       \
+    X(ignored_bytes)        /* bytes after a direction stopped */
+
+struct wm_mqtt_counters {
+#define WM_MQTT_X_FIELD(n) uint64_t n;
+    WM_MQTT_COUNTERS(WM_MQTT_X_FIELD)
+#undef WM_MQTT_X_FIELD
+    uint64_t packets[2][16];                       /* by direction (WM_DIR_*) and type */
+    uint64_t malformed[WM_MQTT5_E_COUNT_];         /* by codec reason, any packet */
+    uint64_t publish[WM_MQTT_PUB_OUTCOME_COUNT];   /* client PUBLISH outcomes */
+};
+
+struct wm_mqtt_config {
+    uint32_t max_packet;      /* bytes; larger packets are skipped (default 65536) */
+    uint32_t staging_buffers; /* split packets assembled at once per worker (default 64) */
+    uint32_t alias_slots;     /* aliased topics kept per worker (default 8192) */
+};
+void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
+
+struct wm_mqtt_layer {
+    struct wm_mqtt_config cfg;
+    struct wm_mqtt_sink sink;
+    struct wm_mqtt_counters c;
+    uint8_t *stage_mem;       /* staging_buffers * max_packet */
+    uint32_t *stage_free;     /* stack of free staging buffer indices */
+    uint32_t stage_free_n;
+    uint8_t *alias_mem;       /* alias_slots * (WM_MQTT_ALIAS_TOPIC_MAX + 2) */
+    uint32_t *alias_free;
+    uint32_t alias_free_n;
+    uint64_t next_seq;
+    uint32_t publish_matched_in_frame; /* set by the layer when a PUBLISH of the current frame matched */
+};
+
+/* Bytes of consumer state per connection: the flow table's user_size. */
+size_t wm_mqtt_session_size(void);
+
+/* Bytes of caller memory wm_mqtt_layer_init needs (8-byte aligned). */
+size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg);
+
+/* Initialises l over mem. sink may be NULL. Returns 0, or -1 if cfg is
+ * invalid (max_packet < 16 or > 268435460). */
+int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
+                       const struct wm_mqtt_sink *sink);
+
+/* The flow-table consumer: pass with ctx = l to wm_flow_table_init /
+ * wm_pkt_path_init, whose user_size must be >= wm_mqtt_session_size(). */
+extern const struct wm_stream_ops wm_mqtt_stream_ops;
+
+/* The client id of a connection's session ("" before CONNECT). */
+const char *wm_mqtt_session_client(struct wm_flow *f, uint32_t *len);
+
+/* 1 if publish_seen == sum of publish outcomes (all streams ended), else 0. */
+int wm_mqtt_publish_conserved(const struct wm_mqtt_counters *c);
+
+#endif

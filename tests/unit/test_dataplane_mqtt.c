@@ -1,0 +1,534 @@
+/* The MQTT v5 session layer on top of the flow table, driven by crafted
+ * Ethernet frames whose TCP payloads are MQTT bytes built field by field
+ * (tests/lib/mqtt5_build.h): packets split at every byte (inside the fixed
+ * header too), several packets per segment, reordering, topic aliases across
+ * segments, SUBSCRIBE learning, malformed MQTT, other protocol versions, RST
+ * and loss inside a packet, and the bounds (packet size, staging). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/mqtt_session.h"
+#include "dataplane/pkt_path.h"
+#include "tests/lib/mqtt5_build.h"
+#include "tests/lib/pkt_craft.h"
+
+/* ------------------------------------------------------------ recording sink */
+
+struct ev_pub {
+    char client[64], topic[300];
+    char peids[4][32];
+    uint32_t n_peids;
+    uint64_t seq;
+};
+struct ev_sub {
+    char client[64], filter[64], nbhd[32];
+    uint32_t subid;
+    int unsub;
+};
+
+static struct ev_pub pubs[64];
+static int n_pubs;
+static struct ev_sub subs[64];
+static int n_subs;
+
+static void cp(char *dst, size_t cap, const void *src, size_t n)
+{
+    cr_assert(n < cap);
+    if (n) memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+static enum wm_mqtt_pub_outcome sink_publish(void *ctx, const struct wm_mqtt_publish *p)
+{
+    cr_assert(n_pubs < 64);
+    struct ev_pub *e = &pubs[n_pubs++];
+    cp(e->client, sizeof e->client, p->client, p->client_len);
+    cp(e->topic, sizeof e->topic, p->topic, p->topic_len);
+    e->n_peids = p->n_peids;
+    for (uint32_t i = 0; i < p->n_peids && i < 4; i++) cp(e->peids[i], 32, p->peids[i].p, p->peids[i].len);
+    e->seq = p->seq;
+    /* The test's rule: topics under m/ match. */
+    return strncmp(e->topic, "m/", 2) == 0 ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
+}
+
+static enum wm_mqtt_sub_status record_sub(const struct wm_mqtt_subscribe *s, int unsub)
+{
+    cr_assert(n_subs < 64);
+    struct ev_sub *e = &subs[n_subs++];
+    cp(e->client, sizeof e->client, s->client, s->client_len);
+    cp(e->filter, sizeof e->filter, s->filter.p, s->filter.len);
+    cp(e->nbhd, sizeof e->nbhd, s->nbhd.p, s->nbhd.len);
+    e->subid = s->subscription_id;
+    e->unsub = unsub;
+    return strcmp(e->nbhd, "nowhere") == 0 ? WM_MQTT_SUB_NBHD_UNKNOWN : WM_MQTT_SUB_INSTALLED;
+}
+static enum wm_mqtt_sub_status sink_subscribe(void *ctx, const struct wm_mqtt_subscribe *s) { return record_sub(s, 0); }
+static void sink_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s) { record_sub(s, 1); }
+
+static const struct wm_mqtt_sink sink = {sink_subscribe, sink_unsubscribe, sink_publish, NULL};
+
+/* ------------------------------------------------------------ fixture */
+
+static struct wm_pkt_path path;
+static struct wm_mqtt_layer layer;
+static void *path_mem, *layer_mem;
+static uint64_t now_ns = 1000000000ull;
+
+static void setup_with(uint32_t max_packet, uint32_t staging)
+{
+    struct wm_mqtt_config mc;
+    wm_mqtt_config_default(&mc);
+    mc.max_packet = max_packet;
+    mc.staging_buffers = staging;
+    mc.alias_slots = 16;
+    free(layer_mem);
+    layer_mem = malloc(wm_mqtt_layer_memsize(&mc));
+    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
+    struct wm_pkt_path_config pc = {.mqtt_ports = {1883}, .n_ports = 1};
+    wm_flow_table_config_default(&pc.flows);
+    pc.flows.max_flows = 64;
+    pc.flows.ooo_pool_blocks = 64;
+    pc.flows.user_size = (uint32_t)wm_mqtt_session_size();
+    free(path_mem);
+    cr_assert_eq(posix_memalign(&path_mem, 64, wm_pkt_path_memsize(&pc)), 0);
+    cr_assert_eq(wm_pkt_path_init(&path, path_mem, &pc, &wm_mqtt_stream_ops, &layer), 0);
+    n_pubs = n_subs = 0;
+}
+static void setup(void) { setup_with(65536, 8); }
+static void teardown(void)
+{
+    free(path_mem);
+    free(layer_mem);
+    path_mem = layer_mem = NULL;
+}
+
+/* The outcome sums hold once every stream has ended. */
+static void assert_publish_conservation(void)
+{
+    wm_flow_table_flush(&path.flows);
+    cr_assert(wm_mqtt_publish_conserved(&layer.c), "publish seen %lu, outcomes do not sum to it",
+              (unsigned long)layer.c.publish_seen);
+    cr_assert(wm_pkt_path_check_conservation(&path));
+    cr_assert_eq(layer.stage_free_n, layer.cfg.staging_buffers, "staging buffers leaked");
+    cr_assert_eq(layer.alias_free_n, layer.cfg.alias_slots, "alias slots leaked");
+}
+
+struct conv {
+    struct wm_craft c, s;
+    uint32_t cisn, sisn, coff, soff;
+};
+
+static uint8_t frame[16384];
+
+static void send_seg(const struct wm_craft *ep, uint32_t seq, uint32_t ack, uint8_t flags, const void *p, size_t n)
+{
+    size_t len = wm_craft_frame(frame, sizeof frame, ep, seq, ack, flags, p, n);
+    cr_assert(len > 0);
+    now_ns += 1000;
+    cr_assert_eq(wm_pkt_path_frame(&path, frame, len, now_ns, NULL), WM_PKT_TCP);
+}
+
+static void open_conv(struct conv *v, uint16_t cport)
+{
+    memset(v, 0, sizeof *v);
+    wm_craft_ip4(&v->c, "192.0.2.10", cport, "192.0.2.1", 1883);
+    v->s = wm_craft_reverse(&v->c);
+    v->cisn = 1000u * cport;
+    v->sisn = 77;
+    send_seg(&v->c, v->cisn, 0, WM_TCP_SYN, NULL, 0);
+    send_seg(&v->s, v->sisn, v->cisn + 1, WM_TCP_SYN | WM_TCP_ACK, NULL, 0);
+}
+
+/* Client bytes at the next stream offset (or at off if given >= 0). */
+static void c2s_at(struct conv *v, uint32_t off, const void *p, size_t n)
+{
+    send_seg(&v->c, v->cisn + 1 + off, v->sisn + 1, WM_TCP_ACK | WM_TCP_PSH, p, n);
+}
+static void c2s(struct conv *v, const void *p, size_t n)
+{
+    c2s_at(v, v->coff, p, n);
+    v->coff += (uint32_t)n;
+}
+static void s2c(struct conv *v, const void *p, size_t n)
+{
+    send_seg(&v->s, v->sisn + 1 + v->soff, v->cisn + 1 + v->coff, WM_TCP_ACK | WM_TCP_PSH, p, n);
+    v->soff += (uint32_t)n;
+}
+
+/* ------------------------------------------------------------ MQTT bytes */
+
+static size_t connect_pkt(uint8_t *out, const char *client, uint8_t version)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_str(&body, "MQTT");
+    wm_tb_u8(&body, version);
+    wm_tb_u8(&body, 0x02);
+    wm_tb_u16(&body, 60);
+    if (version == 5) wm_tb_props(&body, &props);
+    wm_tb_str(&body, client);
+    size_t n = wm_tb_packet(&pkt, 0x10, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+static size_t connack_pkt(uint8_t *out, const char *assigned)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u8(&body, 0);
+    wm_tb_u8(&body, 0);
+    if (assigned) {
+        wm_tb_u8(&props, 0x12);
+        wm_tb_str(&props, assigned);
+    }
+    wm_tb_props(&body, &props);
+    size_t n = wm_tb_packet(&pkt, 0x20, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+static size_t publish_pkt(uint8_t *out, const char *topic, uint16_t alias, const char *peid1, const char *peid2,
+                          size_t payload_len)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_str(&body, topic);
+    wm_tb_u16(&body, 9); /* QoS 1 packet identifier */
+    if (alias) {
+        wm_tb_u8(&props, 0x23);
+        wm_tb_u16(&props, alias);
+    }
+    const char *peids[2] = {peid1, peid2};
+    for (int i = 0; i < 2; i++) {
+        if (!peids[i]) continue;
+        wm_tb_u8(&props, 0x26);
+        wm_tb_str(&props, "peid");
+        wm_tb_str(&props, peids[i]);
+    }
+    wm_tb_props(&body, &props);
+    for (size_t i = 0; i < payload_len; i++) wm_tb_u8(&body, (uint8_t)('a' + i % 26));
+    size_t n = wm_tb_packet(&pkt, 0x32, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+static size_t subscribe_pkt(uint8_t *out, uint32_t subid, const char *nbhd, const char *f1, const char *f2)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u16(&body, 3);
+    if (subid) {
+        wm_tb_u8(&props, 0x0b);
+        wm_tb_vbi(&props, subid);
+    }
+    if (nbhd) {
+        wm_tb_u8(&props, 0x26);
+        wm_tb_str(&props, "nbhd");
+        wm_tb_str(&props, nbhd);
+    }
+    wm_tb_props(&body, &props);
+    wm_tb_str(&body, f1);
+    wm_tb_u8(&body, 1);
+    if (f2) {
+        wm_tb_str(&body, f2);
+        wm_tb_u8(&body, 0);
+    }
+    size_t n = wm_tb_packet(&pkt, 0x82, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+static size_t unsubscribe_pkt(uint8_t *out, const char *f)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u16(&body, 4);
+    wm_tb_props(&body, &props);
+    wm_tb_str(&body, f);
+    size_t n = wm_tb_packet(&pkt, 0xa2, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+static void connect_as(struct conv *v, uint16_t port, const char *client)
+{
+    uint8_t b[256];
+    open_conv(v, port);
+    c2s(v, b, connect_pkt(b, client, 5));
+    s2c(v, b, connack_pkt(b, NULL));
+}
+
+/* ------------------------------------------------------------ tests */
+
+TestSuite(mqtt, .init = setup, .fini = teardown);
+
+Test(mqtt, several_packets_in_one_segment_are_decoded_in_place)
+{
+    struct conv v;
+    open_conv(&v, 50000);
+    uint8_t seg[1024];
+    size_t n = connect_pkt(seg, "car-1", 5);
+    n += publish_pkt(seg + n, "m/road/1", 0, "road-1", NULL, 20);
+    n += publish_pkt(seg + n, "x/road/2", 0, "road-2", "road-3", 20);
+    seg[n++] = 0xc0; /* PINGREQ */
+    seg[n++] = 0x00;
+    c2s(&v, seg, n);
+    cr_assert_eq(layer.c.connect_v5, 1);
+    cr_assert_eq(layer.c.zero_copy_packets, 4);
+    cr_assert_eq(layer.c.staged_packets, 0);
+    cr_assert_eq(n_pubs, 2);
+    cr_assert_str_eq(pubs[0].client, "car-1");
+    cr_assert_str_eq(pubs[0].topic, "m/road/1");
+    cr_assert_str_eq(pubs[0].peids[0], "road-1");
+    cr_assert_eq(pubs[1].n_peids, 2);
+    cr_assert_str_eq(pubs[1].peids[1], "road-3");
+    cr_assert_eq(pubs[1].seq, pubs[0].seq + 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_MATCHED], 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_NO_MATCH], 1);
+    cr_assert_eq(layer.c.packets[WM_DIR_C2S][12], 1, "PINGREQ counted");
+    assert_publish_conservation();
+}
+
+Test(mqtt, a_publish_split_at_every_byte)
+{
+    uint8_t pub[512];
+    /* > 127 bytes: a 2-byte Remaining Length, so splits fall inside it too. */
+    size_t n = publish_pkt(pub, "m/road/segment/42", 0, "road-42", NULL, 150);
+    cr_assert_gt(n, 130);
+    cr_assert_eq(pub[1] & 0x80, 0x80, "two-byte Remaining Length");
+    for (size_t k = 1; k < n; k++) {
+        struct conv v;
+        connect_as(&v, (uint16_t)(20000 + k), "splitter");
+        int before = n_pubs;
+        c2s(&v, pub, k);
+        cr_assert_eq(n_pubs, before, "nothing before the packet is whole (split %zu)", k);
+        c2s(&v, pub + k, n - k);
+        cr_assert_eq(n_pubs, before + 1, "split at %zu", k);
+        cr_assert_str_eq(pubs[before].topic, "m/road/segment/42");
+        cr_assert_str_eq(pubs[before].peids[0], "road-42");
+        send_seg(&v.c, v.cisn + 1 + v.coff, 0, WM_TCP_RST, NULL, 0);
+        n_pubs = 0;
+    }
+    cr_assert_eq(layer.c.staged_packets, n - 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_MATCHED], n - 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, three_way_split_inside_the_fixed_header)
+{
+    uint8_t pub[512];
+    size_t n = publish_pkt(pub, "m/a", 0, "p", NULL, 200);
+    struct conv v;
+    connect_as(&v, 40000, "c3");
+    c2s(&v, pub, 1);     /* type byte */
+    c2s(&v, pub + 1, 1); /* first Remaining Length byte (continuation bit set) */
+    c2s(&v, pub + 2, n - 2);
+    cr_assert_eq(n_pubs, 1);
+    cr_assert_str_eq(pubs[0].topic, "m/a");
+    assert_publish_conservation();
+}
+
+Test(mqtt, reordered_segments_still_decode)
+{
+    uint8_t pub[512];
+    size_t n = publish_pkt(pub, "m/ooo", 0, "p", NULL, 100);
+    struct conv v;
+    connect_as(&v, 40001, "c4");
+    uint32_t base = v.coff;
+    c2s_at(&v, base + 60, pub + 60, n - 60);
+    c2s_at(&v, base + 20, pub + 20, 40);
+    cr_assert_eq(n_pubs, 0);
+    c2s_at(&v, base, pub, 20);
+    v.coff += (uint32_t)n;
+    cr_assert_eq(n_pubs, 1);
+    cr_assert_str_eq(pubs[0].topic, "m/ooo");
+    assert_publish_conservation();
+}
+
+Test(mqtt, topic_aliases_across_segments)
+{
+    uint8_t a[512], b[512];
+    struct conv v;
+    connect_as(&v, 40002, "aliaser");
+    size_t na = publish_pkt(a, "m/road/7", 3, "road-7", NULL, 10); /* binds alias 3 */
+    size_t nb = publish_pkt(b, "", 3, "road-8", NULL, 10);         /* uses it */
+    c2s(&v, a, na);
+    c2s(&v, b, 5); /* the aliased PUBLISH split across segments */
+    c2s(&v, b + 5, nb - 5);
+    cr_assert_eq(n_pubs, 2);
+    cr_assert_str_eq(pubs[1].topic, "m/road/7");
+    cr_assert_str_eq(pubs[1].peids[0], "road-8");
+    cr_assert_eq(layer.c.alias_set, 1);
+    cr_assert_eq(layer.c.alias_used, 1);
+    /* An alias never bound, and one beyond the followed range. */
+    nb = publish_pkt(b, "", 4, "x", NULL, 1);
+    c2s(&v, b, nb);
+    nb = publish_pkt(b, "", WM_MQTT_MAX_ALIASES + 1, "x", NULL, 1);
+    c2s(&v, b, nb);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_ALIAS_UNKNOWN], 2);
+    cr_assert_eq(layer.c.alias_beyond_bound, 1);
+    cr_assert_eq(n_pubs, 2);
+    /* Server -> client aliases are separate: the server's alias 3 is unset. */
+    nb = publish_pkt(b, "", 3, "x", NULL, 1);
+    s2c(&v, b, nb);
+    cr_assert_eq(layer.c.publish_from_server, 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, subscriptions_are_learned)
+{
+    uint8_t b[512];
+    struct conv v;
+    connect_as(&v, 40003, "watcher");
+    c2s(&v, b, subscribe_pkt(b, 17, "monaco-centre", "traffic/#", "parking/+"));
+    c2s(&v, b, subscribe_pkt(b, 0, "nowhere", "x/#", NULL));
+    c2s(&v, b, unsubscribe_pkt(b, "parking/+"));
+    cr_assert_eq(n_subs, 4);
+    cr_assert_str_eq(subs[0].client, "watcher");
+    cr_assert_str_eq(subs[0].filter, "traffic/#");
+    cr_assert_eq(subs[0].subid, 17);
+    cr_assert_str_eq(subs[0].nbhd, "monaco-centre");
+    cr_assert_str_eq(subs[1].filter, "parking/+");
+    cr_assert_eq(subs[1].subid, 17);
+    cr_assert_eq(subs[2].subid, 0);
+    cr_assert_eq(subs[3].unsub, 1);
+    cr_assert_str_eq(subs[3].filter, "parking/+");
+    cr_assert_eq(layer.c.subscribe_filters, 3);
+    cr_assert_eq(layer.c.subs_installed, 2);
+    cr_assert_eq(layer.c.subs_nbhd_unknown, 1);
+    cr_assert_eq(layer.c.unsubscribe_filters, 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, assigned_client_identifier)
+{
+    uint8_t b[256];
+    struct conv v;
+    open_conv(&v, 40004);
+    c2s(&v, b, connect_pkt(b, "", 5));
+    s2c(&v, b, connack_pkt(b, "auto-1234"));
+    c2s(&v, b, publish_pkt(b, "m/x", 0, "p", NULL, 1));
+    cr_assert_str_eq(pubs[0].client, "auto-1234");
+    assert_publish_conservation();
+}
+
+Test(mqtt, malformed_publish_is_counted_and_the_direction_stops)
+{
+    uint8_t b[256];
+    struct conv v;
+    connect_as(&v, 40005, "bad");
+    size_t n = publish_pkt(b, "m/x", 0, "p", NULL, 4);
+    b[0] = 0x36; /* QoS 3 */
+    c2s(&v, b, n);
+    cr_assert_eq(layer.c.malformed[WM_MQTT5_E_PUBLISH_QOS3], 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_MALFORMED], 1);
+    cr_assert_eq(layer.c.dirs_broken, 1);
+    n = publish_pkt(b, "m/x", 0, "p", NULL, 4);
+    c2s(&v, b, n);
+    cr_assert_eq(n_pubs, 0);
+    cr_assert_eq(layer.c.ignored_bytes, n);
+    /* The server direction still decodes. */
+    s2c(&v, b, publish_pkt(b, "m/y", 0, "p", NULL, 1));
+    cr_assert_eq(layer.c.publish_from_server, 1);
+    /* A bad property deep inside a packet: reason counted. */
+    struct conv w;
+    connect_as(&w, 40006, "bad2");
+    n = publish_pkt(b, "m/x", 0, "p", NULL, 4);
+    b[10] = 0x7f; /* the first property identifier (after topic, packet id, length) becomes unknown */
+    c2s(&w, b, n);
+    cr_assert_eq(layer.c.malformed[WM_MQTT5_E_PROPERTY_UNKNOWN], 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_MALFORMED], 2);
+    assert_publish_conservation();
+}
+
+Test(mqtt, other_protocol_versions_are_counted_not_followed)
+{
+    uint8_t b[256];
+    struct conv v;
+    open_conv(&v, 40007);
+    c2s(&v, b, connect_pkt(b, "old", 4)); /* MQTT 3.1.1 */
+    cr_assert_eq(layer.c.connect_other_version, 1);
+    cr_assert_eq(layer.c.connect_v5, 0);
+    cr_assert_eq(layer.c.dirs_broken, 0);
+    c2s(&v, b, publish_pkt(b, "m/x", 0, "p", NULL, 1));
+    cr_assert_eq(n_pubs, 0);
+    assert_publish_conservation();
+}
+
+Test(mqtt, rst_inside_a_publish_truncates_it)
+{
+    uint8_t b[512];
+    struct conv v;
+    connect_as(&v, 40008, "resetter");
+    size_t n = publish_pkt(b, "m/x", 0, "p", NULL, 100);
+    c2s(&v, b, n / 2);
+    send_seg(&v.c, v.cisn + 1 + v.coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_TRUNCATED], 1);
+    cr_assert_eq(layer.c.truncated_packets, 1);
+    cr_assert_eq(layer.stage_free_n, layer.cfg.staging_buffers);
+    assert_publish_conservation();
+}
+
+Test(mqtt, a_lost_segment_inside_a_publish_truncates_it)
+{
+    uint8_t b[512];
+    struct conv v;
+    connect_as(&v, 40009, "lossy");
+    size_t n = publish_pkt(b, "m/x", 0, "p", NULL, 100);
+    uint32_t base = v.coff;
+    c2s_at(&v, base, b, 30);
+    c2s_at(&v, base + 60, b + 60, n - 60);
+    /* The broker acknowledges everything, again and again: bytes 30..59
+     * are gone for good. */
+    for (int i = 0; i < WM_ACKED_HOLE_GRACE; i++)
+        send_seg(&v.s, v.sisn + 1 + v.soff, v.cisn + 1 + base + (uint32_t)n, WM_TCP_ACK, NULL, 0);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_TRUNCATED], 1);
+    cr_assert_eq(n_pubs, 0);
+    assert_publish_conservation();
+}
+
+Test(mqtt, packets_over_the_size_bound_are_skipped)
+{
+    setup_with(128, 4);
+    uint8_t b[1024];
+    struct conv v;
+    connect_as(&v, 40010, "big");
+    size_t n = publish_pkt(b, "m/x", 0, "p", NULL, 300);
+    c2s(&v, b, n); /* whole in one segment */
+    c2s(&v, b, 50); /* split */
+    c2s(&v, b + 50, n - 50);
+    size_t small = publish_pkt(b, "m/ok", 0, "p", NULL, 10);
+    c2s(&v, b, small);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_TOO_LARGE], 2);
+    cr_assert_eq(layer.c.too_large_packets, 2);
+    cr_assert_eq(n_pubs, 1, "the stream continues after a skipped packet");
+    cr_assert_str_eq(pubs[0].topic, "m/ok");
+    assert_publish_conservation();
+}
+
+Test(mqtt, staging_pool_exhaustion_is_counted)
+{
+    setup_with(65536, 1);
+    uint8_t b[512];
+    struct conv v, w;
+    connect_as(&v, 40011, "one");
+    connect_as(&w, 40012, "two");
+    size_t n = publish_pkt(b, "m/x", 0, "p", NULL, 50);
+    c2s(&v, b, 20); /* takes the only staging buffer */
+    c2s(&w, b, 20); /* none left */
+    cr_assert_eq(layer.c.staging_full, 1);
+    c2s(&w, b + 20, n - 20);
+    c2s(&v, b + 20, n - 20);
+    c2s(&w, b, n); /* after the skipped packet, w decodes again */
+    cr_assert_eq(n_pubs, 2);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_STAGING_FULL], 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, publish_before_connect_is_not_matched)
+{
+    uint8_t b[256];
+    struct conv v;
+    open_conv(&v, 40013);
+    c2s(&v, b, publish_pkt(b, "m/x", 0, "p", NULL, 1));
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_NOT_CONNECTED], 1);
+    cr_assert_eq(n_pubs, 0);
+    assert_publish_conservation();
+}
