@@ -134,6 +134,7 @@ static wm_mqtt5_err rd_topic_name(wm_mqtt5_cursor *c, wm_mqtt5_bytes *t, bool al
     wm_mqtt5_err e = wm_mqtt5_rd_bin(c, t);
     if (e) return e;
     if (t->len == 0 && allow_empty) return WM_MQTT5_E_OK;
+    if (wm_topic_name_is_plain((const char *)t->p, t->len)) return WM_MQTT5_E_OK;
     size_t off = 0;
     wm_topic_status st = wm_topic_name_validate((const char *)t->p, t->len, &off);
     if (st == WM_TOPIC_OK) return WM_MQTT5_E_OK;
@@ -367,6 +368,15 @@ out:
     return e;
 }
 
+/* §3.14.2.1 "Sent by": 0x04 only from a Client; 0x87, 0x89, 0x8B, 0x8D, 0x8E,
+ * 0x8F and 0x9A..0xA2 only from a Server; the rest from either. */
+static bool disconnect_reason_from(uint8_t rc, wm_mqtt5_dir from)
+{
+    bool server_only = rc == 0x87 || rc == 0x89 || rc == 0x8B || rc == 0x8D || rc == 0x8E || rc == 0x8F ||
+                       (rc >= 0x9A && rc <= 0xA2);
+    return from == WM_MQTT5_FROM_CLIENT ? !server_only : rc != 0x04;
+}
+
 /* DISCONNECT (§3.14) and AUTH (§3.15): Remaining Length 0 means reason 0x00
  * and no properties. DISCONNECT may also stop after the Reason Code
  * (§3.14.2.2.1); AUTH may not (§3.15.2.2.1 allows only the empty form). */
@@ -379,6 +389,8 @@ static wm_mqtt5_err dec_disconnect(const wm_mqtt5_config *cfg, wm_mqtt5_cursor c
     props_empty(&pkt->props, c.p);
     if (c.p == c.end) return WM_MQTT5_E_OK;
     TRY(rd_reason(&c, pkt->type, &pkt->reason_code));
+    if (pkt->type == WM_MQTT5_DISCONNECT && !disconnect_reason_from(pkt->reason_code, cfg->from))
+        FAIL(WM_MQTT5_E_REASON_CODE, c.p - 1);
     if (c.p < c.end || pkt->type == WM_MQTT5_AUTH)
         if ((e = rd_props(&c, pkt->type, &pkt->props, &at))) goto out;
     /* MQTT-3.14.2-2: a Server must not send Session Expiry Interval. */
@@ -421,6 +433,7 @@ wm_mqtt5_status wm_mqtt5_decode(const wm_mqtt5_config *cfg, const uint8_t *buf, 
     case WM_MQTT5_PINGRESP:
         e = c.p == c.end ? WM_MQTT5_E_OK : WM_MQTT5_E_TRAILING_BYTES; /* §3.12, §3.13: Remaining Length 0 */
         at = c.p;
+        props_empty(&pkt->props, c.p);  /* so generic code may walk any packet's properties */
         break;
     default: e = dec_disconnect(cfg, c, pkt, &at); break;          /* DISCONNECT, AUTH */
     }

@@ -1,19 +1,6 @@
 /* Helpers over decoded packets (see codec/mqtt5_packet.h). */
 #include "codec/mqtt5_packet.h"
 
-bool wm_mqtt5_direction_allowed(unsigned type, wm_mqtt5_dir from)
-{
-    /* §2.1.2 "Direction of flow": bit t set = type t may come from that side. */
-    static const uint16_t from_client = 1u << WM_MQTT5_CONNECT | 1u << WM_MQTT5_PUBLISH | 1u << WM_MQTT5_PUBACK |
-        1u << WM_MQTT5_PUBREC | 1u << WM_MQTT5_PUBREL | 1u << WM_MQTT5_PUBCOMP | 1u << WM_MQTT5_SUBSCRIBE |
-        1u << WM_MQTT5_UNSUBSCRIBE | 1u << WM_MQTT5_PINGREQ | 1u << WM_MQTT5_DISCONNECT | 1u << WM_MQTT5_AUTH;
-    static const uint16_t from_server = 1u << WM_MQTT5_CONNACK | 1u << WM_MQTT5_PUBLISH | 1u << WM_MQTT5_PUBACK |
-        1u << WM_MQTT5_PUBREC | 1u << WM_MQTT5_PUBREL | 1u << WM_MQTT5_PUBCOMP | 1u << WM_MQTT5_SUBACK |
-        1u << WM_MQTT5_UNSUBACK | 1u << WM_MQTT5_PINGRESP | 1u << WM_MQTT5_DISCONNECT | 1u << WM_MQTT5_AUTH;
-    if (type > 15) return false;
-    return ((from == WM_MQTT5_FROM_CLIENT ? from_client : from_server) >> type) & 1;
-}
-
 bool wm_mqtt5_subscription_next(const wm_mqtt5_packet *pkt, size_t *pos, wm_mqtt5_subscription *out)
 {
     const uint8_t *p = pkt->payload.p, *end = p + pkt->payload.len;

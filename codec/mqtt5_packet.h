@@ -93,7 +93,7 @@ typedef struct wm_mqtt5_packet {
     /* CONNACK, PUBACK..PUBCOMP, DISCONNECT, AUTH; 0x00 when omitted on the wire. */
     uint8_t reason_code;
     bool session_present;      /* CONNACK (§3.2.2.1.1) */
-    wm_mqtt5_props props;      /* every type but PINGREQ/PINGRESP */
+    wm_mqtt5_props props;      /* every type (empty for PINGREQ/PINGRESP) */
     wm_mqtt5_connect connect;  /* CONNECT only */
     /* Encoder input for SUBSCRIBE/UNSUBSCRIBE built by hand: `count` entries;
      * NULL (as the decoder leaves it) means "encode the filters in payload". */
@@ -106,7 +106,19 @@ typedef struct wm_mqtt5_packet {
  * packet wm_mqtt5_packet_decode() accepted. */
 bool wm_mqtt5_subscription_next(const wm_mqtt5_packet *pkt, size_t *pos, wm_mqtt5_subscription *out);
 
-/* True when a packet of `type` may be sent by `from` (§2.1.2). */
-bool wm_mqtt5_direction_allowed(unsigned type, wm_mqtt5_dir from);
+/* True when a packet of `type` may be sent by `from` (§2.1.2 "Direction of
+ * flow"). Bit t of each mask = type t may come from that side. */
+static inline bool wm_mqtt5_direction_allowed(unsigned type, wm_mqtt5_dir from)
+{
+    enum {
+        BOTH = 1u << WM_MQTT5_PUBLISH | 1u << WM_MQTT5_PUBACK | 1u << WM_MQTT5_PUBREC | 1u << WM_MQTT5_PUBREL |
+               1u << WM_MQTT5_PUBCOMP | 1u << WM_MQTT5_DISCONNECT | 1u << WM_MQTT5_AUTH,
+        FROM_CLIENT = BOTH | 1u << WM_MQTT5_CONNECT | 1u << WM_MQTT5_SUBSCRIBE | 1u << WM_MQTT5_UNSUBSCRIBE |
+                      1u << WM_MQTT5_PINGREQ,
+        FROM_SERVER = BOTH | 1u << WM_MQTT5_CONNACK | 1u << WM_MQTT5_SUBACK | 1u << WM_MQTT5_UNSUBACK |
+                      1u << WM_MQTT5_PINGRESP,
+    };
+    return type < 16 && (((from == WM_MQTT5_FROM_CLIENT ? FROM_CLIENT : FROM_SERVER) >> type) & 1u);
+}
 
 #endif

@@ -92,8 +92,8 @@ typedef struct wm_mqtt5_prop_val {
 typedef struct wm_mqtt5_props {
     uint64_t present;              /* bit (1 << id) per identifier present */
     wm_mqtt5_bytes raw;            /* the properties, without the length prefix */
-    uint16_t user_property_count;
-    uint16_t subscription_identifier_count;
+    uint32_t user_property_count;
+    uint32_t subscription_identifier_count;
     wm_mqtt5_prop_val v[WM_MQTT5_PROP_ID_LIMIT]; /* valid where present */
     /* Encoder inputs for packets built by hand (the decoder sets both NULL):
      * when non-NULL, the encoder writes these (user_property_count /

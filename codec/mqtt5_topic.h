@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec/mqtt5_utf8.h"
+
 /* Longest topic a UTF-8 Encoded String can carry (§1.5.4): 65,535 bytes. */
 #define WM_TOPIC_MAX_LEN 65535u
 
@@ -39,6 +41,25 @@ typedef enum wm_topic_status {
  * *err_off (if not NULL) receives the byte offset of the first bad byte
  * (0 for EMPTY, len for TOO_LONG). */
 wm_topic_status wm_topic_name_validate(const char *s, size_t len, size_t *err_off);
+
+/* Fast path of wm_topic_name_validate() for the common case, inline for
+ * packet decoders: true when the name is non-empty plain ASCII without
+ * U+0000, '+' or '#', which makes it valid. False says nothing: call
+ * wm_topic_name_validate() for the verdict and the error position. */
+static inline uint64_t wm_topic_word_bad_in_name(uint64_t w)
+{
+    /* A byte of w ^ ('+' x 8) is 0 iff that byte of w is '+'; the bytes are
+     * below 0x80 when this matters (a high byte is already a hit). */
+    return (w | (w - WM_UTF8_LO) | ((w ^ 0x2B2B2B2B2B2B2B2Bull) - WM_UTF8_LO) |
+            ((w ^ 0x2323232323232323ull) - WM_UTF8_LO)) & WM_UTF8_HI;
+}
+static inline __attribute__((always_inline)) bool wm_topic_name_is_plain(const char *s, size_t len)
+{
+    bool ok;
+    if (len == 0) return false;
+    WM_UTF8_SWAR_SCAN((const uint8_t *)s, len, wm_topic_word_bad_in_name, ok);
+    return ok;
+}
 
 /* Validates a topic filter as carried in SUBSCRIBE/UNSUBSCRIBE (§4.7, §4.8.2):
  * the rules of names plus: '#' only as the whole last level, '+' only as a

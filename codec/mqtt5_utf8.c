@@ -6,12 +6,6 @@
 
 #include <string.h>
 
-static inline int has_zero_or_high(uint64_t w)
-{
-    const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
-    return ((w - lo) & ~w & hi) != 0 || (w & hi) != 0;
-}
-
 wm_utf8_status wm_utf8_validate(const uint8_t *s, size_t len, size_t *err_off)
 {
     size_t i = 0;
@@ -20,7 +14,7 @@ wm_utf8_status wm_utf8_validate(const uint8_t *s, size_t len, size_t *err_off)
         if (len - i >= 8) {
             uint64_t w;
             memcpy(&w, s + i, 8);
-            if (!has_zero_or_high(w)) { i += 8; continue; }
+            if (!wm_utf8_word_nul_or_high(w)) { i += 8; continue; }
         }
         uint8_t c = s[i];
         if (c < 0x80) {

@@ -38,7 +38,7 @@ static inline wm_mqtt5_err wm_mqtt5_utf8_err(wm_utf8_status st)
     return WM_MQTT5_E_UTF8_ILL_FORMED;
 }
 
-static inline wm_mqtt5_err wm_mqtt5_rd_u8(wm_mqtt5_cursor *c, uint8_t *v)
+static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_u8(wm_mqtt5_cursor *c, uint8_t *v)
 {
     if (c->p >= c->end) return WM_MQTT5_E_TRUNCATED;
     *v = *c->p++;
@@ -46,7 +46,7 @@ static inline wm_mqtt5_err wm_mqtt5_rd_u8(wm_mqtt5_cursor *c, uint8_t *v)
 }
 
 /* Two Byte Integer, big-endian (§1.5.2). */
-static inline wm_mqtt5_err wm_mqtt5_rd_u16(wm_mqtt5_cursor *c, uint16_t *v)
+static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_u16(wm_mqtt5_cursor *c, uint16_t *v)
 {
     if (wm_mqtt5_cur_left(c) < 2) return WM_MQTT5_E_TRUNCATED;
     *v = (uint16_t)(c->p[0] << 8 | c->p[1]);
@@ -55,7 +55,7 @@ static inline wm_mqtt5_err wm_mqtt5_rd_u16(wm_mqtt5_cursor *c, uint16_t *v)
 }
 
 /* Four Byte Integer, big-endian (§1.5.3). */
-static inline wm_mqtt5_err wm_mqtt5_rd_u32(wm_mqtt5_cursor *c, uint32_t *v)
+static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_u32(wm_mqtt5_cursor *c, uint32_t *v)
 {
     if (wm_mqtt5_cur_left(c) < 4) return WM_MQTT5_E_TRUNCATED;
     *v = (uint32_t)c->p[0] << 24 | (uint32_t)c->p[1] << 16 | (uint32_t)c->p[2] << 8 | c->p[3];
@@ -65,7 +65,7 @@ static inline wm_mqtt5_err wm_mqtt5_rd_u32(wm_mqtt5_cursor *c, uint32_t *v)
 
 /* Variable Byte Integer inside a packet (§1.5.5): running out of bytes is a
  * truncation, not "need more", since the enclosing length is known. */
-static inline wm_mqtt5_err wm_mqtt5_rd_vbi(wm_mqtt5_cursor *c, uint32_t *v)
+static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_vbi(wm_mqtt5_cursor *c, uint32_t *v)
 {
     size_t n;
     switch (wm_mqtt5_vbi_decode(c->p, wm_mqtt5_cur_left(c), v, &n)) {
@@ -78,7 +78,7 @@ static inline wm_mqtt5_err wm_mqtt5_rd_vbi(wm_mqtt5_cursor *c, uint32_t *v)
 }
 
 /* Binary Data (§1.5.6): a Two Byte length then that many bytes. */
-static inline wm_mqtt5_err wm_mqtt5_rd_bin(wm_mqtt5_cursor *c, wm_mqtt5_bytes *out)
+static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_bin(wm_mqtt5_cursor *c, wm_mqtt5_bytes *out)
 {
     if (wm_mqtt5_cur_left(c) < 2) return WM_MQTT5_E_TRUNCATED;
     uint32_t n = (uint32_t)(c->p[0] << 8 | c->p[1]);
@@ -91,11 +91,12 @@ static inline wm_mqtt5_err wm_mqtt5_rd_bin(wm_mqtt5_cursor *c, wm_mqtt5_bytes *o
 
 /* UTF-8 Encoded String (§1.5.4). On a UTF-8 error the cursor points at the
  * offending byte. */
-static inline wm_mqtt5_err wm_mqtt5_rd_str(wm_mqtt5_cursor *c, wm_mqtt5_bytes *out)
+static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_str(wm_mqtt5_cursor *c, wm_mqtt5_bytes *out)
 {
     const uint8_t *start = c->p;
     wm_mqtt5_err e = wm_mqtt5_rd_bin(c, out);
     if (e) return e;
+    if (wm_utf8_is_plain_ascii(out->p, out->len)) return WM_MQTT5_E_OK;
     size_t off;
     wm_utf8_status st = wm_utf8_validate(out->p, out->len, &off);
     if (st != WM_UTF8_OK) { c->p = start + 2 + off; return wm_mqtt5_utf8_err(st); }

@@ -8,6 +8,8 @@
 #   source scripts/pg-cluster.sh
 #   wm_pg_start            # sets PGHOST PGPORT PGUSER PGDATABASE WM_PG_DIR WM_PG_DSN,
 #                          # installs an EXIT trap that stops and removes the cluster
+#                          # (it REPLACES any EXIT trap: set a combined one after it,
+#                          # e.g. trap 'wm_pg_stop; rm -rf "$mine"' EXIT; WM_PG_NO_TRAP=1 skips it)
 #   psql -c 'select postgis_full_version()'
 #   wm_pg_load_world ../shared/data/world/monaco.geojson   # table "world", see below
 #   wm_pg_stop             # optional: the trap does it

@@ -115,6 +115,7 @@ scripts/osm-to-world.sh "$SHARED/data/osm/liechtenstein-2013-08-03.osm.pbf" "$wo
   { cat "$work/log"; exit 1; }
 source scripts/pg-cluster.sh
 wm_pg_start
+trap 'wm_pg_stop; rm -rf "$work"' EXIT   # wm_pg_start replaced our trap
 wm_pg_load_world "$work/li.geojson"
 read -r n invalid cw dupes badtouch <<<"$(psql -X -At -F ' ' <<'SQL'
 SELECT (SELECT count(*) FROM world),

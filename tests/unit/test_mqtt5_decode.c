@@ -810,9 +810,22 @@ Test(disconnect, forms_and_rules)
     EXPECT_OK(dec(&CLI, d0, 2)); cr_expect_eq(P.reason_code, 0);
     EXPECT_OK(dec(&CLI, d1, 3)); cr_expect_eq(P.reason_code, 0x04);
     EXPECT_ERR(dec(&CLI, bad, 3), WM_MQTT5_E_REASON_CODE, 0x82, 2);
-    reset(); wm_tb_u8(&B, 0x8B); wm_tb_u8(&PR, 0x11); wm_tb_u32(&PR, 0); wm_tb_props(&B, &PR);
+    reset(); wm_tb_u8(&B, 0x80); wm_tb_u8(&PR, 0x11); wm_tb_u32(&PR, 0); wm_tb_props(&B, &PR);
     EXPECT_OK(pkt(&CLI, 0xE0));
     EXPECT_ERR(pkt(&SRV, 0xE0), WM_MQTT5_E_SESSION_EXPIRY_FROM_SERVER, 0x82, 4);
+}
+
+/* §3.14.2.1 "Sent by": Disconnect with Will Message only from a Client,
+ * Server shutting down (and the other server codes) only from a Server. */
+Test(disconnect, reason_code_by_sender)
+{
+    const uint8_t will[] = { 0xE0, 0x01, 0x04 }, shutdown[] = { 0xE0, 0x01, 0x8B }, either[] = { 0xE0, 0x01, 0x93 };
+    EXPECT_OK(dec(&CLI, will, 3));
+    EXPECT_ERR(dec(&SRV, will, 3), WM_MQTT5_E_REASON_CODE, 0x82, 2);
+    EXPECT_OK(dec(&SRV, shutdown, 3));
+    EXPECT_ERR(dec(&CLI, shutdown, 3), WM_MQTT5_E_REASON_CODE, 0x82, 2);
+    EXPECT_OK(dec(&CLI, either, 3));
+    EXPECT_OK(dec(&SRV, either, 3));
 }
 
 /* §3.15.2.1: AUTH reason codes 0x00, 0x18, 0x19; Remaining Length 0 = Success. */

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# `wmctl resolve` and `wmctl dump` as a user runs them (issue 4): the Monaco
+# examples through --json and through a .wmr file give the same JSON, equal to
+# monaco-examples.expected.json; bad inputs give exit 1 with file:line:column
+# or the byte offset; usage errors give exit 2. Needs no peer.
+set -euo pipefail
+ROOT=${WM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${WM_BUILD:-$ROOT/build}
+SHARED=${WM_SHARED:-$ROOT/../shared}
+W=$SHARED/data/world
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+checks=0; ok() { checks=$((checks + 1)); }
+
+timeout 60 "$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-examples.nbhd" --json >"$work/a.json"
+python3 - "$work/a.json" "$W/monaco-examples.expected.json" <<'PY' || fail "--json differs from monaco-examples.expected.json"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(0 if a == b and list(a) == list(b) else 1)
+PY
+ok
+timeout 60 "$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-examples.nbhd" --out "$work/m.wmr"
+timeout 60 "$BUILD/wmctl" dump "$work/m.wmr" >"$work/d.json"
+cmp -s "$work/a.json" "$work/d.json" || fail "dump differs from resolve --json"; ok
+
+# A truncated and a corrupted file: exit 1, reason and offset.
+size=$(stat -c %s "$work/m.wmr")
+head -c $((size - 1)) "$work/m.wmr" >"$work/t.wmr"
+set +e
+"$BUILD/wmctl" dump "$work/t.wmr" >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ $rc = 1 ] && grep -q "truncated" "$work/err" || fail "truncated file: rc=$rc $(cat "$work/err")"; ok
+cp "$work/m.wmr" "$work/c.wmr"
+printf '\xff' | dd of="$work/c.wmr" bs=1 seek=$((size / 2)) conv=notrunc status=none
+set +e
+"$BUILD/wmctl" dump "$work/c.wmr" >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ $rc = 1 ] && grep -q "checksum" "$work/err" || fail "corrupted file: rc=$rc $(cat "$work/err")"; ok
+
+# Bad neighborhood files: exit 1 and FILE:LINE:COL.
+expect_nbhd_error() {  # text, expected "LINE:COL", kind
+  printf '%b' "$1" >"$work/bad.nbhd"
+  set +e
+  "$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$work/bad.nbhd" --json >/dev/null 2>"$work/err"; rc=$?
+  set -e
+  [ $rc = 1 ] && grep -q "bad.nbhd:$2: .*\[$3\]" "$work/err" || fail "'$1': rc=$rc $(cat "$work/err")"
+  ok
+}
+expect_nbhd_error '# ok\nX: ({z12_5}, {road/#}, T)\nY: ({nope}, {road/#}, T)\n' 3:6 unknown_peid
+expect_nbhd_error 'X: ({z12_5}, {road/#}, T) . ({2}, {road/#}, T)\n' 1:31 stage_ref
+expect_nbhd_error 'X: ({z12_5}, {road/#/x}, T)\n' 1:20 bad_catfilter
+expect_nbhd_error 'X: ({z12_5}, {road/#}, X)\n' 1:24 syntax
+
+# Bad world: exit 1 with the feature number.
+printf '{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[7.4,43.7]}},{"type":"Feature","geometry":{"type":"Point","coordinates":[7.4,43.7]}}]}' >"$work/w.geojson"
+set +e
+"$BUILD/wmctl" resolve --world "$work/w.geojson" --nbhd "$W/monaco-examples.nbhd" --json >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ $rc = 1 ] && grep -q "feature 2" "$work/err" || fail "world without id: rc=$rc $(cat "$work/err")"; ok
+
+# Usage errors: exit 2.
+set +e
+"$BUILD/wmctl" resolve --world "$W/monaco.geojson" >/dev/null 2>&1; rc1=$?
+"$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-examples.nbhd" --json --crs 32632 >/dev/null 2>&1; rc2=$?
+"$BUILD/wmctl" dump "$work/missing.wmr" >/dev/null 2>&1; rc3=$?
+set -e
+[ $rc1 = 2 ] && [ $rc2 = 2 ] && [ $rc3 = 2 ] || fail "usage exit codes $rc1 $rc2 $rc3"; ok
+
+echo "wmctl resolve/dump: $checks checks passed (examples exact, .wmr = --json, truncation/corruption/errors located)"
