@@ -70,7 +70,7 @@ pids=()
 python3 -c '
 import json, sys
 for p in json.load(open(sys.argv[1]))["publishers"]:
-    kind = "traffic-flow" if p["topic"].startswith("traffic/") else "parking-occupancy"
+    kind = "flow" if p["topic"].startswith("traffic/") else "parking"
     print("\t".join(str(x) for x in (p["client_id"], p["qos"], p["topic_alias"] or "-", p["topic"],
                                       p["peid"], kind, p["payload"])))' "$PLAN" >"$tmp/pubs.tsv"
 while IFS=$'\t' read -r id qos alias topic peid kind lines; do

@@ -23,11 +23,12 @@
 #   pub-q0    QoS 0, message expiry, content type, payload format, two User
 #             Properties (peid first).
 #   pub-q1    QoS 1 retained, response topic, correlation data.
-#   pub-q2    QoS 2 (PUBREC / PUBREL / PUBCOMP).
+#   pub-q2    QoS 2 (PUBREC / PUBREL / PUBCOMP), user name and password.
 #   pub-alias QoS 1, Topic Alias 2, four times: topic then empty topic + alias.
 #   pub-lines QoS 0, Topic Alias 1, five lines (mosquitto_pub -l).
 #   pub-none  QoS 1 to a topic nobody subscribes: PUBACK reason 0x10.
 #   pub-big   QoS 1, 17,000-byte payload (three-byte Remaining Length).
+#   pub-auth  CONNECT with Authentication Method/Data: CONNACK 0x8C.
 #   pub-disc  DISCONNECT with a User Property and Session Expiry Interval.
 # Every client is bounded by `timeout`; broker and tcpdump are stopped by trap.
 set -euo pipefail
@@ -86,7 +87,7 @@ pub -i wm-pub-q0 -q 0 -t traffic/flow/r4230187.0 -m '{"veh_per_h":412,"speed_kmh
 pub -i wm-pub-q1 -q 1 -r -t parking/a339724631/occupancy -m '{"free":17,"total":120}' \
   -D publish user-property peid a339724631 -D publish user-property src gate-2 \
   -D publish response-topic wm/reply -D publish correlation-data req-0042
-pub -i wm-pub-q2 -q 2 -t traffic/flow/r357167409.0 -m '{"veh_per_h":96,"speed_kmh":44}' \
+pub -i wm-pub-q2 -u wm-user -P secret -q 2 -t traffic/flow/r357167409.0 -m '{"veh_per_h":96,"speed_kmh":44}' \
   -D publish user-property peid r357167409.0 -D publish user-property src loop-9
 pub -i wm-pub-alias -q 1 -t traffic/flow/r176334442.2 -m '{"veh_per_h":250}' --repeat 4 \
   -D publish topic-alias 2 -D publish user-property peid r176334442.2 \
@@ -102,6 +103,12 @@ pub -i wm-pub-big -q 1 -t bulk/r4230187.0 -f "$tmp/big" -D publish user-property
 pub -i wm-pub-disc -q 0 -t traffic/flow/r4230181.1 -m '{"veh_per_h":0}' \
   -D publish user-property peid r4230181.1 -D publish user-property src loop-1 \
   -D disconnect session-expiry-interval 0 -D disconnect user-property bye now
+
+# An authentication method the broker has no plugin for: CONNACK 0x8C, and
+# mosquitto_pub exits with that reason code (140).
+rc=0; pub -i wm-pub-auth -t a/b -m x -D connect authentication-method SCRAM-SHA-1 \
+  -D connect authentication-data 0102 2>/dev/null || rc=$?
+[ $rc -eq 140 ] || { echo "capture-mqtt5: expected CONNACK 0x8C (rc 140), mosquitto_pub rc $rc" >&2; exit 1; }
 
 # The Will: an abrupt end of the connection makes the broker publish it (§3.1.2.5).
 kill -KILL "$will_pid"

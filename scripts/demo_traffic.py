@@ -19,7 +19,7 @@ import os
 import random
 import sys
 
-ROAD_MSGS = 50      # messages per road segment
+ROAD_MSGS = 40      # messages per road segment
 PARK_MSGS = 30      # messages per car park
 
 
