@@ -93,7 +93,9 @@ struct wm_matcher {
     wm_intern nbhd_names;      /* name -> name id */
     uint32_t *name_nbhd;       /* [name id] nbhd */
     wm_intern peids;           /* peid string -> peid (never released) */
-    wm_rvec *p_nbhds;          /* [peid] neighborhoods containing it */
+    wm_rvec *p_nbhds;          /* [peid] neighborhoods containing it (huge-page mapping) */
+    void *p_nbhds_map;         /* the mapping behind p_nbhds, and its length */
+    size_t p_nbhds_maplen;
     uint64_t nbhd_peids;       /* sum of live sizes (writer) */
     uint32_t *sort_tmp;        /* writer scratch for defining sets */
     uint32_t sort_cap;
