@@ -10,6 +10,7 @@
  * (not zeroed): read only the fields of the decoded type.
  *
  * The decoder is codec/mqtt5_decode.h, the encoder codec/mqtt5_encode.h.
+ * The helpers below only read the packet: thread safe, no allocation.
  */
 #ifndef WM_CODEC_MQTT5_PACKET_H
 #define WM_CODEC_MQTT5_PACKET_H
