@@ -841,3 +841,19 @@ Test(auth, forms_and_codes)
     reset(); wm_tb_u8(&B, 0x01); wm_tb_props(&B, &PR);
     EXPECT_ERR(pkt(&CLI, 0xF0), WM_MQTT5_E_REASON_CODE, 0x82, 2);
 }
+
+/* §1.5.4 in the string fields of packets: User Name (§3.1.3.5), Will Topic
+ * (§3.1.3.3), SUBSCRIBE and UNSUBSCRIBE Topic Filters (§3.8.3, §3.10.3). */
+Test(strings, nul_and_surrogates_in_packet_fields)
+{
+    reset(); connect_head(5, 0x82); wm_tb_props(&B, &PR); wm_tb_str(&B, "c"); wm_tb_strn(&B, "us\0r", 4);
+    EXPECT_ERR(pkt(&CLI, 0x10), WM_MQTT5_E_UTF8_NUL, 0x81, 2 + 10 + 1 + 3 + 2 + 2);
+    reset(); connect_head(5, 0x06); wm_tb_props(&B, &PR); wm_tb_str(&B, "c"); wm_tb_props(&B, &PR);
+    wm_tb_strn(&B, "w\xED\xA0\x80", 4); wm_tb_strn(&B, "", 0);
+    EXPECT_ERR(pkt(&CLI, 0x10), WM_MQTT5_E_UTF8_SURROGATE, 0x81, 2 + 10 + 1 + 3 + 1 + 2 + 1);
+    EXPECT_ERR(subscribe_one("a/\xED\xB0\x80", 0), WM_MQTT5_E_UTF8_SURROGATE, 0x81, 7 + 2);
+    reset(); wm_tb_u16(&B, 1); wm_tb_props(&B, &PR); wm_tb_strn(&B, "#\0", 2); wm_tb_u8(&B, 0);
+    EXPECT_ERR(pkt(&CLI, 0x82), WM_MQTT5_E_UTF8_NUL, 0x81, 7 + 1);
+    reset(); wm_tb_u16(&B, 4); wm_tb_props(&B, &PR); wm_tb_strn(&B, "a\0", 2);
+    EXPECT_ERR(pkt(&CLI, 0xA2), WM_MQTT5_E_UTF8_NUL, 0x81, 2 + 2 + 1 + 2 + 1);
+}
