@@ -455,6 +455,27 @@ Test(publish, response_topic_with_wildcard)
     cr_expect_eq(P.props.v[WM_MQTT5_PROP_CORRELATION_DATA].s.len, 2);
 }
 
+/* §3.3.2.3.2: "The receiver MAY validate that the Payload is of the format
+ * indicated, and if it is not send a PUBACK, PUBREC, or DISCONNECT with
+ * Reason Code of 0x99 (Payload format invalid)". Only when asked to. */
+static void connect_head(uint8_t version, uint8_t flags);
+
+Test(publish, payload_format_check_on_request)
+{
+    wm_mqtt5_config chk = CLI;
+    chk.check_payload_format = true;
+    reset(); wm_tb_u8(&PR, 0x01); wm_tb_u8(&PR, 1); publish_body("t", 0, "ok \xC3\xA9 \xFF");
+    EXPECT_OK(pkt(&CLI, 0x30));
+    EXPECT_ERR(pkt(&chk, 0x30), WM_MQTT5_E_PAYLOAD_FORMAT_INVALID, 0x99, 2 + 3 + 3 + 6);
+    reset(); wm_tb_u8(&PR, 0x01); wm_tb_u8(&PR, 0); publish_body("t", 0, "\xFF");
+    EXPECT_OK(pkt(&chk, 0x30));
+    /* The Will Payload likewise, with the Will Properties' indicator (§3.1.3.2). */
+    reset(); connect_head(5, 0x06); wm_tb props0 = { .n = 0 }; wm_tb_props(&B, &props0); wm_tb_str(&B, "c");
+    wm_tb_u8(&PR, 0x01); wm_tb_u8(&PR, 1); wm_tb_props(&B, &PR); wm_tb_str(&B, "w"); wm_tb_strn(&B, "\xC0\x80", 2);
+    EXPECT_OK(pkt(&CLI, 0x10));
+    EXPECT_ERR(pkt(&chk, 0x10), WM_MQTT5_E_PAYLOAD_FORMAT_INVALID, 0x99, 2 + 10 + 1 + 3 + 3 + 3 + 2);
+}
+
 /* ------------------------------------------------------------- §3.1 CONNECT */
 
 static void connect_head(uint8_t version, uint8_t flags)

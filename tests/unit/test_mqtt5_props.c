@@ -204,9 +204,10 @@ Test(reason, error_table)
     for (int e = 1; e < WM_MQTT5_E_COUNT_; e++) {
         cr_expect_str_neq(wm_mqtt5_err_name((wm_mqtt5_err)e), "unknown", "error %d has no name", e);
         uint8_t rc = wm_mqtt5_err_reason((wm_mqtt5_err)e);
-        cr_expect(rc == 0x81 || rc == 0x82 || rc == 0x84 || rc == 0x94 || rc == 0x95, "error %d -> 0x%02x", e, rc);
+        cr_expect(rc == 0x81 || rc == 0x82 || rc == 0x84 || rc == 0x94 || rc == 0x95 || rc == 0x99, "error %d -> 0x%02x", e, rc);
     }
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_PACKET_TOO_LARGE), 0x95);
+    cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_PAYLOAD_FORMAT_INVALID), 0x99);
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_TOPIC_ALIAS_ZERO), 0x94);
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_VBI_NOT_MINIMAL), 0x81);
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_PROPERTY_DUPLICATE), 0x82);
