@@ -116,7 +116,7 @@ ALL_CFLAGS := $(CFLAGS_COMMON) $(call pc_cflags,$(PKGS_dataplane))
 ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench demo clean check-layers
+.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-dataplane demo clean check-layers
 
 all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN)
 
@@ -203,6 +203,11 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/perf/bench_%.o $(BUILD)/obj/perf/bench_shim
 
 bench: $(BENCH_BIN)
 	bash scripts/run-bench.sh $(BUILD) $(BENCH_BIN)
+
+# The data plane against dpdk-testpmd io-forward on the same synthetic spaPS
+# capture (perf/bench-dataplane.sh; SECONDS_PER_RUN, ROUNDS, PUBLISHES).
+bench-dataplane: $(STAMP) $(BUILD)/wirematch
+	bash perf/bench-dataplane.sh $(BUILD)
 
 clean:
 	rm -rf build/asan build/tsan build/obj build/tests build/bench build/fuzz $(PROGS) build/lib*.a

@@ -21,12 +21,12 @@ static wm_exi_status mem_fail(dctx *c)
     return wm_exi_fail(c->err, WM_EXI_E_MEMORY, c->r.pos, "memory cap of %zu bytes reached", c->d->lim.mem_cap);
 }
 
-static wm_exi_status code(dctx *c, uint32_t n, uint32_t *v)
+static inline wm_exi_status code(dctx *c, uint32_t n, uint32_t *v)
 {
     uint64_t at = c->r.pos;
     wm_exi_status st = wm_exi_read_nbit(&c->r, wm_exi_code_width(n), v);
-    if (st) return st;
-    if (*v >= n)
+    if (__builtin_expect(st != WM_EXI_OK, 0)) return st;
+    if (__builtin_expect(*v >= n, 0))
         return wm_exi_fail(c->err, WM_EXI_E_EVENT_CODE, at, "event code %u where only %u exist (§6.2)", *v, n);
     return WM_EXI_OK;
 }
@@ -42,7 +42,30 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
     char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
     if (!p) return mem_fail(c);
     size_t n = 0;
-    for (uint64_t i = 0; i < nchars; i++) {
+    uint64_t i = 0;
+    if (!rcs && !c->r.byte_aligned) {
+        /* fast path for ASCII: each character is one octet < 0x80, taken
+         * seven at a time from a 64-bit window */
+        const uint8_t *buf = c->r.buf;
+        uint64_t nbytes = c->r.len_bits >> 3;
+        while (i < nchars) {
+            uint64_t byte = c->r.pos >> 3;
+            if (byte + 8 > nbytes) break;
+            uint64_t win;
+            memcpy(&win, buf + byte, 8);
+            win = __builtin_bswap64(win) << (c->r.pos & 7);
+            unsigned k = 0;
+            for (; k < 7 && i < nchars; k++, i++) {
+                uint32_t b = (uint32_t)(win >> 56);
+                if (b - 1 >= 0x7f) break; /* multi-octet code point, or 0: slow path */
+                p[n++] = (char)b;
+                win <<= 8;
+                c->r.pos += 8;
+            }
+            if (k < 7 && i < nchars) break;
+        }
+    }
+    for (; i < nchars; i++) {
         uint64_t cp;
         wm_exi_status st;
         if (rcs) {
@@ -104,6 +127,39 @@ static wm_exi_status read_lname(dctx *c, uint32_t uri, uint32_t *lid)
     return WM_EXI_OK;
 }
 
+/* Preserve.prefixes: the prefix of a SE/AT qname or QName value (§7.1.7),
+ * an index into the URI's prefix partition (0 bits when it has <= 1 entry). */
+static wm_exi_status read_qname_prefix(dctx *c, uint32_t uri)
+{
+    if (!c->d->opts.preserve_prefixes) return WM_EXI_OK;
+    uint32_t m = c->d->st.uris[uri].n_prefixes, k;
+    uint64_t at = c->r.pos;
+    wm_exi_status st = wm_exi_read_nbit(&c->r, wm_exi_code_width(m), &k);
+    if (st) return st;
+    if (m && k >= m) return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "prefix compact id %u of %u (§7.3.2)", k, m);
+    return WM_EXI_OK;
+}
+
+/* NS event (§4): URI, prefix (hit or literal), local-element-ns flag. */
+static wm_exi_status namespace_decl(dctx *c)
+{
+    uint32_t uri, k;
+    wm_exi_status st = read_uri(c, &uri);
+    if (st) return st;
+    wm_exi_st_uri *u = &c->d->st.uris[uri];
+    uint64_t at = c->r.pos;
+    if ((st = wm_exi_read_nbit(&c->r, wm_exi_code_width(u->n_prefixes + 1), &k))) return st;
+    if (k == 0) {
+        uint64_t n;
+        wm_exi_sview s;
+        if ((st = wm_exi_read_uint(&c->r, &n)) || (st = read_chars(c, n, NULL, &s))) return st;
+        if (!wm_exi_strtab_add_prefix(&c->d->st, uri, s.p, s.len)) return mem_fail(c);
+    } else if (k - 1 >= u->n_prefixes)
+        return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "prefix compact id %u of %u (§7.3.2)", k - 1, u->n_prefixes);
+    bool local_ns;
+    return wm_exi_read_bool(&c->r, &local_ns);
+}
+
 /* A string value through the string table (§7.3.3) for qname `lid`. */
 static wm_exi_status read_string_value(dctx *c, uint32_t lid, const wm_exi_datatype *dt, wm_exi_value *v)
 {
@@ -148,6 +204,9 @@ static wm_exi_status read_value(dctx *c, uint32_t lid, uint32_t dt, wm_exi_value
     const wm_exi_datatype *t = &g->types[dt];
     if (t->kind == WM_EXI_DT_STRING || t->kind == WM_EXI_DT_RCS_STRING) return read_string_value(c, lid, t, v);
     wm_exi_text tx = { c->d->scratch, 0, c->d->lim.max_value_bytes };
+    if (c->d->lim.typed_only && t->kind != WM_EXI_DT_LIST && t->kind != WM_EXI_DT_DATETIME && t->kind != WM_EXI_DT_DECIMAL &&
+        t->kind != WM_EXI_DT_BASE64 && t->kind != WM_EXI_DT_HEX)
+        tx.cap = 0;
     return wm_exi_value_read(&c->r, g->types, t, &tx, v);
 }
 
@@ -173,6 +232,8 @@ static wm_exi_status push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem)
     wm_exi_decoder *d = c->d;
     if (d->depth >= d->lim.max_depth)
         return wm_exi_fail(c->err, WM_EXI_E_DEPTH, c->r.pos, "element nesting deeper than %u", d->lim.max_depth);
+    wm_exi_status pst = read_qname_prefix(c, uri);
+    if (pst) return pst;
     wm_exi_frame *f = &d->stack[d->depth++];
     memset(f, 0, sizeof *f);
     f->uri = uri;
@@ -180,7 +241,11 @@ static wm_exi_status push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem)
     f->bi = WM_EXI_NONE;
     const wm_exi_grammar *g = d->g;
     if (elem == WM_EXI_NONE && !g->schemaless && lid < g->n_lids) elem = wm_exi_grammar_global_elem(g, uri, lid);
-    if (elem != WM_EXI_NONE) {
+    if (elem == WM_EXI_ELEM_FRAGMENT) {
+        f->tgram = g->elem_fragment;
+        f->state = g->tgrams[f->tgram].start;
+        f->nillable = true;
+    } else if (elem != WM_EXI_NONE) {
         f->tgram = g->elems[elem].type;
         f->state = g->tgrams[f->tgram].start;
         f->nillable = g->elems[elem].nillable;
@@ -249,7 +314,8 @@ static wm_exi_status attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt,
 {
     wm_exi_event ev = { .type = WM_EXI_EV_AT };
     qname_view(c, &ev, uri, lid);
-    wm_exi_status st;
+    wm_exi_status st = read_qname_prefix(c, uri);
+    if (st) return st;
     if (uri == WM_EXI_URI_XSI && lid < c->d->g->n_lids && xsi_nil_typed) {
         /* xsi:nil [boolean] */
         const wm_exi_datatype bt = { .kind = WM_EXI_DT_BOOLEAN };
@@ -268,7 +334,8 @@ static wm_exi_status xsi_type(dctx *c, wm_exi_frame *f)
 {
     uint32_t uri, lid;
     wm_exi_status st;
-    if ((st = read_uri(c, &uri)) || (st = read_lname(c, uri, &lid))) return st;
+    if ((st = read_qname_prefix(c, WM_EXI_URI_XSI))) return st;
+    if ((st = read_uri(c, &uri)) || (st = read_lname(c, uri, &lid)) || (st = read_qname_prefix(c, uri))) return st;
     wm_exi_event ev = { .type = WM_EXI_EV_AT, .xsi = true };
     qname_view(c, &ev, WM_EXI_URI_XSI, c->d->g->schemaless ? 5 : c->d->g->uri_lid_first[WM_EXI_URI_XSI] + 1);
     /* lexical value "{uri}local" is given as uri + local; the XML writer picks a prefix */
@@ -290,9 +357,10 @@ static wm_exi_status xsi_type(dctx *c, wm_exi_frame *f)
     const wm_exi_grammar *g = c->d->g;
     if (!g->schemaless && lid < g->n_lids) {
         uint32_t tg = wm_exi_grammar_type_by_name(g, uri, lid);
-        if (tg != WM_EXI_NONE && f->state != WM_EXI_NONE) {
+        if (tg != WM_EXI_NONE) { /* also from a built-in grammar (§8.4.3: xsi:type switches) */
             f->tgram = tg;
             f->state = g->tgrams[tg].start;
+            f->content2 = false;
         }
     }
     return WM_EXI_OK;
@@ -373,6 +441,8 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
         else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_CH, 0, 0)) return mem_fail(c);
         f->bi_state = 1;
         return characters(c, f->lid, WM_EXI_NONE);
+    case WM_EXI_UD_NS:
+        return namespace_decl(c);
     default:
         return comment_or_pi(c, ud);
     }
@@ -473,6 +543,8 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     case WM_EXI_UD_CH:
         if (to_content) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
         return characters(c, f->lid, WM_EXI_NONE);
+    case WM_EXI_UD_NS:
+        return namespace_decl(c);
     default:
         return comment_or_pi(c, ud);
     }
@@ -491,12 +563,17 @@ void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_ex
         if (lim->mem_cap) d->lim.mem_cap = lim->mem_cap;
         if (lim->max_depth) d->lim.max_depth = lim->max_depth;
         if (lim->max_value_bytes) d->lim.max_value_bytes = lim->max_value_bytes;
+        d->lim.typed_only = lim->typed_only;
     }
     wm_exi_arena_init(&d->arena, d->lim.mem_cap);
     wm_exi_strtab_init(&d->st, g, &d->arena, false);
 }
 
-void wm_exi_decoder_free(wm_exi_decoder *d) { wm_exi_arena_free(&d->arena); }
+void wm_exi_decoder_free(wm_exi_decoder *d)
+{
+    wm_exi_strtab_free(&d->st);
+    wm_exi_arena_free(&d->arena);
+}
 
 /* Document / fragment level: returns true in *done after ED. */
 static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
@@ -522,10 +599,8 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
         uint32_t uri, lid;
         if (frag) {
             const wm_exi_frag_elem *fe = &g->frag[v];
-            if (fe->elem == WM_EXI_NONE)
-                return wm_exi_fail(c->err, WM_EXI_E_UNSUPPORTED, c->r.pos,
-                                   "fragment element with several declared types needs the ElementFragment grammar (§8.5.3), not supported");
-            elem = fe->elem; uri = fe->uri; lid = fe->lid;
+            elem = fe->elem == WM_EXI_NONE ? WM_EXI_ELEM_FRAGMENT : fe->elem;
+            uri = fe->uri; lid = fe->lid;
         } else {
             elem = g->doc_elems[v]; uri = g->elems[elem].uri; lid = g->elems[elem].lid;
         }
@@ -554,9 +629,9 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
     else wm_exi_options_default(&d->opts);
     wm_exi_status st = wm_exi_header_read(&c.r, &d->header, &d->opts);
     if (st) return st;
-    if (d->opts.preserve_prefixes || d->opts.preserve_lexical_values || d->opts.preserve_dtd)
+    if (d->opts.preserve_lexical_values || d->opts.preserve_dtd)
         return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, c.r.pos,
-                           "Preserve.prefixes / lexicalValues / dtd streams are not supported by this decoder");
+                           "Preserve.lexicalValues / Preserve.dtd streams are not supported by this decoder");
     if (d->opts.has_schema_id && d->opts.schema_id_nil && !d->g->schemaless)
         return wm_exi_fail(err, WM_EXI_E_OPTIONS, c.r.pos, "stream declares schemaId nil (schema-less) but a schema was given");
     if ((st = wm_exi_strtab_reset(&d->st, d->opts.value_max_length, d->opts.value_partition_capacity)))

@@ -54,6 +54,8 @@ typedef struct wm_exi_limits {
     size_t mem_cap;           /* bytes for all per-document state (default 4 MiB) */
     uint32_t max_depth;       /* element nesting (default 256) */
     uint32_t max_value_bytes; /* one non-string value's text (default 64 KiB) */
+    bool typed_only;          /* decoder: booleans, integers, floats and enumerations come
+                                 typed only (value.text NULL): no lexical text is built */
 } wm_exi_limits;
 
 typedef struct wm_exi_frame wm_exi_frame;  /* internal */

@@ -150,7 +150,12 @@ static wm_exi_status push(wm_exi_encoder *e, uint32_t uri, uint32_t lid, uint32_
     f->bi = WM_EXI_NONE;
     const wm_exi_grammar *g = e->g;
     if (elem == WM_EXI_NONE && !g->schemaless && lid < g->n_lids) elem = wm_exi_grammar_global_elem(g, uri, lid);
-    if (elem != WM_EXI_NONE) {
+    if (elem == WM_EXI_ELEM_FRAGMENT) {
+        f->tgram = g->elem_fragment;
+        f->state = g->tgrams[f->tgram].start;
+        f->nillable = true;
+        return WM_EXI_OK;
+    } else if (elem != WM_EXI_NONE) {
         f->tgram = g->elems[elem].type;
         f->state = g->tgrams[f->tgram].start;
         f->nillable = g->elems[elem].nillable;
@@ -207,7 +212,11 @@ void wm_exi_encoder_init(wm_exi_encoder *e, const wm_exi_grammar *g, const wm_ex
     wm_exi_strtab_init(&e->st, g, &e->arena, true);
 }
 
-void wm_exi_encoder_free(wm_exi_encoder *e) { wm_exi_arena_free(&e->arena); }
+void wm_exi_encoder_free(wm_exi_encoder *e)
+{
+    wm_exi_strtab_free(&e->st);
+    wm_exi_arena_free(&e->arena);
+}
 
 wm_exi_status wm_exi_encode_start(wm_exi_encoder *e, uint8_t *out, size_t cap, wm_exi_error *err)
 {
@@ -257,8 +266,7 @@ wm_exi_status wm_exi_encode_se(wm_exi_encoder *e, const char *u, size_t ul, cons
                 uint32_t el = frag ? g->frag[i].lid : g->elems[g->doc_elems[i]].lid;
                 if (eu != uri || el != lid) continue;
                 uint32_t elem = frag ? g->frag[i].elem : g->doc_elems[i];
-                if (elem == WM_EXI_NONE)
-                    return wm_exi_fail(e->err, WM_EXI_E_UNSUPPORTED, e->w.pos, "ElementFragment grammar (§8.5.3) not supported");
+                if (elem == WM_EXI_NONE) elem = WM_EXI_ELEM_FRAGMENT;
                 if ((st = put_code(e, width_n, i))) return st;
                 if (!frag) e->doc_state = 1;
                 return push(e, uri, lid, elem);
@@ -347,9 +355,9 @@ static wm_exi_status put_xsi_type_value(wm_exi_encoder *e, wm_exi_frame *f, cons
     wm_exi_status st = put_qname(e, false, &uri, tu, tul, &lid, tl, tll);
     if (st) return st;
     const wm_exi_grammar *g = e->g;
-    if (!g->schemaless && f->state != WM_EXI_NONE && lid < g->n_lids) {
+    if (!g->schemaless && lid < g->n_lids) {
         uint32_t tg = wm_exi_grammar_type_by_name(g, uri, lid);
-        if (tg != WM_EXI_NONE) { f->tgram = tg; f->state = g->tgrams[tg].start; }
+        if (tg != WM_EXI_NONE) { f->tgram = tg; f->state = g->tgrams[tg].start; f->content2 = false; }
     }
     return WM_EXI_OK;
 }

@@ -896,6 +896,90 @@ static int cmp_doc(const void *pa, const void *pb, void *ctx)
     return r ? r : strcmp(g->uris[a->uri], g->uris[c->uri]);
 }
 
+/* The relaxed ElementFragment grammar (§8.5.3), used in fragments for
+ * element names declared with several types: every attribute name of the
+ * schema (typed when all its declarations share one type, else untyped) and
+ * every element name, in any order. */
+static wm_exi_status build_element_fragment(builder *b)
+{
+    const wm_exi_schema *s = b->s;
+    wm_exi_grammar *g = b->g;
+    bool needed = false;
+    for (uint32_t i = 0; i < g->n_frag; i++) needed |= g->frag[i].elem == WM_EXI_NONE;
+    if (!needed) return WM_EXI_OK;
+    uint32_t tg = g->n_tgrams;
+    /* attribute names with their types */
+    typedef struct { const char *uri, *name; uint32_t dt; } an;
+    an *attrs = NULL;
+    uint32_t na = 0, cap = 0;
+    for (uint32_t t = 0; t <= s->n_types; t++) {
+        uint32_t cnt = t < s->n_types ? s->types[t].n_attrs : s->n_gattrs;
+        for (uint32_t k = 0; k < cnt; k++) {
+            const char *u = t < s->n_types ? s->types[t].attrs[k].uri : s->gattrs[k].uri;
+            const char *nm = t < s->n_types ? s->types[t].attrs[k].name : s->gattrs[k].name;
+            uint32_t dt = t < s->n_types ? s->types[t].attrs[k].dt : s->gattrs[k].dt;
+            if (!u) u = "";
+            uint32_t j;
+            for (j = 0; j < na; j++)
+                if (!strcmp(attrs[j].name, nm) && !strcmp(attrs[j].uri, u)) break;
+            if (j < na) { if (attrs[j].dt != dt) attrs[j].dt = WM_EXI_NONE; continue; }
+            if (na == cap) {
+                cap = cap ? cap * 2 : 32;
+                an *n2 = realloc(attrs, cap * sizeof *n2);
+                if (!n2) { free(attrs); return oom(b); }
+                attrs = n2;
+            }
+            attrs[na++] = (an){ u, nm, dt };
+        }
+    }
+    uint32_t ef0 = new_state(b, tg), ef2 = new_state(b, tg), te0 = new_state(b, tg);
+    pendvec pv = { 0 };
+    wm_exi_status st = WM_EXI_OK;
+    if (ef0 == WM_EXI_NONE || ef2 == WM_EXI_NONE || te0 == WM_EXI_NONE) { free(attrs); return oom(b); }
+    for (int which = 0; which < 3 && !st; which++) {
+        uint32_t self = which == 0 ? ef0 : which == 1 ? ef2 : te0;
+        if (which != 1) {
+            for (uint32_t j = 0; j < na; j++) {
+                pend p = { .p = { .term = WM_EXI_T_AT, .uri = uri_id(b, attrs[j].uri), .lid = lid_of(b, attrs[j].uri, attrs[j].name),
+                                  .next = self, .arg = attrs[j].dt },
+                           .lname = attrs[j].name, .uname = attrs[j].uri };
+                if (!pv_push(&pv, &p)) st = oom(b);
+            }
+            pend p = { .p = { .term = WM_EXI_T_AT_ANY, .next = self, .arg = WM_EXI_NONE } };
+            if (!pv_push(&pv, &p)) st = oom(b);
+        }
+        if (which != 2) {
+            for (uint32_t i = 0; i < g->n_frag; i++) {
+                pend p = { .p = { .term = WM_EXI_T_SE, .uri = g->frag[i].uri, .lid = g->frag[i].lid, .next = ef2,
+                                  .arg = g->frag[i].elem == WM_EXI_NONE ? WM_EXI_ELEM_FRAGMENT : g->frag[i].elem },
+                           .ord = i };
+                if (!pv_push(&pv, &p)) st = oom(b);
+            }
+            pend se = { .p = { .term = WM_EXI_T_SE_ANY, .next = ef2, .arg = WM_EXI_NONE } };
+            pend ch = { .p = { .term = WM_EXI_T_CH, .next = ef2, .arg = WM_EXI_NONE } };
+            if (!pv_push(&pv, &se) || !pv_push(&pv, &ch)) st = oom(b);
+        }
+        pend ee = { .p = { .term = WM_EXI_T_EE, .next = WM_EXI_NONE, .arg = WM_EXI_NONE } };
+        if (!st && !pv_push(&pv, &ee)) st = oom(b);
+        if (!st) st = close_state(b, self, &pv);
+    }
+    free(pv.v);
+    free(attrs);
+    if (st) return st;
+    b->states[ef0].flags |= WM_EXI_S_START | WM_EXI_S_ATTRS | WM_EXI_S_EFRAG0;
+    b->states[ef2].flags |= WM_EXI_S_EFRAG;
+    b->states[te0].flags |= WM_EXI_S_START | WM_EXI_S_ATTRS | WM_EXI_S_EFRAG;
+    wm_exi_tgram *t = &g->tgrams[tg];
+    memset(t, 0, sizeof *t);
+    t->start = ef0;
+    t->content = ef2;
+    t->empty_start = te0;
+    t->uri = t->lid = t->simple_dt = t->base = WM_EXI_NONE;
+    g->elem_fragment = tg;
+    g->n_tgrams = tg + 1;
+    return WM_EXI_OK;
+}
+
 static bool note_uri(builder *b, const char *u)
 {
     if (!u) u = "";
@@ -1037,7 +1121,7 @@ wm_exi_status wm_exi_grammar_build(const wm_exi_schema *s, wm_exi_grammar **out,
     g->n_elems = s->n_elems;
     g->elems = calloc(s->n_elems ? s->n_elems : 1, sizeof *g->elems);
     g->n_tgrams = s->n_types;
-    g->tgrams = calloc(s->n_types ? s->n_types : 1, sizeof *g->tgrams);
+    g->tgrams = calloc(s->n_types + 1, sizeof *g->tgrams);
     b->tg_of_type = calloc(s->n_types ? s->n_types : 1, sizeof *b->tg_of_type);
     if (!g->elems || !g->tgrams || !b->tg_of_type) goto nomem;
     for (uint32_t i = 0; i < s->n_types; i++) {
@@ -1095,6 +1179,7 @@ wm_exi_status wm_exi_grammar_build(const wm_exi_schema *s, wm_exi_grammar **out,
         }
         free(all);
     }
+    if ((st = build_element_fragment(b))) goto fail;
     g->n_states = b->n_states;
     g->states = b->states;
     g->n_prods = b->n_prods;

@@ -60,7 +60,13 @@ enum {
     WM_EXI_S_ATTRS = 2,     /* state index <= content (§8.5.4.4.1: attributes may still come) */
     WM_EXI_S_START = 4,     /* Element_i,0 of some type grammar */
     WM_EXI_S_CH = 8,        /* a CH production exists at the first level */
+    WM_EXI_S_EFRAG0 = 16,   /* ElementFragment_0 (§8.5.3): undeclared = AT(xsi:type), AT(xsi:nil) only */
+    WM_EXI_S_EFRAG = 32,    /* other ElementFragment states: no undeclared productions */
 };
+
+/* SE production argument naming the relaxed ElementFragment grammar (§8.5.3)
+ * instead of an element declaration. */
+#define WM_EXI_ELEM_FRAGMENT (UINT32_MAX - 1)
 
 typedef struct wm_exi_state {
     uint32_t first;         /* index of the first production in prods[] */

@@ -47,6 +47,21 @@ static inline unsigned wm_exi_rt_schema_level2(const wm_exi_options *o, const wm
                                                uint8_t *l2, uint8_t *l3, unsigned *n3)
 {
     unsigned n = 0, k = 0;
+    if (s->flags & (WM_EXI_S_EFRAG0 | WM_EXI_S_EFRAG)) {
+        /* ElementFragment grammars (§8.5.3) already accept AT(*), SE(*), CH
+         * and EE; only xsi:type/xsi:nil (first state) and the preserved
+         * items remain undeclared */
+        if (s->flags & WM_EXI_S_EFRAG0) {
+            l2[n++] = WM_EXI_UD_XSI_TYPE;
+            l2[n++] = WM_EXI_UD_XSI_NIL;
+            if (o->preserve_prefixes) l2[n++] = WM_EXI_UD_NS;
+        }
+        if (o->preserve_dtd) l2[n++] = WM_EXI_UD_ER;
+        if (o->preserve_comments) l3[k++] = WM_EXI_UD_CM;
+        if (o->preserve_pis) l3[k++] = WM_EXI_UD_PI;
+        *n3 = k;
+        return n;
+    }
     if (!(s->flags & WM_EXI_S_HAS_EE)) l2[n++] = WM_EXI_UD_EE;
     bool attrs = (s->flags & WM_EXI_S_ATTRS) && !content2;
     if ((s->flags & WM_EXI_S_START) && !content2) { l2[n++] = WM_EXI_UD_XSI_TYPE; l2[n++] = WM_EXI_UD_XSI_NIL; }

@@ -30,7 +30,7 @@ static wm_exi_status truncated(wm_exi_reader *r, unsigned n)
                        (unsigned long long)(r->len_bits - r->pos));
 }
 
-wm_exi_status wm_exi_read_raw(wm_exi_reader *r, unsigned n, uint32_t *out)
+wm_exi_status wm_exi_read_raw_slow(wm_exi_reader *r, unsigned n, uint32_t *out)
 {
     if (n == 0) { *out = 0; return WM_EXI_OK; }
     if (r->len_bits - r->pos < n) return truncated(r, n);
@@ -71,9 +71,8 @@ wm_exi_status wm_exi_writer_align(wm_exi_writer *w)
     return WM_EXI_OK;
 }
 
-wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint32_t *out)
+wm_exi_status wm_exi_read_nbit_aligned(wm_exi_reader *r, unsigned n, uint32_t *out)
 {
-    if (!r->byte_aligned) return wm_exi_read_raw(r, n, out);
     uint32_t v = 0;
     unsigned nbytes = (n + 7) / 8;
     if (r->len_bits - r->pos < 8ull * nbytes) return truncated(r, 8 * nbytes);
@@ -99,7 +98,7 @@ wm_exi_status wm_exi_write_nbit(wm_exi_writer *w, unsigned n, uint32_t v)
     return WM_EXI_OK;
 }
 
-wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out)
+wm_exi_status wm_exi_read_bool_slow(wm_exi_reader *r, bool *out)
 {
     uint32_t v = 0;
     wm_exi_status st = r->byte_aligned ? wm_exi_read_raw(r, 8, &v) : wm_exi_read_raw(r, 1, &v);
@@ -115,7 +114,7 @@ wm_exi_status wm_exi_write_bool(wm_exi_writer *w, bool v)
     return wm_exi_write_raw(w, w->byte_aligned ? 8 : 1, v ? 1 : 0);
 }
 
-wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out)
+wm_exi_status wm_exi_read_uint_slow(wm_exi_reader *r, uint64_t *out)
 {
     uint64_t v = 0;
     uint64_t start = r->pos;

@@ -48,14 +48,26 @@ void wm_exi_writer_init(wm_exi_writer *w, uint8_t *buf, size_t cap, wm_exi_error
  * ceil(log2(n)), 0 for n <= 1 (§6.2). */
 static inline unsigned wm_exi_code_width(uint32_t n)
 {
-    unsigned w = 0;
-    while (w < 32 && (1ull << w) < n) w++;
-    return w;
+    return n <= 1 ? 0 : 32u - (unsigned)__builtin_clz(n - 1);
 }
 
 /* Raw bits (n <= 32), most significant first, ignoring the alignment mode:
  * used by the header (§5) whose fields are always bit fields. */
-wm_exi_status wm_exi_read_raw(wm_exi_reader *r, unsigned n, uint32_t *out);
+wm_exi_status wm_exi_read_raw_slow(wm_exi_reader *r, unsigned n, uint32_t *out);
+static inline wm_exi_status wm_exi_read_raw(wm_exi_reader *r, unsigned n, uint32_t *out)
+{
+    /* fast path: 8 readable bytes from the current byte cover any 32-bit field */
+    uint64_t byte = r->pos >> 3;
+    if (n && byte + 8 <= (r->len_bits >> 3)) {
+        uint64_t w;
+        __builtin_memcpy(&w, r->buf + byte, 8);
+        w = __builtin_bswap64(w);
+        *out = (uint32_t)((w << (r->pos & 7)) >> (64 - n));
+        r->pos += n;
+        return WM_EXI_OK;
+    }
+    return wm_exi_read_raw_slow(r, n, out);
+}
 wm_exi_status wm_exi_write_raw(wm_exi_writer *w, unsigned n, uint32_t v);
 
 /* Skips to the next byte boundary (padding after the header, §5). */
@@ -64,16 +76,55 @@ wm_exi_status wm_exi_writer_align(wm_exi_writer *w);
 
 /* n-bit unsigned integer (§7.1.9), n <= 32; also every event-code part
  * (§6.2). Honours the alignment mode. n == 0 reads nothing and yields 0. */
-wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint32_t *out);
+wm_exi_status wm_exi_read_nbit_aligned(wm_exi_reader *r, unsigned n, uint32_t *out);
+static inline wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint32_t *out)
+{
+    if (!r->byte_aligned) {
+        if (n == 0) { *out = 0; return WM_EXI_OK; }
+        return wm_exi_read_raw(r, n, out);
+    }
+    return wm_exi_read_nbit_aligned(r, n, out);
+}
 wm_exi_status wm_exi_write_nbit(wm_exi_writer *w, unsigned n, uint32_t v);
 
 /* Boolean (§7.1.2): one bit, or one byte when byte-aligned. */
-wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out);
+wm_exi_status wm_exi_read_bool_slow(wm_exi_reader *r, bool *out);
+static inline wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out)
+{
+    if (!r->byte_aligned && r->pos < r->len_bits) {
+        *out = (r->buf[r->pos >> 3] >> (7 - (r->pos & 7))) & 1;
+        r->pos++;
+        return WM_EXI_OK;
+    }
+    return wm_exi_read_bool_slow(r, out);
+}
 wm_exi_status wm_exi_write_bool(wm_exi_writer *w, bool v);
 
 /* Unsigned integer (§7.1.6) up to 64 bits; a longer value returns
  * WM_EXI_E_UNSUPPORTED (values beyond 2^64-1 are legal EXI but not kept). */
-wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out);
+wm_exi_status wm_exi_read_uint_slow(wm_exi_reader *r, uint64_t *out);
+static inline wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out)
+{
+    /* fast path: values below 2^28 (four octets) with 8 bytes readable */
+    uint64_t byte = r->pos >> 3;
+    if (byte + 8 <= (r->len_bits >> 3)) {
+        uint64_t w;
+        __builtin_memcpy(&w, r->buf + byte, 8);
+        w = __builtin_bswap64(w) << (r->pos & 7);
+        uint64_t v = 0;
+        for (unsigned i = 0; i < 4; i++) {
+            uint32_t b = (uint32_t)(w >> 56);
+            w <<= 8;
+            v |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                r->pos += 8 * (i + 1);
+                *out = v;
+                return WM_EXI_OK;
+            }
+        }
+    }
+    return wm_exi_read_uint_slow(r, out);
+}
 wm_exi_status wm_exi_write_uint(wm_exi_writer *w, uint64_t v);
 
 /* One whole byte (binary content octets, §7.1.1): 8 bits in either mode. */

@@ -2,6 +2,7 @@
  * the decoder's memory cap covers the whole table. */
 #include "codec/exi_strtab.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void *grow(wm_exi_arena *a, void *old, uint32_t n, uint32_t *cap, size_t elem)
@@ -33,7 +34,38 @@ wm_exi_status wm_exi_strtab_init(wm_exi_strtab *t, const wm_exi_grammar *g, wm_e
     t->g = g;
     t->arena = a;
     t->want_hash = want_hash;
+    /* the seed, with lengths, built once: a reset is then two memcpy */
+    static wm_exi_sview pre[3] = { { "", 0 }, { "xml", 3 }, { "xsi", 3 } };
+    t->tpl_uris = calloc(g->n_uris ? g->n_uris : 1, sizeof *t->tpl_uris);
+    t->tpl_lnames = calloc(g->n_lids ? g->n_lids : 1, sizeof *t->tpl_lnames);
+    if (!t->tpl_uris || !t->tpl_lnames) return WM_EXI_E_MEMORY;
+    for (uint32_t i = 0; i < g->n_uris; i++) {
+        wm_exi_st_uri *u = &t->tpl_uris[i];
+        u->s.p = g->uris[i];
+        u->s.len = (uint32_t)strlen(g->uris[i]);
+        u->seed_first = g->uri_lid_first[i];
+        u->seed_count = g->uri_lid_count[i];
+        if (i < 3) { /* initial prefixes (Appendix D); grown copies go to the arena */
+            u->prefixes = &pre[i];
+            u->n_prefixes = u->cap_prefixes = 1;
+        }
+    }
+    for (uint32_t i = 0; i < g->n_lids; i++) {
+        wm_exi_st_lname *l = &t->tpl_lnames[i];
+        l->s.p = g->lnames[i];
+        l->s.len = (uint32_t)strlen(g->lnames[i]);
+        l->uri = g->lname_uri[i];
+        l->bi = WM_EXI_NONE;
+    }
     return WM_EXI_OK;
+}
+
+void wm_exi_strtab_free(wm_exi_strtab *t)
+{
+    free(t->tpl_uris);
+    free(t->tpl_lnames);
+    t->tpl_uris = NULL;
+    t->tpl_lnames = NULL;
 }
 
 static uint32_t hash_str(const char *s, uint32_t len)
@@ -67,34 +99,11 @@ wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, u
     if (!t->uris || !t->lnames) return WM_EXI_E_MEMORY;
     t->cap_uris = cu;
     t->cap_lnames = cl;
+    if (!t->tpl_uris) return WM_EXI_E_MEMORY;
     t->n_uris = g->n_uris;
-    for (uint32_t i = 0; i < g->n_uris; i++) {
-        wm_exi_st_uri *u = &t->uris[i];
-        memset(u, 0, sizeof *u);
-        u->s.p = g->uris[i];
-        u->s.len = (uint32_t)strlen(g->uris[i]);
-        u->seed_first = g->uri_lid_first[i];
-        u->seed_count = g->uri_lid_count[i];
-        /* initial prefixes (Appendix D): "" for the empty URI, xml, xsi */
-        static const char *const pre[3] = { "", "xml", "xsi" };
-        if (i < 3) {
-            u->prefixes = wm_exi_arena_alloc(t->arena, 4 * sizeof *u->prefixes);
-            if (!u->prefixes) return WM_EXI_E_MEMORY;
-            u->cap_prefixes = 4;
-            u->prefixes[0].p = pre[i];
-            u->prefixes[0].len = (uint32_t)strlen(pre[i]);
-            u->n_prefixes = 1;
-        }
-    }
+    memcpy(t->uris, t->tpl_uris, g->n_uris * sizeof *t->uris);
     t->n_lnames = g->n_lids;
-    for (uint32_t i = 0; i < g->n_lids; i++) {
-        wm_exi_st_lname *l = &t->lnames[i];
-        memset(l, 0, sizeof *l);
-        l->s.p = g->lnames[i];
-        l->s.len = (uint32_t)strlen(g->lnames[i]);
-        l->uri = g->lname_uri[i];
-        l->bi = WM_EXI_NONE;
-    }
+    memcpy(t->lnames, t->tpl_lnames, g->n_lids * sizeof *t->lnames);
     if (t->want_hash) {
         t->hash_cap = 1024;
         t->hash = wm_exi_arena_alloc(t->arena, t->hash_cap * sizeof *t->hash);

@@ -65,6 +65,8 @@ typedef struct wm_exi_strtab {
     uint32_t n_values;                /* entries in the global partition (<= capacity) */
     uint32_t next_gid;                /* where the next value goes (wraps at capacity) */
     uint32_t cap_values;
+    wm_exi_st_uri *tpl_uris;          /* seeded entries, copied at every reset (malloc) */
+    wm_exi_st_lname *tpl_lnames;
     uint32_t *hash;                   /* encoder only: open addressing, gid+1 (0 = empty) */
     uint32_t hash_cap;
     bool want_hash;
@@ -74,6 +76,7 @@ typedef struct wm_exi_strtab {
  * and must outlive the table; want_hash enables value lookup by string.
  * Returns WM_EXI_E_MEMORY when the arena's cap is too small for the seed. */
 wm_exi_status wm_exi_strtab_init(wm_exi_strtab *t, const wm_exi_grammar *g, wm_exi_arena *a, bool want_hash);
+void wm_exi_strtab_free(wm_exi_strtab *t);
 /* Back to the seeded state with the given options (value partition limits).
  * Must be called after the arena has been reset. */
 wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, uint32_t value_capacity);

@@ -144,6 +144,7 @@ static wm_exi_status read_float(wm_exi_reader *r, wm_exi_text *tx, wm_exi_value 
         return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "float exponent %lld out of 14-bit range (§7.1.4)", (long long)e);
     v->mantissa = m;
     v->exponent = (int32_t)e;
+    if (!tx->cap) return WM_EXI_OK; /* typed value only */
     char buf[64];
     unsigned n = 0;
     if (e == -16384) {
@@ -192,18 +193,18 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
             st = tx_put(r, tx, lex[c], strlen(lex[c]));
         } else {
             if ((st = wm_exi_read_bool(r, &v->b))) return st;
-            st = v->b ? tx_put(r, tx, "true", 4) : tx_put(r, tx, "false", 5);
+            if (tx->cap) st = v->b ? tx_put(r, tx, "true", 4) : tx_put(r, tx, "false", 5);
         }
         break;
     case WM_EXI_DT_INTEGER:
         if ((st = read_integer(r, &v->i))) return st;
-        st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
+        if (tx->cap) st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
         break;
     case WM_EXI_DT_UNSIGNED: {
         uint64_t u;
         if ((st = wm_exi_read_uint(r, &u))) return st;
         v->i = u > INT64_MAX ? INT64_MAX : (int64_t)u;
-        st = tx_put(r, tx, buf, fmt_u64(buf, u));
+        if (tx->cap) st = tx_put(r, tx, buf, fmt_u64(buf, u));
         break;
     }
     case WM_EXI_DT_NBIT: {
@@ -212,7 +213,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         if (dt->nbit_width < 32 && u >> dt->nbit_width)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "%u-bit integer value %u out of range (§7.1.9)", dt->nbit_width, u);
         v->i = dt->nbit_min + (int64_t)u;
-        st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
+        if (tx->cap) st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
         break;
     }
     case WM_EXI_DT_DECIMAL: {
@@ -264,7 +265,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         if (c >= dt->n_enum)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "enumeration index %u of %u values (§7.2)", c, dt->n_enum);
         v->i = c;
-        st = tx_put(r, tx, dt->enum_values[c], strlen(dt->enum_values[c]));
+        if (tx->cap) st = tx_put(r, tx, dt->enum_values[c], strlen(dt->enum_values[c]));
         break;
     }
     case WM_EXI_DT_RCS_STRING: case WM_EXI_DT_STRING: {
@@ -310,7 +311,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "datatype kind %u has no direct representation", dt->kind);
     }
     if (st) return st;
-    v->text = tx->p + start;
+    v->text = tx->cap ? tx->p + start : NULL;
     v->len = (uint32_t)(tx->len - start);
     return WM_EXI_OK;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec/mqtt5_topic.h"
+#include "control/relate_lines.h"
 #include "control/world_impl.h"
 
 typedef struct vec {
@@ -68,8 +69,10 @@ static char related(stage_eval *se, uint32_t e)
     }
     case WM_REL_INTERSECTS: return GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
     case WM_REL_TOUCHES: {
-        /* Prepared touches is a full relate for lines; the prepared
-         * intersects test (indexed) rules out most candidates first. */
+        if (w->line_n[se->r] && w->line_n[e])
+            return (char)wm_relate_lines_touch(w->geos, w->line_xy[se->r], w->line_n[se->r], w->line_xy[e], w->line_n[e]);
+        /* Prepared touches is a full relate; the prepared intersects test
+         * (indexed) rules out most candidates first. */
         char i = GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
         return i == 1 ? GEOSPreparedTouches_r(w->geos, se->prep, w->geom[e]) : i;
     }

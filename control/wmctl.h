@@ -17,8 +17,13 @@
 /* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
 int wmctl_topic(int argc, char **argv);
 
+/* `wmctl match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl`
+ * (control/match_input.h): which subscriptions each publication reaches. */
+int wmctl_match(int argc, char **argv);
+
 /* `wmctl exi decode|encode ...`: EXI <-> XML with an XML Schema (control/wmctl_exi.c). */
 int wmctl_exi(int argc, char **argv);
+
 /* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
  * resolves every neighborhood of F over world W (control/resolver.h). Exit 1
  * for a bad world or neighborhood file (message with feature number or

@@ -1,7 +1,9 @@
 /* wmctl exi — EXI decode/encode with an XML Schema (W3C EXI 1.0).
  *
  *   wmctl exi decode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
- *                    [--fragment] IN.exi        XML on stdout
+ *                    [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
+ *                    IN.exi                     XML on stdout (the last three: out-of-band
+ *                                               options; compression is refused with a reason)
  *   wmctl exi encode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
  *                    [--fragment] [--header-options] [--schema-id ID] [--cookie]
  *                    IN.xml OUT.exi
@@ -64,6 +66,9 @@ int wmctl_exi(int argc, char **argv)
         else if (!strcmp(argv[i], "--strict")) o.strict = true;
         else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
         else if (!strcmp(argv[i], "--fragment")) o.fragment = true;
+        else if (!strcmp(argv[i], "--preserve-prefixes")) o.preserve_prefixes = true;
+        else if (!strcmp(argv[i], "--compression")) o.compression = true;
+        else if (!strcmp(argv[i], "--pre-compress")) o.alignment = WM_EXI_PRE_COMPRESSION;
         else if (!strcmp(argv[i], "--header-options")) header_options = true;
         else if (!strcmp(argv[i], "--cookie")) cookie = true;
         else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i];

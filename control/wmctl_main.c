@@ -15,6 +15,9 @@ static const struct wmctl_command commands[] = {
       "topic match FILTER TOPIC        print true/false (MQTT 5.0 4.7)\n"
       "  topic check-filter FILTER       validate a topic filter (4.7, 4.8.2)\n"
       "  topic check-name NAME           validate a topic name (4.7)" },
+    { "match", wmctl_match,
+      "match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl\n"
+      "                                  print the subscriptions each publication reaches" },
     { "exi", wmctl_exi,
       "exi decode --schema X.xsd [--strict] [--byte-aligned] [--fragment] IN.exi   EXI -> XML (W3C EXI 1.0)\n"
       "  exi encode --schema X.xsd [--strict] [--byte-aligned] [--header-options] IN.xml OUT.exi" },

@@ -365,13 +365,15 @@ wm_world *wm_world_load_buffer(const char *data, size_t len, const wm_world_opti
     w->geom = calloc(L.n, sizeof *w->geom);
     w->env = calloc(L.n, sizeof *w->env);
     w->prep = calloc(L.n, sizeof *w->prep);
+    w->line_xy = calloc(L.n, sizeof *w->line_xy);
+    w->line_n = calloc(L.n, sizeof *w->line_n);
     w->mark_ref = calloc(L.n, sizeof(uint32_t));
     w->mark_sel = calloc(L.n, sizeof(uint32_t));
     w->mark_cand = calloc(L.n, sizeof(uint32_t));
     w->count = calloc(L.n, sizeof(uint32_t));
     char ***cats_of = calloc(L.n, sizeof *cats_of);
     size_t *ncats_of = calloc(L.n, sizeof *ncats_of);
-    if (!w->peid || !w->peid_len || !w->geom || !w->env || !w->prep || !w->mark_ref || !w->mark_sel ||
+    if (!w->peid || !w->peid_len || !w->geom || !w->env || !w->prep || !w->line_xy || !w->line_n || !w->mark_ref || !w->mark_sel ||
         !w->mark_cand || !w->count || !cats_of || !ncats_of) {
         free(cats_of);
         free(ncats_of);
@@ -387,6 +389,14 @@ wm_world *wm_world_load_buffer(const char *data, size_t len, const wm_world_opti
         ncats_of[k] = L.f[o].n_cats;
         wm_world_envelope *e = &w->env[k];
         GEOSGeom_getExtent_r(w->geos, w->geom[k], &e->xmin, &e->ymin, &e->xmax, &e->ymax);
+        if (GEOSGeomTypeId_r(w->geos, w->geom[k]) == GEOS_LINESTRING) {
+            const GEOSCoordSequence *cs = GEOSGeom_getCoordSeq_r(w->geos, w->geom[k]);
+            unsigned size = 0;
+            if (cs && GEOSCoordSeq_getSize_r(w->geos, cs, &size) && size >= 2 &&
+                (w->line_xy[k] = malloc(2 * sizeof(double) * size)) &&
+                GEOSCoordSeq_copyToBuffer_r(w->geos, cs, w->line_xy[k], 0, 0))
+                w->line_n[k] = size;
+        }
     }
     bool ok = build_layers(&L, w, cats_of, ncats_of);
     free(cats_of);
@@ -404,6 +414,7 @@ bad:
         w->geos = NULL; /* destroyed below, after the geometries */
         for (size_t k = 0; k < w->n; k++) {
             free(w->peid ? w->peid[k] : NULL);
+            free(w->line_xy ? w->line_xy[k] : NULL);
             if (w->geom && w->geom[k]) GEOSGeom_destroy_r(L.geos, w->geom[k]);
         }
         for (size_t k = 0; k < w->n_layers; k++) {
@@ -412,6 +423,7 @@ bad:
             if (w->layers[k].tree) GEOSSTRtree_destroy_r(L.geos, w->layers[k].tree);
         }
         free(w->layers); free(w->layer_pick); free(w->key_scratch);
+        free(w->line_xy); free(w->line_n);
         free(w->peid); free(w->peid_len); free(w->geom); free(w->env); free(w->prep);
         free(w->mark_ref); free(w->mark_sel); free(w->mark_cand); free(w->count);
         free(w);
@@ -479,7 +491,9 @@ void wm_world_free(wm_world *w)
         if (w->prep[k]) GEOSPreparedGeom_destroy_r(w->geos, w->prep[k]);
         GEOSGeom_destroy_r(w->geos, w->geom[k]);
         free(w->peid[k]);
+        free(w->line_xy[k]);
     }
+    free(w->line_xy); free(w->line_n);
     free(w->layers); free(w->layer_pick);
     free(w->peid); free(w->peid_len); free(w->geom); free(w->env); free(w->prep);
     free(w->mark_ref); free(w->mark_sel); free(w->mark_cand); free(w->count);

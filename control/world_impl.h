@@ -53,6 +53,8 @@ struct wm_world {
     GEOSGeometry **geom;
     wm_world_envelope *env;
     const GEOSPreparedGeometry **prep; /* lazily prepared (references) */
+    double **line_xy;           /* LineStrings only: x0,y0,x1,y1,... (else NULL), for control/relate_lines.h */
+    uint32_t *line_n;           /* their vertex counts (0 for other types) */
 
     wm_world_layer *layers;     /* sorted by name */
     size_t n_layers;

@@ -12,7 +12,7 @@ const char *wm_app_options_usage(void)
     return "usage: wirematch [EAL options] -- [--resolution R.wmr] [--subs S.jsonl]\n"
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--summary FILE]\n"
-           "         [--idle-exit-ms MS]\n";
+           "         [--idle-exit-ms MS] [--mbufs N]\n";
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -58,6 +58,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"ooo-blocks", required_argument, NULL, 'o'},
         {"summary", required_argument, NULL, 'S'},
         {"idle-exit-ms", required_argument, NULL, 'I'},
+        {"mbufs", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -114,6 +115,12 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         case 'I':
             if (parse_u32(optarg, 1, 3600000, &o->idle_exit_ms)) {
                 snprintf(err, errlen, "--idle-exit-ms: \"%s\" is not in 1..3600000", optarg);
+                return -1;
+            }
+            break;
+        case 'M':
+            if (parse_u32(optarg, 1024, 1u << 26, &o->mbufs)) {
+                snprintf(err, errlen, "--mbufs: \"%s\" is not in 1024..67108864", optarg);
                 return -1;
             }
             break;

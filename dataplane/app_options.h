@@ -11,6 +11,9 @@
  *   --ooo-blocks N        out-of-order 2 KiB blocks per worker (default 2048)
  *   --summary FILE        write the exit summary (JSON) there instead of stdout
  *   --idle-exit-ms MS     replay ports: stop when every queue has been empty this long (default 200)
+ *   --mbufs N             size of the mbuf pool (default: enough for the rings; a net_pcap
+ *                         infinite_rx replay holds its whole capture in mbufs, so give at
+ *                         least its packet count plus 8192)
  *
  * Parsing is a pure function so it is tested without the EAL.
  * Thread safety: reentrant. */
@@ -36,6 +39,7 @@ struct wm_app_options {
     uint32_t max_flows;
     uint32_t ooo_blocks;
     uint32_t idle_exit_ms;
+    uint32_t mbufs;          /* 0 = computed */
 };
 
 /* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).

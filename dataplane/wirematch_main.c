@@ -183,6 +183,37 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
         json_array_append_new(jw, x);
     }
     json_object_set_new(root, "workers", jw);
+    /* Cycles per packet over all workers: mean and percentiles from the
+     * log2 histogram (a percentile is reported as its bucket's upper bound). */
+    uint64_t hist[WM_CYC_BUCKETS] = {0}, cyc = 0, cpk = 0;
+    for (unsigned i = 0; i < n_workers; i++) {
+        for (int b = 0; b < WM_CYC_BUCKETS; b++) hist[b] += workers[i].cyc_hist[b];
+        cyc += workers[i].cyc_total;
+        cpk += workers[i].cyc_packets;
+    }
+    json_t *jc = json_object(), *jh = json_object();
+    json_object_set_new(jc, "mean", json_real(cpk ? (double)cyc / (double)cpk : 0));
+    static const double pct[] = {50, 90, 99};
+    for (int k = 0; k < 3; k++) {
+        uint64_t want = (uint64_t)((double)cpk * pct[k] / 100.0), run = 0;
+        int b = 0;
+        for (; b < WM_CYC_BUCKETS - 1; b++) {
+            run += hist[b];
+            if (run >= want && run > 0) break;
+        }
+        char name[8];
+        snprintf(name, sizeof name, "p%d", (int)pct[k]);
+        json_object_set_new(jc, name, json_integer((json_int_t)(2ull << b)));
+    }
+    for (int b = 0; b < WM_CYC_BUCKETS; b++) {
+        if (!hist[b]) continue;
+        char name[24];
+        snprintf(name, sizeof name, "%llu-%llu", 1ull << b, (2ull << b) - 1);
+        json_object_set_new(jh, name, json_integer((json_int_t)hist[b]));
+    }
+    json_object_set_new(jc, "histogram", jh);
+    json_object_set_new(jc, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
+    json_object_set_new(root, "cycles_per_packet", jc);
     uint64_t nic_rx = 0, nic_missed = 0, nic_nombuf = 0;
     json_t *jp = json_array();
     for (unsigned i = 0; i < n_ports; i++) {
@@ -244,12 +275,17 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
 
 static void progress_line(struct wm_worker *workers, unsigned n, double elapsed)
 {
+    static uint64_t last_rx;
+    static double last_t;
     struct wm_dp_totals t = {0};
     for (unsigned i = 0; i < n; i++) wm_dp_totals_add(&t, workers[i].path, workers[i].mqtt, workers[i].tx_packets, workers[i].tx_dropped);
-    fprintf(stderr, "wirematch: %.1fs rx %" PRIu64 " tcp %" PRIu64 " delivered %" PRIu64
-                    " B flows %" PRIu64 " midstream %" PRIu64 "\n",
-            elapsed, t.path.rx_packets, t.path.verdict[WM_PKT_TCP], t.flows.stream.delivered_bytes,
-            t.active_flows, t.flows.midstream);
+    double pps = elapsed > last_t ? (double)(t.path.rx_packets - last_rx) / (elapsed - last_t) : 0;
+    fprintf(stderr, "wirematch: %.1fs rx %" PRIu64 " rx_pps %.0f publish %" PRIu64 " matched %" PRIu64
+                    " delivered %" PRIu64 " B flows %" PRIu64 " midstream %" PRIu64 "\n",
+            elapsed, t.path.rx_packets, pps, t.mqtt.publish_seen, t.mqtt.publish[WM_MQTT_PUB_MATCHED],
+            t.flows.stream.delivered_bytes, t.active_flows, t.flows.midstream);
+    last_rx = t.path.rx_packets;
+    last_t = elapsed;
 }
 
 int main(int argc, char **argv)
@@ -296,6 +332,7 @@ int main(int argc, char **argv)
 
     unsigned n_mbufs = n_ports * n_workers * (NB_RXD + NB_TXD + 2 * WM_BURST) + n_workers * MBUF_CACHE + 1024;
     if (n_mbufs < 8191) n_mbufs = 8191;
+    if (o.mbufs) n_mbufs = o.mbufs;
     struct rte_mempool *pool = rte_pktmbuf_pool_create("wm_mbufs", n_mbufs, MBUF_CACHE, 0,
                                                        RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
     if (!pool) {
@@ -365,7 +402,7 @@ int main(int argc, char **argv)
                 bool all_done = true;
                 for (unsigned i = 0; i < n_workers; i++) all_done &= workers[i].done;
                 if (all_done || force_quit) break;
-                rte_delay_ms(10);
+                rte_delay_us_sleep(10000); /* sleep, not spin: the main lcore may share a core */
                 if (o.stats_interval && rte_get_tsc_cycles() >= next) {
                     progress_line(workers, n_workers, (double)(rte_get_tsc_cycles() - t0) / (double)hz);
                     next += (uint64_t)o.stats_interval * hz;

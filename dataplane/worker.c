@@ -131,6 +131,7 @@ int wm_worker_main(void *arg)
             uint16_t nb = rte_eth_rx_burst(port, w->queue_id, pkts, WM_BURST);
             if (nb == 0) continue;
             got += nb;
+            uint64_t t_start = rte_rdtsc();
             for (uint16_t j = 0; j < nb && j < WM_PREFETCH_OFFSET; j++)
                 rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
             for (uint16_t j = 0; j < nb; j++) {
@@ -143,6 +144,12 @@ int wm_worker_main(void *arg)
                     rte_pktmbuf_free(pkts[j]);
                 }
             }
+            uint64_t cyc = rte_rdtsc() - t_start;
+            uint64_t per = cyc / nb;
+            unsigned b = per ? 63u - (unsigned)__builtin_clzll(per) : 0;
+            w->cyc_hist[b < WM_CYC_BUCKETS ? b : WM_CYC_BUCKETS - 1] += nb;
+            w->cyc_total += cyc;
+            w->cyc_packets += nb;
         }
         for (uint16_t i = 0; i < w->n_ports; i++)
             if (w->txb[i]) w->tx_packets += rte_eth_tx_buffer_flush(w->port_ids[i], w->queue_id, w->txb[i]);

@@ -25,6 +25,7 @@
 #define WM_BURST 32
 #define WM_MAX_PORTS 8
 #define WM_PREFETCH_OFFSET 3
+#define WM_CYC_BUCKETS 24
 
 struct wm_worker {
     unsigned lcore_id;
@@ -46,6 +47,11 @@ struct wm_worker {
     uint64_t multiseg_copied;             /* frames gathered from several segments */
     uint64_t oversize;                    /* frames beyond the gather buffer: counted, truncated */
     uint64_t tsc_hz;
+    /* Cycles per packet, measured per burst (rte_rdtsc around the burst's
+     * processing, divided by its size): a log2 histogram weighted by
+     * packets, bucket b counting packets that took [2^b, 2^(b+1)) cycles. */
+    uint64_t cyc_hist[WM_CYC_BUCKETS];
+    uint64_t cyc_total, cyc_packets;
     uint8_t gather[16384];                /* scratch for chained mbufs */
 } __rte_cache_aligned;
 

@@ -2,7 +2,9 @@
  * bit-packed, options in the header (as the RFC's EXI examples), schema
  * senml.gen.xsd from $WM_SHARED/data/exi/senml.
  *
- *   bm_exi_decode_senml10      our decoder, events counted (no XML text built)
+ *   bm_exi_decode_senml10      our decoder, typed values (no lexical text), events counted:
+ *                              what a content filter consumes
+ *   bm_exi_decode_lexical      the same with every value's lexical text built
  *   bm_exi_decode_to_xml       our decoder writing XML text (wmctl exi decode's path)
  *   bm_libxml2_parse_senml10   in-run reference: libxml2 parsing the same packs as XML
  *
@@ -82,11 +84,12 @@ static int count(void *user, const wm_exi_event *ev)
     return 0;
 }
 
-static void bm_exi_decode_senml10(wm_bench_state *st)
+static void run_decode(wm_bench_state *st, bool typed_only)
 {
     if (!setup(st)) return;
     wm_exi_decoder d;
-    wm_exi_decoder_init(&d, W.g, NULL);
+    wm_exi_limits lim = { .typed_only = typed_only };
+    wm_exi_decoder_init(&d, W.g, &lim);
     uint64_t events = 0, bytes = 0;
     int i = 0;
     while (wm_bench_keep_running_batch(st, 256)) {
@@ -107,7 +110,12 @@ static void bm_exi_decode_senml10(wm_bench_state *st)
     wm_bench_counter(st, "xml_bytes_per_doc", (double)W.xml_total / NDOCS);
     wm_exi_decoder_free(&d);
 }
+
+static void bm_exi_decode_senml10(wm_bench_state *st) { run_decode(st, true); }
 WM_BENCH(bm_exi_decode_senml10);
+
+static void bm_exi_decode_lexical(wm_bench_state *st) { run_decode(st, false); }
+WM_BENCH(bm_exi_decode_lexical);
 
 static void bm_exi_decode_to_xml(wm_bench_state *st)
 {

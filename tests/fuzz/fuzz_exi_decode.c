@@ -91,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wm_exi_encoder_init(&enc, g, &eo, false, true, &lim);
     static uint8_t out[1 << 16];
     r.enc = &enc;
-    r.st = wm_exi_encode_start(&enc, out, sizeof out, &e);
+    static wm_exi_error enc_err; /* the encoder reports apart from the decoder */
+    r.st = wm_exi_encode_start(&enc, out, sizeof out, &enc_err);
     wm_exi_status st = wm_exi_decode(&d, data + 1, size - 1, &o, on_event, &r, NULL, &e);
     if (st) {
         if (!e.msg[0] || e.bit_pos > 8 * (uint64_t)(size - 1)) abort();

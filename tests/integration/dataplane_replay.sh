@@ -131,7 +131,8 @@ timeout 60 "$WM" -l 0-1 "${EAL[@]}" --file-prefix "wmit$$" --vdev net_null0 -- -
 stats=""
 for _ in $(seq 50); do
   sleep 0.2
-  stats=$(echo /wirematch/stats | timeout 5 dpdk-telemetry.py -f "wmit$$" 2>/dev/null | grep wirematch || true)
+  # Until the commands are registered the socket answers null for them.
+  stats=$(echo /wirematch/stats | timeout 5 dpdk-telemetry.py -f "wmit$$" 2>/dev/null | grep '"packets"' || true)
   [ -n "$stats" ] && break
 done
 flows=$(echo /wirematch/flows | timeout 5 dpdk-telemetry.py -f "wmit$$" 2>/dev/null | grep wirematch || true)

@@ -1,0 +1,281 @@
+/* JSON inputs of `wmctl match` (see match_input.h), parsed with jansson. */
+#include "control/match_input.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/mqtt5_topic.h"
+
+typedef struct sub_id {
+    bool is_int;
+    long long num;
+    char *text;   /* JSON text of the id, as printed */
+    long line;
+} sub_id;
+
+struct wm_match_input {
+    wm_matcher *m;
+    wm_matcher_reader *r;
+    sub_id *ids;
+    size_t n_ids, cap_ids;
+    json_t *seen;          /* id key -> index, for duplicates */
+    uint32_t *res_subs, *res_members;
+    wm_match_group *res_groups;
+    uint32_t res_cap, groups_cap;
+    size_t *order;
+    char *out;
+    size_t out_cap;
+};
+
+static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+wm_match_input *wm_match_input_new(const wm_matcher_config *cfg)
+{
+    wm_match_input *in = calloc(1, sizeof *in);
+    if (!in) return NULL;
+    in->m = wm_matcher_new(cfg);
+    in->r = in->m ? wm_matcher_reader_new(in->m) : NULL;
+    in->seen = json_object();
+    if (!in->r || !in->seen) { wm_match_input_free(in); return NULL; }
+    const wm_matcher_config *c = wm_matcher_get_config(in->m);
+    in->res_cap = c->max_subs;
+    in->groups_cap = c->max_groups;
+    return in;
+}
+
+void wm_match_input_free(wm_match_input *in)
+{
+    if (!in) return;
+    if (in->r) wm_matcher_reader_free(in->r);
+    wm_matcher_free(in->m);
+    for (size_t i = 0; i < in->n_ids; i++) free(in->ids[i].text);
+    free(in->ids);
+    json_decref(in->seen);
+    free(in->res_subs); free(in->res_members); free(in->res_groups); free(in->order); free(in->out);
+    free(in);
+}
+
+wm_matcher *wm_match_input_matcher(wm_match_input *in) { return in->m; }
+
+static bool blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n') return false;
+    return true;
+}
+
+/* Parses one JSON object line; NULL with err set otherwise. */
+static json_t *parse_object(const char *line, size_t len, char *err, size_t cap)
+{
+    json_error_t je;
+    json_t *v = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    if (!v) { fail(err, cap, "column %d: invalid JSON: %s", je.column, je.text); return NULL; }
+    if (!json_is_object(v)) { json_decref(v); fail(err, cap, "expected a JSON object"); return NULL; }
+    return v;
+}
+
+static int check_keys(json_t *o, const char *const *allowed, char *err, size_t cap)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++) ok = strcmp(*a, k) == 0;
+        if (!ok) return fail(err, cap, "unknown key \"%s\"", k);
+    }
+    return 0;
+}
+
+int wm_match_input_filters(wm_match_input *in, const char *text, size_t len, char *err, size_t cap)
+{
+    json_error_t je;
+    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+    if (!doc) return fail(err, cap, "%d:%d: invalid JSON: %s", je.line, je.column, je.text);
+    int rc = 0;
+    if (!json_is_object(doc)) { rc = fail(err, cap, "1:1: expected an object {\"name\": [\"peid\", ...]}"); goto out; }
+    const char *name;
+    json_t *arr;
+    wm_match_str *strs = NULL;
+    json_object_foreach(doc, name, arr) {
+        if (!json_is_array(arr)) { rc = fail(err, cap, "neighborhood \"%s\": expected an array of peid strings", name); break; }
+        size_t n = json_array_size(arr);
+        wm_match_str *ns = realloc(strs, (n ? n : 1) * sizeof *ns);
+        if (!ns) { rc = fail(err, cap, "out of memory"); break; }
+        strs = ns;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            json_t *p = json_array_get(arr, i);
+            if (!json_is_string(p) || json_string_length(p) == 0)
+                rc = fail(err, cap, "neighborhood \"%s\": peid %zu is not a non-empty string", name, i);
+            else strs[i] = (wm_match_str){ json_string_value(p), json_string_length(p) };
+        }
+        if (rc) break;
+        uint32_t id;
+        wm_matcher_status st = wm_matcher_nbhd_define(in->m, name, strlen(name), strs, n, &id);
+        if (st) { rc = fail(err, cap, "neighborhood \"%s\": %s", name, wm_matcher_status_message(st)); break; }
+    }
+    free(strs);
+out:
+    json_decref(doc);
+    return rc;
+}
+
+static const char *const sub_keys[] = { "id", "client", "filter", "nbhd", "qos", "no_local", NULL };
+
+int wm_match_input_sub(wm_match_input *in, const char *line, size_t len, long lineno, char *err, size_t cap)
+{
+    if (blank(line, len)) return 0;
+    json_t *o = parse_object(line, len, err, cap);
+    if (!o) return -1;
+    int rc = -1;
+    if (check_keys(o, sub_keys, err, cap)) goto out;
+    json_t *id = json_object_get(o, "id"), *client = json_object_get(o, "client"), *filter = json_object_get(o, "filter");
+    json_t *nbhd = json_object_get(o, "nbhd"), *qos = json_object_get(o, "qos"), *nl = json_object_get(o, "no_local");
+    if (!id || !(json_is_string(id) || json_is_integer(id))) { fail(err, cap, "\"id\" must be a string or an integer"); goto out; }
+    if (!client || !json_is_string(client)) { fail(err, cap, "\"client\" must be a string"); goto out; }
+    if (!filter || !json_is_string(filter)) { fail(err, cap, "\"filter\" must be a string"); goto out; }
+    if (nbhd && !json_is_string(nbhd)) { fail(err, cap, "\"nbhd\" must be a neighborhood name (string)"); goto out; }
+    if (qos && (!json_is_integer(qos) || json_integer_value(qos) < 0 || json_integer_value(qos) > 2)) {
+        fail(err, cap, "\"qos\" must be 0, 1 or 2"); goto out;
+    }
+    if (nl && !json_is_boolean(nl)) { fail(err, cap, "\"no_local\" must be true or false"); goto out; }
+
+    char *idtext = json_dumps(id, JSON_ENCODE_ANY);
+    if (!idtext) { fail(err, cap, "out of memory"); goto out; }
+    json_t *prev = json_object_get(in->seen, idtext);
+    if (prev) {
+        fail(err, cap, "duplicate \"id\" %s (first on line %ld)", idtext, in->ids[json_integer_value(prev)].line);
+        free(idtext); goto out;
+    }
+    uint32_t nb = WM_NBHD_NONE;
+    if (nbhd) {
+        nb = wm_matcher_nbhd_find(in->m, json_string_value(nbhd), json_string_length(nbhd));
+        if (nb == WM_NBHD_NONE) { fail(err, cap, "\"nbhd\": unknown neighborhood \"%s\"", json_string_value(nbhd)); free(idtext); goto out; }
+    }
+    if (in->n_ids == in->cap_ids) {
+        size_t nc = in->cap_ids ? in->cap_ids * 2 : 1024;
+        sub_id *ni = realloc(in->ids, nc * sizeof *ni);
+        if (!ni) { fail(err, cap, "out of memory"); free(idtext); goto out; }
+        in->ids = ni; in->cap_ids = nc;
+    }
+    wm_sub_spec spec = {
+        .filter = json_string_value(filter), .filter_len = json_string_length(filter),
+        .client = json_string_value(client), .client_len = json_string_length(client),
+        .nbhd = nb, .qos = qos ? (uint8_t)json_integer_value(qos) : 0, .no_local = nl && json_is_true(nl),
+        .cookie = in->n_ids,
+    };
+    uint32_t sub;
+    wm_matcher_error me;
+    if (wm_matcher_sub_add(in->m, &spec, &sub, &me) != WM_MATCHER_OK) {
+        if (me.status == WM_MATCHER_E_INVALID_FILTER)
+            fail(err, cap, "\"filter\": invalid topic filter: %s [%s] at byte %zu", wm_topic_status_message(me.topic_status),
+                 wm_topic_status_name(me.topic_status), me.offset);
+        else
+            fail(err, cap, "%s [%s]", wm_matcher_status_message(me.status), wm_matcher_status_name(me.status));
+        free(idtext); goto out;
+    }
+    sub_id *s = &in->ids[in->n_ids];
+    s->is_int = json_is_integer(id);
+    s->num = s->is_int ? json_integer_value(id) : 0;
+    s->text = idtext;
+    s->line = lineno;
+    json_object_set_new(in->seen, idtext, json_integer((json_int_t)in->n_ids));
+    in->n_ids++;
+    rc = 0;
+out:
+    json_decref(o);
+    return rc;
+}
+
+static int cmp_ids(const void *a, const void *b, void *ctx)
+{
+    const sub_id *ids = ctx;
+    const sub_id *x = &ids[*(const size_t *)a], *y = &ids[*(const size_t *)b];
+    if (x->is_int != y->is_int) return x->is_int ? -1 : 1;
+    if (x->is_int) return x->num < y->num ? -1 : x->num > y->num;
+    return strcmp(x->text, y->text);
+}
+
+static bool out_put(wm_match_input *in, size_t *k, const char *s)
+{
+    size_t n = strlen(s);
+    if (*k + n + 1 > in->out_cap) {
+        size_t nc = (*k + n + 1) * 2;
+        char *no = realloc(in->out, nc);
+        if (!no) return false;
+        in->out = no; in->out_cap = nc;
+    }
+    memcpy(in->out + *k, s, n + 1);
+    *k += n;
+    return true;
+}
+
+static const char *const pub_keys[] = { "topic", "peids", "client", NULL };
+
+int wm_match_input_pub(wm_match_input *in, const char *line, size_t len, const char **out, char *err, size_t cap)
+{
+    *out = NULL;
+    if (blank(line, len)) return 0;
+    if (!in->res_subs) {
+        in->res_subs = malloc(in->res_cap * sizeof *in->res_subs);
+        in->res_members = malloc(in->res_cap * sizeof *in->res_members);
+        in->res_groups = malloc(in->groups_cap * sizeof *in->res_groups);
+        in->order = malloc(in->res_cap * sizeof *in->order);
+        if (!in->res_subs || !in->res_members || !in->res_groups || !in->order) return fail(err, cap, "out of memory");
+    }
+    json_t *o = parse_object(line, len, err, cap);
+    if (!o) return -1;
+    int rc = -1;
+    if (check_keys(o, pub_keys, err, cap)) goto out;
+    json_t *topic = json_object_get(o, "topic"), *peids = json_object_get(o, "peids"), *client = json_object_get(o, "client");
+    if (!topic || !json_is_string(topic)) { fail(err, cap, "\"topic\" must be a string"); goto out; }
+    if (!peids || !json_is_array(peids)) { fail(err, cap, "\"peids\" must be an array of strings"); goto out; }
+    if (client && !json_is_string(client)) { fail(err, cap, "\"client\" must be a string"); goto out; }
+    size_t off;
+    wm_topic_status ts = wm_topic_name_validate(json_string_value(topic), json_string_length(topic), &off);
+    if (ts != WM_TOPIC_OK) {
+        fail(err, cap, "\"topic\": invalid topic name: %s [%s] at byte %zu", wm_topic_status_message(ts), wm_topic_status_name(ts), off);
+        goto out;
+    }
+    size_t np = json_array_size(peids);
+    if (np > WM_MATCH_MAX_PUB_PEIDS) { fail(err, cap, "\"peids\": more than %u peids", WM_MATCH_MAX_PUB_PEIDS); goto out; }
+    wm_match_str strs[WM_MATCH_MAX_PUB_PEIDS];
+    for (size_t i = 0; i < np; i++) {
+        json_t *p = json_array_get(peids, i);
+        if (!json_is_string(p) || json_string_length(p) == 0 || json_string_length(p) > 65535) {
+            fail(err, cap, "\"peids\"[%zu] must be a non-empty string", i); goto out;
+        }
+        strs[i] = (wm_match_str){ json_string_value(p), json_string_length(p) };
+    }
+    wm_match_result res = { in->res_subs, in->res_cap, in->res_members, in->res_cap, in->res_groups, in->groups_cap, 0, 0, 0 };
+    wm_matcher_status st = wm_matcher_lookup_str(in->r, json_string_value(topic), json_string_length(topic), strs, (uint32_t)np,
+                                                 client ? json_string_value(client) : NULL,
+                                                 client ? json_string_length(client) : 0, &res);
+    if (st) { fail(err, cap, "%s", wm_matcher_status_message(st)); goto out; }
+    size_t n = 0;
+    for (uint32_t i = 0; i < res.n_subs; i++) in->order[n++] = wm_matcher_sub_cookie(in->m, res.subs[i]);
+    for (uint32_t i = 0; i < res.n_members; i++) in->order[n++] = wm_matcher_sub_cookie(in->m, res.members[i]);
+    qsort_r(in->order, n, sizeof *in->order, cmp_ids, in->ids);
+    size_t k = 0;
+    bool ok = out_put(in, &k, "{\"matched\": [");
+    for (size_t i = 0; i < n && ok; i++) ok = (i == 0 || out_put(in, &k, ", ")) && out_put(in, &k, in->ids[in->order[i]].text);
+    ok = ok && out_put(in, &k, "]}");
+    if (!ok) { fail(err, cap, "out of memory"); goto out; }
+    wm_matcher_quiescent(in->r);
+    *out = in->out;
+    rc = 0;
+out:
+    json_decref(o);
+    return rc;
+}

@@ -1,0 +1,88 @@
+/* `wmctl match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl`:
+ * loads neighborhoods and subscriptions into a matcher and prints, for each
+ * publication, the subscriptions it reaches (formats: control/match_input.h).
+ * Any bad line stops with exit 2 and "FILE:LINE: reason" on stderr. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/match_input.h"
+#include "control/wmctl.h"
+
+static const char usage_text[] = "usage: wmctl match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl";
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, k;
+    do {
+        if (n + 65536 > cap) {
+            cap = (n + 65536) * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) { free(buf); fclose(f); errno = ENOMEM; return NULL; }
+            buf = nb;
+        }
+        k = fread(buf + n, 1, cap - n, f);
+        n += k;
+    } while (k > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { free(buf); errno = EIO; return NULL; }
+    *len = n;
+    return buf;
+}
+
+/* Calls fn on each line of path; returns 0, or 2 after printing the error. */
+static int each_line(wm_match_input *in, const char *path, bool subs)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return wmctl_usage_error("match", "%s: %s", path, strerror(errno));
+    char *line = NULL, err[512];
+    size_t cap = 0;
+    ssize_t n;
+    long lineno = 0;
+    int rc = 0;
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        const char *out = NULL;
+        int r = subs ? wm_match_input_sub(in, line, (size_t)n, lineno, err, sizeof err)
+                     : wm_match_input_pub(in, line, (size_t)n, &out, err, sizeof err);
+        if (r) { rc = wmctl_usage_error("match", "%s:%ld: %s", path, lineno, err); break; }
+        if (out) puts(out);
+    }
+    if (rc == 0 && ferror(f)) rc = wmctl_usage_error("match", "%s: read error", path);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+int wmctl_match(int argc, char **argv)
+{
+    const char *subs = NULL, *filters = NULL, *pubs = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char **slot = !strcmp(argv[i], "--subs") ? &subs : !strcmp(argv[i], "--filters") ? &filters
+                          : !strcmp(argv[i], "--pubs") ? &pubs : NULL;
+        if (!slot) return wmctl_usage_error("match", "unknown argument '%s'\n%s", argv[i], usage_text);
+        if (i + 1 >= argc) return wmctl_usage_error("match", "%s needs a file\n%s", argv[i], usage_text);
+        *slot = argv[++i];
+    }
+    if (!subs || !pubs) return wmctl_usage_error("match", "%s", usage_text);
+    wm_match_input *in = wm_match_input_new(NULL);
+    if (!in) return wmctl_usage_error("match", "cannot create the matcher (out of memory)");
+    int rc = 0;
+    if (filters) {
+        size_t len;
+        char *text = slurp(filters, &len), err[512];
+        if (!text) rc = wmctl_usage_error("match", "%s: %s", filters, strerror(errno));
+        else if (wm_match_input_filters(in, text, len, err, sizeof err)) rc = wmctl_usage_error("match", "%s:%s", filters, err);
+        free(text);
+    }
+    if (rc == 0) rc = each_line(in, subs, true);
+    if (rc == 0) rc = each_line(in, pubs, false);
+    if (fflush(stdout) != 0 && rc == 0) rc = wmctl_usage_error("match", "cannot write output");
+    wm_match_input_free(in);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/* Internal layout of wm_matcher, shared by matcher.c (subscriptions and
+ * lookups), topic_index.c (the wildcard trie) and nbhd.c (neighborhoods and
+ * the spatial filter mapping). Not a public header.
+ *
+ * Everything is struct-of-arrays indexed by dense ids so that the lookup
+ * touches flat arrays, never hash-chained nodes:
+ *   fid   - distinct inner topic filter (interned in `filters`)
+ *   node  - wildcard-trie node (0 = root, edge id + 1 otherwise)
+ *   cell  - (fid, nbhd) pair holding the spatial subscriptions of that pair
+ *   nbhd  - neighborhood (peid set, stored once, reference counted)
+ *   peid  - interned physical-entity id (permanent)
+ *   sub, client, group - subscription, subscriber client id, $share group
+ * Fields a reader touches are written before the id is published (release)
+ * and rewritten only after the id was unlinked and a grace period passed.
+ */
+#ifndef WM_MATCHER_MATCHER_INT_H
+#define WM_MATCHER_MATCHER_INT_H
+
+#include <roaring/roaring.h>
+
+#include "matcher/intern.h"
+#include "matcher/matcher.h"
+#include "matcher/rvec.h"
+
+#define WM_NONE UINT32_MAX
+
+/* Dense ids reused only after a grace period. */
+typedef struct wm_idpool {
+    uint32_t *free;
+    uint32_t n_free, high, max, live;
+} wm_idpool;
+
+bool wm_idpool_init(wm_idpool *p, uint32_t max);
+void wm_idpool_fini(wm_idpool *p);
+uint32_t wm_idpool_alloc(wm_idpool *p);               /* WM_NONE when full */
+void wm_idpool_release(wm_idpool *p, wm_retire *r, uint32_t id); /* after a grace period */
+
+/* What a reader needs of a subscription, in 24 bytes. */
+typedef struct wm_sub_hot {
+    uint64_t client_key; /* wm_hash_bytes of the client id string (No Local) */
+    uint32_t group;      /* $share group or WM_NONE */
+    uint32_t content;
+    uint32_t client;     /* interned client id: its string confirms a key match */
+    uint8_t no_local;
+    uint8_t qos;
+    uint8_t live;        /* writer bookkeeping */
+    uint8_t pad;
+} wm_sub_hot;
+
+typedef struct wm_sub_cold {
+    uint64_t cookie;
+    uint32_t fid;
+    uint32_t cell;     /* WM_NONE for a plain (non-spatial) subscription */
+    uint32_t nbhd;
+    uint32_t pos;      /* position in its list (f_plain[fid] or c_subs[cell]) */
+} wm_sub_cold;
+
+struct wm_matcher {
+    wm_matcher_config cfg;
+    wm_retire retire;
+
+    /* topic index */
+    wm_intern filters;       /* inner filter string -> fid */
+    wm_rvec *f_plain;        /* [fid] non-spatial subscriptions */
+    wm_rvec *f_cells;        /* [fid] cells of spatial subscriptions */
+    uint8_t *f_wild;         /* [fid] filter has '+' or '#' (lives in the trie) */
+    wm_intern edges;         /* (parent node, level) -> edge id; node = id + 1 */
+    uint32_t *n_plus;        /* [node] '+' child node or WM_NONE (atomic) */
+    uint32_t *n_hash_fid;    /* [node] fid of "<path>/#" or WM_NONE (atomic) */
+    uint32_t *n_end_fid;     /* [node] fid of "<path>" or WM_NONE (atomic) */
+    uint32_t n_wild;         /* live wildcard filters (atomic; 0 = skip the trie) */
+
+    /* cells: (fid, nbhd) -> subscriptions */
+    wm_intern cellkeys;      /* aux = fid, key = 4-byte nbhd id -> cell id */
+    uint32_t *c_fid;         /* [cell] */
+    uint32_t *c_nbhd;        /* [cell] */
+    wm_rvec *c_subs;         /* [cell] */
+    uint32_t *c_pos_f;       /* [cell] position in f_cells[fid] (writer) */
+    uint32_t *c_pos_n;       /* [cell] position in nb_cells[nbhd] (writer) */
+
+    /* neighborhoods and the spatial filter mapping */
+    wm_idpool nbhd_ids;
+    roaring_bitmap_t **nb_set; /* [nbhd] immutable peid set */
+    wm_rvec *nb_cells;         /* [nbhd] cells using it */
+    uint32_t *nb_refs;         /* [nbhd] definition + subscriptions (writer) */
+    uint32_t *nb_name;         /* [nbhd] name id or WM_NONE once released (writer) */
+    uint32_t *nb_size;         /* [nbhd] peid count */
+    wm_intern nbhd_names;      /* name -> name id */
+    uint32_t *name_nbhd;       /* [name id] nbhd */
+    wm_intern peids;           /* peid string -> peid (never released) */
+    wm_rvec *p_nbhds;          /* [peid] neighborhoods containing it */
+    uint64_t nbhd_peids;       /* sum of live sizes (writer) */
+    uint32_t *sort_tmp;        /* writer scratch for defining sets */
+    uint32_t sort_cap;
+
+    /* subscriptions */
+    wm_idpool sub_ids;
+    wm_sub_hot *s_hot;       /* [sub] */
+    wm_sub_cold *s_cold;     /* [sub] */
+    wm_intern clients;       /* client id string -> client */
+    wm_intern groups;        /* aux = fid, key = ShareName -> group */
+};
+
+struct wm_matcher_reader {
+    wm_matcher *m;
+    unsigned qidx;
+    uint32_t epoch;
+    uint32_t *fmark;   /* [fid] == epoch: fid matched the current topic */
+    uint32_t *nmark;   /* [nbhd] == epoch: nbhd already visited */
+    uint32_t *fids;    /* matched fids of the current topic */
+    uint32_t *stack;   /* trie walk: (node, byte offset) pairs */
+    uint32_t stack_cap;
+    uint32_t peids[WM_MATCH_MAX_PUB_PEIDS];
+};
+
+/* topic_index.c */
+wm_matcher_status wm_topic_index_attach(wm_matcher *m, uint32_t fid, const char *f, size_t len);
+void wm_topic_index_detach(wm_matcher *m, uint32_t fid, const char *f, size_t len);
+/* Appends to r->fids every fid whose filter matches topic t; returns the count. */
+uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, uint32_t nf);
+
+/* nbhd.c */
+void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nbhd);
+
+#endif

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Synthetic capture of the spaPS workload for `make bench-dataplane`.
+
+Complete MQTT v5 connections over TCP (handshake, CONNECT/CONNACK, ...,
+DISCONNECT, FIN both ways), so a capture replayed in a loop (net_pcap
+infinite_rx=1) reopens every connection at its SYN and is processed in full
+on every pass instead of turning into retransmissions:
+
+  - subscriber connections, each with SUBSCRIBEs carrying a subscription
+    identifier and an `nbhd` user property (SUBSCRIPTIONS in total);
+  - publisher connections sending PUBLISH frames of 100-200 bytes (QoS 0,
+    topic traffic/<zone>/<segment>, one `peid` user property drawn from a
+    Zipf(1.1) distribution over PEIDS road segments); the broker acknowledges
+    every second segment.
+
+usage: gen_spaps_pcap.py OUT.pcap [--publishes N] [--publishers N] [--subscribers N]
+                         [--subscriptions N] [--peids N] [--port P] [--seed S]
+Prints one JSON line describing what it wrote.
+"""
+import argparse
+import bisect
+import json
+import random
+import struct
+
+ap = argparse.ArgumentParser()
+ap.add_argument("out")
+ap.add_argument("--publishes", type=int, default=16000)
+ap.add_argument("--publishers", type=int, default=40)
+ap.add_argument("--subscribers", type=int, default=10)
+ap.add_argument("--subscriptions", type=int, default=1000)
+ap.add_argument("--peids", type=int, default=20000)
+ap.add_argument("--port", type=int, default=1883)
+ap.add_argument("--seed", type=int, default=1)
+a = ap.parse_args()
+rng = random.Random(a.seed)
+
+# Zipf(1.1) over peid ranks by inverse CDF.
+weights = [1.0 / (k ** 1.1) for k in range(1, a.peids + 1)]
+cdf = []
+acc = 0.0
+for w in weights:
+    acc += w
+    cdf.append(acc)
+
+
+def zipf_peid():
+    return bisect.bisect_left(cdf, rng.random() * acc)
+
+
+def vbi(n):
+    out = b""
+    while True:
+        b = n % 128
+        n //= 128
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def s16(s):
+    b = s.encode()
+    return struct.pack("!H", len(b)) + b
+
+
+def packet(first, body):
+    return bytes([first]) + vbi(len(body)) + body
+
+
+def connect(cid):
+    return packet(0x10, s16("MQTT") + b"\x05\x02\x00\x3c" + vbi(0) + s16(cid))
+
+
+CONNACK = packet(0x20, b"\x00\x00" + vbi(0))
+DISCONNECT = packet(0xE0, b"")
+
+
+def subscribe(pid, subid, nbhd, filt):
+    props = b"\x0b" + vbi(subid) + b"\x26" + s16("nbhd") + s16(nbhd)
+    return packet(0x82, struct.pack("!H", pid) + vbi(len(props)) + props + s16(filt) + b"\x00")
+
+
+def suback(pid):
+    return packet(0x90, struct.pack("!H", pid) + vbi(0) + b"\x00")
+
+
+def publish(topic, peid, size):
+    props = b"\x26" + s16("peid") + s16(peid)
+    head = s16(topic) + vbi(len(props)) + props
+    # pad the payload so the MQTT frame is `size` bytes long
+    room = size - 1 - len(vbi(size)) - len(head)
+    pay = bytes(rng.randrange(32, 127) for _ in range(max(room, 1)))
+    return packet(0x30, head + pay)
+
+
+FIN, SYN, RST, PSH, ACK = 1, 2, 4, 8, 16
+frames = []
+
+
+def tcp_frame(src, dst, sport, dport, seq, ack, flags, data=b""):
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0) + data
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0x4000, 64, 6, 0, bytes(src), bytes(dst))
+    return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip + tcp
+
+
+class Conn:
+    def __init__(self, n):
+        self.c = [10, 1, n >> 8 & 255, n & 255]
+        self.s = [10, 0, 0, 1]
+        self.cp = 20000 + n
+        self.cseq = rng.randrange(1 << 32)
+        self.sseq = rng.randrange(1 << 32)
+        self.unacked = 0
+
+    def c2s(self, flags, data=b""):
+        frames.append(tcp_frame(self.c, self.s, self.cp, a.port, self.cseq, self.sseq, flags, data))
+        self.cseq += len(data) + (1 if flags & (SYN | FIN) else 0)
+        self.unacked += 1
+        if data and self.unacked >= 2:
+            self.s2c(ACK)
+
+    def s2c(self, flags, data=b""):
+        frames.append(tcp_frame(self.s, self.c, a.port, self.cp, self.sseq, self.cseq, flags, data))
+        self.sseq += len(data) + (1 if flags & (SYN | FIN) else 0)
+        self.unacked = 0
+
+    def open(self, cid):
+        frames.append(tcp_frame(self.c, self.s, self.cp, a.port, self.cseq, 0, SYN))
+        self.cseq += 1
+        self.s2c(SYN | ACK)
+        self.c2s(ACK)
+        self.c2s(ACK | PSH, connect(cid))
+        self.s2c(ACK | PSH, CONNACK)
+
+    def close(self):
+        self.c2s(ACK | PSH | FIN, DISCONNECT)
+        self.s2c(ACK | FIN)
+        self.c2s(ACK)
+
+
+n = 0
+subs_per = a.subscriptions // a.subscribers
+for i in range(a.subscribers):
+    c = Conn(n); n += 1
+    c.open("sub-%d" % i)
+    for j in range(subs_per):
+        k = i * subs_per + j
+        c.c2s(ACK | PSH, subscribe(j + 1, k + 1, "nbhd-%d" % (k % 50), "traffic/+/%d" % (k % 200) if k % 3 else "traffic/#"))
+        c.s2c(ACK | PSH, suback(j + 1))
+    c.close()
+per_pub = a.publishes // a.publishers
+for i in range(a.publishers):
+    c = Conn(n); n += 1
+    c.open("pub-%d" % i)
+    for _ in range(per_pub):
+        p = zipf_peid()
+        c.c2s(ACK | PSH, publish("traffic/%d/%d" % (p % 10, p % 200), "road-%d" % p, rng.randrange(100, 201)))
+    c.close()
+
+with open(a.out, "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    for i, fr in enumerate(frames):
+        f.write(struct.pack("<IIII", 1700000000 + i // 1000000, i % 1000000, len(fr), len(fr)))
+        f.write(fr)
+print(json.dumps({"frames": len(frames), "publishes": per_pub * a.publishers, "connections": n,
+                  "subscriptions": subs_per * a.subscribers, "peids": a.peids, "out": a.out}))

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `wmctl match`: the README example end to end (expected output worked out by
+# hand from MQTT 5.0 §4.7/§4.8.2/§3.8.3.1 and the spatial rule), then every
+# kind of bad line must stop with exit 2 and "FILE:LINE: reason".
+set -euo pipefail
+WMCTL=$(cd "${WM_BUILD:-build}" && pwd)/wmctl
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+cat > filters.json <<'J'
+{"near-station": ["way/1", "node/7", "way/3"], "harbour": ["way/9"]}
+J
+cat > subs.jsonl <<'J'
+{"id": "s1", "client": "car1", "filter": "traffic/+/speed", "nbhd": "near-station"}
+{"id": "s2", "client": "car2", "filter": "traffic/#"}
+{"id": 7, "client": "car3", "filter": "$share/fleet/traffic/#", "nbhd": "harbour", "qos": 1}
+{"id": 3, "client": "car4", "filter": "$share/fleet/traffic/#"}
+
+{"id": "s5", "client": "car1", "filter": "traffic/#", "no_local": true}
+J
+cat > pubs.jsonl <<'J'
+{"topic": "traffic/a1/speed", "peids": ["node/7"], "client": "car1"}
+{"topic": "traffic/a1/speed", "peids": []}
+{"topic": "traffic/x", "peids": ["way/9", "unknown"], "client": "car9"}
+{"topic": "$SYS/x", "peids": ["way/9"]}
+J
+cat > expected <<'J'
+{"matched": [3, "s1", "s2"]}
+{"matched": [3, "s2", "s5"]}
+{"matched": [3, 7, "s2", "s5"]}
+{"matched": []}
+J
+"$WMCTL" match --subs subs.jsonl --filters filters.json --pubs pubs.jsonl > got
+diff -u expected got
+
+fails=0
+expect_error() { # FILE-CONTENT-SETUP already done; $1 = args..., last = expected stderr fragment
+  local want=$1; shift
+  local rc=0
+  "$WMCTL" match "$@" > /dev/null 2> err || rc=$?
+  if [ "$rc" != 2 ] || ! grep -qF -- "$want" err; then
+    echo "expected exit 2 and '$want', got rc=$rc: $(cat err)"; fails=$((fails + 1))
+  fi
+}
+printf '{"id": "a", "client": "c", "filter": "a/#/b"}\n' > bad1.jsonl
+expect_error "bad1.jsonl:1: \"filter\": invalid topic filter" --subs bad1.jsonl --pubs pubs.jsonl
+printf '{"id": "a", "client": "c", "filter": "a"}\n{"id": "a", "client": "c", "filter": "b"}\n' > bad2.jsonl
+expect_error 'bad2.jsonl:2: duplicate "id" "a" (first on line 1)' --subs bad2.jsonl --pubs pubs.jsonl
+printf '{"id": "a", "client": "c", "filter": "a", "nbhd": "nowhere"}\n' > bad3.jsonl
+expect_error 'bad3.jsonl:1: "nbhd": unknown neighborhood "nowhere"' --subs bad3.jsonl --filters filters.json --pubs pubs.jsonl
+printf '{"id": "a", "client": "c", "filter": "$share/g/a", "no_local": true}\n' > bad4.jsonl
+expect_error 'bad4.jsonl:1: No Local on a shared subscription' --subs bad4.jsonl --pubs pubs.jsonl
+printf '{"id": "a", "client": "c", "filter": "a", "qso": 1}\n' > bad5.jsonl
+expect_error 'bad5.jsonl:1: unknown key "qso"' --subs bad5.jsonl --pubs pubs.jsonl
+printf '{"topic": "a", "peids": []}\n{"topic": "a/+", "peids": []}\n' > badp.jsonl
+expect_error 'badp.jsonl:2: "topic": invalid topic name' --subs subs.jsonl --filters filters.json --pubs badp.jsonl
+printf '{"topic": "a", "peids": ["x", 3]}\n' > badp2.jsonl
+expect_error 'badp2.jsonl:1: "peids"[1] must be a non-empty string' --subs subs.jsonl --filters filters.json --pubs badp2.jsonl
+printf '{"topic": "a", "peids": []\n' > badp3.jsonl
+expect_error 'badp3.jsonl:1: column' --subs subs.jsonl --filters filters.json --pubs badp3.jsonl
+printf '{"n": ["a", ""]}' > badf.json
+expect_error 'badf.json:neighborhood "n": peid 1 is not a non-empty string' --subs subs.jsonl --filters badf.json --pubs pubs.jsonl
+printf '{"n": ["a",]}' > badf2.json
+expect_error 'badf2.json:1:' --subs subs.jsonl --filters badf2.json --pubs pubs.jsonl
+expect_error 'usage: wmctl match' --subs subs.jsonl
+expect_error 'missing.jsonl' --subs missing.jsonl --pubs pubs.jsonl
+
+[ $fails -eq 0 ] || { echo "$fails error cases failed"; exit 1; }
+echo "wmctl match: example output exact, 12 bad inputs rejected with file:line"
