@@ -204,6 +204,11 @@ $(BUILD)/bench/bench_%: $(BUILD)/obj/perf/bench_%.o $(BUILD)/obj/perf/bench_shim
 bench: $(BENCH_BIN)
 	bash scripts/run-bench.sh $(BUILD) $(BENCH_BIN)
 
+# The main job on real input: resolve Monaco, replay the demo capture through
+# build/wirematch with matching, print a summary (scripts/demo.sh).
+demo: $(STAMP) $(BUILD)/wirematch $(BUILD)/wmctl
+	WM_BUILD=$(BUILD) bash scripts/demo.sh
+
 # The data plane against dpdk-testpmd io-forward on the same synthetic spaPS
 # capture (perf/bench-dataplane.sh; SECONDS_PER_RUN, ROUNDS, PUBLISHES).
 bench-dataplane: $(STAMP) $(BUILD)/wirematch
