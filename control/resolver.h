@@ -16,9 +16,12 @@
  * N[i]: an entity of an earlier stage, or a stage-1 reference, can be selected
  * again by a later stage.
  *
- * Evaluation: candidates come from each layer's STRtree queried with the
- * reference's envelope (grown by d for DW); the reference is a GEOS prepared
- * geometry, cached in the world. D cannot be pruned that way, since almost
+ * Evaluation: candidates come from an STRtree over Entities(Cats) (the
+ * layer's own tree when one layer matches, else a union tree built on first
+ * use and cached in the world) queried with the reference's envelope (grown by
+ * d for DW); the reference is a GEOS prepared geometry, cached in the world.
+ * Touches between two LineStrings skips GEOS's relate graph
+ * (control/relate_lines.h, checked against GEOS). D cannot be pruned that way, since almost
  * everything is disjoint from a reference: e is selected unless it intersects
  * every reference, so the tree finds the intersecting pairs and the layer
  * members are counted against them.

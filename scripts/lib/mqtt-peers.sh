@@ -63,12 +63,12 @@ _wm_wait_pid_gone() {
 }
 
 wm_broker_start() {
-  local timeout=${WM_BROKER_START_TIMEOUT:-15} attempt line deadline
+  local timeout=${WM_BROKER_START_TIMEOUT:-15} line deadline
   command -v mosquitto >/dev/null || PATH=$PATH:/usr/sbin
   command -v mosquitto >/dev/null || { echo "wm_broker_start: mosquitto not installed" >&2; return 2; }
   WM_BROKER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/wm-broker.XXXXXX")
   # A free port can be taken between the probe and the bind: retry a few times.
-  for attempt in 1 2 3 4 5; do
+  for _ in 1 2 3 4 5; do
     WM_BROKER_PORT=$(wm_free_port)
     {
       echo "listener $WM_BROKER_PORT 127.0.0.1"

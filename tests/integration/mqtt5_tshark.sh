@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT=${WM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${WM_BUILD:-$ROOT/build}
 WMCTL=$BUILD/wmctl
-CMP="python3 $ROOT/tests/tools/mqtt5_tshark.py"
+CMP=(python3 "$ROOT/tests/tools/mqtt5_tshark.py")
 work=$(mktemp -d "${TMPDIR:-/tmp}/wm-mqtt5tshark.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail=0
@@ -27,7 +27,7 @@ PROPS=$PROPS,authentication_method,authentication_data
 
 check() { # NAME PCAP [comparator options]
   local name=$1 pcap=$2; shift 2
-  if timeout -k 5 120 $CMP --wmctl "$WMCTL" "$@" "$pcap" >"$work/$name.out" 2>&1; then
+  if timeout -k 5 120 "${CMP[@]}" --wmctl "$WMCTL" "$@" "$pcap" >"$work/$name.out" 2>&1; then
     echo "ok   $name: $(tail -1 "$work/$name.out")"
   else
     echo "FAIL $name"; cat "$work/$name.out"; fail=$((fail + 1))
@@ -48,7 +48,7 @@ cat >"$work/wmctl-mutant" <<MUT
 "$WMCTL" "\$@" | jq -c 'if (.properties.user_property | length) > 1 then .properties.user_property |= reverse else . end'
 MUT
 chmod +x "$work/wmctl-mutant"
-if $CMP --wmctl "$work/wmctl-mutant" "$ROOT/tests/data/mqtt5-clients.pcap" >"$work/mutant.out" 2>&1; then
+if "${CMP[@]}" --wmctl "$work/wmctl-mutant" "$ROOT/tests/data/mqtt5-clients.pcap" >"$work/mutant.out" 2>&1; then
   echo "FAIL mutant: reversed user properties were not detected"; tail -3 "$work/mutant.out"; fail=$((fail + 1))
 elif ! grep -q '^DIFF .*user_property\[0\]\[0\]: ours "src", tshark "peid"' "$work/mutant.out"; then
   echo "FAIL mutant: unexpected comparator output"; tail -5 "$work/mutant.out"; fail=$((fail + 1))
