@@ -164,6 +164,18 @@ static wm_mqtt5_err check_response_topic(const wm_mqtt5_props *pr, const uint8_t
     return WM_MQTT5_E_RESPONSE_TOPIC_INVALID;
 }
 
+/* §3.3.2.3.2 / §3.1.3.2: Payload Format Indicator 1 means UTF-8 payload. */
+static wm_mqtt5_err check_payload_format(const wm_mqtt5_props *pr, wm_mqtt5_bytes payload, const uint8_t **at)
+{
+    if (!wm_mqtt5_props_has(pr, WM_MQTT5_PROP_PAYLOAD_FORMAT_INDICATOR) ||
+        pr->v[WM_MQTT5_PROP_PAYLOAD_FORMAT_INDICATOR].u != 1)
+        return WM_MQTT5_E_OK;
+    size_t off = 0;
+    if (wm_utf8_validate(payload.p, payload.len, &off) == WM_UTF8_OK) return WM_MQTT5_E_OK;
+    *at = payload.p + off;
+    return WM_MQTT5_E_PAYLOAD_FORMAT_INVALID;
+}
+
 static wm_mqtt5_err rd_packet_id(wm_mqtt5_cursor *c, uint16_t *id)
 {
     wm_mqtt5_err e = wm_mqtt5_rd_u16(c, id);
@@ -216,13 +228,15 @@ static wm_mqtt5_err dec_publish(const wm_mqtt5_config *cfg, wm_mqtt5_cursor c, w
         FAIL(WM_MQTT5_E_TOPIC_NAME_EMPTY_NO_ALIAS, topic_at);
     pkt->payload.p = c.p;
     pkt->payload.len = (uint32_t)wm_mqtt5_cur_left(&c);
+    if (cfg->check_payload_format && (e = check_payload_format(pr, pkt->payload, &at))) goto out;
     return WM_MQTT5_E_OK;
 out:
     *at_out = at;
     return e;
 }
 
-static wm_mqtt5_err dec_connect(wm_mqtt5_cursor c, wm_mqtt5_packet *pkt, const uint8_t **at_out)
+static wm_mqtt5_err dec_connect(const wm_mqtt5_config *cfg, wm_mqtt5_cursor c, wm_mqtt5_packet *pkt,
+                                const uint8_t **at_out)
 {
     wm_mqtt5_err e = WM_MQTT5_E_OK;
     const uint8_t *at = NULL;
@@ -257,6 +271,7 @@ static wm_mqtt5_err dec_connect(wm_mqtt5_cursor c, wm_mqtt5_packet *pkt, const u
         if ((e = check_response_topic(&k->will_props, &at))) goto out;
         TRY(rd_topic_name(&c, &k->will_topic, false));                 /* §3.1.3.3 */
         TRY(wm_mqtt5_rd_bin(&c, &k->will_payload));                    /* §3.1.3.4 */
+        if (cfg->check_payload_format && (e = check_payload_format(&k->will_props, k->will_payload, &at))) goto out;
     } else {
         props_empty(&k->will_props, c.p);
         k->will_topic = (wm_mqtt5_bytes){ c.p, 0 };
@@ -419,7 +434,7 @@ wm_mqtt5_status wm_mqtt5_decode(const wm_mqtt5_config *cfg, const uint8_t *buf, 
     wm_mqtt5_err e;
     switch (pkt->type) {
     case WM_MQTT5_PUBLISH: e = dec_publish(cfg, c, pkt, &at); break;
-    case WM_MQTT5_CONNECT: e = dec_connect(c, pkt, &at); break;
+    case WM_MQTT5_CONNECT: e = dec_connect(cfg, c, pkt, &at); break;
     case WM_MQTT5_CONNACK: e = dec_connack(c, pkt, &at); break;
     case WM_MQTT5_PUBACK:
     case WM_MQTT5_PUBREC:

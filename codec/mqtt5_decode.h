@@ -31,7 +31,8 @@
  * (§3.3.4, §3.8.2.1.2), Response Topic (§3.3.2.3.5), SUBSCRIBE options
  * (§3.8.3.1) and filters (§4.7, §4.8.2), at least one filter / reason code
  * (§3.8.3, §3.9.3, §3.10.3, §3.11.3), DISCONNECT Session Expiry from a
- * server (§3.14.2.2.2).
+ * server (§3.14.2.2.2), DISCONNECT reason codes by sender (§3.14.2.1), and
+ * on request (cfg->check_payload_format) UTF-8 payloads (§3.3.2.3.2).
  */
 #ifndef WM_CODEC_MQTT5_DECODE_H
 #define WM_CODEC_MQTT5_DECODE_H
@@ -55,7 +56,7 @@ typedef struct wm_mqtt5_result {
     size_t length;
     /* NEED_MORE: bytes still missing (exact when length != 0, else 1). */
     size_t need;
-    /* ERROR: what, the reason code to send (0x81, 0x82, 0x84, 0x94, 0x95),
+    /* ERROR: what, the reason code to send (0x81, 0x82, 0x84, 0x94, 0x95, 0x99),
      * and the offset from buf of the offending byte or field. */
     wm_mqtt5_err err;
     uint8_t reason_code;

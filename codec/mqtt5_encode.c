@@ -100,6 +100,19 @@ static void body_filters(sink *s, const wm_mqtt5_packet *p)
     }
 }
 
+/* Reason Code and properties in the shortest form §3.4.2.1 / §3.14.2.1
+ * allow: nothing for 0x00 without properties, the code alone without
+ * properties, else both. */
+static void put_reason_short(sink *s, const wm_mqtt5_packet *p)
+{
+    if (props_empty(&p->props)) {
+        if (p->reason_code) put_u8(s, p->reason_code);
+        return;
+    }
+    put_u8(s, p->reason_code);
+    put_props(s, &p->props);
+}
+
 static void body(sink *s, const wm_mqtt5_packet *p)
 {
     switch (p->type) {
@@ -120,12 +133,7 @@ static void body(sink *s, const wm_mqtt5_packet *p)
     case WM_MQTT5_PUBREL:
     case WM_MQTT5_PUBCOMP:
         put_u16(s, p->packet_id);
-        if (props_empty(&p->props)) {
-            if (p->reason_code) put_u8(s, p->reason_code);
-        } else {
-            put_u8(s, p->reason_code);
-            put_props(s, &p->props);
-        }
+        put_reason_short(s, p);
         break;
     case WM_MQTT5_SUBSCRIBE:
     case WM_MQTT5_UNSUBSCRIBE:
@@ -143,12 +151,7 @@ static void body(sink *s, const wm_mqtt5_packet *p)
     case WM_MQTT5_PINGRESP:
         break;
     case WM_MQTT5_DISCONNECT:
-        if (props_empty(&p->props)) {
-            if (p->reason_code) put_u8(s, p->reason_code);
-        } else {
-            put_u8(s, p->reason_code);
-            put_props(s, &p->props);
-        }
+        put_reason_short(s, p);
         break;
     case WM_MQTT5_AUTH:
         if (p->reason_code || !props_empty(&p->props)) {

@@ -52,6 +52,7 @@ static const char *const names[WM_MQTT5_E_COUNT_] = {
     [WM_MQTT5_E_TOPIC_ALIAS_ZERO] = "topic_alias_zero",
     [WM_MQTT5_E_TOPIC_ALIAS_TOO_LARGE] = "topic_alias_too_large",
     [WM_MQTT5_E_PACKET_TOO_LARGE] = "packet_too_large",
+    [WM_MQTT5_E_PAYLOAD_FORMAT_INVALID] = "payload_format_invalid",
 };
 
 const char *wm_mqtt5_err_name(wm_mqtt5_err e)
@@ -67,5 +68,6 @@ uint8_t wm_mqtt5_err_reason(wm_mqtt5_err e)
     if (e < WM_MQTT5_E_TOPIC_ALIAS_ZERO) return 0x84;
     if (e < WM_MQTT5_E_PACKET_TOO_LARGE) return 0x94;
     if (e == WM_MQTT5_E_PACKET_TOO_LARGE) return 0x95;
+    if (e == WM_MQTT5_E_PAYLOAD_FORMAT_INVALID) return 0x99;
     return 0x80;
 }

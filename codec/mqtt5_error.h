@@ -9,6 +9,7 @@
  *   0x84 Unsupported Protocol Version (CONNECT only, §3.1.2.1/§3.1.2.2)
  *   0x94 Topic Alias invalid (§3.3.2.3.4)
  *   0x95 Packet too large (against the receiver's Maximum Packet Size, §3.1.2.11.4)
+ *   0x99 Payload format invalid (optional check, §3.3.2.3.2)
  * Pure tables: thread safe.
  */
 #ifndef WM_CODEC_MQTT5_ERROR_H
@@ -72,13 +73,15 @@ typedef enum wm_mqtt5_err {
     WM_MQTT5_E_TOPIC_ALIAS_TOO_LARGE, /* above the receiver's Topic Alias Maximum (MQTT-3.3.2-9/10) */
     /* 0x95 Packet too large */
     WM_MQTT5_E_PACKET_TOO_LARGE,     /* above the receiver's Maximum Packet Size (MQTT-3.1.2-24) */
+    /* 0x99 Payload format invalid (only when the receiver asks for the check) */
+    WM_MQTT5_E_PAYLOAD_FORMAT_INVALID, /* Payload Format Indicator 1, payload not UTF-8 (§3.3.2.3.2, §3.1.3.2) */
     WM_MQTT5_E_COUNT_
 } wm_mqtt5_err;
 
 /* Stable snake_case name ("vbi_not_minimal", ...); "ok" for WM_MQTT5_E_OK. */
 const char *wm_mqtt5_err_name(wm_mqtt5_err e);
 
-/* The reason code a receiver sends for e (0x81, 0x82, 0x84, 0x94 or 0x95;
+/* The reason code a receiver sends for e (0x81, 0x82, 0x84, 0x94, 0x95 or 0x99;
  * 0x00 for WM_MQTT5_E_OK). */
 uint8_t wm_mqtt5_err_reason(wm_mqtt5_err e);
 

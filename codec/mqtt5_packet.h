@@ -10,6 +10,7 @@
  * (not zeroed): read only the fields of the decoded type.
  *
  * The decoder is codec/mqtt5_decode.h, the encoder codec/mqtt5_encode.h.
+ * The helpers below only read the packet: thread safe, no allocation.
  */
 #ifndef WM_CODEC_MQTT5_PACKET_H
 #define WM_CODEC_MQTT5_PACKET_H
@@ -43,6 +44,12 @@ typedef struct wm_mqtt5_config {
      * §3.2.2.3.8): a PUBLISH Topic Alias above it fails with 0x94. 0 (the
      * spec's default when absent) accepts no Topic Alias at all. */
     uint16_t topic_alias_maximum;
+    /* §3.3.2.3.2: "The receiver MAY validate that the Payload is of the
+     * format indicated". When true, a PUBLISH payload or CONNECT Will Payload
+     * whose Payload Format Indicator is 1 must be valid UTF-8 (§1.5.4), else
+     * 0x99 Payload format invalid. Off by default: it costs a pass over the
+     * payload. */
+    bool check_payload_format;
 } wm_mqtt5_config;
 
 /* One SUBSCRIBE payload entry (§3.8.3): Topic Filter + Subscription Options

@@ -13,6 +13,7 @@
  * and wm_mqtt5_user_prop_next() / wm_mqtt5_subid_next() walk every
  * occurrence in wire order over the raw block view, without allocation.
  * Slots of absent identifiers are not cleared: test wm_mqtt5_props_has().
+ * All functions are pure (no allocation, no global state) and thread safe.
  */
 #ifndef WM_CODEC_MQTT5_PROPS_H
 #define WM_CODEC_MQTT5_PROPS_H

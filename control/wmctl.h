@@ -35,7 +35,8 @@ int wmctl_resolve(int argc, char **argv);
 int wmctl_dump(int argc, char **argv);
 
 /* `wmctl mqtt decode [--from client|server] [--max-packet-size N]
- * [--topic-alias-maximum N] FILE|-`: MQTT v5 packets as JSON lines. */
+ * [--topic-alias-maximum N] [--check-payload-format] FILE|-`: MQTT v5 packets
+ * as JSON lines. */
 int wmctl_mqtt(int argc, char **argv);
 
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */

@@ -27,7 +27,8 @@ static const struct wmctl_command commands[] = {
     { "dump", wmctl_dump,
       "dump R.wmr                      print a resolution file as JSON" },
     { "mqtt", wmctl_mqtt,
-      "mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-\n"
+      "mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N]\n"
+      "              [--check-payload-format] FILE|-\n"
       "                                  MQTT v5 packets -> one JSON object per line" },
 };
 

@@ -1,5 +1,5 @@
 /* `wmctl mqtt decode [--from client|server] [--max-packet-size N]
- *                    [--topic-alias-maximum N] FILE|-`
+ *                    [--topic-alias-maximum N] [--check-payload-format] FILE|-`
  *
  * Decodes concatenated MQTT v5 packets with the codec's strict streaming
  * decoder and prints one JSON object per packet (schema in README.md,
@@ -223,6 +223,8 @@ static int decode_cmd(int argc, char **argv)
             if (parse_u32(argv[++i], 65535, &v))
                 return wmctl_usage_error("mqtt", "--topic-alias-maximum takes 0..65535");
             cfg.topic_alias_maximum = (uint16_t)v;
+        } else if (!strcmp(a, "--check-payload-format")) {
+            cfg.check_payload_format = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return wmctl_usage_error("mqtt", "unknown option '%s'", a);
         } else if (!path) {
@@ -231,7 +233,7 @@ static int decode_cmd(int argc, char **argv)
             return wmctl_usage_error("mqtt", "more than one input file");
         }
     }
-    if (!path) return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-");
+    if (!path) return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] [--check-payload-format] FILE|-");
     size_t len = 0;
     uint8_t *buf = read_all(path, &len);
     if (!buf) return wmctl_usage_error("mqtt", "cannot read '%s': %s", path, strerror(errno));
@@ -265,5 +267,5 @@ static int decode_cmd(int argc, char **argv)
 int wmctl_mqtt(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "decode")) return decode_cmd(argc, argv);
-    return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] FILE|-");
+    return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] [--check-payload-format] FILE|-");
 }

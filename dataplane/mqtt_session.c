@@ -334,7 +334,8 @@ static wm_mqtt5_config codec_cfg(int dir)
 {
     /* A passive observer is lenient where the endpoints negotiate: sizes are
      * bounded by our own max_packet, aliases by WM_MQTT_MAX_ALIASES. */
-    wm_mqtt5_config c = {dir == WM_DIR_C2S ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER, 0, 65535};
+    wm_mqtt5_config c = { .from = dir == WM_DIR_C2S ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER,
+                          .maximum_packet_size = 0, .topic_alias_maximum = 65535 };
     return c;
 }
 

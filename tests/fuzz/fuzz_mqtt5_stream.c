@@ -2,7 +2,8 @@
  * codec/mqtt5_encode.h).
  *
  * Input: byte 0 = options (bit 0: direction; bit 1: enforce a Maximum Packet
- * Size of 1 + 16 * byte 1; bits 2-7: seed of the chunk sizes), byte 1 = Topic
+ * Size of 1 + 16 * byte 1; bit 2: check payload formats; bits 2-7: seed of
+ * the chunk sizes), byte 1 = Topic
  * Alias Maximum (and packet size), the rest = the TCP byte stream. The stream
  * is delivered in pseudo-random chunks (1..64 bytes, from the seed) and the
  * decoder is called after every chunk on an exact-size heap copy of the bytes
@@ -77,7 +78,7 @@ static void check_reencode(const wm_mqtt5_config *cfg, const wm_mqtt5_packet *k)
 
 static bool reason_ok(uint8_t rc)
 {
-    return rc == 0x81 || rc == 0x82 || rc == 0x84 || rc == 0x94 || rc == 0x95;
+    return rc == 0x81 || rc == 0x82 || rc == 0x84 || rc == 0x94 || rc == 0x95 || rc == 0x99;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -87,6 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .from = (data[0] & 1) ? WM_MQTT5_FROM_SERVER : WM_MQTT5_FROM_CLIENT,
         .maximum_packet_size = (data[0] & 2) ? 1u + 16u * data[1] : 0,
         .topic_alias_maximum = data[1],
+        .check_payload_format = (data[0] & 4) != 0,
     };
     uint32_t seed = 0x9E3779B9u ^ (uint32_t)(data[0] >> 2) * 2654435761u;
     const uint8_t *in = data + 2;

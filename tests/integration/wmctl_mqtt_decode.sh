@@ -70,6 +70,14 @@ check max_ok '"a/b"' "$out"
 rc=0; out=$("$WMCTL" mqtt decode --topic-alias-maximum 2 "$work/pub.bin") || rc=$?
 check alias '{"error":"topic_alias_too_large","reason_code":148,"offset":10}' "$out"
 
+# --check-payload-format: Payload Format Indicator 1 with a payload that is not UTF-8 (0xFF) gives 0x99
+# at the bad byte; without the option the packet decodes.
+printf '\x30\x07\x00\x01t\x02\x01\x01\xff' >"$work/pfi.bin"
+rc=0; out=$("$WMCTL" mqtt decode --check-payload-format "$work/pfi.bin") || rc=$?
+check payload_format '{"error":"payload_format_invalid","reason_code":153,"offset":8}' "$out"
+out=$("$WMCTL" mqtt decode "$work/pfi.bin" | jq -c .properties)
+check payload_format_off '{"payload_format_indicator":1}' "$out"
+
 # A stream cut inside a packet.
 head -c 20 "$work/pub.bin" >"$work/cut.bin"
 rc=0; out=$("$WMCTL" mqtt decode "$work/cut.bin") || rc=$?

@@ -455,6 +455,27 @@ Test(publish, response_topic_with_wildcard)
     cr_expect_eq(P.props.v[WM_MQTT5_PROP_CORRELATION_DATA].s.len, 2);
 }
 
+/* §3.3.2.3.2: "The receiver MAY validate that the Payload is of the format
+ * indicated, and if it is not send a PUBACK, PUBREC, or DISCONNECT with
+ * Reason Code of 0x99 (Payload format invalid)". Only when asked to. */
+static void connect_head(uint8_t version, uint8_t flags);
+
+Test(publish, payload_format_check_on_request)
+{
+    wm_mqtt5_config chk = CLI;
+    chk.check_payload_format = true;
+    reset(); wm_tb_u8(&PR, 0x01); wm_tb_u8(&PR, 1); publish_body("t", 0, "ok \xC3\xA9 \xFF");
+    EXPECT_OK(pkt(&CLI, 0x30));
+    EXPECT_ERR(pkt(&chk, 0x30), WM_MQTT5_E_PAYLOAD_FORMAT_INVALID, 0x99, 2 + 3 + 3 + 6);
+    reset(); wm_tb_u8(&PR, 0x01); wm_tb_u8(&PR, 0); publish_body("t", 0, "\xFF");
+    EXPECT_OK(pkt(&chk, 0x30));
+    /* The Will Payload likewise, with the Will Properties' indicator (§3.1.3.2). */
+    reset(); connect_head(5, 0x06); wm_tb props0 = { .n = 0 }; wm_tb_props(&B, &props0); wm_tb_str(&B, "c");
+    wm_tb_u8(&PR, 0x01); wm_tb_u8(&PR, 1); wm_tb_props(&B, &PR); wm_tb_str(&B, "w"); wm_tb_strn(&B, "\xC0\x80", 2);
+    EXPECT_OK(pkt(&CLI, 0x10));
+    EXPECT_ERR(pkt(&chk, 0x10), WM_MQTT5_E_PAYLOAD_FORMAT_INVALID, 0x99, 2 + 10 + 1 + 3 + 3 + 3 + 2);
+}
+
 /* ------------------------------------------------------------- §3.1 CONNECT */
 
 static void connect_head(uint8_t version, uint8_t flags)
@@ -840,4 +861,20 @@ Test(auth, forms_and_codes)
     cr_expect(eq(P.props.v[WM_MQTT5_PROP_AUTHENTICATION_METHOD].s, "SCRAM"));
     reset(); wm_tb_u8(&B, 0x01); wm_tb_props(&B, &PR);
     EXPECT_ERR(pkt(&CLI, 0xF0), WM_MQTT5_E_REASON_CODE, 0x82, 2);
+}
+
+/* §1.5.4 in the string fields of packets: User Name (§3.1.3.5), Will Topic
+ * (§3.1.3.3), SUBSCRIBE and UNSUBSCRIBE Topic Filters (§3.8.3, §3.10.3). */
+Test(strings, nul_and_surrogates_in_packet_fields)
+{
+    reset(); connect_head(5, 0x82); wm_tb_props(&B, &PR); wm_tb_str(&B, "c"); wm_tb_strn(&B, "us\0r", 4);
+    EXPECT_ERR(pkt(&CLI, 0x10), WM_MQTT5_E_UTF8_NUL, 0x81, 2 + 10 + 1 + 3 + 2 + 2);
+    reset(); connect_head(5, 0x06); wm_tb_props(&B, &PR); wm_tb_str(&B, "c"); wm_tb_props(&B, &PR);
+    wm_tb_strn(&B, "w\xED\xA0\x80", 4); wm_tb_strn(&B, "", 0);
+    EXPECT_ERR(pkt(&CLI, 0x10), WM_MQTT5_E_UTF8_SURROGATE, 0x81, 2 + 10 + 1 + 3 + 1 + 2 + 1);
+    EXPECT_ERR(subscribe_one("a/\xED\xB0\x80", 0), WM_MQTT5_E_UTF8_SURROGATE, 0x81, 7 + 2);
+    reset(); wm_tb_u16(&B, 1); wm_tb_props(&B, &PR); wm_tb_strn(&B, "#\0", 2); wm_tb_u8(&B, 0);
+    EXPECT_ERR(pkt(&CLI, 0x82), WM_MQTT5_E_UTF8_NUL, 0x81, 7 + 1);
+    reset(); wm_tb_u16(&B, 4); wm_tb_props(&B, &PR); wm_tb_strn(&B, "a\0", 2);
+    EXPECT_ERR(pkt(&CLI, 0xA2), WM_MQTT5_E_UTF8_NUL, 0x81, 2 + 2 + 1 + 2 + 1);
 }

@@ -204,10 +204,48 @@ Test(reason, error_table)
     for (int e = 1; e < WM_MQTT5_E_COUNT_; e++) {
         cr_expect_str_neq(wm_mqtt5_err_name((wm_mqtt5_err)e), "unknown", "error %d has no name", e);
         uint8_t rc = wm_mqtt5_err_reason((wm_mqtt5_err)e);
-        cr_expect(rc == 0x81 || rc == 0x82 || rc == 0x84 || rc == 0x94 || rc == 0x95, "error %d -> 0x%02x", e, rc);
+        cr_expect(rc == 0x81 || rc == 0x82 || rc == 0x84 || rc == 0x94 || rc == 0x95 || rc == 0x99, "error %d -> 0x%02x", e, rc);
     }
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_PACKET_TOO_LARGE), 0x95);
+    cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_PAYLOAD_FORMAT_INVALID), 0x99);
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_TOPIC_ALIAS_ZERO), 0x94);
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_VBI_NOT_MINIMAL), 0x81);
     cr_expect_eq(wm_mqtt5_err_reason(WM_MQTT5_E_PROPERTY_DUPLICATE), 0x82);
+}
+
+/* §1.5.4: U+0000 and UTF-16 surrogates are Malformed in every UTF-8 string
+ * property and in both halves of a User Property (§1.5.7), with the offset of
+ * the offending byte; Binary Data (§1.5.6) may hold any byte. */
+Test(props, nul_and_surrogate_in_every_string_property)
+{
+    static const struct { const char *bytes; size_t len; size_t bad_at; wm_mqtt5_err e; } bad[] = {
+        { "a\0", 2, 1, WM_MQTT5_E_UTF8_NUL },
+        { "ab\xED\xA0\x80", 5, 2, WM_MQTT5_E_UTF8_SURROGATE },
+        { "\xED\xBF\xBF", 3, 0, WM_MQTT5_E_UTF8_SURROGATE },
+    };
+    for (size_t i = 0; i < N_PROPS; i++) {
+        unsigned id = table_2_4[i].id;
+        wm_mqtt5_prop_type t = table_2_4[i].type;
+        if (t != WM_MQTT5_PT_UTF8 && t != WM_MQTT5_PT_PAIR && t != WM_MQTT5_PT_BINARY) continue;
+        unsigned ctx = 1;
+        while (!(table_2_4[i].used_in & (1u << ctx))) ctx++;
+        for (size_t b = 0; b < 3; b++)
+            for (int half = 0; half < (t == WM_MQTT5_PT_PAIR ? 2 : 1); half++) {
+                wm_tb pr = { .n = 0 };
+                wm_tb_u8(&pr, (uint8_t)id);
+                size_t at = 1 + 2;
+                if (half == 1) { wm_tb_str(&pr, "key"); at += 5; }
+                wm_tb_strn(&pr, bad[b].bytes, bad[b].len);
+                if (t == WM_MQTT5_PT_PAIR && half == 0) wm_tb_str(&pr, "v");
+                wm_mqtt5_props out;
+                size_t off = 99;
+                wm_mqtt5_err e = wm_mqtt5_props_parse(pr.b, pr.n, ctx, &out, &off);
+                if (t == WM_MQTT5_PT_BINARY) {
+                    cr_expect_eq(e, WM_MQTT5_E_OK, "binary 0x%02x takes any bytes", id);
+                    continue;
+                }
+                cr_expect_eq(e, bad[b].e, "0x%02x half %d case %zu: %s", id, half, b, wm_mqtt5_err_name(e));
+                cr_expect_eq(off, at + bad[b].bad_at, "0x%02x half %d case %zu: offset %zu", id, half, b, off);
+            }
+    }
 }
