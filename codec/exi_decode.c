@@ -235,39 +235,8 @@ static wm_exi_status push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem)
     wm_exi_status pst = read_qname_prefix(c, uri);
     if (pst) return pst;
     wm_exi_frame *f = &d->stack[d->depth++];
-    memset(f, 0, sizeof *f);
-    f->uri = uri;
-    f->lid = lid;
-    f->bi = WM_EXI_NONE;
-    const wm_exi_grammar *g = d->g;
-    if (elem == WM_EXI_NONE && !g->schemaless && lid < g->n_lids) elem = wm_exi_grammar_global_elem(g, uri, lid);
-    if (elem == WM_EXI_ELEM_FRAGMENT) {
-        f->tgram = g->elem_fragment;
-        f->state = g->tgrams[f->tgram].start;
-        f->nillable = true;
-    } else if (elem != WM_EXI_NONE) {
-        f->tgram = g->elems[elem].type;
-        f->state = g->tgrams[f->tgram].start;
-        f->nillable = g->elems[elem].nillable;
-    } else {
-        /* built-in element grammar, one per qname per document (§8.4.3) */
-        f->state = WM_EXI_NONE;
-        wm_exi_st_lname *l = &d->st.lnames[lid];
-        if (l->bi == WM_EXI_NONE) {
-            if (d->n_bis == d->cap_bis) {
-                uint32_t nc = d->cap_bis ? d->cap_bis * 2 : 16;
-                wm_exi_bi *nb = wm_exi_arena_alloc(&d->arena, nc * sizeof *nb);
-                if (!nb) return mem_fail(c);
-                if (d->n_bis) memcpy(nb, d->bis, d->n_bis * sizeof *nb);
-                d->bis = nb;
-                d->cap_bis = nc;
-            }
-            memset(&d->bis[d->n_bis], 0, sizeof d->bis[0]);
-            l->bi = d->n_bis++;
-        }
-        f->bi = l->bi;
-        f->bi_state = 0;
-    }
+    if (!wm_exi_rt_frame_init(d->g, &d->arena, &d->st, &d->bis, &d->n_bis, &d->cap_bis, f, uri, lid, elem))
+        return mem_fail(c);
     wm_exi_event ev = { .type = WM_EXI_EV_SE };
     qname_view(c, &ev, uri, lid);
     return emit(c, &ev);
@@ -286,16 +255,7 @@ static wm_exi_status pop(dctx *c)
 
 static bool learn(dctx *c, wm_exi_bi_prod **arr, uint32_t *n, uint32_t *cap, uint8_t term, uint32_t uri, uint32_t lid)
 {
-    if (*n == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 8;
-        wm_exi_bi_prod *p = wm_exi_arena_alloc(&c->d->arena, nc * sizeof *p);
-        if (!p) return false;
-        if (*n) memcpy(p, *arr, *n * sizeof *p);
-        *arr = p;
-        *cap = nc;
-    }
-    (*arr)[(*n)++] = (wm_exi_bi_prod){ term, uri, lid };
-    return true;
+    return wm_exi_rt_learn(&c->d->arena, arr, n, cap, term, uri, lid);
 }
 
 /* SE(*) / SE(uri:*) content: the qname follows the code (§7.1.7). */
@@ -454,16 +414,11 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     wm_exi_decoder *d = c->d;
     const wm_exi_grammar *g = d->g;
     const wm_exi_state *s = &g->states[f->state];
-    bool strict = d->opts.strict;
-    bool start = (s->flags & WM_EXI_S_START) != 0;
-    uint32_t n1 = s->n;
-    uint32_t x_type = WM_EXI_NONE, x_nil = WM_EXI_NONE;
-    if (strict && start) {
-        if (g->tgrams[f->tgram].xsi_type_strict) x_type = n1++;
-        if (f->nillable) x_nil = n1++;
-    }
-    uint8_t l2[16], l3[4];
-    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&d->opts, s, f->content2, l2, l3, &n3);
+    wm_exi_codes cc;
+    wm_exi_rt_codes(g, &d->opts, f, &cc);
+    uint32_t n1 = cc.n1, x_type = cc.x_type, x_nil = cc.x_nil;
+    unsigned n2 = cc.n2, n3 = cc.n3;
+    const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t v;
     wm_exi_status st = code(c, n1 + (n2 ? 1 : 0), &v);
     if (st) return st;

@@ -144,53 +144,14 @@ static wm_exi_status push(wm_exi_encoder *e, uint32_t uri, uint32_t lid, uint32_
     if (e->depth >= e->lim.max_depth)
         return wm_exi_fail(e->err, WM_EXI_E_DEPTH, e->w.pos, "element nesting deeper than %u", e->lim.max_depth);
     wm_exi_frame *f = &e->stack[e->depth++];
-    memset(f, 0, sizeof *f);
-    f->uri = uri;
-    f->lid = lid;
-    f->bi = WM_EXI_NONE;
-    const wm_exi_grammar *g = e->g;
-    if (elem == WM_EXI_NONE && !g->schemaless && lid < g->n_lids) elem = wm_exi_grammar_global_elem(g, uri, lid);
-    if (elem == WM_EXI_ELEM_FRAGMENT) {
-        f->tgram = g->elem_fragment;
-        f->state = g->tgrams[f->tgram].start;
-        f->nillable = true;
-        return WM_EXI_OK;
-    } else if (elem != WM_EXI_NONE) {
-        f->tgram = g->elems[elem].type;
-        f->state = g->tgrams[f->tgram].start;
-        f->nillable = g->elems[elem].nillable;
-        return WM_EXI_OK;
-    }
-    f->state = WM_EXI_NONE;
-    wm_exi_st_lname *l = &e->st.lnames[lid];
-    if (l->bi == WM_EXI_NONE) {
-        if (e->n_bis == e->cap_bis) {
-            uint32_t nc = e->cap_bis ? e->cap_bis * 2 : 16;
-            wm_exi_bi *nb = wm_exi_arena_alloc(&e->arena, nc * sizeof *nb);
-            if (!nb) return mem_fail(e);
-            if (e->n_bis) memcpy(nb, e->bis, e->n_bis * sizeof *nb);
-            e->bis = nb;
-            e->cap_bis = nc;
-        }
-        memset(&e->bis[e->n_bis], 0, sizeof e->bis[0]);
-        l->bi = e->n_bis++;
-    }
-    f->bi = l->bi;
+    if (!wm_exi_rt_frame_init(e->g, &e->arena, &e->st, &e->bis, &e->n_bis, &e->cap_bis, f, uri, lid, elem))
+        return mem_fail(e);
     return WM_EXI_OK;
 }
 
 static bool learn(wm_exi_encoder *e, wm_exi_bi_prod **arr, uint32_t *n, uint32_t *cap, uint8_t term, uint32_t uri, uint32_t lid)
 {
-    if (*n == *cap) {
-        uint32_t nc = *cap ? *cap * 2 : 8;
-        wm_exi_bi_prod *p = wm_exi_arena_alloc(&e->arena, nc * sizeof *p);
-        if (!p) return false;
-        if (*n) memcpy(p, *arr, *n * sizeof *p);
-        *arr = p;
-        *cap = nc;
-    }
-    (*arr)[(*n)++] = (wm_exi_bi_prod){ term, uri, lid };
-    return true;
+    return wm_exi_rt_learn(&e->arena, arr, n, cap, term, uri, lid);
 }
 
 void wm_exi_encoder_init(wm_exi_encoder *e, const wm_exi_grammar *g, const wm_exi_options *opts, bool cookie,
@@ -302,11 +263,12 @@ wm_exi_status wm_exi_encode_se(wm_exi_encoder *e, const char *u, size_t ul, cons
         return push(e, uri, lid, WM_EXI_NONE);
     }
     const wm_exi_state *s = &g->states[f->state];
-    bool strict = e->opts.strict, start = (s->flags & WM_EXI_S_START) != 0;
-    uint32_t n1 = s->n;
-    if (strict && start) n1 += (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0);
-    uint8_t l2[16], l3[4];
-    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, s, f->content2, l2, l3, &n3);
+    bool strict = e->opts.strict;
+    wm_exi_codes cc;
+    wm_exi_rt_codes(g, &e->opts, f, &cc);
+    uint32_t n1 = cc.n1;
+    unsigned n2 = cc.n2, n3 = cc.n3;
+    const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
     int best = -1;
     for (uint32_t i = 0; i < s->n && best < 0; i++) {
@@ -412,14 +374,12 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         return put_string_value(e, lid, v, vl, NULL);
     }
     const wm_exi_state *s = &g->states[f->state];
-    bool strict = e->opts.strict, start = (s->flags & WM_EXI_S_START) != 0;
-    uint32_t n1 = s->n, x_type = WM_EXI_NONE, x_nil = WM_EXI_NONE;
-    if (strict && start) {
-        if (g->tgrams[f->tgram].xsi_type_strict) x_type = n1++;
-        if (f->nillable) x_nil = n1++;
-    }
-    uint8_t l2[16], l3[4];
-    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, s, f->content2, l2, l3, &n3);
+    bool strict = e->opts.strict;
+    wm_exi_codes cc;
+    wm_exi_rt_codes(g, &e->opts, f, &cc);
+    uint32_t n1 = cc.n1, x_type = cc.x_type, x_nil = cc.x_nil;
+    unsigned n2 = cc.n2, n3 = cc.n3;
+    const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
     if (xtype || xnil) {
         if (strict) {
@@ -512,11 +472,12 @@ wm_exi_status wm_exi_encode_ch(wm_exi_encoder *e, const char *s, size_t n)
         return put_string_value(e, f->lid, s, n, NULL);
     }
     const wm_exi_state *st_ = &g->states[f->state];
-    bool strict = e->opts.strict, start = (st_->flags & WM_EXI_S_START) != 0;
-    uint32_t n1 = st_->n;
-    if (strict && start) n1 += (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0);
-    uint8_t l2[16], l3[4];
-    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, st_, f->content2, l2, l3, &n3);
+    bool strict = e->opts.strict;
+    wm_exi_codes cc;
+    wm_exi_rt_codes(g, &e->opts, f, &cc);
+    uint32_t n1 = cc.n1;
+    unsigned n2 = cc.n2, n3 = cc.n3;
+    const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
     for (uint32_t i = 0; i < st_->n; i++) {
         const wm_exi_prod *p = &g->prods[st_->first + i];
@@ -562,11 +523,12 @@ wm_exi_status wm_exi_encode_ee(wm_exi_encoder *e)
         return WM_EXI_OK;
     }
     const wm_exi_state *s = &g->states[f->state];
-    bool strict = e->opts.strict, start = (s->flags & WM_EXI_S_START) != 0;
-    uint32_t n1 = s->n;
-    if (strict && start) n1 += (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0);
-    uint8_t l2[16], l3[4];
-    unsigned n3 = 0, n2 = strict ? 0 : wm_exi_rt_schema_level2(&e->opts, s, f->content2, l2, l3, &n3);
+    bool strict = e->opts.strict;
+    wm_exi_codes cc;
+    wm_exi_rt_codes(g, &e->opts, f, &cc);
+    uint32_t n1 = cc.n1;
+    unsigned n2 = cc.n2, n3 = cc.n3;
+    const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     for (uint32_t i = 0; i < s->n; i++)
         if (g->prods[s->first + i].term == WM_EXI_T_EE) {
             if ((st = put_code(e, n1 + (n2 ? 1 : 0), i))) return st;

@@ -8,8 +8,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "codec/exi_arena.h"
 #include "codec/exi_grammar.h"
 #include "codec/exi_header.h"
+#include "codec/exi_strtab.h"
 
 struct wm_exi_frame {
     uint32_t state;           /* schema-informed state, WM_EXI_NONE for built-in */
@@ -94,5 +96,43 @@ static inline unsigned wm_exi_rt_bi_level2(const wm_exi_options *o, bool stc, ui
     *n3 = k;
     return n;
 }
+
+/* Event codes offered by a schema-informed state for frame f: first-level
+ * count n1 (declared productions, plus the strict AT(xsi:type)/AT(xsi:nil)
+ * of §8.5.4.4.2 at x_type/x_nil, else WM_EXI_NONE), then the undeclared
+ * second and third levels in non-strict mode. */
+typedef struct wm_exi_codes {
+    uint32_t n1, x_type, x_nil;
+    unsigned n2, n3;
+    uint8_t l2[16], l3[4];
+} wm_exi_codes;
+
+static inline void wm_exi_rt_codes(const wm_exi_grammar *g, const wm_exi_options *o, const struct wm_exi_frame *f,
+                                   wm_exi_codes *c)
+{
+    const wm_exi_state *s = &g->states[f->state];
+    c->n1 = s->n;
+    c->x_type = c->x_nil = WM_EXI_NONE;
+    c->n3 = 0;
+    if (o->strict) {
+        if (s->flags & WM_EXI_S_START) {
+            if (g->tgrams[f->tgram].xsi_type_strict) c->x_type = c->n1++;
+            if (f->nillable) c->x_nil = c->n1++;
+        }
+        c->n2 = 0;
+    } else c->n2 = wm_exi_rt_schema_level2(o, s, f->content2, c->l2, c->l3, &c->n3);
+}
+
+/* Sets up frame f for element {uri}lid declared by elem (an element
+ * declaration, WM_EXI_ELEM_FRAGMENT, or WM_EXI_NONE: the global declaration
+ * of that name if any, else the element's built-in grammar, created on first
+ * use in the document, §8.4.3). False when the arena's cap is reached. */
+bool wm_exi_rt_frame_init(const wm_exi_grammar *g, wm_exi_arena *a, wm_exi_strtab *st, struct wm_exi_bi **bis,
+                          uint32_t *n_bis, uint32_t *cap_bis, struct wm_exi_frame *f, uint32_t uri, uint32_t lid,
+                          uint32_t elem);
+
+/* Appends a learned production to a built-in grammar list (§8.4.3). */
+bool wm_exi_rt_learn(wm_exi_arena *a, wm_exi_bi_prod **arr, uint32_t *n, uint32_t *cap, uint8_t term, uint32_t uri,
+                     uint32_t lid);
 
 #endif

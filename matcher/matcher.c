@@ -17,6 +17,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---------------------------------------------------------------- id pool */
 
@@ -92,6 +93,23 @@ const char *wm_matcher_status_message(wm_matcher_status st)
 
 /* ---------------------------------------------------------------- lifetime */
 
+/* A zeroed array on 2 MiB-aligned anonymous memory with transparent huge
+ * pages requested: the peid slots are read at random on every lookup and
+ * every neighborhood install, and with 4 KiB pages most of those reads also
+ * miss the TLB. Untouched pages still cost nothing. */
+#define HUGE_SZ ((size_t)2 << 20)
+static void *huge_calloc(size_t bytes, void **map, size_t *maplen)
+{
+    size_t len = (bytes + HUGE_SZ - 1) / HUGE_SZ * HUGE_SZ + HUGE_SZ;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    char *a = (char *)(((uintptr_t)p + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1));
+    madvise(a, len - (size_t)(a - (char *)p), MADV_HUGEPAGE); /* a hint: failure is harmless */
+    *map = p;
+    *maplen = len;
+    return a;
+}
+
 #define DEF(field, v) do { if (!c.field) c.field = (v); } while (0)
 
 wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
@@ -136,15 +154,16 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
         m->c_pos_n = calloc(c.max_subs, sizeof *m->c_pos_n);
         m->nb_set = calloc(c.max_nbhds, sizeof *m->nb_set);
         m->nb_cells = calloc(c.max_nbhds, sizeof *m->nb_cells);
+        m->nb_one = calloc(c.max_nbhds, sizeof *m->nb_one);
         m->nb_refs = calloc(c.max_nbhds, sizeof *m->nb_refs);
         m->nb_name = calloc(c.max_nbhds, sizeof *m->nb_name);
         m->nb_size = calloc(c.max_nbhds, sizeof *m->nb_size);
         m->name_nbhd = calloc(c.max_nbhds, sizeof *m->name_nbhd);
-        m->p_nbhds = calloc(c.max_peids, sizeof *m->p_nbhds);
+        m->p_nbhds = huge_calloc(c.max_peids * sizeof *m->p_nbhds, &m->p_nbhds_map, &m->p_nbhds_maplen);
         m->s_hot = calloc(c.max_subs, sizeof *m->s_hot);
         m->s_cold = calloc(c.max_subs, sizeof *m->s_cold);
         ok = m->f_plain && m->f_cells && m->f_wild && m->n_plus && m->n_hash_fid && m->n_end_fid &&
-             m->c_fid && m->c_nbhd && m->c_subs && m->c_pos_f && m->c_pos_n && m->nb_set && m->nb_cells &&
+             m->c_fid && m->c_nbhd && m->c_subs && m->c_pos_f && m->c_pos_n && m->nb_set && m->nb_cells && m->nb_one &&
              m->nb_refs && m->nb_name && m->nb_size && m->name_nbhd && m->p_nbhds && m->s_hot && m->s_cold;
     }
     if (!ok) { wm_matcher_free(m); return NULL; }
@@ -172,8 +191,9 @@ void wm_matcher_free(wm_matcher *m)
     wm_idpool_fini(&m->nbhd_ids); wm_idpool_fini(&m->sub_ids);
     free(m->f_plain); free(m->f_cells); free(m->f_wild); free(m->n_plus); free(m->n_hash_fid); free(m->n_end_fid);
     free(m->c_fid); free(m->c_nbhd); free(m->c_subs); free(m->c_pos_f); free(m->c_pos_n);
-    free(m->nb_set); free(m->nb_cells); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
-    free(m->p_nbhds); free(m->s_hot); free(m->s_cold); free(m->sort_tmp);
+    free(m->nb_set); free(m->nb_cells); free(m->nb_one); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
+    if (m->p_nbhds_map) munmap(m->p_nbhds_map, m->p_nbhds_maplen);
+    free(m->s_hot); free(m->s_cold); free(m->sort_tmp);
     free(m);
 }
 
@@ -268,6 +288,20 @@ static void filter_put(wm_matcher *m, uint32_t fid)
     wm_intern_put(&m->filters, fid);
 }
 
+/* Recomputes nb_one[nb] after its cell list changed (writer). With one
+ * live cell the list is short: compaction keeps tombstones under half. */
+void wm_matcher_nbhd_summarize(wm_matcher *m, uint32_t nb)
+{
+    uint32_t live = wm_rvec_live(&m->nb_cells[nb]);
+    uint64_t v = live == 0 ? WM_NB_NO_CELL : WM_NB_MANY_CELLS;
+    if (live == 1) {
+        const wm_rvec_blk *b = m->nb_cells[nb].blk;
+        for (uint32_t i = 0; i < b->len; i++)
+            if (b->v[i] != WM_RVEC_DEAD) v = (uint64_t)m->c_fid[b->v[i]] << 32 | b->v[i];
+    }
+    __atomic_store_n(&m->nb_one[nb], v, __ATOMIC_RELEASE);
+}
+
 /* Takes a reference on cell (fid, nbhd), creating and linking it when new. */
 static wm_matcher_status cell_get(wm_matcher *m, uint32_t fid, uint32_t nb, uint32_t *cell)
 {
@@ -289,6 +323,7 @@ static wm_matcher_status cell_get(wm_matcher *m, uint32_t fid, uint32_t nb, uint
             wm_intern_put(&m->cellkeys, c);
             return WM_MATCHER_E_NOMEM;
         }
+        wm_matcher_nbhd_summarize(m, nb);
     }
     *cell = c;
     return WM_MATCHER_OK;
@@ -299,6 +334,7 @@ static void cell_put(wm_matcher *m, uint32_t c)
     if (m->cellkeys.refs[c] == 1) {
         wm_rvec_remove_at(&m->f_cells[m->c_fid[c]], m->c_pos_f[c], &m->retire, moved_cell_f, m);
         wm_rvec_remove_at(&m->nb_cells[m->c_nbhd[c]], m->c_pos_n[c], &m->retire, moved_cell_n, m);
+        wm_matcher_nbhd_summarize(m, m->c_nbhd[c]);
         /* Its subscription list is already empty (and its block dropped). */
     }
     wm_intern_put(&m->cellkeys, c);
@@ -619,6 +655,12 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
                         if (r->nmark[nb] == ep) continue;
                         r->nmark[nb] = ep;
                     }
+                    uint64_t one = __atomic_load_n(&m->nb_one[nb], __ATOMIC_ACQUIRE);
+                    if (one == WM_NB_NO_CELL) continue;
+                    if (one != WM_NB_MANY_CELLS) {
+                        if (r->fmark[one >> 32] == ep) emit_list(&e, &m->c_subs[(uint32_t)one]);
+                        continue;
+                    }
                     uint32_t nc;
                     const wm_rvec_blk *cb = wm_rvec_snapshot(&m->nb_cells[nb], &nc);
                     for (uint32_t q = 0; q < nc; q++) {
@@ -631,6 +673,43 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     }
     if (res->n_members) group_members(m->s_hot, res, &e);
     return e.truncated ? WM_MATCHER_E_TRUNCATED : WM_MATCHER_OK;
+}
+
+/* Burst stage 1: the per-peid slots (a random line each). */
+static inline void prefetch_slots(const wm_matcher *m, const wm_match_pub *p)
+{
+    uint32_t np = p->n_peids < 4 ? p->n_peids : 4;
+    for (uint32_t j = 0; j < np; j++)
+        if (p->peids[j] < m->cfg.max_peids) __builtin_prefetch(&m->p_nbhds[p->peids[j]]);
+}
+
+/* Burst stage 2: the posting blocks the (now cached) slots point to. */
+static inline void prefetch_postings(const wm_matcher *m, const wm_match_pub *p)
+{
+    uint32_t np = p->n_peids < 4 ? p->n_peids : 4;
+    for (uint32_t j = 0; j < np; j++) {
+        if (p->peids[j] >= m->cfg.max_peids) continue;
+        const char *b = (const char *)__atomic_load_n(&m->p_nbhds[p->peids[j]].blk, __ATOMIC_RELAXED);
+        if (b) { __builtin_prefetch(b); __builtin_prefetch(b + 64); }
+    }
+}
+
+uint32_t wm_matcher_lookup_burst(wm_matcher_reader *r, const wm_match_pub *pubs, uint32_t n,
+                                 wm_match_result *res, wm_matcher_status *statuses)
+{
+    enum { AHEAD1 = 8, AHEAD2 = 4 };
+    const wm_matcher *m = r->m;
+    uint32_t failed = 0;
+    for (uint32_t i = 0; i < n && i < AHEAD1; i++) prefetch_slots(m, &pubs[i]);
+    for (uint32_t i = 0; i < n && i < AHEAD2; i++) prefetch_postings(m, &pubs[i]);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i + AHEAD1 < n) prefetch_slots(m, &pubs[i + AHEAD1]);
+        if (i + AHEAD2 < n) prefetch_postings(m, &pubs[i + AHEAD2]);
+        wm_matcher_status st = wm_matcher_lookup(r, &pubs[i], &res[i]);
+        if (statuses) statuses[i] = st;
+        failed += st != WM_MATCHER_OK;
+    }
+    return failed;
 }
 
 wm_matcher_status wm_matcher_lookup_str(wm_matcher_reader *r, const char *topic, size_t topic_len,

@@ -286,6 +286,15 @@ typedef struct wm_match_result {
  * groups by group id. Allocates nothing, takes no lock.
  * Returns OK, E_TOO_MANY_PEIDS (nothing matched) or E_TRUNCATED. */
 wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pub, wm_match_result *res);
+/* Reader: n lookups as one burst (ARCHITECTURE.md §4): while publication
+ * i is matched, the posting lists of publication i+8 are prefetched and
+ * those of i+4 are followed, so their cache misses overlap instead of
+ * stalling each lookup in turn. Same results as n calls of
+ * wm_matcher_lookup(); statuses[i] (if not NULL) receives each status.
+ * Returns the number of lookups that did not return WM_MATCHER_OK. */
+uint32_t wm_matcher_lookup_burst(wm_matcher_reader *r, const wm_match_pub *pubs, uint32_t n,
+                                 wm_match_result *res, wm_matcher_status *statuses);
+
 /* Reader: the same with peids as strings (unknown ones match nothing
  * spatial). client may be NULL. Additionally E_INVALID_TOPIC for an empty or over-long
  * topic and E_BAD_PEID for an empty peid. */

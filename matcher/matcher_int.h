@@ -23,6 +23,8 @@
 #include "matcher/rvec.h"
 
 #define WM_NONE UINT32_MAX
+#define WM_NB_NO_CELL UINT64_MAX
+#define WM_NB_MANY_CELLS (UINT64_MAX - 1)
 
 /* Dense ids reused only after a grace period. */
 typedef struct wm_idpool {
@@ -82,13 +84,18 @@ struct wm_matcher {
     wm_idpool nbhd_ids;
     roaring_bitmap_t **nb_set; /* [nbhd] immutable peid set */
     wm_rvec *nb_cells;         /* [nbhd] cells using it */
+    uint64_t *nb_one;          /* [nbhd] atomic summary of nb_cells: WM_NB_NO_CELL, WM_NB_MANY_CELLS,
+                                  or (fid << 32 | cell) of its only cell — most neighborhoods serve one
+                                  topic filter, and this spares the peid-side walk two dependent loads */
     uint32_t *nb_refs;         /* [nbhd] definition + subscriptions (writer) */
     uint32_t *nb_name;         /* [nbhd] name id or WM_NONE once released (writer) */
     uint32_t *nb_size;         /* [nbhd] peid count */
     wm_intern nbhd_names;      /* name -> name id */
     uint32_t *name_nbhd;       /* [name id] nbhd */
     wm_intern peids;           /* peid string -> peid (never released) */
-    wm_rvec *p_nbhds;          /* [peid] neighborhoods containing it */
+    wm_rvec *p_nbhds;          /* [peid] neighborhoods containing it (huge-page mapping) */
+    void *p_nbhds_map;         /* the mapping behind p_nbhds, and its length */
+    size_t p_nbhds_maplen;
     uint64_t nbhd_peids;       /* sum of live sizes (writer) */
     uint32_t *sort_tmp;        /* writer scratch for defining sets */
     uint32_t sort_cap;
@@ -118,6 +125,9 @@ wm_matcher_status wm_topic_index_attach(wm_matcher *m, uint32_t fid, const char 
 void wm_topic_index_detach(wm_matcher *m, uint32_t fid, const char *f, size_t len);
 /* Appends to r->fids every fid whose filter matches topic t; returns the count. */
 uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, uint32_t nf);
+
+/* matcher.c */
+void wm_matcher_nbhd_summarize(wm_matcher *m, uint32_t nb);
 
 /* nbhd.c */
 void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nbhd);

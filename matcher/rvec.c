@@ -12,9 +12,12 @@ uint32_t wm_rvec_live(const wm_rvec *v)
  * at least `need` elements in all. */
 static wm_rvec_blk *rebuild(const wm_rvec_blk *old, uint32_t need, wm_rvec_moved_fn moved, void *ctx)
 {
-    uint32_t cap = 4;
-    while (cap < need + need / 2 && cap < (1u << 30)) cap *= 2;
-    if (need > cap) return NULL;
+    /* 1.5x the need, rounded up to 4 elements: amortised O(1) appends
+     * without the up-to-2x waste of power-of-two blocks (postings are
+     * most of the matcher's memory). */
+    if (need > (1u << 30)) return NULL;
+    uint32_t cap = (need + need / 2 + 3) & ~3u;
+    if (cap < 4) cap = 4;
     wm_rvec_blk *b = malloc(sizeof *b + (size_t)cap * sizeof(uint32_t));
     if (!b) return NULL;
     b->cap = cap; b->dead = 0; b->pad = 0;
@@ -77,7 +80,9 @@ bool wm_rvec_remove_value(wm_rvec *v, uint32_t x, wm_retire *r)
 {
     wm_rvec_blk *b = v->blk;
     if (!b) return false;
-    for (uint32_t i = 0; i < b->len; i++)
+    /* From the end: the value most likely to go is the most recent one
+     * (a neighborhood added and withdrawn again). */
+    for (uint32_t i = b->len; i-- > 0;)
         if (b->v[i] == x) {
             wm_rvec_remove_at(v, i, r, NULL, NULL);
             return true;

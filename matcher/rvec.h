@@ -68,7 +68,7 @@ bool wm_rvec_push(wm_rvec *v, uint32_t x, uint32_t *pos, wm_retire *r, wm_rvec_m
  * compacts when more than half the block is dead. Never fails: when the
  * compacted copy cannot be allocated the tombstone simply stays. */
 void wm_rvec_remove_at(wm_rvec *v, uint32_t pos, wm_retire *r, wm_rvec_moved_fn moved, void *ctx);
-/* Writer: tombstones the first live element equal to x (linear scan).
+/* Writer: tombstones the last live element equal to x (linear scan).
  * Returns false if x is not present. */
 bool wm_rvec_remove_value(wm_rvec *v, uint32_t x, wm_retire *r);
 /* Writer: frees the block at once (teardown, no readers left). */

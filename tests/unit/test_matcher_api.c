@@ -315,3 +315,46 @@ Test(share_pick, hash_is_stable_balanced_and_minimal_on_change)
     cr_expect_eq(moved_wrongly, 0, "only the publishers of the departed member move (rendezvous hashing)");
     cr_expect_eq(wm_share_pick_hash("x", 1, members, 0), UINT32_MAX);
 }
+
+Test(matcher_api, burst_equals_single_lookups)
+{
+    const char *const ps[] = { "p0", "p1", "p2", "p3" };
+    uint32_t n = nbhd("z", ps, 4);
+    const char *const ps2[] = { "p2", "p5" };
+    uint32_t n2 = nbhd("y", ps2, 2);
+    add("t/+", "c", n, false, 1);
+    add("t/a", "c", n2, false, 2);
+    add("#", "c", WM_NBHD_NONE, true, 3);
+    add("$share/g/t/#", "d", n2, false, 4);
+    uint32_t pe[6];
+    for (int i = 0; i < 6; i++) {
+        char b[16];
+        snprintf(b, sizeof b, "p%d", i);
+        pe[i] = wm_matcher_peid_find(F.m, b, strlen(b)); /* p4 is unknown: WM_PEID_NONE */
+    }
+    enum { N = 40 };
+    wm_match_pub pubs[N];
+    wm_match_result res[N];
+    uint32_t bufs[N][3][CAP];
+    wm_match_group gbufs[N][CAP];
+    const char *topics[] = { "t/a", "t/b", "u" };
+    for (int i = 0; i < N; i++) {
+        pubs[i] = (wm_match_pub){ .topic = topics[i % 3], .topic_len = strlen(topics[i % 3]), .peids = &pe[i % 6],
+                                  .n_peids = (uint32_t)(i % 2), .client = i % 4 ? "c" : NULL, .client_len = 1 };
+        res[i] = (wm_match_result){ bufs[i][0], CAP, bufs[i][1], CAP, gbufs[i], CAP, 0, 0, 0 };
+    }
+    wm_matcher_status sts[N];
+    cr_assert_eq(wm_matcher_lookup_burst(F.r, pubs, N, res, sts), 0);
+    long total = 0;
+    for (int i = 0; i < N; i++) {
+        wm_match_result one = { bufs[i][2], CAP, F.members, CAP, F.groups, CAP, 0, 0, 0 };
+        cr_assert_eq(wm_matcher_lookup(F.r, &pubs[i], &one), WM_MATCHER_OK);
+        cr_assert_eq(sts[i], WM_MATCHER_OK);
+        cr_assert_eq(res[i].n_subs, one.n_subs, "publication %d", i);
+        cr_assert_eq(res[i].n_members, one.n_members, "publication %d", i);
+        cr_assert_arr_eq(res[i].subs, one.subs, one.n_subs * sizeof(uint32_t));
+        cr_assert_arr_eq(res[i].members, F.members, one.n_members * sizeof(uint32_t));
+        total += one.n_subs + one.n_members;
+    }
+    cr_assert_gt(total, N / 2, "the burst must actually match things");
+}
