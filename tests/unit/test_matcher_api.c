@@ -328,7 +328,7 @@ Test(matcher_api, burst_equals_single_lookups)
     add("$share/g/t/#", "d", n2, false, 4);
     uint32_t pe[6];
     for (int i = 0; i < 6; i++) {
-        char b[8];
+        char b[16];
         snprintf(b, sizeof b, "p%d", i);
         pe[i] = wm_matcher_peid_find(F.m, b, strlen(b)); /* p4 is unknown: WM_PEID_NONE */
     }
