@@ -147,6 +147,16 @@ wm_exi_grammar *wm_exi_grammar_schemaless(void);
 
 void wm_exi_grammar_free(wm_exi_grammar *g);
 
+/* Compiled grammars as bytes, so a schema is compiled once (wmctl exi
+ * compile) and loaded fast. The bytes are in host byte order and record
+ * layout, checked on load (magic, record sizes): a cache for machines running
+ * the same build, not an interchange format. serialize: *out is malloc'ed
+ * (caller frees); WM_EXI_E_MEMORY. deserialize: validates every count and
+ * index against its array (a bad file is refused with WM_EXI_E_GRAMMAR and
+ * the reason, never trusted), *out owns a new grammar. */
+wm_exi_status wm_exi_grammar_serialize(const wm_exi_grammar *g, uint8_t **out, size_t *len);
+wm_exi_status wm_exi_grammar_deserialize(const uint8_t *data, size_t len, wm_exi_grammar **out, wm_exi_error *err);
+
 /* Lookups used by xsi:type and SE(*) (binary search, O(log n)). Return
  * WM_EXI_NONE when absent. */
 uint32_t wm_exi_grammar_find_lid(const wm_exi_grammar *g, uint32_t uri, const char *local, size_t len);

@@ -4,6 +4,8 @@
  *                    [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
  *                    IN.exi                     XML on stdout (the last three: out-of-band
  *                                               options; compression is refused with a reason)
+ *   wmctl exi compile --schema X.xsd OUT.wmg   the compiled grammar as a file, for --grammar
+ *   (decode and encode take --grammar OUT.wmg instead of --schema X.xsd)
  *   wmctl exi encode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
  *                    [--fragment] [--header-options] [--schema-id ID] [--cookie]
  *                    IN.xml OUT.exi
@@ -49,20 +51,21 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 static int usage(void)
 {
     return wmctl_usage_error("exi",
-        "usage: wmctl exi decode|encode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned] [--fragment]"
-        " [--header-options] [--schema-id ID] [--cookie] IN [OUT]");
+        "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
+        " [--header-options] [--schema-id ID] [--cookie] IN [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [TYPE]");
 }
 
 int wmctl_exi(int argc, char **argv)
 {
     if (argc < 2) return usage();
-    const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL;
+    const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL, *gfile = NULL;
     bool schemaless = false, header_options = false, cookie = false;
     wm_exi_options o;
     wm_exi_options_default(&o);
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i];
         else if (!strcmp(argv[i], "--schemaless")) schemaless = true;
+        else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i];
         else if (!strcmp(argv[i], "--strict")) o.strict = true;
         else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
         else if (!strcmp(argv[i], "--fragment")) o.fragment = true;
@@ -78,6 +81,26 @@ int wmctl_exi(int argc, char **argv)
         else return usage();
     }
     bool decode = !strcmp(cmd, "decode");
+    if (!strcmp(cmd, "compile")) {
+        /* wmctl exi compile --schema X.xsd OUT.wmg: the compiled grammar as a file */
+        wm_exi_error e2 = { 0 };
+        wm_exi_grammar *gg = NULL;
+        uint8_t *bytes = NULL;
+        size_t blen = 0;
+        if (!schema || !in) return usage();
+        if (wm_exi_xsd_compile(schema, &gg, &e2))
+            return wmctl_usage_error("exi", "schema %s: %s [%s]", schema, e2.msg, wm_exi_status_name(e2.status));
+        int rc2 = 0;
+        if (wm_exi_grammar_serialize(gg, &bytes, &blen)) rc2 = wmctl_usage_error("exi", "out of memory");
+        else {
+            FILE *f = fopen(in, "wb");
+            if (!f || fwrite(bytes, 1, blen, f) != blen) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
+            if (f) fclose(f);
+        }
+        free(bytes);
+        wm_exi_grammar_free(gg);
+        return rc2;
+    }
     if (!strcmp(cmd, "grammar")) {
         /* wmctl exi grammar --schema X.xsd: the compiled grammar, for debugging */
         wm_exi_error e2 = { 0 };
@@ -119,7 +142,8 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_grammar_free(gg);
         return 0;
     }
-    if ((!decode && strcmp(cmd, "encode")) || !in || (schema != NULL) == schemaless || (!decode && !out)) return usage();
+    if ((!decode && strcmp(cmd, "encode")) || !in || (schema != NULL) + (gfile != NULL) + schemaless != 1 || (!decode && !out))
+        return usage();
     if (schema_id) {
         if (strlen(schema_id) > WM_EXI_SCHEMA_ID_MAX) return wmctl_usage_error("exi", "--schema-id too long");
         o.has_schema_id = true;
@@ -130,6 +154,13 @@ int wmctl_exi(int argc, char **argv)
     if (schema) {
         if (wm_exi_xsd_compile(schema, &g, &err))
             return wmctl_usage_error("exi", "schema %s: %s [%s]", schema, err.msg, wm_exi_status_name(err.status));
+    } else if (gfile) {
+        uint8_t *gb;
+        size_t gl;
+        if (read_file(gfile, &gb, &gl)) return wmctl_usage_error("exi", "cannot read %s", gfile);
+        wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &err);
+        free(gb);
+        if (gst) return wmctl_usage_error("exi", "%s: %s", gfile, err.msg);
     } else if (!(g = wm_exi_grammar_schemaless())) return wmctl_usage_error("exi", "out of memory");
     uint8_t *data;
     size_t len;

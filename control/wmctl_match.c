@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "control/match_input.h"
+#include "control/resolution_compile.h"
 #include "control/wmctl.h"
 
-static const char usage_text[] = "usage: wmctl match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl";
+static const char usage_text[] =
+    "usage: wmctl match --subs SUBS.jsonl [--filters FILTERS.json] [--resolution R.wmr] --pubs PUBS.jsonl";
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -61,10 +63,10 @@ static int each_line(wm_match_input *in, const char *path, bool subs)
 
 int wmctl_match(int argc, char **argv)
 {
-    const char *subs = NULL, *filters = NULL, *pubs = NULL;
+    const char *subs = NULL, *filters = NULL, *pubs = NULL, *resolution = NULL;
     for (int i = 1; i < argc; i++) {
         const char **slot = !strcmp(argv[i], "--subs") ? &subs : !strcmp(argv[i], "--filters") ? &filters
-                          : !strcmp(argv[i], "--pubs") ? &pubs : NULL;
+                          : !strcmp(argv[i], "--pubs") ? &pubs : !strcmp(argv[i], "--resolution") ? &resolution : NULL;
         if (!slot) return wmctl_usage_error("match", "unknown argument '%s'\n%s", argv[i], usage_text);
         if (i + 1 >= argc) return wmctl_usage_error("match", "%s needs a file\n%s", argv[i], usage_text);
         *slot = argv[++i];
@@ -79,6 +81,18 @@ int wmctl_match(int argc, char **argv)
         if (!text) rc = wmctl_usage_error("match", "%s: %s", filters, strerror(errno));
         else if (wm_match_input_filters(in, text, len, err, sizeof err)) rc = wmctl_usage_error("match", "%s:%s", filters, err);
         free(text);
+    }
+    if (rc == 0 && resolution) {
+        /* Neighborhoods resolved offline (wmctl resolve --out), by name. */
+        wm_resolution_error re;
+        wm_resolution *r = wm_resolution_open(resolution, &re);
+        char err[512];
+        if (!r)
+            rc = wmctl_usage_error("match", "%s [%s] at byte %llu", re.message, wm_resolution_status_name(re.status),
+                                   (unsigned long long)re.offset);
+        else if (wm_resolution_compile(wm_match_input_matcher(in), r, err, sizeof err))
+            rc = wmctl_usage_error("match", "%s: %s", resolution, err);
+        wm_resolution_close(r);
     }
     if (rc == 0) rc = each_line(in, subs, true);
     if (rc == 0) rc = each_line(in, pubs, false);

@@ -24,6 +24,32 @@ timeout 60 "$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-
 timeout 60 "$BUILD/wmctl" dump "$work/m.wmr" >"$work/d.json"
 cmp -s "$work/a.json" "$work/d.json" || fail "dump differs from resolve --json"; ok
 
+# The .wmr compiled into the matcher: `wmctl match --resolution` reaches the
+# subscriptions whose neighborhood (by name) holds the publication's peid,
+# as monaco-examples.expected.json says.
+python3 - "$W/monaco-examples.expected.json" "$work" <<'PY'
+import json, sys
+exp = json.load(open(sys.argv[1])); work = sys.argv[2]
+names = list(exp)
+with open(work + "/subs.jsonl", "w") as f:
+    for i, n in enumerate(names):
+        f.write(json.dumps({"id": i + 1, "client": "c%d" % i, "filter": "traffic/#", "nbhd": n}) + "\n")
+    f.write(json.dumps({"id": 99, "client": "plain", "filter": "traffic/+"}) + "\n")
+peids = sorted({p for n in names for p in exp[n]["result"]})[:40] + ["no-such-peid"]
+with open(work + "/pubs.jsonl", "w") as f, open(work + "/want.jsonl", "w") as w:
+    for p in peids:
+        f.write(json.dumps({"topic": "traffic/flow", "peids": [p]}) + "\n")
+        hit = [i + 1 for i, n in enumerate(names) if p in exp[n]["result"]] + [99]
+        w.write(json.dumps({"matched": hit}, separators=(",", ":")) + "\n")
+PY
+timeout 60 "$BUILD/wmctl" match --resolution "$work/m.wmr" --subs "$work/subs.jsonl" --pubs "$work/pubs.jsonl" >"$work/got.jsonl"
+python3 - "$work/got.jsonl" "$work/want.jsonl" <<'PY' || fail "wmctl match --resolution differs from the expected neighborhoods"
+import json, sys
+got = [json.loads(l) for l in open(sys.argv[1])]; want = [json.loads(l) for l in open(sys.argv[2])]
+sys.exit(0 if got == want and len(got) == 41 else 1)
+PY
+ok
+
 # A truncated and a corrupted file: exit 1, reason and offset.
 size=$(stat -c %s "$work/m.wmr")
 head -c $((size - 1)) "$work/m.wmr" >"$work/t.wmr"

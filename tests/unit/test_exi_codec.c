@@ -589,6 +589,59 @@ Test(exi_errors, impossible_event_code_and_string_index)
     wm_exi_grammar_free(sl);
 }
 
+/* ------------------------------------------------------------ grammar files */
+
+Test(exi_grammar_io, saved_grammar_decodes_like_the_compiled_one_and_bad_files_are_refused)
+{
+    wm_exi_grammar *g = schema("senml/senml.gen.xsd");
+    uint8_t *bytes;
+    size_t blen;
+    cr_assert_eq(wm_exi_grammar_serialize(g, &bytes, &blen), WM_EXI_OK);
+    wm_exi_grammar *h = NULL;
+    wm_exi_error e = { 0 };
+    cr_assert_eq(wm_exi_grammar_deserialize(bytes, blen, &h, &e), WM_EXI_OK, "%s", e.msg);
+    for (int i = 0; i < 3; i++) {
+        char rel[64];
+        uint8_t *exi;
+        snprintf(rel, sizeof rel, "senml/%s.gen.exi", senml[i]);
+        size_t n = slurp(rel, &exi);
+        wm_exi_xml_sink a, b;
+        cr_assert_eq(decode_to_xml(g, exi, n, NULL, &a, &e, NULL), WM_EXI_OK);
+        cr_assert_eq(decode_to_xml(h, exi, n, NULL, &b, &e, NULL), WM_EXI_OK, "%s", e.msg);
+        cr_assert_str_eq(a.buf, b.buf);
+        wm_exi_xml_sink_free(&a);
+        wm_exi_xml_sink_free(&b);
+        free(exi);
+    }
+    wm_exi_grammar_free(h);
+    /* every truncation is refused; corrupted bytes load only as a consistent grammar */
+    for (size_t k = 0; k < blen; k += 1 + k / 64) {
+        memset(&e, 0, sizeof e);
+        cr_assert_eq(wm_exi_grammar_deserialize(bytes, k, &h, &e), WM_EXI_E_GRAMMAR, "truncated at %zu of %zu", k, blen);
+        cr_assert_null(h);
+    }
+    uint64_t seed = 7;
+    for (int i = 0; i < 500; i++) {
+        uint8_t *m = malloc(blen);
+        memcpy(m, bytes, blen);
+        uint64_t r = wm_senml_rand(&seed);
+        m[8 + r % (blen - 8)] ^= (uint8_t)(1u << ((r >> 32) % 8));
+        memset(&e, 0, sizeof e);
+        if (wm_exi_grammar_deserialize(m, blen, &h, &e) == WM_EXI_OK) {
+            uint8_t *exi;
+            size_t n = slurp("senml/ex5.gen.exi", &exi);
+            wm_exi_xml_sink a;
+            decode_to_xml(h, exi, n, NULL, &a, &e, NULL); /* any status, never a crash */
+            wm_exi_xml_sink_free(&a);
+            free(exi);
+            wm_exi_grammar_free(h);
+        }
+        free(m);
+    }
+    free(bytes);
+    wm_exi_grammar_free(g);
+}
+
 /* ------------------------------------------------------------ XSD compiler */
 
 static wm_exi_status compile_str(const char *xsd, wm_exi_error *e)
