@@ -216,6 +216,11 @@ $(BUILD)/perf/%: $(BUILD)/obj/perf/tools/%.o $(LIBS_dataplane)
 bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen
 	bash perf/proxy_bench.sh $(BUILD)
 
+# The main job on real input: resolve Monaco, replay the demo capture through
+# build/wirematch with matching, print a summary (scripts/demo.sh).
+demo: $(STAMP) $(BUILD)/wirematch $(BUILD)/wmctl
+	WM_BUILD=$(BUILD) bash scripts/demo.sh
+
 # The data plane against dpdk-testpmd io-forward on the same synthetic spaPS
 # capture (perf/bench-dataplane.sh; SECONDS_PER_RUN, ROUNDS, PUBLISHES).
 bench-dataplane: $(STAMP) $(BUILD)/wirematch

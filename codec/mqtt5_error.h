@@ -34,7 +34,6 @@ typedef enum wm_mqtt5_err {
     WM_MQTT5_E_UTF8_NUL,             /* U+0000 (§1.5.4) */
     WM_MQTT5_E_PROPERTY_UNKNOWN,     /* identifier not in §2.2.2.2 */
     WM_MQTT5_E_TOPIC_EMPTY,          /* zero-length topic filter (§4.7.3) */
-    WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, /* '+'/'#' in a topic name (§4.7.1, §3.3.2.1) */
     WM_MQTT5_E_TOPIC_HASH_NOT_LAST,  /* §4.7.1.2 */
     WM_MQTT5_E_TOPIC_HASH_NOT_ALONE, /* §4.7.1.2 */
     WM_MQTT5_E_TOPIC_PLUS_NOT_ALONE, /* §4.7.1.3 */
@@ -65,6 +64,10 @@ typedef enum wm_mqtt5_err {
     WM_MQTT5_E_SESSION_PRESENT_ON_ERROR, /* CONNACK (MQTT-3.2.2-6) */
     WM_MQTT5_E_SESSION_EXPIRY_FROM_SERVER, /* DISCONNECT (MQTT-3.14.2-2) */
     WM_MQTT5_E_RESPONSE_TOPIC_INVALID, /* Response Topic with wildcards (§3.3.2.3.5) */
+    /* '+'/'#' in a Topic Name (MQTT-3.3.2-2, §4.7.1). The spec names no code;
+     * the packet parses, but carries data the protocol forbids: a Protocol
+     * Error by §4.13's definitions, and what mosquitto 2 sends as well. */
+    WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME,
     /* 0x84 Unsupported Protocol Version */
     WM_MQTT5_E_PROTOCOL_NAME,        /* not "MQTT" (§3.1.2.1) */
     WM_MQTT5_E_PROTOCOL_VERSION,     /* not 5 (§3.1.2.2) */

@@ -98,7 +98,39 @@ int wm_telemetry_register(struct wm_worker *workers, unsigned n)
     return rc;
 }
 
+static struct wm_match_table *tel_match;
+
+/* Telemetry dict keys may not contain '#' or '/': an array of "key filter" strings. */
+static void add_sub(void *ctx, const char *key, const char *client, const char *filter)
+{
+    char line[RTE_TEL_MAX_STRING_LEN];
+    snprintf(line, sizeof line, "%s %s", key, filter);
+    rte_tel_data_add_array_string(ctx, line);
+}
+
+static int cmd_subs(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    struct wm_match_table *t = __atomic_load_n(&tel_match, __ATOMIC_ACQUIRE);
+    rte_tel_data_start_dict(d);
+    if (!t) return 0;
+    struct rte_tel_data *c = rte_tel_data_alloc();
+    if (!c) return -1;
+    rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
+    uint64_t live = wm_match_table_visit(t, 200, add_sub, c);
+    rte_tel_data_add_dict_u64(d, "count", live);
+    rte_tel_data_add_dict_container(d, "subscriptions", c, 0);
+    return 0;
+}
+
+int wm_telemetry_register_subs(struct wm_match_table *t)
+{
+    __atomic_store_n(&tel_match, t, __ATOMIC_RELEASE);
+    return rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
+                                      "Returns the subscriptions wirematch learned (key: filter, at most 200). Takes no parameters");
+}
+
 void wm_telemetry_detach(void)
 {
+    __atomic_store_n(&tel_match, NULL, __ATOMIC_SEQ_CST);
     __atomic_store_n(&tel_n, 0, __ATOMIC_SEQ_CST);
 }

@@ -6,6 +6,8 @@
  *                      (read while workers run, so sums may be a burst apart)
  *   /wirematch/flows   per worker: lcore, queue, active connections, capacity,
  *                      out-of-order blocks in use, opened, midstream, closed
+ *   /wirematch/subscriptions  "count" of installed subscriptions and up to 200
+ *                      of them as "key filter" strings (match_sink.h)
  *
  * Thread safety: the callbacks run on DPDK's telemetry thread and only read
  * worker counters (see dp_stats.h). Register once, before workers start. */
@@ -17,6 +19,8 @@
 /* Registers the commands over workers[0..n) (kept by pointer until exit).
  * Returns 0, or a negative errno from rte_telemetry_register_cmd. */
 int wm_telemetry_register(struct wm_worker *workers, unsigned n);
+/* Adds /wirematch/subscriptions over the match table (kept by pointer). */
+int wm_telemetry_register_subs(struct wm_match_table *t);
 
 /* Makes the commands report nothing (DPDK cannot unregister them); call
  * before freeing the workers. */

@@ -166,7 +166,8 @@ static void json_stat(void *ctx, const char *group, const char *name, uint64_t v
 }
 
 static int write_summary(const struct wm_app_options *o, struct wm_worker *workers, unsigned n_workers,
-                         const struct port_info *ports, unsigned n_ports, double elapsed_s)
+                         const struct port_info *ports, unsigned n_ports, double elapsed_s,
+                         struct wm_match_table *match)
 {
     struct wm_dp_totals t = {0};
     json_t *root = json_object();
@@ -214,6 +215,15 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_object_set_new(jc, "histogram", jh);
     json_object_set_new(jc, "tsc_hz", json_integer((json_int_t)rte_get_tsc_hz()));
     json_object_set_new(root, "cycles_per_packet", jc);
+    if (match) {
+        struct wm_match_counters mc;
+        wm_match_table_counters(match, &mc);
+        json_t *jm = json_object();
+#define WM_MATCH_JSON(n) json_object_set_new(jm, #n, json_integer((json_int_t)mc.n));
+        WM_MATCH_COUNTERS(WM_MATCH_JSON)
+#undef WM_MATCH_JSON
+        json_object_set_new(root, "match", jm);
+    }
     uint64_t nic_rx = 0, nic_missed = 0, nic_nombuf = 0;
     json_t *jp = json_array();
     for (unsigned i = 0; i < n_ports; i++) {
@@ -307,9 +317,20 @@ int main(int argc, char **argv)
         rte_eal_cleanup();
         return 2;
     }
-    if (o.resolution || o.subs || o.match_log)
-        fprintf(stderr, "wirematch: note: MQTT sessions and matching are not wired yet; "
-                        "--resolution/--subs/--match-log are accepted and not used\n");
+    struct wm_match_table *match = NULL;
+    if (o.resolution || o.subs || o.match_log) {
+        char merr[512];
+        match = wm_match_table_new(o.resolution, 65536, merr, sizeof merr);
+        if (match && o.subs && wm_match_table_preload(match, o.subs, merr, sizeof merr) < 0) {
+            wm_match_table_free(match);
+            match = NULL;
+        }
+        if (!match) {
+            fprintf(stderr, "wirematch: %s\n", merr);
+            rte_eal_cleanup();
+            return 1;
+        }
+    }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
 
@@ -381,6 +402,13 @@ int main(int argc, char **argv)
         w->tx = o.tx;
         w->quit = &force_quit;
         w->idle_exit_tsc = rte_get_tsc_hz() / 1000 * o.idle_exit_ms;
+        w->match_table = match;
+        if (o.match_log) {
+            char *path = NULL;
+            if (n_workers == 1) path = strdup(o.match_log);
+            else if (asprintf(&path, "%s.%u", o.match_log, i) < 0) path = NULL;
+            w->match_log = path;
+        }
         for (unsigned p = 0; p < n_started; p++) {
             w->port_ids[p] = ports[p].id;
             w->port_has_queue[p] = i < ports[p].nb_rxq;
@@ -390,6 +418,7 @@ int main(int argc, char **argv)
     }
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
         fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");
+    if (status == 0 && match) wm_telemetry_register_subs(match);
 
     uint64_t t0 = rte_get_tsc_cycles();
     if (status == 0) {
@@ -414,7 +443,7 @@ int main(int argc, char **argv)
     }
     double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
 
-    if (status == 0 && write_summary(&o, workers, n_workers, ports, n_started, elapsed) != 0) status = 1;
+    if (status == 0 && write_summary(&o, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
 
     for (unsigned p = 0; p < n_started; p++) {
         rte_eth_dev_stop(ports[p].id);
@@ -422,10 +451,14 @@ int main(int argc, char **argv)
     }
     wm_telemetry_detach();
     if (workers) {
-        for (unsigned i = 0; i < n_workers; i++) wm_worker_free(&workers[i]);
+        for (unsigned i = 0; i < n_workers; i++) {
+            free((char *)workers[i].match_log);
+            wm_worker_free(&workers[i]);
+        }
         rte_free(workers);
     }
     rte_mempool_free(pool);
+    wm_match_table_free(match);
     rte_eal_cleanup();
     return status;
 }

@@ -112,6 +112,17 @@ int wm_worker_main(void *arg)
         rte_eth_tx_buffer_set_err_callback(w->txb[i], count_tx_drop, w);
     }
 
+    if (w->match_table) {
+        char err[256];
+        w->match = wm_match_worker_new(w->match_table, w->match_log, err, sizeof err);
+        if (!w->match) {
+            fprintf(stderr, "wirematch: lcore %u: %s\n", w->lcore_id, err);
+            *w->quit = true;
+            w->done = true;
+            return -1;
+        }
+        w->mqtt->sink = wm_match_worker_sink(w->match);
+    }
     unsigned replay_ports = 0, polled_ports = 0;
     for (uint16_t i = 0; i < w->n_ports; i++) {
         polled_ports += w->port_has_queue[i];
@@ -154,6 +165,7 @@ int wm_worker_main(void *arg)
         for (uint16_t i = 0; i < w->n_ports; i++)
             if (w->txb[i]) w->tx_packets += rte_eth_tx_buffer_flush(w->port_ids[i], w->queue_id, w->txb[i]);
         wm_flow_table_expire(&w->path->flows, now_ns, 8);
+        if (w->match) wm_match_worker_quiescent(w->match, now_ns);
         if (got) {
             last_rx = now_tsc;
         } else if (may_finish && now_tsc - last_rx > w->idle_exit_tsc) {
@@ -161,6 +173,11 @@ int wm_worker_main(void *arg)
         }
     }
     wm_flow_table_flush(&w->path->flows);
+    if (w->match) {
+        memset(&w->mqtt->sink, 0, sizeof w->mqtt->sink);
+        wm_match_worker_free(w->match);
+        w->match = NULL;
+    }
     w->done = true;
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <rte_ethdev.h>
 
 #include "dataplane/app_options.h"
+#include "dataplane/match_sink.h"
 #include "dataplane/mqtt_session.h"
 #include "dataplane/pkt_path.h"
 
@@ -41,6 +42,9 @@ struct wm_worker {
     void *path_mem;
     struct wm_mqtt_layer *mqtt;           /* the stream consumer: MQTT sessions */
     void *mqtt_mem;
+    struct wm_match_table *match_table;   /* shared; NULL: PUBLISHes end as no_table */
+    const char *match_log;                /* this worker's match log file, or NULL */
+    struct wm_match_worker *match;        /* created on the worker's thread */
     volatile bool *quit;                  /* set by the signal handler or the main lcore */
     volatile bool done;                   /* this worker left its loop */
     uint64_t tx_packets, tx_dropped;

@@ -56,7 +56,7 @@ check wrong_direction_rc 1 "$rc"
 printf "$publish"'\x30\x06\x00\x03a/+\x00' >"$work/bad.bin"
 rc=0; out=$("$WMCTL" mqtt decode "$work/bad.bin") || rc=$?
 check bad_topic "$(printf '%s\n%s' "$(jq -c 'select(.type=="PUBLISH")' <<<"$("$WMCTL" mqtt decode "$work/ok.bin")" | jq -c '.offset=0')" \
-  '{"error":"topic_wildcard_in_name","reason_code":129,"offset":41}')" "$out"
+  '{"error":"topic_wildcard_in_name","reason_code":130,"offset":41}')" "$out"
 check bad_topic_rc 1 "$rc"
 
 # --max-packet-size: the 35-byte PUBLISH against 34 gives 0x95 at its Remaining Length.

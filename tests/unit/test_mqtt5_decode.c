@@ -292,13 +292,14 @@ Test(publish, packet_identifier_zero)
 }
 
 /* §3.3.2.1: "The Topic Name in the PUBLISH packet MUST NOT contain wildcard
- * characters [MQTT-3.3.2-2]." */
+ * characters [MQTT-3.3.2-2]." No code is named; it parses, so by §4.13 it is
+ * a Protocol Error (0x82), as mosquitto also answers. */
 Test(publish, wildcard_in_topic_name)
 {
     reset(); publish_body("a/+", 0, "");
-    EXPECT_ERR(pkt(&CLI, 0x30), WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, 0x81, 6);
+    EXPECT_ERR(pkt(&CLI, 0x30), WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, 0x82, 6);
     reset(); publish_body("#", 0, "");
-    EXPECT_ERR(pkt(&SRV, 0x30), WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, 0x81, 4);
+    EXPECT_ERR(pkt(&SRV, 0x30), WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, 0x82, 4);
 }
 
 /* §1.5.4: U+0000 and UTF-16 surrogates (U+D800..U+DFFF) in a UTF-8 string are
@@ -589,7 +590,7 @@ Test(connect, will_topic_wildcard)
 {
     reset(); connect_head(5, 0x06); wm_tb_props(&B, &PR); wm_tb_str(&B, "c");
     wm_tb_props(&B, &PR); wm_tb_str(&B, "w/+"); wm_tb_strn(&B, "", 0);
-    EXPECT_ERR(pkt(&CLI, 0x10), WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, 0x81, 2 + 10 + 1 + 3 + 1 + 2 + 2);
+    EXPECT_ERR(pkt(&CLI, 0x10), WM_MQTT5_E_TOPIC_WILDCARD_IN_NAME, 0x82, 2 + 10 + 1 + 3 + 1 + 2 + 2);
 }
 
 /* §3.1.3.1: an empty Client Identifier is well formed; a NUL inside it is not. */
