@@ -34,7 +34,8 @@ static int add_resolution(wm_tables *t, const char *path, char *err, size_t cap)
     wm_resolution_error re;
     wm_resolution *r = wm_resolution_open(path, &re);
     if (!r) {
-        snprintf(err, cap, "%s: %s [%s] at byte %llu", path, re.message, wm_resolution_status_name(re.status),
+        /* The loader's message already starts with the path. */
+        snprintf(err, cap, "%s [%s] at byte %llu", re.message, wm_resolution_status_name(re.status),
                  (unsigned long long)re.offset);
         return -1;
     }
