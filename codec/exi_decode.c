@@ -507,19 +507,23 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
 
 /* ------------------------------------------------------------------ main */
 
+wm_exi_limits wm_exi_limits_resolve(const wm_exi_limits *lim)
+{
+    wm_exi_limits r = { .mem_cap = 4u << 20, .max_depth = 256, .max_value_bytes = 64u << 10 };
+    if (lim) {
+        if (lim->mem_cap) r.mem_cap = lim->mem_cap;
+        if (lim->max_depth) r.max_depth = lim->max_depth;
+        if (lim->max_value_bytes) r.max_value_bytes = lim->max_value_bytes;
+        r.typed_only = lim->typed_only;
+    }
+    return r;
+}
+
 void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim)
 {
     memset(d, 0, sizeof *d);
     d->g = g;
-    d->lim.mem_cap = 4u << 20;
-    d->lim.max_depth = 256;
-    d->lim.max_value_bytes = 64u << 10;
-    if (lim) {
-        if (lim->mem_cap) d->lim.mem_cap = lim->mem_cap;
-        if (lim->max_depth) d->lim.max_depth = lim->max_depth;
-        if (lim->max_value_bytes) d->lim.max_value_bytes = lim->max_value_bytes;
-        d->lim.typed_only = lim->typed_only;
-    }
+    d->lim = wm_exi_limits_resolve(lim);
     wm_exi_arena_init(&d->arena, d->lim.mem_cap);
     wm_exi_strtab_init(&d->st, g, &d->arena, false);
 }

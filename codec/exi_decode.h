@@ -58,6 +58,11 @@ typedef struct wm_exi_limits {
                                  typed only (value.text NULL): no lexical text is built */
 } wm_exi_limits;
 
+/* The limits in force for `lim`: each zero field (or a NULL `lim`) takes its
+ * default above. Shared by the decoder and the encoder so both sides of a
+ * round trip are bounded alike. Pure; thread safe. */
+wm_exi_limits wm_exi_limits_resolve(const wm_exi_limits *lim);
+
 typedef struct wm_exi_frame wm_exi_frame;  /* internal */
 typedef struct wm_exi_bi wm_exi_bi;        /* internal: learned built-in grammar */
 

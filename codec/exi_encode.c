@@ -162,13 +162,7 @@ void wm_exi_encoder_init(wm_exi_encoder *e, const wm_exi_grammar *g, const wm_ex
     e->opts = *opts;
     e->cookie = cookie;
     e->header_options = header_options;
-    e->lim.mem_cap = 4u << 20;
-    e->lim.max_depth = 256;
-    e->lim.max_value_bytes = 64u << 10;
-    if (lim) {
-        if (lim->mem_cap) e->lim.mem_cap = lim->mem_cap;
-        if (lim->max_depth) e->lim.max_depth = lim->max_depth;
-    }
+    e->lim = wm_exi_limits_resolve(lim);
     wm_exi_arena_init(&e->arena, e->lim.mem_cap);
     wm_exi_strtab_init(&e->st, g, &e->arena, true);
 }
