@@ -26,23 +26,8 @@
 #include "control/reload.h"
 #include "tests/lib/matcher_workload.h"
 #include "tests/lib/reload_fixture.h"
+#include "tests/lib/concurrent_check.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: assertion failed: ", __FILE__, __LINE__);          \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            fprintf(stderr, "[====] Synthesis: Tested: 1 | Passing: 0 | Failing: 1 | Crashing: 0\n"); \
-            abort();                                                                  \
-        }                                                                             \
-    } while (0)
-#define LOG_INFO(...) (fprintf(stderr, "[----] " __VA_ARGS__), fputc('\n', stderr))
-#else
-#define CHECK(cond, ...) cr_assert(cond, __VA_ARGS__)
-#define LOG_INFO(...) cr_log_info(__VA_ARGS__)
-#endif
 
 #define NREADERS 2
 #define NSUBS 120     /* per set */
