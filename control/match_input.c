@@ -46,9 +46,8 @@ wm_match_input *wm_match_input_new(const wm_matcher_config *cfg)
     wm_match_input *in = calloc(1, sizeof *in);
     if (!in) return NULL;
     in->m = wm_matcher_new(cfg);
-    in->r = in->m ? wm_matcher_reader_new(in->m) : NULL;
     in->seen = json_object();
-    if (!in->r || !in->seen) { wm_match_input_free(in); return NULL; }
+    if (!in->m || !in->seen) { wm_match_input_free(in); return NULL; }
     const wm_matcher_config *c = wm_matcher_get_config(in->m);
     in->res_cap = c->max_subs;
     in->groups_cap = c->max_groups;
@@ -68,6 +67,13 @@ void wm_match_input_free(wm_match_input *in)
 }
 
 wm_matcher *wm_match_input_matcher(wm_match_input *in) { return in->m; }
+
+const char *wm_match_input_sub_id(const wm_match_input *in, uint64_t cookie)
+{
+    return cookie < in->n_ids ? in->ids[cookie].text : NULL;
+}
+
+size_t wm_match_input_sub_count(const wm_match_input *in) { return in->n_ids; }
 
 static bool blank(const char *s, size_t n)
 {
@@ -227,6 +233,10 @@ int wm_match_input_pub(wm_match_input *in, const char *line, size_t len, const c
 {
     *out = NULL;
     if (blank(line, len)) return 0;
+    /* The reader is registered on first use, so an input built by a
+     * control thread and handed to others (control/tables.h) never makes
+     * that thread a QSBR reader that would hold grace periods back. */
+    if (!in->r && !(in->r = wm_matcher_reader_new(in->m))) return fail(err, cap, "out of memory");
     if (!in->res_subs) {
         in->res_subs = malloc(in->res_cap * sizeof *in->res_subs);
         in->res_members = malloc(in->res_cap * sizeof *in->res_members);

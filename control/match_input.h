@@ -28,10 +28,19 @@
 
 typedef struct wm_match_input wm_match_input;
 
-/* A matcher (cfg may be NULL for defaults) and a reader on this thread. */
+/* A matcher (cfg may be NULL for defaults). wm_match_input_pub registers a
+ * reader on its calling thread at its first call; free the input from that
+ * thread (or, if pub was never called, from any one thread). */
 wm_match_input *wm_match_input_new(const wm_matcher_config *cfg);
 void wm_match_input_free(wm_match_input *in);
 wm_matcher *wm_match_input_matcher(wm_match_input *in);
+/* The id of the subscription whose matcher cookie is `cookie` (cookies are
+ * 0, 1, ... in the order lines were accepted), as JSON text ("\"a\"" or
+ * "7"), owned by the input; NULL if no such subscription. Any thread, once
+ * the input is no longer being filled. */
+const char *wm_match_input_sub_id(const wm_match_input *in, uint64_t cookie);
+/* Number of subscriptions accepted so far. */
+size_t wm_match_input_sub_count(const wm_match_input *in);
 
 /* Defines every neighborhood of a FILTERS document text[0..len). On error
  * err starts with "LINE:COLUMN: " of the JSON position. */

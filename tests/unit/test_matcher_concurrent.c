@@ -32,6 +32,7 @@
 #include "codec/mqtt5_topic.h"
 #include "matcher/matcher.h"
 #include "tests/lib/matcher_workload.h"
+#include "tests/lib/concurrent_check.h"
 
 #define NSLOTS 48
 #define NTEMPL 6          /* neighborhood templates */
@@ -40,22 +41,6 @@
 #define NREADERS 2
 #define MAXDESC (1 << 16)
 
-#if defined(__SANITIZE_THREAD__)
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: assertion failed: ", __FILE__, __LINE__);          \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            fprintf(stderr, "[====] Synthesis: Tested: 1 | Passing: 0 | Failing: 1 | Crashing: 0\n"); \
-            abort();                                                                  \
-        }                                                                             \
-    } while (0)
-#define LOG_INFO(...) (fprintf(stderr, "[----] " __VA_ARGS__), fputc('\n', stderr))
-#else
-#define CHECK(cond, ...) cr_assert(cond, __VA_ARGS__)
-#define LOG_INFO(...) cr_log_info(__VA_ARGS__)
-#endif
 
 static const char *const filters[] = {
     "t/a", "t/+", "t/#", "#", "+/a", "t/b", "$share/g/t/a", "$share/g/t/+", "$share/h/#", "u/+/x",

@@ -1,0 +1,59 @@
+/* wm_tables: one complete, immutable set of match tables compiled from a
+ * resolution file (.wmr, control/resolution.h) and a subscriptions file
+ * (SUBS JSON lines, control/match_input.h) — the unit that hot reload
+ * (control/reload.h) swaps as a whole.
+ *
+ * Compile is all-or-nothing: the tables are built into a FRESH matcher that
+ * no reader can see yet; the resolution is validated completely by
+ * wm_resolution_open (header, checksums, every offset and index), every
+ * neighborhood is defined, then every subscription line is checked and
+ * added (JSON shape, topic filter per MQTT 5.0 §4.7, QoS, No Local on
+ * shared, duplicate id, "nbhd" naming a neighborhood of THIS resolution).
+ * The first error frees everything built so far and is reported as
+ *   "R.wmr: REASON [status] at byte N"      (resolution file)
+ *   "S.jsonl:LINE: REASON"                  (subscriptions file)
+ * so a bad input can never leave a half-compiled state anywhere.
+ *
+ * Subscription cookies in the matcher are 0, 1, ... in file order;
+ * wm_tables_sub_id() turns a cookie from a lookup back into the file's id.
+ *
+ * Thread safety: wm_tables_compile and wm_tables_free run on one control
+ * thread; once compiled, a wm_tables is never modified, so any number of
+ * readers may look up in its matcher (each with its own wm_matcher_reader,
+ * see control/reload.h for how readers attach) and call the accessors.
+ */
+#ifndef WM_CONTROL_TABLES_H
+#define WM_CONTROL_TABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "matcher/matcher.h"
+
+typedef struct wm_tables wm_tables;
+
+/* Compiles resolution_path (may be NULL: no neighborhoods, then any "nbhd"
+ * is unknown) and subs_path into new tables with matcher configuration cfg
+ * (NULL = defaults; copied). Returns the tables (caller owns; wm_tables_free)
+ * or NULL with a one-line reason in err[0..errcap) (file name, line or byte
+ * offset, reason; "out of memory" on allocation failure). */
+wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolution_path, const char *subs_path,
+                             char *err, size_t errcap);
+
+/* Frees the tables and their matcher. No reader may be attached any more
+ * (control/reload.h guarantees it for tables it retires). NULL is a no-op. */
+void wm_tables_free(wm_tables *t);
+
+/* The compiled matcher. Readers use it through their own wm_matcher_reader;
+ * nobody may call its writer functions (the tables are immutable). */
+wm_matcher *wm_tables_matcher(const wm_tables *t);
+
+/* The subscription id (JSON text, e.g. "\"s1\"" or "7") of the subscription
+ * with matcher cookie `cookie`, owned by t; NULL if out of range. */
+const char *wm_tables_sub_id(const wm_tables *t, uint64_t cookie);
+
+/* Number of subscriptions and of neighborhoods compiled. */
+size_t wm_tables_sub_count(const wm_tables *t);
+uint32_t wm_tables_nbhd_count(const wm_tables *t);
+
+#endif
