@@ -176,3 +176,15 @@ void wm_reload_reader_quiescent(wm_reload_reader *rd)
     wm_qsbr_reader_quiescent(rd->rl->cfg.qsbr, rd->qidx);
     if (rd->mr) wm_matcher_quiescent(rd->mr);
 }
+
+void wm_reload_reader_offline(wm_reload_reader *rd)
+{
+    detach(rd);
+    wm_qsbr_reader_offline(rd->rl->cfg.qsbr, rd->qidx);
+}
+
+void wm_reload_reader_online(wm_reload_reader *rd)
+{
+    const wm_qsbr_ops *q = rd->rl->cfg.qsbr;
+    q->reader_online(q->ctx, rd->qidx);
+}

@@ -64,7 +64,10 @@ uint64_t wm_reload_generation(const wm_reload *rl);
 /* Writer: frees retired table sets whose grace period has passed and that
  * no reader is attached to. wait=true blocks for one grace period (every
  * online reader must pass a quiescent state), never for readers to detach.
- * Returns the number of retired sets still waiting. */
+ * With the liburcu backend wait=false only sees grace periods an earlier
+ * waiting call completed, so call this with wait=true after loads (e.g.
+ * once per load, or from a housekeeping timer). Returns the number of
+ * retired sets still waiting. */
 size_t wm_reload_reclaim(wm_reload *rl, bool wait);
 
 /* ---------------------------------------------------------------- readers */
@@ -77,6 +80,10 @@ void wm_reload_reader_free(wm_reload_reader *rd);
 
 /* Attaches to the current table set (switching from the one attached before
  * if a load happened) and returns the matcher reader to look up with;
+ * call it where the thread holds no pointer into any QSBR-protected
+ * structure (e.g. at the start of a burst): switching frees the old
+ * wm_matcher_reader, which with liburcu briefly takes the whole thread
+ * offline.
  * *tables (optional) receives the set, for wm_tables_sub_id(). Both stay
  * valid, and stay the SAME set, until this reader's next acquire or free:
  * call acquire once per burst, not between lookups that must agree.
@@ -87,5 +94,11 @@ wm_matcher_reader *wm_reload_reader_acquire(wm_reload_reader *rd, const wm_table
 /* Reports a quiescent state: the reader holds no pointer obtained since
  * its last acquire. Cheap; call between bursts. */
 void wm_reload_reader_quiescent(wm_reload_reader *rd);
+
+/* An idle reader goes offline: it detaches from its table set (which the
+ * writer may then free) and stops holding grace periods back. It must not
+ * acquire again before wm_reload_reader_online(). */
+void wm_reload_reader_offline(wm_reload_reader *rd);
+void wm_reload_reader_online(wm_reload_reader *rd);
 
 #endif

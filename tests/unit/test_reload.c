@@ -260,3 +260,16 @@ Test(reload, subscription_naming_an_unknown_neighborhood_refused)
     load_ok(wmr_b, subs_b);
     expect_b();
 }
+
+Test(reload, an_offline_reader_lets_the_replaced_tables_go)
+{
+    load_ok(wmr_a, subs_a);
+    expect_a();
+    wm_reload_reader_offline(rd);
+    load_ok(wmr_b, subs_b);
+    /* Offline and detached: neither the grace period nor the attach count
+     * waits for this reader. */
+    cr_expect_eq(wm_reload_reclaim(rl, true), 0);
+    wm_reload_reader_online(rd);
+    expect_b();
+}
