@@ -95,12 +95,16 @@ record() {
   rport=$port
   syns=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' -T fields -e frame.number | wc -l)
   holes=$(tshark -r "$tmp/real.pcap" -Y 'tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment' -T fields -e frame.number | wc -l)
-  [ "$syns" -eq $((n_msgs + 1)) ] && [ "$holes" -eq 0 ]
+  # The expectations below assume every connection ends with a FIN each way
+  # and no RST; a capture that lost a closing frame is re-recorded, not judged.
+  fins=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.fin == 1 && !tcp.analysis.retransmission' -T fields -e frame.number | wc -l)
+  rsts=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.reset == 1' -T fields -e frame.number | wc -l)
+  [ "$syns" -eq $((n_msgs + 1)) ] && [ "$holes" -eq 0 ] && [ "$fins" -eq $((2 * syns)) ] && [ "$rsts" -eq 0 ]
 }
 ok=0
 for attempt in 1 2 3; do
   if record; then ok=1; break; fi
-  echo "capture attempt $attempt incomplete ($syns connections, $holes holes): $(tr '\n' ' ' < "$tmp/tcpdump.log")"
+  echo "capture attempt $attempt incomplete ($syns connections, $holes holes, $fins FINs, $rsts RSTs): $(tr '\n' ' ' < "$tmp/tcpdump.log")"
 done
 [ $ok = 1 ] || fail "no complete capture in 3 attempts"
 port=$rport
