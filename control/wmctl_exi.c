@@ -52,7 +52,7 @@ static int usage(void)
 {
     return wmctl_usage_error("exi",
         "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
-        " [--header-options] [--schema-id ID] [--cookie] IN [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [TYPE]");
+        " [--preserve-prefixes] [--header-options] [--schema-id ID] [--cookie] IN [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [TYPE]");
 }
 
 int wmctl_exi(int argc, char **argv)

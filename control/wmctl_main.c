@@ -16,11 +16,15 @@ static const struct wmctl_command commands[] = {
       "  topic check-filter FILTER       validate a topic filter (4.7, 4.8.2)\n"
       "  topic check-name NAME           validate a topic name (4.7)" },
     { "match", wmctl_match,
-      "match --subs SUBS.jsonl [--filters FILTERS.json] --pubs PUBS.jsonl\n"
+      "match --subs SUBS.jsonl [--filters FILTERS.json | --resolution R.wmr] --pubs PUBS.jsonl\n"
       "                                  print the subscriptions each publication reaches" },
     { "exi", wmctl_exi,
-      "exi decode --schema X.xsd [--strict] [--byte-aligned] [--fragment] IN.exi   EXI -> XML (W3C EXI 1.0)\n"
-      "  exi encode --schema X.xsd [--strict] [--byte-aligned] [--header-options] IN.xml OUT.exi" },
+      "exi decode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
+      "             [--fragment] [--preserve-prefixes] IN.exi     EXI -> XML (W3C EXI 1.0)\n"
+      "  exi encode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
+      "             [--header-options] [--schema-id ID] [--cookie] IN.xml OUT.exi\n"
+      "  exi compile --schema X.xsd OUT.wmg   save a compiled grammar\n"
+      "  exi grammar --schema X.xsd [TYPE]    print the grammar (EXI 1.0 8.5)" },
     { "resolve", wmctl_resolve,
       "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },

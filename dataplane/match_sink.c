@@ -265,7 +265,7 @@ long wm_match_table_preload(struct wm_match_table *t, const char *path, char *er
         const char *client = NULL, *filter = NULL, *nbhd = NULL;
         json_int_t subid = 0, qos = 0;
         int no_local = 0;
-        if (!o || json_unpack_ex(o, &je, 0, "{s:s, s:s, s?s, s?I, s?I, s?b}", "client", &client, "filter", &filter,
+        if (!o || json_unpack_ex(o, &je, JSON_STRICT, "{s:s, s:s, s?s, s?I, s?I, s?b}", "client", &client, "filter", &filter,
                                  "nbhd", &nbhd, "subid", &subid, "qos", &qos, "no_local", &no_local) != 0 ||
             subid < 0 || subid > 268435455 || qos < 0 || qos > 2) {
             snprintf(err, errlen, "%s:%ld: %s", path, lineno, o ? (je.text[0] ? je.text : "subid or qos out of range") : je.text);

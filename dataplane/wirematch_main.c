@@ -423,7 +423,7 @@ int main(int argc, char **argv)
     uint64_t t0 = rte_get_tsc_cycles();
     if (status == 0) {
         if (main_works) {
-            wm_worker_main(&workers[0]);
+            if (wm_worker_main(&workers[0]) != 0) status = 1;
         } else {
             for (unsigned i = 0; i < n_workers; i++) rte_eal_remote_launch(wm_worker_main, &workers[i], lcores[i]);
             uint64_t hz = rte_get_tsc_hz(), next = t0 + (uint64_t)o.stats_interval * hz;
@@ -438,7 +438,10 @@ int main(int argc, char **argv)
                 }
             }
             force_quit = true;
-            rte_eal_mp_wait_lcore();
+            /* A worker that could not start (e.g. its match log cannot be
+             * opened) has said why; the run then fails as a whole. */
+            for (unsigned i = 0; i < n_workers; i++)
+                if (rte_eal_wait_lcore(lcores[i]) != 0) status = 1;
         }
     }
     double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();

@@ -56,7 +56,9 @@ struct wm_worker {
      * packets, bucket b counting packets that took [2^b, 2^(b+1)) cycles. */
     uint64_t cyc_hist[WM_CYC_BUCKETS];
     uint64_t cyc_total, cyc_packets;
-    uint8_t gather[16384];                /* scratch for chained mbufs */
+    /* Scratch for chained mbufs: the largest IPv4/IPv6 packet (65,535 bytes)
+     * plus room for Ethernet and two VLAN tags, so no legal frame is cut. */
+    uint8_t gather[65535 + 64];
 } __rte_cache_aligned;
 
 /* Allocates the worker's packet path and MQTT session layer on socket

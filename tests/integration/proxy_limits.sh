@@ -51,7 +51,7 @@ timeout 40 "${RAW[@]}" "$P" slow-sub bp/x $N 2 > "$TMP/slow.out" 2> "$TMP/slow.e
 for _ in $(seq 100); do grep -q ready "$TMP/slow.out" 2>/dev/null && break; sleep 0.1; done
 grep -q ready "$TMP/slow.out" || fail "slow subscriber did not subscribe"
 timeout 30 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t bp/x -q 0 -l < "$TMP/lines" || fail "publisher failed"
-wait "$SLOW" || fail "slow subscriber failed: $(cat "$TMP/slow.err")"
+wait "$SLOW" || fail "slow subscriber failed: $(cat "$TMP/slow.out" "$TMP/slow.err")"
 grep -q "^got $N first=1 last=$N in-order=True$" "$TMP/slow.out" || fail "slow subscriber: $(cat "$TMP/slow.out")"
 
 # 5. The proxy announces its --max-packet to the broker in the subscriber's CONNECT, so the
