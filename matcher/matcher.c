@@ -160,11 +160,12 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
         m->nb_size = calloc(c.max_nbhds, sizeof *m->nb_size);
         m->name_nbhd = calloc(c.max_nbhds, sizeof *m->name_nbhd);
         m->p_nbhds = huge_calloc(c.max_peids * sizeof *m->p_nbhds, &m->p_nbhds_map, &m->p_nbhds_maplen);
+        m->p_over = calloc(c.max_peids, sizeof *m->p_over);
         m->s_hot = calloc(c.max_subs, sizeof *m->s_hot);
         m->s_cold = calloc(c.max_subs, sizeof *m->s_cold);
         ok = m->f_plain && m->f_cells && m->f_wild && m->n_plus && m->n_hash_fid && m->n_end_fid &&
              m->c_fid && m->c_nbhd && m->c_subs && m->c_pos_f && m->c_pos_n && m->nb_set && m->nb_cells && m->nb_one &&
-             m->nb_refs && m->nb_name && m->nb_size && m->name_nbhd && m->p_nbhds && m->s_hot && m->s_cold;
+             m->nb_refs && m->nb_name && m->nb_size && m->name_nbhd && m->p_nbhds && m->p_over && m->s_hot && m->s_cold;
     }
     if (!ok) { wm_matcher_free(m); return NULL; }
     m->n_plus[0] = m->n_hash_fid[0] = m->n_end_fid[0] = WM_NONE; /* the root */
@@ -182,8 +183,8 @@ void wm_matcher_free(wm_matcher *m)
     if (m->nb_set)
         for (uint32_t i = 0; i < m->nbhd_ids.high; i++)
             if (m->nb_refs[i]) { roaring_bitmap_free(m->nb_set[i]); wm_rvec_destroy(&m->nb_cells[i]); }
-    if (m->p_nbhds)
-        for (uint32_t i = 0; i < m->peids.high; i++) wm_rvec_destroy(&m->p_nbhds[i]);
+    if (m->p_over)
+        for (uint32_t i = 0; i < m->peids.high; i++) wm_rvec_destroy(&m->p_over[i]);
     wm_retire_fini(&m->retire);
     wm_intern_fini(&m->filters); wm_intern_fini(&m->edges); wm_intern_fini(&m->cellkeys);
     wm_intern_fini(&m->nbhd_names); wm_intern_fini(&m->peids); wm_intern_fini(&m->clients);
@@ -193,7 +194,8 @@ void wm_matcher_free(wm_matcher *m)
     free(m->c_fid); free(m->c_nbhd); free(m->c_subs); free(m->c_pos_f); free(m->c_pos_n);
     free(m->nb_set); free(m->nb_cells); free(m->nb_one); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
     if (m->p_nbhds_map) munmap(m->p_nbhds_map, m->p_nbhds_maplen);
-    free(m->s_hot); free(m->s_cold); free(m->sort_tmp);
+    free(m->p_over);
+    free(m->s_hot); free(m->s_cold); free(m->sort_tmp); free(m->set_buf);
     free(m);
 }
 
@@ -212,6 +214,7 @@ void wm_matcher_stats_get(const wm_matcher *m, wm_matcher_stats *st)
     st->groups = m->groups.live;
     st->cells = m->cellkeys.live;
     st->nbhd_peids = m->nbhd_peids;
+    st->spilled_postings = m->spilled_postings;
     st->pending_reclaim = m->retire.n;
 }
 
@@ -288,16 +291,27 @@ static void filter_put(wm_matcher *m, uint32_t fid)
     wm_intern_put(&m->filters, fid);
 }
 
-/* Recomputes nb_one[nb] after its cell list changed (writer). With one
- * live cell the list is short: compaction keeps tombstones under half. */
+/* The one live element of a short list (compaction keeps tombstones under
+ * half of a block, so the scan is short), or WM_NONE. */
+static uint32_t only_live(const wm_rvec *v)
+{
+    if (wm_rvec_live(v) != 1) return WM_NONE;
+    const wm_rvec_blk *b = v->blk;
+    for (uint32_t i = 0; i < b->len; i++)
+        if (b->v[i] != WM_RVEC_DEAD) return b->v[i];
+    return WM_NONE;
+}
+
+/* Recomputes nb_one[nb] after its cell list or the subscription list of
+ * its only cell changed (writer). */
 void wm_matcher_nbhd_summarize(wm_matcher *m, uint32_t nb)
 {
-    uint32_t live = wm_rvec_live(&m->nb_cells[nb]);
-    uint64_t v = live == 0 ? WM_NB_NO_CELL : WM_NB_MANY_CELLS;
-    if (live == 1) {
-        const wm_rvec_blk *b = m->nb_cells[nb].blk;
-        for (uint32_t i = 0; i < b->len; i++)
-            if (b->v[i] != WM_RVEC_DEAD) v = (uint64_t)m->c_fid[b->v[i]] << 32 | b->v[i];
+    uint64_t v = wm_rvec_live(&m->nb_cells[nb]) == 0 ? WM_NB_NO_CELL : WM_NB_MANY_CELLS;
+    uint32_t c = only_live(&m->nb_cells[nb]);
+    if (c != WM_NONE) {
+        uint32_t s = only_live(&m->c_subs[c]);
+        bool plain = s != WM_NONE && m->s_hot[s].group == WM_NONE && !m->s_hot[s].no_local;
+        v = (uint64_t)m->c_fid[c] << 32 | (plain ? WM_NB_ONE_SUB | s : c);
     }
     __atomic_store_n(&m->nb_one[nb], v, __ATOMIC_RELEASE);
 }
@@ -400,7 +414,10 @@ wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *sp, uint3
         if (cell != WM_NONE) cell_put(m, cell);
         goto undo_group;
     }
-    if (nb != WM_NBHD_NONE) m->nb_refs[nb]++;
+    if (nb != WM_NBHD_NONE) {
+        m->nb_refs[nb]++;
+        wm_matcher_nbhd_summarize(m, nb);
+    }
     *sub = s;
     return WM_MATCHER_OK;
 
@@ -420,11 +437,13 @@ wm_matcher_status wm_matcher_sub_remove(wm_matcher *m, uint32_t s)
     if (!m || s >= m->sub_ids.high || !m->s_hot[s].live) return WM_MATCHER_E_UNKNOWN_SUB;
     wm_sub_hot *h = &m->s_hot[s];
     wm_sub_cold *c = &m->s_cold[s];
-    /* The one store that hides it. */
+    /* The store that hides it (and, for a spatial subscription, the
+     * neighborhood summary that may name it directly). */
     if (c->cell == WM_NONE) wm_rvec_remove_at(&m->f_plain[c->fid], c->pos, &m->retire, moved_sub, m);
     else wm_rvec_remove_at(&m->c_subs[c->cell], c->pos, &m->retire, moved_sub, m);
     h->live = 0;
     if (c->cell != WM_NONE) {
+        wm_matcher_nbhd_summarize(m, c->nbhd);
         cell_put(m, c->cell);
         wm_matcher_nbhd_unref(m, c->nbhd);
     }
@@ -464,7 +483,7 @@ wm_matcher_reader *wm_matcher_reader_new(wm_matcher *m)
     if (!r) return NULL;
     r->m = m;
     r->stack_cap = 2 * (m->cfg.max_levels + 2) + 4;
-    r->fmark = calloc(m->cfg.max_filters, sizeof *r->fmark);
+    r->fmark = calloc((size_t)m->cfg.max_filters + 1, sizeof *r->fmark); /* + the guard entry (walk_slot) */
     r->nmark = calloc(m->cfg.max_nbhds, sizeof *r->nmark);
     r->fids = calloc(m->cfg.max_filters, sizeof *r->fids);
     r->stack = calloc(r->stack_cap, sizeof *r->stack);
@@ -536,6 +555,14 @@ static inline void emit_list(emit_ctx *e, const wm_rvec *v)
     }
 }
 
+/* A subscription known to have no group and no No Local (nb_one). */
+static inline void emit_plain(emit_ctx *e, uint32_t s)
+{
+    wm_match_result *res = e->res;
+    if (res->n_subs < res->subs_cap) res->subs[res->n_subs++] = s;
+    else e->truncated = true;
+}
+
 static inline uint64_t member_key(const wm_sub_hot *hot, uint32_t s) { return (uint64_t)hot[s].group << 32 | s; }
 
 /* Heap sort of members by (group, sub): no allocation, O(n log n) worst. */
@@ -584,13 +611,74 @@ static void group_members(const wm_sub_hot *hot, wm_match_result *res, emit_ctx 
     }
 }
 
+/* The peid side, one neighborhood of a posting list: through its summary
+ * when it serves one topic filter, else through its cells; a cell counts
+ * when its fid matched the topic. dedup: several peids, so a neighborhood
+ * may come up more than once. */
+static inline __attribute__((always_inline)) void visit_nbhd(wm_matcher_reader *r, emit_ctx *e, uint32_t nb, bool dedup, uint32_t ep)
+{
+    const wm_matcher *m = r->m;
+    if (dedup) {
+        if (r->nmark[nb] == ep) return;
+        r->nmark[nb] = ep;
+    }
+    uint64_t one = __atomic_load_n(&m->nb_one[nb], __ATOMIC_ACQUIRE);
+    if (one == WM_NB_NO_CELL) return;
+    if (one != WM_NB_MANY_CELLS) {
+        if (r->fmark[one >> 32] != ep) return;
+        uint32_t lo = (uint32_t)one;
+        if (lo & WM_NB_ONE_SUB) emit_plain(e, lo & ~WM_NB_ONE_SUB);
+        else emit_list(e, &m->c_subs[lo]);
+        return;
+    }
+    uint32_t nc;
+    const wm_rvec_blk *cb = wm_rvec_snapshot(&m->nb_cells[nb], &nc);
+    for (uint32_t q = 0; q < nc; q++) {
+        uint32_t c = wm_rvec_at(cb, q);
+        if (c != WM_RVEC_DEAD && r->fmark[m->c_fid[c]] == ep) emit_list(e, &m->c_subs[c]);
+    }
+}
+
+/* The peid side over one posting slot (mask: its occupied entries). Most
+ * neighborhoods reached fail the topic test, so instead of a branch per
+ * neighborhood — mispredicted whenever one passes — the summaries are
+ * tested without branching and the passing ones collected first; the
+ * summary's fid is clamped so that "no cell" reads the reader's fmark
+ * guard entry, which never holds an epoch. */
+static inline __attribute__((always_inline)) void walk_slot(wm_matcher_reader *r, emit_ctx *e, const wm_posting *ps,
+                                                            uint32_t mask, bool dedup, uint32_t ep)
+{
+    const wm_matcher *m = r->m;
+    const uint32_t guard = m->cfg.max_filters;
+    uint32_t hit[WM_POSTING_INLINE], nh = 0;
+    for (; mask; mask &= mask - 1) {
+        uint32_t x = wm_posting_at(ps, (uint32_t)__builtin_ctz(mask));
+        if (!x) continue; /* cleared since the mask was taken */
+        uint32_t nb = x - 1;
+        if (dedup) {
+            if (r->nmark[nb] == ep) continue;
+            r->nmark[nb] = ep;
+        }
+        uint64_t one = __atomic_load_n(&m->nb_one[nb], __ATOMIC_ACQUIRE);
+        if (one == WM_NB_MANY_CELLS) { visit_nbhd(r, e, nb, false, ep); continue; }
+        uint32_t f = (uint32_t)(one >> 32);
+        f = f < guard ? f : guard;
+        hit[nh] = (uint32_t)one;
+        nh += r->fmark[f] == ep;
+    }
+    for (uint32_t i = 0; i < nh; i++) {
+        if (hit[i] & WM_NB_ONE_SUB) emit_plain(e, hit[i] & ~WM_NB_ONE_SUB);
+        else emit_list(e, &m->c_subs[hit[i]]);
+    }
+}
+
 wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pub, wm_match_result *res)
 {
     const wm_matcher *m = r->m;
     res->n_subs = res->n_members = res->n_groups = 0;
     if (pub->n_peids > WM_MATCH_MAX_PUB_PEIDS) return WM_MATCHER_E_TOO_MANY_PEIDS;
     if (++r->epoch == 0) { /* wrapped: forget every old mark */
-        memset(r->fmark, 0, m->cfg.max_filters * sizeof *r->fmark);
+        memset(r->fmark, 0, ((size_t)m->cfg.max_filters + 1) * sizeof *r->fmark);
         memset(r->nmark, 0, m->cfg.max_nbhds * sizeof *r->nmark);
         r->epoch = 1;
     }
@@ -619,12 +707,17 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     uint32_t np = pub->n_peids;
     if (cost_topic && np) {
         uint64_t cost_peid = 0;
+        uint32_t pmask[WM_MATCH_MAX_PUB_PEIDS];
         for (uint32_t j = 0; j < np; j++) {
             uint32_t p = pub->peids[j];
-            if (p >= m->cfg.max_peids) continue;
-            uint32_t n;
-            wm_rvec_snapshot(&m->p_nbhds[p], &n);
-            cost_peid += n;
+            if (p >= m->cfg.max_peids) { pmask[j] = 0; continue; }
+            pmask[j] = wm_posting_mask(&m->p_nbhds[p]);
+            cost_peid += (uint32_t)__builtin_popcount(pmask[j]);
+            if (wm_posting_has_over(&m->p_nbhds[p])) {
+                uint32_t n;
+                wm_rvec_snapshot(&m->p_over[p], &n);
+                cost_peid += n;
+            }
         }
         /* A bitmap probe costs a few posting-entry visits. */
         if (cost_topic * np * 4 <= cost_peid) {
@@ -646,27 +739,14 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
             for (uint32_t j = 0; j < np; j++) {
                 uint32_t p = pub->peids[j];
                 if (p >= m->cfg.max_peids) continue;
-                uint32_t n;
-                const wm_rvec_blk *b = wm_rvec_snapshot(&m->p_nbhds[p], &n);
-                for (uint32_t k = 0; k < n; k++) {
-                    uint32_t nb = wm_rvec_at(b, k);
-                    if (nb == WM_RVEC_DEAD) continue;
-                    if (np > 1) {
-                        if (r->nmark[nb] == ep) continue;
-                        r->nmark[nb] = ep;
-                    }
-                    uint64_t one = __atomic_load_n(&m->nb_one[nb], __ATOMIC_ACQUIRE);
-                    if (one == WM_NB_NO_CELL) continue;
-                    if (one != WM_NB_MANY_CELLS) {
-                        if (r->fmark[one >> 32] == ep) emit_list(&e, &m->c_subs[(uint32_t)one]);
-                        continue;
-                    }
-                    uint32_t nc;
-                    const wm_rvec_blk *cb = wm_rvec_snapshot(&m->nb_cells[nb], &nc);
-                    for (uint32_t q = 0; q < nc; q++) {
-                        uint32_t c = wm_rvec_at(cb, q);
-                        if (c != WM_RVEC_DEAD && r->fmark[m->c_fid[c]] == ep) emit_list(&e, &m->c_subs[c]);
-                    }
+                const wm_posting *ps = &m->p_nbhds[p];
+                walk_slot(r, &e, ps, pmask[j], np > 1, ep);
+                if (!wm_posting_has_over(ps)) continue;
+                uint32_t no;
+                const wm_rvec_blk *ob = wm_rvec_snapshot(&m->p_over[p], &no);
+                for (uint32_t k = 0; k < no; k++) {
+                    uint32_t nb = wm_rvec_at(ob, k);
+                    if (nb != WM_RVEC_DEAD) visit_nbhd(r, &e, nb, np > 1, ep);
                 }
             }
         }
@@ -675,36 +755,23 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     return e.truncated ? WM_MATCHER_E_TRUNCATED : WM_MATCHER_OK;
 }
 
-/* Burst stage 1: the per-peid slots (a random line each). */
-static inline void prefetch_slots(const wm_matcher *m, const wm_match_pub *p)
+/* Burst: the publication's posting slots (two random lines each). */
+static inline __attribute__((always_inline)) void prefetch_slots(const wm_matcher *m, const wm_match_pub *p)
 {
     uint32_t np = p->n_peids < 4 ? p->n_peids : 4;
     for (uint32_t j = 0; j < np; j++)
-        if (p->peids[j] < m->cfg.max_peids) __builtin_prefetch(&m->p_nbhds[p->peids[j]]);
-}
-
-/* Burst stage 2: the posting blocks the (now cached) slots point to. */
-static inline void prefetch_postings(const wm_matcher *m, const wm_match_pub *p)
-{
-    uint32_t np = p->n_peids < 4 ? p->n_peids : 4;
-    for (uint32_t j = 0; j < np; j++) {
-        if (p->peids[j] >= m->cfg.max_peids) continue;
-        const char *b = (const char *)__atomic_load_n(&m->p_nbhds[p->peids[j]].blk, __ATOMIC_RELAXED);
-        if (b) { __builtin_prefetch(b); __builtin_prefetch(b + 64); }
-    }
+        if (p->peids[j] < m->cfg.max_peids) wm_posting_prefetch(&m->p_nbhds[p->peids[j]]);
 }
 
 uint32_t wm_matcher_lookup_burst(wm_matcher_reader *r, const wm_match_pub *pubs, uint32_t n,
                                  wm_match_result *res, wm_matcher_status *statuses)
 {
-    enum { AHEAD1 = 8, AHEAD2 = 4 };
+    enum { AHEAD = 6 };
     const wm_matcher *m = r->m;
     uint32_t failed = 0;
-    for (uint32_t i = 0; i < n && i < AHEAD1; i++) prefetch_slots(m, &pubs[i]);
-    for (uint32_t i = 0; i < n && i < AHEAD2; i++) prefetch_postings(m, &pubs[i]);
+    for (uint32_t i = 0; i < n && i < AHEAD; i++) prefetch_slots(m, &pubs[i]);
     for (uint32_t i = 0; i < n; i++) {
-        if (i + AHEAD1 < n) prefetch_slots(m, &pubs[i + AHEAD1]);
-        if (i + AHEAD2 < n) prefetch_postings(m, &pubs[i + AHEAD2]);
+        if (i + AHEAD < n) prefetch_slots(m, &pubs[i + AHEAD]);
         wm_matcher_status st = wm_matcher_lookup(r, &pubs[i], &res[i]);
         if (statuses) statuses[i] = st;
         failed += st != WM_MATCHER_OK;

@@ -228,6 +228,8 @@ uint8_t wm_matcher_sub_qos(const wm_matcher *m, uint32_t sub);
 typedef struct wm_matcher_stats {
     uint32_t subs, filters, trie_nodes, nbhds, peids, clients, groups, cells;
     uint64_t nbhd_peids;      /* sum of live neighborhoods' sizes */
+    uint64_t spilled_postings; /* peid -> neighborhood entries that did not fit
+                                  in their peid's posting slot (31 entries) */
     uint64_t pending_reclaim; /* items waiting for a grace period */
 } wm_matcher_stats;
 /* Writer: current counts. */

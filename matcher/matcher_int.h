@@ -20,11 +20,15 @@
 
 #include "matcher/intern.h"
 #include "matcher/matcher.h"
+#include "matcher/posting.h"
 #include "matcher/rvec.h"
 
 #define WM_NONE UINT32_MAX
 #define WM_NB_NO_CELL UINT64_MAX
 #define WM_NB_MANY_CELLS (UINT64_MAX - 1)
+/* In the low half of an nb_one summary: the value is not a cell but the one
+ * subscription of the neighborhood's only cell (ids stay below 2^28). */
+#define WM_NB_ONE_SUB (1u << 31)
 
 /* Dense ids reused only after a grace period. */
 typedef struct wm_idpool {
@@ -85,20 +89,26 @@ struct wm_matcher {
     roaring_bitmap_t **nb_set; /* [nbhd] immutable peid set */
     wm_rvec *nb_cells;         /* [nbhd] cells using it */
     uint64_t *nb_one;          /* [nbhd] atomic summary of nb_cells: WM_NB_NO_CELL, WM_NB_MANY_CELLS,
-                                  or (fid << 32 | cell) of its only cell — most neighborhoods serve one
-                                  topic filter, and this spares the peid-side walk two dependent loads */
+                                  (fid << 32 | cell) of its only cell, or (fid << 32 | WM_NB_ONE_SUB | sub)
+                                  when that cell holds exactly one subscription without group or No Local.
+                                  Most neighborhoods serve one topic filter, often one subscription: this
+                                  spares the peid-side walk the dependent loads of cell and subscription */
     uint32_t *nb_refs;         /* [nbhd] definition + subscriptions (writer) */
     uint32_t *nb_name;         /* [nbhd] name id or WM_NONE once released (writer) */
     uint32_t *nb_size;         /* [nbhd] peid count */
     wm_intern nbhd_names;      /* name -> name id */
     uint32_t *name_nbhd;       /* [name id] nbhd */
     wm_intern peids;           /* peid string -> peid (never released) */
-    wm_rvec *p_nbhds;          /* [peid] neighborhoods containing it (huge-page mapping) */
+    wm_posting *p_nbhds;       /* [peid] neighborhoods containing it (huge-page mapping) */
+    wm_rvec *p_over;           /* [peid] those that did not fit in its slot (rare) */
     void *p_nbhds_map;         /* the mapping behind p_nbhds, and its length */
     size_t p_nbhds_maplen;
     uint64_t nbhd_peids;       /* sum of live sizes (writer) */
+    uint64_t spilled_postings; /* entries in p_over vectors (writer) */
     uint32_t *sort_tmp;        /* writer scratch for defining sets */
     uint32_t sort_cap;
+    void *set_buf;             /* writer scratch: a set in the roaring portable format */
+    size_t set_buf_cap;
 
     /* subscriptions */
     wm_idpool sub_ids;

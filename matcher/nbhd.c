@@ -15,6 +15,7 @@
  * postings are withdrawn only after its last subscription is gone.
  */
 #include "matcher/matcher_int.h"
+#include "matcher/peid_set.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,41 +36,38 @@ uint32_t wm_matcher_nbhd_size(const wm_matcher *m, uint32_t id)
     return nbhd_live(m, id) ? m->nb_size[id] : 0;
 }
 
-/* Sorts a[0..n) ascending and drops duplicates; returns the new n. LSD
- * radix by bytes, skipping bytes that are equal in every key: 2,000 peids
- * sort in a few microseconds, which the 20 us add budget needs. */
-static size_t sort_unique(uint32_t *a, uint32_t *tmp, size_t n)
+/* The spatial filter mapping's one entry (peid, nb), counting spills. */
+static inline bool posting_add(wm_matcher *m, uint32_t peid, uint32_t nb)
 {
-    bool sorted = true;
-    uint32_t or_all = 0, and_all = UINT32_MAX;
-    for (size_t i = 0; i < n; i++) {
-        if (i && a[i] <= a[i - 1]) sorted = false;
-        or_all |= a[i]; and_all &= a[i];
-    }
-    if (sorted) return n;
-    uint32_t *src = a, *dst = tmp;
-    for (int shift = 0; shift < 32; shift += 8) {
-        if ((((or_all ^ and_all) >> shift) & 0xFF) == 0) continue; /* byte constant: already ordered */
-        size_t count[257] = {0};
-        for (size_t i = 0; i < n; i++) count[((src[i] >> shift) & 0xFF) + 1]++;
-        for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & 0xFF]++] = src[i];
-        uint32_t *t = src; src = dst; dst = t;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || src[i] != a[k - 1]) a[k++] = src[i];
-    return k;
+    wm_posting_op op = wm_posting_add(&m->p_nbhds[peid], &m->p_over[peid], nb, &m->retire);
+    m->spilled_postings += op == WM_POSTING_SPILL;
+    return op != WM_POSTING_FAILED;
 }
 
+static inline void posting_remove(wm_matcher *m, uint32_t peid, uint32_t nb)
+{
+    wm_posting_op op = wm_posting_remove(&m->p_nbhds[peid], &m->p_over[peid], nb, &m->retire);
+    m->spilled_postings -= op == WM_POSTING_SPILL;
+}
+
+/* Writer scratch for defining n peids: ids + radix buffer, and the
+ * serialized bitmap. */
 static bool scratch(wm_matcher *m, size_t n)
 {
-    if (m->sort_tmp && m->sort_cap >= 2 * n) return true;
-    size_t cap = 2 * n < 4096 ? 4096 : 2 * n;
-    uint32_t *p = realloc(m->sort_tmp, cap * sizeof *p);
-    if (!p) return false;
-    m->sort_tmp = p;
-    m->sort_cap = (uint32_t)cap;
+    if (!m->sort_tmp || m->sort_cap < 2 * n) {
+        size_t cap = 2 * n < 4096 ? 4096 : 2 * n;
+        uint32_t *p = realloc(m->sort_tmp, cap * sizeof *p);
+        if (!p) return false;
+        m->sort_tmp = p;
+        m->sort_cap = (uint32_t)cap;
+    }
+    size_t need = wm_peid_set_scratch_bytes(n);
+    if (m->set_buf_cap < need) {
+        void *p = realloc(m->set_buf, need);
+        if (!p) return false;
+        m->set_buf = p;
+        m->set_buf_cap = need;
+    }
     return true;
 }
 
@@ -77,12 +75,11 @@ static bool scratch(wm_matcher *m, size_t n)
 static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t name_len, size_t n, uint32_t *out)
 {
     uint32_t *ids = m->sort_tmp;
-    n = sort_unique(ids, m->sort_tmp + m->sort_cap / 2, n);
+    n = wm_peid_sort_unique(ids, m->sort_tmp + m->sort_cap / 2, n);
     uint32_t nb = wm_idpool_alloc(&m->nbhd_ids);
     if (nb == WM_NONE) return WM_MATCHER_E_FULL_NBHDS;
-    roaring_bitmap_t *set = roaring_bitmap_of_ptr(n, ids);
+    roaring_bitmap_t *set = wm_peid_set_of_sorted(ids, n, m->set_buf);
     if (!set) { wm_idpool_release(&m->nbhd_ids, &m->retire, nb); return WM_MATCHER_E_NOMEM; }
-    roaring_bitmap_shrink_to_fit(set);
     bool created;
     uint32_t nid = wm_intern_get(&m->nbhd_names, 0, name, name_len, &created, NULL, NULL);
     if (nid == WM_INTERN_NONE) {
@@ -91,23 +88,20 @@ static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t n
         return m->nbhd_names.live >= m->nbhd_names.max_ids ? WM_MATCHER_E_FULL_NBHDS : WM_MATCHER_E_NOMEM;
     }
     /* Cell-less first, then postings: nothing matches through nb until a
-     * cell names it. The pushes hit ~2 x 2,000 random lines, hence the
-     * prefetching. */
+     * cell names it. Each append touches one random posting slot (2,000
+     * random lines for a 2,000-peid set), so the slots are prefetched far
+     * enough ahead for their misses to overlap. */
     wm_rvec_init(&m->nb_cells[nb]);
     __atomic_store_n(&m->nb_one[nb], WM_NB_NO_CELL, __ATOMIC_RELEASE);
+    enum { AHEAD = 24 };
+    for (size_t i = 0; i < n && i < AHEAD; i++) wm_posting_prefetch_add(&m->p_nbhds[ids[i]], nb);
     size_t done = 0;
     for (; done < n; done++) {
-        /* Two stages so that no prefetch waits on a load: the slot 32
-         * ahead, then the block of the slot 16 ahead (cached by now). */
-        if (done + 32 < n) __builtin_prefetch(&m->p_nbhds[ids[done + 32]], 1);
-        if (done + 16 < n) {
-            const char *b = (const char *)m->p_nbhds[ids[done + 16]].blk;
-            if (b) { __builtin_prefetch(b, 1); __builtin_prefetch(b + 64, 1); }
-        }
-        if (!wm_rvec_push(&m->p_nbhds[ids[done]], nb, NULL, &m->retire, NULL, NULL)) break;
+        if (done + AHEAD < n) wm_posting_prefetch_add(&m->p_nbhds[ids[done + AHEAD]], nb);
+        if (!posting_add(m, ids[done], nb)) break;
     }
     if (done < n) {
-        while (done--) wm_rvec_remove_value(&m->p_nbhds[ids[done]], nb, &m->retire);
+        while (done--) posting_remove(m, ids[done], nb);
         wm_intern_put(&m->nbhd_names, nid);
         roaring_bitmap_free(set);
         wm_idpool_release(&m->nbhd_ids, &m->retire, nb);
@@ -164,7 +158,7 @@ static bool withdraw_posting(uint32_t peid, void *ctx)
     void **a = ctx;
     wm_matcher *m = a[0];
     uint32_t nb = *(uint32_t *)a[1];
-    wm_rvec_remove_value(&m->p_nbhds[peid], nb, &m->retire);
+    posting_remove(m, peid, nb);
     return true;
 }
 

@@ -15,9 +15,8 @@
 #include "matcher/naive.h"
 #include "tests/lib/matcher_workload.h"
 
-#define NPEIDS 300       /* peids p0..p299 may be in neighborhoods */
-#define NUNKNOWN 30      /* p300..p329 are never interned */
-#define NNBHD 24
+#define NUNKNOWN 30      /* p<npeids>.. p<npeids+29> are never interned */
+#define MAXNBHD 64
 #define NCLIENTS 8
 #define MAXSUBS 512
 #define RESCAP 4096
@@ -49,7 +48,9 @@ typedef struct world {
     tsub subs[MAXSUBS];
     tsub *by_tid[1 << 20];
     uint32_t next_tid;
-    tnbhd nbhds[NNBHD];
+    tnbhd nbhds[MAXNBHD];
+    uint32_t npeids;     /* peids p0..p<npeids-1> may be in neighborhoods */
+    int nnbhd;           /* neighborhood slots in use */
     uint32_t res_subs[RESCAP], res_members[RESCAP], expect[RESCAP], got[RESCAP];
     wm_match_group res_groups[RESCAP];
     long lookups, matched;
@@ -67,7 +68,7 @@ static void nbhd_define(world *w, int k)
     wm_match_str strs[256];
     char buf[256][16];
     for (size_t i = 0; i < n; i++) {
-        nb->peids[i] = wl_below(&w->rng, NPEIDS);
+        nb->peids[i] = wl_below(&w->rng, w->npeids);
         snprintf(buf[i], sizeof buf[i], "p%u", nb->peids[i]);
         strs[i] = (wm_match_str){ buf[i], strlen(buf[i]) };
     }
@@ -93,7 +94,7 @@ static void add_sub(world *w)
     s->no_local = !shared && wl_below(&w->rng, 100) < 30;
     s->nbhd = -1;
     if (wl_below(&w->rng, 100) < 60) {
-        int k = (int)wl_below(&w->rng, NNBHD);
+        int k = (int)wl_below(&w->rng, (uint32_t)w->nnbhd);
         if (w->nbhds[k].defined) s->nbhd = k;
     }
     s->tid = w->next_tid++;
@@ -142,7 +143,7 @@ static void check_one(world *w)
     char pbuf[4][16];
     wm_match_str pstr[4];
     for (uint32_t j = 0; j < np; j++) {
-        peids[j] = wl_below(&w->rng, NPEIDS + NUNKNOWN);
+        peids[j] = wl_below(&w->rng, w->npeids + NUNKNOWN);
         snprintf(pbuf[j], sizeof pbuf[j], "p%u", peids[j]);
         pstr[j] = (wm_match_str){ pbuf[j], strlen(pbuf[j]) };
     }
@@ -197,17 +198,20 @@ static void check_one(world *w)
     w->matched += (long)ne;
 }
 
-static void run(uint64_t seed, long target_lookups, int live_target)
+static void run(uint64_t seed, long target_lookups, int live_target, uint32_t npeids, int nnbhd, bool expect_spill)
 {
+    uint64_t max_spilled = 0;
     world *w = calloc(1, sizeof *w);
     w->rng.s = seed;
+    w->npeids = npeids;
+    w->nnbhd = nnbhd;
     wm_matcher_config cfg = { .max_subs = 4096, .max_nbhds = 256, .max_peids = 4096, .max_groups = 512 };
     w->m = wm_matcher_new(&cfg);
     cr_assert_not_null(w->m);
     w->r = wm_matcher_reader_new(w->m);
     cr_assert_not_null(w->r);
     w->naive = wm_naive_new();
-    for (int k = 0; k < NNBHD; k++) nbhd_define(w, k);
+    for (int k = 0; k < w->nnbhd; k++) nbhd_define(w, k);
     long steps = 0;
     while (w->lookups < target_lookups) {
         unsigned op = wl_below(&w->rng, 100);
@@ -215,36 +219,43 @@ static void run(uint64_t seed, long target_lookups, int live_target)
         if (op < 50 && live < (size_t)live_target) add_sub(w);
         else if (op < 90) remove_sub(w);
         else if (op < 95) {
-            int k = (int)wl_below(&w->rng, NNBHD);
+            int k = (int)wl_below(&w->rng, (uint32_t)w->nnbhd);
             if (w->nbhds[k].defined) {
                 cr_assert_eq(wm_matcher_nbhd_release(w->m, w->nbhds[k].id), WM_MATCHER_OK);
                 w->nbhds[k].defined = false;
             }
         } else {
-            int k = (int)wl_below(&w->rng, NNBHD);
+            int k = (int)wl_below(&w->rng, (uint32_t)w->nnbhd);
             /* Redefine only once no subscription uses the old set: the test's
              * reference keeps one peid array per slot. */
             if (!w->nbhds[k].defined && w->nbhds[k].users == 0) nbhd_define(w, k);
         }
         int n = 1 + (int)wl_below(&w->rng, 40);
         for (int i = 0; i < n; i++) check_one(w);
+        wm_matcher_stats st;
+        wm_matcher_stats_get(w->m, &st);
+        if (st.spilled_postings > max_spilled) max_spilled = st.spilled_postings;
         if (++steps % 64 == 0) {
             wm_matcher_quiescent(w->r);
             wm_matcher_reclaim(w->m, true);
         }
     }
-    cr_log_info("seed %llu: %ld lookups, %ld matches, %ld churn steps, 0 differences",
-                (unsigned long long)seed, w->lookups, w->matched, steps);
+    cr_log_info("seed %llu: %ld lookups, %ld matches, %ld churn steps, at most %llu spilled postings, 0 differences",
+                (unsigned long long)seed, w->lookups, w->matched, steps, (unsigned long long)max_spilled);
     cr_assert_gt(w->matched, w->lookups / 4, "workload too sparse to test anything");
+    if (expect_spill) cr_assert_gt(max_spilled, 0, "no posting list ever spilled out of its slot");
     wm_naive_free(w->naive);
     wm_matcher_reader_free(w->r);
     wm_matcher_free(w->m);
-    for (int k = 0; k < NNBHD; k++) free(w->nbhds[k].peids);
+    for (int k = 0; k < w->nnbhd; k++) free(w->nbhds[k].peids);
     free(w);
 }
 
-/* Two workloads, 500 k publications each in the normal build: one with a
+/* Three workloads, 1,000,000 publications in all in the normal build: a
  * small live set (dense churn: filters and cells created and destroyed all
- * the time), one with a larger set (long posting lists, both lookup sides). */
-Test(matcher_diff, churn_small_live_set, .timeout = 600) { run(1, wl_scaled(500000, 20), 40); }
-Test(matcher_diff, churn_large_live_set, .timeout = 600) { run(2, wl_scaled(500000, 20), 400); }
+ * the time), a larger set (long posting lists, both lookup sides), and few
+ * peids shared by many neighborhoods, so that posting slots fill both their
+ * lines and spill into overflow vectors while neighborhoods come and go. */
+Test(matcher_diff, churn_small_live_set, .timeout = 600) { run(1, wl_scaled(400000, 20), 40, 300, 24, false); }
+Test(matcher_diff, churn_large_live_set, .timeout = 600) { run(2, wl_scaled(400000, 20), 400, 300, 24, false); }
+Test(matcher_diff, crowded_peids, .timeout = 600) { run(3, wl_scaled(200000, 20), 400, 40, MAXNBHD, true); }

@@ -1,0 +1,85 @@
+/* Sorted peid runs and their CRoaring bitmaps (see peid_set.h). */
+#include "matcher/peid_set.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+size_t wm_peid_sort_unique(uint32_t *a, uint32_t *tmp, size_t n)
+{
+    bool sorted = true;
+    uint32_t or_all = 0, and_all = UINT32_MAX;
+    for (size_t i = 0; i < n; i++) {
+        if (i && a[i] <= a[i - 1]) sorted = false;
+        or_all |= a[i]; and_all &= a[i];
+    }
+    if (sorted) return n;
+    enum { BITS = 11, BUCKETS = 1 << BITS, MASK = BUCKETS - 1 };
+    uint32_t varying = or_all ^ and_all;
+    uint32_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 32; shift += BITS) {
+        if (((varying >> shift) & MASK) == 0) continue; /* digit constant: already ordered by it */
+        uint32_t count[BUCKETS + 1];
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) count[((src[i] >> shift) & MASK) + 1]++;
+        for (int b = 0; b < BUCKETS; b++) count[b + 1] += count[b];
+        for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & MASK]++] = src[i];
+        uint32_t *t = src; src = dst; dst = t;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || src[i] != a[k - 1]) a[k++] = src[i];
+    return k;
+}
+
+/* RoaringFormatSpec constants: the cookie of a stream without run
+ * containers, and the most values an array container holds. */
+#define COOKIE_NO_RUN 12346u
+#define ARRAY_MAX 4096u
+
+size_t wm_peid_set_scratch_bytes(size_t n)
+{
+    /* Header 8 bytes; per container 4 (key, card-1) + 4 (offset) and at
+     * most 8 KiB of data; n values need at most min(n, 2^16) containers and
+     * 2 bytes each when arrays. */
+    size_t c = n < 65536 ? n : 65536;
+    return 8 + c * 8 + n * 2 + 8192 * (n / (ARRAY_MAX + 1) + 1) + 8;
+}
+
+static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
+static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+
+roaring_bitmap_t *wm_peid_set_of_sorted(const uint32_t *ids, size_t n, void *scratch)
+{
+    if (n == 0) return roaring_bitmap_create();
+    /* Containers: runs of equal high 16 bits. */
+    size_t nc = 1;
+    for (size_t i = 1; i < n; i++) nc += (ids[i] >> 16) != (ids[i - 1] >> 16);
+    unsigned char *buf = scratch;
+    put32(buf, COOKIE_NO_RUN);
+    put32(buf + 4, (uint32_t)nc);
+    unsigned char *desc = buf + 8, *offs = desc + 4 * nc, *data = offs + 4 * nc;
+    size_t c = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        uint32_t key = ids[i] >> 16;
+        while (j < n && ids[j] >> 16 == key) j++;
+        size_t card = j - i;
+        put16(desc + 4 * c, (uint16_t)key);
+        put16(desc + 4 * c + 2, (uint16_t)(card - 1));
+        put32(offs + 4 * c, (uint32_t)(data - buf));
+        if (card <= ARRAY_MAX) {
+            for (size_t k = i; k < j; k++, data += 2) put16(data, (uint16_t)ids[k]);
+        } else {
+            uint64_t words[1024];
+            memset(words, 0, sizeof words);
+            for (size_t k = i; k < j; k++) words[(ids[k] & 0xFFFF) >> 6] |= 1ull << (ids[k] & 63);
+            for (int w = 0; w < 1024; w++, data += 8) {
+                put32(data, (uint32_t)words[w]);
+                put32(data + 4, (uint32_t)(words[w] >> 32));
+            }
+        }
+        c++;
+        i = j;
+    }
+    return roaring_bitmap_portable_deserialize_safe((const char *)buf, (size_t)(data - buf));
+}
