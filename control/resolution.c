@@ -555,7 +555,7 @@ int64_t wm_resolution_find(const wm_resolution *r, const char *name)
 
 char *wm_resolution_error_format(const wm_resolution_error *e, char *buf, size_t cap)
 {
-    if (e->status == WM_RESOLUTION_ERR_IO || e->offset == 0)
+    if (e->status == WM_RESOLUTION_ERR_IO || e->status == WM_RESOLUTION_ERR_NOMEM)
         snprintf(buf, cap, "%s [%s]", e->message, wm_resolution_status_name(e->status));
     else
         snprintf(buf, cap, "%s [%s] at byte %llu", e->message, wm_resolution_status_name(e->status),
