@@ -526,7 +526,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         if (f->slots[l->slot].is_text) ps->any_text = true;
     }
     /* postings */
-    qsort(pairs, n_pairs, sizeof *pairs, cmp_pair);
+    if (n_pairs) qsort(pairs, n_pairs, sizeof *pairs, cmp_pair);
     if (!(ps->qlist = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->qlist))) goto out;
     for (uint32_t i = 0; i < n_pairs;) {
         uint32_t j = i, lit = pairs[i].lit;

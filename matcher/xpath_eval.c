@@ -344,8 +344,7 @@ static int on_event(void *user, const wm_exi_event *ev)
         else
             for (uint32_t i = 0; i < f->n_slots; i++) {
                 const xpf_slot *s = &f->slots[i];
-                if (!s->is_text && strlen(s->uri) == ev->uri.len && !memcmp(s->uri, ev->uri.p, ev->uri.len) &&
-                    strlen(s->local) == ev->local.len && !memcmp(s->local, ev->local.p, ev->local.len)) {
+                if (!s->is_text && wm_xpf_sv_eq(s->uri, &ev->uri) && wm_xpf_sv_eq(s->local, &ev->local)) {
                     slot = i;
                     break;
                 }

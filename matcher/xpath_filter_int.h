@@ -6,6 +6,7 @@
 #define WM_MATCHER_XPATH_FILTER_INT_H
 
 #include <hs/hs.h>
+#include <string.h>
 
 #include "matcher/xpath_filter.h"
 
@@ -156,5 +157,11 @@ wm_xpf_status wm_xpf_build_paths(wm_xpf *f, const wm_xp_query *pq, wm_xpf_error 
 uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_exi_sview *uri, const wm_exi_sview *local);
 
 char *wm_xpf_keep(wm_xpf *f, const char *s, size_t n);
+
+/* Is NUL-terminated s equal to the view v (whose pointer may be NULL when empty)? */
+static inline bool wm_xpf_sv_eq(const char *s, const wm_exi_sview *v)
+{
+    return strlen(s) == v->len && (v->len == 0 || !memcmp(s, v->p, v->len));
+}
 
 #endif

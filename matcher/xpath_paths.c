@@ -55,9 +55,9 @@ uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_
     uint32_t other = 0;
     for (uint32_t i = 1; i < f->n_syms; i++) {
         const xpf_sym *s = &f->syms[i];
-        if (strlen(s->uri) != uri->len || memcmp(s->uri, uri->p, uri->len)) continue;
+        if (!wm_xpf_sv_eq(s->uri, uri)) continue;
         if (!s->local) other = i;
-        else if (strlen(s->local) == local->len && !memcmp(s->local, local->p, local->len)) return i;
+        else if (wm_xpf_sv_eq(s->local, local)) return i;
     }
     return other;
 }
@@ -71,7 +71,11 @@ typedef struct set_tab {
     uint32_t mask;
 } set_tab;
 
-static uint64_t set_hash(const uint32_t *s, uint32_t n) { return wm_hash_bytes(n, s, n * sizeof *s); }
+static uint64_t set_hash(const uint32_t *s, uint32_t n)
+{
+    static const uint32_t none = 0;
+    return wm_hash_bytes(n, n ? s : &none, n * sizeof *s); /* the dead state's set is empty */
+}
 
 static bool grow_hash(set_tab *t)
 {
@@ -119,7 +123,7 @@ static uint32_t set_intern(set_tab *t, const uint32_t *s, uint32_t n, bool *adde
         t->ids = ni;
         t->cap_ids = nc;
     }
-    memcpy(t->ids + t->n_ids, s, n * sizeof *s);
+    if (n) memcpy(t->ids + t->n_ids, s, n * sizeof *s);
     t->off[t->n] = (uint32_t)t->n_ids;
     t->len[t->n] = n;
     t->n_ids += n;
