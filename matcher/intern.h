@@ -35,7 +35,9 @@
 
 /* 64-bit hash of (aux, bytes): multiply-fold mixing, 8 bytes per step.
  * Not a cryptographic or DoS-resistant hash: keys are bounded and the table
- * stays at most half full. */
+ * stays at most half full. Keys up to 16 bytes — topic names and levels,
+ * client ids, peids on the lookup path — take two dependent multiplies
+ * (two overlapping loads, as wyhash does) instead of four. */
 static inline uint64_t wm_hash_mix(uint64_t a, uint64_t b)
 {
     __uint128_t r = (__uint128_t)a * b;
@@ -44,7 +46,24 @@ static inline uint64_t wm_hash_mix(uint64_t a, uint64_t b)
 static inline uint64_t wm_hash_bytes(uint32_t aux, const void *p, size_t n)
 {
     const unsigned char *s = p;
-    uint64_t h = wm_hash_mix(0x9E3779B97F4A7C15ull ^ n, 0xA0761D6478BD642Full ^ aux);
+    uint64_t seed = 0x9E3779B97F4A7C15ull ^ ((uint64_t)aux << 32) ^ n;
+    if (n <= 16) {
+        uint64_t a = 0, b = 0;
+        if (n >= 8) {
+            memcpy(&a, s, 8);
+            memcpy(&b, s + n - 8, 8);
+        } else if (n >= 4) {
+            uint32_t x, y;
+            memcpy(&x, s, 4);
+            memcpy(&y, s + n - 4, 4);
+            a = x; b = y;
+        } else if (n > 0) {
+            a = (uint64_t)s[0] << 16 | (uint64_t)s[n >> 1] << 8 | s[n - 1];
+        }
+        uint64_t h = wm_hash_mix(a ^ 0xA0761D6478BD642Full, b ^ seed);
+        return wm_hash_mix(h ^ 0xE7037ED1A0B428DBull, seed ^ 0x8EBC6AF09C88C6E3ull);
+    }
+    uint64_t h = wm_hash_mix(seed, 0xA0761D6478BD642Full);
     while (n >= 8) {
         uint64_t v;
         memcpy(&v, s, 8);

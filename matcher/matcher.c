@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+
 /* ---------------------------------------------------------------- id pool */
 
 bool wm_idpool_init(wm_idpool *p, uint32_t max)
@@ -155,6 +156,7 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
         m->nb_set = calloc(c.max_nbhds, sizeof *m->nb_set);
         m->nb_cells = calloc(c.max_nbhds, sizeof *m->nb_cells);
         m->nb_one = calloc(c.max_nbhds, sizeof *m->nb_one);
+        m->nb_tag = calloc(c.max_nbhds, sizeof *m->nb_tag);
         m->nb_refs = calloc(c.max_nbhds, sizeof *m->nb_refs);
         m->nb_name = calloc(c.max_nbhds, sizeof *m->nb_name);
         m->nb_size = calloc(c.max_nbhds, sizeof *m->nb_size);
@@ -164,7 +166,7 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
         m->s_hot = calloc(c.max_subs, sizeof *m->s_hot);
         m->s_cold = calloc(c.max_subs, sizeof *m->s_cold);
         ok = m->f_plain && m->f_cells && m->f_wild && m->n_plus && m->n_hash_fid && m->n_end_fid &&
-             m->c_fid && m->c_nbhd && m->c_subs && m->c_pos_f && m->c_pos_n && m->nb_set && m->nb_cells && m->nb_one &&
+             m->c_fid && m->c_nbhd && m->c_subs && m->c_pos_f && m->c_pos_n && m->nb_set && m->nb_cells && m->nb_one && m->nb_tag &&
              m->nb_refs && m->nb_name && m->nb_size && m->name_nbhd && m->p_nbhds && m->p_over && m->s_hot && m->s_cold;
     }
     if (!ok) { wm_matcher_free(m); return NULL; }
@@ -192,7 +194,7 @@ void wm_matcher_free(wm_matcher *m)
     wm_idpool_fini(&m->nbhd_ids); wm_idpool_fini(&m->sub_ids);
     free(m->f_plain); free(m->f_cells); free(m->f_wild); free(m->n_plus); free(m->n_hash_fid); free(m->n_end_fid);
     free(m->c_fid); free(m->c_nbhd); free(m->c_subs); free(m->c_pos_f); free(m->c_pos_n);
-    free(m->nb_set); free(m->nb_cells); free(m->nb_one); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
+    free(m->nb_set); free(m->nb_cells); free(m->nb_one); free(m->nb_tag); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
     if (m->p_nbhds_map) munmap(m->p_nbhds_map, m->p_nbhds_maplen);
     free(m->p_over);
     free(m->s_hot); free(m->s_cold); free(m->sort_tmp); free(m->set_buf);
@@ -314,6 +316,8 @@ void wm_matcher_nbhd_summarize(wm_matcher *m, uint32_t nb)
         v = (uint64_t)m->c_fid[c] << 32 | (plain ? WM_NB_ONE_SUB | s : c);
     }
     __atomic_store_n(&m->nb_one[nb], v, __ATOMIC_RELEASE);
+    uint8_t tag = v == WM_NB_NO_CELL ? WM_NB_TAG_NONE : v == WM_NB_MANY_CELLS ? WM_NB_TAG_MANY : wm_nb_tag((uint32_t)(v >> 32));
+    __atomic_store_n(&m->nb_tag[nb], tag, __ATOMIC_RELEASE);
 }
 
 /* Takes a reference on cell (fid, nbhd), creating and linking it when new. */
@@ -483,13 +487,14 @@ wm_matcher_reader *wm_matcher_reader_new(wm_matcher *m)
     if (!r) return NULL;
     r->m = m;
     r->stack_cap = 2 * (m->cfg.max_levels + 2) + 4;
-    r->fmark = calloc((size_t)m->cfg.max_filters + 1, sizeof *r->fmark); /* + the guard entry (walk_slot) */
+    r->fmark = calloc((size_t)m->cfg.max_filters + 1, sizeof *r->fmark); /* + the guard entry (walk_ents) */
     r->nmark = calloc(m->cfg.max_nbhds, sizeof *r->nmark);
     r->fids = calloc(m->cfg.max_filters, sizeof *r->fids);
+    r->ent = calloc((size_t)WM_POSTING_READ_ROOM * WM_MATCH_MAX_PUB_PEIDS, sizeof *r->ent);
     r->stack = calloc(r->stack_cap, sizeof *r->stack);
-    if (!r->fmark || !r->nmark || !r->fids || !r->stack ||
+    if (!r->fmark || !r->nmark || !r->fids || !r->stack || !r->ent ||
         m->cfg.qsbr->reader_register(m->cfg.qsbr->ctx, &r->qidx) != 0) {
-        free(r->fmark); free(r->nmark); free(r->fids); free(r->stack); free(r);
+        free(r->fmark); free(r->nmark); free(r->fids); free(r->stack); free(r->ent); free(r);
         return NULL;
     }
     return r;
@@ -501,7 +506,7 @@ void wm_matcher_reader_free(wm_matcher_reader *r)
     const wm_qsbr_ops *q = r->m->cfg.qsbr;
     wm_qsbr_reader_offline(q, r->qidx);
     q->reader_unregister(q->ctx, r->qidx);
-    free(r->fmark); free(r->nmark); free(r->fids); free(r->stack); free(r);
+    free(r->fmark); free(r->nmark); free(r->fids); free(r->stack); free(r->ent); free(r);
 }
 
 void wm_matcher_quiescent(wm_matcher_reader *r) { wm_qsbr_reader_quiescent(r->m->cfg.qsbr, r->qidx); }
@@ -517,7 +522,8 @@ void wm_matcher_reader_online(wm_matcher_reader *r)
 typedef struct emit_ctx {
     const wm_sub_hot *hot;
     const wm_matcher *m;
-    uint64_t client_key;
+    uint64_t client_key;  /* valid once have_key: hashed on the first No Local subscription met */
+    bool have_key;
     const char *client;  /* NULL: publisher unknown, No Local removes nothing */
     size_t client_len;
     wm_match_result *res;
@@ -526,10 +532,17 @@ typedef struct emit_ctx {
 
 /* No Local (§3.8.3.1): is the publisher this subscription's own client?
  * The key rules out almost every pair; equal keys are confirmed on the
- * strings (the subscription's client string lives as long as it does). */
-static inline bool own_publication(const emit_ctx *e, const wm_sub_hot *h)
+ * strings (the subscription's client string lives as long as it does).
+ * Most lookups meet no No Local subscription, so the publisher's key is
+ * hashed only when one is. */
+static inline bool own_publication(emit_ctx *e, const wm_sub_hot *h)
 {
-    if (!e->client || h->client_key != e->client_key) return false;
+    if (!e->client) return false;
+    if (!e->have_key) {
+        e->client_key = wm_hash_bytes(0, e->client, e->client_len);
+        e->have_key = true;
+    }
+    if (h->client_key != e->client_key) return false;
     size_t n;
     const char *k = wm_intern_key(&e->m->clients, h->client, &n);
     return n == e->client_len && memcmp(k, e->client, n) == 0;
@@ -639,37 +652,32 @@ static inline __attribute__((always_inline)) void visit_nbhd(wm_matcher_reader *
     }
 }
 
-/* The peid side over one posting slot (mask: its occupied entries). Most
- * neighborhoods reached fail the topic test, so instead of a branch per
- * neighborhood — mispredicted whenever one passes — the summaries are
- * tested without branching and the passing ones collected first; the
- * summary's fid is clamped so that "no cell" reads the reader's fmark
- * guard entry, which never holds an epoch. */
-static inline __attribute__((always_inline)) void walk_slot(wm_matcher_reader *r, emit_ctx *e, const wm_posting *ps,
-                                                            uint32_t mask, bool dedup, uint32_t ep)
+/* The peid side over one posting slot's neighborhoods (nbs[k] for each
+ * bit k of mask). Most neighborhoods reached fail the topic test, so the
+ * walk tests each by its one-byte tag against the set of the matched
+ * fids' tags (tags: a 256-bit set, WM_NB_TAG_MANY always in it) without a
+ * branch, collects the candidates, and only then reads each candidate's
+ * summary, which decides: a tag is a hint (it may collide, or trail a
+ * concurrent change like any read racing the writer). */
+static inline __attribute__((always_inline)) void walk_ents(wm_matcher_reader *r, emit_ctx *e, const uint32_t *nbs,
+                                                            uint32_t mask, bool dedup, uint32_t ep,
+                                                            const uint64_t tags[4])
 {
     const wm_matcher *m = r->m;
-    const uint32_t guard = m->cfg.max_filters;
-    uint32_t hit[WM_POSTING_INLINE], nh = 0;
+    const uint8_t *nb_tag = m->nb_tag;
+    uint32_t *nmark = r->nmark;
+    uint32_t cand[WM_POSTING_READ_ROOM], nc = 0;
     for (; mask; mask &= mask - 1) {
-        uint32_t x = wm_posting_at(ps, (uint32_t)__builtin_ctz(mask));
-        if (!x) continue; /* cleared since the mask was taken */
-        uint32_t nb = x - 1;
+        uint32_t nb = nbs[__builtin_ctz(mask)];
         if (dedup) {
-            if (r->nmark[nb] == ep) continue;
-            r->nmark[nb] = ep;
+            if (nmark[nb] == ep) continue;
+            nmark[nb] = ep;
         }
-        uint64_t one = __atomic_load_n(&m->nb_one[nb], __ATOMIC_ACQUIRE);
-        if (one == WM_NB_MANY_CELLS) { visit_nbhd(r, e, nb, false, ep); continue; }
-        uint32_t f = (uint32_t)(one >> 32);
-        f = f < guard ? f : guard;
-        hit[nh] = (uint32_t)one;
-        nh += r->fmark[f] == ep;
+        uint32_t t = __atomic_load_n(&nb_tag[nb], __ATOMIC_RELAXED);
+        cand[nc] = nb;
+        nc += (uint32_t)(tags[t >> 6] >> (t & 63)) & 1;
     }
-    for (uint32_t i = 0; i < nh; i++) {
-        if (hit[i] & WM_NB_ONE_SUB) emit_plain(e, hit[i] & ~WM_NB_ONE_SUB);
-        else emit_list(e, &m->c_subs[hit[i]]);
-    }
+    for (uint32_t i = 0; i < nc; i++) visit_nbhd(r, e, cand[i], false, ep);
 }
 
 wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pub, wm_match_result *res)
@@ -691,8 +699,7 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     if (__atomic_load_n(&m->n_wild, __ATOMIC_ACQUIRE)) nf = wm_topic_index_match(r, pub->topic, pub->topic_len, nf);
     if (nf == 0) return WM_MATCHER_OK;
 
-    emit_ctx e = { m->s_hot, m, pub->client ? wm_hash_bytes(0, pub->client, pub->client_len) : 0, pub->client,
-                   pub->client_len, res, false };
+    emit_ctx e = { .hot = m->s_hot, .m = m, .client = pub->client, .client_len = pub->client_len, .res = res };
     uint64_t cost_topic = 0;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t f = r->fids[i];
@@ -707,12 +714,11 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     uint32_t np = pub->n_peids;
     if (cost_topic && np) {
         uint64_t cost_peid = 0;
-        uint32_t pmask[WM_MATCH_MAX_PUB_PEIDS];
         for (uint32_t j = 0; j < np; j++) {
             uint32_t p = pub->peids[j];
-            if (p >= m->cfg.max_peids) { pmask[j] = 0; continue; }
-            pmask[j] = wm_posting_mask(&m->p_nbhds[p]);
-            cost_peid += (uint32_t)__builtin_popcount(pmask[j]);
+            if (p >= m->cfg.max_peids) { r->ent_mask[j] = 0; continue; }
+            r->ent_mask[j] = wm_posting_read(&m->p_nbhds[p], r->ent + WM_POSTING_READ_ROOM * j);
+            cost_peid += (uint32_t)__builtin_popcount(r->ent_mask[j]);
             if (wm_posting_has_over(&m->p_nbhds[p])) {
                 uint32_t n;
                 wm_rvec_snapshot(&m->p_over[p], &n);
@@ -736,11 +742,18 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
                 }
             }
         } else if (cost_peid) {
+            uint64_t tags[4] = { 0 };
+            tags[WM_NB_TAG_MANY >> 6] |= 1ull << (WM_NB_TAG_MANY & 63);
+            for (uint32_t i = 0; i < nf; i++) {
+                uint32_t t = wm_nb_tag(r->fids[i]);
+                tags[t >> 6] |= 1ull << (t & 63);
+            }
             for (uint32_t j = 0; j < np; j++) {
                 uint32_t p = pub->peids[j];
                 if (p >= m->cfg.max_peids) continue;
                 const wm_posting *ps = &m->p_nbhds[p];
-                walk_slot(r, &e, ps, pmask[j], np > 1, ep);
+                if (np > 1) walk_ents(r, &e, r->ent + WM_POSTING_READ_ROOM * j, r->ent_mask[j], true, ep, tags);
+                else walk_ents(r, &e, r->ent, r->ent_mask[0], false, ep, tags);
                 if (!wm_posting_has_over(ps)) continue;
                 uint32_t no;
                 const wm_rvec_blk *ob = wm_rvec_snapshot(&m->p_over[p], &no);

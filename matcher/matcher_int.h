@@ -26,6 +26,12 @@
 #define WM_NONE UINT32_MAX
 #define WM_NB_NO_CELL UINT64_MAX
 #define WM_NB_MANY_CELLS (UINT64_MAX - 1)
+/* nb_tag: one byte per neighborhood that the peid walk tests instead of
+ * the 8-byte summary — a hash of the fid of its only cell, or one of: */
+#define WM_NB_TAG_NONE 0xFFu  /* no cell: nothing to find */
+#define WM_NB_TAG_MANY 0xFEu  /* several cells: always followed */
+static inline uint8_t wm_nb_tag(uint32_t fid) { return (uint8_t)(((fid * 0x9E3779B1u) >> 24) % 0xFEu); }
+
 /* In the low half of an nb_one summary: the value is not a cell but the one
  * subscription of the neighborhood's only cell (ids stay below 2^28). */
 #define WM_NB_ONE_SUB (1u << 31)
@@ -93,6 +99,9 @@ struct wm_matcher {
                                   when that cell holds exactly one subscription without group or No Local.
                                   Most neighborhoods serve one topic filter, often one subscription: this
                                   spares the peid-side walk the dependent loads of cell and subscription */
+    uint8_t *nb_tag;           /* [nbhd] atomic hint derived from nb_one (written after it): WM_NB_TAG_NONE,
+                                  WM_NB_TAG_MANY or wm_nb_tag(fid) — 1 KB per 1,000 neighborhoods, so the
+                                  walk's per-neighborhood test stays in L1; nb_one confirms every hit */
     uint32_t *nb_refs;         /* [nbhd] definition + subscriptions (writer) */
     uint32_t *nb_name;         /* [nbhd] name id or WM_NONE once released (writer) */
     uint32_t *nb_size;         /* [nbhd] peid count */
@@ -128,6 +137,8 @@ struct wm_matcher_reader {
     uint32_t *stack;   /* trie walk: (node, byte offset) pairs */
     uint32_t stack_cap;
     uint32_t peids[WM_MATCH_MAX_PUB_PEIDS];
+    uint32_t ent_mask[WM_MATCH_MAX_PUB_PEIDS]; /* occupied entries of each peid's slot (wm_posting_read) */
+    uint32_t *ent;     /* [WM_POSTING_READ_ROOM per peid] the publication's posting slots, read once */
 };
 
 /* topic_index.c */

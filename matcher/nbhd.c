@@ -36,37 +36,118 @@ uint32_t wm_matcher_nbhd_size(const wm_matcher *m, uint32_t id)
     return nbhd_live(m, id) ? m->nb_size[id] : 0;
 }
 
-/* The spatial filter mapping's one entry (peid, nb), counting spills. */
-static inline bool posting_add(wm_matcher *m, uint32_t peid, uint32_t nb)
+/* Each posting insert or removal touches one random slot line (2,000
+ * random lines for a 2,000-peid set), so the lines are prefetched far
+ * enough ahead for their misses to overlap. The peids whose preferred line
+ * is full (a few percent) are set aside and done in a second pass over
+ * their other line, prefetched the same way, and those whose two lines are
+ * full (under 1 % at 20 neighborhoods per peid) in a third pass over the
+ * overflow vectors, instead of each stalling on a miss of its own. */
+enum { AHEAD = 24 };
+
+typedef bool (*slot_step)(wm_posting *p, uint32_t x);
+
+/* One pass: step() on the slot of each of ids[0..n), prefetching the line
+ * it touches; the peids where it failed are moved to the front of ids and
+ * counted. */
+static inline __attribute__((always_inline)) size_t pass(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb,
+                                                         slot_step step, bool other)
 {
-    wm_posting_op op = wm_posting_add(&m->p_nbhds[peid], &m->p_over[peid], nb, &m->retire);
-    m->spilled_postings += op == WM_POSTING_SPILL;
-    return op != WM_POSTING_FAILED;
+    size_t nd = 0;
+    for (size_t i = 0; i < n + AHEAD; i++) {
+        if (i < n) {
+            const wm_posting *q = &m->p_nbhds[ids[i]];
+            if (other) wm_posting_prefetch_other(q, nb);
+            else wm_posting_prefetch_add(q, nb);
+        }
+        if (i >= AHEAD) {
+            uint32_t p = ids[i - AHEAD];
+            if (!step(&m->p_nbhds[p], nb)) ids[nd++] = p;
+        }
+    }
+    return nd;
 }
 
-static inline void posting_remove(wm_matcher *m, uint32_t peid, uint32_t nb)
+/* The overflow vectors of ids[0..n): their slots' words first (a peid's
+ * vector header sits beside the others in p_over), then each block. */
+static void prefetch_over(wm_matcher *m, const uint32_t *ids, size_t n)
 {
+    for (size_t i = 0; i < n; i++) __builtin_prefetch(&m->p_over[ids[i]], 1);
+    for (size_t i = 0; i < n; i++) {
+        const wm_rvec_blk *b = m->p_over[ids[i]].blk;
+        if (b) __builtin_prefetch(b, 1);
+    }
+}
+
+/* Adds nb to the postings of ids[0..n); ids is overwritten. False on
+ * allocation failure: some are added, the caller withdraws them. */
+static bool postings_add(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb)
+{
+    n = pass(m, ids, n, nb, wm_posting_try_add, false);
+    n = pass(m, ids, n, nb, wm_posting_try_add_other, true);
+    prefetch_over(m, ids, n);
+    for (size_t i = 0; i < n; i++) {
+        if (!wm_posting_add_over(&m->p_nbhds[ids[i]], &m->p_over[ids[i]], nb, &m->retire)) return false;
+        m->spilled_postings++;
+    }
+    return true;
+}
+
+/* Removes nb from the postings of ids[0..n) where present (ids is
+ * overwritten). */
+static void postings_remove(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb)
+{
+    n = pass(m, ids, n, nb, wm_posting_try_remove, false);
+    n = pass(m, ids, n, nb, wm_posting_try_remove_other, true);
+    prefetch_over(m, ids, n);
+    for (size_t i = 0; i < n; i++)
+        m->spilled_postings -= wm_posting_remove_over(&m->p_nbhds[ids[i]], &m->p_over[ids[i]], nb, &m->retire);
+}
+
+static bool withdraw_one(uint32_t peid, void *ctx)
+{
+    void **a = ctx;
+    wm_matcher *m = a[0];
+    uint32_t nb = *(uint32_t *)a[1];
     wm_posting_op op = wm_posting_remove(&m->p_nbhds[peid], &m->p_over[peid], nb, &m->retire);
     m->spilled_postings -= op == WM_POSTING_SPILL;
+    return true;
 }
 
-/* Writer scratch for defining n peids: ids + radix buffer, and the
- * serialized bitmap. */
+/* Removes nb from the postings of every peid of set. */
+static void withdraw(wm_matcher *m, const roaring_bitmap_t *set, uint32_t nb)
+{
+    size_t n = (size_t)roaring_bitmap_get_cardinality(set);
+    if (m->sort_tmp && m->sort_cap >= n) {
+        roaring_bitmap_to_uint32_array(set, m->sort_tmp);
+        postings_remove(m, m->sort_tmp, n, nb);
+        return;
+    }
+    /* No scratch of that size (only after an allocation failure): peid by peid. */
+    void *ctx[2] = { m, &nb };
+    roaring_iterate(set, withdraw_one, ctx);
+}
+
+/* Writer scratch for defining n peids: the ids (n + 16, see
+ * wm_peid_sort_unique), the sort's buffer (2n) and the serialized bitmap. */
+static inline size_t ids_room(size_t n) { return (n + 16 + 1) & ~(size_t)1; }
+
 static bool scratch(wm_matcher *m, size_t n)
 {
-    if (!m->sort_tmp || m->sort_cap < 2 * n) {
-        size_t cap = 2 * n < 4096 ? 4096 : 2 * n;
+    size_t need = ids_room(n) + 2 * n;
+    if (!m->sort_tmp || m->sort_cap < need) {
+        size_t cap = need < 4096 ? 4096 : need;
         uint32_t *p = realloc(m->sort_tmp, cap * sizeof *p);
         if (!p) return false;
         m->sort_tmp = p;
         m->sort_cap = (uint32_t)cap;
     }
-    size_t need = wm_peid_set_scratch_bytes(n);
-    if (m->set_buf_cap < need) {
-        void *p = realloc(m->set_buf, need);
+    size_t bytes = wm_peid_set_scratch_bytes(n);
+    if (m->set_buf_cap < bytes) {
+        void *p = realloc(m->set_buf, bytes);
         if (!p) return false;
         m->set_buf = p;
-        m->set_buf_cap = need;
+        m->set_buf_cap = bytes;
     }
     return true;
 }
@@ -75,7 +156,7 @@ static bool scratch(wm_matcher *m, size_t n)
 static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t name_len, size_t n, uint32_t *out)
 {
     uint32_t *ids = m->sort_tmp;
-    n = wm_peid_sort_unique(ids, m->sort_tmp + m->sort_cap / 2, n);
+    n = wm_peid_sort_unique(ids, m->sort_tmp + ids_room(n), n);
     uint32_t nb = wm_idpool_alloc(&m->nbhd_ids);
     if (nb == WM_NONE) return WM_MATCHER_E_FULL_NBHDS;
     roaring_bitmap_t *set = wm_peid_set_of_sorted(ids, n, m->set_buf);
@@ -88,20 +169,12 @@ static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t n
         return m->nbhd_names.live >= m->nbhd_names.max_ids ? WM_MATCHER_E_FULL_NBHDS : WM_MATCHER_E_NOMEM;
     }
     /* Cell-less first, then postings: nothing matches through nb until a
-     * cell names it. Each append touches one random posting slot (2,000
-     * random lines for a 2,000-peid set), so the slots are prefetched far
-     * enough ahead for their misses to overlap. */
+     * cell names it. */
     wm_rvec_init(&m->nb_cells[nb]);
     __atomic_store_n(&m->nb_one[nb], WM_NB_NO_CELL, __ATOMIC_RELEASE);
-    enum { AHEAD = 24 };
-    for (size_t i = 0; i < n && i < AHEAD; i++) wm_posting_prefetch_add(&m->p_nbhds[ids[i]], nb);
-    size_t done = 0;
-    for (; done < n; done++) {
-        if (done + AHEAD < n) wm_posting_prefetch_add(&m->p_nbhds[ids[done + AHEAD]], nb);
-        if (!posting_add(m, ids[done], nb)) break;
-    }
-    if (done < n) {
-        while (done--) posting_remove(m, ids[done], nb);
+    __atomic_store_n(&m->nb_tag[nb], WM_NB_TAG_NONE, __ATOMIC_RELEASE);
+    if (!postings_add(m, ids, n, nb)) {
+        withdraw(m, set, nb);
         wm_intern_put(&m->nbhd_names, nid);
         roaring_bitmap_free(set);
         wm_idpool_release(&m->nbhd_ids, &m->retire, nb);
@@ -153,15 +226,6 @@ wm_matcher_status wm_matcher_nbhd_define(wm_matcher *m, const char *name, size_t
     return st ? st : define_sorted(m, name, name_len, n, id);
 }
 
-static bool withdraw_posting(uint32_t peid, void *ctx)
-{
-    void **a = ctx;
-    wm_matcher *m = a[0];
-    uint32_t nb = *(uint32_t *)a[1];
-    posting_remove(m, peid, nb);
-    return true;
-}
-
 static void free_set(void *ctx, uint64_t arg) { (void)arg; roaring_bitmap_free(ctx); }
 
 void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nb)
@@ -170,8 +234,7 @@ void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nb)
     /* Last reference: no cell names nb any more, so no lookup can produce a
      * match through it; withdraw the postings and free after a grace period. */
     roaring_bitmap_t *set = m->nb_set[nb];
-    void *ctx[2] = { m, &nb };
-    roaring_iterate(set, withdraw_posting, ctx);
+    withdraw(m, set, nb);
     m->nbhd_peids -= m->nb_size[nb];
     wm_rvec_destroy(&m->nb_cells[nb]); /* empty: every cell was removed first */
     wm_retire_call(&m->retire, free_set, set, 0);

@@ -21,9 +21,10 @@
 
 #include <roaring/roaring.h>
 
-/* Sorts a[0..n) ascending and drops duplicates, using tmp[0..n) as
- * scratch; returns the new n. LSD radix sort with 11-bit digits, skipping
- * digits that are equal in every key: two passes for ids below 2^22. */
+/* Sorts a[0..n) ascending and drops duplicates; returns the new n.
+ * a has room for n + 16 entries (vector stores run past the end), tmp for
+ * 2n (8-byte aligned). Dense sets (span <= 64n) go through a bitset, others
+ * through an LSD radix sort by bytes that skips bytes equal in every key. */
 size_t wm_peid_sort_unique(uint32_t *a, uint32_t *tmp, size_t n);
 
 /* Bytes of scratch wm_peid_set_of_sorted() needs for n sorted peids. */

@@ -24,9 +24,9 @@
  * lists each peid once and its id is recycled only after a grace period.
  * Entries are unordered.
  *
- * Thread safety: wm_posting_add/remove/destroy: the one writer.
- * Reading (wm_posting_mask, wm_posting_at, the overflow vector while
- * wm_posting_has_over): any reader inside a QSBR read side.
+ * Thread safety: wm_posting_add/remove: the one writer. Reading
+ * (wm_posting_read, and the overflow vector when wm_posting_has_over):
+ * any reader inside a QSBR read side.
  */
 #ifndef WM_MATCHER_POSTING_H
 #define WM_MATCHER_POSTING_H
@@ -42,34 +42,37 @@
 #endif
 
 #define WM_POSTING_INLINE 31u
+#define WM_POSTING_READ_ROOM 32u /* wm_posting_read output */
 
 typedef struct wm_posting {
     uint32_t v[WM_POSTING_INLINE]; /* atomic: neighborhood id + 1, 0 = free */
     uint32_t over;                 /* atomic: 1 = the overflow vector may hold entries */
 } __attribute__((aligned(64))) wm_posting;
 
-/* Reader: bit k set = entry k looked occupied (a hint: re-read it with
- * wm_posting_at, which may have changed since). */
-static inline uint32_t wm_posting_mask(const wm_posting *p)
+/* Reader: the slot's entries as neighborhood ids, out[k] = entry k - 1
+ * (out has room for WM_POSTING_INLINE + 1), and the mask of the occupied
+ * ones. Each entry is read once and untorn; an entry changed concurrently
+ * is seen either before or after the change. */
+static inline uint32_t wm_posting_read(const wm_posting *p, uint32_t *out)
 {
 #if defined(__AVX512F__) && !defined(__SANITIZE_THREAD__)
     /* Aligned 64-byte loads: each 4-byte element is read untorn. */
+    const __m512i one = _mm512_set1_epi32(1);
     __m512i a = _mm512_load_si512((const void *)p->v);
     __m512i b = _mm512_load_si512((const void *)(p->v + 16));
-    uint32_t lo = _mm512_test_epi32_mask(a, a), hi = _mm512_test_epi32_mask(b, b);
-    return (lo | hi << 16) & ((1u << WM_POSTING_INLINE) - 1);
+    uint32_t ma = _mm512_test_epi32_mask(a, a), mb = _mm512_test_epi32_mask(b, b) & 0x7FFF;
+    _mm512_storeu_si512((void *)out, _mm512_sub_epi32(a, one));
+    _mm512_storeu_si512((void *)(out + 16), _mm512_sub_epi32(b, one));
+    return ma | mb << 16;
 #else
     uint32_t mask = 0;
-    for (uint32_t k = 0; k < WM_POSTING_INLINE; k++)
-        if (__atomic_load_n(&p->v[k], __ATOMIC_RELAXED)) mask |= 1u << k;
+    for (uint32_t k = 0; k < WM_POSTING_INLINE; k++) {
+        uint32_t x = __atomic_load_n(&p->v[k], __ATOMIC_ACQUIRE);
+        out[k] = x - 1;
+        mask |= (uint32_t)(x != 0) << k;
+    }
     return mask;
 #endif
-}
-
-/* Reader: entry k (neighborhood id + 1, or 0 when free). */
-static inline uint32_t wm_posting_at(const wm_posting *p, uint32_t k)
-{
-    return __atomic_load_n(&p->v[k], __ATOMIC_ACQUIRE);
 }
 
 /* Reader: whether the overflow vector must be read too. */
@@ -100,10 +103,69 @@ typedef enum wm_posting_op {
     WM_POSTING_SPILL,      /* x went into / came out of the overflow vector */
 } wm_posting_op;
 
+/* Writer internals: entries of line `half` equal to v, as a bit mask. */
+static inline uint32_t wm_posting_line_eq(const wm_posting *p, uint32_t half, uint32_t v)
+{
+#if defined(__AVX512F__) && !defined(__SANITIZE_THREAD__)
+    __m512i line = _mm512_load_si512((const void *)(p->v + 16 * half));
+    uint32_t m = _mm512_cmpeq_epi32_mask(line, _mm512_set1_epi32((int)v));
+#else
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < 16; k++)
+        if (k + 16 * half < WM_POSTING_INLINE && p->v[k + 16 * half] == v) m |= 1u << k;
+#endif
+    return half ? m & 0x7FFF : m; /* the second line's last word is `over` */
+}
+
+static inline bool wm_posting_put_in(wm_posting *p, uint32_t half, uint32_t x)
+{
+    uint32_t free = wm_posting_line_eq(p, half, 0);
+    if (!free) return false;
+    __atomic_store_n(&p->v[16 * half + (uint32_t)__builtin_ctz(free)], x + 1, __ATOMIC_RELEASE);
+    return true;
+}
+
+static inline bool wm_posting_clear_in(wm_posting *p, uint32_t half, uint32_t x)
+{
+    uint32_t at = wm_posting_line_eq(p, half, x + 1);
+    if (!at) return false;
+    __atomic_store_n(&p->v[16 * half + (uint32_t)__builtin_ctz(at)], 0, __ATOMIC_RELEASE);
+    return true;
+}
+
+/* Writer, in three steps so that a caller inserting into many slots can
+ * keep its cache misses overlapped: wm_posting_try_add touches only the
+ * line x prefers (prefetch it with wm_posting_prefetch_add) and fails when
+ * that line is full; wm_posting_try_add_other tries the other line
+ * (wm_posting_prefetch_other); wm_posting_add_over appends to the
+ * overflow vector and fails only on allocation failure. Removal mirrors
+ * it. The composite wm_posting_add / wm_posting_remove do all three. */
+static inline bool wm_posting_try_add(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, x & 1, x); }
+static inline bool wm_posting_try_add_other(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, ~x & 1, x); }
+bool wm_posting_add_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
+static inline __attribute__((always_inline)) void wm_posting_prefetch_other(const wm_posting *p, uint32_t x)
+{
+    __builtin_prefetch((const char *)p + (~x & 1) * 64, 1);
+}
+
+static inline bool wm_posting_try_remove(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, x & 1, x); }
+static inline bool wm_posting_try_remove_other(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, ~x & 1, x); }
+/* False if x is not in the overflow vector either. */
+bool wm_posting_remove_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
+
 /* Writer: adds x (< 2^31, not already present); over is this peid's
- * overflow vector. Fails only on allocation failure when the list spills. */
-wm_posting_op wm_posting_add(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
+ * overflow vector. */
+static inline wm_posting_op wm_posting_add(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r)
+{
+    if (wm_posting_try_add(p, x) || wm_posting_try_add_other(p, x)) return WM_POSTING_SLOT;
+    return wm_posting_add_over(p, over, x, r) ? WM_POSTING_SPILL : WM_POSTING_FAILED;
+}
+
 /* Writer: removes x. */
-wm_posting_op wm_posting_remove(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
+static inline wm_posting_op wm_posting_remove(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r)
+{
+    if (wm_posting_try_remove(p, x) || wm_posting_try_remove_other(p, x)) return WM_POSTING_SLOT;
+    return wm_posting_remove_over(p, over, x, r) ? WM_POSTING_SPILL : WM_POSTING_FAILED;
+}
 
 #endif
