@@ -24,7 +24,8 @@
  *   spatial       — neighborhoods stored once, by name, and reference
  *                   counted: their peid set as a CRoaring bitmap, plus the
  *                   spaPS spatial filter mapping peid -> neighborhoods
- *                   (O(1) per peid). Subscriptions hang off cells keyed by
+ *                   (O(1) per peid: one two-cache-line slot per peid,
+ *                   matcher/posting.h). Subscriptions hang off cells keyed by
  *                   (topic filter, neighborhood). A lookup walks the cheaper
  *                   side first: the topic's cells tested against the peids,
  *                   or the peids' neighborhoods tested against the topic.
@@ -289,9 +290,9 @@ typedef struct wm_match_result {
  * Returns OK, E_TOO_MANY_PEIDS (nothing matched) or E_TRUNCATED. */
 wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pub, wm_match_result *res);
 /* Reader: n lookups as one burst (ARCHITECTURE.md §4): while publication
- * i is matched, the posting lists of publication i+8 are prefetched and
- * those of i+4 are followed, so their cache misses overlap instead of
- * stalling each lookup in turn. Same results as n calls of
+ * i is matched, the posting slots of publication i+6 (two cache lines per
+ * peid, up to 4 peids) are prefetched, so their cache misses overlap
+ * instead of stalling each lookup in turn. Same results as n calls of
  * wm_matcher_lookup(); statuses[i] (if not NULL) receives each status.
  * Returns the number of lookups that did not return WM_MATCHER_OK. */
 uint32_t wm_matcher_lookup_burst(wm_matcher_reader *r, const wm_match_pub *pubs, uint32_t n,

@@ -211,11 +211,13 @@ wm_matcher_status wm_matcher_nbhd_define_ids(wm_matcher *m, const char *name, si
                                              const uint32_t *peids, size_t n, uint32_t *id)
 {
     wm_matcher_status st = define_begin(m, name, name_len, peids != NULL, n, id);
-    for (size_t i = 0; i < n && !st; i++) {
-        if (peids[i] >= m->peids.high) st = WM_MATCHER_E_BAD_PEID;
-        else m->sort_tmp[i] = peids[i];
-    }
-    return st ? st : define_sorted(m, name, name_len, n, id);
+    if (st) return st;
+    /* Copy and bound check as two vectorizable passes. */
+    uint32_t max = 0;
+    for (size_t i = 0; i < n; i++) max = peids[i] > max ? peids[i] : max;
+    if (n && max >= m->peids.high) return WM_MATCHER_E_BAD_PEID;
+    memcpy(m->sort_tmp, peids, n * sizeof *peids);
+    return define_sorted(m, name, name_len, n, id);
 }
 
 wm_matcher_status wm_matcher_nbhd_define(wm_matcher *m, const char *name, size_t name_len,

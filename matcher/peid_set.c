@@ -50,15 +50,15 @@ static size_t bitset_sort_unique(uint32_t *out, uint64_t *bits, size_t words, ui
 
 size_t wm_peid_sort_unique(uint32_t *a, uint32_t *tmp, size_t n)
 {
-    bool sorted = true;
-    uint32_t or_all = 0, and_all = UINT32_MAX, lo = UINT32_MAX, hi = 0;
+    /* Reductions the compiler vectorizes: order, bits, range. */
+    uint32_t unsorted = 0, or_all = 0, and_all = UINT32_MAX, lo = UINT32_MAX, hi = 0;
+    for (size_t i = 1; i < n; i++) unsorted |= a[i] <= a[i - 1];
+    if (!unsorted) return n;
     for (size_t i = 0; i < n; i++) {
-        if (i && a[i] <= a[i - 1]) sorted = false;
         or_all |= a[i]; and_all &= a[i];
         lo = a[i] < lo ? a[i] : lo;
         hi = a[i] > hi ? a[i] : hi;
     }
-    if (sorted) return n;
     /* Bits are counted from lo rounded down to a word, so that the words
      * line up with ids (base + bit). */
     lo &= ~63u;
