@@ -68,14 +68,14 @@ for r in $(seq "$ROUNDS"); do
   x=$(run_testpmd); tp+=("$x"); echo "round $r: testpmd io-forward $x pps"
   y=$(run_wirematch); wm+=("$y"); echo "round $r: wirematch         $y pps"
   if [ ! -s "$tmp/wm.json" ]; then echo "bench-dataplane: wirematch wrote no summary:" >&2; tail -5 "$tmp/wm.log" >&2; exit 1; fi
-  jq -c '{conservation, publish: {seen: .publish.seen, matched: .publish.matched, no_match: .publish.no_match, no_table: .publish.no_table}, subs: .match.subs_live, cycles_per_packet: (.cycles_per_packet | {mean, p50, p90, p99})}' "$tmp/wm.json"
+  jq -c '{conservation, publish: {seen: .publish.seen, matched: .publish.matched, no_match: .publish.no_match, no_table: .publish.no_table}, subs: .match.subs_live, cycles_per_packet: (.cycles_per_packet | {mean, p25, p50, p75, p90, p99})}' "$tmp/wm.json"
   # Honesty checks: the matcher saw every PUBLISH, some matched, sums hold.
   jq -e '.publish.no_table == 0 and .publish.matched > 0 and .match.subs_live == 1000 and .conservation.publish_hold and .conservation.packets_hold' \
     "$tmp/wm.json" > /dev/null || { echo "bench-dataplane: run not valid (no_table, no match, subscriptions or conservation)" >&2; exit 1; }
 done
 tpm=$(printf '%s\n' "${tp[@]}" | median)
 wmm=$(printf '%s\n' "${wm[@]}" | median)
-cyc=$(jq -c '.cycles_per_packet | {mean, p50, p90, p99, histogram}' "$tmp/wm.json")
+cyc=$(jq -c '.cycles_per_packet | {mean, p25, p50, p75, p90, p99, histogram}' "$tmp/wm.json")
 python3 - "$tpm" "$wmm" "$cyc" "$gen" <<'EOF'
 import json, sys
 tp, wm = float(sys.argv[1]), float(sys.argv[2])
