@@ -16,6 +16,7 @@
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "perf/exi_senml_gen.h"
+#include "tests/lib/exi_fixture.h"
 
 static char *decode_xml(wm_exi_decoder *d, const uint8_t *b, size_t n)
 {
@@ -30,12 +31,9 @@ static char *decode_xml(wm_exi_decoder *d, const uint8_t *b, size_t n)
 
 Test(exi_reuse, reused_decoder_and_encoder_equal_fresh_ones)
 {
-    const char *sh = getenv("WM_SHARED");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
-    wm_exi_grammar *g = NULL;
     wm_exi_error e = { 0 };
-    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s", e.msg);
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
     /* non-strict: {""}n and {""}v are seeded local names (SenML attributes)
      * used as undeclared elements; "extra" and "q" are new names */
     static const char *const fixed[] = {
