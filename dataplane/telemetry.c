@@ -1,6 +1,7 @@
 /* /wirematch/ telemetry commands; see telemetry.h. */
 #include "dataplane/telemetry.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,7 +99,25 @@ int wm_telemetry_register(struct wm_worker *workers, unsigned n)
     return rc;
 }
 
+/* Held by the table commands and by detach, so that the table is never
+ * freed under a command (DPDK runs each telemetry client on its own thread). */
+static pthread_mutex_t tel_match_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct wm_match_table *tel_match;
+
+static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
+{
+    struct wm_match_counters mc;
+    wm_match_table_counters(t, &mc);
+    rte_tel_data_add_dict_u64(d, "generation", mc.generation);
+    rte_tel_data_add_dict_u64(d, "reloads", mc.reloads);
+    rte_tel_data_add_dict_u64(d, "reload_failures", mc.reload_failures);
+    rte_tel_data_add_dict_u64(d, "reload_subs_dropped", mc.reload_subs_dropped);
+    rte_tel_data_add_dict_u64(d, "nbhds", mc.nbhds);
+    rte_tel_data_add_dict_u64(d, "subs_preloaded", mc.subs_preloaded);
+    char err[RTE_TEL_MAX_STRING_LEN];
+    wm_match_table_last_error(t, err, sizeof err);
+    rte_tel_data_add_dict_string(d, "last_error", err);
+}
 
 /* Telemetry dict keys may not contain '#' or '/': an array of "key filter" strings. */
 static void add_sub(void *ctx, const char *key, const char *client, const char *filter)
@@ -110,27 +129,57 @@ static void add_sub(void *ctx, const char *key, const char *client, const char *
 
 static int cmd_subs(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-    struct wm_match_table *t = __atomic_load_n(&tel_match, __ATOMIC_ACQUIRE);
     rte_tel_data_start_dict(d);
-    if (!t) return 0;
-    struct rte_tel_data *c = rte_tel_data_alloc();
-    if (!c) return -1;
-    rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
-    uint64_t live = wm_match_table_visit(t, 200, add_sub, c);
-    rte_tel_data_add_dict_u64(d, "count", live);
-    rte_tel_data_add_dict_container(d, "subscriptions", c, 0);
+    pthread_mutex_lock(&tel_match_mu);
+    struct wm_match_table *t = tel_match;
+    struct rte_tel_data *c = t ? rte_tel_data_alloc() : NULL;
+    if (c) {
+        rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
+        uint64_t live = wm_match_table_visit(t, 200, add_sub, c);
+        rte_tel_data_add_dict_u64(d, "count", live);
+        rte_tel_data_add_dict_container(d, "subscriptions", c, 0);
+        add_reload_state(d, t);
+    }
+    pthread_mutex_unlock(&tel_match_mu);
+    return t && !c ? -1 : 0;
+}
+
+/* Reloads synchronously: the answer says whether the new tables are live. */
+static int cmd_reload(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    rte_tel_data_start_dict(d);
+    pthread_mutex_lock(&tel_match_mu);
+    struct wm_match_table *t = tel_match;
+    if (t) {
+        char err[RTE_TEL_MAX_STRING_LEN];
+        int rc = wm_match_table_reload(t, err, sizeof err);
+        rte_tel_data_add_dict_string(d, "result", rc == 0 ? "ok" : "refused");
+        if (rc != 0) rte_tel_data_add_dict_string(d, "error", err);
+        add_reload_state(d, t);
+    }
+    pthread_mutex_unlock(&tel_match_mu);
     return 0;
 }
 
 int wm_telemetry_register_subs(struct wm_match_table *t)
 {
-    __atomic_store_n(&tel_match, t, __ATOMIC_RELEASE);
-    return rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
-                                      "Returns the subscriptions wirematch learned (key: filter, at most 200). Takes no parameters");
+    pthread_mutex_lock(&tel_match_mu);
+    tel_match = t;
+    pthread_mutex_unlock(&tel_match_mu);
+    int rc = rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
+                                        "Returns the subscriptions wirematch learned (key: filter, at most 200) "
+                                        "and the table generation. Takes no parameters");
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/wirematch/reload", cmd_reload,
+                                        "Re-reads the resolution and subscription files; a bad file is refused "
+                                        "and the running tables stay. Takes no parameters");
+    return rc;
 }
 
 void wm_telemetry_detach(void)
 {
-    __atomic_store_n(&tel_match, NULL, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&tel_match_mu);
+    tel_match = NULL;
+    pthread_mutex_unlock(&tel_match_mu);
     __atomic_store_n(&tel_n, 0, __ATOMIC_SEQ_CST);
 }

@@ -38,6 +38,7 @@
 
 #include "dataplane/app_options.h"
 #include "dataplane/dp_stats.h"
+#include "dataplane/reload_ctl.h"
 #include "dataplane/telemetry.h"
 #include "dataplane/worker.h"
 
@@ -49,8 +50,8 @@ static volatile bool force_quit;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    force_quit = true;
+    if (sig == SIGHUP) wm_reload_ctl_request();
+    else force_quit = true;
 }
 
 /* A symmetric Toeplitz key: with the 16-bit pattern 0x6d5a repeated, the
@@ -320,11 +321,7 @@ int main(int argc, char **argv)
     struct wm_match_table *match = NULL;
     if (o.resolution || o.subs || o.match_log) {
         char merr[512];
-        match = wm_match_table_new(o.resolution, 65536, merr, sizeof merr);
-        if (match && o.subs && wm_match_table_preload(match, o.subs, merr, sizeof merr) < 0) {
-            wm_match_table_free(match);
-            match = NULL;
-        }
+        match = wm_match_table_new(o.resolution, o.subs, 65536, merr, sizeof merr);
         if (!match) {
             fprintf(stderr, "wirematch: %s\n", merr);
             rte_eal_cleanup();
@@ -333,6 +330,8 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    /* SIGHUP re-reads --resolution/--subs (reload_ctl.h); without tables it is ignored. */
+    signal(SIGHUP, match ? on_signal : SIG_IGN);
 
     unsigned n_ports = rte_eth_dev_count_avail();
     if (n_ports == 0) {
@@ -419,6 +418,10 @@ int main(int argc, char **argv)
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
         fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");
     if (status == 0 && match) wm_telemetry_register_subs(match);
+    if (status == 0 && match && wm_reload_ctl_start(match) != 0) {
+        fprintf(stderr, "wirematch: cannot start the control thread\n");
+        status = 1;
+    }
 
     uint64_t t0 = rte_get_tsc_cycles();
     if (status == 0) {
@@ -445,6 +448,7 @@ int main(int argc, char **argv)
         }
     }
     double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
+    wm_reload_ctl_stop();
 
     if (status == 0 && write_summary(&o, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
 
