@@ -223,7 +223,7 @@ demo: $(STAMP) $(BUILD)/wirematch $(BUILD)/wmctl
 
 # The data plane against dpdk-testpmd io-forward on the same synthetic spaPS
 # capture (perf/bench-dataplane.sh; SECONDS_PER_RUN, ROUNDS, PUBLISHES).
-bench-dataplane: $(STAMP) $(BUILD)/wirematch
+bench-dataplane: $(STAMP) $(BUILD)/wirematch $(BUILD)/wmctl
 	bash perf/bench-dataplane.sh $(BUILD)
 
 clean:

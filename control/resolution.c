@@ -249,7 +249,7 @@ wm_resolution_status wm_resolution_write_file(const char *path, const void *buf,
     snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: %s", tmp, strerror(errno));
+        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         free(tmp);
         return WM_RESOLUTION_ERR_IO;
     }
@@ -551,6 +551,16 @@ int64_t wm_resolution_find(const wm_resolution *r, const char *name)
         else hi = mid;
     }
     return -1;
+}
+
+char *wm_resolution_error_format(const wm_resolution_error *e, char *buf, size_t cap)
+{
+    if (e->status == WM_RESOLUTION_ERR_IO || e->status == WM_RESOLUTION_ERR_NOMEM)
+        snprintf(buf, cap, "%s [%s]", e->message, wm_resolution_status_name(e->status));
+    else
+        snprintf(buf, cap, "%s [%s] at byte %llu", e->message, wm_resolution_status_name(e->status),
+                 (unsigned long long)e->offset);
+    return buf;
 }
 
 const char *wm_resolution_status_name(wm_resolution_status st)

@@ -123,6 +123,13 @@ int64_t wm_resolution_find(const wm_resolution *r, const char *name);
  * Returns 0, or -1 if writing failed. */
 int wm_resolution_print_json(const wm_resolution *r, FILE *out);
 
+/* Short stable name of a status ("io", "truncated", "checksum", ...). */
 const char *wm_resolution_status_name(wm_resolution_status st);
+
+/* Formats e as one line, "MESSAGE [STATUS] at byte N", into buf[0..cap)
+ * (always NUL-terminated when cap > 0). The byte position is left out for
+ * I/O and out-of-memory errors, which are about no byte. The loader's message
+ * already starts with the file name. Returns buf. Thread-safe. */
+char *wm_resolution_error_format(const wm_resolution_error *e, char *buf, size_t cap);
 
 #endif

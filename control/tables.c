@@ -36,9 +36,7 @@ static int add_resolution(wm_tables *t, const char *path, char *err, size_t cap)
     wm_resolution_error re;
     wm_resolution *r = wm_resolution_open(path, &re);
     if (!r) {
-        /* The loader's message already starts with the path. */
-        snprintf(err, cap, "%s [%s] at byte %llu", re.message, wm_resolution_status_name(re.status),
-                 (unsigned long long)re.offset);
+        wm_resolution_error_format(&re, err, cap);
         return -1;
     }
     char why[400];

@@ -3,7 +3,53 @@
  * targets without the entry point. */
 #include "control/wmctl.h"
 
+#include <stdbool.h>
+
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+unsigned char *wmctl_read_file(const char *path, size_t max, size_t *len, char *msg, size_t cap)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) { snprintf(msg, cap, "%s: %s", path, strerror(errno)); return NULL; }
+    struct stat st;
+    /* fopen succeeds on a directory and fread then fails with EISDIR on some
+     * systems and returns 0 bytes on others: say what it is. */
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(msg, cap, "%s: is a directory", path);
+        if (!is_stdin) fclose(f);
+        return NULL;
+    }
+    unsigned char *buf = NULL;
+    size_t n = 0, c = 0;
+    for (;;) {
+        if (n + 1 >= c) {
+            size_t nc = c ? c * 2 : 65536;
+            if (nc > max + 2) nc = max + 2;
+            unsigned char *nb = realloc(buf, nc);
+            if (!nb) { snprintf(msg, cap, "%s: out of memory", path); goto fail; }
+            buf = nb;
+            c = nc;
+        }
+        size_t r = fread(buf + n, 1, c - 1 - n, f);
+        n += r;
+        if (n > max) { snprintf(msg, cap, "%s: larger than %zu bytes", path, max); goto fail; }
+        if (r == 0) break;
+    }
+    if (ferror(f)) { snprintf(msg, cap, "%s: read error: %s", path, strerror(errno)); goto fail; }
+    if (!is_stdin) fclose(f);
+    buf[n] = 0;
+    *len = n;
+    return buf;
+fail:
+    free(buf);
+    if (!is_stdin) fclose(f);
+    return NULL;
+}
 
 int wmctl_usage_error(const char *command, const char *fmt, ...)
 {

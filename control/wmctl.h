@@ -12,6 +12,7 @@
 #ifndef WM_CONTROL_WMCTL_H
 #define WM_CONTROL_WMCTL_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
@@ -38,6 +39,16 @@ int wmctl_dump(int argc, char **argv);
  * [--topic-alias-maximum N] [--check-payload-format] FILE|-`: MQTT v5 packets
  * as JSON lines. */
 int wmctl_mqtt(int argc, char **argv);
+
+/* Reads the whole of path ("-" = stdin) into a malloc'd buffer the caller
+ * frees, NUL-terminated one byte past *len so text parsers may use it as a
+ * string. Refuses directories and anything larger than max bytes. Returns
+ * NULL with "PATH: reason" in msg[0..cap) (open/read errno text, "is a
+ * directory", "larger than N bytes", "out of memory"). */
+#define WMCTL_MAX_CAPTURE (1ull << 30)     /* wmctl mqtt decode input, bytes */
+#define WMCTL_MAX_EXI_INPUT (256ull << 20) /* wmctl exi inputs and grammar files, bytes */
+#define WMCTL_MAX_FILTERS (1ull << 30)   /* wmctl match --filters JSON, bytes */
+unsigned char *wmctl_read_file(const char *path, size_t max, size_t *len, char *msg, size_t cap);
 
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)

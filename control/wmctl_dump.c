@@ -11,8 +11,8 @@ int wmctl_dump(int argc, char **argv)
     wm_resolution_error err;
     wm_resolution *r = wm_resolution_open(argv[1], &err);
     if (!r) {
-        fprintf(stderr, "wmctl dump: %s [%s] at byte %llu\n", err.message, wm_resolution_status_name(err.status),
-                (unsigned long long)err.offset);
+        char line[400];
+        fprintf(stderr, "wmctl dump: %s\n", wm_resolution_error_format(&err, line, sizeof line));
         return err.status == WM_RESOLUTION_ERR_IO ? 2 : 1;
     }
     int rc = wm_resolution_print_json(r, stdout) == 0 && fflush(stdout) == 0 ? 0 : 1;

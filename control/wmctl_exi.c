@@ -25,29 +25,6 @@
 #include "codec/exi_xsd.h"
 #include "control/wmctl.h"
 
-static int read_file(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    size_t k;
-    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            uint8_t *nb = cap < (256u << 20) ? realloc(b, cap * 2) : NULL;
-            if (!nb) { free(b); b = NULL; break; }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!b) return -1;
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int usage(void)
 {
     return wmctl_usage_error("exi",
@@ -157,16 +134,18 @@ int wmctl_exi(int argc, char **argv)
     } else if (gfile) {
         uint8_t *gb;
         size_t gl;
-        if (read_file(gfile, &gb, &gl)) return wmctl_usage_error("exi", "cannot read %s", gfile);
+        char msg[512];
+        if (!(gb = wmctl_read_file(gfile, WMCTL_MAX_EXI_INPUT, &gl, msg, sizeof msg))) return wmctl_usage_error("exi", "%s", msg);
         wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &err);
         free(gb);
         if (gst) return wmctl_usage_error("exi", "%s: %s", gfile, err.msg);
     } else if (!(g = wm_exi_grammar_schemaless())) return wmctl_usage_error("exi", "out of memory");
     uint8_t *data;
     size_t len;
-    if (read_file(in, &data, &len)) {
+    char msg[512];
+    if (!(data = wmctl_read_file(in, WMCTL_MAX_EXI_INPUT, &len, msg, sizeof msg))) {
         wm_exi_grammar_free(g);
-        return wmctl_usage_error("exi", "cannot read %s", in);
+        return wmctl_usage_error("exi", "%s", msg);
     }
     int rc = 0;
     if (decode) {

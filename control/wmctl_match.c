@@ -14,29 +14,6 @@
 static const char usage_text[] =
     "usage: wmctl match --subs SUBS.jsonl [--filters FILTERS.json] [--resolution R.wmr] --pubs PUBS.jsonl";
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, k;
-    do {
-        if (n + 65536 > cap) {
-            cap = (n + 65536) * 2;
-            char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); errno = ENOMEM; return NULL; }
-            buf = nb;
-        }
-        k = fread(buf + n, 1, cap - n, f);
-        n += k;
-    } while (k > 0);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(buf); errno = EIO; return NULL; }
-    *len = n;
-    return buf;
-}
-
 /* Calls fn on each line of path; returns 0, or 2 after printing the error. */
 static int each_line(wm_match_input *in, const char *path, bool subs)
 {
@@ -77,8 +54,9 @@ int wmctl_match(int argc, char **argv)
     int rc = 0;
     if (filters) {
         size_t len;
-        char *text = slurp(filters, &len), err[512];
-        if (!text) rc = wmctl_usage_error("match", "%s: %s", filters, strerror(errno));
+        char err[512];
+        char *text = (char *)wmctl_read_file(filters, WMCTL_MAX_FILTERS, &len, err, sizeof err);
+        if (!text) rc = wmctl_usage_error("match", "%s", err);
         else if (wm_match_input_filters(in, text, len, err, sizeof err)) rc = wmctl_usage_error("match", "%s:%s", filters, err);
         free(text);
     }
@@ -88,8 +66,7 @@ int wmctl_match(int argc, char **argv)
         wm_resolution *r = wm_resolution_open(resolution, &re);
         char err[512];
         if (!r)
-            rc = wmctl_usage_error("match", "%s [%s] at byte %llu", re.message, wm_resolution_status_name(re.status),
-                                   (unsigned long long)re.offset);
+            rc = wmctl_usage_error("match", "%s", wm_resolution_error_format(&re, err, sizeof err));
         else if (wm_resolution_compile(wm_match_input_matcher(in), r, err, sizeof err))
             rc = wmctl_usage_error("match", "%s: %s", resolution, err);
         wm_resolution_close(r);

@@ -174,25 +174,6 @@ static int emit(json_t *o)
     return 0;
 }
 
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0, k;
-    uint8_t *buf = malloc(cap);
-    while (buf && (k = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            uint8_t *nb = realloc(buf, cap *= 2);
-            if (!nb) { free(buf); buf = NULL; }
-            buf = nb;
-        }
-    }
-    if (f != stdin) fclose(f);
-    *len = n;
-    return buf;
-}
-
 static int parse_u32(const char *s, uint32_t max, uint32_t *out)
 {
     char *end;
@@ -235,8 +216,9 @@ static int decode_cmd(int argc, char **argv)
     }
     if (!path) return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] [--check-payload-format] FILE|-");
     size_t len = 0;
-    uint8_t *buf = read_all(path, &len);
-    if (!buf) return wmctl_usage_error("mqtt", "cannot read '%s': %s", path, strerror(errno));
+    char msg[512];
+    uint8_t *buf = wmctl_read_file(path, WMCTL_MAX_CAPTURE, &len, msg, sizeof msg);
+    if (!buf) return wmctl_usage_error("mqtt", "%s", msg);
 
     size_t off = 0;
     int rc = 0;

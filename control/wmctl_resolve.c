@@ -13,33 +13,6 @@
 
 static const char USAGE[] = "usage: wmctl resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]";
 
-/* Reads a whole file of at most max bytes; NULL with errno-style message. */
-static char *slurp(const char *path, size_t max, size_t *len, char *msg, size_t cap)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(msg, cap, "%s: %s", path, strerror(errno)); return NULL; }
-    char *buf = NULL;
-    size_t n = 0, c = 0;
-    for (;;) {
-        if (n == c) {
-            c = c ? c * 2 : 65536;
-            if (c > max + 1) c = max + 1;
-            char *nb = realloc(buf, c);
-            if (!nb) { snprintf(msg, cap, "%s: out of memory", path); free(buf); fclose(f); return NULL; }
-            buf = nb;
-        }
-        size_t r = fread(buf + n, 1, c - n, f);
-        n += r;
-        if (n > max) { snprintf(msg, cap, "%s: larger than %zu bytes", path, max); free(buf); fclose(f); return NULL; }
-        if (r == 0) break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { snprintf(msg, cap, "%s: read error", path); free(buf); return NULL; }
-    *len = n;
-    return buf;
-}
-
 int wmctl_resolve(int argc, char **argv)
 {
     const char *world_path = NULL, *nbhd_path = NULL, *out_path = NULL;
@@ -66,7 +39,7 @@ int wmctl_resolve(int argc, char **argv)
 
     char msg[512];
     size_t len;
-    char *text = slurp(nbhd_path, WM_NBHD_MAX_INPUT, &len, msg, sizeof msg);
+    char *text = (char *)wmctl_read_file(nbhd_path, WM_NBHD_MAX_INPUT, &len, msg, sizeof msg);
     if (!text) return wmctl_usage_error("resolve", "%s", msg);
     wm_nbhd_file nf;
     wm_nbhd_error ne;
@@ -108,8 +81,10 @@ int wmctl_resolve(int argc, char **argv)
         if (!r || wm_resolution_print_json(r, stdout) != 0 || fflush(stdout) != 0) rc = 1;
         wm_resolution_close(r);
     }
-    if (rc && re.status != WM_RESOLUTION_OK)
-        fprintf(stderr, "wmctl resolve: %s [%s]\n", re.message, wm_resolution_status_name(re.status));
+    if (rc && re.status != WM_RESOLUTION_OK) {
+        char line[400];
+        fprintf(stderr, "wmctl resolve: %s\n", wm_resolution_error_format(&re, line, sizeof line));
+    }
     free(buf);
     wm_resolution_builder_free(b);
     wm_world_free(w);

@@ -466,6 +466,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         w->c.lookup_errors++;
         return WM_MQTT_PUB_MATCH_ERROR;
     }
+    /* Without a log only the outcome is needed: any subscription or shared
+     * group reached means matched, so the keys are not gathered or sorted. */
+    if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
     uint32_t nk = 0;
     for (uint32_t i = 0; i < w->res.n_subs; i++) w->keys[nk++] = sub_key(w, w->res.subs[i]);
     /* A shared subscription group delivers to one member; the first stands for it. */

@@ -2,9 +2,13 @@
 # make bench-dataplane: the data plane's packet rate on the spaPS workload
 # against DPDK's forwarding limit, measured in the same run.
 #
-# A synthetic capture (perf/gen_spaps_pcap.py: Zipf peids, 1,000
-# subscriptions, 100-200-byte PUBLISH frames, complete connections) is
-# replayed from memory (net_pcap infinite_rx=1) on one worker lcore
+# A synthetic capture (perf/gen_spaps_pcap.py: Zipf peids, 100-200-byte
+# PUBLISH frames, complete connections) is matched against the spatial side
+# of the same workload: a synthetic world of 20,000 road segments, 50
+# neighborhoods of exactly 2,000 peids resolved by `wmctl resolve` into a
+# .wmr (--resolution), and 1,000 subscriptions on them (--subs). Every
+# PUBLISH goes through the real matcher; the run fails if any ends as
+# no_table or if none matches. The capture is replayed from memory (net_pcap infinite_rx=1) on one worker lcore
 # (-l 0-1: main + worker), alternately by
 #   dpdk-testpmd --forward-mode=io   (receive and transmit, nothing else)
 #   build/wirematch                  (parse, flows, reassembly, MQTT, match)
@@ -13,22 +17,34 @@
 # Cycles per packet come from wirematch's own rte_rdtsc histogram
 # (processing only, without the PMD's receive).
 #
-# usage: bench-dataplane.sh BUILD_DIR   (env: SECONDS_PER_RUN=6 ROUNDS=2 PUBLISHES=16000)
+# usage: bench-dataplane.sh BUILD_DIR   (env: SECONDS_PER_RUN=6 ROUNDS=2 PUBLISHES=66000,
+#        i.e. a capture of about 100,000 frames)
 # Prints one human line per run, then a JSON line with the figures.
 set -euo pipefail
 B=${1:-build}
 T=${SECONDS_PER_RUN:-6}
 ROUNDS=${ROUNDS:-2}
-PUBLISHES=${PUBLISHES:-16000}
+PUBLISHES=${PUBLISHES:-66000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" /var/run/dpdk/wmbench$$* 2>/dev/null || true' EXIT
 
-gen=$(python3 perf/gen_spaps_pcap.py "$tmp/spaps.pcap" --publishes "$PUBLISHES")
+gen=$(python3 perf/gen_spaps_pcap.py "$tmp/spaps.pcap" --publishes "$PUBLISHES" \
+        --world "$tmp/world.geojson" --nbhd "$tmp/spaps.nbhd" --subs-out "$tmp/subs.jsonl")
+"$B/wmctl" resolve --world "$tmp/world.geojson" --nbhd "$tmp/spaps.nbhd" --out "$tmp/spaps.wmr"
+# The resolution must hold what the workload promises: every neighborhood
+# with exactly nbhd_size peids.
+sizes=$("$B/wmctl" dump "$tmp/spaps.wmr" | jq -s -c '[.[] | to_entries[] | .value.result | length] | {n: length, min: min, max: max}')
+want=$(jq -c '{n: .nbhds, min: .nbhd_size, max: .nbhd_size}' <<<"$gen")
+if [ "$sizes" != "$want" ]; then
+  echo "bench-dataplane: resolution has $sizes neighborhoods/sizes, expected $want" >&2
+  exit 1
+fi
 frames=$(jq -r .frames <<<"$gen")
 mbufs=$((frames + 16384))
 vdev="net_pcap0,rx_pcap=$tmp/spaps.pcap,infinite_rx=1"
 EAL=(-l 0-1 -m 1024 --no-huge --no-pci --no-shconf --log-level=lib.eal:error)
 echo "bench-dataplane: capture $gen"
+echo "bench-dataplane: resolution $tmp/spaps.wmr: $sizes (neighborhoods, peids each)"
 
 median() { sort -n | awk '{v[NR] = $1} END {if (NR == 0) print 0; else print v[int((NR + 1) / 2)]}'; }
 
@@ -42,6 +58,7 @@ run_testpmd() {
 
 run_wirematch() {
   timeout -s INT "$T" "$B/wirematch" "${EAL[@]}" --file-prefix "wmbench$$" --vdev "$vdev" -- \
+    --resolution "$tmp/spaps.wmr" --subs "$tmp/subs.jsonl" \
     --mbufs "$mbufs" --stats-interval 1 --summary "$tmp/wm.json" > "$tmp/wm.log" 2>&1 || true
   sed -nE 's/.* rx_pps ([0-9]+) .*/\1/p' "$tmp/wm.log" | tail -n +2 | awk '$1 > 0' | median
 }
@@ -50,7 +67,11 @@ tp=(); wm=()
 for r in $(seq "$ROUNDS"); do
   x=$(run_testpmd); tp+=("$x"); echo "round $r: testpmd io-forward $x pps"
   y=$(run_wirematch); wm+=("$y"); echo "round $r: wirematch         $y pps"
-  jq -c '{conservation, publish: {seen: .publish.seen, matched: .publish.matched, no_match: .publish.no_match, no_table: .publish.no_table}, cycles_per_packet: (.cycles_per_packet | {mean, p50, p90, p99})}' "$tmp/wm.json"
+  if [ ! -s "$tmp/wm.json" ]; then echo "bench-dataplane: wirematch wrote no summary:" >&2; tail -5 "$tmp/wm.log" >&2; exit 1; fi
+  jq -c '{conservation, publish: {seen: .publish.seen, matched: .publish.matched, no_match: .publish.no_match, no_table: .publish.no_table}, subs: .match.subs_preloaded, cycles_per_packet: (.cycles_per_packet | {mean, p50, p90, p99})}' "$tmp/wm.json"
+  # Honesty checks: the matcher saw every PUBLISH, some matched, sums hold.
+  jq -e '.publish.no_table == 0 and .publish.matched > 0 and .match.subs_preloaded == 1000 and .conservation.publish_hold and .conservation.packets_hold' \
+    "$tmp/wm.json" > /dev/null || { echo "bench-dataplane: run not valid (no_table, no match, subscriptions or conservation)" >&2; exit 1; }
 done
 tpm=$(printf '%s\n' "${tp[@]}" | median)
 wmm=$(printf '%s\n' "${wm[@]}" | median)

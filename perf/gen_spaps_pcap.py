@@ -13,8 +13,24 @@ on every pass instead of turning into retransmissions:
     Zipf(1.1) distribution over PEIDS road segments); the broker acknowledges
     every second segment.
 
+With --world/--nbhd/--subs-out it also writes the spatial side of the same
+workload, so every PUBLISH goes through the real matcher:
+
+  - WORLD (GeoJSON, EPSG:32632, metres): the PEIDS road segments as points on
+    one line 1 m apart, in a random order (so the Zipf-hot peids are spread
+    over the neighborhoods, not clustered in one);
+  - NBHD (the neighborhood language, control/nbhd.h): NBHDS neighborhoods
+    nbhd-K = ({road-C}, {road/#}, DW R) around a random reference whose
+    position is at least R from both ends, so each resolves to exactly
+    2*R = NBHD_SIZE peids (`wmctl resolve` turns them into a .wmr);
+  - SUBS (JSON lines for `wirematch --subs`): the SUBSCRIPTIONS
+    subscriptions, instead of subscriber connections in the capture (a
+    replayed loop would otherwise re-subscribe them on every pass).
+
 usage: gen_spaps_pcap.py OUT.pcap [--publishes N] [--publishers N] [--subscribers N]
                          [--subscriptions N] [--peids N] [--port P] [--seed S]
+                         [--world W.geojson --nbhd N.nbhd --subs-out S.jsonl
+                          [--nbhds N] [--nbhd-size N]]
 Prints one JSON line describing what it wrote.
 """
 import argparse
@@ -27,12 +43,22 @@ ap = argparse.ArgumentParser()
 ap.add_argument("out")
 ap.add_argument("--publishes", type=int, default=16000)
 ap.add_argument("--publishers", type=int, default=40)
-ap.add_argument("--subscribers", type=int, default=10)
+ap.add_argument("--subscribers", type=int, default=100)
 ap.add_argument("--subscriptions", type=int, default=1000)
 ap.add_argument("--peids", type=int, default=20000)
 ap.add_argument("--port", type=int, default=1883)
 ap.add_argument("--seed", type=int, default=1)
+ap.add_argument("--world")
+ap.add_argument("--nbhd")
+ap.add_argument("--subs-out")
+ap.add_argument("--nbhds", type=int, default=50)
+ap.add_argument("--nbhd-size", type=int, default=2000)
 a = ap.parse_args()
+spatial = (a.world, a.nbhd, a.subs_out)
+if any(spatial) and not all(spatial):
+    ap.error("--world, --nbhd and --subs-out go together")
+if a.nbhd_size % 2 or a.nbhd_size + 1 > a.peids:
+    ap.error("--nbhd-size must be even and below --peids")
 rng = random.Random(a.seed)
 
 # Zipf(1.1) over peid ranks by inverse CDF.
@@ -138,16 +164,33 @@ class Conn:
         self.c2s(ACK)
 
 
+def sub_spec(k):
+    """Subscription k: (neighborhood, topic filter). Filters of one
+    subscriber (up to 10 consecutive k) are distinct, so none replaces
+    another (MQTT 5.0 3.8.4)."""
+    return "nbhd-%d" % (k % a.nbhds), "traffic/+/%d" % (k % 200) if k % 3 else "traffic/%d/#" % (k % 10)
+
+
 n = 0
 subs_per = a.subscriptions // a.subscribers
-for i in range(a.subscribers):
-    c = Conn(n); n += 1
-    c.open("sub-%d" % i)
-    for j in range(subs_per):
-        k = i * subs_per + j
-        c.c2s(ACK | PSH, subscribe(j + 1, k + 1, "nbhd-%d" % (k % 50), "traffic/+/%d" % (k % 200) if k % 3 else "traffic/#"))
-        c.s2c(ACK | PSH, suback(j + 1))
-    c.close()
+if a.subs_out:
+    with open(a.subs_out, "w") as f:
+        for i in range(a.subscribers):
+            for j in range(subs_per):
+                k = i * subs_per + j
+                nb, filt = sub_spec(k)
+                f.write(json.dumps({"id": "sub-%d#%d" % (i, k + 1), "client": "sub-%d" % i, "filter": filt,
+                                    "nbhd": nb}) + "\n")
+else:
+    for i in range(a.subscribers):
+        c = Conn(n); n += 1
+        c.open("sub-%d" % i)
+        for j in range(subs_per):
+            k = i * subs_per + j
+            nb, filt = sub_spec(k)
+            c.c2s(ACK | PSH, subscribe(j + 1, k + 1, nb, filt))
+            c.s2c(ACK | PSH, suback(j + 1))
+        c.close()
 per_pub = a.publishes // a.publishers
 for i in range(a.publishers):
     c = Conn(n); n += 1
@@ -162,5 +205,26 @@ with open(a.out, "wb") as f:
     for i, fr in enumerate(frames):
         f.write(struct.pack("<IIII", 1700000000 + i // 1000000, i % 1000000, len(fr), len(fr)))
         f.write(fr)
-print(json.dumps({"frames": len(frames), "publishes": per_pub * a.publishers, "connections": n,
-                  "subscriptions": subs_per * a.subscribers, "peids": a.peids, "out": a.out}))
+desc = {"frames": len(frames), "publishes": per_pub * a.publishers, "connections": n,
+        "subscriptions": subs_per * a.subscribers, "peids": a.peids, "out": a.out}
+if a.world:
+    # Separate generator so the capture stays the same with or without these files.
+    wr = random.Random(a.seed + 1)
+    pos = list(range(a.peids))
+    wr.shuffle(pos)
+    x0, y0, r = 500000, 5000000, a.nbhd_size // 2
+    with open(a.world, "w") as f:
+        f.write('{"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "EPSG:32632"}},\n'
+                ' "features": [\n')
+        f.write(",\n".join('{"type": "Feature", "id": "road-%d", "properties": {"cats": ["road/segment"]}, '
+                           '"geometry": {"type": "Point", "coordinates": [%d, %d]}}' % (p, x0 + pos[p], y0)
+                           for p in range(a.peids)))
+        f.write("\n]}\n")
+    at = {q: p for p, q in enumerate(pos)}
+    with open(a.nbhd, "w") as f:
+        f.write("# %d neighborhoods of exactly %d peids each (gen_spaps_pcap.py)\n" % (a.nbhds, a.nbhd_size))
+        for k in range(a.nbhds):
+            c = at[wr.randrange(r, a.peids - r)]
+            f.write("nbhd-%d: ({road-%d}, {road/#}, DW%d)\n" % (k, c, r))
+    desc.update({"world": a.world, "nbhd": a.nbhd, "subs": a.subs_out, "nbhds": a.nbhds, "nbhd_size": a.nbhd_size})
+print(json.dumps(desc))
