@@ -44,6 +44,9 @@ typedef struct wm_proxy_config {
     uint32_t recv_buf_count;     /* provided buffers per worker (power of 2) */
     uint32_t ring_entries;       /* SQ entries per worker ring */
     uint32_t batch_wait_ns;      /* busy worker: wait this long for more completions (0 = never) */
+    const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
+    const char *resolution_text; /* as given, for the summary */
+    uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     int verbose;
 } wm_proxy_config;
 
@@ -87,6 +90,18 @@ typedef struct wm_proxy_counters {
     uint64_t cqes;
     uint64_t submits;                /* io_uring_enter calls (batches) */
     uint64_t sqes;
+    /* Spatial filtering (dataplane/proxy_filter.h); all 0 without --resolution. */
+    uint64_t filter_nbhd_subscribes;     /* SUBSCRIBEs with a known neighborhood, forwarded */
+    uint64_t filter_suback_unknown_nbhd; /* filters refused by the proxy: unknown neighborhood */
+    uint64_t filter_sid_added;           /* SUBSCRIBEs given a proxy Subscription Identifier */
+    uint64_t filter_sid_reserved;        /* SUBSCRIBEs refused: client used a proxy identifier */
+    uint64_t filter_records_full;        /* filters not recorded: max_records reached */
+    uint64_t filter_withheld[3];         /* broker PUBLISHes withheld, by QoS */
+    uint64_t filter_acked_on_behalf;     /* PUBACK/PUBREC sent to the broker for withheld ones */
+    uint64_t filter_pubcomp_on_behalf;   /* PUBCOMP sent to the broker for their PUBREL */
+    uint64_t filter_sid_stripped;        /* forwarded PUBLISHes rewritten without proxy identifiers */
+    uint64_t filter_alias_rewritten[2];  /* alias-only PUBLISHes given their topic back */
+    uint64_t filter_failed;              /* connections closed: no room for a packet the proxy had to send */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

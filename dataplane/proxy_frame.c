@@ -16,6 +16,22 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
     ss->cfg[WM_PROXY_U2C] = (wm_mqtt5_config){ .from = WM_MQTT5_FROM_SERVER, .maximum_packet_size = max_packet };
     ss->connack_sent = false;
     ss->stopped[0] = ss->stopped[1] = false;
+    ss->filter = NULL;
+    ss->queues = NULL;
+    ss->scratch = NULL;
+    ss->scratch_cap = 0;
+}
+
+/* Withheld packets leave a gap [q->ready, rd) between the framed bytes and
+ * the next packet to frame; it is closed by moving what follows down, once
+ * per call (or before a packet must be rewritten in place), so dropping k
+ * packets of a chunk costs one move, not k. */
+static void close_gap(wm_proxy_queue *q, uint32_t *rd)
+{
+    if (*rd == q->ready) return;
+    memmove(q->buf + q->ready, q->buf + *rd, q->tail - *rd);
+    q->tail -= *rd - q->ready;
+    *rd = q->ready;
 }
 
 /* What the receiver of direction `to` announced bounds the packets sent to it. */
@@ -75,12 +91,14 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         res.verdict = WM_PROXY_FRAME_MALFORMED;
         return res;
     }
-    while (q->ready < q->tail) {
+    uint32_t rd = q->ready;   /* next packet; [q->ready, rd) is withheld */
+    while (rd < q->tail) {
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
-        wm_mqtt5_status st = wm_mqtt5_decode(&ss->cfg[dir], q->buf + q->ready, q->tail - q->ready, &pkt, &r);
+        wm_mqtt5_status st = wm_mqtt5_decode(&ss->cfg[dir], q->buf + rd, q->tail - rd, &pkt, &r);
         if (st == WM_MQTT5_NEED_MORE) break;
         if (st == WM_MQTT5_ERROR) {
+            close_gap(q, &rd);
             ss->stopped[dir] = true;
             res.verdict = r.err == WM_MQTT5_E_PACKET_TOO_LARGE ? WM_PROXY_FRAME_TOO_LARGE : WM_PROXY_FRAME_MALFORMED;
             res.err = r.err;
@@ -89,8 +107,44 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             return res;
         }
         uint32_t len = (uint32_t)r.length;
-        if ((pkt.type == WM_MQTT5_CONNECT && dir == WM_PROXY_C2U) ||
-            (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C && pkt.reason_code < 0x80)) {
+        bool announce = (pkt.type == WM_MQTT5_CONNECT && dir == WM_PROXY_C2U) ||
+                        (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C && pkt.reason_code < 0x80);
+        if (announce && rd != q->ready) {
+            close_gap(q, &rd);   /* the rewrite below works at q->ready: decode again there */
+            continue;
+        }
+        wm_proxy_action act = WM_PROXY_KEEP;
+        uint32_t new_len = 0;
+        if (ss->filter) {
+            act = wm_proxy_filter_packet(ss->filter, dir, &pkt, ss->cfg, &ss->queues[1 - dir], ss->scratch,
+                                         ss->scratch_cap, &new_len);
+            if (act == WM_PROXY_FAIL) {
+                close_gap(q, &rd);
+                ss->stopped[dir] = true;
+                res.verdict = WM_PROXY_FRAME_NO_ROOM;
+                res.reason_code = 0x97;   /* Quota exceeded */
+                return res;
+            }
+        }
+        if (pkt.type == WM_MQTT5_PUBLISH) res.publishes++;
+        res.packets++;
+        if (act == WM_PROXY_DROP) {
+            res.dropped++;
+            rd += len;
+            continue;
+        }
+        if (act == WM_PROXY_REPLACE) {
+            close_gap(q, &rd);
+            if (!wm_proxy_queue_splice(q, q->ready, len, ss->scratch, new_len)) {
+                ss->stopped[dir] = true;
+                res.verdict = WM_PROXY_FRAME_NO_ROOM;
+                res.reason_code = 0x97;
+                return res;
+            }
+            len = new_len;
+            rd = q->ready;
+            res.replaced++;
+        } else if (announce) {
             learn_limits(ss, 1 - dir, &pkt.props);
             int rw = announce_max_packet(ss, q, &pkt, &len);
             if (rw < 0) {
@@ -102,14 +156,15 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             }
             res.rewritten += (uint32_t)rw;
             if (pkt.type == WM_MQTT5_CONNACK) ss->connack_sent = true;
+            rd = q->ready;
         } else if (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C) {
             ss->connack_sent = true;
-        } else if (pkt.type == WM_MQTT5_PUBLISH) {
-            res.publishes++;
         }
-        res.packets++;
+        if (rd != q->ready) memmove(q->buf + q->ready, q->buf + rd, len);
         q->ready += len;
+        rd += len;
     }
+    close_gap(q, &rd);
     return res;
 }
 

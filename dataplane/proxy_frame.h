@@ -35,18 +35,22 @@
 #include <stdint.h>
 
 #include "codec/mqtt5_decode.h"
+#include "dataplane/proxy_filter.h"
 #include "dataplane/proxy_queue.h"
 
 typedef enum wm_proxy_frame_verdict {
     WM_PROXY_FRAME_OK = 0,       /* everything complete was framed */
     WM_PROXY_FRAME_MALFORMED,    /* a packet broke MQTT 5.0: err/offset say how */
     WM_PROXY_FRAME_TOO_LARGE,    /* a packet over the Maximum Packet Size (0x95) */
+    WM_PROXY_FRAME_NO_ROOM,      /* the filter could not queue a packet it had to send */
 } wm_proxy_frame_verdict;
 
 typedef struct wm_proxy_frame_result {
     uint32_t packets;            /* complete packets framed by this call */
     uint32_t publishes;          /* of which PUBLISH */
     uint32_t rewritten;          /* CONNECT/CONNACK made to announce max_packet */
+    uint32_t dropped;            /* packets withheld by the filter */
+    uint32_t replaced;           /* packets the filter rewrote */
     wm_proxy_frame_verdict verdict;
     wm_mqtt5_err err;            /* MALFORMED / TOO_LARGE: the codec's error */
     uint8_t reason_code;         /* reason code to give the sender (0x81, 0x82, 0x94, 0x95...) */
@@ -58,10 +62,19 @@ typedef struct wm_proxy_session {
     uint32_t max_packet;         /* the proxy's own bound, bytes */
     bool connack_sent;           /* the broker's CONNACK went to the client */
     bool stopped[2];             /* a direction hit an error */
+    /* Filtering (NULL = byte-for-byte relay): every framed packet goes
+     * through wm_proxy_filter_packet(); queues[2] are the connection's two
+     * queues (queues[1 - dir] receives the proxy's answers to side dir);
+     * scratch[scratch_cap] holds rewritten packets (max_packet + 65,546). */
+    wm_proxy_filter *filter;
+    wm_proxy_queue *queues;
+    uint8_t *scratch;
+    uint32_t scratch_cap;
 } wm_proxy_session;
 
 /* Starts a session: no limits announced yet (Topic Alias Maximum 0, the
- * spec's default), max_packet (bytes, >= 2) as the Maximum Packet Size. */
+ * spec's default), max_packet (bytes, >= 2) as the Maximum Packet Size, no
+ * filter (set filter, queues and scratch after this call to filter). */
 void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet);
 
 /* Frames q, the queue of direction dir (WM_PROXY_C2U / WM_PROXY_U2C). After a

@@ -66,6 +66,7 @@ typedef struct conn {
     uint32_t next_free;
     wm_proxy_queue q[2];
     wm_proxy_session ss;
+    wm_proxy_filter flt;      /* used when the proxy filters (cfg->spatial) */
     uint8_t npark[2];
     park parks[2][PARK_MAX];
 } conn;
@@ -97,6 +98,9 @@ typedef struct worker {
     slot_ref *total_paused, *nobufs;
     uint32_t n_total_paused, n_nobufs;
     wm_proxy_counters c;
+    wm_proxy_filter_shared fsh;
+    uint8_t *scratch;         /* rewritten packets (filtering) */
+    uint32_t scratch_cap;
     pthread_t th;
     int err;
     pthread_barrier_t *ready;
@@ -223,6 +227,7 @@ static void finalize(worker *w, conn *k, uint32_t slot)
         w->held -= wm_proxy_queue_held(&k->q[s]);
         wm_proxy_queue_init(&k->q[s], k->q[s].buf, k->q[s].cap);
     }
+    if (k->ss.filter) wm_proxy_filter_reset(&k->flt);
     /* Give the queue pages back: a closed connection must not pin memory. */
     madvise(k->q[0].buf, 2 * w->qcap, MADV_DONTNEED);
     k->state = ST_FREE;
@@ -281,20 +286,26 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
 /* Frames what q[s] holds; returns false if side s was stopped by an error. */
 static bool frame(worker *w, conn *k, uint32_t slot, int s)
 {
-    uint32_t held_before = wm_proxy_queue_held(&k->q[s]);
+    uint32_t held_before = wm_proxy_queue_held(&k->q[0]) + wm_proxy_queue_held(&k->q[1]);
     wm_proxy_frame_result r = wm_proxy_frame(&k->ss, s, &k->q[s]);
-    /* A rewritten CONNECT/CONNACK holds a few more bytes than were received. */
-    w->held = w->held + wm_proxy_queue_held(&k->q[s]) - held_before;
+    /* A rewritten packet may hold more bytes than were received, a withheld
+     * one fewer, and the filter may have queued answers towards side s. */
+    w->held = w->held + wm_proxy_queue_held(&k->q[0]) + wm_proxy_queue_held(&k->q[1]) - held_before;
+    if (w->held > w->c.held_peak) w->c.held_peak = w->held;
     w->c.packets[s] += r.packets;
     w->c.publishes[s] += r.publishes;
     w->c.max_packet_announced[s] += r.rewritten;
+    if (k->ss.filter) kick_send(w, k, slot, 1 - s);
     if (r.verdict == WM_PROXY_FRAME_OK) return true;
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
+    else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
     else w->c.malformed[s]++;
     if (w->cfg->verbose)
         fprintf(stderr, "wirematch-proxy: worker %u: %s from the %s: %s at byte %u of the packet; "
                         "reason code 0x%02x, closing\n",
-                w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large" : "malformed packet",
+                w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large"
+                       : r.verdict == WM_PROXY_FRAME_NO_ROOM ? "no room for the proxy's own packets"
+                       : "malformed packet",
                 s == WM_PROXY_C2U ? "client" : "upstream broker", wm_mqtt5_err_name(r.err), r.offset,
                 r.reason_code);
     /* The packets before the bad one still reach the peer; the sender gets a
@@ -403,6 +414,13 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     }
     k->drain = 0;
     wm_proxy_session_init(&k->ss, w->cfg->max_packet);
+    if (w->cfg->spatial) {
+        wm_proxy_filter_init(&k->flt, &w->fsh, &w->c);
+        k->ss.filter = &k->flt;
+        k->ss.queues = k->q;
+        k->ss.scratch = w->scratch;
+        k->ss.scratch_cap = w->scratch_cap;
+    }
     w->open++;
     if (w->open > w->c.conns_peak) w->c.conns_peak = w->open;
     struct io_uring_sqe *sqe = get_sqe(w);
@@ -702,6 +720,15 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->conns = calloc(w->nconns, sizeof(conn));
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
+    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records };
+    if (cfg->spatial) {
+        w->scratch_cap = cfg->max_packet + 65546 + 16;
+        w->scratch = malloc(w->scratch_cap);
+        if (!w->scratch) {
+            fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
+            return -1;
+        }
+    }
     if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
@@ -736,6 +763,9 @@ static void worker_free(worker *w)
     if (w->br && w->br != MAP_FAILED) munmap(w->br, w->br_bytes);
     if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->bufsz);
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
+    for (uint32_t i = 0; w->conns && i < w->nconns; i++)
+        if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
+    free(w->scratch);
     free(w->conns);
     free(w->total_paused);
     free(w->nobufs);
@@ -760,6 +790,7 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->recv_buf_count = 1024;
     cfg->ring_entries = 1024;
     cfg->batch_wait_ns = 50000;
+    cfg->max_records = 4096;
 }
 
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)

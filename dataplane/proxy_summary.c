@@ -57,6 +57,22 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm),
           "accept_rearm", I(c->accept_rearm));
     if (!o) return -1;
+    json_t *flt = json_pack(
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I}",
+        "resolution", cfg->resolution_text,
+        "nbhd_subscribes", I(c->filter_nbhd_subscribes),
+        "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
+        "sid_added", I(c->filter_sid_added),
+        "sid_reserved", I(c->filter_sid_reserved),
+        "records_full", I(c->filter_records_full),
+        "withheld", "qos0", I(c->filter_withheld[0]), "qos1", I(c->filter_withheld[1]),
+                    "qos2", I(c->filter_withheld[2]),
+        "acked_on_behalf", I(c->filter_acked_on_behalf),
+        "pubcomp_on_behalf", I(c->filter_pubcomp_on_behalf),
+        "sid_stripped", I(c->filter_sid_stripped),
+        "alias_rewritten", pair(c->filter_alias_rewritten),
+        "failed", I(c->filter_failed));
+    if (!flt || json_object_set_new(o, "filter", flt)) { json_decref(o); return -1; }
     int rc = json_dumpf(o, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF ? 0 : -1;
     fflush(f);
     json_decref(o);

@@ -3,6 +3,8 @@
  * (SIGINT/SIGTERM), 1 runtime failure (missing kernel feature, socket
  * error), 2 usage. */
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_filter.h"
+#include "dataplane/proxy_spatial.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +28,12 @@ static void usage(FILE *f)
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
         "  --batch-wait-us US   when busy, wait up to US microseconds for more completions\n"
         "                       before handling them (fewer wake-ups; default 50)\n"
+        "  --resolution R.wmr   filter spatially: SUBSCRIBEs with a `nbhd` User Property get\n"
+        "                       only PUBLISHes whose `peid` is in that neighborhood of R.wmr\n"
+        "                       (made by `wmctl resolve --out`); see README\n"
+        "  --max-subs-per-conn N  subscriptions recorded per connection when filtering\n"
+        "                       (default 4096; a neighborhood SUBSCRIBE beyond it gets SUBACK 0x97)\n"
+        "  --schemas REG        content filters (xpath): not yet supported\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
         "  -v, --verbose        log connection errors to stderr\n"
         "  -h, --help\n"
@@ -50,13 +58,15 @@ int main(int argc, char **argv)
 {
     wm_proxy_config cfg;
     wm_proxy_config_defaults(&cfg);
-    const char *summary = NULL;
+    const char *summary = NULL, *resolution = NULL;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' },      { "upstream", required_argument, 0, 'u' },
         { "threads", required_argument, 0, 't' },     { "max-conns", required_argument, 0, 'c' },
         { "conn-buffer", required_argument, 0, 'b' }, { "total-buffer", required_argument, 0, 'B' },
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
         { "batch-wait-us", required_argument, 0, 'W' },
+        { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
+        { "max-subs-per-conn", required_argument, 0, 'M' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -85,6 +95,11 @@ int main(int argc, char **argv)
         case 'p': if (parse_u64("--max-packet", optarg, 2, 268435460u, &x)) return 2; cfg.max_packet = (uint32_t)x; break;
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 's': summary = optarg; break;
+        case 'R': resolution = optarg; break;
+        case 'S':
+            fprintf(stderr, "wirematch-proxy: --schemas: content filters (xpath) are not yet supported\n");
+            return 2;
+        case 'M': if (parse_u64("--max-subs-per-conn", optarg, 1, 1u << 24, &x)) return 2; cfg.max_records = (uint32_t)x; break;
         case 'v': cfg.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -97,6 +112,23 @@ int main(int argc, char **argv)
         return 2;
     }
     if (cfg.max_conns < cfg.threads) cfg.max_conns = cfg.threads;
+    wm_proxy_spatial *sp = NULL;
+    if (resolution) {
+        sp = wm_proxy_spatial_open(resolution, err, sizeof err);
+        if (!sp) {
+            fprintf(stderr, "wirematch-proxy: --resolution %s\n", err);
+            return 1;
+        }
+        if (wm_proxy_spatial_nbhd_count(sp) >= WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE) {
+            /* Each neighborhood needs a Subscription Identifier of its own. */
+            fprintf(stderr, "wirematch-proxy: --resolution %s: more than %u neighborhoods\n", resolution,
+                    WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE - 1);
+            wm_proxy_spatial_close(sp);
+            return 1;
+        }
+        cfg.spatial = sp;
+        cfg.resolution_text = resolution;
+    }
 
     wm_proxy_counters total;
     uint64_t elapsed;
@@ -108,5 +140,6 @@ int main(int argc, char **argv)
     }
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
+    wm_proxy_spatial_close(sp);
     return rc == 0 ? 0 : 1;
 }

@@ -1,0 +1,402 @@
+/* See proxy_filter.h. The state is small per connection and the common
+ * cases are checked first: a PUBLISH without Subscription Identifiers, or
+ * on a connection without neighborhood subscriptions, is forwarded after
+ * one walk of its properties. */
+#include "dataplane/proxy_filter.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/mqtt5_encode.h"
+#include "codec/mqtt5_topic.h"
+
+struct wm_proxy_sub_rec {
+    char *filter;
+    uint32_t filter_len;
+    uint32_t sid;        /* 0 = none */
+    int64_t nbhd;        /* -1 = plain */
+    uint16_t pending;    /* packet id of the unacknowledged SUBSCRIBE; 0 = installed */
+    uint32_t pos;        /* index of the filter in that SUBSCRIBE */
+    bool dead;           /* to be removed at the end of a SUBACK */
+};
+
+/* Most Subscription Identifiers / peids of one PUBLISH the proxy looks at. */
+#define MAX_SIDS 64
+#define MAX_PEIDS 64
+
+void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
+{
+    memset(f, 0, sizeof *f);
+    f->sh = sh;
+    f->c = c;
+    f->problem_info = true;
+}
+
+static void alias_free(wm_proxy_alias_tab *t)
+{
+    for (uint32_t i = 0; t->topic && i <= t->max; i++) free(t->topic[i]);
+    free(t->topic);
+    free(t->known);
+    memset(t, 0, sizeof *t);
+}
+
+void wm_proxy_filter_reset(wm_proxy_filter *f)
+{
+    for (uint32_t i = 0; i < f->n_recs; i++) free(f->recs[i].filter);
+    free(f->recs);
+    alias_free(&f->alias[0]);
+    alias_free(&f->alias[1]);
+    free(f->qos2_withheld);
+    wm_proxy_filter_init(f, f->sh, f->c);
+}
+
+/* ------------------------------------------------------------ records */
+
+static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
+{
+    return r->filter_len == fl.len && memcmp(r->filter, fl.p, fl.len) == 0;
+}
+
+static void rec_remove(wm_proxy_filter *f, uint32_t i)
+{
+    if (f->recs[i].nbhd >= 0) f->n_nbhd_recs--;
+    free(f->recs[i].filter);
+    f->recs[i] = f->recs[--f->n_recs];
+}
+
+static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, uint16_t pid, uint32_t pos)
+{
+    if (f->n_recs == f->sh->max_records) return false;
+    if (f->n_recs == f->cap_recs) {
+        uint32_t cap = f->cap_recs ? f->cap_recs * 2 : 8;
+        wm_proxy_sub_rec *r = realloc(f->recs, (size_t)cap * sizeof *r);
+        if (!r) return false;
+        f->recs = r;
+        f->cap_recs = cap;
+    }
+    char *s = malloc(fl.len ? fl.len : 1);
+    if (!s) return false;
+    memcpy(s, fl.p, fl.len);
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, pid, pos, false };
+    if (nbhd >= 0) f->n_nbhd_recs++;
+    return true;
+}
+
+/* Does topic t match the record's filter (the inner filter of a shared one)? */
+static bool rec_matches(const wm_proxy_sub_rec *r, wm_mqtt5_bytes t)
+{
+    wm_topic_share sh;
+    if (wm_topic_share_split(r->filter, r->filter_len, &sh))
+        return wm_topic_match(sh.filter, sh.filter_len, (const char *)t.p, t.len);
+    return wm_topic_match(r->filter, r->filter_len, (const char *)t.p, t.len);
+}
+
+/* ------------------------------------------------------------ packets the proxy sends */
+
+static bool inject(wm_proxy_queue *back, const uint8_t *p, uint32_t n)
+{
+    if (!wm_proxy_queue_splice(back, back->ready, 0, p, n)) return false;
+    back->ready += n;
+    return true;
+}
+
+static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid)
+{
+    wm_mqtt5_packet a;
+    memset(&a, 0, sizeof a);
+    a.type = type;
+    a.packet_id = pid;
+    uint8_t out[8];
+    size_t n;
+    if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
+    return inject(back, out, (uint32_t)n);
+}
+
+/* A SUBACK refusing every filter of `sub` with `code`, with `why` as Reason
+ * String when the client wants problem information and it fits. */
+static bool send_suback_refusal(wm_proxy_filter *f, const wm_mqtt5_packet *sub, uint8_t code, const char *why,
+                                uint32_t client_max, wm_proxy_queue *back)
+{
+    uint8_t codes[512], out[1024];
+    if (sub->count > sizeof codes) return false;
+    memset(codes, code, sub->count);
+    wm_mqtt5_packet a;
+    memset(&a, 0, sizeof a);
+    a.type = WM_MQTT5_SUBACK;
+    a.packet_id = sub->packet_id;
+    a.payload = (wm_mqtt5_bytes){ codes, sub->count };
+    a.count = sub->count;
+    size_t n;
+    if (f->problem_info) {
+        a.props.present = 1ull << WM_MQTT5_PROP_REASON_STRING;
+        a.props.v[WM_MQTT5_PROP_REASON_STRING].s = (wm_mqtt5_bytes){ (const uint8_t *)why, (uint32_t)strlen(why) };
+        if (wm_mqtt5_encode(&a, out, sizeof out, &n) == WM_MQTT5_ENC_OK && (!client_max || n <= client_max))
+            return inject(back, out, (uint32_t)n);
+        a.props.present = 0;   /* §3.9.2.1.2: not if it would exceed the Maximum Packet Size */
+    }
+    if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
+    return inject(back, out, (uint32_t)n);
+}
+
+/* ------------------------------------------------------------ client -> broker */
+
+static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
+                                    wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
+{
+    const wm_mqtt5_props *pr = &pkt->props;
+    uint32_t client_max = cfg[WM_PROXY_U2C].maximum_packet_size;
+    uint32_t sid = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER)
+                       ? pr->v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u : 0;
+    if (sid >= WM_PROXY_SID_BASE) {
+        f->c->filter_sid_reserved++;
+        char why[128];
+        snprintf(why, sizeof why, "subscription identifiers from %u up are reserved by wirematch-proxy",
+                 WM_PROXY_SID_BASE);
+        return send_suback_refusal(f, pkt, 0x83, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
+    }
+    int64_t nbhd = -1;
+    size_t pos = 0;
+    wm_mqtt5_pair up;
+    while (wm_mqtt5_user_prop_next(pr, &pos, &up))
+        if (up.key.len == 4 && memcmp(up.key.p, "nbhd", 4) == 0) {
+            nbhd = wm_proxy_spatial_nbhd(f->sh->sp, up.value.p, up.value.len);
+            if (nbhd < 0) {
+                f->c->filter_suback_unknown_nbhd += pkt->count;
+                char why[160];
+                snprintf(why, sizeof why, "unknown neighborhood \"%.*s\"", up.value.len > 100 ? 100 : (int)up.value.len,
+                         (const char *)up.value.p);
+                return send_suback_refusal(f, pkt, 0x80, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
+            }
+            break;
+        }
+    /* Every subscription without an identifier gets one, so every delivery
+     * names what it was delivered for, even from a broker that sends one
+     * PUBLISH for several overlapping subscriptions (§3.3.4). */
+    bool add_sid = sid == 0;
+    if (add_sid) sid = nbhd >= 0 ? WM_PROXY_SID_BASE + (uint32_t)nbhd : WM_PROXY_SID_PLAIN;
+    /* Records for this SUBSCRIBE, pending until the broker's SUBACK. A
+     * neighborhood subscription that cannot be recorded must not reach the
+     * broker unfiltered: refuse it (Quota exceeded, §3.9.3). */
+    uint32_t first = f->n_recs;
+    wm_mqtt5_subscription e;
+    pos = 0;
+    for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
+        if (rec_add(f, e.filter, sid, nbhd, pkt->packet_id, i)) continue;
+        f->c->filter_records_full++;
+        if (nbhd >= 0) {
+            while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
+            return send_suback_refusal(f, pkt, 0x97, "too many subscriptions on this connection", client_max, back)
+                       ? WM_PROXY_DROP : WM_PROXY_FAIL;
+        }
+    }
+    if (nbhd >= 0) f->c->filter_nbhd_subscribes++;
+    if (!add_sid) return WM_PROXY_KEEP;
+    wm_mqtt5_packet p2 = *pkt;
+    p2.props.subscription_identifiers = &sid;
+    p2.props.subscription_identifier_count = 1;
+    size_t n;
+    if (wm_mqtt5_encode(&p2, scratch, cap, &n) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
+    f->c->filter_sid_added++;
+    *out_len = (uint32_t)n;
+    return WM_PROXY_REPLACE;
+}
+
+static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
+{
+    size_t pos = 0;
+    wm_mqtt5_subscription e;
+    while (wm_mqtt5_subscription_next(pkt, &pos, &e))
+        for (uint32_t i = f->n_recs; i-- > 0;)
+            if (!f->recs[i].pending && rec_filter_is(&f->recs[i], e.filter)) rec_remove(f, i);
+}
+
+/* ------------------------------------------------------------ broker -> client */
+
+static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < f->n_recs; i++) {
+        wm_proxy_sub_rec *r = &f->recs[i];
+        if (r->pending != pkt->packet_id || r->dead) continue;
+        any = true;
+        if (r->pos >= pkt->count || pkt->payload.p[r->pos] >= 0x80) {
+            r->dead = true;
+            continue;
+        }
+        /* The new subscription replaces an installed one of the same filter (§3.8.4). */
+        for (uint32_t j = 0; j < f->n_recs; j++)
+            if (j != i && !f->recs[j].pending && !f->recs[j].dead && f->recs[j].filter_len == r->filter_len &&
+                memcmp(f->recs[j].filter, r->filter, r->filter_len) == 0)
+                f->recs[j].dead = true;
+        r->pending = 0;
+    }
+    if (any)
+        for (uint32_t i = f->n_recs; i-- > 0;)
+            if (f->recs[i].dead) rec_remove(f, i);
+}
+
+static bool alias_tab_ready(wm_proxy_alias_tab *t, uint32_t max)
+{
+    if (t->max) return true;
+    if (!max) return false;
+    t->topic = calloc((size_t)max + 1, sizeof *t->topic);
+    t->known = calloc((size_t)max + 1, 1);
+    if (!t->topic || !t->known) { alias_free(t); return false; }
+    t->max = max;
+    return true;
+}
+
+static void alias_bind(wm_proxy_alias_tab *t, uint32_t a, wm_mqtt5_bytes topic)
+{
+    if (a > t->max) return;
+    uint8_t *cur = t->topic[a];
+    if (cur && ((uint32_t)cur[0] << 8 | cur[1]) == topic.len && memcmp(cur + 2, topic.p, topic.len) == 0) return;
+    uint8_t *s = realloc(cur, (size_t)topic.len + 2);
+    if (!s) { free(cur); t->topic[a] = NULL; t->known[a] = 0; return; }
+    s[0] = (uint8_t)(topic.len >> 8);
+    s[1] = (uint8_t)topic.len;
+    memcpy(s + 2, topic.p, topic.len);
+    t->topic[a] = s;
+    t->known[a] = 0;
+}
+
+static bool alias_topic(const wm_proxy_alias_tab *t, uint32_t a, wm_mqtt5_bytes *topic)
+{
+    if (a > t->max || !t->topic[a]) return false;
+    *topic = (wm_mqtt5_bytes){ t->topic[a] + 2, (uint32_t)t->topic[a][0] << 8 | t->topic[a][1] };
+    return true;
+}
+
+/* The peids of a PUBLISH, looked up once when a neighborhood is to be tested. */
+typedef struct peid_set {
+    bool done;
+    uint32_t n;
+    uint32_t id[MAX_PEIDS];
+} peid_set;
+
+static bool in_nbhd(const wm_proxy_filter *f, const wm_mqtt5_props *pr, peid_set *ps, uint32_t nbhd)
+{
+    if (!ps->done) {
+        ps->done = true;
+        size_t pos = 0;
+        wm_mqtt5_pair up;
+        while (ps->n < MAX_PEIDS && wm_mqtt5_user_prop_next(pr, &pos, &up))
+            if (up.key.len == 4 && memcmp(up.key.p, "peid", 4) == 0) {
+                uint32_t id = wm_proxy_spatial_peid(f->sh->sp, up.value.p, up.value.len);
+                if (id != WM_PEID_NONE) ps->id[ps->n++] = id;
+            }
+    }
+    for (uint32_t i = 0; i < ps->n; i++)
+        if (wm_proxy_spatial_contains(f->sh->sp, nbhd, ps->id[i])) return true;
+    return false;
+}
+
+/* A delivery for client identifier sid: passes unless every recorded
+ * subscription with that identifier and a filter matching the topic has a
+ * neighborhood without the peid. */
+static bool client_sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic,
+                              const wm_mqtt5_props *pr, peid_set *ps)
+{
+    bool seen = false;
+    for (uint32_t i = 0; i < f->n_recs; i++) {
+        const wm_proxy_sub_rec *r = &f->recs[i];
+        if (r->sid != sid || !rec_matches(r, topic)) continue;
+        if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) return true;
+        seen = true;
+    }
+    return !seen;
+}
+
+static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
+                                       wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
+{
+    const wm_mqtt5_props *pr = &pkt->props;
+    wm_proxy_alias_tab *at = &f->alias[WM_PROXY_U2C];
+    uint32_t alias = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS) ? pr->v[WM_MQTT5_PROP_TOPIC_ALIAS].u : 0;
+    wm_mqtt5_bytes topic = pkt->topic;
+    bool need_topic = false;
+    if (alias && alias_tab_ready(at, cfg[WM_PROXY_U2C].topic_alias_maximum)) {
+        if (topic.len) alias_bind(at, alias, topic);
+        else if (alias_topic(at, alias, &topic)) need_topic = !at->known[alias];
+    }
+
+    uint32_t sids[MAX_SIDS], kept[MAX_SIDS], n = 0, nk = 0;
+    bool proxy_sid = false, pass = false;
+    peid_set ps = { 0 };
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER)) {
+        size_t pos = 0;
+        uint32_t s;
+        while (wm_mqtt5_subid_next(pr, &pos, &s)) {
+            if (s == WM_PROXY_SID_PLAIN) pass = true;
+            if (s >= WM_PROXY_SID_BASE) proxy_sid = true;
+            else if (nk < MAX_SIDS) kept[nk++] = s;
+            if (n < MAX_SIDS) sids[n++] = s;
+            else pass = true;   /* more than we look at: do not withhold on a guess */
+        }
+    }
+    if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0)) pass = true;
+    for (uint32_t i = 0; i < n && !pass; i++) {
+        if (sids[i] >= WM_PROXY_SID_BASE) pass = in_nbhd(f, pr, &ps, sids[i] - WM_PROXY_SID_BASE);
+        else pass = client_sid_passes(f, sids[i], topic, pr, &ps);
+    }
+
+    if (pass) {
+        if (alias && at->max && alias <= at->max) at->known[alias] = 1;
+        if (!proxy_sid && !need_topic) return WM_PROXY_KEEP;
+        wm_mqtt5_packet p2 = *pkt;
+        p2.topic = topic;
+        p2.props.subscription_identifiers = kept;
+        p2.props.subscription_identifier_count = nk;
+        size_t len;
+        if (wm_mqtt5_encode(&p2, scratch, cap, &len) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
+        if (proxy_sid) f->c->filter_sid_stripped++;
+        if (need_topic) f->c->filter_alias_rewritten[WM_PROXY_U2C]++;
+        *out_len = (uint32_t)len;
+        return WM_PROXY_REPLACE;
+    }
+    f->c->filter_withheld[pkt->qos]++;
+    if (pkt->qos == 1) {
+        if (!send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id)) return WM_PROXY_FAIL;
+        f->c->filter_acked_on_behalf++;
+    } else if (pkt->qos == 2) {
+        if (!f->qos2_withheld && !(f->qos2_withheld = calloc(65536 / 64, sizeof(uint64_t)))) return WM_PROXY_FAIL;
+        if (!send_ack(back, WM_MQTT5_PUBREC, pkt->packet_id)) return WM_PROXY_FAIL;
+        f->qos2_withheld[pkt->packet_id >> 6] |= 1ull << (pkt->packet_id & 63);
+        f->c->filter_acked_on_behalf++;
+    }
+    return WM_PROXY_DROP;
+}
+
+static wm_proxy_action on_pubrel_down(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, wm_proxy_queue *back)
+{
+    uint16_t id = pkt->packet_id;
+    if (!f->qos2_withheld || !(f->qos2_withheld[id >> 6] >> (id & 63) & 1)) return WM_PROXY_KEEP;
+    if (!send_ack(back, WM_MQTT5_PUBCOMP, id)) return WM_PROXY_FAIL;
+    f->qos2_withheld[id >> 6] &= ~(1ull << (id & 63));
+    f->c->filter_pubcomp_on_behalf++;
+    return WM_PROXY_DROP;
+}
+
+wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
+                                       const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
+                                       uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
+{
+    if (dir == WM_PROXY_C2U) {
+        switch (pkt->type) {
+        case WM_MQTT5_CONNECT:
+            f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
+                              pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
+            return WM_PROXY_KEEP;
+        case WM_MQTT5_SUBSCRIBE: return on_subscribe(f, pkt, cfg, back, scratch, scratch_cap, out_len);
+        case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(f, pkt); return WM_PROXY_KEEP;
+        default: return WM_PROXY_KEEP;
+        }
+    }
+    switch (pkt->type) {
+    case WM_MQTT5_PUBLISH: return on_publish_down(f, pkt, cfg, back, scratch, scratch_cap, out_len);
+    case WM_MQTT5_PUBREL: return on_pubrel_down(f, pkt, back);
+    case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;
+    default: return WM_PROXY_KEEP;
+    }
+}

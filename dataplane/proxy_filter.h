@@ -1,0 +1,126 @@
+/* Spatial filtering of one proxied connection (issue 7): the MQTT v5 packets
+ * the proxy must look into, and what it does with them so that an
+ * unmodified broker and unmodified clients get neighborhood subscriptions.
+ *
+ * Client -> broker
+ *   SUBSCRIBE with a `nbhd` User Property (the first one names the
+ *     neighborhood of every filter of the packet, as in the data plane,
+ *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
+ *     proxy itself with a SUBACK 0x80 for every filter and a Reason String
+ *     (§3.9.2.1.2; omitted if the client asked for no problem information,
+ *     §3.1.2.11.7); the SUBSCRIBE never reaches the broker, so broker and
+ *     client agree that nothing was installed. A known neighborhood without
+ *     a Subscription Identifier gets one added: WM_PROXY_SID_BASE + the
+ *     neighborhood's index in the resolution, so a delivery names its
+ *     neighborhood by itself (no state; it survives reconnects of persistent
+ *     sessions). A client's own identifier is kept and remembered with the
+ *     neighborhood for this connection. A subscription with neither gets
+ *     WM_PROXY_SID_PLAIN, so that every delivery says what it was delivered
+ *     for even when the broker sends one PUBLISH for several overlapping
+ *     subscriptions (§3.3.4: then it lists all their identifiers, and a
+ *     subscription without one would be invisible). Identifiers >= WM_PROXY_SID_BASE are
+ *     the proxy's: a client SUBSCRIBE using one gets SUBACK 0x83.
+ *   Every SUBSCRIBE is recorded per filter once the broker's SUBACK grants
+ *     it (a refused filter is forgotten), replacing an earlier record of the
+ *     same filter (§3.8.4); UNSUBSCRIBE forgets the filters at once.
+ *   CONNECT: the client's Request Problem Information.
+ *
+ * Broker -> client
+ *   PUBLISH: forwarded if at least one subscription it was delivered for
+ *     passes: WM_PROXY_SID_PLAIN or no Subscription Identifier at all (a
+ *     subscription without neighborhood, possibly made before the proxy), a
+ *     proxy identifier whose neighborhood contains one of the PUBLISH's
+ *     `peid` User Properties, a client identifier recorded with a
+ *     neighborhood that does, or a client identifier recorded without one or
+ *     unknown to this connection. Proxy identifiers are removed from what
+ *     the client receives.
+ *   A withheld QoS 1 PUBLISH is acknowledged to the broker (PUBACK), a QoS 2
+ *     one received (PUBREC) and the broker's PUBREL for it completed
+ *     (PUBCOMP) and not forwarded, so the broker's in-flight window towards
+ *     the client (its Receive Maximum, §4.9) never fills with messages the
+ *     client will never see.
+ *   Topic aliases (§3.3.2.3.4): every binding the broker makes is
+ *     remembered with whether the client saw it; an alias-only PUBLISH whose
+ *     binding the client did not see (it was set up by a withheld PUBLISH)
+ *     is forwarded with the full topic and the alias, which binds it for the
+ *     client too.
+ *   SUBACK: installs or forgets the pending records of its SUBSCRIBE.
+ *
+ * Packets the proxy sends itself go into the queue towards the packet's
+ * sender (`back`), at its framed end, so they follow what is already queued.
+ * A packet that must change is re-encoded into the caller's scratch buffer
+ * (codec/mqtt5_encode.h) and the caller replaces the original with it.
+ *
+ * Memory: records and alias bindings are allocated on SUBSCRIBE / alias
+ * binding (never per delivered message), bounded by max_records per
+ * connection and by the Topic Alias Maximum the receiver announced.
+ * One connection, one thread.
+ */
+#ifndef WM_DATAPLANE_PROXY_FILTER_H
+#define WM_DATAPLANE_PROXY_FILTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec/mqtt5_packet.h"
+#include "dataplane/proxy.h"
+#include "dataplane/proxy_queue.h"
+#include "dataplane/proxy_spatial.h"
+
+/* Subscription Identifiers the proxy adds: BASE + neighborhood index, up to
+ * the largest identifier MQTT allows (268,435,455, §3.8.2.1.2). */
+#define WM_PROXY_SID_BASE 0x0F000000u
+#define WM_PROXY_SID_MAX  0x0FFFFFFFu
+/* The identifier added to a subscription without neighborhood (always passes). */
+#define WM_PROXY_SID_PLAIN WM_PROXY_SID_MAX
+
+/* What the caller does with the packet it handed over. */
+typedef enum wm_proxy_action {
+    WM_PROXY_KEEP = 0,   /* forward unchanged */
+    WM_PROXY_DROP,       /* withhold: remove it from the queue */
+    WM_PROXY_REPLACE,    /* forward scratch[0..*out_len) instead */
+    WM_PROXY_FAIL,       /* no room for a packet the proxy had to send: close the connection */
+} wm_proxy_action;
+
+/* Read-only configuration shared by every connection of the process. */
+typedef struct wm_proxy_filter_shared {
+    const wm_proxy_spatial *sp;   /* the loaded resolution (not NULL) */
+    uint32_t max_records;         /* recorded subscriptions per connection */
+} wm_proxy_filter_shared;
+
+typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;
+typedef struct wm_proxy_alias_tab {
+    uint32_t max;                 /* aliases 1..max tracked (0 = table not allocated) */
+    uint8_t **topic;              /* [max + 1]: 2-byte big-endian length + bytes, or NULL */
+    uint8_t *known;               /* [max + 1]: the receiver saw the current binding */
+} wm_proxy_alias_tab;
+
+typedef struct wm_proxy_filter {
+    const wm_proxy_filter_shared *sh;
+    wm_proxy_counters *c;         /* the worker's counters */
+    wm_proxy_sub_rec *recs;
+    uint32_t n_recs, cap_recs;
+    uint32_t n_nbhd_recs;         /* records with a neighborhood */
+    wm_proxy_alias_tab alias[2];  /* by sender: [WM_PROXY_U2C] bindings made by the broker */
+    uint64_t *qos2_withheld;      /* 65,536 bits: broker packet ids we sent PUBREC for */
+    bool problem_info;            /* the client's Request Problem Information (default 1) */
+} wm_proxy_filter;
+
+/* Starts the state of a new connection; allocates nothing yet. */
+void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c);
+
+/* Frees records and alias tables; f may be initialised again. */
+void wm_proxy_filter_reset(wm_proxy_filter *f);
+
+/* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /
+ * WM_PROXY_U2C). cfg[2] are the decoder configurations of the session
+ * (cfg[d] = limits announced by the receiver of direction d). `back` is the
+ * queue towards the sender (packets the proxy answers with are appended at
+ * its framed end). scratch holds scratch_cap bytes (at least the packet's
+ * length + 65,546) for a replacement. Returns the action; on REPLACE
+ * *out_len is its length. */
+wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
+                                       const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
+                                       uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len);
+
+#endif
