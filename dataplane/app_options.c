@@ -12,7 +12,7 @@ const char *wm_app_options_usage(void)
     return "usage: wirematch [EAL options] -- [--resolution R.wmr] [--subs S.jsonl]\n"
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--summary FILE]\n"
-           "         [--idle-exit-ms MS] [--mbufs N]\n";
+           "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n";
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -59,6 +59,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"summary", required_argument, NULL, 'S'},
         {"idle-exit-ms", required_argument, NULL, 'I'},
         {"mbufs", required_argument, NULL, 'M'},
+        {"share-policy", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -121,6 +122,14 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         case 'M':
             if (parse_u32(optarg, 1024, 1u << 26, &o->mbufs)) {
                 snprintf(err, errlen, "--mbufs: \"%s\" is not in 1024..67108864", optarg);
+                return -1;
+            }
+            break;
+        case 'P':
+            if (!strcmp(optarg, "round-robin")) o->share_policy = WM_SHARE_ROUND_ROBIN;
+            else if (!strcmp(optarg, "hash")) o->share_policy = WM_SHARE_HASH;
+            else {
+                snprintf(err, errlen, "--share-policy: \"%s\" is not one of round-robin, hash", optarg);
                 return -1;
             }
             break;

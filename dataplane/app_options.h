@@ -11,6 +11,8 @@
  *   --ooo-blocks N        out-of-order 2 KiB blocks per worker (default 2048)
  *   --summary FILE        write the exit summary (JSON) there instead of stdout
  *   --idle-exit-ms MS     replay ports: stop when every queue has been empty this long (default 200)
+ *   --share-policy round-robin|hash  which member of a $share group the match
+ *                         log reports (match_sink.h; default round-robin)
  *   --mbufs N             size of the mbuf pool (default: enough for the rings; a net_pcap
  *                         infinite_rx replay holds its whole capture in mbufs, so give at
  *                         least its packet count plus 8192)
@@ -23,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/match_sink.h"
 #include "dataplane/pkt_path.h"
 
 enum wm_tx_mode { WM_TX_NONE = 0, WM_TX_MATCHED, WM_TX_ALL };
@@ -40,6 +43,7 @@ struct wm_app_options {
     uint32_t ooo_blocks;
     uint32_t idle_exit_ms;
     uint32_t mbufs;          /* 0 = computed */
+    enum wm_share_policy share_policy;
 };
 
 /* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).

@@ -26,6 +26,7 @@
 #include "control/tables.h"
 #include "matcher/matcher.h"
 #include "matcher/qsbr.h"
+#include "matcher/share_pick.h"
 
 struct sub_node {
     struct sub_node *next;   /* bucket chain */
@@ -34,14 +35,16 @@ struct sub_node {
     uint32_t hash;
     uint32_t subid;
     uint8_t qos, no_local, drop;
+    uint32_t key_hash;       /* stable member identity for wm_share_pick_hash */
     char *client, *filter, *key;
     char *nbhd;              /* neighborhood name, NULL: none */
 };
 
-/* A set's preloaded keys, cookie-indexed. */
+/* A set's preloaded keys, cookie-indexed, with their member hashes. */
 struct set_keys {
     uint32_t n;
     char **key;
+    uint32_t *key_hash;
 };
 
 struct wm_match_table {
@@ -54,6 +57,8 @@ struct wm_match_table {
     uint32_t mask;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
+    uint32_t max_groups;
+    enum wm_share_policy share_policy;
     char last_error[512];        /* under reload_mu */
     struct wm_match_counters c;  /* under lock */
 };
@@ -65,10 +70,21 @@ struct wm_match_worker {
     const wm_tables *tables;     /* the attached set */
     wm_match_result res;
     const char **keys;
+    uint32_t *member_hash;       /* scratch: one matched group's member hashes */
+    uint32_t *rr;                /* round-robin cursor per group id (this worker's) */
     FILE *log;
     char *logbuf;
     struct wm_match_counters c;  /* lookups, errors, log lines */
 };
+
+/* FNV-1a of a subscription key: a member's identity for hash picking that,
+ * unlike a matcher id, survives reloads and re-subscriptions. */
+static uint32_t key_hash(const char *k)
+{
+    uint32_t h = 2166136261u;
+    for (; *k; k++) h = (h ^ (uint8_t)*k) * 16777619u;
+    return h;
+}
 
 static uint32_t hash2(const char *a, size_t al, const char *b, size_t bl)
 {
@@ -110,6 +126,7 @@ static void set_keys_free(void *p)
     if (!k) return;
     for (uint32_t i = 0; i < k->n; i++) free(k->key[i]);
     free(k->key);
+    free(k->key_hash);
     free(k);
 }
 
@@ -118,7 +135,8 @@ static int set_keys_attach(wm_tables *nt)
 {
     struct set_keys *k = calloc(1, sizeof *k);
     size_t n = wm_tables_sub_count(nt);
-    if (!k || !(k->key = calloc(n ? n : 1, sizeof *k->key))) {
+    if (!k || !(k->key = calloc(n ? n : 1, sizeof *k->key)) || !(k->key_hash = calloc(n ? n : 1, sizeof *k->key_hash))) {
+        if (k) free(k->key);
         free(k);
         return -1;
     }
@@ -135,6 +153,7 @@ static int set_keys_attach(wm_tables *nt)
             set_keys_free(k);
             return -1;
         }
+        k->key_hash[i] = key_hash(k->key[i]);
     }
     wm_tables_set_user(nt, k, set_keys_free);
     return 0;
@@ -224,7 +243,7 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
     cfg.max_peids = 1u << 22;
-    cfg.max_groups = 4096;
+    cfg.max_groups = t->max_groups = 4096;
     t->rl = wm_reload_new(&cfg);
     wm_retire_init(&t->node_retire, wm_reload_config(t->rl)->qsbr);
     t->res_path = res_path ? strdup(res_path) : NULL;
@@ -267,6 +286,8 @@ void wm_match_table_housekeeping(struct wm_match_table *t)
     rte_spinlock_unlock(&t->lock);
     pthread_mutex_unlock(&t->reload_mu);
 }
+
+void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p) { t->share_policy = p; }
 
 void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
 {
@@ -355,6 +376,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         if (n) node_free(n);
         return WM_MQTT_SUB_REJECTED;
     }
+    n->key_hash = key_hash(n->key);
     n->hash = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
     struct sub_node **pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
     if (*pp) { /* §3.8.4: the new subscription replaces the existing one */
@@ -438,13 +460,38 @@ static void json_str(FILE *f, const char *s, size_t n)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-/* The report key of a matched subscription of the attached set. */
-static const char *sub_key(const struct wm_match_worker *w, uint32_t sub)
+/* The report key of a matched subscription of the attached set, and its
+ * member hash (*h, if h is not NULL). */
+static const char *sub_key(const struct wm_match_worker *w, uint32_t sub, uint32_t *h)
 {
     uint64_t cookie = wm_matcher_sub_cookie(wm_tables_matcher(w->tables), sub);
-    if (cookie & WM_TABLES_COOKIE_EXT) return ((const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT))->key;
+    if (cookie & WM_TABLES_COOKIE_EXT) {
+        const struct sub_node *n = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+        if (h) *h = n->key_hash;
+        return n->key;
+    }
     const struct set_keys *k = wm_tables_user(w->tables);
-    return cookie < k->n ? k->key[cookie] : "?";
+    if (cookie >= k->n) {
+        if (h) *h = 0;
+        return "?";
+    }
+    if (h) *h = k->key_hash[cookie];
+    return k->key[cookie];
+}
+
+/* The member of a matched $share group that receives the message
+ * (match_sink.h, "Shared subscriptions"). */
+static const char *share_member(struct wm_match_worker *w, const wm_match_group *g, const struct wm_mqtt_publish *p)
+{
+    const uint32_t *m = w->res.members + g->first;
+    uint32_t i;
+    if (w->t->share_policy == WM_SHARE_HASH) {
+        for (uint32_t k = 0; k < g->count; k++) sub_key(w, m[k], &w->member_hash[k]);
+        i = wm_share_pick_hash(p->client, p->client_len, w->member_hash, g->count);
+    } else {
+        i = wm_share_pick_rr(&w->rr[g->group < w->t->max_groups ? g->group : 0], g->count);
+    }
+    return sub_key(w, m[i], NULL);
 }
 
 static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publish *p)
@@ -470,9 +517,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
     uint32_t nk = 0;
-    for (uint32_t i = 0; i < w->res.n_subs; i++) w->keys[nk++] = sub_key(w, w->res.subs[i]);
-    /* A shared subscription group delivers to one member; the first stands for it. */
-    for (uint32_t g = 0; g < w->res.n_groups; g++) w->keys[nk++] = sub_key(w, w->res.members[w->res.groups[g].first]);
+    for (uint32_t i = 0; i < w->res.n_subs; i++) w->keys[nk++] = sub_key(w, w->res.subs[i], NULL);
+    /* A shared subscription group delivers to one member. */
+    for (uint32_t g = 0; g < w->res.n_groups; g++) w->keys[nk++] = share_member(w, &w->res.groups[g], p);
     if (nk > 1) qsort(w->keys, nk, sizeof *w->keys, cmp_str);
     uint32_t u = 0;
     for (uint32_t i = 0; i < nk; i++)
@@ -522,7 +569,9 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->res.groups = malloc(sizeof(wm_match_group) * cap);
     w->res.groups_cap = cap;
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
-    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys) goto nomem;
+    w->member_hash = malloc(sizeof(uint32_t) * cap);
+    w->rr = calloc(t->max_groups, sizeof(uint32_t));
+    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr) goto nomem;
     w->rd = wm_reload_reader_new(t->rl);
     if (w->rd) attach(w);
     if (!w->rd || !w->r) {
@@ -565,6 +614,8 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->res.members);
     free(w->res.groups);
     free(w->keys);
+    free(w->member_hash);
+    free(w->rr);
     free(w);
 }
 

@@ -31,6 +31,19 @@
  *     nor removes them (an UNSUBSCRIBE of one counts as unsub_unknown);
  *     they are reported by their file "id" (an integer id as its decimal
  *     string).
+ *   - Shared subscriptions (MQTT 5.0 §4.8.2): a matched "$share/{name}/..."
+ *     group delivers to ONE member, and the log reports the member the
+ *     broker would deliver to under the configured policy
+ *     (matcher/share_pick.h), among the group's members that match this
+ *     PUBLISH (a member whose neighborhood excludes it is not a candidate):
+ *       WM_SHARE_ROUND_ROBIN (default) — per worker and group, members in
+ *         matcher order taken in turn; what brokers commonly do by default;
+ *       WM_SHARE_HASH — rendezvous hash of (publisher client id, member key):
+ *         a publisher sticks to one member while the member set is
+ *         unchanged, across reloads too (members are identified by their
+ *         keys, not by matcher ids).
+ *     Which member a real broker picks is its own choice (the spec leaves
+ *     it open), so this is a model, not a measurement.
  *   - Every client PUBLISH is looked up (topic index ∩ peid filter) and,
  *     with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
@@ -55,6 +68,8 @@
 #include "dataplane/mqtt_session.h"
 
 struct wm_match_table;  /* shared by every worker */
+
+enum wm_share_policy { WM_SHARE_ROUND_ROBIN = 0, WM_SHARE_HASH };
 struct wm_match_worker; /* one per worker */
 
 #define WM_MATCH_COUNTERS(X)                                                     \
@@ -94,6 +109,9 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
  * passing quiescent states); call from a thread that is not a reader.
  * Thread safe against other reloads, housekeeping, telemetry. */
 int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen);
+
+/* The shared-subscription policy (default round robin). Before workers start. */
+void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p);
 
 /* Frees what removals and reloads retired once their grace period has
  * passed (blocks for one when something waits). From a non-reader thread,

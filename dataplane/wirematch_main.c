@@ -322,6 +322,7 @@ int main(int argc, char **argv)
     if (o.resolution || o.subs || o.match_log) {
         char merr[512];
         match = wm_match_table_new(o.resolution, o.subs, 65536, merr, sizeof merr);
+        if (match) wm_match_table_set_share_policy(match, o.share_policy);
         if (!match) {
             fprintf(stderr, "wirematch: %s\n", merr);
             rte_eal_cleanup();
