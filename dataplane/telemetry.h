@@ -4,8 +4,13 @@
  *   /wirematch/stats   every counter of dp_stats.h summed over workers, one
  *                      dict per group: {"packets": {"rx": N, ...}, "segments": ...}
  *                      (read while workers run, so sums may be a burst apart)
- *   /wirematch/flows   per worker: lcore, queue, active connections, capacity,
- *                      out-of-order blocks in use, opened, midstream, closed
+ *   /wirematch/flows[,N]  per worker ("worker<i>"): lcore, queue, active
+ *                      connections, capacity, out-of-order blocks in use,
+ *                      opened, midstream, closed, evicted; and the N (1..32,
+ *                      default 10) biggest connections by stream bytes as
+ *                      "flow1".."flowN" (endpoints, client id, state, packets
+ *                      and bytes per direction, idle time), each worker asked
+ *                      through flow_report.h (waits up to 200 ms per worker)
  *   /wirematch/subscriptions  "count" of learned subscriptions and up to 200
  *                      of them as "key filter" strings (match_sink.h), and the
  *                      tables' state: generation, reloads, reload_failures,

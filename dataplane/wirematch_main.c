@@ -185,6 +185,15 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
         json_array_append_new(jw, x);
     }
     json_object_set_new(root, "workers", jw);
+    if (n_workers && workers[0].reasm) {
+        struct wm_ip_reasm_counters rc = {0};
+        for (unsigned i = 0; i < n_workers; i++) wm_ip_reasm_counters_add(&rc, workers[i].reasm);
+        json_t *jr = json_object();
+#define WM_REASM_JSON(n) json_object_set_new(jr, #n, json_integer((json_int_t)rc.n));
+        WM_IP_REASM_COUNTERS(WM_REASM_JSON)
+#undef WM_REASM_JSON
+        json_object_set_new(root, "ip_reasm", jr);
+    }
     /* Cycles per packet over all workers: mean and percentiles from the
      * log2 histogram (a percentile is reported as its bucket's upper bound). */
     uint64_t hist[WM_CYC_BUCKETS] = {0}, cyc = 0, cpk = 0;
@@ -258,6 +267,7 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_t *cons = json_object();
     json_object_set_new(cons, "nic_rx", json_integer((json_int_t)nic_rx));
     json_object_set_new(cons, "rx", json_integer((json_int_t)t.path.rx_packets));
+    json_object_set_new(cons, "reassembled", json_integer((json_int_t)t.path.reassembled));
     json_object_set_new(cons, "counted", json_integer((json_int_t)counted));
     json_object_set_new(cons, "segments", json_integer((json_int_t)segs));
     json_object_set_new(cons, "packets_hold", json_boolean(wm_dp_totals_conserved(&t)));
@@ -352,6 +362,8 @@ int main(int argc, char **argv)
     if (main_works) lcores[n_workers++] = rte_get_main_lcore();
 
     unsigned n_mbufs = n_ports * n_workers * (NB_RXD + NB_TXD + 2 * WM_BURST) + n_workers * MBUF_CACHE + 1024;
+    /* Fragments held for reassembly, at most RTE_LIBRTE_IP_FRAG_MAX_FRAG per datagram. */
+    n_mbufs += n_workers * o.frag_max * RTE_LIBRTE_IP_FRAG_MAX_FRAG;
     if (n_mbufs < 8191) n_mbufs = 8191;
     if (o.mbufs) n_mbufs = o.mbufs;
     struct rte_mempool *pool = rte_pktmbuf_pool_create("wm_mbufs", n_mbufs, MBUF_CACHE, 0,
@@ -415,6 +427,10 @@ int main(int argc, char **argv)
             w->port_replay[p] = (uint8_t)ports[p].replay;
         }
         if (wm_worker_init(w, &pcfg, &mcfg, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) status = 1;
+        if (status == 0 && o.frag_max) {
+            w->reasm = wm_ip_reasm_new(o.frag_max, o.frag_timeout_ms, (int)rte_lcore_to_socket_id(lcores[i]));
+            if (!w->reasm) status = 1;
+        }
     }
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
         fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");
@@ -461,6 +477,7 @@ int main(int argc, char **argv)
     if (workers) {
         for (unsigned i = 0; i < n_workers; i++) {
             free((char *)workers[i].match_log);
+            wm_ip_reasm_free(workers[i].reasm);
             wm_worker_free(&workers[i]);
         }
         rte_free(workers);

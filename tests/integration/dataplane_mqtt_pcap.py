@@ -18,8 +18,9 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     PUBLISHes ride in IPv4 fragments: #1 in 3 fragments in
                     order, #2 in 3 fragments in reverse order, #3 in 2
                     fragments with a duplicate, then #4 whose first fragment
-                    never comes (it must time out), then #5 unfragmented.
-                    Prints the expected counters as JSON.
+                    never comes (it must time out). Connections stay open.
+                    Prints the expected counters (and each connection's
+                    stream bytes and packets) as JSON.
 """
 import json
 import struct
@@ -209,7 +210,13 @@ elif scenario == "frag":
     # #4: its first fragment is lost; the rest must be freed by the timeout
     # and the stream then has a gap the server's ACK shows (direction lost).
     pub.c2s_fragments(publish("f/4", payload=body), [96, 200], [1, 2])
-    result = {"fragments": 3 + 3 + 3 + 2, "reassembled": 3, "publish_matched": 3}
+    pubs = [publish("f/%d" % k, payload=body) for k in (1, 2, 3)]
+    result = {"fragments": 3 + 3 + 3 + 2, "reassembled": 3, "publish_matched": 3,
+              # stream bytes each connection delivers (#4 never completes)
+              "flows": {"pub": {"client_port": 20002, "c2s_bytes": len(connect("pub")) + sum(map(len, pubs)),
+                                "s2c_bytes": len(CONNACK), "c2s_packets": 3 + 3, "s2c_packets": 2 + 3},
+                        "sub": {"client_port": 20001, "c2s_bytes": len(connect("sub")) + len(subscribe(1, 1, "f/#")),
+                                "s2c_bytes": len(CONNACK) + len(suback(1)), "c2s_packets": 4, "s2c_packets": 3}}}
 else:
     sys.exit("unknown scenario " + scenario)
 

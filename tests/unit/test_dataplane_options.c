@@ -89,3 +89,21 @@ Test(options, share_policy)
     cr_assert_eq(parse(3, bad), -1);
     cr_assert(strstr(err, "--share-policy") && strstr(err, "random"), "%s", err);
 }
+
+Test(options, fragments)
+{
+    const char *def[] = {"wirematch"};
+    cr_assert_eq(parse(1, def), 0);
+    cr_assert_eq(o.frag_max, 256);
+    cr_assert_eq(o.frag_timeout_ms, 2000);
+    const char *set[] = {"wirematch", "--frag-max", "0", "--frag-timeout-ms", "50"};
+    cr_assert_eq(parse(5, set), 0, "%s", err);
+    cr_assert_eq(o.frag_max, 0);
+    cr_assert_eq(o.frag_timeout_ms, 50);
+    const char *big[] = {"wirematch", "--frag-max", "65537"};
+    cr_assert_eq(parse(3, big), -1);
+    cr_assert(strstr(err, "--frag-max"), "%s", err);
+    const char *zero[] = {"wirematch", "--frag-timeout-ms", "0"};
+    cr_assert_eq(parse(3, zero), -1);
+    cr_assert(strstr(err, "--frag-timeout-ms"), "%s", err);
+}
