@@ -24,6 +24,7 @@
 
 #include "control/reload.h"
 #include "control/tables.h"
+#include "dataplane/peid_cache.h"
 #include "matcher/matcher.h"
 #include "matcher/qsbr.h"
 #include "matcher/share_pick.h"
@@ -75,6 +76,7 @@ struct wm_match_worker {
     FILE *log;
     char *logbuf;
     struct wm_match_counters c;  /* lookups, errors, log lines */
+    struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -507,8 +509,19 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         w->c.lookup_errors++;
         return WM_MQTT_PUB_MATCH_ERROR;
     }
-    wm_matcher_status st = wm_matcher_lookup_str(w->r, p->topic, p->topic_len, peids, p->n_peids, p->client,
-                                                 p->client_len, &w->res);
+    /* wm_matcher_lookup_str's checks, then its peid lookups through the
+     * worker's cache and the lookup by ids. */
+    const wm_matcher *m = wm_tables_matcher(w->tables);
+    uint32_t ids[WM_MQTT_MAX_PEIDS];
+    wm_matcher_status st = p->topic_len == 0 ? WM_MATCHER_E_INVALID_TOPIC : WM_MATCHER_OK;
+    for (uint32_t i = 0; st == WM_MATCHER_OK && i < p->n_peids; i++) {
+        if (peids[i].len == 0) st = WM_MATCHER_E_BAD_PEID;
+        else ids[i] = wm_peid_cache_find(w->peids, m, peids[i].s, peids[i].len);
+    }
+    if (st == WM_MATCHER_OK) {
+        wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
+        st = wm_matcher_lookup(w->r, &pub, &w->res);
+    }
     if (st != WM_MATCHER_OK) {
         w->c.lookup_errors++;
         return WM_MQTT_PUB_MATCH_ERROR;
@@ -551,6 +564,9 @@ static void attach(struct wm_match_worker *w)
     const wm_tables *set = NULL;
     wm_matcher_reader *r = wm_reload_reader_acquire(w->rd, &set);
     if (r) {
+        /* A new set is a new matcher (its peid ids differ), possibly at the
+         * address of a freed one: the cache must not outlive the switch. */
+        if (set != w->tables) wm_peid_cache_reset(w->peids);
         w->r = r;
         w->tables = set;
     }
@@ -571,7 +587,9 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
     w->member_hash = malloc(sizeof(uint32_t) * cap);
     w->rr = calloc(t->max_groups, sizeof(uint32_t));
-    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr) goto nomem;
+    w->peids = calloc(1, sizeof *w->peids);
+    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids)
+        goto nomem;
     w->rd = wm_reload_reader_new(t->rl);
     if (w->rd) attach(w);
     if (!w->rd || !w->r) {
@@ -616,6 +634,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->keys);
     free(w->member_hash);
     free(w->rr);
+    free(w->peids);
     free(w);
 }
 
