@@ -23,31 +23,16 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     stream bytes and packets) as JSON.
 """
 import json
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from wire import csum, packet, s16, vbi, write_pcap  # noqa: E402
 
 scenario, out_path, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 frames = []
 FIN, SYN, RST, PSH, ACK = 1, 2, 4, 8, 16
-
-
-def vbi(n):
-    out = b""
-    while True:
-        b = n % 128
-        n //= 128
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def s16(s):
-    b = s.encode()
-    return struct.pack("!H", len(b)) + b
-
-
-def packet(first, body):
-    return bytes([first]) + vbi(len(body)) + body
 
 
 def connect(cid):
@@ -72,15 +57,6 @@ def suback(pid):
 def publish(topic, peid=None, payload=b"x"):
     props = b"" if peid is None else b"\x26" + s16("peid") + s16(peid)
     return packet(0x30, s16(topic) + vbi(len(props)) + props + payload)
-
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
 
 
 ip_id = [1]
@@ -220,9 +196,5 @@ elif scenario == "frag":
 else:
     sys.exit("unknown scenario " + scenario)
 
-with open(out_path, "wb") as f:
-    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
-    for i, fr in enumerate(frames):
-        f.write(struct.pack("<IIII", 1700000000 + i // 1000, (i % 1000) * 1000, len(fr), len(fr)))
-        f.write(fr)
+write_pcap(out_path, frames)
 print(json.dumps(result))
