@@ -80,7 +80,7 @@ uint32_t wm_intern_find_h(const wm_intern *t, uint64_t h, uint32_t aux, const ch
 
 uint32_t wm_intern_find(const wm_intern *t, uint32_t aux, const char *key, size_t n)
 {
-    return wm_intern_find_h(t, wm_hash_bytes(aux, key, n), aux, key, n);
+    return wm_intern_find_h(t, wm_hash_key(aux, key, n), aux, key, n);
 }
 
 static void tab_put(wm_intern_tab *tb, uint64_t h, uint32_t id)
@@ -108,7 +108,7 @@ static bool tab_reserve(wm_intern *t)
         uint64_t s = tb->slot[i];
         if (s == SLOT_EMPTY || s == SLOT_TOMB) continue;
         uint32_t id = SLOT_ID(s);
-        tab_put(nt, wm_hash_bytes(t->aux[id], t->key[id], t->len[id]), id);
+        tab_put(nt, wm_hash_key(t->aux[id], t->key[id], t->len[id]), id);
     }
     __atomic_store_n(&t->tab, nt, __ATOMIC_RELEASE);
     wm_retire_free(t->retire, tb);
@@ -120,7 +120,7 @@ uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bo
 {
     if (created) *created = false;
     if (n > 65535) return WM_INTERN_NONE;
-    uint64_t h = wm_hash_bytes(aux, key, n);
+    uint64_t h = wm_hash_key(aux, key, n);
     uint32_t id = wm_intern_find_h(t, h, aux, key, n);
     if (id != WM_INTERN_NONE) {
         t->refs[id]++;
@@ -162,7 +162,7 @@ bool wm_intern_put(wm_intern *t, uint32_t id)
 {
     if (--t->refs[id] != 0) return false;
     wm_intern_tab *tb = t->tab;
-    uint64_t h = wm_hash_bytes(t->aux[id], t->key[id], t->len[id]);
+    uint64_t h = wm_hash_key(t->aux[id], t->key[id], t->len[id]);
     uint32_t i = (uint32_t)h & tb->mask;
     while (tb->slot[i] == SLOT_TOMB || tb->slot[i] == SLOT_EMPTY || SLOT_ID(tb->slot[i]) != id) {
         if (tb->slot[i] == SLOT_EMPTY) return false; /* not reachable: id is live */

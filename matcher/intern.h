@@ -35,9 +35,9 @@
 
 /* 64-bit hash of (aux, bytes): multiply-fold mixing, 8 bytes per step.
  * Not a cryptographic or DoS-resistant hash: keys are bounded and the table
- * stays at most half full. Keys up to 16 bytes — topic names and levels,
- * client ids, peids on the lookup path — take two dependent multiplies
- * (two overlapping loads, as wyhash does) instead of four. */
+ * stays at most half full. Its values are relied on outside this file
+ * (share_pick's rendezvous hash, reimplemented by the dataplane_share
+ * integration test), so they must not change. */
 static inline uint64_t wm_hash_mix(uint64_t a, uint64_t b)
 {
     __uint128_t r = (__uint128_t)a * b;
@@ -46,24 +46,7 @@ static inline uint64_t wm_hash_mix(uint64_t a, uint64_t b)
 static inline uint64_t wm_hash_bytes(uint32_t aux, const void *p, size_t n)
 {
     const unsigned char *s = p;
-    uint64_t seed = 0x9E3779B97F4A7C15ull ^ ((uint64_t)aux << 32) ^ n;
-    if (n <= 16) {
-        uint64_t a = 0, b = 0;
-        if (n >= 8) {
-            memcpy(&a, s, 8);
-            memcpy(&b, s + n - 8, 8);
-        } else if (n >= 4) {
-            uint32_t x, y;
-            memcpy(&x, s, 4);
-            memcpy(&y, s + n - 4, 4);
-            a = x; b = y;
-        } else if (n > 0) {
-            a = (uint64_t)s[0] << 16 | (uint64_t)s[n >> 1] << 8 | s[n - 1];
-        }
-        uint64_t h = wm_hash_mix(a ^ 0xA0761D6478BD642Full, b ^ seed);
-        return wm_hash_mix(h ^ 0xE7037ED1A0B428DBull, seed ^ 0x8EBC6AF09C88C6E3ull);
-    }
-    uint64_t h = wm_hash_mix(seed, 0xA0761D6478BD642Full);
+    uint64_t h = wm_hash_mix(0x9E3779B97F4A7C15ull ^ n, 0xA0761D6478BD642Full ^ aux);
     while (n >= 8) {
         uint64_t v;
         memcpy(&v, s, 8);
@@ -74,6 +57,31 @@ static inline uint64_t wm_hash_bytes(uint32_t aux, const void *p, size_t n)
     memcpy(&v, s, n);
     h = wm_hash_mix(h ^ v ^ ((uint64_t)n << 56), 0x8EBC6AF09C88C6E3ull);
     return wm_hash_mix(h, 0x589965CC75374CC3ull);
+}
+
+/* The interning tables' own hash (never stored outside them): keys up to
+ * 16 bytes — topic names and levels on the lookup path, peids, client ids
+ * — take two dependent multiplies on two overlapping loads (as wyhash
+ * does) instead of wm_hash_bytes' four; longer keys use wm_hash_bytes. */
+static inline uint64_t wm_hash_key(uint32_t aux, const void *p, size_t n)
+{
+    if (n > 16) return wm_hash_bytes(aux, p, n);
+    const unsigned char *s = p;
+    uint64_t seed = 0x9E3779B97F4A7C15ull ^ ((uint64_t)aux << 32) ^ n;
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        a = x; b = y;
+    } else if (n > 0) {
+        a = (uint64_t)s[0] << 16 | (uint64_t)s[n >> 1] << 8 | s[n - 1];
+    }
+    uint64_t h = wm_hash_mix(a ^ 0xA0761D6478BD642Full, b ^ seed);
+    return wm_hash_mix(h ^ 0xE7037ED1A0B428DBull, seed ^ 0x8EBC6AF09C88C6E3ull);
 }
 
 typedef struct wm_intern_tab {
@@ -108,7 +116,7 @@ void wm_intern_fini(wm_intern *t);
 /* Reader or writer: the id of (aux, key[0..n)) or WM_INTERN_NONE. Never
  * allocates, never blocks. */
 uint32_t wm_intern_find(const wm_intern *t, uint32_t aux, const char *key, size_t n);
-/* Same with the hash precomputed by wm_hash_bytes(aux, key, n). */
+/* Same with the hash precomputed by wm_hash_key(aux, key, n). */
 uint32_t wm_intern_find_h(const wm_intern *t, uint64_t h, uint32_t aux, const char *key, size_t n);
 
 /* Initialises the per-id data of a new id before readers can find it. */
