@@ -424,6 +424,9 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
     w->peids = calloc(1, sizeof *w->peids);
     if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->peids) goto nomem;
+    /* Peids are interned only by wm_match_table_new (the resolution's
+     * dictionary), so one unknown now stays unknown for this matcher. */
+    w->peids->cache_unknown = true;
     w->r = wm_matcher_reader_new(t->m);
     if (!w->r) {
         snprintf(err, errlen, "cannot register a matcher reader");
