@@ -14,6 +14,7 @@ typedef struct dctx {
     wm_exi_event_fn fn;
     void *user;
     bool stop;
+    bool typed_fast;          /* typed_only and no prefixes: see typed_attribute() */
 } dctx;
 
 static wm_exi_status mem_fail(dctx *c)
@@ -48,6 +49,23 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
          * seven at a time from a 64-bit window */
         const uint8_t *buf = c->r.buf;
         uint64_t nbytes = c->r.len_bits >> 3;
+        /* seven characters per step when all seven are ASCII and non-zero:
+         * no octet has its high bit, none is zero (p has room for the 8-byte
+         * store: 4 bytes per character were reserved) */
+        while (i + 7 <= nchars) {
+            uint64_t byte = c->r.pos >> 3;
+            if (byte + 8 > nbytes) break;
+            uint64_t win;
+            memcpy(&win, buf + byte, 8);
+            win = __builtin_bswap64(win) << (c->r.pos & 7);
+            const uint64_t hi = 0x8080808080808000ull, lo = 0x0101010101010100ull;
+            if ((win & hi) || ((win - lo) & ~win & hi)) break;
+            uint64_t le = __builtin_bswap64(win);
+            memcpy(p + n, &le, 8);
+            n += 7;
+            i += 7;
+            c->r.pos += 56;
+        }
         while (i < nchars) {
             uint64_t byte = c->r.pos >> 3;
             if (byte + 8 > nbytes) break;
@@ -289,6 +307,31 @@ static wm_exi_status attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt,
     return emit(c, &ev);
 }
 
+/* A declared attribute whose value comes typed only (limits.typed_only,
+ * no prefixes preserved): the value is read straight into the event, the
+ * common case of sensor payloads (numbers and booleans, §7.1.2, §7.1.4,
+ * §7.1.5). Same checks as wm_exi_value_read(). */
+#define TYPED_FAST_KINDS ((1u << WM_EXI_DT_FLOAT) | (1u << WM_EXI_DT_INTEGER) | (1u << WM_EXI_DT_BOOLEAN))
+static wm_exi_status typed_attribute(dctx *c, const wm_exi_prod *p, const wm_exi_datatype *t)
+{
+    wm_exi_event ev;
+    ev.type = WM_EXI_EV_AT;
+    ev.xsi = false;
+    qname_view(c, &ev, p->uri, p->lid);
+    ev.value = (wm_exi_value){ .kind = t->kind };
+    wm_exi_status st;
+    if (t->kind == WM_EXI_DT_FLOAT) {
+        int64_t e;
+        if ((st = wm_exi_read_int(&c->r, &ev.value.mantissa)) || (st = wm_exi_read_int(&c->r, &e))) return st;
+        if (e < -16384 || e > 16383)
+            return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "float exponent %lld out of 14-bit range (§7.1.4)", (long long)e);
+        ev.value.exponent = (int32_t)e;
+    } else if (t->kind == WM_EXI_DT_INTEGER) {
+        if ((st = wm_exi_read_int(&c->r, &ev.value.i))) return st;
+    } else if ((st = wm_exi_read_bool(&c->r, &ev.value.b))) return st;
+    return emit(c, &ev);
+}
+
 /* xsi:type: value is a QName (§7.1.7); switches the element's grammar. */
 static wm_exi_status xsi_type(dctx *c, wm_exi_frame *f)
 {
@@ -427,6 +470,10 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         switch (p->term) {
         case WM_EXI_T_AT:
             f->state = p->next;
+            if (c->typed_fast && p->arg < g->n_types) {
+                const wm_exi_datatype *t = &g->types[p->arg];
+                if ((1u << t->kind) & TYPED_FAST_KINDS && !t->pattern_bool) return typed_attribute(c, p, t);
+            }
             return attribute(c, p->uri, p->lid, p->arg, false, NULL);
         case WM_EXI_T_AT_URI: case WM_EXI_T_AT_ANY: {
             uint32_t uri = p->uri, lid;
@@ -601,6 +648,7 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
     d->n_bis = d->cap_bis = 0;
     d->depth = 0;
     if (!d->stack || !d->scratch) return mem_fail(&c);
+    c.typed_fast = d->lim.typed_only && !d->opts.preserve_prefixes;
     wm_exi_event ev = { .type = WM_EXI_EV_SD };
     emit(&c, &ev);
     int doc_state = 0;

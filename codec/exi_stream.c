@@ -161,3 +161,15 @@ wm_exi_status wm_exi_read_byte(wm_exi_reader *r, uint8_t *out)
 }
 
 wm_exi_status wm_exi_write_byte(wm_exi_writer *w, uint8_t v) { return wm_exi_write_raw(w, 8, v); }
+
+wm_exi_status wm_exi_read_int_slow(wm_exi_reader *r, int64_t *out)
+{
+    bool neg;
+    uint64_t mag;
+    wm_exi_status st = wm_exi_read_bool(r, &neg);
+    if (st || (st = wm_exi_read_uint(r, &mag))) return st;
+    if (mag > (uint64_t)INT64_MAX)
+        return wm_exi_fail(r->err, WM_EXI_E_UNSUPPORTED, r->pos, "integer beyond 64 bits (§7.1.5)");
+    *out = neg ? -(int64_t)mag - 1 : (int64_t)mag;
+    return WM_EXI_OK;
+}

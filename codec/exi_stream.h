@@ -127,6 +127,35 @@ static inline wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out)
 }
 wm_exi_status wm_exi_write_uint(wm_exi_writer *w, uint64_t v);
 
+/* Integer (§7.1.5): sign bit, then the magnitude as an unsigned integer
+ * (negative values store magnitude - 1). Up to 64 bits; beyond that
+ * WM_EXI_E_UNSUPPORTED. */
+wm_exi_status wm_exi_read_int_slow(wm_exi_reader *r, int64_t *out);
+static inline wm_exi_status wm_exi_read_int(wm_exi_reader *r, int64_t *out)
+{
+    /* fast path (bit-packed): sign bit and up to four octets from one 64-bit
+     * window: 1 + 32 bits after a shift of at most 7 fit in 64 */
+    uint64_t byte = r->pos >> 3;
+    if (!r->byte_aligned && byte + 8 <= (r->len_bits >> 3)) {
+        uint64_t w;
+        __builtin_memcpy(&w, r->buf + byte, 8);
+        w = __builtin_bswap64(w) << (r->pos & 7);
+        uint64_t neg = w >> 63, v = 0;
+        w <<= 1;
+        for (unsigned i = 0; i < 4; i++) {
+            uint32_t b = (uint32_t)(w >> 56);
+            w <<= 8;
+            v |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                r->pos += 1 + 8 * (i + 1);
+                *out = neg ? -(int64_t)v - 1 : (int64_t)v;
+                return WM_EXI_OK;
+            }
+        }
+    }
+    return wm_exi_read_int_slow(r, out);
+}
+
 /* One whole byte (binary content octets, §7.1.1): 8 bits in either mode. */
 wm_exi_status wm_exi_read_byte(wm_exi_reader *r, uint8_t *out);
 wm_exi_status wm_exi_write_byte(wm_exi_writer *w, uint8_t v);

@@ -104,6 +104,13 @@ wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, u
     memcpy(t->uris, t->tpl_uris, g->n_uris * sizeof *t->uris);
     t->n_lnames = g->n_lids;
     memcpy(t->lnames, t->tpl_lnames, g->n_lids * sizeof *t->lnames);
+    /* room for the values of a typical small document up front: growing the
+     * arrays entry by entry showed up in decode profiles */
+    t->values = wm_exi_arena_alloc(t->arena, 64 * sizeof *t->values);
+    t->dirty = wm_exi_arena_alloc(t->arena, 32 * sizeof *t->dirty);
+    if (!t->values || !t->dirty) return WM_EXI_E_MEMORY;
+    t->cap_values = 64;
+    t->cap_dirty = 32;
     if (t->want_hash) {
         t->hash_cap = 1024;
         t->hash = wm_exi_arena_alloc(t->arena, t->hash_cap * sizeof *t->hash);

@@ -47,17 +47,7 @@ static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 
 /* ------------------------------------------------------------ reading */
 
-static wm_exi_status read_integer(wm_exi_reader *r, int64_t *out)
-{
-    bool neg;
-    uint64_t mag;
-    wm_exi_status st = wm_exi_read_bool(r, &neg);
-    if (st || (st = wm_exi_read_uint(r, &mag))) return st;
-    if (mag > (uint64_t)INT64_MAX)
-        return wm_exi_fail(r->err, WM_EXI_E_UNSUPPORTED, r->pos, "integer beyond 64 bits (§7.1.5)");
-    *out = neg ? -(int64_t)mag - 1 : (int64_t)mag;
-    return WM_EXI_OK;
-}
+static wm_exi_status read_integer(wm_exi_reader *r, int64_t *out) { return wm_exi_read_int(r, out); }
 
 static wm_exi_status read_datetime(wm_exi_reader *r, unsigned variant, wm_exi_text *tx)
 {

@@ -5,6 +5,9 @@
  *                    IN.exi                     XML on stdout (the last three: out-of-band
  *                                               options; compression is refused with a reason)
  *   wmctl exi compile --schema X.xsd OUT.wmg   the compiled grammar as a file, for --grammar
+ *   wmctl exi grammar --schema X.xsd [--format text|exificient] [TYPE]
+ *                                              the grammar as text, or as exificient.js's
+ *                                              JSON grammar file (control/exi_exificient.h)
  *   (decode and encode take --grammar OUT.wmg instead of --schema X.xsd)
  *   wmctl exi encode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
  *                    [--fragment] [--header-options] [--schema-id ID] [--cookie]
@@ -23,19 +26,20 @@
 #include "codec/exi_encode.h"
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
+#include "control/exi_exificient.h"
 #include "control/wmctl.h"
 
 static int usage(void)
 {
     return wmctl_usage_error("exi",
         "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
-        " [--preserve-prefixes] [--header-options] [--schema-id ID] [--cookie] IN [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [TYPE]");
+        " [--preserve-prefixes] [--header-options] [--schema-id ID] [--cookie] IN [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]");
 }
 
 int wmctl_exi(int argc, char **argv)
 {
     if (argc < 2) return usage();
-    const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL, *gfile = NULL;
+    const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL, *gfile = NULL, *format = NULL;
     bool schemaless = false, header_options = false, cookie = false;
     wm_exi_options o;
     wm_exi_options_default(&o);
@@ -52,6 +56,7 @@ int wmctl_exi(int argc, char **argv)
         else if (!strcmp(argv[i], "--header-options")) header_options = true;
         else if (!strcmp(argv[i], "--cookie")) cookie = true;
         else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i];
+        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) return usage();
         else if (!in) in = argv[i];
         else if (!out) out = argv[i];
@@ -84,6 +89,20 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_grammar *gg = NULL;
         if (!schema || wm_exi_xsd_compile(schema, &gg, &e2))
             return wmctl_usage_error("exi", "grammar needs a readable --schema: %s", e2.msg);
+        if (format && !strcmp(format, "exificient")) {
+            /* the grammar file exificient.js reads (control/exi_exificient.h) */
+            char *js = NULL;
+            wm_exi_status xs = wm_exi_exificient_json(gg, &js, &e2);
+            wm_exi_grammar_free(gg);
+            if (xs) return wmctl_usage_error("exi", "%s: %s", schema, xs == WM_EXI_E_MEMORY ? "out of memory" : e2.msg);
+            puts(js);
+            free(js);
+            return 0;
+        }
+        if (format && strcmp(format, "text")) {
+            wm_exi_grammar_free(gg);
+            return wmctl_usage_error("exi", "--format is text or exificient");
+        }
         printf("uris:");
         for (uint32_t i = 0; i < gg->n_uris; i++) printf(" %u=%s(%u names)", i, gg->uris[i], gg->uri_lid_count[i]);
         printf("\ndocument elements (%u):", gg->n_doc);

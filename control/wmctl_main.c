@@ -24,7 +24,8 @@ static const struct wmctl_command commands[] = {
       "  exi encode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
       "             [--header-options] [--schema-id ID] [--cookie] IN.xml OUT.exi\n"
       "  exi compile --schema X.xsd OUT.wmg   save a compiled grammar\n"
-      "  exi grammar --schema X.xsd [TYPE]    print the grammar (EXI 1.0 8.5)" },
+      "  exi grammar --schema X.xsd [--format text|exificient] [TYPE]\n"
+      "                                       print the grammar (EXI 1.0 8.5), or exificient.js's JSON" },
     { "resolve", wmctl_resolve,
       "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
