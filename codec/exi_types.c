@@ -256,6 +256,10 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "enumeration index %u of %u values (§7.2)", c, dt->n_enum);
         v->i = c;
         if (tx->cap) st = tx_put(r, tx, dt->enum_values[c], strlen(dt->enum_values[c]));
+        else { /* typed only: the grammar's own text, no copy */
+            v->text = dt->enum_values[c];
+            v->len = (uint32_t)strlen(dt->enum_values[c]);
+        }
         break;
     }
     case WM_EXI_DT_RCS_STRING: case WM_EXI_DT_STRING: {

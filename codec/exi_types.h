@@ -85,7 +85,8 @@ typedef struct wm_exi_text {
 /* Reads one value of datatype dt (not STRING: strings go through the string
  * table) from r, appending its lexical form to *tx and filling *v. With
  * tx->cap == 0, booleans, integers, floats and enumerations are returned
- * typed only (v->text NULL, v->len 0): the fast path of content filters.
+ * typed only (v->text NULL, v->len 0; enumerations point text at the grammar's
+ * value instead): the fast path of content filters.
  * `types` is the table LIST item indexes refer to. Errors: WM_EXI_E_TRUNCATED,
  * WM_EXI_E_VALUE (out of range: enum index, n-bit above the range, month 13,
  * code point > 0x10FFFF...), WM_EXI_E_LENGTH (scratch full), WM_EXI_E_UNSUPPORTED

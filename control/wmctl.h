@@ -25,6 +25,12 @@ int wmctl_match(int argc, char **argv);
 /* `wmctl exi decode|encode ...`: EXI <-> XML with an XML Schema (control/wmctl_exi.c). */
 int wmctl_exi(int argc, char **argv);
 
+/* `wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns P=URI ...] --query Q ...
+ * [--strict] [--byte-aligned] IN.exi`: the 1-based indexes of the matching
+ * queries as a JSON list (control/wmctl_exi_filter.c, matcher/xpath_filter.h).
+ * argv[0] is "filter". */
+int wmctl_exi_filter(int argc, char **argv);
+
 /* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
  * resolves every neighborhood of F over world W (control/resolver.h). Exit 1
  * for a bad world or neighborhood file (message with feature number or

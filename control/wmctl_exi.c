@@ -39,6 +39,7 @@ static int usage(void)
 int wmctl_exi(int argc, char **argv)
 {
     if (argc < 2) return usage();
+    if (!strcmp(argv[1], "filter")) return wmctl_exi_filter(argc - 1, argv + 1);
     const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL, *gfile = NULL, *format = NULL;
     bool schemaless = false, header_options = false, cookie = false;
     wm_exi_options o;

@@ -1,0 +1,142 @@
+/* wmctl exi filter — content filters (matcher/xpath_filter.h) over one EXI
+ * stream:
+ *
+ *   wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns PREFIX=URI ...]
+ *                    --query Q [--query Q ...] [--strict] [--byte-aligned]
+ *                    [--stats] IN.exi
+ *
+ * prints the 1-based indexes of the queries that select something in the
+ * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
+ * figures on stderr. Options are the out-of-band ones (a header's options
+ * win). Exit codes: 0 ok; 1 the stream is not valid EXI for the schema
+ * (reason and bit position on stderr); 2 usage, unreadable file, bad schema,
+ * or a query refused (its index, position and reason on stderr).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/exi_grammar.h"
+#include "codec/exi_xsd.h"
+#include "control/wmctl.h"
+#include "matcher/xpath_filter.h"
+
+static int slurp(const char *path, uint8_t **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    size_t cap = 1 << 16, n = 0, k;
+    uint8_t *b = malloc(cap);
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            uint8_t *nb = cap < (256u << 20) ? realloc(b, cap * 2) : NULL;
+            if (!nb) { free(b); b = NULL; break; }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!b) return -1;
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+static int usage(void)
+{
+    return wmctl_usage_error("exi",
+        "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
+        " [--strict] [--byte-aligned] [--stats] IN.exi");
+}
+
+int wmctl_exi_filter(int argc, char **argv)
+{
+    const char *schema = NULL, *gfile = NULL, *in = NULL;
+    bool stats = false;
+    wm_exi_options o;
+    wm_exi_options_default(&o);
+    const char **qs = calloc((size_t)argc + 1, sizeof *qs);
+    wm_xp_ns *ns = calloc((size_t)argc + 1, sizeof *ns);
+    uint32_t nq = 0;
+    size_t nns = 0;
+    int rc = 2;
+    wm_exi_grammar *g = NULL;
+    wm_xpf *f = NULL;
+    wm_xpf_ctx *c = NULL;
+    uint8_t *data = NULL;
+    uint64_t *m = NULL;
+    if (!qs || !ns) { rc = wmctl_usage_error("exi", "out of memory"); goto out; }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i];
+        else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i];
+        else if (!strcmp(argv[i], "--query") && i + 1 < argc) qs[nq++] = argv[++i];
+        else if (!strcmp(argv[i], "--ns") && i + 1 < argc) {
+            if (!wm_xp_ns_parse(argv[++i], &ns[nns])) { rc = wmctl_usage_error("exi", "--ns wants PREFIX=URI, got '%s'", argv[i]); goto out; }
+            nns++;
+        } else if (!strcmp(argv[i], "--strict")) o.strict = true;
+        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
+        else if (!strcmp(argv[i], "--stats")) stats = true;
+        else if (argv[i][0] == '-' && argv[i][1]) { rc = usage(); goto out; }
+        else if (!in) in = argv[i];
+        else { rc = usage(); goto out; }
+    }
+    if (!in || !nq || (schema != NULL) == (gfile != NULL)) { rc = usage(); goto out; }
+    wm_exi_error e = { 0 };
+    if (schema) {
+        if (wm_exi_xsd_compile(schema, &g, &e)) {
+            rc = wmctl_usage_error("exi", "schema %s: %s [%s]", schema, e.msg, wm_exi_status_name(e.status));
+            goto out;
+        }
+    } else {
+        uint8_t *gb;
+        size_t gl;
+        if (slurp(gfile, &gb, &gl)) { rc = wmctl_usage_error("exi", "cannot read %s", gfile); goto out; }
+        wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &e);
+        free(gb);
+        if (gst) { rc = wmctl_usage_error("exi", "%s: %s", gfile, e.msg); goto out; }
+    }
+    wm_xpf_error fe;
+    if (wm_xpf_compile(g, qs, nq, ns, nns, &f, &fe)) {
+        if (fe.query != UINT32_MAX)
+            rc = wmctl_usage_error("exi", "query %u at position %u: %s", fe.query + 1, fe.pos, fe.msg);
+        else rc = wmctl_usage_error("exi", "%s", fe.msg);
+        goto out;
+    }
+    if (stats) {
+        wm_xpf_stats s;
+        wm_xpf_stats_get(f, &s);
+        fprintf(stderr, "filter: %u queries, %u path states over %u name classes, %u predicate states, %u accepting states,"
+                " %u value tests (%u Hyperscan patterns), %u always-evaluated\n",
+                s.queries, s.path_states, s.symbols, s.predicate_states, s.accepting_states, s.literals, s.patterns, s.always);
+    }
+    size_t len;
+    if (slurp(in, &data, &len)) { rc = wmctl_usage_error("exi", "cannot read %s", in); goto out; }
+    if (!(c = wm_xpf_ctx_new(f, NULL)) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
+        rc = wmctl_usage_error("exi", "out of memory");
+        goto out;
+    }
+    bool early = false;
+    wm_xpf_status st = wm_xpf_match(c, data, len, &o, NULL, 0, m, &early, &e);
+    if (st == WM_XPF_E_DECODE) {
+        fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]\n", in, e.msg, (unsigned long long)e.bit_pos, wm_exi_status_name(e.status));
+        rc = 1;
+        goto out;
+    }
+    if (st) { rc = wmctl_usage_error("exi", "%s: a value is too large for the filter", in); goto out; }
+    printf("[");
+    for (uint32_t q = 0, k = 0; q < nq; q++)
+        if (m[q >> 6] >> (q & 63) & 1) printf("%s%u", k++ ? "," : "", q + 1);
+    printf("]\n");
+    if (stats) fprintf(stderr, "filter: %s\n", early ? "decided before the end of the stream" : "read the whole stream");
+    rc = 0;
+out:
+    free(m);
+    free(data);
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+    free(qs);
+    free(ns);
+    return rc;
+}

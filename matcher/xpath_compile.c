@@ -1,0 +1,740 @@
+/* Compiles a set of XPath queries into one filter automaton
+ * (matcher/xpath_filter.h): parse, type every value test against the schema
+ * grammar, build the deduplicated literals and predicate trees, the path
+ * automaton (xpath_paths.c), the trigger index of every predicate state and
+ * the one Hyperscan database of all string patterns. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matcher/intern.h"
+#include "matcher/xpath_filter_int.h"
+
+/* Type classes of values, from the schema. */
+enum { TC_STR = 1, TC_NUM = 2, TC_BOOL = 4, TC_CHILDREN = 8 };
+
+typedef struct cctx {
+    wm_xpf *f;
+    const wm_xp_query *pq;
+    uint32_t q;                 /* query being compiled */
+    wm_xpf_error *err;
+    uint32_t cap_lits, cap_pnodes, cap_slots;
+    uint32_t *lit_hash;         /* lit + 1, 0 empty */
+    uint32_t lit_mask;
+    char **pat_expr;            /* per literal: Hyperscan expression (PAT only) */
+    unsigned *pat_flags;
+    size_t pool_len, pool_cap;
+} cctx;
+
+static wm_xpf_status qfail(cctx *c, wm_xpf_status st, uint32_t pos, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static wm_xpf_status qfail(cctx *c, wm_xpf_status st, uint32_t pos, const char *fmt, ...)
+{
+    if (c->err) {
+        c->err->query = c->q;
+        c->err->pos = pos;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->err->msg, sizeof c->err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+char *wm_xpf_keep(wm_xpf *f, const char *s, size_t n)
+{
+    if (f->n_owned == f->cap_owned) {
+        uint32_t nc = f->cap_owned ? f->cap_owned * 2 : 64;
+        char **no = realloc(f->owned, nc * sizeof *no);
+        if (!no) return NULL;
+        f->owned = no;
+        f->cap_owned = nc;
+    }
+    char *p = malloc(n + 1);
+    if (!p) return NULL;
+    memcpy(p, s, n);
+    p[n] = 0;
+    f->owned[f->n_owned++] = p;
+    return p;
+}
+
+/* ---------------------------------------------------------------- slots */
+
+static uint32_t get_slot(cctx *c, bool is_text, const wm_xp_name *attr)
+{
+    wm_xpf *f = c->f;
+    if (is_text && f->text_slot != XPF_NONE) return f->text_slot;
+    for (uint32_t i = 0; !is_text && i < f->n_slots; i++)
+        if (!f->slots[i].is_text && !strcmp(f->slots[i].uri, attr->uri) && !strcmp(f->slots[i].local, attr->local)) return i;
+    if (f->n_slots >= 65000) return XPF_NONE;
+    if (f->n_slots == c->cap_slots) {
+        uint32_t nc = c->cap_slots ? c->cap_slots * 2 : 16;
+        xpf_slot *ns = realloc(f->slots, nc * sizeof *ns);
+        if (!ns) return XPF_NONE;
+        f->slots = ns;
+        c->cap_slots = nc;
+    }
+    xpf_slot *s = &f->slots[f->n_slots];
+    memset(s, 0, sizeof *s);
+    s->is_text = is_text;
+    s->guri = s->glid = XPF_NONE;
+    if (!is_text) {
+        if (!(s->uri = wm_xpf_keep(f, attr->uri, strlen(attr->uri))) || !(s->local = wm_xpf_keep(f, attr->local, strlen(attr->local))))
+            return XPF_NONE;
+        uint32_t u = wm_exi_grammar_find_uri(f->g, attr->uri, strlen(attr->uri));
+        if (u != WM_EXI_NONE) {
+            s->guri = u;
+            s->glid = wm_exi_grammar_find_lid(f->g, u, attr->local, strlen(attr->local));
+            if (s->glid == WM_EXI_NONE) s->glid = XPF_NONE;
+        }
+    } else f->text_slot = f->n_slots;
+    return f->n_slots++;
+}
+
+/* ----------------------------------------------------------- schema types */
+
+static unsigned dt_class(const wm_exi_grammar *g, uint32_t dt)
+{
+    if (dt == WM_EXI_NONE || dt >= g->n_types) return TC_STR;
+    switch (g->types[dt].kind) {
+    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: case WM_EXI_DT_FLOAT: case WM_EXI_DT_DECIMAL:
+        return TC_NUM;
+    case WM_EXI_DT_BOOLEAN: return TC_BOOL;
+    default: return TC_STR;
+    }
+}
+
+static bool name_ok(const wm_exi_grammar *g, const wm_xp_name *t, uint32_t uri, uint32_t lid)
+{
+    if (t->any_uri) return true;
+    if (uri >= g->n_uris || strcmp(g->uris[uri], t->uri)) return false;
+    return !t->local || (lid < g->n_lids && !strcmp(g->lnames[lid], t->local));
+}
+
+/* What the schema says about operand (attribute attr, or the text when attr
+ * is NULL) of the elements named by test t: a TC_* mask. */
+static unsigned schema_classes(const wm_exi_grammar *g, const wm_xp_name *t, const wm_xp_name *attr)
+{
+    if (g->schemaless) return TC_STR;
+    uint8_t *tg = calloc(g->n_tgrams ? g->n_tgrams : 1, 1);
+    if (!tg) return TC_STR;
+    for (uint32_t e = 0; e < g->n_elems; e++)
+        if (g->elems[e].type < g->n_tgrams && name_ok(g, t, g->elems[e].uri, g->elems[e].lid)) tg[g->elems[e].type] = 1;
+    unsigned m = 0;
+    uint32_t auri = WM_EXI_NONE, alid = WM_EXI_NONE;
+    if (attr) {
+        auri = wm_exi_grammar_find_uri(g, attr->uri, strlen(attr->uri));
+        if (auri != WM_EXI_NONE) alid = wm_exi_grammar_find_lid(g, auri, attr->local, strlen(attr->local));
+        if (alid == WM_EXI_NONE) {
+            free(tg);
+            return TC_STR; /* not declared anywhere: only undeclared (string) values */
+        }
+    }
+    for (uint32_t s = 0; s < g->n_states; s++) {
+        const wm_exi_state *st = &g->states[s];
+        if (st->type >= g->n_tgrams || !tg[st->type]) continue;
+        for (uint32_t k = 0; k < st->n; k++) {
+            const wm_exi_prod *p = &g->prods[st->first + k];
+            if (attr && p->term == WM_EXI_T_AT && p->uri == auri && p->lid == alid) m |= dt_class(g, p->arg);
+            if (!attr && p->term == WM_EXI_T_CH) m |= dt_class(g, p->arg);
+            if (!attr && (p->term == WM_EXI_T_SE || p->term == WM_EXI_T_SE_URI || p->term == WM_EXI_T_SE_ANY)) m |= TC_CHILDREN;
+        }
+    }
+    if (attr) {
+        uint32_t gdt = wm_exi_grammar_global_attr_dt(g, auri, alid);
+        if (gdt != WM_EXI_NONE) m |= dt_class(g, gdt);
+    }
+    free(tg);
+    return m ? m : TC_STR;
+}
+
+/* ------------------------------------------------------------- literals */
+
+static uint32_t new_pnode(cctx *c, uint8_t kind, uint32_t a, uint32_t b)
+{
+    wm_xpf *f = c->f;
+    if (f->n_pnodes == c->cap_pnodes) {
+        uint32_t nc = c->cap_pnodes ? c->cap_pnodes * 2 : 256;
+        xpf_pnode *np = realloc(f->pnodes, nc * sizeof *np);
+        if (!np) return XPF_NONE;
+        f->pnodes = np;
+        c->cap_pnodes = nc;
+    }
+    f->pnodes[f->n_pnodes] = (xpf_pnode){ .kind = kind, .a = a, .b = b };
+    return f->n_pnodes++;
+}
+
+static uint32_t pool_add(cctx *c, const char *s, uint32_t n)
+{
+    if (c->pool_len + n + 1 > c->pool_cap) {
+        size_t nc = (c->pool_cap + n + 1) * 2;
+        char *np = realloc(c->f->strpool, nc);
+        if (!np) return XPF_NONE;
+        c->f->strpool = np;
+        c->pool_cap = nc;
+    }
+    uint32_t off = (uint32_t)c->pool_len;
+    memcpy(c->f->strpool + off, s, n);
+    c->f->strpool[off + n] = 0;
+    c->pool_len += n + 1;
+    return off;
+}
+
+static bool lit_same(const cctx *c, const xpf_lit *a, const char *as, const char *aexpr, unsigned afl, uint32_t b)
+{
+    const xpf_lit *l = &c->f->lits[b];
+    if (l->kind != a->kind || l->op != a->op || l->opd != a->opd || l->slot != a->slot) return false;
+    if (memcmp(&l->x, &a->x, sizeof l->x)) return false;
+    if (l->s_len != a->s_len || (a->s_len && memcmp(c->f->strpool + l->s_off, as, a->s_len))) return false;
+    if (a->kind == XPF_L_PAT) return c->pat_flags[b] == afl && !strcmp(c->pat_expr[b], aexpr);
+    return true;
+}
+
+static uint64_t lit_key_hash(const xpf_lit *a, const char *s, const char *expr)
+{
+    uint64_t h = wm_hash_bytes(a->kind | a->op << 8 | a->opd << 16, &a->x, sizeof a->x);
+    h ^= wm_hash_bytes(a->slot, s ? s : "", a->s_len);
+    if (expr) h ^= wm_hash_bytes(7, expr, strlen(expr));
+    return h;
+}
+
+/* Adds (or finds) literal a; s: its string (STREQ/STRNE), expr/fl: its
+ * Hyperscan expression (PAT). Returns the literal id or XPF_NONE on OOM. */
+static uint32_t add_lit(cctx *c, xpf_lit *a, const char *s, const char *expr, unsigned fl)
+{
+    wm_xpf *f = c->f;
+    if ((f->n_lits + 1) * 2 > c->lit_mask) {
+        uint32_t nm = c->lit_mask ? c->lit_mask * 2 + 1 : 1023;
+        uint32_t *nh = calloc((size_t)nm + 1, sizeof *nh);
+        if (!nh) return XPF_NONE;
+        for (uint32_t i = 0; i < f->n_lits; i++) {
+            const xpf_lit *l = &f->lits[i];
+            uint64_t h = lit_key_hash(l, f->strpool + l->s_off, l->kind == XPF_L_PAT ? c->pat_expr[i] : NULL);
+            uint32_t k = (uint32_t)h & nm;
+            while (nh[k]) k = (k + 1) & nm;
+            nh[k] = i + 1;
+        }
+        free(c->lit_hash);
+        c->lit_hash = nh;
+        c->lit_mask = nm;
+    }
+    uint64_t h = lit_key_hash(a, s, expr);
+    uint32_t k = (uint32_t)h & c->lit_mask;
+    while (c->lit_hash[k]) {
+        if (lit_same(c, a, s, expr, fl, c->lit_hash[k] - 1)) return c->lit_hash[k] - 1;
+        k = (k + 1) & c->lit_mask;
+    }
+    if (f->n_lits == c->cap_lits) {
+        uint32_t nc = c->cap_lits ? c->cap_lits * 2 : 256;
+        xpf_lit *nl = realloc(f->lits, nc * sizeof *nl);
+        char **ne = realloc(c->pat_expr, nc * sizeof *ne);
+        if (ne) c->pat_expr = ne;
+        unsigned *nf = realloc(c->pat_flags, nc * sizeof *nf);
+        if (nf) c->pat_flags = nf;
+        if (nl) f->lits = nl;
+        if (!nl || !ne || !nf) return XPF_NONE;
+        c->cap_lits = nc;
+    }
+    uint32_t id = f->n_lits;
+    if (a->s_len || a->kind == XPF_L_STREQ || a->kind == XPF_L_STRNE) {
+        a->s_off = pool_add(c, s ? s : "", a->s_len);
+        if (a->s_off == XPF_NONE) return XPF_NONE;
+    }
+    c->pat_expr[id] = NULL;
+    c->pat_flags[id] = fl;
+    if (expr && !(c->pat_expr[id] = wm_xpf_keep(f, expr, strlen(expr)))) return XPF_NONE;
+    f->lits[id] = *a;
+    f->n_lits++;
+    c->lit_hash[k] = id + 1;
+    return id;
+}
+
+/* Hyperscan expression matching a literal substring: every byte as \xHH. */
+static char *hs_literal(const char *s, uint32_t n, bool anchored)
+{
+    char *e = malloc((size_t)n * 4 + 2);
+    if (!e) return NULL;
+    size_t k = 0;
+    if (anchored) e[k++] = '^';
+    for (uint32_t i = 0; i < n; i++) k += (size_t)sprintf(e + k, "\\x%02x", (unsigned char)s[i]);
+    e[k] = 0;
+    return e;
+}
+
+static int empty_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+    *(bool *)ctx = true;
+    return 1;
+}
+
+/* Checks a matches() pattern alone (for a precise error) and tells whether
+ * it matches the empty string (its value for a missing node). */
+static wm_xpf_status check_pattern(cctx *c, const wm_xp_node *n, const char *expr, unsigned fl, bool *empty)
+{
+    hs_database_t *db = NULL;
+    hs_compile_error_t *ce = NULL;
+    if (hs_compile(expr, fl, HS_MODE_BLOCK, NULL, &db, &ce) != HS_SUCCESS) {
+        wm_xpf_status st = qfail(c, WM_XPF_E_PATTERN, n->pos, "matches() pattern '%s' refused by Hyperscan: %s", expr,
+                                 ce ? ce->message : "unknown error");
+        hs_free_compile_error(ce);
+        return st;
+    }
+    hs_scratch_t *s = NULL;
+    *empty = false;
+    if (hs_alloc_scratch(db, &s) != HS_SUCCESS) {
+        hs_free_database(db);
+        return WM_XPF_E_MEMORY;
+    }
+    hs_scan(db, "", 0, 0, s, empty_cb, empty);
+    hs_free_scratch(s);
+    hs_free_database(db);
+    return WM_XPF_OK;
+}
+
+static const char *class_name(unsigned m)
+{
+    return m & TC_NUM ? "a number" : m & TC_BOOL ? "a boolean" : "a string";
+}
+
+/* AST node -> predicate tree. *out: pnode id. */
+static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uint32_t *out)
+{
+    const wm_xp_node *n = &c->pq[c->q].nodes[ni];
+    wm_xpf_status st;
+    uint32_t a, b;
+    switch (n->kind) {
+    case WM_XP_N_OR: case WM_XP_N_AND:
+        if ((st = conv(c, elem_test, n->a, &a)) || (st = conv(c, elem_test, n->b, &b))) return st;
+        *out = new_pnode(c, n->kind == WM_XP_N_OR ? XPF_P_OR : XPF_P_AND, a, b);
+        return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
+    case WM_XP_N_NOT:
+        if ((st = conv(c, elem_test, n->a, &a))) return st;
+        *out = new_pnode(c, XPF_P_NOT, a, 0);
+        return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
+    default: break;
+    }
+    /* a value test */
+    bool is_text = n->opd != WM_XP_OPD_ATTR;
+    unsigned cls = schema_classes(c->f->g, elem_test, is_text ? NULL : &n->attr);
+    if (is_text && (cls & TC_CHILDREN))
+        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s is supported on elements of simple content only, and the schema gives these elements child elements",
+                     n->opd == WM_XP_OPD_DOT ? "'.'" : "text()");
+    if (n->kind == WM_XP_N_EXISTS && n->opd == WM_XP_OPD_DOT) {
+        *out = new_pnode(c, XPF_P_TRUE, 0, 0);
+        return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
+    }
+    if ((n->kind == WM_XP_N_CONTAINS || n->kind == WM_XP_N_STARTS) && n->slen == 0) {
+        *out = new_pnode(c, XPF_P_TRUE, 0, 0); /* every string contains and starts with '' */
+        return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
+    }
+    bool string_test = n->kind == WM_XP_N_CONTAINS || n->kind == WM_XP_N_STARTS || n->kind == WM_XP_N_MATCHES ||
+                       (n->kind == WM_XP_N_CMP && !n->num && (n->op == WM_XP_EQ || n->op == WM_XP_NE));
+    if (string_test && (cls & TC_NUM))
+        return qfail(c, WM_XPF_E_TYPE, n->pos,
+                     "string test on %s%s%s, which the schema types as %s: EXI carries its value, not its lexical form; compare it with a number",
+                     is_text ? "the text" : "@", is_text ? "" : n->attr.local, "", class_name(TC_NUM));
+    xpf_lit l = { .opd = n->opd };
+    l.slot = get_slot(c, is_text, &n->attr);
+    if (l.slot == XPF_NONE) return WM_XPF_E_MEMORY;
+    bool absent_is_empty = n->opd == WM_XP_OPD_DOT; /* '.' always has a string value: '' */
+    char *expr = NULL;
+    unsigned fl = 0;
+    const char *s = NULL;
+    switch (n->kind) {
+    case WM_XP_N_EXISTS:
+        l.kind = XPF_L_EXISTS;
+        l.absent = false;
+        break;
+    case WM_XP_N_CMP:
+        if (n->num || (n->op != WM_XP_EQ && n->op != WM_XP_NE)) {
+            l.kind = XPF_L_NUM;
+            l.op = n->op;
+            l.x = n->num ? n->x : wm_xpf_str_number(n->s, n->slen);
+            l.absent = absent_is_empty && wm_xpf_cmp(n->op, NAN, l.x);
+        } else {
+            l.kind = n->op == WM_XP_EQ ? XPF_L_STREQ : XPF_L_STRNE;
+            l.s_len = n->slen;
+            s = n->s;
+            l.absent = absent_is_empty && ((n->slen == 0) == (n->op == WM_XP_EQ));
+        }
+        break;
+    case WM_XP_N_CONTAINS: case WM_XP_N_STARTS:
+        l.kind = XPF_L_PAT;
+        if (!(expr = hs_literal(n->s, n->slen, n->kind == WM_XP_N_STARTS))) return WM_XPF_E_MEMORY;
+        fl = HS_FLAG_SINGLEMATCH;
+        l.absent = false; /* '' contains no non-empty string */
+        break;
+    case WM_XP_N_MATCHES: {
+        l.kind = XPF_L_PAT;
+        if (!(expr = strdup(n->s))) return WM_XPF_E_MEMORY;
+        fl = HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY | HS_FLAG_UTF8;
+        for (const char *p = n->flags; *p; p++)
+            fl |= *p == 'i' ? HS_FLAG_CASELESS : *p == 's' ? HS_FLAG_DOTALL : HS_FLAG_MULTILINE;
+        bool empty;
+        if ((st = check_pattern(c, n, expr, fl, &empty))) {
+            free(expr);
+            return st;
+        }
+        l.absent = empty; /* matches('', re) */
+        break;
+    }
+    default:
+        return qfail(c, WM_XPF_E_QUERY, n->pos, "unknown predicate node");
+    }
+    uint32_t id = add_lit(c, &l, s, expr, fl);
+    free(expr);
+    if (id == XPF_NONE) return WM_XPF_E_MEMORY;
+    *out = new_pnode(c, XPF_P_LIT, id, 0);
+    return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
+}
+
+/* ------------------------------------------------------------- triggers */
+
+typedef struct lvec { uint32_t *v; uint32_t n, cap; bool always; } lvec;
+
+static bool lvec_push(lvec *l, uint32_t x)
+{
+    if (l->n == l->cap) {
+        uint32_t nc = l->cap ? l->cap * 2 : 8;
+        uint32_t *nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv) return false;
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = x;
+    return true;
+}
+
+static unsigned lit_score(const xpf_lit *l)
+{
+    switch (l->kind) {
+    case XPF_L_STREQ: return 1;
+    case XPF_L_NUM: return l->op == WM_XP_EQ ? 2 : l->op == WM_XP_NE ? 8 : 5;
+    case XPF_L_PAT: return 3;
+    default: return 8;
+    }
+}
+
+/* Trigger literals of a predicate: if none of them is true at an element,
+ * the predicate is false there. always: no such set (e.g. not(...)). */
+static bool triggers(const wm_xpf *f, uint32_t p, lvec *out)
+{
+    const xpf_pnode *n = &f->pnodes[p];
+    switch (n->kind) {
+    case XPF_P_LIT:
+        if (f->lits[n->a].absent) out->always = true;
+        else return lvec_push(out, n->a);
+        return true;
+    case XPF_P_FALSE: return true;
+    case XPF_P_TRUE: case XPF_P_NOT: out->always = true; return true;
+    case XPF_P_OR: return triggers(f, n->a, out) && triggers(f, n->b, out);
+    default: {
+        lvec a = { 0 }, b = { 0 };
+        bool ok = triggers(f, n->a, &a) && triggers(f, n->b, &b);
+        if (ok) {
+            unsigned sa = 0, sb = 0;
+            for (uint32_t i = 0; i < a.n; i++) sa += lit_score(&f->lits[a.v[i]]);
+            for (uint32_t i = 0; i < b.n; i++) sb += lit_score(&f->lits[b.v[i]]);
+            lvec *pick = a.always ? &b : b.always ? &a : sa <= sb ? &a : &b;
+            if (pick->always) out->always = true;
+            for (uint32_t i = 0; ok && i < pick->n; i++) ok = lvec_push(out, pick->v[i]);
+        }
+        free(a.v);
+        free(b.v);
+        return ok;
+    }
+    }
+}
+
+static void lits_used(const wm_xpf *f, uint32_t p, lvec *out, bool *ok)
+{
+    const xpf_pnode *n = &f->pnodes[p];
+    switch (n->kind) {
+    case XPF_P_LIT: if (!lvec_push(out, n->a)) *ok = false; break;
+    case XPF_P_AND: case XPF_P_OR: lits_used(f, n->a, out, ok); lits_used(f, n->b, out, ok); break;
+    case XPF_P_NOT: lits_used(f, n->a, out, ok); break;
+    default: break;
+    }
+}
+
+typedef struct pair { uint32_t lit, q; } pair;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    if (x->lit != y->lit) return x->lit < y->lit ? -1 : 1;
+    return x->q < y->q ? -1 : x->q > y->q;
+}
+
+static int cmp_num(const void *a, const void *b)
+{
+    const xpf_numtrig *x = a, *y = b;
+    return x->x < y->x ? -1 : x->x > y->x;
+}
+
+static xpf_pslot *pslot_of(xpf_pstate *ps, uint32_t slot)
+{
+    return ps->slot_ix[slot] ? &ps->pslots[ps->slot_ix[slot] - 1] : NULL;
+}
+
+static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
+{
+    wm_xpf_status rc = WM_XPF_E_MEMORY;
+    pair *pairs = NULL;
+    uint32_t n_pairs = 0, cap_pairs = 0;
+    lvec used = { 0 };
+    if (!(ps->slot_ix = calloc(f->n_slots ? f->n_slots : 1, sizeof *ps->slot_ix))) return rc;
+    if (!(ps->always = malloc(ps->n_q * sizeof *ps->always))) return rc;
+    bool ok = true;
+    for (uint32_t i = 0; i < ps->n_q; i++) {
+        uint32_t q = ps->qs[i];
+        lvec t = { 0 };
+        if (!triggers(f, f->qs[q].pred, &t)) { free(t.v); goto out; }
+        if (t.always) ps->always[ps->n_always++] = q;
+        else
+            for (uint32_t k = 0; k < t.n; k++) {
+                if (n_pairs == cap_pairs) {
+                    cap_pairs = cap_pairs ? cap_pairs * 2 : 64;
+                    pair *np = realloc(pairs, cap_pairs * sizeof *np);
+                    if (!np) { free(t.v); goto out; }
+                    pairs = np;
+                }
+                pairs[n_pairs++] = (pair){ t.v[k], q };
+            }
+        free(t.v);
+        lits_used(f, f->qs[q].pred, &used, &ok);
+        if (!ok) goto out;
+    }
+    f->n_always_total += ps->n_always;
+    /* slots this state reads */
+    for (uint32_t i = 0; i < used.n; i++) {
+        const xpf_lit *l = &f->lits[used.v[i]];
+        if (!ps->slot_ix[l->slot]) {
+            xpf_pslot *np = realloc(ps->pslots, (ps->n_pslots + 1) * sizeof *np);
+            if (!np) goto out;
+            ps->pslots = np;
+            memset(&np[ps->n_pslots], 0, sizeof *np);
+            np[ps->n_pslots].slot = l->slot;
+            np[ps->n_pslots].exists.off = XPF_NONE;
+            ps->slot_ix[l->slot] = (uint16_t)++ps->n_pslots;
+        }
+        xpf_pslot *s = pslot_of(ps, l->slot);
+        if (l->kind == XPF_L_STREQ || l->kind == XPF_L_STRNE) s->need_str = true;
+        if (l->kind == XPF_L_NUM) s->need_num = true;
+        if (l->kind == XPF_L_PAT) s->scan = true;
+        if (f->slots[l->slot].is_text) ps->any_text = true;
+    }
+    /* postings */
+    if (n_pairs) qsort(pairs, n_pairs, sizeof *pairs, cmp_pair);
+    if (!(ps->qlist = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->qlist))) goto out;
+    for (uint32_t i = 0; i < n_pairs;) {
+        uint32_t j = i, lit = pairs[i].lit;
+        xpf_post post = { ps->n_qlist, 0 };
+        for (; j < n_pairs && pairs[j].lit == lit; j++)
+            if (j == i || pairs[j].q != pairs[j - 1].q) ps->qlist[ps->n_qlist++] = pairs[j].q;
+        post.n = ps->n_qlist - post.off;
+        i = j;
+        const xpf_lit *l = &f->lits[lit];
+        xpf_pslot *s = pslot_of(ps, l->slot);
+        switch (l->kind) {
+        case XPF_L_NUM: {
+            xpf_numtrig *nn = realloc(s->num[l->op], (s->n_num[l->op] + 1) * sizeof *nn);
+            if (!nn) goto out;
+            s->num[l->op] = nn;
+            nn[s->n_num[l->op]++] = (xpf_numtrig){ l->x, lit, post };
+            break;
+        }
+        case XPF_L_STREQ: case XPF_L_STRNE: {
+            /* STRNE triggers live in the NE list of the numeric arrays' sibling: rare, scanned linearly */
+            if (l->kind == XPF_L_STRNE) {
+                xpf_numtrig *nn = realloc(s->num[WM_XP_NE], (s->n_num[WM_XP_NE] + 1) * sizeof *nn);
+                if (!nn) goto out;
+                s->num[WM_XP_NE] = nn;
+                nn[s->n_num[WM_XP_NE]++] = (xpf_numtrig){ NAN, lit, post };
+                break;
+            }
+            if (!s->eq) {
+                uint32_t cnt = 0;
+                for (uint32_t k = 0; k < n_pairs; k++)
+                    if ((k == 0 || pairs[k].lit != pairs[k - 1].lit) && f->lits[pairs[k].lit].slot == l->slot) cnt++;
+                uint32_t sz = 4;
+                while (sz < cnt * 2) sz *= 2;
+                if (!(s->eq = malloc(sz * sizeof *s->eq))) goto out;
+                for (uint32_t k = 0; k < sz; k++) s->eq[k].lit = XPF_NONE;
+                s->eq_mask = sz - 1;
+            }
+            uint64_t h = wm_hash_bytes(0, f->strpool + l->s_off, l->s_len);
+            uint32_t k = (uint32_t)h & s->eq_mask;
+            while (s->eq[k].lit != XPF_NONE) k = (k + 1) & s->eq_mask;
+            s->eq[k] = (xpf_eqtrig){ h, lit, post };
+            break;
+        }
+        case XPF_L_PAT: {
+            xpf_pattrig *np = realloc(ps->pat, (ps->n_pat + 1) * sizeof *np);
+            if (!np) goto out;
+            ps->pat = np;
+            np[ps->n_pat++] = (xpf_pattrig){ lit, post }; /* pairs sorted by lit: stays sorted */
+            break;
+        }
+        default:
+            s->exists = post;
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < ps->n_pslots; i++)
+        for (int op = 0; op < 6; op++)
+            if (op != WM_XP_NE && ps->pslots[i].n_num[op])
+                qsort(ps->pslots[i].num[op], ps->pslots[i].n_num[op], sizeof(xpf_numtrig), cmp_num);
+    rc = WM_XPF_OK;
+out:
+    free(pairs);
+    free(used.v);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- main */
+
+wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries, uint32_t n, const wm_xp_ns *ns,
+                             size_t n_ns, wm_xpf **out, wm_xpf_error *err)
+{
+    *out = NULL;
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->query = UINT32_MAX;
+    }
+    if (n > WM_XPF_MAX_QUERIES) {
+        if (err) snprintf(err->msg, sizeof err->msg, "more than %u queries", WM_XPF_MAX_QUERIES);
+        return WM_XPF_E_LIMIT;
+    }
+    wm_xpf *f = calloc(1, sizeof *f);
+    wm_xp_query *pq = calloc(n ? n : 1, sizeof *pq);
+    cctx c = { .f = f, .pq = pq, .err = err };
+    wm_xpf_status rc = WM_XPF_E_MEMORY;
+    if (!f || !pq) goto fail;
+    f->g = g;
+    f->n_q = n;
+    f->text_slot = XPF_NONE;
+    if (!(f->qs = calloc(n ? n : 1, sizeof *f->qs))) goto fail;
+    for (uint32_t q = 0; q < n; q++) {
+        wm_xp_error pe;
+        c.q = q;
+        if (!wm_xp_parse(queries[q], strlen(queries[q]), ns, n_ns, &pq[q], &pe)) {
+            rc = pe.pos == 0 && !strcmp(pe.msg, "out of memory") ? WM_XPF_E_MEMORY : WM_XPF_E_QUERY;
+            qfail(&c, rc, pe.pos, "%s", pe.msg);
+            goto fail;
+        }
+        const wm_xp_step *last = &pq[q].steps[pq[q].n_steps - 1];
+        f->qs[q].pred = XPF_NONE;
+        if (last->pred != WM_XP_NONE && (rc = conv(&c, &last->name, last->pred, &f->qs[q].pred))) goto fail;
+        for (uint32_t i = 0; i + 1 < pq[q].n_steps; i++)
+            if (pq[q].steps[i].pred != WM_XP_NONE) {
+                rc = qfail(&c, WM_XPF_E_QUERY, pq[q].steps[i].pos,
+                           "predicates are supported on the last element step only (this step is followed by others)");
+                goto fail;
+            }
+    }
+    rc = WM_XPF_E_MEMORY;
+    if (!(f->slot_of_lid = malloc((g->n_lids ? g->n_lids : 1) * sizeof *f->slot_of_lid))) goto fail;
+    for (uint32_t lid = 0; lid < g->n_lids; lid++) f->slot_of_lid[lid] = XPF_NONE;
+    for (uint32_t s = 0; s < f->n_slots; s++)
+        if (!f->slots[s].is_text && f->slots[s].glid != XPF_NONE) f->slot_of_lid[f->slots[s].glid] = s;
+    if ((rc = wm_xpf_build_paths(f, pq, err))) goto fail;
+    rc = WM_XPF_E_MEMORY;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
+    /* the Hyperscan database of every pattern literal */
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT;
+    if (np) {
+        const char **ex = malloc(np * sizeof *ex);
+        unsigned *fl = malloc(np * sizeof *fl), *ids = malloc(np * sizeof *ids);
+        hs_compile_error_t *ce = NULL;
+        bool okdb = ex && fl && ids;
+        for (uint32_t i = 0, k = 0; okdb && i < f->n_lits; i++)
+            if (f->lits[i].kind == XPF_L_PAT) {
+                ex[k] = c.pat_expr[i];
+                fl[k] = c.pat_flags[i];
+                ids[k++] = i;
+            }
+        if (okdb && hs_compile_multi(ex, fl, ids, np, HS_MODE_BLOCK, NULL, &f->hs_db, &ce) != HS_SUCCESS) {
+            if (err) snprintf(err->msg, sizeof err->msg, "Hyperscan database: %s", ce ? ce->message : "error");
+            hs_free_compile_error(ce);
+            okdb = false;
+            rc = WM_XPF_E_PATTERN;
+        }
+        free(ex);
+        free(fl);
+        free(ids);
+        if (!okdb) goto fail;
+        if (hs_alloc_scratch(f->hs_db, &f->hs_proto) != HS_SUCCESS) { rc = WM_XPF_E_MEMORY; goto fail; }
+        f->n_patterns = np;
+    }
+    for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
+    free(pq);
+    free(c.lit_hash);
+    free(c.pat_expr);
+    free(c.pat_flags);
+    *out = f;
+    return WM_XPF_OK;
+fail:
+    if (pq)
+        for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
+    free(pq);
+    free(c.lit_hash);
+    free(c.pat_expr);
+    free(c.pat_flags);
+    if (rc == WM_XPF_E_MEMORY && err && !err->msg[0]) snprintf(err->msg, sizeof err->msg, "out of memory");
+    wm_xpf_free(f);
+    return rc;
+}
+
+void wm_xpf_free(wm_xpf *f)
+{
+    if (!f) return;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t i = 0; i < ps->n_pslots; i++) {
+            free(ps->pslots[i].eq);
+            for (int op = 0; op < 6; op++) free(ps->pslots[i].num[op]);
+        }
+        free(ps->pslots);
+        free(ps->qs);
+        free(ps->always);
+        free(ps->slot_ix);
+        free(ps->pat);
+        free(ps->qlist);
+    }
+    free(f->pstates);
+    if (f->hs_proto) hs_free_scratch(f->hs_proto);
+    if (f->hs_db) hs_free_database(f->hs_db);
+    for (uint32_t i = 0; i < f->n_owned; i++) free(f->owned[i]);
+    free(f->owned);
+    free(f->qs);
+    free(f->pnodes);
+    free(f->lits);
+    free(f->strpool);
+    free(f->slots);
+    free(f->slot_of_lid);
+    free(f->syms);
+    free(f->sym_of_lid);
+    free(f->trans);
+    free(f->dstates);
+    free(f->acc);
+    free(f);
+}
+
+void wm_xpf_stats_get(const wm_xpf *f, wm_xpf_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->queries = f->n_q;
+    st->path_states = f->n_dstates;
+    st->symbols = f->n_syms;
+    st->predicate_states = f->n_pstates;
+    for (uint32_t i = 0; i < f->n_dstates; i++) st->accepting_states += f->dstates[i].n_acc > 0;
+    st->literals = f->n_lits;
+    st->patterns = f->n_patterns;
+    st->always = f->n_always_total;
+}
+
+uint32_t wm_xpf_n_queries(const wm_xpf *f) { return f->n_q; }

@@ -1,0 +1,407 @@
+/* Runs the filter automaton (matcher/xpath_filter.h) over the decoder's
+ * events in one pass: the path state of every open element on a stack, the
+ * values of the element in a predicate state collected into slots (typed:
+ * numbers as doubles, strings copied only where a test reads them), trigger
+ * literals marking candidate queries as values arrive, and the candidates'
+ * predicates evaluated once the element's values are complete (at its first
+ * child, or its end). Literal results are memoised per element (epochs, no
+ * clearing), so a test shared by many queries is computed once. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matcher/intern.h"
+#include "matcher/xpath_filter_int.h"
+
+typedef struct xframe {
+    uint32_t dstate;
+} xframe;
+
+typedef struct slotv {
+    uint32_t epoch;             /* element serial when set */
+    uint8_t kind;               /* XPF_V_* */
+    bool b;
+    double num;                 /* NUM, or number() of a STR when the slot compares numbers */
+    uint32_t off, len;          /* STR copy in sbuf (when needed) */
+} slotv;
+
+struct wm_xpf_ctx {
+    const wm_xpf *f;
+    wm_exi_decoder dec;
+    hs_scratch_t *scratch;
+    uint32_t max_depth;
+    xframe *stack;
+    uint32_t sp;
+    /* per document */
+    uint64_t *matched;
+    uint8_t *decided;           /* [n_q]: 0 undecided, 1 decided */
+    uint32_t undecided;
+    /* the element being collected */
+    bool collecting;
+    const xpf_pstate *ps;
+    uint32_t serial;
+    slotv *sv;                  /* [n_slots] */
+    char *sbuf;
+    size_t sbuf_len, sbuf_cap;
+    uint32_t *lit_epoch;        /* [n_lits] */
+    uint8_t *lit_val;
+    uint32_t *cand;             /* candidate queries of the element */
+    uint32_t n_cand;
+    uint32_t *cand_epoch;       /* [n_q] */
+    uint32_t scan_slot;         /* slot being scanned (Hyperscan callback) */
+    bool failed;                /* a value did not fit sbuf */
+};
+
+wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
+{
+    wm_xpf_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->f = f;
+    wm_exi_limits l = wm_exi_limits_resolve(lim);
+    l.typed_only = true;
+    wm_exi_decoder_init(&c->dec, f->g, &l);
+    c->max_depth = l.max_depth;
+    uint32_t nq = f->n_q ? f->n_q : 1;
+    c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
+    c->matched = calloc((nq + 63) / 64, sizeof *c->matched);
+    c->decided = calloc(nq, 1);
+    c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
+    c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
+    c->lit_val = calloc(f->n_lits ? f->n_lits : 1, 1);
+    c->cand = malloc(nq * sizeof *c->cand);
+    c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
+    c->sbuf_cap = 1u << 16;
+    c->sbuf = malloc(c->sbuf_cap);
+    if (!c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
+        !c->sbuf || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        wm_xpf_ctx_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void wm_xpf_ctx_free(wm_xpf_ctx *c)
+{
+    if (!c) return;
+    wm_exi_decoder_free(&c->dec);
+    if (c->scratch) hs_free_scratch(c->scratch);
+    free(c->stack);
+    free(c->matched);
+    free(c->decided);
+    free(c->sv);
+    free(c->lit_epoch);
+    free(c->lit_val);
+    free(c->cand);
+    free(c->cand_epoch);
+    free(c->sbuf);
+    free(c);
+}
+
+static void match_query(wm_xpf_ctx *c, uint32_t q)
+{
+    if (c->decided[q]) return;
+    c->decided[q] = 1;
+    c->matched[q >> 6] |= 1ull << (q & 63);
+    c->undecided--;
+}
+
+static void add_post(wm_xpf_ctx *c, xpf_post p)
+{
+    const uint32_t *ql = c->ps->qlist + p.off;
+    for (uint32_t i = 0; i < p.n; i++) {
+        uint32_t q = ql[i];
+        if (c->cand_epoch[q] == c->serial || c->decided[q]) continue;
+        c->cand_epoch[q] = c->serial;
+        c->cand[c->n_cand++] = q;
+    }
+}
+
+static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
+{
+    c->lit_epoch[lit] = c->serial;
+    c->lit_val[lit] = v;
+}
+
+static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+    wm_xpf_ctx *c = ctx;
+    const xpf_lit *l = &c->f->lits[id];
+    if (l->slot != c->scan_slot) return 0;
+    set_lit(c, id, true);
+    /* a trigger of this state? (sorted by literal) */
+    const xpf_pstate *ps = c->ps;
+    uint32_t lo = 0, hi = ps->n_pat;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (ps->pat[mid].lit < id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < ps->n_pat && ps->pat[lo].lit == id) add_post(c, ps->pat[lo].post);
+    return 0;
+}
+
+/* Strings of a slot value as XPath sees them (booleans: canonical text). */
+static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len)
+{
+    if (v->kind == XPF_V_BOOL) {
+        *len = v->b ? 4 : 5;
+        return v->b ? "true" : "false";
+    }
+    if (v->kind == XPF_V_STR) {
+        *len = v->len;
+        return c->sbuf + v->off;
+    }
+    *len = 0;
+    return NULL; /* numbers: string tests are refused at compile time */
+}
+
+/* One value of slot `slot` for the element being collected. */
+static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    const wm_xpf *f = c->f;
+    slotv *v = &c->sv[s->slot];
+    v->epoch = c->serial;
+    const char *text = val->text;
+    uint32_t tlen = val->len;
+    switch (val->kind) {
+    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT:
+        v->kind = XPF_V_NUM;
+        v->num = (double)val->i;
+        break;
+    case WM_EXI_DT_FLOAT:
+        v->kind = XPF_V_NUM;
+        v->num = wm_xpf_float_value(val->mantissa, val->exponent);
+        break;
+    case WM_EXI_DT_DECIMAL:
+        v->kind = XPF_V_NUM;
+        v->num = wm_xpf_str_number(text, tlen);
+        break;
+    case WM_EXI_DT_BOOLEAN:
+        v->kind = XPF_V_BOOL;
+        v->b = val->b;
+        v->num = NAN;
+        text = val->b ? "true" : "false";
+        tlen = val->b ? 4 : 5;
+        break;
+    default:
+        v->kind = XPF_V_STR;
+        if (!text) text = "", tlen = 0;
+        if (s->need_num) v->num = wm_xpf_str_number(text, tlen);
+        if (s->need_str) {
+            if (c->sbuf_len + tlen > c->sbuf_cap) {
+                c->failed = true;
+                return;
+            }
+            memcpy(c->sbuf + c->sbuf_len, text, tlen);
+            v->off = (uint32_t)c->sbuf_len;
+            v->len = tlen;
+            c->sbuf_len += tlen;
+        }
+        break;
+    }
+    /* triggers */
+    bool is_str = v->kind != XPF_V_NUM;
+    if (s->eq_mask && is_str) {
+        uint64_t h = wm_hash_bytes(0, text, tlen);
+        uint32_t k = (uint32_t)h & s->eq_mask;
+        for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+            const xpf_eqtrig *e = &s->eq[k];
+            const xpf_lit *l = &f->lits[e->lit];
+            if (e->h == h && l->s_len == tlen && !memcmp(f->strpool + l->s_off, text, tlen)) {
+                set_lit(c, e->lit, true);
+                add_post(c, e->post);
+            }
+        }
+    }
+    double x = v->kind == XPF_V_BOOL ? NAN : v->num;
+    if (v->kind != XPF_V_STR || s->need_num) {
+        const xpf_numtrig *a;
+        uint32_t n;
+        if ((n = s->n_num[WM_XP_GT])) /* x > lit: the lits below x */
+            for (a = s->num[WM_XP_GT]; n && a->x < x; a++, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+        if ((n = s->n_num[WM_XP_GE]))
+            for (a = s->num[WM_XP_GE]; n && a->x <= x; a++, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+        if ((n = s->n_num[WM_XP_LT]))
+            for (a = s->num[WM_XP_LT] + n - 1; n && a->x > x; a--, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+        if ((n = s->n_num[WM_XP_LE]))
+            for (a = s->num[WM_XP_LE] + n - 1; n && a->x >= x; a--, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+        if ((n = s->n_num[WM_XP_EQ]) && x == x) {
+            uint32_t lo = 0, hi = n;
+            a = s->num[WM_XP_EQ];
+            while (lo < hi) {
+                uint32_t mid = (lo + hi) / 2;
+                if (a[mid].x < x) lo = mid + 1;
+                else hi = mid;
+            }
+            for (; lo < n && a[lo].x == x; lo++) set_lit(c, a[lo].lit, true), add_post(c, a[lo].post);
+        }
+    }
+    for (uint32_t i = 0; i < s->n_num[WM_XP_NE]; i++) {
+        const xpf_numtrig *a = &s->num[WM_XP_NE][i];
+        const xpf_lit *l = &f->lits[a->lit];
+        bool t;
+        if (l->kind == XPF_L_NUM) t = x != l->x;
+        else t = is_str && (l->s_len != tlen || memcmp(f->strpool + l->s_off, text, tlen));
+        if (t) set_lit(c, a->lit, true), add_post(c, a->post);
+    }
+    if (s->scan && is_str && f->hs_db) {
+        c->scan_slot = s->slot;
+        hs_scan(f->hs_db, text, tlen, 0, c->scratch, scan_cb, c);
+    }
+    if (s->exists.off != XPF_NONE) add_post(c, s->exists);
+}
+
+static bool eval_lit(wm_xpf_ctx *c, uint32_t id)
+{
+    if (c->lit_epoch[id] == c->serial) return c->lit_val[id];
+    const wm_xpf *f = c->f;
+    const xpf_lit *l = &f->lits[id];
+    const slotv *v = &c->sv[l->slot];
+    bool r;
+    if (v->epoch != c->serial) r = l->absent;
+    else
+        switch (l->kind) {
+        case XPF_L_NUM: r = wm_xpf_cmp(l->op, v->kind == XPF_V_BOOL ? NAN : v->num, l->x); break;
+        case XPF_L_STREQ: case XPF_L_STRNE: {
+            uint32_t n;
+            const char *s = slot_str(c, v, &n);
+            bool eq = s && n == l->s_len && !memcmp(s, f->strpool + l->s_off, n);
+            r = s && (l->kind == XPF_L_STREQ ? eq : !eq);
+            break;
+        }
+        case XPF_L_PAT: r = false; break; /* the scan marked the matching ones */
+        default: r = true; break;
+        }
+    set_lit(c, id, r);
+    return r;
+}
+
+static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
+{
+    const xpf_pnode *n = &c->f->pnodes[p];
+    switch (n->kind) {
+    case XPF_P_LIT: return eval_lit(c, n->a);
+    case XPF_P_AND: return eval_pred(c, n->a) && eval_pred(c, n->b);
+    case XPF_P_OR: return eval_pred(c, n->a) || eval_pred(c, n->b);
+    case XPF_P_NOT: return !eval_pred(c, n->a);
+    case XPF_P_TRUE: return true;
+    default: return false;
+    }
+}
+
+/* The element's values are complete: decide its candidate queries. */
+static void finish(wm_xpf_ctx *c)
+{
+    c->collecting = false;
+    const xpf_pstate *ps = c->ps;
+    for (uint32_t i = 0; i < c->n_cand; i++) {
+        uint32_t q = c->cand[i];
+        if (!c->decided[q] && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
+    }
+    for (uint32_t i = 0; i < ps->n_always; i++) {
+        uint32_t q = ps->always[i];
+        if (!c->decided[q] && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
+    }
+}
+
+static void next_serial(wm_xpf_ctx *c)
+{
+    if (++c->serial == 0) {
+        /* wrapped: clear the epochs once every 4G elements */
+        memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
+        memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
+        memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
+        c->serial = 1;
+    }
+}
+
+static int on_event(void *user, const wm_exi_event *ev)
+{
+    wm_xpf_ctx *c = user;
+    const wm_xpf *f = c->f;
+    switch (ev->type) {
+    case WM_EXI_EV_SE: {
+        if (c->collecting) finish(c);
+        uint32_t from = c->sp ? c->stack[c->sp - 1].dstate : 1;
+        uint32_t to = 0;
+        if (from) to = f->trans[(size_t)from * f->n_syms + wm_xpf_symbol(f, ev->uri_id, ev->lid, &ev->uri, &ev->local)];
+        if (c->sp <= c->max_depth) c->stack[c->sp++].dstate = to;
+        const xpf_dstate *d = &f->dstates[to];
+        for (uint32_t i = 0; i < d->n_acc; i++) match_query(c, f->acc[d->acc_off + i]);
+        if (d->pstate != XPF_NONE) {
+            c->collecting = true;
+            c->ps = &f->pstates[d->pstate];
+            next_serial(c);
+            c->n_cand = 0;
+            c->sbuf_len = 0;
+        }
+        break;
+    }
+    case WM_EXI_EV_AT: {
+        if (!c->collecting || ev->xsi) break;
+        uint32_t slot = XPF_NONE;
+        if (ev->lid < f->g->n_lids && ev->uri_id < f->g->n_uris) slot = f->slot_of_lid[ev->lid];
+        else
+            for (uint32_t i = 0; i < f->n_slots; i++) {
+                const xpf_slot *s = &f->slots[i];
+                if (!s->is_text && wm_xpf_sv_eq(s->uri, &ev->uri) && wm_xpf_sv_eq(s->local, &ev->local)) {
+                    slot = i;
+                    break;
+                }
+            }
+        if (slot == XPF_NONE || !c->ps->slot_ix[slot]) break;
+        put_value(c, &c->ps->pslots[c->ps->slot_ix[slot] - 1], &ev->value);
+        break;
+    }
+    case WM_EXI_EV_CH: {
+        if (!c->collecting || !c->ps->any_text) break;
+        /* XML has no empty text nodes; the first text node is the element's
+         * (text predicates are limited to simple content at compile time) */
+        bool empty = ev->value.kind == WM_EXI_DT_STRING || ev->value.kind == WM_EXI_DT_RCS_STRING ? ev->value.len == 0 : false;
+        uint32_t ts = f->text_slot;
+        if (empty || c->sv[ts].epoch == c->serial || !c->ps->slot_ix[ts]) break;
+        put_value(c, &c->ps->pslots[c->ps->slot_ix[ts] - 1], &ev->value);
+        break;
+    }
+    case WM_EXI_EV_EE:
+        if (c->collecting) finish(c);
+        if (c->sp) c->sp--;
+        break;
+    default:
+        break;
+    }
+    return c->undecided == 0 || c->failed;
+}
+
+wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const wm_exi_options *oob,
+                           const uint32_t *cand, uint32_t n_cand, uint64_t *matched, bool *stopped_early,
+                           wm_exi_error *exi_err)
+{
+    const wm_xpf *f = c->f;
+    uint32_t nw = (f->n_q + 63) / 64;
+    memset(c->matched, 0, (nw ? nw : 1) * sizeof *c->matched);
+    if (cand) {
+        memset(c->decided, 1, f->n_q);
+        c->undecided = 0;
+        for (uint32_t i = 0; i < n_cand; i++)
+            if (cand[i] < f->n_q && c->decided[cand[i]]) {
+                c->decided[cand[i]] = 0;
+                c->undecided++;
+            }
+    } else {
+        memset(c->decided, 0, f->n_q);
+        c->undecided = f->n_q;
+    }
+    c->sp = 0;
+    c->collecting = false;
+    c->failed = false;
+    bool stopped = false;
+    wm_exi_status st = WM_EXI_OK;
+    if (c->undecided)
+        st = wm_exi_decode(&c->dec, buf, len, oob, on_event, c, &stopped, exi_err);
+    if (stopped_early) *stopped_early = stopped || !c->undecided;
+    if (st) return WM_XPF_E_DECODE;
+    if (c->failed) return WM_XPF_E_MEMORY;
+    memcpy(matched, c->matched, nw * sizeof *matched);
+    return WM_XPF_OK;
+}

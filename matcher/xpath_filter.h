@@ -1,0 +1,117 @@
+/* Content filters: many XPath queries (matcher/xpath_parse.h) of one schema
+ * compiled together into one filter automaton over the EXI events of
+ * that schema's streams, evaluated in one pass while decoding.
+ *
+ * The model is the filter grammar of Käbisch et al. ("Filter-enabled binary
+ * XML dissemination in embedded networks", WEBIST 2014, §2.2; see
+ * ../shared/ARCHITECTURE.md §2):
+ *   - location paths become states: all queries' steps form one NFA over
+ *     element names, made deterministic (subset construction) over the
+ *     alphabet of names the queries mention; a state no query can progress
+ *     from is dead and its whole subtree is skipped by the filter (the
+ *     decoder still has to read it: EXI has no skip pointers);
+ *   - a state where queries with predicates accept is a *predicate state*:
+ *     the element's attribute and text values are tested there, typed as the
+ *     decoder delivers them (integers, decimals and floats compare as IEEE
+ *     doubles, never through their text; strings through one Hyperscan
+ *     database holding every contains/starts-with/matches pattern of all
+ *     queries, and a hash for string equality);
+ *   - a state where queries without predicates accept is an *accepting state*:
+ *     those queries match when the element starts.
+ * Each predicate is indexed by trigger literals (one literal per conjunct
+ * chosen by selectivity: equality over patterns over ranges), so an element
+ * only evaluates the queries one of whose triggers its values satisfy, plus
+ * those that can be true with no attribute present (e.g. not(...)).
+ * Matching stops decoding as soon as every query is decided.
+ *
+ * Schema typing (compile time): a string test (=, !=, contains, starts-with,
+ * matches with a string literal) on an attribute or text the schema types as
+ * a number is refused, since EXI transmits the value, not its lexical form;
+ * compare it with a number instead. text() and '.' are accepted on elements
+ * of simple content only. Differences from XPath 1.0 on the decoded XML,
+ * by design: float INF/-INF/NaN compare as the IEEE values they denote.
+ *
+ * Thread safety: a compiled wm_xpf is immutable and shared by any number of
+ * threads; each thread evaluates through its own wm_xpf_ctx (decoder state,
+ * Hyperscan scratch cloned with hs_clone_scratch, per-document arrays).
+ */
+#ifndef WM_MATCHER_XPATH_FILTER_H
+#define WM_MATCHER_XPATH_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/exi_decode.h"
+#include "codec/exi_grammar.h"
+#include "matcher/xpath_parse.h"
+
+typedef enum wm_xpf_status {
+    WM_XPF_OK = 0,
+    WM_XPF_E_QUERY,    /* a query is outside the subset or malformed (query, pos, msg) */
+    WM_XPF_E_TYPE,     /* a test contradicts the schema's types (query, pos, msg) */
+    WM_XPF_E_PATTERN,  /* Hyperscan refused a matches() pattern (query, pos, msg) */
+    WM_XPF_E_LIMIT,    /* too many queries or automaton states (WM_XPF_MAX_*) */
+    WM_XPF_E_MEMORY,
+    WM_XPF_E_DECODE,   /* evaluation: the EXI stream is bad (exi error has reason and bit position) */
+} wm_xpf_status;
+
+#define WM_XPF_MAX_QUERIES 100000u
+#define WM_XPF_MAX_STATES 65536u   /* deterministic path states */
+
+typedef struct wm_xpf_error {
+    uint32_t query;    /* 0-based index of the query at fault, UINT32_MAX if none */
+    uint32_t pos;      /* 1-based byte position in that query, 0 if none */
+    char msg[200];
+} wm_xpf_error;
+
+typedef struct wm_xpf wm_xpf;
+typedef struct wm_xpf_ctx wm_xpf_ctx;
+
+/* Figures of a compiled filter (for tools and tests). */
+typedef struct wm_xpf_stats {
+    uint32_t queries;
+    uint32_t path_states;     /* deterministic path states, the dead one included */
+    uint32_t symbols;         /* element-name classes of the alphabet */
+    uint32_t predicate_states;
+    uint32_t accepting_states;
+    uint32_t literals;        /* distinct value tests */
+    uint32_t patterns;        /* of which in the Hyperscan database */
+    uint32_t always;          /* queries evaluated at every element of their state */
+} wm_xpf_stats;
+
+/* Compiles queries[0..n) (NUL-terminated texts) for streams of grammar g,
+ * with namespace bindings ns[0..n_ns). g must outlive the filter. On success
+ * *out owns the filter (wm_xpf_free). Errors (err filled; may be NULL):
+ * WM_XPF_E_QUERY / _TYPE / _PATTERN with the query index and position,
+ * WM_XPF_E_LIMIT (n > WM_XPF_MAX_QUERIES, more than WM_XPF_MAX_STATES path
+ * states), WM_XPF_E_MEMORY. Not thread safe while compiling only in that it
+ * must not run concurrently with freeing g. */
+wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries, uint32_t n, const wm_xp_ns *ns,
+                             size_t n_ns, wm_xpf **out, wm_xpf_error *err);
+void wm_xpf_free(wm_xpf *f);
+void wm_xpf_stats_get(const wm_xpf *f, wm_xpf_stats *st);
+uint32_t wm_xpf_n_queries(const wm_xpf *f);
+
+/* A per-thread evaluation context for f (which must outlive it): its own EXI
+ * decoder with limits lim (NULL: defaults; typed_only is forced on) and
+ * Hyperscan scratch. NULL on out of memory. */
+wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim);
+void wm_xpf_ctx_free(wm_xpf_ctx *c);
+
+/* Evaluates the filter over one EXI stream buf[0..len) (header and body;
+ * oob: the out-of-band options when the header has none, NULL = defaults).
+ * matched[] has (n_queries + 63) / 64 words; bit q is set iff query q
+ * selects at least one node of the document. cand (may be NULL: all
+ * queries) restricts the work to the n_cand query indexes listed: the others
+ * are reported unmatched and decoding stops as soon as the listed ones are
+ * decided. *stopped_early (may be NULL) tells whether decoding stopped
+ * before the end of the stream. Errors: WM_XPF_E_DECODE (exi_err has the
+ * decoder's status, reason and bit position; matched[] is then undefined),
+ * WM_XPF_E_MEMORY (a value too large for the context's buffers). Uses only
+ * c's memory: no allocation after the first documents. */
+wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const wm_exi_options *oob,
+                           const uint32_t *cand, uint32_t n_cand, uint64_t *matched, bool *stopped_early,
+                           wm_exi_error *exi_err);
+
+#endif

@@ -1,0 +1,167 @@
+/* Internal: the compiled filter automaton shared by xpath_compile.c (builds
+ * it), xpath_paths.c (path automaton), xpath_value.c (typed values) and
+ * xpath_eval.c (runs it). Not part of the API: include
+ * matcher/xpath_filter.h. */
+#ifndef WM_MATCHER_XPATH_FILTER_INT_H
+#define WM_MATCHER_XPATH_FILTER_INT_H
+
+#include <hs/hs.h>
+#include <string.h>
+
+#include "matcher/xpath_filter.h"
+
+#define XPF_NONE UINT32_MAX
+
+/* Literal (value test) kinds. */
+enum { XPF_L_NUM = 0, XPF_L_STREQ, XPF_L_STRNE, XPF_L_PAT, XPF_L_EXISTS };
+
+/* Slot value kinds at run time. */
+enum { XPF_V_STR = 0, XPF_V_NUM, XPF_V_BOOL };
+
+typedef struct xpf_lit {
+    uint8_t kind;       /* XPF_L_* */
+    uint8_t op;         /* NUM: wm_xp_op */
+    uint8_t opd;        /* wm_xp_operand (decides the absent truth) */
+    bool absent;        /* truth when the operand has no node */
+    uint32_t slot;
+    double x;           /* NUM literal */
+    uint32_t s_off, s_len; /* STREQ/STRNE: string in strpool */
+} xpf_lit;
+
+/* Predicate tree over literals. */
+enum { XPF_P_LIT = 0, XPF_P_AND, XPF_P_OR, XPF_P_NOT, XPF_P_TRUE, XPF_P_FALSE };
+typedef struct xpf_pnode {
+    uint8_t kind;
+    uint32_t a, b;      /* LIT: a = literal id; AND/OR: children; NOT: a */
+} xpf_pnode;
+
+/* A slot: an attribute (uri, local) or the element's text (is_text). */
+typedef struct xpf_slot {
+    bool is_text;
+    const char *uri, *local;   /* attribute name (pool strings) */
+    uint32_t guri, glid;       /* grammar ids, XPF_NONE if not in the initial string table */
+} xpf_slot;
+
+typedef struct xpf_post { uint32_t off, n; } xpf_post;   /* into pstate qlist */
+
+typedef struct xpf_numtrig {
+    double x;
+    uint32_t lit;
+    xpf_post post;
+} xpf_numtrig;
+
+typedef struct xpf_eqtrig {
+    uint64_t h;
+    uint32_t lit;       /* XPF_NONE: empty */
+    xpf_post post;
+} xpf_eqtrig;
+
+typedef struct xpf_pattrig {
+    uint32_t lit;
+    xpf_post post;
+} xpf_pattrig;
+
+/* Per predicate state and slot: the triggers of that slot. */
+typedef struct xpf_pslot {
+    uint32_t slot;
+    bool need_str;      /* some literal reads the string: copy it */
+    bool need_num;      /* some literal compares numbers */
+    bool scan;          /* pattern literals on this slot: scan the value */
+    uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
+    xpf_eqtrig *eq;
+    uint32_t n_num[6];
+    xpf_numtrig *num[6];        /* per wm_xp_op, sorted by x ascending */
+    xpf_post exists;
+} xpf_pslot;
+
+typedef struct xpf_pstate {
+    uint32_t n_q;
+    uint32_t *qs;               /* queries with predicates accepting here */
+    uint32_t n_always;
+    uint32_t *always;           /* evaluated at every element */
+    uint32_t n_pslots;
+    xpf_pslot *pslots;
+    uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
+    uint32_t n_pat;
+    xpf_pattrig *pat;           /* pattern triggers sorted by lit */
+    uint32_t *qlist;            /* postings */
+    uint32_t n_qlist;
+    bool any_text;
+} xpf_pstate;
+
+typedef struct xpf_query {
+    uint32_t pred;              /* pnode root, XPF_NONE: no predicate */
+    uint32_t n_steps;
+    uint32_t nfa0;              /* NFA id of (query, 0 steps matched) */
+} xpf_query;
+
+typedef struct xpf_dstate {
+    uint32_t pstate;            /* XPF_NONE if no predicated query accepts */
+    uint32_t acc_off, n_acc;    /* queries without predicates accepting here, in f->acc */
+} xpf_dstate;
+
+/* A symbol of the element-name alphabet: 0 = any other name; named symbols
+ * (uri, local); "other name in uri" symbols (local NULL) for 'p:*' tests. */
+typedef struct xpf_sym {
+    const char *uri, *local;
+} xpf_sym;
+
+struct wm_xpf {
+    const wm_exi_grammar *g;
+    uint32_t n_q;
+    xpf_query *qs;
+    uint32_t n_pnodes;
+    xpf_pnode *pnodes;
+    uint32_t n_lits;
+    xpf_lit *lits;
+    char *strpool;
+    uint32_t n_slots;
+    xpf_slot *slots;
+    uint32_t text_slot;         /* XPF_NONE if no query reads text */
+    uint32_t *slot_of_lid;      /* [g->n_lids] attribute slot by grammar local-name id */
+    /* path automaton */
+    uint32_t n_syms;
+    xpf_sym *syms;
+    uint32_t *sym_of_lid;       /* [g->n_lids] */
+    uint32_t n_dstates;         /* state 0 is dead, 1 is the start */
+    uint32_t *trans;            /* [n_dstates * n_syms] */
+    xpf_dstate *dstates;
+    uint32_t *acc;
+    uint32_t n_pstates;
+    xpf_pstate *pstates;
+    uint32_t n_always_total;
+    /* Hyperscan: one database of every pattern literal (id = literal id) */
+    hs_database_t *hs_db;
+    hs_scratch_t *hs_proto;
+    uint32_t n_patterns;
+    /* every string the filter owns */
+    char **owned;
+    uint32_t n_owned, cap_owned;
+};
+
+/* xpath_value.c: XPath 1.0 number() of a string (§4.4): optional
+ * whitespace, optional '-', digits with an optional '.', whitespace; NaN
+ * otherwise. Correctly rounded. */
+double wm_xpf_str_number(const char *s, size_t len);
+/* The IEEE double an EXI float (§7.1.4: mantissa * 10^exponent) denotes,
+ * correctly rounded; exponent -16384 gives INF/-INF/NaN. */
+double wm_xpf_float_value(int64_t mantissa, int32_t exponent);
+/* The numeric comparison op of XPath 1.0 (§3.4) on doubles (NaN: all false but !=). */
+bool wm_xpf_cmp(uint8_t op, double v, double x);
+
+/* xpath_paths.c: builds syms, sym_of_lid, trans, dstates, acc, pstate
+ * assignment (pstates[].qs) from the parsed queries. Returns WM_XPF_E_LIMIT or
+ * _MEMORY with err filled. */
+wm_xpf_status wm_xpf_build_paths(wm_xpf *f, const wm_xp_query *pq, wm_xpf_error *err);
+/* Symbol of an element name seen at run time. */
+uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_exi_sview *uri, const wm_exi_sview *local);
+
+char *wm_xpf_keep(wm_xpf *f, const char *s, size_t n);
+
+/* Is NUL-terminated s equal to the view v (whose pointer may be NULL when empty)? */
+static inline bool wm_xpf_sv_eq(const char *s, const wm_exi_sview *v)
+{
+    return strlen(s) == v->len && (v->len == 0 || !memcmp(s, v->p, v->len));
+}
+
+#endif

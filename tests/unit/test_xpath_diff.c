@@ -1,0 +1,299 @@
+/* Differential test of the content filters (matcher/xpath_filter.h) against
+ * libxml2's XPath 1.0 evaluation (xmlXPathEval) of the same queries on the
+ * XML our decoder produces from the same EXI streams.
+ *
+ * Documents: random RFC 8428 SenML packs (perf/exi_senml_gen.h, 1..12
+ * records) encoded by our encoder with schema senml.gen.xsd, options in the
+ * header, strict or non-strict, bit-packed or byte-aligned. Queries: random
+ * members of the subset (paths with '/', '//', names, '*', 's:*', trailing
+ * '@a'; predicates of =, !=, <, <=, >, >= on attributes, text() and '.',
+ * and/or/not, contains, starts-with, matches), typed as the schema says (no
+ * string tests on numeric attributes: those are refused, see
+ * test_xpath_filter.c). matches() is registered in libxml2 with POSIX ERE;
+ * the generated patterns are in the common part of ERE and Hyperscan's PCRE.
+ *
+ * A query "matches" a document iff xmlXPathEval returns a non-empty node
+ * set. Every (document, query) pair must agree, for the filter over all
+ * queries and for the candidate-subset entry point. 12,000 pairs per run
+ * (2,400 under sanitizers).
+ */
+#include <criterion/criterion.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/exi_decode.h"
+#include "codec/exi_encode.h"
+#include "codec/exi_xml.h"
+#include "codec/exi_xsd.h"
+#include "matcher/xpath_filter.h"
+#include "perf/exi_senml_gen.h"
+
+#define NS "urn:ietf:params:xml:ns:senml"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ROUNDS 8
+#else
+#define ROUNDS 40
+#endif
+#define QPR 60      /* queries per round */
+#define DPR 5       /* documents per round */
+
+static uint64_t rng = 0x5eed1234abcdull;
+static unsigned rnd(unsigned n) { return (unsigned)(wm_senml_rand(&rng) % n); }
+
+typedef struct sb { char b[2048]; size_t n; } sb;
+static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sb *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(s->b + s->n, sizeof s->b - s->n, fmt, ap);
+    va_end(ap);
+    if (k > 0) s->n += (size_t)k < sizeof s->b - s->n ? (size_t)k : sizeof s->b - s->n - 1;
+}
+
+static const char *const str_attrs[] = { "n", "u", "vs", "bn", "bu", "vd" };
+static const char *const num_attrs[] = { "v", "t", "bt", "bver", "s", "ut" };
+static const char *const str_vals[] = { "temperature", "humidity", "voltage", "current", "lon", "lat", "pressure",
+                                        "Cel", "%RH", "V", "A", "Pa", "state-1", "state-17", "state-4", "", "x" };
+static const char *const subs[] = { "temp", "ure", "-1", "state", "o", "urn:dev:ow:", "a", "V", "e-4", "ltag" };
+static const char *const regexes[] = { "^te", "ure$", "[0-9]", "a.e", "(vol|cur)", "^s.*-4", "t+e", "^[a-z]+$", "%", "^.$" };
+
+/* Values of each numeric attribute in the round's documents, so that
+ * comparisons often hit equality and boundaries. */
+#define MAXV 256
+static char vals[6][MAXV][32];
+static unsigned n_vals[6];
+
+static void collect_values(const char *xml)
+{
+    for (int a = 0; a < 6; a++) {
+        char key[16];
+        snprintf(key, sizeof key, " %s=\"", num_attrs[a]);
+        for (const char *p = strstr(xml, key); p; p = strstr(p + 1, key)) {
+            const char *v = p + strlen(key), *e = strchr(v, '"');
+            if (!e || e - v >= 32 || n_vals[a] >= MAXV) continue;
+            memcpy(vals[a][n_vals[a]], v, (size_t)(e - v));
+            vals[a][n_vals[a]++][e - v] = 0;
+        }
+    }
+}
+
+static void number(sb *s, int attr)
+{
+    if (attr >= 0 && n_vals[attr] && rnd(3)) {
+        put(s, "%s", vals[attr][rnd(n_vals[attr])]);
+        return;
+    }
+    switch (rnd(6)) {
+    case 0: put(s, "%d", -(int)rnd(600)); break;                /* t range */
+    case 1: put(s, "%u", rnd(20)); break;                       /* bver */
+    case 2: put(s, "%u", 1600000000u + rnd(100000000)); break;  /* bt */
+    case 3: put(s, "%d.%u", (int)rnd(2000) - 1000, rnd(10)); break;
+    case 4: put(s, "%d", (int)rnd(2000000) - 1000000); break;
+    default: put(s, "0"); break;
+    }
+}
+
+static const char *const ops[] = { "=", "!=", "<", "<=", ">", ">=" };
+
+/* One value test. text_ok: the step's elements have simple content. */
+static void atom(sb *s, bool text_ok)
+{
+    unsigned k = rnd(text_ok ? 12 : 10);
+    switch (k) {
+    case 0: case 1: { /* numeric attribute vs number */
+        int ai = (int)rnd(6);
+        const char *a = num_attrs[ai];
+        if (rnd(5) == 0) { number(s, ai); put(s, " %s @%s", ops[rnd(6)], a); }
+        else { put(s, "@%s %s ", a, ops[rnd(6)]); number(s, ai); }
+        break;
+    }
+    case 2: case 3: /* string attribute = / != string */
+        put(s, "@%s %s '%s'", str_attrs[rnd(6)], rnd(3) ? "=" : "!=", str_vals[rnd(17)]);
+        break;
+    case 4: /* string attribute vs number, or relational with a string literal */
+        if (rnd(2)) put(s, "@%s %s %d", str_attrs[rnd(6)], ops[rnd(6)], (int)rnd(5));
+        else {
+            int ai = (int)rnd(6);
+            put(s, "@%s %s '", num_attrs[ai], ops[2 + rnd(4)]);
+            number(s, ai);
+            put(s, "'");
+        }
+        break;
+    case 5: put(s, "contains(@%s, '%s')", str_attrs[rnd(6)], rnd(8) ? subs[rnd(10)] : ""); break;
+    case 6: put(s, "starts-with(@%s, '%s')", str_attrs[rnd(6)], rnd(8) ? subs[rnd(10)] : ""); break;
+    case 7: put(s, "matches(@%s, '%s')", str_attrs[rnd(6)], regexes[rnd(10)]); break;
+    case 8: put(s, "@%s", rnd(2) ? str_attrs[rnd(6)] : num_attrs[rnd(6)]); break;
+    case 9: put(s, "@vb %s '%s'", rnd(2) ? "=" : "!=", rnd(2) ? "true" : "false"); break;
+    case 10: put(s, "%s %s '%s'", rnd(2) ? "text()" : ".", rnd(2) ? "=" : "!=", rnd(2) ? "" : "x"); break;
+    default: put(s, "%s", rnd(3) == 0 ? "." : rnd(2) ? "text()" : "not(text())"); break;
+    }
+}
+
+static void pred(sb *s, int depth, bool text_ok)
+{
+    unsigned k = depth >= 2 ? 0 : rnd(6);
+    switch (k) {
+    case 0: case 1: case 2: atom(s, text_ok); break;
+    case 3: put(s, "("); pred(s, depth + 1, text_ok); put(s, " and "); pred(s, depth + 1, text_ok); put(s, ")"); break;
+    case 4: put(s, "("); pred(s, depth + 1, text_ok); put(s, " or "); pred(s, depth + 1, text_ok); put(s, ")"); break;
+    default: put(s, "not("); pred(s, depth + 1, text_ok); put(s, ")"); break;
+    }
+}
+
+static void gen_query(sb *s)
+{
+    s->n = 0;
+    /* the element the path ends on: senml (simple, empty content) or sensml */
+    static const char *const to_senml[] = { "/s:sensml/s:senml", "//s:senml", "/*/s:senml", "//s:sensml/s:*",
+                                            "/s:sensml//s:senml", "//*", "/s:sensml/*", "//s:*" };
+    static const char *const to_sensml[] = { "/s:sensml", "//s:sensml", "/*", "/s:senml", "//s:sensml/s:sensml" };
+    bool senml = rnd(5) != 0;
+    const char *path = senml ? to_senml[rnd(8)] : to_sensml[rnd(5)];
+    /* '*' and 's:*' also name sensml, which has child elements: text tests
+     * only where the last step names senml (simple, empty content) */
+    size_t pl = strlen(path);
+    bool text_ok = pl >= 7 && !strcmp(path + pl - 7, "s:senml");
+    put(s, "%s", path);
+    unsigned k = rnd(10);
+    if (k < 7) {
+        put(s, "[");
+        pred(s, 0, text_ok);
+        put(s, "]");
+        if (rnd(8) == 0) { put(s, "["); pred(s, 1, text_ok); put(s, "]"); }
+    } else if (k < 9) {
+        if (rnd(2)) put(s, "/@%s", num_attrs[rnd(6)]);
+        else put(s, "/@%s%s", str_attrs[rnd(6)], rnd(2) ? "[. != 'zz']" : "");
+    }
+}
+
+/* fn:matches for libxml2 (POSIX ERE), the reference for our Hyperscan one */
+static void xp_matches(xmlXPathParserContextPtr ctxt, int nargs)
+{
+    if (nargs != 2) { xmlXPathSetArityError(ctxt); return; }
+    xmlChar *re = xmlXPathPopString(ctxt);
+    xmlChar *in = xmlXPathPopString(ctxt);
+    regex_t r;
+    int ok = 0;
+    if (regcomp(&r, (const char *)re, REG_EXTENDED | REG_NOSUB) == 0) {
+        ok = regexec(&r, (const char *)in, 0, NULL, 0) == 0;
+        regfree(&r);
+    }
+    xmlFree(re);
+    xmlFree(in);
+    valuePush(ctxt, xmlXPathNewBoolean(ok));
+}
+
+static bool ref_eval(xmlDocPtr doc, const char *q)
+{
+    xmlXPathContextPtr x = xmlXPathNewContext(doc);
+    cr_assert(x);
+    xmlXPathRegisterNs(x, BAD_CAST "s", BAD_CAST NS);
+    xmlXPathRegisterFunc(x, BAD_CAST "matches", xp_matches);
+    xmlXPathObjectPtr r = xmlXPathEval(BAD_CAST q, x);
+    cr_assert(r, "libxml2 refused %s", q);
+    bool m = r->type == XPATH_NODESET ? r->nodesetval && r->nodesetval->nodeNr > 0 : xmlXPathCastToBoolean(r);
+    xmlXPathFreeObject(r);
+    xmlXPathFreeContext(x);
+    return m;
+}
+
+static wm_exi_grammar *senml_grammar(void)
+{
+    const char *sh = getenv("WM_SHARED");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
+    wm_exi_grammar *g = NULL;
+    wm_exi_error e = { 0 };
+    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s: %s", path, e.msg);
+    return g;
+}
+
+Test(xpath_diff, senml_random_docs_x_random_queries)
+{
+    wm_exi_grammar *g = senml_grammar();
+    wm_xp_ns ns = { "s", NS };
+    unsigned pairs = 0, matches = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        /* documents first: the queries draw literals from their values */
+        static uint8_t exi[DPR][8192];
+        size_t en[DPR];
+        int strict[DPR], aligned[DPR];
+        memset(n_vals, 0, sizeof n_vals);
+        for (int d = 0; d < DPR; d++) {
+            char xml[8192];
+            size_t xn = wm_senml_gen_pack(&rng, 1 + rnd(12), xml, sizeof xml);
+            cr_assert(xn);
+            collect_values(xml);
+            wm_exi_options o;
+            wm_exi_options_default(&o);
+            strict[d] = (int)rnd(2);
+            o.strict = strict[d];
+            aligned[d] = rnd(3) == 0;
+            if (aligned[d]) o.alignment = WM_EXI_BYTE_ALIGNED;
+            wm_exi_encoder enc;
+            wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
+            wm_exi_error e = { 0 };
+            cr_assert_eq(wm_exi_encode_xml(&enc, xml, xn, exi[d], sizeof exi[d], &en[d], &e), WM_EXI_OK, "%s", e.msg);
+            wm_exi_encoder_free(&enc);
+        }
+        static char qtext[QPR][2048];
+        const char *qs[QPR];
+        for (int i = 0; i < QPR; i++) {
+            sb s;
+            gen_query(&s);
+            memcpy(qtext[i], s.b, s.n + 1);
+            qs[i] = qtext[i];
+        }
+        wm_xpf *f = NULL;
+        wm_xpf_error fe;
+        wm_xpf_status fst = wm_xpf_compile(g, qs, QPR, &ns, 1, &f, &fe);
+        cr_assert_eq(fst, WM_XPF_OK, "compile: query %u '%s' pos %u: %s", fe.query,
+                     fe.query < QPR ? qs[fe.query] : "", fe.pos, fe.msg);
+        wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+        cr_assert(c);
+        for (int d = 0; d < DPR; d++) {
+            wm_exi_error e = { 0 };
+            /* the reference sees what the decoder sees */
+            wm_exi_decoder dec;
+            wm_exi_decoder_init(&dec, g, NULL);
+            wm_exi_xml_sink sink;
+            wm_exi_xml_sink_init(&sink);
+            cr_assert_eq(wm_exi_decode(&dec, exi[d], en[d], NULL, wm_exi_xml_sink_event, &sink, NULL, &e), WM_EXI_OK, "%s", e.msg);
+            xmlDocPtr doc = xmlReadMemory(sink.buf, (int)sink.len, NULL, NULL, XML_PARSE_NONET);
+            cr_assert(doc, "decoded XML does not parse: %s", sink.buf);
+            uint64_t m[(QPR + 63) / 64], ms[(QPR + 63) / 64];
+            bool early;
+            cr_assert_eq(wm_xpf_match(c, exi[d], en[d], NULL, NULL, 0, m, &early, &e), WM_XPF_OK, "match: %s", e.msg);
+            /* candidate subset: every third query */
+            uint32_t cand[QPR], nc = 0;
+            for (uint32_t q = (uint32_t)d % 3; q < QPR; q += 3) cand[nc++] = q;
+            cr_assert_eq(wm_xpf_match(c, exi[d], en[d], NULL, cand, nc, ms, NULL, &e), WM_XPF_OK, "match subset: %s", e.msg);
+            for (uint32_t q = 0; q < QPR; q++) {
+                bool ours = m[q >> 6] >> (q & 63) & 1, ref = ref_eval(doc, qs[q]);
+                bool sub = ms[q >> 6] >> (q & 63) & 1;
+                cr_assert_eq(ours, ref, "query %s: filter %d, libxml2 %d on\n%s\n(strict %d, aligned %d)", qs[q], ours, ref,
+                             sink.buf, strict[d], aligned[d]);
+                cr_assert_eq(sub, (q % 3 == (uint32_t)d % 3) && ref, "subset entry point differs on %s", qs[q]);
+                pairs++;
+                matches += ref;
+            }
+            xmlFreeDoc(doc);
+            wm_exi_xml_sink_free(&sink);
+            wm_exi_decoder_free(&dec);
+        }
+        wm_xpf_ctx_free(c);
+        wm_xpf_free(f);
+    }
+    /* the workload must exercise both outcomes, or the comparison means little */
+    cr_assert_gt(matches, pairs / 10, "only %u of %u pairs match", matches, pairs);
+    cr_assert_lt(matches, pairs - pairs / 10, "%u of %u pairs match", matches, pairs);
+    cr_log_info("xpath_diff: %u doc x query pairs, %u matches, 0 differences\n", pairs, matches);
+    wm_exi_grammar_free(g);
+}
