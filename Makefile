@@ -213,7 +213,7 @@ $(BUILD)/perf/%: $(BUILD)/obj/perf/tools/%.o $(LIBS_dataplane)
 	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(ALL_LIBS)
 
 # mosquitto alone vs behind wirematch-proxy (pass-through), same run: perf/proxy_bench.sh
-bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen
+bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen $(BUILD)/wmctl
 	bash perf/proxy_bench.sh $(BUILD)
 
 # The main job on real input: resolve Monaco, replay the demo capture through

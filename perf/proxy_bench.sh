@@ -1,30 +1,58 @@
 #!/usr/bin/env bash
-# make bench-proxy: mosquitto alone vs mosquitto behind wirematch-proxy in
-# pass-through, measured in one run with the same load generator
-# (build/perf/mqtt_loadgen: raw sockets, pre-encoded QoS 0 frames).
+# make bench-proxy: mosquitto alone vs mosquitto behind wirematch-proxy,
+# measured in one run with the same load generator (build/perf/mqtt_loadgen:
+# raw sockets, pre-encoded QoS 0 frames stamped with their send time).
 #
-# Per target, two loads: closed loop (the most the system sustains, for
-# delivered messages/s and CPU per component) and open loop at RATE msg/s
-# (below saturation, for latency). CPU per component is utime+stime from
-# /proc/PID/stat over the run. Figures:
-#   delivered/s                       subscribers' receptions per second
-#   mosquitto msgs per CPU-s          deliveries / mosquitto CPU seconds
-#   proxy msgs per CPU-s              PUBLISH frames the proxy relayed (both
-#                                     directions) / proxy CPU seconds
-#   efficiency ratio                  proxy msgs per CPU-s / mosquitto msgs per CPU-s
-#                                     in the same run (issue 7 target: >= 5)
-#   added latency p50/p99             proxied minus direct, open loop (target p99 <= 100 us)
-# The machine is shared: read ratios, run it twice. Output: a table on stdout
-# and BUILD/bench/proxy.json. Everything on 127.0.0.1, stopped by the trap.
+# 1. Saturation, closed loop (at most WINDOW deliveries outstanding): the most
+#    each setup sustains for SECS seconds. Figures: delivered msg/s, CPU
+#    seconds per component (mosquitto and proxy: utime+stime from
+#    /proc/PID/stat around the run; loadgen: its own utime+stime), and
+#      mosquitto deliveries per CPU-s   deliveries / mosquitto CPU-s
+#      proxy PUBLISH per CPU-s          PUBLISH frames the proxy relayed (both
+#                                       directions) / proxy CPU-s, and the
+#                                       broker->client frames alone
+#      efficiency ratio                 proxy per CPU-s / mosquitto per CPU-s,
+#                                       same run (issue 7 target: >= 5)
+#    Setups: mosquitto alone, behind the proxy in pass-through, and (when the
+#    proxy has --resolution) behind the proxy with spatial filters, where
+#    every subscriber's neighborhood holds 10 % of the published peids.
+# 2. Latency, open loop at RATE msg/s (below saturation): ROUNDS rounds of
+#    LAT_SECS seconds, each round running direct then proxied (then spatial),
+#    so load from other users of the machine falls on every setup alike; the
+#    latency histograms of a setup's rounds are pooled before taking p50/p99.
+#    Added latency = proxied minus direct (issue 7 target: p99 <= 100 us).
+#    When BATCH_WAIT_US is not 0, a fourth setup, proxy_nowait, runs the
+#    proxy with --batch-wait-us 0, to show what the proxy's batching wait
+#    (up to BATCH_WAIT_US per wake-up when busy) costs in latency.
+#    With LAT_RT=1 (default) mosquitto, the proxy and the load generator run
+#    the latency rounds under SCHED_FIFO (chrt -f 10): below saturation they
+#    mostly sleep, and the priority keeps other users' CPU-bound jobs on this
+#    shared machine from adding milliseconds of run-queue wait that would
+#    drown the proxy's own microseconds (the kernel's RT throttling still
+#    leaves 5 % to everyone else). LAT_RT=0 measures them as ordinary tasks.
 #
-# usage: perf/proxy_bench.sh BUILD   (env: SUBS=4 PUBS=2 SECS=5 RATE=2000 PAYLOAD=64 THREADS=1
-#                                     BATCH_WAIT_US=50, the proxy's --batch-wait-us)
+# Everything on 127.0.0.1, each load-generator run bounded by --duration,
+# --count and a timeout; every process stopped by the EXIT trap. Output: a
+# table on stdout and BUILD/perf/proxy.json (every run's raw figures too).
+# The machine is shared: read ratios measured in the same run, run it twice.
+#
+# usage: perf/proxy_bench.sh BUILD
+#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=5 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=3
+#        THREADS=1 BATCH_WAIT_US=50 (the proxy's --batch-wait-us)
+#        PIN=CPULIST (run every component under taskset -c CPULIST; default: not pinned,
+#             since on a shared 2-core machine one pinned core is where everyone's benchmarks queue)
+#        LAT_RT=1|0 (SCHED_FIFO for the latency rounds, see 2.)
+#        SPATIAL=auto|no (auto: measure spatial filtering when the proxy has --resolution)
 set -euo pipefail
 BUILD=${1:-build}
-SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; SECS=${SECS:-5}; RATE=${RATE:-2000}; PAYLOAD=${PAYLOAD:-64}; THREADS=${THREADS:-1}; BATCH_WAIT_US=${BATCH_WAIT_US:-50}
-LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy
+SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; PAYLOAD=${PAYLOAD:-64}; SECS=${SECS:-5}; WINDOW=${WINDOW:-4000}
+RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-3}
+THREADS=${THREADS:-1}; BATCH_WAIT_US=${BATCH_WAIT_US:-50}; PIN=${PIN:-}; SPATIAL=${SPATIAL:-auto}; LAT_RT=${LAT_RT:-1}
+LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy; WMCTL=$BUILD/wmctl
 PATH=$PATH:/usr/sbin
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wm-proxy-bench.XXXXXX")
+ON=(); [ -n "$PIN" ] && ON=(taskset -c "$PIN")
+RT=()   # the latency rounds' scheduling prefix, set before them
 pids=()
 cleanup() {
   local p
@@ -36,90 +64,189 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+die() { echo "proxy_bench: $*" >&2; exit 1; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+HZ=$(getconf CLK_TCK)
+
+# ---- the spatial workload: a synthetic world of 100 cells in 10 zones; neighborhood
+# Znn = the cells zone znn contains (10 % of the cells). The peids the loadgen
+# expects per neighborhood come from `wmctl resolve --json`, the file the proxy
+# loads from `wmctl resolve --out`: the same resolution.
+if [ "$SPATIAL" = auto ] && "$PROXY" --help 2>&1 | grep -q -- '--resolution'; then SPATIAL=yes; else SPATIAL=no; fi
+if [ "$SPATIAL" = yes ]; then
+  python3 - "$TMP" <<'PY'
+import json, sys
+d = sys.argv[1]; cells, zones = 100, 10
+sq = lambda x0, x1: {"type": "Polygon", "coordinates": [[[x0, 0], [x1, 0], [x1, 10], [x0, 10], [x0, 0]]]}
+f = [{"type": "Feature", "id": "c%03d" % i, "properties": {"cats": ["cell"]}, "geometry": sq(10 * i, 10 * i + 10)} for i in range(cells)]
+f += [{"type": "Feature", "id": "z%02d" % z, "properties": {"cats": ["zone"]}, "geometry": sq(100 * z, 100 * z + 100)} for z in range(zones)]
+json.dump({"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::32632"}},
+           "features": f}, open(d + "/world.geojson", "w"))
+open(d + "/zones.nbhd", "w").write("".join("Z%02d: ({z%02d}, {cell}, C)\n" % (z, z) for z in range(zones)))
+open(d + "/peids", "w").write("".join("c%03d\n" % i for i in range(cells)))
+PY
+  "$WMCTL" resolve --world "$TMP/world.geojson" --nbhd "$TMP/zones.nbhd" --out "$TMP/zones.wmr" || die "wmctl resolve --out failed"
+  "$WMCTL" resolve --world "$TMP/world.geojson" --nbhd "$TMP/zones.nbhd" --json |
+    jq -r 'to_entries[] | .key + " " + (.value.result | join(" "))' > "$TMP/nbhds" || die "wmctl resolve --json failed"
+  # Each subscriber wants 10 % of the publications: 10 of the 100 peids.
+  awk '{ if (NF - 1 != 10) exit 1 }' "$TMP/nbhds" || die "a neighborhood does not hold 10 peids: $(cat "$TMP/nbhds")"
+fi
 
 BPORT=$(free_port)
 printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\nlog_dest none\n' "$BPORT" > "$TMP/m.conf"
-mosquitto -c "$TMP/m.conf" & MOSQ=$!; pids+=($MOSQ)
-wait_port "$BPORT" || { echo "proxy_bench: mosquitto did not start"; exit 1; }
+"${ON[@]}" mosquitto -c "$TMP/m.conf" & MOSQ=$!; pids+=($MOSQ)
+wait_port "$BPORT" || die "mosquitto did not start"
 
-# run NAME MODE PORT [PROXY_PID]: one load-generator run; writes $TMP/NAME.json
+# proxy_start NAME [ARGS]: a proxy with its own summary; sets PPORT, PPID_
+proxy_start() {
+  local name=$1; shift
+  PPORT=$(free_port)
+  "${RT[@]}" "${ON[@]}" "$PROXY" --listen 127.0.0.1:"$PPORT" --upstream 127.0.0.1:"$BPORT" --threads "$THREADS" \
+      --batch-wait-us "$BATCH_WAIT_US" --summary "$TMP/$name.summary" "$@" 2> "$TMP/$name.err" & PPID_=$!; pids+=($PPID_)
+  wait_port "$PPORT" || { cat "$TMP/$name.err" >&2; die "proxy $name did not start"; }
+}
+proxy_stop() { kill -TERM "$1"; wait "$1" || die "proxy exited with rc $? on SIGTERM"; }
+
+# run NAME PORT RATE WINDOW SECS PROXY_PID|- [LOADGEN ARGS]: one load-generator run; $TMP/NAME.json
+# gets its output plus the CPU seconds mosquitto and the proxy used meanwhile.
 run() {
-  local name=$1 mode=$2 port=$3 ppid=${4:-} m0 m1 p0=0 p1=0 rate
-  [ "$mode" = closed ] && rate=0 || rate=$RATE
-  m0=$(cpu_ticks "$MOSQ"); [ -n "$ppid" ] && p0=$(cpu_ticks "$ppid")
-  "$LG" --port "$port" --subs "$SUBS" --pubs "$PUBS" --payload "$PAYLOAD" --duration "$SECS" \
-        --count 100000000 --rate "$rate" --window 4000 > "$TMP/$name.lg" || { echo "proxy_bench: $name: loadgen failed"; exit 1; }
-  m1=$(cpu_ticks "$MOSQ"); [ -n "$ppid" ] && p1=$(cpu_ticks "$ppid")
-  local hz; hz=$(getconf CLK_TCK)
-  python3 - "$TMP/$name.lg" "$(( m1 - m0 ))" "$(( p1 - p0 ))" "$hz" > "$TMP/$name.json" <<'PY'
+  local name=$1 port=$2 rate=$3 window=$4 secs=$5 ppid=$6 m0 m1 p0=0 p1=0 rc=0; shift 6
+  m0=$(cpu_ticks "$MOSQ"); [ "$ppid" != - ] && p0=$(cpu_ticks "$ppid")
+  timeout $((secs + 30)) "${RT[@]}" "${ON[@]}" "$LG" --port "$port" --subs "$SUBS" --pubs "$PUBS" --payload "$PAYLOAD" \
+      --duration "$secs" --drain 5 --count 100000000 --rate "$rate" --window "$window" "$@" > "$TMP/$name.lg" 2> "$TMP/$name.lgerr" || rc=$?
+  m1=$(cpu_ticks "$MOSQ"); [ "$ppid" != - ] && p1=$(cpu_ticks "$ppid")
+  [ "$rc" -eq 0 ] || die "$name: loadgen exit $rc ($(cat "$TMP/$name.lgerr") $(cut -c1-200 "$TMP/$name.lg"))"
+  jq -c --argjson m "$(( m1 - m0 ))" --argjson p "$(( p1 - p0 ))" --argjson hz "$HZ" \
+     '. + {mosquitto_cpu_s: ($m / $hz), proxy_cpu_s: ($p / $hz)}' "$TMP/$name.lg" > "$TMP/$name.json"
+}
+
+SP_ARGS=(); SP_PROXY=()
+if [ "$SPATIAL" = yes ]; then SP_ARGS=(--peids "$TMP/peids" --nbhds "$TMP/nbhds"); SP_PROXY=(--resolution "$TMP/zones.wmr"); fi
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "proxy_bench: $SUBS subscribers, $PUBS publishers, ${PAYLOAD}-byte payloads; saturation ${SECS}s closed loop (window $WINDOW);" \
+     "latency $ROUNDS x ${LAT_SECS}s at $RATE msg/s; proxy $THREADS thread(s), --batch-wait-us $BATCH_WAIT_US;" \
+     "spatial: $SPATIAL; pinned: ${PIN:-no}; latency rounds SCHED_FIFO: $LAT_RT; load average $LOAD0"
+
+# ---- 1. saturation
+run sat_direct "$BPORT" 0 "$WINDOW" "$SECS" -
+proxy_start sat_proxy; run sat_proxy "$PPORT" 0 "$WINDOW" "$SECS" "$PPID_"; proxy_stop "$PPID_"
+if [ "$SPATIAL" = yes ]; then
+  # The window counts the deliveries the subscribers want (10 %), so the broker has
+  # about as many deliveries outstanding as in the other setups.
+  proxy_start sat_spatial "${SP_PROXY[@]}"
+  run sat_spatial "$PPORT" 0 $(( WINDOW / 10 )) "$SECS" "$PPID_" "${SP_ARGS[@]}"; proxy_stop "$PPID_"
+fi
+
+# ---- 2. latency below saturation, rounds interleaved
+if [ "$LAT_RT" = 1 ]; then
+  RT=(chrt -f 10)
+  chrt -f -p 10 "$MOSQ" > /dev/null || die "cannot give mosquitto SCHED_FIFO (run with LAT_RT=0)"
+fi
+proxy_start lat_proxy; LAT_PROXY=$PPID_; LAT_PPORT=$PPORT
+NOWAIT=no
+if [ "$BATCH_WAIT_US" != 0 ]; then
+  NOWAIT=yes; BW=$BATCH_WAIT_US; BATCH_WAIT_US=0; proxy_start lat_proxy_nowait; BATCH_WAIT_US=$BW
+  LAT_NOWAIT=$PPID_; LAT_NPORT=$PPORT
+fi
+if [ "$SPATIAL" = yes ]; then proxy_start lat_spatial "${SP_PROXY[@]}"; LAT_SPATIAL=$PPID_; LAT_SPORT=$PPORT; fi
+for r in $(seq "$ROUNDS"); do
+  run "lat_direct_$r" "$BPORT" "$RATE" "$WINDOW" "$LAT_SECS" -
+  run "lat_proxy_$r" "$LAT_PPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_PROXY"
+  [ "$NOWAIT" = yes ] && run "lat_proxy_nowait_$r" "$LAT_NPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_NOWAIT"
+  [ "$SPATIAL" = yes ] && run "lat_spatial_$r" "$LAT_SPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_SPATIAL" "${SP_ARGS[@]}"
+done
+proxy_stop "$LAT_PROXY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_SPATIAL"; [ "$NOWAIT" = yes ] && proxy_stop "$LAT_NOWAIT"
+
+mkdir -p "$BUILD/perf"
+python3 - "$TMP" "$BUILD/perf/proxy.json" "$ROUNDS" "$SPATIAL" "$NOWAIT" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$SUBS $PUBS $PAYLOAD $SECS $WINDOW $RATE $LAT_SECS $THREADS $BATCH_WAIT_US ${PIN:-none} $LAT_RT" <<'PY'
 import json, sys
-lg = json.load(open(sys.argv[1])); hz = float(sys.argv[4])
-lg["mosquitto_cpu_s"] = int(sys.argv[2]) / hz; lg["proxy_cpu_s"] = int(sys.argv[3]) / hz
-print(json.dumps(lg))
-PY
-}
+d, out_path, rounds, spatial, nowait = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "yes", sys.argv[5] == "yes"
+load = {"start": sys.argv[6], "end": sys.argv[7]}
+keys = "subs pubs payload_bytes saturation_s window rate_msg_s latency_round_s proxy_threads batch_wait_us pinned latency_sched_fifo".split()
+params = dict(zip(keys, sys.argv[8].split()))
+J = lambda n: json.load(open(f"{d}/{n}.json"))
+S = lambda n: json.load(open(f"{d}/{n}.summary"))
+setups = ["direct", "proxy"] + (["spatial"] if spatial else [])
+lat_setups = setups + (["proxy_nowait"] if nowait else [])
 
-# A proxy per proxied run, so its summary covers that run only.
-proxied() {
-  local name=$1 mode=$2 port; port=$(free_port)
-  "$PROXY" --listen 127.0.0.1:"$port" --upstream 127.0.0.1:"$BPORT" --threads "$THREADS" --batch-wait-us "$BATCH_WAIT_US" \
-           --summary "$TMP/$name.summary" 2> "$TMP/$name.err" & local pid=$!; pids+=($pid)
-  wait_port "$port" || { echo "proxy_bench: proxy did not start"; cat "$TMP/$name.err"; exit 1; }
-  run "$name" "$mode" "$port" "$pid"
-  kill -TERM "$pid"; wait "$pid" || { echo "proxy_bench: proxy failed"; exit 1; }
-}
+def pooled(name):
+    """p50/p99 (us) over the pooled histograms of a setup's latency rounds."""
+    h = {}
+    for r in range(1, rounds + 1):
+        for us, n in J(f"lat_{name}_{r}")["hist"]: h[us] = h.get(us, 0) + n
+    tot = sum(h.values()); q = {}
+    for p in (0.5, 0.99):
+        want, acc = min(int(p * tot), tot - 1), 0
+        for us in sorted(h):
+            acc += h[us]
+            if acc > want: q[p] = us; break
+    return {"p50": q[0.5], "p99": q[0.99], "deliveries": tot,
+            "rounds_p50": [J(f"lat_{name}_{r}")["latency_us"]["p50"] for r in range(1, rounds + 1)],
+            "rounds_p99": [J(f"lat_{name}_{r}")["latency_us"]["p99"] for r in range(1, rounds + 1)]}
 
-echo "proxy_bench: $SUBS subscribers, $PUBS publishers, ${PAYLOAD}-byte payloads, ${SECS}s per run, open loop at $RATE msg/s;" \
-     "proxy: $THREADS thread(s), --batch-wait-us $BATCH_WAIT_US; load average $(cut -d' ' -f1 /proc/loadavg)"
-run direct_closed closed "$BPORT"
-proxied proxy_closed closed
-run direct_open open "$BPORT"
-proxied proxy_open open
+sat = {}
+for s in setups:
+    r = J(f"sat_{s}"); e = {k: r[k] for k in ("published", "delivered", "expected", "unwanted", "elapsed_s", "delivered_per_s")}
+    e["cpu_s"] = {"mosquitto": r["mosquitto_cpu_s"], "proxy": r["proxy_cpu_s"] if s != "direct" else None, "loadgen": r["cpu_s"]}
+    e["mosquitto_deliveries_per_cpu_s"] = r["delivered"] / r["mosquitto_cpu_s"] if r["mosquitto_cpu_s"] else None
+    if s == "direct":
+        e["mosquitto_deliveries"] = r["delivered"]
+    else:
+        sm = S(f"sat_{s}"); pu = sm["publishes"]
+        # Behind the proxy mosquitto delivers to the proxy: every broker->client PUBLISH it framed.
+        e["mosquitto_deliveries"] = pu["upstream_to_client"]
+        e["mosquitto_deliveries_per_cpu_s"] = pu["upstream_to_client"] / r["mosquitto_cpu_s"] if r["mosquitto_cpu_s"] else None
+        relayed = pu["client_to_upstream"] + pu["upstream_to_client"]
+        e["proxy_publishes"] = {"client_to_upstream": pu["client_to_upstream"], "upstream_to_client": pu["upstream_to_client"],
+                                "forwarded_to_clients": r["delivered"] + r["unwanted"]}
+        e["proxy_publishes_per_cpu_s"] = relayed / r["proxy_cpu_s"] if r["proxy_cpu_s"] else None
+        e["proxy_broker_to_client_per_cpu_s"] = pu["upstream_to_client"] / r["proxy_cpu_s"] if r["proxy_cpu_s"] else None
+        m = e["mosquitto_deliveries_per_cpu_s"]
+        e["efficiency_ratio"] = e["proxy_publishes_per_cpu_s"] / m if m and e["proxy_publishes_per_cpu_s"] else None
+        e["efficiency_ratio_broker_to_client"] = e["proxy_broker_to_client_per_cpu_s"] / m if m and e["proxy_broker_to_client_per_cpu_s"] else None
+        e["proxy_summary"] = sm
+    sat[s] = e
 
-mkdir -p "$BUILD/bench"
-python3 - "$TMP" "$BUILD/bench/proxy.json" <<'PY'
-import json, sys
-d = sys.argv[1]
-r = {n: json.load(open(f"{d}/{n}.json")) for n in ("direct_closed", "proxy_closed", "direct_open", "proxy_open")}
-s = {n: json.load(open(f"{d}/{n}.summary")) for n in ("proxy_closed", "proxy_open")}
-dc, pc = r["direct_closed"], r["proxy_closed"]
-relayed = s["proxy_closed"]["publishes"]["client_to_upstream"] + s["proxy_closed"]["publishes"]["upstream_to_client"]
-relayed_down = s["proxy_closed"]["publishes"]["upstream_to_client"]
-mosq_eff_direct = dc["delivered"] / dc["mosquitto_cpu_s"] if dc["mosquitto_cpu_s"] else 0
-mosq_eff_proxied = pc["delivered"] / pc["mosquitto_cpu_s"] if pc["mosquitto_cpu_s"] else 0
-proxy_eff = relayed / pc["proxy_cpu_s"] if pc["proxy_cpu_s"] else float("inf")
-proxy_eff_down = relayed_down / pc["proxy_cpu_s"] if pc["proxy_cpu_s"] else float("inf")
-out = {
-  "runs": r, "proxy_summaries": s,
-  "delivered_per_s": {"mosquitto": dc["delivered_per_s"], "behind_proxy": pc["delivered_per_s"]},
-  "cpu_s": {"mosquitto_alone": dc["mosquitto_cpu_s"], "mosquitto_behind_proxy": pc["mosquitto_cpu_s"],
-            "proxy": pc["proxy_cpu_s"], "loadgen_alone": dc["cpu_s"], "loadgen_behind_proxy": pc["cpu_s"]},
-  "msgs_per_cpu_s": {"mosquitto_alone": mosq_eff_direct, "mosquitto_behind_proxy": mosq_eff_proxied,
-                     "proxy_both_directions": proxy_eff, "proxy_deliveries_only": proxy_eff_down},
-  "efficiency_ratio": proxy_eff / mosq_eff_proxied if mosq_eff_proxied else None,
-  "efficiency_ratio_deliveries_only": proxy_eff_down / mosq_eff_proxied if mosq_eff_proxied else None,
-  "latency_us": {"direct": r["direct_open"]["latency_us"], "proxied": r["proxy_open"]["latency_us"],
-                 "added_p50": r["proxy_open"]["latency_us"]["p50"] - r["direct_open"]["latency_us"]["p50"],
-                 "added_p99": r["proxy_open"]["latency_us"]["p99"] - r["direct_open"]["latency_us"]["p99"]},
-  "spatial_filtering": "not measured: the proxy does not filter yet",
-}
-json.dump(out, open(sys.argv[2], "w"), indent=1)
-f = lambda x: f"{x:,.0f}"
-print(f"{'':34}{'mosquitto':>14}{'behind proxy':>14}")
-print(f"{'delivered msg/s (closed loop)':34}{f(dc['delivered_per_s']):>14}{f(pc['delivered_per_s']):>14}")
-print(f"{'mosquitto CPU s':34}{dc['mosquitto_cpu_s']:>14.2f}{pc['mosquitto_cpu_s']:>14.2f}")
-print(f"{'proxy CPU s':34}{'-':>14}{pc['proxy_cpu_s']:>14.2f}")
-print(f"{'loadgen CPU s':34}{dc['cpu_s']:>14.2f}{pc['cpu_s']:>14.2f}")
-print(f"{'mosquitto deliveries per CPU s':34}{f(mosq_eff_direct):>14}{f(mosq_eff_proxied):>14}")
-print(f"{'proxy PUBLISH relayed per CPU s':34}{'-':>14}{f(proxy_eff):>14}")
-print(f"{'  of which broker->client':34}{'-':>14}{f(proxy_eff_down):>14}")
-print(f"efficiency ratio (proxy relayed / mosquitto delivered, per CPU s, same run): {out['efficiency_ratio']:.2f}"
-      f" (counting only broker->client frames: {out['efficiency_ratio_deliveries_only']:.2f}; target >= 5)")
-lo = out["latency_us"]
-print(f"latency at fixed rate, us: direct p50 {lo['direct']['p50']} p99 {lo['direct']['p99']}; "
-      f"proxied p50 {lo['proxied']['p50']} p99 {lo['proxied']['p99']}; added p50 {lo['added_p50']} p99 {lo['added_p99']}  (target p99 <= 100)")
-print(f"written: {sys.argv[2]}")
+lat = {s: pooled(s) for s in lat_setups}
+lat_cpu = {}
+for s in lat_setups:
+    runs = [J(f"lat_{s}_{r}") for r in range(1, rounds + 1)]
+    lat_cpu[s] = {"mosquitto": sum(x["mosquitto_cpu_s"] for x in runs), "proxy": sum(x["proxy_cpu_s"] for x in runs) if s != "direct" else None,
+                  "loadgen": sum(x["cpu_s"] for x in runs), "delivered": sum(x["delivered"] for x in runs),
+                  "published_per_s": sum(x["published_per_s"] for x in runs) / rounds}
+added = {s: {"p50": lat[s]["p50"] - lat["direct"]["p50"], "p99": lat[s]["p99"] - lat["direct"]["p99"],
+             "rounds_p99": [a - b for a, b in zip(lat[s]["rounds_p99"], lat["direct"]["rounds_p99"])]} for s in lat_setups if s != "direct"}
+out = {"params": params, "load_average": load, "saturation": sat,
+       "latency_us": lat, "latency_cpu_s": lat_cpu, "added_latency_us": added,
+       "targets": {"efficiency_ratio_min": 5, "added_p99_us_max": 100},
+       "spatial": "measured" if spatial else "not measured: this wirematch-proxy has no --resolution"}
+json.dump(out, open(out_path, "w"), indent=1)
+
+f = lambda x: "-" if x is None else f"{x:,.0f}"
+g = lambda x: "-" if x is None else f"{x:.2f}"
+W = 16
+print(f"{'saturation (closed loop)':36}" + "".join(f"{s:>{W}}" for s in setups))
+row = lambda label, vals: print(f"{label:36}" + "".join(f"{v:>{W}}" for v in vals))
+row("delivered msg/s", [f(sat[s]["delivered_per_s"]) for s in setups])
+row("mosquitto CPU s", [g(sat[s]["cpu_s"]["mosquitto"]) for s in setups])
+row("proxy CPU s", [g(sat[s]["cpu_s"]["proxy"]) for s in setups])
+row("loadgen CPU s", [g(sat[s]["cpu_s"]["loadgen"]) for s in setups])
+row("mosquitto deliveries per CPU s", [f(sat[s]["mosquitto_deliveries_per_cpu_s"]) for s in setups])
+row("proxy PUBLISH relayed per CPU s", [f(sat[s].get("proxy_publishes_per_cpu_s")) for s in setups])
+row("  of which broker->client", [f(sat[s].get("proxy_broker_to_client_per_cpu_s")) for s in setups])
+row("efficiency ratio (target >= 5)", [g(sat[s].get("efficiency_ratio")) for s in setups])
+row("  counting broker->client only", [g(sat[s].get("efficiency_ratio_broker_to_client")) for s in setups])
+print(f"latency at {params['rate_msg_s']} msg/s, us (pooled over {rounds} interleaved rounds{', SCHED_FIFO' if params['latency_sched_fifo'] == '1' else ''})")
+print(f"{'':36}" + "".join(f"{s:>{W}}" for s in lat_setups))
+row("  p50", [str(lat[s]["p50"]) for s in lat_setups])
+row("  p99", [str(lat[s]["p99"]) for s in lat_setups])
+row("  added p50 (vs direct)", ["-"] + [str(added[s]["p50"]) for s in lat_setups[1:]])
+row("  added p99 (target <= 100)", ["-"] + [str(added[s]["p99"]) for s in lat_setups[1:]])
+row("  per-round p99", [" ".join(map(str, lat[s]["rounds_p99"])) for s in lat_setups])
+if nowait: print(f"(proxy_nowait: the proxy with --batch-wait-us 0 instead of {params['batch_wait_us']})")
+if not spatial: print("spatial filtering: not measured (this wirematch-proxy has no --resolution)")
+print(f"load average {load['start']} -> {load['end']}; written: {out_path}")
 PY

@@ -12,13 +12,30 @@
  * messages/s (for latency below saturation), or closed loop (--rate 0) with
  * at most --window deliveries outstanding (published, not yet received by a
  * subscriber that should get them), so queues in the broker stay bounded and
- * the rate found is what the system sustains. The loop sleeps in epoll_wait
- * (1 ms) rather than spinning: on a small machine the generator must not take
- * the CPU the measured processes need.
+ * the rate found is what the system sustains. The loop sleeps in epoll_pwait2
+ * rather than spinning: on a small machine the generator must not take the
+ * CPU the measured processes need. In open loop it sleeps exactly until the
+ * next message is due (message m at t0 + m / rate), so messages leave one by
+ * one, evenly spaced, and not in bursts that would queue behind each other and
+ * show up as latency of the system under test; a generator that fell behind
+ * sends what is due at once (open loop: the schedule does not wait).
  *
- * Prints one JSON object: published, delivered, expected, elapsed_s,
- * published_per_s, delivered_per_s, latency_us {p50, p90, p99, max},
- * cpu_s (this process), errors.
+ * Spatial workload (issue 7's filtering proxy): --peids FILE (one peid per
+ * line) makes every PUBLISH carry a `peid` User Property, cycling through the
+ * peids (one pre-encoded frame per peid and publisher); --nbhds FILE (lines
+ * "NAME PEID PEID ...", e.g. from `wmctl resolve --json`) makes subscriber i
+ * subscribe with the `nbhd` User Property of line i mod L. A delivery is then
+ * expected only where the subscriber's neighborhood holds the peid: the
+ * payload carries the peid's index (bytes 16..19), and a delivery outside
+ * the neighborhood is counted in `unwanted` (and fails the run).
+ *
+ * Prints one JSON object: published, delivered, expected, unwanted,
+ * elapsed_s, published_per_s, delivered_per_s, latency_us {p50, p90, p99,
+ * max}, hist (the latency histogram: [[bucket lower bound us, count], ...],
+ * non-empty buckets only, so runs can be pooled), cpu_s (this process:
+ * utime + stime over the publishing and draining phases), errors.
+ * Exit status: 0 when every expected delivery arrived and nothing else did,
+ * 3 otherwise, 1 on a failure, 2 on bad usage.
  */
 #include "codec/mqtt5_decode.h"
 #include "codec/mqtt5_encode.h"
@@ -52,18 +69,34 @@ typedef struct lg_conn {
     uint32_t rxlen;
     uint8_t *tx;
     uint32_t txoff, txlen;
-    uint8_t frame[512 + 65536];   /* publishers: the pre-encoded PUBLISH */
-    uint32_t frame_len, ts_off;
+    /* publishers: pre-encoded PUBLISH frames, one per peid (one without
+     * --peids), frame k at frames + k * frame_stride */
+    uint8_t *frames;
+    uint32_t frame_stride, *frame_len, *ts_off;
+    /* subscribers with --nbhds: bit k set = peid k is in the neighborhood */
+    uint64_t *wants;
 } lg_conn;
 
 static struct {
-    const char *host;
+    const char *host, *peids_file, *nbhds_file;
     int port, subs, pubs, spread, payload, duration, drain;
     long long count, rate, window;
-} opt = { "127.0.0.1", 1883, 4, 1, 0, 64, 10, 5, 1000000, 0, 1000 };
+} opt = { "127.0.0.1", NULL, NULL, 1883, 4, 1, 0, 64, 10, 5, 1000000, 0, 1000 };
+
+#define MAX_PEIDS 65536u
+#define MAX_NBHDS 4096u
+#define PEID_MAX_LEN 255u
 
 static uint64_t hist[HBUCKETS];
-static uint64_t lat_max, published, delivered, expected, errors;
+static uint64_t lat_max, published, delivered, expected, unwanted, errors;
+
+/* The spatial workload: peids[k] (n_peids of them; 0 = no peid property),
+ * neighborhood names and member bitmaps (n_nbhds of them). */
+static char **peids;
+static uint32_t n_peids;
+static char **nbhd_names;
+static uint64_t **nbhd_bits;
+static uint32_t n_nbhds;
 
 static uint64_t now_ns(void)
 {
@@ -101,6 +134,93 @@ static uint64_t percentile(double p)
     return lat_max;
 }
 
+static void print_hist(void)
+{
+    bool first = true;
+    printf("[");
+    for (unsigned i = 0; i < HBUCKETS; i++) {
+        if (!hist[i]) continue;
+        printf("%s[%llu,%llu]", first ? "" : ",", (unsigned long long)bucket_us(i), (unsigned long long)hist[i]);
+        first = false;
+    }
+    printf("]");
+}
+
+/* ---- the spatial workload files */
+static void die_input(const char *file, unsigned line, const char *why)
+{
+    fprintf(stderr, "mqtt_loadgen: %s:%u: %s\n", file, line, why);
+    exit(1);
+}
+
+static int peid_index(const char *peid)
+{
+    for (uint32_t k = 0; k < n_peids; k++)
+        if (!strcmp(peids[k], peid)) return (int)k;
+    return -1;
+}
+
+/* --peids FILE: one peid per line, no blanks inside, no repeats. */
+static void load_peids(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) { perror(file); exit(1); }
+    char line[PEID_MAX_LEN + 2];
+    unsigned ln = 0;
+    peids = calloc(MAX_PEIDS, sizeof *peids);
+    if (!peids) exit(1);
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        size_t n = strcspn(line, "\r\n");
+        if (line[n] == 0 && !feof(f)) die_input(file, ln, "peid longer than 255 bytes");
+        line[n] = 0;
+        if (!n) continue;
+        if (strpbrk(line, " \t")) die_input(file, ln, "blank inside a peid");
+        if (n_peids == MAX_PEIDS) die_input(file, ln, "more than 65536 peids");
+        if (peid_index(line) >= 0) die_input(file, ln, "repeated peid");
+        peids[n_peids++] = strdup(line);
+    }
+    fclose(f);
+    if (!n_peids) die_input(file, ln, "no peids");
+}
+
+/* --nbhds FILE: "NAME PEID PEID ..." per line; every peid must be in --peids. */
+static void load_nbhds(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    if (!f) { perror(file); exit(1); }
+    char *line = NULL, *save;
+    size_t cap = 0;
+    unsigned ln = 0;
+    nbhd_names = calloc(MAX_NBHDS, sizeof *nbhd_names);
+    nbhd_bits = calloc(MAX_NBHDS, sizeof *nbhd_bits);
+    if (!nbhd_names || !nbhd_bits) exit(1);
+    while (getline(&line, &cap, f) > 0) {
+        ln++;
+        char *name = strtok_r(line, " \t\r\n", &save);
+        if (!name) continue;
+        if (n_nbhds == MAX_NBHDS) die_input(file, ln, "more than 4096 neighborhoods");
+        if (strlen(name) > PEID_MAX_LEN) die_input(file, ln, "neighborhood name longer than 255 bytes");
+        uint64_t *bits = calloc((n_peids + 63) / 64, sizeof(uint64_t));
+        if (!bits) exit(1);
+        for (char *p; (p = strtok_r(NULL, " \t\r\n", &save));) {
+            int k = peid_index(p);
+            if (k < 0) die_input(file, ln, "peid not in --peids");
+            bits[k / 64] |= 1ull << (k % 64);
+        }
+        nbhd_names[n_nbhds] = strdup(name);
+        nbhd_bits[n_nbhds++] = bits;
+    }
+    free(line);
+    fclose(f);
+    if (!n_nbhds) die_input(file, ln, "no neighborhoods");
+}
+
+static bool wants(const lg_conn *c, uint32_t k)
+{
+    return !c->wants || (c->wants[k / 64] >> (k % 64)) & 1u;
+}
+
 /* ---- pre-encoded frames (MQTT 5.0 §3.1, §3.8, §3.3) by the codec's encoder: QoS 0, no properties */
 static uint32_t encode(const wm_mqtt5_packet *pkt, uint8_t *o, size_t cap)
 {
@@ -119,26 +239,41 @@ static uint32_t enc_connect(uint8_t *o, size_t cap, const char *cid)
     p.connect.client_id = bytes_of(cid);
     return encode(&p, o, cap);
 }
-static uint32_t enc_subscribe(uint8_t *o, size_t cap, const char *filter)
+/* A SUBSCRIBE, with a `nbhd` User Property when nbhd is not NULL. */
+static uint32_t enc_subscribe(uint8_t *o, size_t cap, const char *filter, const char *nbhd)
 {
     wm_mqtt5_subscription sub = { .filter = bytes_of(filter), .qos = 0 };
+    wm_mqtt5_pair up = { bytes_of("nbhd"), bytes_of(nbhd ? nbhd : "") };
     wm_mqtt5_packet p;
     memset(&p, 0, sizeof p);
     p.type = WM_MQTT5_SUBSCRIBE;
     p.packet_id = 1;
     p.count = 1;
     p.subscriptions = &sub;
+    if (nbhd) {
+        p.props.user_properties = &up;
+        p.props.user_property_count = 1;
+    }
     return encode(&p, o, cap);
 }
-static uint32_t enc_publish(uint8_t *o, size_t cap, const char *topic, uint32_t payload, uint32_t *ts_off)
+/* A QoS 0 PUBLISH with a `peid` User Property when peid is not NULL; the
+ * payload's bytes 16..19 hold peid_idx. */
+static uint32_t enc_publish(uint8_t *o, size_t cap, const char *topic, const char *peid, uint32_t peid_idx,
+                            uint32_t payload, uint32_t *ts_off)
 {
     static uint8_t body[65536];
     memset(body, 'p', payload);
+    if (payload >= 20) memcpy(body + 16, &peid_idx, 4);
+    wm_mqtt5_pair up = { bytes_of("peid"), bytes_of(peid ? peid : "") };
     wm_mqtt5_packet p;
     memset(&p, 0, sizeof p);
     p.type = WM_MQTT5_PUBLISH;
     p.topic = bytes_of(topic);
     p.payload = (wm_mqtt5_bytes){ body, payload };
+    if (peid) {
+        p.props.user_properties = &up;
+        p.props.user_property_count = 1;
+    }
     uint32_t n = encode(&p, o, cap);
     *ts_off = n - payload;   /* the payload ends the packet */
     return n;
@@ -202,6 +337,13 @@ static void on_packet(lg_conn *c, const wm_mqtt5_packet *pkt, uint64_t now)
         if (pkt->payload.len < 16) { errors++; break; }
         uint64_t ts;
         memcpy(&ts, pkt->payload.p, 8);
+        if (c->wants) {
+            uint32_t k;
+            if (pkt->payload.len < 20) { errors++; break; }
+            memcpy(&k, pkt->payload.p + 16, 4);
+            if (k >= n_peids) { errors++; break; }
+            if (!wants(c, k)) { unwanted++; break; }
+        }
         uint64_t us = now > ts ? (now - ts) / 1000 : 0;
         hist[bucket_of(us)]++;
         if (us > lat_max) lat_max = us;
@@ -250,7 +392,8 @@ static void usage(void)
     fprintf(stderr,
         "usage: mqtt_loadgen [--host A] [--port P] [--subs S] [--pubs P] [--spread K]\n"
         "                    [--payload BYTES>=16] [--count N] [--duration SEC] [--drain SEC]\n"
-        "                    [--rate MSG/S (0 = closed loop)] [--window N]\n");
+        "                    [--rate MSG/S (0 = closed loop)] [--window N]\n"
+        "                    [--peids FILE [--nbhds FILE]]\n");
     exit(2);
 }
 
@@ -259,7 +402,8 @@ int main(int argc, char **argv)
     static const struct option lo[] = {
         { "host", 1, 0, 'h' }, { "port", 1, 0, 'p' }, { "subs", 1, 0, 's' }, { "pubs", 1, 0, 'P' },
         { "spread", 1, 0, 'k' }, { "payload", 1, 0, 'l' }, { "count", 1, 0, 'n' }, { "duration", 1, 0, 'd' },
-        { "drain", 1, 0, 'D' }, { "rate", 1, 0, 'r' }, { "window", 1, 0, 'w' }, { 0, 0, 0, 0 } };
+        { "drain", 1, 0, 'D' }, { "rate", 1, 0, 'r' }, { "window", 1, 0, 'w' },
+        { "peids", 1, 0, 'e' }, { "nbhds", 1, 0, 'N' }, { 0, 0, 0, 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -274,12 +418,18 @@ int main(int argc, char **argv)
         case 'D': opt.drain = atoi(optarg); break;
         case 'r': opt.rate = atoll(optarg); break;
         case 'w': opt.window = atoll(optarg); break;
+        case 'e': opt.peids_file = optarg; break;
+        case 'N': opt.nbhds_file = optarg; break;
         default: usage();
         }
     }
     if (opt.subs < 1 || opt.pubs < 1 || opt.payload < 16 || opt.payload > 65536 || opt.count < 1 ||
-        opt.duration < 1 || opt.window < 1 || opt.spread < 0 || opt.subs > 10000 || opt.pubs > 10000)
+        opt.duration < 1 || opt.window < 1 || opt.spread < 0 || opt.subs > 10000 || opt.pubs > 10000 ||
+        (opt.nbhds_file && !opt.peids_file) || (opt.peids_file && opt.payload < 20))
         usage();
+    if (opt.peids_file) load_peids(opt.peids_file);
+    if (opt.nbhds_file) load_nbhds(opt.nbhds_file);
+    uint32_t n_frames = n_peids ? n_peids : 1;
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)opt.port) };
     if (inet_pton(AF_INET, opt.host, &a.sin_addr) != 1) usage();
 
@@ -301,20 +451,36 @@ int main(int argc, char **argv)
         if (c->sub) {
             if (opt.spread) snprintf(name, sizeof name, "lg/%d/#", c->idx % opt.spread);
             else snprintf(name, sizeof name, "lg/#");
-            tx_put(c, tmp, enc_subscribe(tmp, sizeof tmp, name));
+            const char *nbhd = NULL;
+            if (n_nbhds) {
+                nbhd = nbhd_names[(uint32_t)c->idx % n_nbhds];
+                c->wants = nbhd_bits[(uint32_t)c->idx % n_nbhds];
+            }
+            static uint8_t sub_buf[1024];
+            tx_put(c, sub_buf, enc_subscribe(sub_buf, sizeof sub_buf, name, nbhd));
         } else {
             snprintf(name, sizeof name, "lg/%d/x", opt.spread ? c->idx % opt.spread : c->idx);
-            c->frame_len = enc_publish(c->frame, sizeof c->frame, name, (uint32_t)opt.payload, &c->ts_off);
+            c->frame_stride = (uint32_t)opt.payload + 512 + PEID_MAX_LEN;
+            c->frames = malloc((size_t)n_frames * c->frame_stride);
+            c->frame_len = calloc(n_frames, sizeof(uint32_t));
+            c->ts_off = calloc(n_frames, sizeof(uint32_t));
+            if (!c->frames || !c->frame_len || !c->ts_off) return 1;
+            for (uint32_t k = 0; k < n_frames; k++)
+                c->frame_len[k] = enc_publish(c->frames + (size_t)k * c->frame_stride, c->frame_stride, name,
+                                              n_peids ? peids[k] : NULL, k, (uint32_t)opt.payload, &c->ts_off[k]);
         }
         tx_flush(c);
         struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
         epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev);
     }
-    /* Receivers per publisher: with --spread K, the subscribers i with i mod K == j mod K. */
-    int *fan = calloc((size_t)opt.pubs, sizeof(int));
+    /* Receivers of frame k of publisher j: with --spread K, the subscribers i
+     * with i mod K == j mod K; with --nbhds, those whose neighborhood holds peid k. */
+    int *fan = calloc((size_t)opt.pubs * n_frames, sizeof(int));
+    if (!fan) return 1;
     for (int j = 0; j < opt.pubs; j++)
-        for (int i = 0; i < opt.subs; i++)
-            fan[j] += !opt.spread || i % opt.spread == j % opt.spread;
+        for (uint32_t k = 0; k < n_frames; k++)
+            for (int i = 0; i < opt.subs; i++)
+                fan[(size_t)j * n_frames + k] += (!opt.spread || i % opt.spread == j % opt.spread) && wants(&cs[i], k);
 
     struct epoll_event evs[256];
     uint64_t t_setup = now_ns() + 10000000000ull;
@@ -331,6 +497,7 @@ int main(int argc, char **argv)
     uint64_t t0 = now_ns(), end = t0 + (uint64_t)opt.duration * 1000000000ull, stop_pub = 0;
     uint64_t seq = 0;
     int next_pub = 0;
+    uint32_t next_frame = 0;   /* peids in turn, across publishers */
     for (;;) {
         uint64_t now = now_ns();
         bool publishing = (long long)published < opt.count && now < end;
@@ -345,19 +512,30 @@ int main(int argc, char **argv)
             if (allow > opt.count - (long long)published) allow = opt.count - (long long)published;
             for (long long m = 0; m < allow; m++) {
                 lg_conn *c = &cs[opt.subs + next_pub];
-                if (c->txlen + c->frame_len > TXCAP) break;
+                uint32_t k = next_frame;
+                uint8_t *fr = c->frames + (size_t)k * c->frame_stride;
+                if (c->txlen + c->frame_len[k] > TXCAP) break;
                 uint64_t ts = now_ns();
                 seq++;
-                memcpy(c->frame + c->ts_off, &ts, 8);
-                memcpy(c->frame + c->ts_off + 8, &seq, 8);
-                tx_put(c, c->frame, c->frame_len);
+                memcpy(fr + c->ts_off[k], &ts, 8);
+                memcpy(fr + c->ts_off[k] + 8, &seq, 8);
+                tx_put(c, fr, c->frame_len[k]);
                 published++;
-                expected += (uint64_t)fan[next_pub];
+                expected += (uint64_t)fan[(size_t)next_pub * n_frames + k];
                 next_pub = (next_pub + 1) % opt.pubs;
+                next_frame = (next_frame + 1) % n_frames;
             }
             for (int j = 0; j < opt.pubs; j++) tx_flush(&cs[opt.subs + j]);
         }
-        int k = epoll_wait(ep, evs, 256, 1);   /* 1 ms: paces the open loop without spinning */
+        /* Open loop: until the next message is due; closed loop (and draining): 1 ms. */
+        uint64_t wait_ns = 1000000;
+        if (publishing && opt.rate > 0) {
+            uint64_t due = t0 + (uint64_t)((double)(published + 1) * 1e9 / (double)opt.rate), t = now_ns();
+            wait_ns = due > t ? due - t : 0;
+            if (wait_ns > 1000000) wait_ns = 1000000;
+        }
+        struct timespec to = { .tv_sec = 0, .tv_nsec = (long)wait_ns };
+        int k = epoll_pwait2(ep, evs, 256, &to, NULL);
         for (int e = 0; e < k; e++) rx(&cs[evs[e].data.u32]);
     }
     uint64_t t1 = now_ns();
@@ -365,21 +543,26 @@ int main(int argc, char **argv)
     double el = (double)((stop_pub ? stop_pub : t1) - t0) / 1e9;
     double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
                  (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec + ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
-    printf("{\"published\":%llu,\"delivered\":%llu,\"expected\":%llu,\"elapsed_s\":%.3f,"
+    printf("{\"published\":%llu,\"delivered\":%llu,\"expected\":%llu,\"unwanted\":%llu,\"elapsed_s\":%.3f,"
            "\"published_per_s\":%.0f,\"delivered_per_s\":%.0f,"
-           "\"latency_us\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu},\"cpu_s\":%.3f,\"errors\":%llu}\n",
-           (unsigned long long)published, (unsigned long long)delivered, (unsigned long long)expected, el,
-           (double)published / el, (double)delivered / el, (unsigned long long)percentile(0.50),
-           (unsigned long long)percentile(0.90), (unsigned long long)percentile(0.99),
-           (unsigned long long)lat_max, cpu, (unsigned long long)errors);
+           "\"latency_us\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu},\"hist\":",
+           (unsigned long long)published, (unsigned long long)delivered, (unsigned long long)expected,
+           (unsigned long long)unwanted, el, (double)published / el, (double)delivered / el,
+           (unsigned long long)percentile(0.50), (unsigned long long)percentile(0.90),
+           (unsigned long long)percentile(0.99), (unsigned long long)lat_max);
+    print_hist();
+    printf(",\"cpu_s\":%.3f,\"errors\":%llu}\n", cpu, (unsigned long long)errors);
     for (int i = 0; i < n; i++) {
         tx_put(&cs[i], (const uint8_t *)"\xe0\x00", 2);
         tx_flush(&cs[i]);
         close(cs[i].fd);
         free(cs[i].rx);
         free(cs[i].tx);
+        free(cs[i].frames);
+        free(cs[i].frame_len);
+        free(cs[i].ts_off);
     }
     free(cs);
     free(fan);
-    return delivered == expected ? 0 : 3;
+    return delivered == expected && !unwanted && !errors ? 0 : 3;
 }
