@@ -259,6 +259,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         else { /* typed only: the grammar's own text, no copy */
             v->text = dt->enum_values[c];
             v->len = (uint32_t)strlen(dt->enum_values[c]);
+            return WM_EXI_OK;
         }
         break;
     }

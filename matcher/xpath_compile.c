@@ -458,15 +458,53 @@ static void lits_used(const wm_xpf *f, uint32_t p, lvec *out, bool *ok)
     }
 }
 
-typedef struct pair { uint32_t lit, q; } pair;
+/* How a query hangs off one of its trigger literals. */
+enum { PK_GENERIC = 0, PK_EXACT, PK_CLUSTER };
+typedef struct pair {
+    uint32_t lit, q;
+    uint8_t kind;           /* PK_* */
+    uint8_t op;             /* CLUSTER: the other test's op */
+    uint32_t slot;          /* CLUSTER: the other test's slot */
+    double x;               /* CLUSTER: the other test's number */
+} pair;
 
 static int cmp_pair(const void *a, const void *b)
 {
     const pair *x = a, *y = b;
     if (x->lit != y->lit) return x->lit < y->lit ? -1 : 1;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    if (x->kind == PK_CLUSTER) {
+        if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+        if (x->op != y->op) return x->op < y->op ? -1 : 1;
+        if (x->x != y->x) return x->x < y->x ? -1 : 1;
+    }
     return x->q < y->q ? -1 : x->q > y->q;
 }
 
+/* Is p an OR-tree of literals all in t[0..n)? (then any trigger being true
+ * makes the query true: exact) */
+static bool or_of_triggers(const wm_xpf *f, uint32_t p, const uint32_t *t, uint32_t n)
+{
+    const xpf_pnode *x = &f->pnodes[p];
+    if (x->kind == XPF_P_OR) return or_of_triggers(f, x->a, t, n) && or_of_triggers(f, x->b, t, n);
+    if (x->kind != XPF_P_LIT) return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (t[i] == x->a) return true;
+    return false;
+}
+
+/* Collects the disjuncts of an OR-tree of numeric tests that are false when
+ * their slot is missing (out[0..8)); false if p is anything else. */
+static bool num_disjuncts(const wm_xpf *f, uint32_t p, uint32_t *out, uint32_t *n)
+{
+    const xpf_pnode *x = &f->pnodes[p];
+    if (x->kind == XPF_P_OR) return num_disjuncts(f, x->a, out, n) && num_disjuncts(f, x->b, out, n);
+    if (x->kind != XPF_P_LIT || *n >= 8) return false;
+    const xpf_lit *r = &f->lits[x->a];
+    if (r->kind != XPF_L_NUM || r->op == WM_XP_NE || r->absent || r->x != r->x) return false;
+    out[(*n)++] = x->a;
+    return true;
+}
 static int cmp_num(const void *a, const void *b)
 {
     const xpf_numtrig *x = a, *y = b;
@@ -500,7 +538,32 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                     if (!np) { free(t.v); goto out; }
                     pairs = np;
                 }
-                pairs[n_pairs++] = (pair){ t.v[k], q };
+                pair pr = { .lit = t.v[k], .q = q, .kind = PK_GENERIC };
+                const xpf_pnode *pn = &f->pnodes[f->qs[q].pred];
+                uint32_t dis[8], nd = 0;
+                if (or_of_triggers(f, f->qs[q].pred, t.v, t.n)) pr.kind = PK_EXACT;
+                else if (t.n == 1 && pn->kind == XPF_P_AND) {
+                    /* "trigger and (S op x or S' op' x' ...)": one cluster entry per disjunct */
+                    const xpf_pnode *a = &f->pnodes[pn->a], *b = &f->pnodes[pn->b];
+                    uint32_t other = a->kind == XPF_P_LIT && a->a == t.v[0] ? pn->b
+                                   : b->kind == XPF_P_LIT && b->a == t.v[0] ? pn->a : XPF_NONE;
+                    if (other != XPF_NONE && num_disjuncts(f, other, dis, &nd)) pr.kind = PK_CLUSTER;
+                }
+                for (uint32_t d = 0; d < (pr.kind == PK_CLUSTER ? nd : 1); d++) {
+                    if (n_pairs == cap_pairs) {
+                        cap_pairs = cap_pairs * 2;
+                        pair *np = realloc(pairs, cap_pairs * sizeof *np);
+                        if (!np) { free(t.v); goto out; }
+                        pairs = np;
+                    }
+                    if (pr.kind == PK_CLUSTER) {
+                        const xpf_lit *r = &f->lits[dis[d]];
+                        pr.slot = r->slot;
+                        pr.op = r->op;
+                        pr.x = r->x;
+                    }
+                    pairs[n_pairs++] = pr;
+                }
             }
         free(t.v);
         lits_used(f, f->qs[q].pred, &used, &ok);
@@ -528,12 +591,28 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     /* postings */
     if (n_pairs) qsort(pairs, n_pairs, sizeof *pairs, cmp_pair);
     if (!(ps->qlist = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->qlist))) goto out;
+    if (!(ps->centries = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->centries))) goto out;
+    if (!(ps->clusters = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->clusters))) goto out;
     for (uint32_t i = 0; i < n_pairs;) {
         uint32_t j = i, lit = pairs[i].lit;
-        xpf_post post = { ps->n_qlist, 0 };
-        for (; j < n_pairs && pairs[j].lit == lit; j++)
+        xpf_post post = { .off = ps->n_qlist };
+        for (; j < n_pairs && pairs[j].lit == lit && pairs[j].kind == PK_GENERIC; j++)
             if (j == i || pairs[j].q != pairs[j - 1].q) ps->qlist[ps->n_qlist++] = pairs[j].q;
         post.n = ps->n_qlist - post.off;
+        post.eoff = ps->n_qlist;
+        for (uint32_t e0 = j; j < n_pairs && pairs[j].lit == lit && pairs[j].kind == PK_EXACT; j++)
+            if (j == e0 || pairs[j].q != pairs[j - 1].q) ps->qlist[ps->n_qlist++] = pairs[j].q;
+        post.ne = ps->n_qlist - post.eoff;
+        post.coff = ps->n_clusters;
+        while (j < n_pairs && pairs[j].lit == lit) {
+            xpf_cluster *cl = &ps->clusters[ps->n_clusters++];
+            *cl = (xpf_cluster){ .slot = pairs[j].slot, .op = pairs[j].op, .off = ps->n_centries, .id = f->n_clusters_total++ };
+            for (uint32_t k0 = j; j < n_pairs && pairs[j].lit == lit && pairs[j].slot == cl->slot && pairs[j].op == cl->op; j++)
+                if (j == k0 || pairs[j].q != pairs[j - 1].q || pairs[j].x != pairs[j - 1].x)
+                    ps->centries[ps->n_centries++] = (xpf_centry){ pairs[j].x, pairs[j].q };
+            cl->n = ps->n_centries - cl->off;
+        }
+        post.nc = ps->n_clusters - post.coff;
         i = j;
         const xpf_lit *l = &f->lits[lit];
         xpf_pslot *s = pslot_of(ps, l->slot);
@@ -704,6 +783,8 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->slot_ix);
         free(ps->pat);
         free(ps->qlist);
+        free(ps->clusters);
+        free(ps->centries);
     }
     free(f->pstates);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);

@@ -49,6 +49,13 @@ struct wm_xpf_ctx {
     uint32_t n_cand;
     uint32_t *cand_epoch;       /* [n_q] */
     uint32_t scan_slot;         /* slot being scanned (Hyperscan callback) */
+    /* clusters: fired in the current element; watermarks per document */
+    uint32_t *fired;            /* pstate cluster indexes */
+    uint32_t n_fired;
+    uint32_t *fired_epoch;      /* [n_clusters_total] element serial */
+    uint32_t *wm_doc;           /* [n_clusters_total] document serial of lo/hi */
+    uint32_t *wm_lo, *wm_hi;    /* entries [0, lo) and [hi, n) already matched */
+    uint32_t doc;
     bool failed;                /* a value did not fit sbuf */
 };
 
@@ -70,10 +77,16 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, 1);
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
+    uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
+    c->fired = malloc(ncl * sizeof *c->fired);
+    c->fired_epoch = calloc(ncl, sizeof *c->fired_epoch);
+    c->wm_doc = calloc(ncl, sizeof *c->wm_doc);
+    c->wm_lo = calloc(ncl, sizeof *c->wm_lo);
+    c->wm_hi = calloc(ncl, sizeof *c->wm_hi);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     if (!c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
-        !c->sbuf || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->fired_epoch || !c->wm_doc || !c->wm_lo || !c->wm_hi || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -94,6 +107,11 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->cand);
     free(c->cand_epoch);
     free(c->sbuf);
+    free(c->fired);
+    free(c->fired_epoch);
+    free(c->wm_doc);
+    free(c->wm_lo);
+    free(c->wm_hi);
     free(c);
 }
 
@@ -114,6 +132,60 @@ static void add_post(wm_xpf_ctx *c, xpf_post p)
         c->cand_epoch[q] = c->serial;
         c->cand[c->n_cand++] = q;
     }
+    ql = c->ps->qlist + p.eoff;
+    for (uint32_t i = 0; i < p.ne; i++) match_query(c, ql[i]);
+    for (uint32_t i = 0; i < p.nc; i++) {
+        uint32_t k = p.coff + i, id = c->ps->clusters[k].id;
+        if (c->fired_epoch[id] == c->serial) continue;
+        c->fired_epoch[id] = c->serial;
+        c->fired[c->n_fired++] = k;
+    }
+}
+
+/* First entry with x > v (upper) or x >= v (!upper) in e[0..n). */
+static uint32_t bound(const xpf_centry *e, uint32_t n, double v, bool upper)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (upper ? e[mid].x <= v : e[mid].x < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* A fired cluster: its trigger is true, so its queries match exactly where
+ * their own test on the cluster's slot holds. */
+static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
+{
+    const slotv *v = &c->sv[cl->slot];
+    if (v->epoch != c->serial || v->kind == XPF_V_BOOL) return; /* absent or NaN: every test false */
+    double x = v->num;
+    if (x != x) return;
+    const xpf_centry *e = c->ps->centries + cl->off;
+    if (c->wm_doc[cl->id] != c->doc) {
+        c->wm_doc[cl->id] = c->doc;
+        c->wm_lo[cl->id] = 0;
+        c->wm_hi[cl->id] = cl->n;
+    }
+    uint32_t a, b;
+    switch (cl->op) {
+    case WM_XP_GT: case WM_XP_GE: /* entries with x < v (x <= v): a prefix */
+        a = c->wm_lo[cl->id];
+        b = bound(e, cl->n, x, cl->op == WM_XP_GE);
+        if (b > a) c->wm_lo[cl->id] = b;
+        break;
+    case WM_XP_LT: case WM_XP_LE: /* entries with x > v (x >= v): a suffix */
+        a = bound(e, cl->n, x, cl->op == WM_XP_LT);
+        b = c->wm_hi[cl->id];
+        if (a < b) c->wm_hi[cl->id] = a;
+        break;
+    default: /* EQ */
+        a = bound(e, cl->n, x, false);
+        b = bound(e, cl->n, x, true);
+        break;
+    }
+    for (uint32_t i = a; i < b; i++) match_query(c, e[i].q);
 }
 
 static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
@@ -294,6 +366,7 @@ static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
     const xpf_pstate *ps = c->ps;
+    for (uint32_t i = 0; i < c->n_fired; i++) run_cluster(c, &ps->clusters[c->fired[i]]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!c->decided[q] && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -311,6 +384,7 @@ static void next_serial(wm_xpf_ctx *c)
         memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
         memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
         memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
+        memset(c->fired_epoch, 0, (c->f->n_clusters_total ? c->f->n_clusters_total : 1) * sizeof *c->fired_epoch);
         c->serial = 1;
     }
 }
@@ -333,6 +407,7 @@ static int on_event(void *user, const wm_exi_event *ev)
             c->ps = &f->pstates[d->pstate];
             next_serial(c);
             c->n_cand = 0;
+            c->n_fired = 0;
             c->sbuf_len = 0;
         }
         break;
@@ -394,6 +469,10 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     c->sp = 0;
     c->collecting = false;
+    if (++c->doc == 0) {
+        memset(c->wm_doc, 0, (f->n_clusters_total ? f->n_clusters_total : 1) * sizeof *c->wm_doc);
+        c->doc = 1;
+    }
     c->failed = false;
     bool stopped = false;
     wm_exi_status st = WM_EXI_OK;

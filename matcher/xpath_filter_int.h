@@ -42,7 +42,31 @@ typedef struct xpf_slot {
     uint32_t guri, glid;       /* grammar ids, XPF_NONE if not in the initial string table */
 } xpf_slot;
 
-typedef struct xpf_post { uint32_t off, n; } xpf_post;   /* into pstate qlist */
+/* What a trigger literal being true does, in a predicate state:
+ *   qlist[off..off+n)         generic queries: become candidates, evaluated at the element's end;
+ *   qlist[eoff..eoff+ne)      exact queries (the predicate is the trigger alone): match now;
+ *   clusters[coff..coff+nc)   queries "trigger and <value test on one slot>" grouped by
+ *                             slot and op, sorted by literal: decided by binary search. */
+typedef struct xpf_post {
+    uint32_t off, n;
+    uint32_t eoff, ne;
+    uint32_t coff, nc;
+} xpf_post;
+
+/* Queries "T and S op x" sharing trigger T: entries sorted by x ascending,
+ * so the matching ones are a prefix (>, >=), a suffix (<, <=) or a range (=)
+ * of them; a per-document watermark skips the ones already matched. */
+typedef struct xpf_cluster {
+    uint32_t slot;
+    uint8_t op;
+    uint32_t off, n;            /* into pstate centries */
+    uint32_t id;                /* filter-wide index (watermarks) */
+} xpf_cluster;
+
+typedef struct xpf_centry {
+    double x;
+    uint32_t q;
+} xpf_centry;
 
 typedef struct xpf_numtrig {
     double x;
@@ -86,6 +110,10 @@ typedef struct xpf_pstate {
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t *qlist;            /* postings */
     uint32_t n_qlist;
+    uint32_t n_clusters;
+    xpf_cluster *clusters;
+    xpf_centry *centries;
+    uint32_t n_centries;
     bool any_text;
 } xpf_pstate;
 
@@ -130,6 +158,7 @@ struct wm_xpf {
     uint32_t n_pstates;
     xpf_pstate *pstates;
     uint32_t n_always_total;
+    uint32_t n_clusters_total;
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;
     hs_scratch_t *hs_proto;

@@ -1,0 +1,250 @@
+/* Content filters by example: the XPath subset parser's refusals (reason and
+ * position), and the filter automaton on a schema with typed text content —
+ * the example of Käbisch et al. (WEBIST 2014, Fig. 3: SOAP envelope with a
+ * status header and temperature/humidity bodies) and its four queries —,
+ * schema typing refusals, enumerations, early stop, the candidate entry
+ * point and bad streams. Expected results follow from XPath 1.0 semantics
+ * on the documents written here. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "codec/exi_encode.h"
+#include "codec/exi_xml.h"
+#include "codec/exi_xsd.h"
+#include "matcher/xpath_filter.h"
+
+/* ------------------------------------------------------------- parser */
+
+static void refused(const char *q, unsigned pos, const char *needle)
+{
+    wm_xp_ns ns = { "s", "urn:s" };
+    wm_xp_query out;
+    wm_xp_error e;
+    cr_assert_not(wm_xp_parse(q, strlen(q), &ns, 1, &out, &e), "accepted: %s", q);
+    cr_assert_eq(e.pos, pos, "%s: position %u, expected %u (%s)", q, e.pos, pos, e.msg);
+    cr_assert(strstr(e.msg, needle), "%s: message '%s' lacks '%s'", q, e.msg, needle);
+}
+
+static void accepted(const char *q, unsigned steps)
+{
+    wm_xp_ns ns = { "s", "urn:s" };
+    wm_xp_query out;
+    wm_xp_error e;
+    cr_assert(wm_xp_parse(q, strlen(q), &ns, 1, &out, &e), "%s refused at %u: %s", q, e.pos, e.msg);
+    cr_assert_eq(out.n_steps, steps, "%s: %u steps", q, out.n_steps);
+    wm_xp_query_free(&out);
+}
+
+Test(xpath_parse, subset_accepted)
+{
+    accepted("/s:a/s:b", 2);
+    accepted("//s:b[@n = 'x' and (@v > 1.5 or not(@t))]", 1);
+    accepted("/s:a//*[contains(@n, \"y\") or starts-with(@n, 'z')]", 2);
+    accepted("//s:b[matches(@n, '^a+$', 'i')]", 1);
+    accepted("//s:*[text() >= -3]", 1);
+    accepted("/s:a/s:b[. != 'q'][@v <= 2]", 2);
+    accepted("/s:a/@id", 1);                     /* folded into the step before */
+    accepted("//@id", 1);                        /* any element with @id */
+    accepted("/s:a/s:b/@v[. > 1]", 2);
+    accepted(" / s:a [ 5 < @v ] ", 1);
+}
+
+Test(xpath_parse, outside_subset_refused_with_position)
+{
+    refused("s:a/s:b", 1, "absolute path");
+    refused("/s:a/s:b[1]", 10, "positional");
+    refused("//x:y", 3, "not bound");
+    refused("/s:a[s:b = 1]", 6, "child paths");
+    refused("/s:a[@b = @c]", 11, "literal");
+    refused("/s:a[count(@b) > 1]", 6, "function 'count()'");
+    refused("/s:a/@b/s:c", 8, "last step");
+    refused("/s:a[@b = 'x]", 11, "unterminated");
+    refused("/s:a[@b = 1e5]", 12, "exponent");
+    refused("/child::s:a", 2, "axis");
+    refused("/s:a/..", 6, "'..'");
+    refused("/s:a[@*]", 7, "wildcard");
+    refused("", 1, "empty");
+    refused("/s:a[(((((((((((((((((((((((((((((((((@b)))))))))))))))))))))))))))))))))]", 38, "nested deeper");
+    char big[WM_XP_MAX_LEN + 8];
+    memset(big, 'a', sizeof big);
+    big[0] = '/';
+    wm_xp_query out;
+    wm_xp_error e;
+    cr_assert_not(wm_xp_parse(big, sizeof big, NULL, 0, &out, &e));
+    cr_assert(strstr(e.msg, "longer than"), "%s", e.msg);
+}
+
+Test(xpath_parse, ns_binding)
+{
+    char s1[] = "s=urn:x", s2[] = "=urn:x", s3[] = "a:b=urn", s4[] = "p=";
+    wm_xp_ns ns;
+    cr_assert(wm_xp_ns_parse(s1, &ns));
+    cr_assert_str_eq(ns.prefix, "s");
+    cr_assert_str_eq(ns.uri, "urn:x");
+    cr_assert_not(wm_xp_ns_parse(s2, &ns));
+    cr_assert_not(wm_xp_ns_parse(s3, &ns));
+    cr_assert_not(wm_xp_ns_parse(s4, &ns));
+}
+
+/* ------------------------------------------------------------- filter */
+
+static const char paper_xsd[] =
+    "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'>"
+    "<xs:element name='Envelope'><xs:complexType><xs:sequence>"
+    "  <xs:element name='Header' minOccurs='0'><xs:complexType><xs:sequence>"
+    "    <xs:element name='status' type='xs:string'/></xs:sequence></xs:complexType></xs:element>"
+    "  <xs:element name='Body'><xs:complexType><xs:choice>"
+    "    <xs:element name='getTemp'/><xs:element name='getHum'/>"
+    "    <xs:element name='Temperature'><xs:complexType><xs:sequence>"
+    "      <xs:element name='scale' minOccurs='0'><xs:simpleType><xs:restriction base='xs:string'>"
+    "        <xs:enumeration value='Cel'/><xs:enumeration value='Fahr'/></xs:restriction></xs:simpleType></xs:element>"
+    "      <xs:element name='value' type='xs:decimal'/></xs:sequence></xs:complexType></xs:element>"
+    "    <xs:element name='Humidity'><xs:complexType><xs:attribute name='pct' type='xs:int'/></xs:complexType></xs:element>"
+    "  </xs:choice></xs:complexType></xs:element>"
+    "</xs:sequence></xs:complexType></xs:element></xs:schema>";
+
+static wm_exi_grammar *paper_grammar(void)
+{
+    wm_exi_grammar *g = NULL;
+    wm_exi_error e;
+    cr_assert_eq(wm_exi_xsd_compile_mem(paper_xsd, sizeof paper_xsd - 1, &g, &e), WM_EXI_OK, "%s", e.msg);
+    return g;
+}
+
+static size_t encode(wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
+{
+    wm_exi_options o;
+    wm_exi_options_default(&o);
+    o.strict = true;
+    wm_exi_encoder enc;
+    wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
+    size_t n;
+    wm_exi_error e;
+    cr_assert_eq(wm_exi_encode_xml(&enc, xml, strlen(xml), out, cap, &n, &e), WM_EXI_OK, "%s", e.msg);
+    wm_exi_encoder_free(&enc);
+    return n;
+}
+
+/* Runs queries over xml; returns the match bitmap. */
+static uint64_t run(wm_exi_grammar *g, const char *const *qs, uint32_t n, const char *xml, bool *early)
+{
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, n, NULL, 0, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    uint8_t exi[1024];
+    size_t len = encode(g, xml, exi, sizeof exi);
+    uint64_t m = 0;
+    wm_exi_error e;
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, early, &e), WM_XPF_OK, "%s", e.msg);
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    return m;
+}
+
+static const char *const paper_q[] = {
+    "//Humidity",                              /* Q1 */
+    "//status[text() = 'OK']",                 /* Q2 */
+    "//Temperature/value[text() < 21.0]",      /* Q3 */
+    "//Temperature/value[text() > 20.5]",      /* Q4 */
+};
+
+Test(xpath_filter, paper_queries_on_typed_text)
+{
+    wm_exi_grammar *g = paper_grammar();
+    const char *d1 = "<Envelope><Header><status>OK</status></Header><Body><Temperature><value>20.7</value></Temperature></Body></Envelope>";
+    const char *d2 = "<Envelope><Header><status>FAIL</status></Header><Body><Humidity pct='40'/></Body></Envelope>";
+    const char *d3 = "<Envelope><Body><Temperature><scale>Cel</scale><value>21.00</value></Temperature></Body></Envelope>";
+    bool early;
+    cr_assert_eq(run(g, paper_q, 4, d1, &early), 0xe);   /* Q2, Q3, Q4 */
+    cr_assert_eq(run(g, paper_q, 4, d2, &early), 0x1);   /* Q1 */
+    cr_assert_eq(run(g, paper_q, 4, d3, &early), 0x8);   /* 21.00 is not < 21.0 (numbers, not text); > 20.5 */
+    wm_exi_grammar_free(g);
+}
+
+Test(xpath_filter, typed_values_and_enumerations)
+{
+    wm_exi_grammar *g = paper_grammar();
+    const char *d = "<Envelope><Body><Temperature><scale>Fahr</scale><value>-0.50</value></Temperature></Body></Envelope>";
+    const char *qs[] = {
+        "//value[. = -0.5]",                   /* decimal compared as a number */
+        "//scale[. = 'Fahr']",                 /* enumeration value as text */
+        "//scale[starts-with(., 'F') and not(. = 'Cel')]",
+        "//value[. > -1 and . < 0]",
+        "//value[. != -0.5]",
+        "//scale[text() = 'Cel']",
+        "/Envelope/Body/Temperature",
+        "/Envelope/Body/Humidity[not(@pct)]",  /* no Humidity: nothing selected */
+    };
+    bool early;
+    cr_assert_eq(run(g, qs, 8, d, &early), 0x4f);
+    const char *d2 = "<Envelope><Body><Humidity/></Body></Envelope>";
+    cr_assert_eq(run(g, qs, 8, d2, &early), 0x80);
+    wm_exi_grammar_free(g);
+}
+
+static void type_refused(const char *q, const char *needle)
+{
+    wm_exi_grammar *g = paper_grammar();
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    const char *qs[] = { "//Humidity", q };
+    cr_assert_eq(wm_xpf_compile(g, qs, 2, NULL, 0, &f, &fe), WM_XPF_E_TYPE, "%s accepted", q);
+    cr_assert_eq(fe.query, 1);
+    cr_assert_gt(fe.pos, 0);
+    cr_assert(strstr(fe.msg, needle), "%s: '%s'", q, fe.msg);
+    wm_exi_grammar_free(g);
+}
+
+Test(xpath_filter, schema_typing_refusals)
+{
+    type_refused("//value[. = '21']", "number");
+    type_refused("//Humidity[contains(@pct, '4')]", "number");
+    type_refused("//Body[text() = 'x']", "simple content");
+    type_refused("/Envelope[. = '']", "simple content");
+}
+
+Test(xpath_filter, early_stop_and_candidates)
+{
+    wm_exi_grammar *g = paper_grammar();
+    const char *d = "<Envelope><Header><status>OK</status></Header><Body><Temperature><value>3</value></Temperature></Body></Envelope>";
+    const char *one[] = { "//status[. = 'OK']" };
+    bool early = false;
+    cr_assert_eq(run(g, one, 1, d, &early), 1);
+    cr_assert(early, "decided at the status element, the rest need not be decoded");
+    const char *never[] = { "//Humidity" };
+    cr_assert_eq(run(g, never, 1, d, &early), 0);
+    cr_assert_not(early);
+    /* candidate entry point: only the listed queries are decided */
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, paper_q, 4, NULL, 0, &f, &fe), WM_XPF_OK);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    uint8_t exi[1024];
+    size_t len = encode(g, "<Envelope><Header><status>OK</status></Header><Body><Temperature><value>20.7</value></Temperature></Body></Envelope>", exi, sizeof exi);
+    uint64_t m;
+    wm_exi_error e;
+    uint32_t cand[] = { 1, 3 };
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 2, &m, &early, &e), WM_XPF_OK);
+    cr_assert_eq(m, 0xa);
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 0, &m, &early, &e), WM_XPF_OK);
+    cr_assert_eq(m, 0);
+    /* a truncated stream is an error with a position, never a match */
+    cr_assert_eq(wm_xpf_match(c, exi, len / 2, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_DECODE);
+    cr_assert(e.msg[0]);
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+Test(xpath_filter, bad_pattern_refused)
+{
+    wm_exi_grammar *g = paper_grammar();
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    const char *qs[] = { "//status[matches(., '(unclosed')]" };
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, NULL, 0, &f, &fe), WM_XPF_E_PATTERN);
+    cr_assert_eq(fe.query, 0);
+    cr_assert_eq(fe.pos, 10);
+    wm_exi_grammar_free(g);
+}
