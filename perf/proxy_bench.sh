@@ -4,7 +4,10 @@
 # raw sockets, pre-encoded QoS 0 frames stamped with their send time).
 #
 # 1. Saturation, closed loop (at most WINDOW deliveries outstanding): the most
-#    each setup sustains for SECS seconds. Figures: delivered msg/s, CPU
+#    each setup sustains, SAT_ROUNDS rounds of SECS seconds, each round
+#    running every setup in turn (a fresh proxy per run); the figures are
+#    pooled over the rounds (sums of messages over sums of CPU seconds), the
+#    per-round ratios are kept to show the spread. Figures: delivered msg/s, CPU
 #    seconds per component (mosquitto and proxy: utime+stime from
 #    /proc/PID/stat around the run; loadgen: its own utime+stime), and
 #      mosquitto deliveries per CPU-s   deliveries / mosquitto CPU-s
@@ -15,7 +18,10 @@
 #                                       same run (issue 7 target: >= 5)
 #    Setups: mosquitto alone, behind the proxy in pass-through, and (when the
 #    proxy has --resolution) behind the proxy with spatial filters, where
-#    every subscriber's neighborhood holds 10 % of the published peids.
+#    every subscriber's neighborhood holds 10 % of the published peids. There
+#    mosquitto still delivers everything to the proxy, which forwards 10 % and
+#    withholds the rest: "proxy PUBLISH" counts every frame it handled, and
+#    forwarded + withheld must equal what the broker sent (checked).
 # 2. Latency, open loop at RATE msg/s (below saturation): ROUNDS rounds of
 #    LAT_SECS seconds, each round running direct then proxied (then spatial),
 #    so load from other users of the machine falls on every setup alike; the
@@ -37,7 +43,7 @@
 # The machine is shared: read ratios measured in the same run, run it twice.
 #
 # usage: perf/proxy_bench.sh BUILD
-#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=5 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=3
+#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=3
 #        THREADS=1 BATCH_WAIT_US=50 (the proxy's --batch-wait-us)
 #        PIN=CPULIST (run every component under taskset -c CPULIST; default: not pinned,
 #             since on a shared 2-core machine one pinned core is where everyone's benchmarks queue)
@@ -45,7 +51,7 @@
 #        SPATIAL=auto|no (auto: measure spatial filtering when the proxy has --resolution)
 set -euo pipefail
 BUILD=${1:-build}
-SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; PAYLOAD=${PAYLOAD:-64}; SECS=${SECS:-5}; WINDOW=${WINDOW:-4000}
+SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; PAYLOAD=${PAYLOAD:-64}; SECS=${SECS:-3}; SAT_ROUNDS=${SAT_ROUNDS:-3}; WINDOW=${WINDOW:-4000}
 RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-1}; BATCH_WAIT_US=${BATCH_WAIT_US:-50}; PIN=${PIN:-}; SPATIAL=${SPATIAL:-auto}; LAT_RT=${LAT_RT:-1}
 LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy; WMCTL=$BUILD/wmctl
@@ -125,19 +131,21 @@ run() {
 SP_ARGS=(); SP_PROXY=()
 if [ "$SPATIAL" = yes ]; then SP_ARGS=(--peids "$TMP/peids" --nbhds "$TMP/nbhds"); SP_PROXY=(--resolution "$TMP/zones.wmr"); fi
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "proxy_bench: $SUBS subscribers, $PUBS publishers, ${PAYLOAD}-byte payloads; saturation ${SECS}s closed loop (window $WINDOW);" \
+echo "proxy_bench: $SUBS subscribers, $PUBS publishers, ${PAYLOAD}-byte payloads; saturation $SAT_ROUNDS x ${SECS}s closed loop (window $WINDOW);" \
      "latency $ROUNDS x ${LAT_SECS}s at $RATE msg/s; proxy $THREADS thread(s), --batch-wait-us $BATCH_WAIT_US;" \
      "spatial: $SPATIAL; pinned: ${PIN:-no}; latency rounds SCHED_FIFO: $LAT_RT; load average $LOAD0"
 
 # ---- 1. saturation
-run sat_direct "$BPORT" 0 "$WINDOW" "$SECS" -
-proxy_start sat_proxy; run sat_proxy "$PPORT" 0 "$WINDOW" "$SECS" "$PPID_"; proxy_stop "$PPID_"
-if [ "$SPATIAL" = yes ]; then
-  # The window counts the deliveries the subscribers want (10 %), so the broker has
-  # about as many deliveries outstanding as in the other setups.
-  proxy_start sat_spatial "${SP_PROXY[@]}"
-  run sat_spatial "$PPORT" 0 $(( WINDOW / 10 )) "$SECS" "$PPID_" "${SP_ARGS[@]}"; proxy_stop "$PPID_"
-fi
+for r in $(seq "$SAT_ROUNDS"); do
+  run "sat_direct_$r" "$BPORT" 0 "$WINDOW" "$SECS" -
+  proxy_start "sat_proxy_$r"; run "sat_proxy_$r" "$PPORT" 0 "$WINDOW" "$SECS" "$PPID_"; proxy_stop "$PPID_"
+  if [ "$SPATIAL" = yes ]; then
+    # The window counts the deliveries the subscribers want (10 %), so the broker has
+    # about as many deliveries outstanding as in the other setups.
+    proxy_start "sat_spatial_$r" "${SP_PROXY[@]}"
+    run "sat_spatial_$r" "$PPORT" 0 $(( WINDOW / 10 )) "$SECS" "$PPID_" "${SP_ARGS[@]}"; proxy_stop "$PPID_"
+  fi
+done
 
 # ---- 2. latency below saturation, rounds interleaved
 if [ "$LAT_RT" = 1 ]; then
@@ -160,13 +168,14 @@ done
 proxy_stop "$LAT_PROXY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_SPATIAL"; [ "$NOWAIT" = yes ] && proxy_stop "$LAT_NOWAIT"
 
 mkdir -p "$BUILD/perf"
-python3 - "$TMP" "$BUILD/perf/proxy.json" "$ROUNDS" "$SPATIAL" "$NOWAIT" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+python3 - "$TMP" "$BUILD/perf/proxy.json" "$ROUNDS" "$SAT_ROUNDS" "$SPATIAL" "$NOWAIT" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" \
     "$SUBS $PUBS $PAYLOAD $SECS $WINDOW $RATE $LAT_SECS $THREADS $BATCH_WAIT_US ${PIN:-none} $LAT_RT" <<'PY'
 import json, sys
-d, out_path, rounds, spatial, nowait = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "yes", sys.argv[5] == "yes"
-load = {"start": sys.argv[6], "end": sys.argv[7]}
+d, out_path, rounds, sat_rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+spatial, nowait = sys.argv[5] == "yes", sys.argv[6] == "yes"
+load = {"start": sys.argv[7], "end": sys.argv[8]}
 keys = "subs pubs payload_bytes saturation_s window rate_msg_s latency_round_s proxy_threads batch_wait_us pinned latency_sched_fifo".split()
-params = dict(zip(keys, sys.argv[8].split()))
+params = dict(zip(keys, sys.argv[9].split())); params["saturation_rounds"] = str(sat_rounds)
 J = lambda n: json.load(open(f"{d}/{n}.json"))
 S = lambda n: json.load(open(f"{d}/{n}.summary"))
 setups = ["direct", "proxy"] + (["spatial"] if spatial else [])
@@ -187,27 +196,53 @@ def pooled(name):
             "rounds_p50": [J(f"lat_{name}_{r}")["latency_us"]["p50"] for r in range(1, rounds + 1)],
             "rounds_p99": [J(f"lat_{name}_{r}")["latency_us"]["p99"] for r in range(1, rounds + 1)]}
 
-sat = {}
-for s in setups:
-    r = J(f"sat_{s}"); e = {k: r[k] for k in ("published", "delivered", "expected", "unwanted", "elapsed_s", "delivered_per_s")}
-    e["cpu_s"] = {"mosquitto": r["mosquitto_cpu_s"], "proxy": r["proxy_cpu_s"] if s != "direct" else None, "loadgen": r["cpu_s"]}
-    e["mosquitto_deliveries_per_cpu_s"] = r["delivered"] / r["mosquitto_cpu_s"] if r["mosquitto_cpu_s"] else None
+def ratio(a, b): return a / b if b else None
+
+def sat_round(s, r):
+    """One saturation run of setup s: counts and CPU seconds."""
+    x = J(f"sat_{s}_{r}")
+    e = {k: x[k] for k in ("published", "delivered", "expected", "unwanted", "elapsed_s")}
+    e["cpu_mosquitto"], e["cpu_loadgen"] = x["mosquitto_cpu_s"], x["cpu_s"]
+    e["cpu_proxy"] = x["proxy_cpu_s"] if s != "direct" else 0.0
     if s == "direct":
-        e["mosquitto_deliveries"] = r["delivered"]
+        e["mosquitto_deliveries"], e["proxy_publishes"], e["proxy_b2c"] = x["delivered"], 0, 0
     else:
-        sm = S(f"sat_{s}"); pu = sm["publishes"]
+        sm = S(f"sat_{s}_{r}"); pu = sm["publishes"]
         # Behind the proxy mosquitto delivers to the proxy: every broker->client PUBLISH it framed.
         e["mosquitto_deliveries"] = pu["upstream_to_client"]
-        e["mosquitto_deliveries_per_cpu_s"] = pu["upstream_to_client"] / r["mosquitto_cpu_s"] if r["mosquitto_cpu_s"] else None
-        relayed = pu["client_to_upstream"] + pu["upstream_to_client"]
-        e["proxy_publishes"] = {"client_to_upstream": pu["client_to_upstream"], "upstream_to_client": pu["upstream_to_client"],
-                                "forwarded_to_clients": r["delivered"] + r["unwanted"]}
-        e["proxy_publishes_per_cpu_s"] = relayed / r["proxy_cpu_s"] if r["proxy_cpu_s"] else None
-        e["proxy_broker_to_client_per_cpu_s"] = pu["upstream_to_client"] / r["proxy_cpu_s"] if r["proxy_cpu_s"] else None
-        m = e["mosquitto_deliveries_per_cpu_s"]
-        e["efficiency_ratio"] = e["proxy_publishes_per_cpu_s"] / m if m and e["proxy_publishes_per_cpu_s"] else None
-        e["efficiency_ratio_broker_to_client"] = e["proxy_broker_to_client_per_cpu_s"] / m if m and e["proxy_broker_to_client_per_cpu_s"] else None
+        e["proxy_publishes"] = pu["client_to_upstream"] + pu["upstream_to_client"]
+        e["proxy_b2c"] = pu["upstream_to_client"]
+        fl = sm.get("filter")
+        withheld = sum(fl["withheld"].values()) if fl else 0
+        e["withheld"] = withheld
+        if x["delivered"] + x["unwanted"] + withheld != pu["upstream_to_client"]:
+            sys.exit(f"proxy_bench: {s} round {r}: forwarded {x['delivered'] + x['unwanted']} + withheld {withheld}"
+                     f" != broker->client {pu['upstream_to_client']}")
         e["proxy_summary"] = sm
+    e["mosquitto_per_cpu_s"] = ratio(e["mosquitto_deliveries"], e["cpu_mosquitto"])
+    e["proxy_per_cpu_s"] = ratio(e["proxy_publishes"], e["cpu_proxy"])
+    e["efficiency_ratio"] = ratio(e["proxy_per_cpu_s"], e["mosquitto_per_cpu_s"]) if e["proxy_per_cpu_s"] else None
+    return e
+
+sat = {}
+for s in setups:
+    rs = [sat_round(s, r) for r in range(1, sat_rounds + 1)]
+    tot = lambda k: sum(x[k] for x in rs)
+    e = {"rounds": rs, "published": tot("published"), "delivered": tot("delivered"), "expected": tot("expected"),
+         "unwanted": tot("unwanted"), "elapsed_s": tot("elapsed_s")}
+    e["delivered_per_s"] = e["delivered"] / e["elapsed_s"]
+    e["cpu_s"] = {"mosquitto": tot("cpu_mosquitto"), "proxy": tot("cpu_proxy") if s != "direct" else None, "loadgen": tot("cpu_loadgen")}
+    e["mosquitto_deliveries"] = tot("mosquitto_deliveries")
+    e["mosquitto_deliveries_per_cpu_s"] = ratio(e["mosquitto_deliveries"], e["cpu_s"]["mosquitto"])
+    if s != "direct":
+        e["proxy_publishes"] = tot("proxy_publishes"); e["proxy_broker_to_client"] = tot("proxy_b2c")
+        e["proxy_forwarded_to_clients"] = e["delivered"] + e["unwanted"]; e["proxy_withheld"] = tot("withheld")
+        e["proxy_publishes_per_cpu_s"] = ratio(e["proxy_publishes"], e["cpu_s"]["proxy"])
+        e["proxy_broker_to_client_per_cpu_s"] = ratio(e["proxy_broker_to_client"], e["cpu_s"]["proxy"])
+        m = e["mosquitto_deliveries_per_cpu_s"]
+        e["efficiency_ratio"] = ratio(e["proxy_publishes_per_cpu_s"], m)
+        e["efficiency_ratio_broker_to_client"] = ratio(e["proxy_broker_to_client_per_cpu_s"], m)
+        e["efficiency_ratio_rounds"] = [x["efficiency_ratio"] for x in rs]
     sat[s] = e
 
 lat = {s: pooled(s) for s in lat_setups}
@@ -228,17 +263,20 @@ json.dump(out, open(out_path, "w"), indent=1)
 f = lambda x: "-" if x is None else f"{x:,.0f}"
 g = lambda x: "-" if x is None else f"{x:.2f}"
 W = 16
-print(f"{'saturation (closed loop)':36}" + "".join(f"{s:>{W}}" for s in setups))
+title = f"saturation ({sat_rounds} x {params['saturation_s']}s, pooled)"
+print(f"{title:36}" + "".join(f"{s:>{W}}" for s in setups))
 row = lambda label, vals: print(f"{label:36}" + "".join(f"{v:>{W}}" for v in vals))
-row("delivered msg/s", [f(sat[s]["delivered_per_s"]) for s in setups])
+row("delivered msg/s (to subscribers)", [f(sat[s]["delivered_per_s"]) for s in setups])
+row("proxy: forwarded / withheld", ["-"] + [f"{f(sat[s]['proxy_forwarded_to_clients'])}/{f(sat[s]['proxy_withheld'])}" for s in setups[1:]])
 row("mosquitto CPU s", [g(sat[s]["cpu_s"]["mosquitto"]) for s in setups])
 row("proxy CPU s", [g(sat[s]["cpu_s"]["proxy"]) for s in setups])
 row("loadgen CPU s", [g(sat[s]["cpu_s"]["loadgen"]) for s in setups])
 row("mosquitto deliveries per CPU s", [f(sat[s]["mosquitto_deliveries_per_cpu_s"]) for s in setups])
-row("proxy PUBLISH relayed per CPU s", [f(sat[s].get("proxy_publishes_per_cpu_s")) for s in setups])
+row("proxy PUBLISH handled per CPU s", [f(sat[s].get("proxy_publishes_per_cpu_s")) for s in setups])
 row("  of which broker->client", [f(sat[s].get("proxy_broker_to_client_per_cpu_s")) for s in setups])
 row("efficiency ratio (target >= 5)", [g(sat[s].get("efficiency_ratio")) for s in setups])
 row("  counting broker->client only", [g(sat[s].get("efficiency_ratio_broker_to_client")) for s in setups])
+row("  per round", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["efficiency_ratio_rounds"]) for s in setups[1:]])
 print(f"latency at {params['rate_msg_s']} msg/s, us (pooled over {rounds} interleaved rounds{', SCHED_FIFO' if params['latency_sched_fifo'] == '1' else ''})")
 print(f"{'':36}" + "".join(f"{s:>{W}}" for s in lat_setups))
 row("  p50", [str(lat[s]["p50"]) for s in lat_setups])
