@@ -8,9 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec/exi_encode.h"
-#include "codec/exi_xml.h"
 #include "control/schema_registry.h"
+#include "tests/lib/exi_fixture.h"
 
 static char dir[64];
 
@@ -121,14 +120,9 @@ Test(schema_registry, content_type)
 
 static size_t encode(const wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
 {
-    wm_exi_options o;
-    wm_exi_options_default(&o);
-    wm_exi_encoder enc;
-    wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
-    size_t n;
     wm_exi_error e;
-    cr_assert_eq(wm_exi_encode_xml(&enc, xml, strlen(xml), out, cap, &n, &e), WM_EXI_OK, "%s", e.msg);
-    wm_exi_encoder_free(&enc);
+    size_t n = wm_test_exi_encode(g, xml, false, out, cap, &e);
+    cr_assert(n, "%s", e.msg);
     return n;
 }
 

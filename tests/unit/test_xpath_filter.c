@@ -8,10 +8,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "codec/exi_encode.h"
-#include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
+#include "tests/lib/exi_fixture.h"
 
 /* ------------------------------------------------------------- parser */
 
@@ -111,17 +110,11 @@ static wm_exi_grammar *paper_grammar(void)
     return g;
 }
 
-static size_t encode(wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
+static size_t encode(const wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
 {
-    wm_exi_options o;
-    wm_exi_options_default(&o);
-    o.strict = true;
-    wm_exi_encoder enc;
-    wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
-    size_t n;
     wm_exi_error e;
-    cr_assert_eq(wm_exi_encode_xml(&enc, xml, strlen(xml), out, cap, &n, &e), WM_EXI_OK, "%s", e.msg);
-    wm_exi_encoder_free(&enc);
+    size_t n = wm_test_exi_encode(g, xml, true, out, cap, &e);
+    cr_assert(n, "%s", e.msg);
     return n;
 }
 

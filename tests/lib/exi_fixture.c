@@ -1,0 +1,21 @@
+/* See exi_fixture.h. */
+#include "tests/lib/exi_fixture.h"
+
+#include <string.h>
+
+#include "codec/exi_encode.h"
+#include "codec/exi_xml.h"
+
+size_t wm_test_exi_encode(const wm_exi_grammar *g, const char *xml, bool strict, uint8_t *out, size_t cap,
+                          wm_exi_error *err)
+{
+    wm_exi_options o;
+    wm_exi_options_default(&o);
+    o.strict = strict;
+    wm_exi_encoder enc;
+    wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
+    size_t n = 0;
+    wm_exi_status st = wm_exi_encode_xml(&enc, xml, strlen(xml), out, cap, &n, err);
+    wm_exi_encoder_free(&enc);
+    return st ? 0 : n;
+}
