@@ -139,8 +139,9 @@ int wmctl_exi_filter(int argc, char **argv)
         wm_xpf_stats s;
         wm_xpf_stats_get(f, &s);
         fprintf(stderr, "filter: %u queries, %u path states over %u name classes, %u predicate states, %u accepting states,"
-                " %u value tests (%u Hyperscan patterns), %u always-evaluated\n",
-                s.queries, s.path_states, s.symbols, s.predicate_states, s.accepting_states, s.literals, s.patterns, s.always);
+                " %u value tests (%u Hyperscan patterns), %u always-evaluated; filter grammar %u pairs, %u queries impossible in strict streams\n",
+                s.queries, s.path_states, s.symbols, s.predicate_states, s.accepting_states, s.literals, s.patterns, s.always,
+                s.filter_grammar_pairs, s.impossible_strict);
     }
     size_t len;
     if (slurp(in, &data, &len)) { rc = wmctl_usage_error("exi", "cannot read %s", in); goto out; }

@@ -412,6 +412,15 @@ static int on_event(void *user, const wm_exi_event *ev)
         }
         break;
     }
+    case WM_EXI_EV_SD:
+        /* the header is read: on a strict document, what the schema rules out is decided */
+        if (c->dec.opts.strict && !c->dec.opts.fragment)
+            for (uint32_t i = 0; i < f->n_impossible; i++)
+                if (!c->decided[f->impossible[i]]) {
+                    c->decided[f->impossible[i]] = 1;
+                    c->undecided--;
+                }
+        break;
     case WM_EXI_EV_AT: {
         if (!c->collecting || ev->xsi) break;
         uint32_t slot = XPF_NONE;
