@@ -28,9 +28,22 @@ const char *wm_seg_disposition_name(enum wm_seg_disposition d)
     return (unsigned)d < WM_SD_COUNT ? disp_names[d] : "?";
 }
 
+/* Byte-wise (memcmp) order of two 16-byte addresses, as two big-endian
+ * 64-bit compares: inline, no call on the per-packet path. */
+static inline int addr_cmp(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t x, y;
+    for (int i = 0; i < 16; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y) ? -1 : 1;
+    }
+    return 0;
+}
+
 int wm_flow_key_make(const struct wm_pkt_info *pi, struct wm_flow_key *key)
 {
-    int c = memcmp(pi->src, pi->dst, 16);
+    int c = addr_cmp(pi->src, pi->dst);
     if (c == 0) c = (int)pi->sport - (int)pi->dport;
     int src_side = c <= 0 ? 0 : 1;
     memcpy(key->addr[src_side], pi->src, 16);
@@ -113,6 +126,17 @@ int wm_flow_table_init(struct wm_flow_table *t, void *mem, const struct wm_flow_
 
 /* ---------------------------------------------------------------- index */
 
+/* Key equality as five 64-bit words (the key is 40 bytes without padding). */
+static inline int key_eq(const struct wm_flow_key *a, const struct wm_flow_key *b)
+{
+    _Static_assert(sizeof(struct wm_flow_key) == 40, "flow key layout");
+    uint64_t x[5], y[5], d = 0;
+    memcpy(x, a, sizeof x);
+    memcpy(y, b, sizeof y);
+    for (int i = 0; i < 5; i++) d |= x[i] ^ y[i];
+    return d == 0;
+}
+
 static struct wm_flow *find(struct wm_flow_table *t, const struct wm_flow_key *key, uint32_t h)
 {
     uint32_t i = h & t->slot_mask;
@@ -121,7 +145,7 @@ static struct wm_flow *find(struct wm_flow_table *t, const struct wm_flow_key *k
         if (e == 0) return NULL;
         if (t->slot_hash[i] == h) {
             struct wm_flow *f = wm_flow_at(t, e - 1);
-            if (memcmp(&f->key, key, sizeof *key) == 0) return f;
+            if (key_eq(&f->key, key)) return f;
         }
         i = (i + 1) & t->slot_mask;
         t->c.probe_steps++;

@@ -9,6 +9,7 @@
 #include <rte_spinlock.h>
 
 #include "control/resolution.h"
+#include "dataplane/peid_cache.h"
 #include "matcher/matcher.h"
 
 /* One installed subscription: (client, filter) identifies it for
@@ -41,6 +42,7 @@ struct wm_match_worker {
     char *logbuf;
     uint64_t next_reclaim_ns;
     struct wm_match_counters c; /* lookups, errors, log lines */
+    struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
 };
 
 static uint32_t hash2(const char *a, size_t al, const char *b, size_t bl)
@@ -356,8 +358,18 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         peids[i].len = p->peids[i].len;
     }
     w->c.lookups++;
-    wm_matcher_status st = wm_matcher_lookup_str(w->r, p->topic, p->topic_len, peids, p->n_peids, p->client,
-                                                 p->client_len, &w->res);
+    /* wm_matcher_lookup_str's checks, then its peid lookups through the
+     * worker's cache and the lookup by ids. */
+    uint32_t ids[WM_MQTT_MAX_PEIDS];
+    wm_matcher_status st = p->topic_len == 0 ? WM_MATCHER_E_INVALID_TOPIC : WM_MATCHER_OK;
+    for (uint32_t i = 0; st == WM_MATCHER_OK && i < p->n_peids; i++) {
+        if (peids[i].len == 0) st = WM_MATCHER_E_BAD_PEID;
+        else ids[i] = wm_peid_cache_find(w->peids, w->t->m, peids[i].s, peids[i].len);
+    }
+    if (st == WM_MATCHER_OK) {
+        wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
+        st = wm_matcher_lookup(w->r, &pub, &w->res);
+    }
     if (st != WM_MATCHER_OK) {
         w->c.lookup_errors++;
         return WM_MQTT_PUB_MATCH_ERROR;
@@ -410,7 +422,8 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->res.groups = malloc(sizeof(wm_match_group) * cap);
     w->res.groups_cap = cap;
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
-    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys) goto nomem;
+    w->peids = calloc(1, sizeof *w->peids);
+    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->peids) goto nomem;
     w->r = wm_matcher_reader_new(t->m);
     if (!w->r) {
         snprintf(err, errlen, "cannot register a matcher reader");
@@ -451,6 +464,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->res.members);
     free(w->res.groups);
     free(w->keys);
+    free(w->peids);
     free(w);
 }
 

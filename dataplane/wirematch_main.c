@@ -185,7 +185,8 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     }
     json_object_set_new(root, "workers", jw);
     /* Cycles per packet over all workers: mean and percentiles from the
-     * log2 histogram (a percentile is reported as its bucket's upper bound). */
+     * histogram (a percentile is reported as its bucket's upper bound, at
+     * most 19 % above the true value; see wm_cyc_bucket). */
     uint64_t hist[WM_CYC_BUCKETS] = {0}, cyc = 0, cpk = 0;
     for (unsigned i = 0; i < n_workers; i++) {
         for (int b = 0; b < WM_CYC_BUCKETS; b++) hist[b] += workers[i].cyc_hist[b];
@@ -194,22 +195,26 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     }
     json_t *jc = json_object(), *jh = json_object();
     json_object_set_new(jc, "mean", json_real(cpk ? (double)cyc / (double)cpk : 0));
-    static const double pct[] = {50, 90, 99};
-    for (int k = 0; k < 3; k++) {
+    static const double pct[] = {25, 50, 75, 90, 99};
+    for (int k = 0; k < 5; k++) {
         uint64_t want = (uint64_t)((double)cpk * pct[k] / 100.0), run = 0;
-        int b = 0;
+        unsigned b = 0;
         for (; b < WM_CYC_BUCKETS - 1; b++) {
             run += hist[b];
             if (run >= want && run > 0) break;
         }
         char name[8];
         snprintf(name, sizeof name, "p%d", (int)pct[k]);
-        json_object_set_new(jc, name, json_integer((json_int_t)(2ull << b)));
+        json_object_set_new(jc, name, json_integer((json_int_t)wm_cyc_bucket_lo(b + 1) - 1));
     }
-    for (int b = 0; b < WM_CYC_BUCKETS; b++) {
+    for (unsigned b = 0; b < WM_CYC_BUCKETS; b++) {
         if (!hist[b]) continue;
-        char name[24];
-        snprintf(name, sizeof name, "%llu-%llu", 1ull << b, (2ull << b) - 1);
+        char name[48];
+        if (b == WM_CYC_BUCKETS - 1)
+            snprintf(name, sizeof name, "%llu-", (unsigned long long)wm_cyc_bucket_lo(b));
+        else
+            snprintf(name, sizeof name, "%llu-%llu", (unsigned long long)wm_cyc_bucket_lo(b),
+                     (unsigned long long)wm_cyc_bucket_lo(b + 1) - 1);
         json_object_set_new(jh, name, json_integer((json_int_t)hist[b]));
     }
     json_object_set_new(jc, "histogram", jh);

@@ -143,6 +143,7 @@ int wm_worker_main(void *arg)
             if (nb == 0) continue;
             got += nb;
             uint64_t t_start = rte_rdtsc();
+            unsigned nfree = 0;
             for (uint16_t j = 0; j < nb && j < WM_PREFETCH_OFFSET; j++)
                 rte_prefetch0(rte_pktmbuf_mtod(pkts[j], void *));
             for (uint16_t j = 0; j < nb; j++) {
@@ -152,13 +153,13 @@ int wm_worker_main(void *arg)
                 if (w->tx == WM_TX_ALL || (w->tx == WM_TX_MATCHED && matched)) {
                     w->tx_packets += rte_eth_tx_buffer(port, w->queue_id, w->txb[i], pkts[j]);
                 } else {
-                    rte_pktmbuf_free(pkts[j]);
+                    pkts[nfree++] = pkts[j]; /* j >= nfree: the slot is done with */
                 }
             }
+            /* One mempool put for the burst instead of one per packet. */
+            if (nfree) rte_pktmbuf_free_bulk(pkts, nfree);
             uint64_t cyc = rte_rdtsc() - t_start;
-            uint64_t per = cyc / nb;
-            unsigned b = per ? 63u - (unsigned)__builtin_clzll(per) : 0;
-            w->cyc_hist[b < WM_CYC_BUCKETS ? b : WM_CYC_BUCKETS - 1] += nb;
+            w->cyc_hist[wm_cyc_bucket(cyc / nb)] += nb;
             w->cyc_total += cyc;
             w->cyc_packets += nb;
         }

@@ -28,7 +28,7 @@ workload, so every PUBLISH goes through the real matcher:
     replayed loop would otherwise re-subscribe them on every pass).
 
 usage: gen_spaps_pcap.py OUT.pcap [--publishes N] [--publishers N] [--subscribers N]
-                         [--subscriptions N] [--peids N] [--port P] [--seed S]
+                         [--subscriptions N] [--peids N] [--port P] [--seed S] [--interleave]
                          [--world W.geojson --nbhd N.nbhd --subs-out S.jsonl
                           [--nbhds N] [--nbhd-size N]]
 Prints one JSON line describing what it wrote.
@@ -48,6 +48,7 @@ ap.add_argument("--subscriptions", type=int, default=1000)
 ap.add_argument("--peids", type=int, default=20000)
 ap.add_argument("--port", type=int, default=1883)
 ap.add_argument("--seed", type=int, default=1)
+ap.add_argument("--interleave", action="store_true", help="PUBLISHes of all publishers interleaved")
 ap.add_argument("--world")
 ap.add_argument("--nbhd")
 ap.add_argument("--subs-out")
@@ -190,21 +191,45 @@ else:
             c.c2s(ACK | PSH, subscribe(j + 1, k + 1, nb, filt))
             c.s2c(ACK | PSH, suback(j + 1))
         c.close()
+def one_publish(c):
+    p = zipf_peid()
+    c.c2s(ACK | PSH, publish("traffic/%d/%d" % (p % 10, p % 200), "road-%d" % p, rng.randrange(100, 201)))
+
+
 per_pub = a.publishes // a.publishers
-for i in range(a.publishers):
-    c = Conn(n); n += 1
-    c.open("pub-%d" % i)
-    for _ in range(per_pub):
-        p = zipf_peid()
-        c.c2s(ACK | PSH, publish("traffic/%d/%d" % (p % 10, p % 200), "road-%d" % p, rng.randrange(100, 201)))
-    c.close()
+if a.interleave:
+    # All publishers connected at once, each PUBLISH from a random one (as a
+    # broker sees many clients): consecutive frames belong to different flows.
+    pubs = []
+    for i in range(a.publishers):
+        c = Conn(n); n += 1
+        c.open("pub-%d" % i)
+        pubs.append([c, per_pub])
+    live = list(range(a.publishers))
+    while live:
+        k = rng.randrange(len(live))
+        e = pubs[live[k]]
+        one_publish(e[0])
+        e[1] -= 1
+        if e[1] == 0:
+            live[k] = live[-1]
+            live.pop()
+    for e in pubs:
+        e[0].close()
+else:
+    for i in range(a.publishers):
+        c = Conn(n); n += 1
+        c.open("pub-%d" % i)
+        for _ in range(per_pub):
+            one_publish(c)
+        c.close()
 
 with open(a.out, "wb") as f:
     f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
     for i, fr in enumerate(frames):
         f.write(struct.pack("<IIII", 1700000000 + i // 1000000, i % 1000000, len(fr), len(fr)))
         f.write(fr)
-desc = {"frames": len(frames), "publishes": per_pub * a.publishers, "connections": n,
+desc = {"frames": len(frames), "publishes": per_pub * a.publishers, "connections": n, "interleaved": a.interleave,
         "subscriptions": subs_per * a.subscribers, "peids": a.peids, "out": a.out}
 if a.world:
     # Separate generator so the capture stays the same with or without these files.
