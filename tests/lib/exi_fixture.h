@@ -1,5 +1,7 @@
-/* EXI test helper shared by the content-filter tests: XML text to an EXI
- * stream with a compiled grammar, options in the header. */
+/* EXI test helpers: the EXI schemas of the shared data set
+ * (../shared/data/exi, or $WM_SHARED/data/exi) compiled for tests — the
+ * SenML schema senml.gen.xsd and the W3C interop schemas — and XML text to
+ * an EXI stream for the content-filter tests. */
 #ifndef WM_TESTS_LIB_EXI_FIXTURE_H
 #define WM_TESTS_LIB_EXI_FIXTURE_H
 
@@ -9,6 +11,10 @@
 
 #include "codec/exi_error.h"
 #include "codec/exi_grammar.h"
+
+/* Compiles $WM_SHARED/data/exi/<rel> (e.g. "senml/senml.gen.xsd"); NULL
+ * with *err filled on failure. Free with wm_exi_grammar_free. */
+wm_exi_grammar *wm_test_exi_schema(const char *rel, wm_exi_error *err);
 
 /* Encodes xml (NUL-terminated) with g into out[0..cap): bit-packed, strict
  * as asked, options written in the header. Returns the stream length, or 0
