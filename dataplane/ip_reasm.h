@@ -3,9 +3,15 @@
  * dropped, so a PUBLISH split over IP fragments (a path without PMTU
  * discovery, a tunnel with a small MTU) is still matched.
  *
- * One rte_ip_frag_tbl per worker (flows are pinned to workers by symmetric
- * RSS; the fragments of one datagram share its addresses and IP id, which
- * is what RSS hashes for fragments, so they meet on one worker): bounded to
+ * One rte_ip_frag_tbl per worker: the fragments of one datagram share its
+ * addresses and IP id and carry no ports past the first, so NIC RSS hashes
+ * them on the addresses only and they meet on one worker. LIMITATION with
+ * several workers: that worker need not be the one the connection's
+ * unfragmented segments reach (hashed with the ports), and the datagram is
+ * then processed by a worker that does not own the flow (counted there as
+ * a midstream/no-flow segment). With one worker, or NICs hashing TCP on
+ * addresses only, this cannot happen; handing datagrams to the owning
+ * worker (a software RSS ring) is not done. The table is bounded to
  * max_datagrams datagrams in reassembly, each at most
  * RTE_LIBRTE_IP_FRAG_MAX_FRAG (8) fragments, and a datagram not complete
  * within timeout_ms is freed. Fragments that the library refuses
