@@ -50,6 +50,21 @@ static inline bool int_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, int6
     return true;
 }
 
+/* Fills the qname of ev from the string table, emits it at the current
+ * depth; true when the callback asked to stop. */
+static inline bool emit_named(wm_exi_dctx *c, wm_exi_event *ev, uint32_t uri, uint32_t lid)
+{
+    const wm_exi_strtab *t = &c->d->st;
+    ev->uri_id = uri;
+    ev->lid = lid;
+    ev->uri = t->uris[uri].s;
+    ev->local = t->lnames[lid].s;
+    ev->depth = c->d->depth;
+    if (!c->fn(c->user, ev)) return false;
+    c->stop = true;
+    return true;
+}
+
 wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
 {
     wm_exi_decoder *d = c->d;
@@ -80,15 +95,10 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
         switch (ops[pi]) {
         case WM_EXI_OP_EE:
             ev.type = WM_EXI_EV_EE;
-            ev.uri_id = f->uri;
-            ev.lid = f->lid;
-            ev.uri = t->uris[f->uri].s;
-            ev.local = t->lnames[f->lid].s;
-            ev.depth = d->depth;
             pos = q;
-            if (c->fn(c->user, &ev)) c->stop = true;
+            bool stop = emit_named(c, &ev, f->uri, f->lid);
             d->depth--;
-            if (c->stop) goto out;
+            if (stop) goto out;
             continue;
         case WM_EXI_OP_AT_FLOAT: {
             if (!c->typed_fast) goto attr_general;
@@ -161,16 +171,8 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
             nf->state = g->tgrams[e->type].start;
             nf->nillable = e->nillable;
             ev.type = WM_EXI_EV_SE;
-            ev.uri_id = p->uri;
-            ev.lid = p->lid;
-            ev.uri = t->uris[p->uri].s;
-            ev.local = t->lnames[p->lid].s;
-            ev.depth = d->depth;
             pos = q;
-            if (c->fn(c->user, &ev)) {
-                c->stop = true;
-                goto out;
-            }
+            if (emit_named(c, &ev, p->uri, p->lid)) goto out;
             continue;
         }
         default:
@@ -179,16 +181,8 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
         if (q > len_bits) goto attr_general; /* the value runs past the end */
         /* a declared attribute */
         f->state = p->next;
-        ev.uri_id = p->uri;
-        ev.lid = p->lid;
-        ev.uri = t->uris[p->uri].s;
-        ev.local = t->lnames[p->lid].s;
-        ev.depth = d->depth;
         pos = q;
-        if (c->fn(c->user, &ev)) {
-            c->stop = true;
-            goto out;
-        }
+        if (emit_named(c, &ev, p->uri, p->lid)) goto out;
         continue;
     attr_general:
         /* a declared attribute whose value the general path reads (§7) */
