@@ -3,7 +3,7 @@
  *
  *   wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns PREFIX=URI ...]
  *                    --query Q [--query Q ...] [--strict] [--byte-aligned]
- *                    [--stats] IN.exi
+ *                    [--stats] IN.exi|-
  *
  * prints the 1-based indexes of the queries that select something in the
  * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
@@ -21,33 +21,11 @@
 #include "control/wmctl.h"
 #include "matcher/xpath_filter.h"
 
-static int slurp(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, n = 0, k;
-    uint8_t *b = malloc(cap);
-    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            uint8_t *nb = cap < (256u << 20) ? realloc(b, cap * 2) : NULL;
-            if (!nb) { free(b); b = NULL; break; }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!b) return -1;
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int usage(void)
 {
     return wmctl_usage_error("exi",
         "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
-        " [--strict] [--byte-aligned] [--stats] IN.exi");
+        " [--strict] [--byte-aligned] [--stats] IN.exi|-");
 }
 
 int wmctl_exi_filter(int argc, char **argv)
@@ -91,7 +69,11 @@ int wmctl_exi_filter(int argc, char **argv)
     } else {
         uint8_t *gb;
         size_t gl;
-        if (slurp(gfile, &gb, &gl)) { rc = wmctl_usage_error("exi", "cannot read %s", gfile); goto out; }
+        char msg[512];
+        if (!(gb = wmctl_read_file(gfile, WMCTL_MAX_EXI_INPUT, &gl, msg, sizeof msg))) {
+            rc = wmctl_usage_error("exi", "%s", msg);
+            goto out;
+        }
         wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &e);
         free(gb);
         if (gst) { rc = wmctl_usage_error("exi", "%s: %s", gfile, e.msg); goto out; }
@@ -111,7 +93,11 @@ int wmctl_exi_filter(int argc, char **argv)
                 s.queries, s.path_states, s.symbols, s.predicate_states, s.accepting_states, s.literals, s.patterns, s.always);
     }
     size_t len;
-    if (slurp(in, &data, &len)) { rc = wmctl_usage_error("exi", "cannot read %s", in); goto out; }
+    char msg[512];
+    if (!(data = wmctl_read_file(in, WMCTL_MAX_EXI_INPUT, &len, msg, sizeof msg))) {
+        rc = wmctl_usage_error("exi", "%s", msg);
+        goto out;
+    }
     if (!(c = wm_xpf_ctx_new(f, NULL)) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
         rc = wmctl_usage_error("exi", "out of memory");
         goto out;
