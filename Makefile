@@ -212,6 +212,11 @@ $(BUILD)/perf/%: $(BUILD)/obj/perf/tools/%.o $(LIBS_dataplane)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(ALL_LIBS)
 
+# our EXI decoder vs exificient.js (node) on the same documents, same run: perf/exi_vs_exificient.sh
+.PHONY: bench-exi
+bench-exi: $(BUILD)/bench/bench_exi_decode $(BUILD)/wmctl
+	bash perf/exi_vs_exificient.sh $(BUILD)
+
 # mosquitto alone vs behind wirematch-proxy (pass-through), same run: perf/proxy_bench.sh
 bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen $(BUILD)/wmctl
 	bash perf/proxy_bench.sh $(BUILD)

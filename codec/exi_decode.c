@@ -2,6 +2,7 @@
  * content through datatypes (§7.1) and the string table (§7.3). */
 #include "codec/exi_decode.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/exi_rt.h"
@@ -16,6 +17,27 @@ typedef struct dctx {
     bool stop;
     bool typed_fast;          /* typed_only and no prefixes: see typed_attribute() */
 } dctx;
+
+/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op). */
+enum { OP_TERM = 0, OP_AT, OP_AT_FLOAT, OP_AT_INT, OP_AT_BOOL, OP_SE, OP_EE };
+
+static uint8_t prod_op(const wm_exi_grammar *g, const wm_exi_prod *p)
+{
+    switch (p->term) {
+    case WM_EXI_T_AT:
+        if (p->arg < g->n_types && !g->types[p->arg].pattern_bool) {
+            switch (g->types[p->arg].kind) {
+            case WM_EXI_DT_FLOAT: return OP_AT_FLOAT;
+            case WM_EXI_DT_INTEGER: return OP_AT_INT;
+            case WM_EXI_DT_BOOLEAN: return OP_AT_BOOL;
+            }
+        }
+        return OP_AT;
+    case WM_EXI_T_SE: return OP_SE;
+    case WM_EXI_T_EE: return OP_EE;
+    default: return OP_TERM;
+    }
+}
 
 static wm_exi_status mem_fail(dctx *c)
 {
@@ -37,7 +59,7 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
 {
     uint64_t left = c->r.len_bits - c->r.pos;
     unsigned w = rcs ? wm_exi_code_width(rcs->n_rcs + 1) : 8;
-    if (nchars > left / (w ? w : 1) || nchars > (1u << 28))
+    if (nchars > (1u << 28) || nchars * (w ? w : 1) > left) /* no division: this runs per string */
         return wm_exi_fail(c->err, WM_EXI_E_LENGTH, c->r.pos, "string of %llu characters beyond the stream",
                            (unsigned long long)nchars);
     char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
@@ -311,24 +333,27 @@ static wm_exi_status attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt,
  * no prefixes preserved): the value is read straight into the event, the
  * common case of sensor payloads (numbers and booleans, §7.1.2, §7.1.4,
  * §7.1.5). Same checks as wm_exi_value_read(). */
-#define TYPED_FAST_KINDS ((1u << WM_EXI_DT_FLOAT) | (1u << WM_EXI_DT_INTEGER) | (1u << WM_EXI_DT_BOOLEAN))
-static wm_exi_status typed_attribute(dctx *c, const wm_exi_prod *p, const wm_exi_datatype *t)
+static wm_exi_status typed_attribute(dctx *c, const wm_exi_prod *p, unsigned op)
 {
     wm_exi_event ev;
     ev.type = WM_EXI_EV_AT;
     ev.xsi = false;
     qname_view(c, &ev, p->uri, p->lid);
-    ev.value = (wm_exi_value){ .kind = t->kind };
     wm_exi_status st;
-    if (t->kind == WM_EXI_DT_FLOAT) {
+    if (op == OP_AT_FLOAT) {
         int64_t e;
+        ev.value = (wm_exi_value){ .kind = WM_EXI_DT_FLOAT };
         if ((st = wm_exi_read_int(&c->r, &ev.value.mantissa)) || (st = wm_exi_read_int(&c->r, &e))) return st;
         if (e < -16384 || e > 16383)
             return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "float exponent %lld out of 14-bit range (§7.1.4)", (long long)e);
         ev.value.exponent = (int32_t)e;
-    } else if (t->kind == WM_EXI_DT_INTEGER) {
+    } else if (op == OP_AT_INT) {
+        ev.value = (wm_exi_value){ .kind = WM_EXI_DT_INTEGER };
         if ((st = wm_exi_read_int(&c->r, &ev.value.i))) return st;
-    } else if ((st = wm_exi_read_bool(&c->r, &ev.value.b))) return st;
+    } else {
+        ev.value = (wm_exi_value){ .kind = WM_EXI_DT_BOOLEAN };
+        if ((st = wm_exi_read_bool(&c->r, &ev.value.b))) return st;
+    }
     return emit(c, &ev);
 }
 
@@ -467,13 +492,29 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     if (st) return st;
     if (v < s->n) {
         const wm_exi_prod *p = &g->prods[s->first + v];
+        /* one dispatch on event and value kind together (prod_op): the
+         * attribute sequence of sensor records is data, so every separate
+         * branch on it was a misprediction */
+        unsigned op = d->prod_op ? d->prod_op[s->first + v] : OP_TERM;
+        switch (op) {
+        case OP_AT_FLOAT: case OP_AT_INT: case OP_AT_BOOL:
+            f->state = p->next;
+            if (c->typed_fast) return typed_attribute(c, p, op);
+            return attribute(c, p->uri, p->lid, p->arg, false, NULL);
+        case OP_AT:
+            f->state = p->next;
+            return attribute(c, p->uri, p->lid, p->arg, false, NULL);
+        case OP_SE:
+            f->state = p->next;
+            return push(c, p->uri, p->lid, p->arg);
+        case OP_EE:
+            return pop(c);
+        default:
+            break;
+        }
         switch (p->term) {
         case WM_EXI_T_AT:
             f->state = p->next;
-            if (c->typed_fast && p->arg < g->n_types) {
-                const wm_exi_datatype *t = &g->types[p->arg];
-                if ((1u << t->kind) & TYPED_FAST_KINDS && !t->pattern_bool) return typed_attribute(c, p, t);
-            }
             return attribute(c, p->uri, p->lid, p->arg, false, NULL);
         case WM_EXI_T_AT_URI: case WM_EXI_T_AT_ANY: {
             uint32_t uri = p->uri, lid;
@@ -573,10 +614,14 @@ void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_ex
     d->lim = wm_exi_limits_resolve(lim);
     wm_exi_arena_init(&d->arena, d->lim.mem_cap);
     wm_exi_strtab_init(&d->st, g, &d->arena, false);
+    d->prod_op = malloc(g->n_prods ? g->n_prods : 1);
+    for (uint32_t i = 0; d->prod_op && i < g->n_prods; i++) d->prod_op[i] = prod_op(g, &g->prods[i]);
 }
 
 void wm_exi_decoder_free(wm_exi_decoder *d)
 {
+    free(d->prod_op);
+    d->prod_op = NULL;
     wm_exi_strtab_free(&d->st);
     wm_exi_arena_free(&d->arena);
 }

@@ -78,10 +78,13 @@ typedef struct wm_exi_decoder {
     wm_exi_bi *bis;
     uint32_t n_bis, cap_bis;
     char *scratch;            /* max_value_bytes, from the arena */
+    uint8_t *prod_op;         /* internal: per production of g, its event and value kind
+                                 fused, so one dispatch serves both (malloc'ed at init) */
 } wm_exi_decoder;
 
 /* Prepares d for grammar g (not copied: must outlive d). lim may be NULL
- * for defaults. Allocates nothing yet. */
+ * for defaults. Allocates one byte per production of g (a failed allocation
+ * only disables a fast path); the per-document state comes later. */
 void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim);
 void wm_exi_decoder_free(wm_exi_decoder *d);
 

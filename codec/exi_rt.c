@@ -36,6 +36,8 @@ bool wm_exi_rt_frame_init(const wm_exi_grammar *g, wm_exi_arena *a, wm_exi_strta
             *cap_bis = nc;
         }
         memset(&(*bis)[*n_bis], 0, sizeof **bis);
+        if (!wm_exi_strtab_touch(st, lid)) return false;
+        l = &st->lnames[lid];
         l->bi = (*n_bis)++;
     }
     f->bi = l->bi;

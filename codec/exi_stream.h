@@ -100,27 +100,36 @@ static inline wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out)
 }
 wm_exi_status wm_exi_write_bool(wm_exi_writer *w, bool v);
 
+/* The unsigned integer (§7.1.6) at the top of a 64-bit window (first octet
+ * in the most significant byte, 56 valid bits at least): its octet count
+ * 1..7, or 0 when it is longer than seven octets. Branch-free: octet
+ * lengths of sensor values vary at random, a loop mispredicts on them. */
+static inline unsigned wm_exi_uint_window(uint64_t w, uint64_t *v)
+{
+    uint64_t stop = ~w & 0x8080808080808000ull; /* octets without the "more" bit */
+    if (__builtin_expect(!stop, 0)) return 0;
+    unsigned len = ((unsigned)__builtin_clzll(stop) >> 3) + 1;
+    uint64_t x = ((w >> 56) & 0x7full) | ((w >> 41) & (0x7full << 7)) | ((w >> 26) & (0x7full << 14)) |
+                 ((w >> 11) & (0x7full << 21)) | ((w << 4) & (0x7full << 28)) | ((w << 19) & (0x7full << 35)) |
+                 ((w << 34) & (0x7full << 42));
+    *v = x & ((1ull << (7 * len)) - 1);
+    return len;
+}
+
 /* Unsigned integer (§7.1.6) up to 64 bits; a longer value returns
  * WM_EXI_E_UNSUPPORTED (values beyond 2^64-1 are legal EXI but not kept). */
 wm_exi_status wm_exi_read_uint_slow(wm_exi_reader *r, uint64_t *out);
 static inline wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out)
 {
-    /* fast path: values below 2^28 (four octets) with 8 bytes readable */
+    /* fast path: values below 2^49 (seven octets) with 8 bytes readable */
     uint64_t byte = r->pos >> 3;
     if (byte + 8 <= (r->len_bits >> 3)) {
         uint64_t w;
         __builtin_memcpy(&w, r->buf + byte, 8);
-        w = __builtin_bswap64(w) << (r->pos & 7);
-        uint64_t v = 0;
-        for (unsigned i = 0; i < 4; i++) {
-            uint32_t b = (uint32_t)(w >> 56);
-            w <<= 8;
-            v |= (uint64_t)(b & 0x7f) << (7 * i);
-            if (!(b & 0x80)) {
-                r->pos += 8 * (i + 1);
-                *out = v;
-                return WM_EXI_OK;
-            }
+        unsigned len = wm_exi_uint_window(__builtin_bswap64(w) << (r->pos & 7), out);
+        if (__builtin_expect(len != 0, 1)) {
+            r->pos += 8 * len;
+            return WM_EXI_OK;
         }
     }
     return wm_exi_read_uint_slow(r, out);
@@ -133,24 +142,18 @@ wm_exi_status wm_exi_write_uint(wm_exi_writer *w, uint64_t v);
 wm_exi_status wm_exi_read_int_slow(wm_exi_reader *r, int64_t *out);
 static inline wm_exi_status wm_exi_read_int(wm_exi_reader *r, int64_t *out)
 {
-    /* fast path (bit-packed): sign bit and up to four octets from one 64-bit
-     * window: 1 + 32 bits after a shift of at most 7 fit in 64 */
+    /* fast path (bit-packed): sign bit and up to seven octets from one window
+     * (1 + 56 bits after a shift of at most 7 fit in 64) */
     uint64_t byte = r->pos >> 3;
     if (!r->byte_aligned && byte + 8 <= (r->len_bits >> 3)) {
-        uint64_t w;
+        uint64_t w, v;
         __builtin_memcpy(&w, r->buf + byte, 8);
         w = __builtin_bswap64(w) << (r->pos & 7);
-        uint64_t neg = w >> 63, v = 0;
-        w <<= 1;
-        for (unsigned i = 0; i < 4; i++) {
-            uint32_t b = (uint32_t)(w >> 56);
-            w <<= 8;
-            v |= (uint64_t)(b & 0x7f) << (7 * i);
-            if (!(b & 0x80)) {
-                r->pos += 1 + 8 * (i + 1);
-                *out = neg ? -(int64_t)v - 1 : (int64_t)v;
-                return WM_EXI_OK;
-            }
+        unsigned len = wm_exi_uint_window(w << 1, &v);
+        if (__builtin_expect(len != 0, 1)) {
+            r->pos += 1 + 8 * len;
+            *out = (w >> 63) ? -(int64_t)v - 1 : (int64_t)v;
+            return WM_EXI_OK;
         }
     }
     return wm_exi_read_int_slow(r, out);

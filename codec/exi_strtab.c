@@ -16,8 +16,9 @@ static void *grow(wm_exi_arena *a, void *old, uint32_t n, uint32_t *cap, size_t 
     return p;
 }
 
+/* the common case, room left, without a call: this runs for every string added */
 #define GROW(t, arr, n, cap) \
-    ((arr) = grow((t)->arena, (arr), (n), &(cap), sizeof *(arr)), (arr) != NULL)
+    ((n) < (cap) || ((arr) = grow((t)->arena, (arr), (n), &(cap), sizeof *(arr)), (arr) != NULL))
 
 char *wm_exi_strtab_copy(wm_exi_strtab *t, const char *s, uint32_t len)
 {
@@ -57,6 +58,10 @@ wm_exi_status wm_exi_strtab_init(wm_exi_strtab *t, const wm_exi_grammar *g, wm_e
         l->uri = g->lname_uri[i];
         l->bi = WM_EXI_NONE;
     }
+    t->base_cap = g->n_lids + 32;
+    t->base_lnames = malloc(t->base_cap * sizeof *t->base_lnames);
+    if (!t->base_lnames) return WM_EXI_E_MEMORY;
+    memcpy(t->base_lnames, t->tpl_lnames, g->n_lids * sizeof *t->base_lnames);
     return WM_EXI_OK;
 }
 
@@ -64,8 +69,10 @@ void wm_exi_strtab_free(wm_exi_strtab *t)
 {
     free(t->tpl_uris);
     free(t->tpl_lnames);
+    free(t->base_lnames);
     t->tpl_uris = NULL;
     t->tpl_lnames = NULL;
+    t->base_lnames = NULL;
 }
 
 static uint32_t hash_str(const char *s, uint32_t len)
@@ -80,7 +87,12 @@ wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, u
     const wm_exi_grammar *g = t->g;
     t->value_max_length = value_max_length;
     t->value_capacity = value_capacity;
-    /* the arena was reset: every array is rebuilt from the seed */
+    /* local names: the seeds the previous document touched go back to the
+     * template (its dirty list is still intact: the arena was reset but
+     * nothing has been allocated from it yet); names it added are dropped */
+    if (t->base_lnames)
+        for (uint32_t i = 0; i < t->n_dirty; i++) t->base_lnames[t->dirty[i]] = t->tpl_lnames[t->dirty[i]];
+    /* the arena was reset: every other array is rebuilt from the seed */
     t->cap_uris = 0;
     t->uris = NULL;
     t->n_uris = 0;
@@ -94,16 +106,13 @@ wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, u
     t->hash_cap = 0;
     uint32_t cu = g->n_uris + 8;
     t->uris = wm_exi_arena_alloc(t->arena, cu * sizeof *t->uris);
-    uint32_t cl = g->n_lids + 32;
-    t->lnames = wm_exi_arena_alloc(t->arena, cl * sizeof *t->lnames);
-    if (!t->uris || !t->lnames) return WM_EXI_E_MEMORY;
+    t->lnames = t->base_lnames;
+    if (!t->uris || !t->lnames || !t->tpl_uris) return WM_EXI_E_MEMORY;
     t->cap_uris = cu;
-    t->cap_lnames = cl;
-    if (!t->tpl_uris) return WM_EXI_E_MEMORY;
+    t->cap_lnames = t->base_cap;
     t->n_uris = g->n_uris;
     memcpy(t->uris, t->tpl_uris, g->n_uris * sizeof *t->uris);
     t->n_lnames = g->n_lids;
-    memcpy(t->lnames, t->tpl_lnames, g->n_lids * sizeof *t->lnames);
     /* room for the values of a typical small document up front: growing the
      * arrays entry by entry showed up in decode profiles */
     t->values = wm_exi_arena_alloc(t->arena, 64 * sizeof *t->values);
@@ -221,12 +230,7 @@ bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, 
         old->live = false;
     }
     wm_exi_st_lname *l = &t->lnames[lid];
-    if (!GROW(t, l->vals, l->n_vals, l->cap_vals)) return false;
-    if (!l->dirty && lid < t->g->n_lids) {
-        if (!GROW(t, t->dirty, t->n_dirty, t->cap_dirty)) return false;
-        t->dirty[t->n_dirty++] = lid;
-    }
-    l->dirty = true;
+    if (!GROW(t, l->vals, l->n_vals, l->cap_vals) || !wm_exi_strtab_touch(t, lid)) return false;
     wm_exi_st_value *v = &t->values[gid];
     v->s.p = bytes;
     v->s.len = len;
@@ -240,6 +244,16 @@ bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, 
         if ((t->n_values + 1) * 2 > t->hash_cap) return hash_rebuild(t, t->hash_cap * 2);
         return hash_put(t, gid);
     }
+    return true;
+}
+
+bool wm_exi_strtab_touch(wm_exi_strtab *t, uint32_t lid)
+{
+    wm_exi_st_lname *l = &t->lnames[lid];
+    if (l->dirty || lid >= t->g->n_lids) return true;
+    if (!GROW(t, t->dirty, t->n_dirty, t->cap_dirty)) return false;
+    t->dirty[t->n_dirty++] = lid;
+    l->dirty = true;
     return true;
 }
 

@@ -67,6 +67,9 @@ typedef struct wm_exi_strtab {
     uint32_t cap_values;
     wm_exi_st_uri *tpl_uris;          /* seeded entries, copied at every reset (malloc) */
     wm_exi_st_lname *tpl_lnames;
+    wm_exi_st_lname *base_lnames;     /* the lnames array between documents (malloc, seed + 32):
+                                         a reset restores only the seeds in `dirty` */
+    uint32_t base_cap;
     uint32_t *hash;                   /* encoder only: open addressing, gid+1 (0 = empty) */
     uint32_t hash_cap;
     bool want_hash;
@@ -104,6 +107,11 @@ bool wm_exi_strtab_add_prefix(wm_exi_strtab *t, uint32_t uri, const char *s, uin
  * `bytes` points at storage the caller already placed in the arena. Returns
  * false only when memory runs out. */
 bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars);
+
+/* Records that the document changed seeded local name `lid` (other than
+ * through wm_exi_strtab_add_value, which does this itself), so the next reset
+ * restores it. False when the memory cap is reached. */
+bool wm_exi_strtab_touch(wm_exi_strtab *t, uint32_t lid);
 
 /* Encoder lookups by string; WM_EXI_NONE when absent. */
 uint32_t wm_exi_strtab_find_uri(const wm_exi_strtab *t, const char *s, uint32_t len);

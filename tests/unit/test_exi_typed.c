@@ -16,6 +16,7 @@
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "perf/exi_senml_gen.h"
+#include "tests/lib/exi_fixture.h"
 
 typedef struct rec_ev {
     uint8_t type, kind;
@@ -64,12 +65,9 @@ static bool typed_kind(uint8_t k)
 
 Test(exi_typed, typed_only_matches_lexical_decoding)
 {
-    const char *sh = getenv("WM_SHARED");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
-    wm_exi_grammar *g = NULL;
     wm_exi_error e = { 0 };
-    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s", e.msg);
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
     static rec lex, typed;
     uint64_t seed = 0x7e57;
     unsigned checked_float = 0, checked_bool = 0, checked_int = 0;
