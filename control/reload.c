@@ -89,12 +89,20 @@ int wm_reload_load(wm_reload *rl, const char *resolution_path, const char *subs_
 {
     wm_tables *t = wm_tables_compile(&rl->cfg, resolution_path, subs_path, err, errcap);
     if (!t) return -1;
-    gen *g = calloc(1, sizeof *g);
-    if (!g) {
+    if (wm_reload_publish(rl, t) != 0) {
         wm_tables_free(t);
         snprintf(err, errcap, "out of memory");
         return -1;
     }
+    return 0;
+}
+
+const wm_matcher_config *wm_reload_config(const wm_reload *rl) { return &rl->cfg; }
+
+int wm_reload_publish(wm_reload *rl, wm_tables *t)
+{
+    gen *g = calloc(1, sizeof *g);
+    if (!g) return -1;
     g->t = t;
     gen *old = rl->cur;
     __atomic_store_n(&rl->cur, g, __ATOMIC_RELEASE);
@@ -175,6 +183,19 @@ void wm_reload_reader_quiescent(wm_reload_reader *rd)
 {
     wm_qsbr_reader_quiescent(rd->rl->cfg.qsbr, rd->qidx);
     if (rd->mr) wm_matcher_quiescent(rd->mr);
+}
+
+void wm_reload_reader_pause(wm_reload_reader *rd)
+{
+    if (rd->mr) wm_matcher_reader_offline(rd->mr);
+    wm_qsbr_reader_offline(rd->rl->cfg.qsbr, rd->qidx);
+}
+
+void wm_reload_reader_resume(wm_reload_reader *rd)
+{
+    const wm_qsbr_ops *q = rd->rl->cfg.qsbr;
+    q->reader_online(q->ctx, rd->qidx);
+    if (rd->mr) wm_matcher_reader_online(rd->mr);
 }
 
 void wm_reload_reader_offline(wm_reload_reader *rd)

@@ -56,6 +56,16 @@ void wm_reload_free(wm_reload *rl);
  * tables untouched. Also reclaims what it can without waiting. */
 int wm_reload_load(wm_reload *rl, const char *resolution_path, const char *subs_path, char *err, size_t errcap);
 
+/* Writer: the same in two steps, for a holder that extends the new set
+ * before anyone sees it (control/tables.h, "Extension by the holder"):
+ * compile with wm_tables_compile(wm_reload_config(rl), ...), add to it,
+ * then publish. wm_reload_publish takes ownership of t and makes it
+ * current (the previous set is retired exactly as by wm_reload_load);
+ * returns 0, or -1 on allocation failure (t is then still the caller's and
+ * nothing changed). */
+const wm_matcher_config *wm_reload_config(const wm_reload *rl);
+int wm_reload_publish(wm_reload *rl, wm_tables *t);
+
 /* Writer: the current tables (NULL before the first load) and the number of
  * successful loads so far (the generation: 0, 1, 2, ...). */
 const wm_tables *wm_reload_current(const wm_reload *rl);
@@ -94,6 +104,14 @@ wm_matcher_reader *wm_reload_reader_acquire(wm_reload_reader *rd, const wm_table
 /* Reports a quiescent state: the reader holds no pointer obtained since
  * its last acquire. Cheap; call between bursts. */
 void wm_reload_reader_quiescent(wm_reload_reader *rd);
+
+/* A reader about to block (e.g. on a lock another writer holds while it
+ * waits for a grace period) pauses: it stays attached to its set and
+ * keeps its matcher reader, but holds grace periods back no more. It must
+ * hold no pointer from a lookup while paused, and resume before its next
+ * lookup. */
+void wm_reload_reader_pause(wm_reload_reader *rd);
+void wm_reload_reader_resume(wm_reload_reader *rd);
 
 /* An idle reader goes offline: it detaches from its table set (which the
  * writer may then free) and stops holding grace periods back. It must not

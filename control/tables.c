@@ -16,6 +16,8 @@
 struct wm_tables {
     wm_match_input *in;
     uint32_t n_nbhds;
+    void *user;
+    void (*user_free)(void *user);
 };
 
 static wm_tables *fail(wm_tables *t, char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -72,15 +74,15 @@ wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolutio
 {
     wm_tables *t = calloc(1, sizeof *t);
     if (!t || !(t->in = wm_match_input_new(cfg))) return fail(t, err, cap, "out of memory");
-    if (!subs_path) return fail(t, err, cap, "no subscriptions file");
     if (resolution_path && add_resolution(t, resolution_path, err, cap)) return fail(t, NULL, 0, "%s", "");
-    if (add_subs(t, subs_path, err, cap)) return fail(t, NULL, 0, "%s", "");
+    if (subs_path && add_subs(t, subs_path, err, cap)) return fail(t, NULL, 0, "%s", "");
     return t;
 }
 
 void wm_tables_free(wm_tables *t)
 {
     if (!t) return;
+    if (t->user_free) t->user_free(t->user);
     wm_match_input_free(t->in);
     free(t);
 }
@@ -89,3 +91,12 @@ wm_matcher *wm_tables_matcher(const wm_tables *t) { return wm_match_input_matche
 const char *wm_tables_sub_id(const wm_tables *t, uint64_t cookie) { return wm_match_input_sub_id(t->in, cookie); }
 size_t wm_tables_sub_count(const wm_tables *t) { return wm_match_input_sub_count(t->in); }
 uint32_t wm_tables_nbhd_count(const wm_tables *t) { return t->n_nbhds; }
+
+void wm_tables_set_user(wm_tables *t, void *user, void (*free_fn)(void *user))
+{
+    if (t->user_free) t->user_free(t->user);
+    t->user = user;
+    t->user_free = free_fn;
+}
+
+void *wm_tables_user(const wm_tables *t) { return t->user; }

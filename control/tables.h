@@ -18,9 +18,19 @@
  * wm_tables_sub_id() turns a cookie from a lookup back into the file's id.
  *
  * Thread safety: wm_tables_compile and wm_tables_free run on one control
- * thread; once compiled, a wm_tables is never modified, so any number of
- * readers may look up in its matcher (each with its own wm_matcher_reader,
- * see control/reload.h for how readers attach) and call the accessors.
+ * thread; once compiled, what the files defined is never modified, so any
+ * number of readers may look up in its matcher (each with its own
+ * wm_matcher_reader, see control/reload.h for how readers attach) and call
+ * the accessors.
+ *
+ * Extension by the holder: the data plane keeps subscriptions it learns
+ * from traffic in the same matcher, so that one lookup answers for both.
+ * The holder may therefore add and remove subscriptions of its OWN, as the
+ * matcher's one writer (matcher.h: each add/remove is atomic for readers),
+ * provided their cookies have WM_TABLES_COOKIE_EXT set (they can then
+ * never be mistaken for a file's subscription) and it never removes a
+ * subscription the files defined. It may also attach one pointer of
+ * per-set data (wm_tables_set_user), freed with the set.
  */
 #ifndef WM_CONTROL_TABLES_H
 #define WM_CONTROL_TABLES_H
@@ -32,8 +42,11 @@
 
 typedef struct wm_tables wm_tables;
 
+/* Cookie bit reserved for subscriptions the holder adds (see above). */
+#define WM_TABLES_COOKIE_EXT (UINT64_C(1) << 63)
+
 /* Compiles resolution_path (may be NULL: no neighborhoods, then any "nbhd"
- * is unknown) and subs_path into new tables with matcher configuration cfg
+ * is unknown) and subs_path (may be NULL: no subscriptions) into new tables with matcher configuration cfg
  * (NULL = defaults; copied). Returns the tables (caller owns; wm_tables_free)
  * or NULL with a one-line reason in err[0..errcap) (file name, line or byte
  * offset, reason; "out of memory" on allocation failure). */
@@ -51,6 +64,13 @@ wm_matcher *wm_tables_matcher(const wm_tables *t);
 /* The subscription id (JSON text, e.g. "\"s1\"" or "7") of the subscription
  * with matcher cookie `cookie`, owned by t; NULL if out of range. */
 const char *wm_tables_sub_id(const wm_tables *t, uint64_t cookie);
+
+/* Holder's per-set data: user is freed with free_fn(user) (free_fn may be
+ * NULL) by wm_tables_free, after every reader has left the set. Set it
+ * before readers can see the set. A second call replaces (and frees) the
+ * first. wm_tables_user returns it (NULL if none); any thread. */
+void wm_tables_set_user(wm_tables *t, void *user, void (*free_fn)(void *user));
+void *wm_tables_user(const wm_tables *t);
 
 /* Number of subscriptions and of neighborhoods compiled. */
 size_t wm_tables_sub_count(const wm_tables *t);

@@ -12,7 +12,8 @@ const char *wm_app_options_usage(void)
     return "usage: wirematch [EAL options] -- [--resolution R.wmr] [--subs S.jsonl]\n"
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--summary FILE]\n"
-           "         [--idle-exit-ms MS] [--mbufs N]\n";
+           "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n"
+           "         [--frag-max N] [--frag-timeout-ms MS]\n";
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -59,6 +60,9 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"summary", required_argument, NULL, 'S'},
         {"idle-exit-ms", required_argument, NULL, 'I'},
         {"mbufs", required_argument, NULL, 'M'},
+        {"share-policy", required_argument, NULL, 'P'},
+        {"frag-max", required_argument, NULL, 'F'},
+        {"frag-timeout-ms", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -68,6 +72,8 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
     o->max_flows = 16384;
     o->ooo_blocks = 2048;
     o->idle_exit_ms = 200;
+    o->frag_max = 256;
+    o->frag_timeout_ms = 2000;
     optind = 1;
     opterr = 0;
     int c;
@@ -121,6 +127,26 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         case 'M':
             if (parse_u32(optarg, 1024, 1u << 26, &o->mbufs)) {
                 snprintf(err, errlen, "--mbufs: \"%s\" is not in 1024..67108864", optarg);
+                return -1;
+            }
+            break;
+        case 'F':
+            if (parse_u32(optarg, 0, 65536, &o->frag_max)) {
+                snprintf(err, errlen, "--frag-max: \"%s\" is not in 0..65536", optarg);
+                return -1;
+            }
+            break;
+        case 'T':
+            if (parse_u32(optarg, 1, 60000, &o->frag_timeout_ms)) {
+                snprintf(err, errlen, "--frag-timeout-ms: \"%s\" is not in 1..60000", optarg);
+                return -1;
+            }
+            break;
+        case 'P':
+            if (!strcmp(optarg, "round-robin")) o->share_policy = WM_SHARE_ROUND_ROBIN;
+            else if (!strcmp(optarg, "hash")) o->share_policy = WM_SHARE_HASH;
+            else {
+                snprintf(err, errlen, "--share-policy: \"%s\" is not one of round-robin, hash", optarg);
                 return -1;
             }
             break;

@@ -11,6 +11,11 @@
  *   --ooo-blocks N        out-of-order 2 KiB blocks per worker (default 2048)
  *   --summary FILE        write the exit summary (JSON) there instead of stdout
  *   --idle-exit-ms MS     replay ports: stop when every queue has been empty this long (default 200)
+ *   --frag-max N          IPv4 datagrams in reassembly per worker (default 256; 0: fragments
+ *                         are counted and dropped, not reassembled; ip_reasm.h)
+ *   --frag-timeout-ms MS  a datagram not complete within MS is freed (default 2000)
+ *   --share-policy round-robin|hash  which member of a $share group the match
+ *                         log reports (match_sink.h; default round-robin)
  *   --mbufs N             size of the mbuf pool (default: enough for the rings; a net_pcap
  *                         infinite_rx replay holds its whole capture in mbufs, so give at
  *                         least its packet count plus 8192)
@@ -23,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dataplane/match_sink.h"
 #include "dataplane/pkt_path.h"
 
 enum wm_tx_mode { WM_TX_NONE = 0, WM_TX_MATCHED, WM_TX_ALL };
@@ -40,6 +46,9 @@ struct wm_app_options {
     uint32_t ooo_blocks;
     uint32_t idle_exit_ms;
     uint32_t mbufs;          /* 0 = computed */
+    enum wm_share_policy share_policy;
+    uint32_t frag_max;       /* 0: no reassembly */
+    uint32_t frag_timeout_ms;
 };
 
 /* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).

@@ -24,6 +24,7 @@ void wm_dp_totals_add(struct wm_dp_totals *t, const struct wm_pkt_path *p, const
     t->path.rx_packets += pc->rx_packets;
     t->path.rx_bytes += pc->rx_bytes;
     t->path.not_mqtt_port += pc->not_mqtt_port;
+    t->path.reassembled += pc->reassembled;
     for (int v = 0; v < WM_PKT_VERDICT_COUNT; v++) t->path.verdict[v] += pc->verdict[v];
 
     const volatile struct wm_flow_counters *fc = &p->flows.c;
@@ -52,6 +53,7 @@ void wm_dp_totals_visit(const struct wm_dp_totals *t, wm_stat_fn fn, void *ctx)
     for (int v = 0; v < WM_PKT_VERDICT_COUNT; v++)
         fn(ctx, "packets", wm_pkt_verdict_name(v), t->path.verdict[v]);
     fn(ctx, "packets", "not_mqtt_port", t->path.not_mqtt_port);
+    fn(ctx, "packets", "reassembled", t->path.reassembled);
 
     for (int d = 0; d < WM_SD_COUNT; d++) fn(ctx, "segments", wm_seg_disposition_name(d), t->flows.disposition[d]);
 
@@ -102,5 +104,5 @@ int wm_dp_totals_conserved(const struct wm_dp_totals *t)
     for (int v = 0; v < WM_PKT_VERDICT_COUNT; v++)
         if (v != WM_PKT_TCP) sum += t->path.verdict[v];
     for (int d = 0; d < WM_SD_COUNT; d++) sum += t->flows.disposition[d];
-    return sum == t->path.rx_packets;
+    return sum == t->path.rx_packets + t->path.reassembled;
 }

@@ -14,7 +14,8 @@
  *   mqtt_malformed  rejected packets by codec reason (codec/mqtt5_error.h)
  *   publish   client PUBLISH outcomes, and "seen"
  *
- * Conservation (wm_dp_totals_conserved): packets.rx == sum of non-tcp
+ * Conservation (wm_dp_totals_conserved): packets.rx + packets.reassembled
+ * (datagrams rebuilt from IPv4 fragments, ip_reasm.h) == sum of non-tcp
  * verdicts + not_mqtt_port + sum of segments; publish.seen == sum of the
  * publish outcomes (wm_dp_totals_publish_conserved, once streams ended).
  *

@@ -1,49 +1,92 @@
-/* The data plane's match table and match log; see match_sink.h. */
+/* The data plane's match tables and match log; see match_sink.h.
+ *
+ * Lifetimes. A learned subscription is a `sub_node` (its key, filter, and
+ * its neighborhood BY NAME, so a reload can re-resolve it). Every table set
+ * that contains it holds the node as the subscription's matcher cookie
+ * (tagged WM_TABLES_COOKIE_EXT). A worker only dereferences cookies of the
+ * set it attached to at the start of its burst, and only until its next
+ * quiescent state; the set that is current when a node is unlinked no
+ * longer returns it, and later sets are built without it. So one grace
+ * period after the unlink nobody can reach the node: it is retired to
+ * `node_retire` and freed by housekeeping.
+ *
+ * The preloaded subscriptions' keys (the file's ids, decoded from JSON) are
+ * per set: they hang off the set as its user data and die with it. */
 #include "dataplane/match_sink.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 #include <rte_spinlock.h>
 
-#include "control/resolution.h"
+#include "control/reload.h"
+#include "control/tables.h"
 #include "dataplane/peid_cache.h"
 #include "matcher/matcher.h"
+#include "matcher/qsbr.h"
+#include "matcher/share_pick.h"
 
-/* One installed subscription: (client, filter) identifies it for
- * replacement and UNSUBSCRIBE; key is what the match log reports. Nodes are
- * the matcher cookies, so a removed node is freed only after a grace period. */
 struct sub_node {
-    struct sub_node *next;   /* bucket chain, or the pending-free list */
-    uint32_t sub;            /* matcher subscription id */
+    struct sub_node *next;   /* bucket chain */
+    uint32_t sub;            /* matcher subscription id in the current set */
+    uint32_t next_sub;       /* reload: id in the set being built */
     uint32_t hash;
+    uint32_t subid;
+    uint8_t qos, no_local, drop;
+    uint32_t key_hash;       /* stable member identity for wm_share_pick_hash */
     char *client, *filter, *key;
+    char *nbhd;              /* neighborhood name, NULL: none */
+};
+
+/* A set's preloaded keys, cookie-indexed, with their member hashes. */
+struct set_keys {
+    uint32_t n;
+    char **key;
+    uint32_t *key_hash;
 };
 
 struct wm_match_table {
-    wm_matcher *m;
-    wm_resolution *res;
-    rte_spinlock_t lock;     /* the one writer at a time */
+    wm_reload *rl;
+    char *res_path, *subs_path;
+    pthread_mutex_t reload_mu;   /* reloads and housekeeping: rl's writer */
+    rte_spinlock_t lock;         /* the current set's matcher writer; the learned registry */
+    const wm_tables *cur;        /* under lock: the current set */
     struct sub_node **buckets;
     uint32_t mask;
-    struct sub_node *pending; /* removed, waiting for a grace period */
+    wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
-    struct wm_match_counters c;
+    uint32_t max_groups;
+    enum wm_share_policy share_policy;
+    char last_error[512];        /* under reload_mu */
+    struct wm_match_counters c;  /* under lock */
 };
 
 struct wm_match_worker {
     struct wm_match_table *t;
-    wm_matcher_reader *r;
+    wm_reload_reader *rd;
+    wm_matcher_reader *r;        /* of the attached set */
+    const wm_tables *tables;     /* the attached set */
     wm_match_result res;
     const char **keys;
+    uint32_t *member_hash;       /* scratch: one matched group's member hashes */
+    uint32_t *rr;                /* round-robin cursor per group id (this worker's) */
     FILE *log;
     char *logbuf;
-    uint64_t next_reclaim_ns;
-    struct wm_match_counters c; /* lookups, errors, log lines */
+    struct wm_match_counters c;  /* lookups, errors, log lines */
     struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
 };
+
+/* FNV-1a of a subscription key: a member's identity for hash picking that,
+ * unlike a matcher id, survives reloads and re-subscriptions. */
+static uint32_t key_hash(const char *k)
+{
+    uint32_t h = 2166136261u;
+    for (; *k; k++) h = (h ^ (uint8_t)*k) * 16777619u;
+    return h;
+}
 
 static uint32_t hash2(const char *a, size_t al, const char *b, size_t bl)
 {
@@ -69,16 +112,130 @@ static void node_free(struct sub_node *n)
     free(n->client);
     free(n->filter);
     free(n->key);
+    free(n->nbhd);
     free(n);
 }
 
-struct wm_match_table *wm_match_table_new(const char *res_path, uint32_t max_subs, char *err, size_t errlen)
+static void node_retired(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    node_free(ctx);
+}
+
+static void set_keys_free(void *p)
+{
+    struct set_keys *k = p;
+    if (!k) return;
+    for (uint32_t i = 0; i < k->n; i++) free(k->key[i]);
+    free(k->key);
+    free(k->key_hash);
+    free(k);
+}
+
+/* Decodes the set's subscription ids (JSON text) into report keys. */
+static int set_keys_attach(wm_tables *nt)
+{
+    struct set_keys *k = calloc(1, sizeof *k);
+    size_t n = wm_tables_sub_count(nt);
+    if (!k || !(k->key = calloc(n ? n : 1, sizeof *k->key)) || !(k->key_hash = calloc(n ? n : 1, sizeof *k->key_hash))) {
+        if (k) free(k->key);
+        free(k);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++, k->n++) {
+        const char *text = wm_tables_sub_id(nt, i);
+        json_t *v = json_loads(text, JSON_DECODE_ANY, NULL);
+        char num[32];
+        const char *s = text;
+        if (json_is_string(v)) s = json_string_value(v);
+        else if (json_is_integer(v)) snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v)), s = num;
+        k->key[i] = strdup(s);
+        json_decref(v);
+        if (!k->key[i]) {
+            set_keys_free(k);
+            return -1;
+        }
+        k->key_hash[i] = key_hash(k->key[i]);
+    }
+    wm_tables_set_user(nt, k, set_keys_free);
+    return 0;
+}
+
+static uint32_t nbhd_id(const wm_tables *set, const char *name)
+{
+    return name ? wm_matcher_nbhd_find(wm_tables_matcher(set), name, strlen(name)) : WM_NBHD_NONE;
+}
+
+static wm_matcher_status node_add(wm_matcher *m, struct sub_node *n, uint32_t nbhd, uint32_t *sub)
+{
+    wm_sub_spec spec = {n->filter, strlen(n->filter), n->client, strlen(n->client), nbhd, n->qos, n->no_local != 0,
+                        0, WM_TABLES_COOKIE_EXT | (uint64_t)(uintptr_t)n};
+    return wm_matcher_sub_add(m, &spec, sub, NULL);
+}
+
+/* Compiles a new set, carries the learned subscriptions into it and
+ * publishes it. Under reload_mu. */
+static int load_set(struct wm_match_table *t, char *err, size_t errlen)
+{
+    wm_tables *nt = wm_tables_compile(wm_reload_config(t->rl), t->res_path, t->subs_path, err, errlen);
+    if (!nt) return -1;
+    if (set_keys_attach(nt) != 0) {
+        wm_tables_free(nt);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    wm_matcher *m = wm_tables_matcher(nt);
+    rte_spinlock_lock(&t->lock);
+    for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
+        for (struct sub_node *n = t->buckets[b]; n; n = n->next) {
+            uint32_t nb = nbhd_id(nt, n->nbhd);
+            n->drop = n->nbhd && nb == WM_NBHD_NONE;
+            if (n->drop) continue;
+            wm_matcher_status st = node_add(m, n, nb, &n->next_sub);
+            if (st != WM_MATCHER_OK) {
+                rte_spinlock_unlock(&t->lock);
+                snprintf(err, errlen, "learned subscription %s (filter %s) does not fit the new tables: %s",
+                         n->key, n->filter, wm_matcher_status_message(st));
+                wm_tables_free(nt);
+                return -1;
+            }
+        }
+    if (wm_reload_publish(t->rl, nt) != 0) {
+        rte_spinlock_unlock(&t->lock);
+        wm_tables_free(nt);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    t->cur = nt;
+    for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
+        for (struct sub_node **pp = &t->buckets[b]; *pp;) {
+            struct sub_node *n = *pp;
+            if (n->drop) {
+                *pp = n->next;
+                wm_retire_call(&t->node_retire, node_retired, n, 0);
+                t->c.subs_live--;
+                t->c.reload_subs_dropped++;
+            } else {
+                n->sub = n->next_sub;
+                pp = &n->next;
+            }
+        }
+    t->c.nbhds = wm_tables_nbhd_count(nt);
+    t->c.subs_preloaded = wm_tables_sub_count(nt);
+    t->c.generation = wm_reload_generation(t->rl);
+    rte_spinlock_unlock(&t->lock);
+    return 0;
+}
+
+struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, uint32_t max_subs,
+                                          char *err, size_t errlen)
 {
     struct wm_match_table *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    pthread_mutex_init(&t->reload_mu, NULL);
     rte_spinlock_init(&t->lock);
     t->max_subs = max_subs;
     uint32_t nb = 16;
@@ -88,80 +245,73 @@ struct wm_match_table *wm_match_table_new(const char *res_path, uint32_t max_sub
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
     cfg.max_peids = 1u << 22;
-    t->m = t->buckets ? wm_matcher_new(&cfg) : NULL;
-    if (!t->m) {
-        snprintf(err, errlen, "cannot create the matcher (out of memory)");
-        wm_match_table_free(t);
-        return NULL;
-    }
-    if (!res_path) return t;
-    wm_resolution_error rerr;
-    t->res = wm_resolution_open(res_path, &rerr);
-    if (!t->res) {
-        snprintf(err, errlen, "%s: %s (offset %llu)", res_path, rerr.message, (unsigned long long)rerr.offset);
-        wm_match_table_free(t);
-        return NULL;
-    }
-    uint32_t np = wm_resolution_peid_count(t->res);
-    uint32_t *ids = malloc(sizeof *ids * (np ? np : 1));
-    for (uint32_t i = 0; ids && i < np; i++) {
-        const char *s = wm_resolution_peid(t->res, i);
-        wm_matcher_status st = wm_matcher_peid_intern(t->m, s, strlen(s), &ids[i]);
-        if (st != WM_MATCHER_OK) {
-            snprintf(err, errlen, "%s: peid %u: %s", res_path, i, wm_matcher_status_message(st));
-            free(ids);
-            wm_match_table_free(t);
-            return NULL;
-        }
-    }
-    uint32_t *tmp = NULL;
-    uint32_t tmp_cap = 0;
-    for (uint32_t i = 0; ids && i < wm_resolution_count(t->res); i++) {
-        wm_resolution_nbhd nb_;
-        wm_resolution_get(t->res, i, &nb_);
-        if (nb_.result_len > tmp_cap) {
-            free(tmp);
-            tmp_cap = nb_.result_len;
-            tmp = malloc(sizeof *tmp * tmp_cap);
-            if (!tmp) break;
-        }
-        for (uint32_t k = 0; k < nb_.result_len; k++) tmp[k] = ids[nb_.result[k]];
-        uint32_t id;
-        wm_matcher_status st = wm_matcher_nbhd_define_ids(t->m, nb_.name, strlen(nb_.name), tmp, nb_.result_len, &id);
-        if (st != WM_MATCHER_OK) {
-            snprintf(err, errlen, "%s: neighborhood %s: %s", res_path, nb_.name, wm_matcher_status_message(st));
-            free(tmp);
-            free(ids);
-            wm_match_table_free(t);
-            return NULL;
-        }
-        t->c.nbhds++;
-    }
-    free(tmp);
-    if (!ids) {
+    cfg.max_groups = t->max_groups = 4096;
+    t->rl = wm_reload_new(&cfg);
+    wm_retire_init(&t->node_retire, wm_reload_config(t->rl)->qsbr);
+    t->res_path = res_path ? strdup(res_path) : NULL;
+    t->subs_path = subs_path ? strdup(subs_path) : NULL;
+    if (!t->buckets || !t->rl || (res_path && !t->res_path) || (subs_path && !t->subs_path)) {
         snprintf(err, errlen, "out of memory");
         wm_match_table_free(t);
         return NULL;
     }
-    free(ids);
+    if (load_set(t, err, errlen) != 0) {
+        wm_match_table_free(t);
+        return NULL;
+    }
     return t;
+}
+
+int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&t->reload_mu);
+    int rc = load_set(t, err, errlen);
+    rte_spinlock_lock(&t->lock);
+    if (rc == 0) t->c.reloads++;
+    else t->c.reload_failures++;
+    rte_spinlock_unlock(&t->lock);
+    if (rc != 0) snprintf(t->last_error, sizeof t->last_error, "%s", err);
+    else wm_reload_reclaim(t->rl, true);
+    pthread_mutex_unlock(&t->reload_mu);
+    return rc;
+}
+
+void wm_match_table_housekeeping(struct wm_match_table *t)
+{
+    pthread_mutex_lock(&t->reload_mu);
+    wm_reload_reclaim(t->rl, true);
+    /* Workers waiting for this lock are paused, so the grace periods below
+     * never wait for them. */
+    rte_spinlock_lock(&t->lock);
+    if (t->cur) wm_matcher_reclaim(wm_tables_matcher(t->cur), true);
+    wm_retire_reclaim(&t->node_retire, true);
+    rte_spinlock_unlock(&t->lock);
+    pthread_mutex_unlock(&t->reload_mu);
+}
+
+void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p) { t->share_policy = p; }
+
+void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
+{
+    pthread_mutex_lock(&t->reload_mu);
+    snprintf(buf, len, "%s", t->last_error);
+    pthread_mutex_unlock(&t->reload_mu);
 }
 
 void wm_match_table_free(struct wm_match_table *t)
 {
     if (!t) return;
+    wm_retire_fini(&t->node_retire);
     for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
         for (struct sub_node *n = t->buckets[b], *nx; n; n = nx) {
             nx = n->next;
             node_free(n);
         }
-    for (struct sub_node *n = t->pending, *nx; n; n = nx) {
-        nx = n->next;
-        node_free(n);
-    }
     free(t->buckets);
-    if (t->m) wm_matcher_free(t->m);
-    wm_resolution_close(t->res);
+    wm_reload_free(t->rl);
+    free(t->res_path);
+    free(t->subs_path);
+    pthread_mutex_destroy(&t->reload_mu);
     free(t);
 }
 
@@ -176,51 +326,59 @@ static struct sub_node **find_slot(struct wm_match_table *t, const char *client,
     return pp;
 }
 
-/* Writer, under the lock: unlinks a node and queues it for a grace period. */
+/* Writer, under the lock: unlinks a node and retires it for a grace period. */
 static void remove_node(struct wm_match_table *t, struct sub_node **pp)
 {
     struct sub_node *n = *pp;
-    wm_matcher_sub_remove(t->m, n->sub);
+    wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
     *pp = n->next;
-    n->next = t->pending;
-    t->pending = n;
+    wm_retire_call(&t->node_retire, node_retired, n, 0);
     t->c.subs_live--;
     t->c.subs_removed++;
+}
+
+static char *make_key(const struct wm_mqtt_subscribe *s)
+{
+    char idbuf[16];
+    const char *tail = (const char *)s->filter.p;
+    size_t tl = s->filter.len;
+    if (s->subscription_id) {
+        tl = (size_t)snprintf(idbuf, sizeof idbuf, "%u", s->subscription_id);
+        tail = idbuf;
+    }
+    char *k = malloc(s->client_len + 1 + tl + 1);
+    if (k) {
+        memcpy(k, s->client, s->client_len);
+        k[s->client_len] = '#';
+        memcpy(k + s->client_len + 1, tail, tl);
+        k[s->client_len + 1 + tl] = 0;
+    }
+    return k;
 }
 
 static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm_mqtt_subscribe *s)
 {
     uint32_t nbhd = WM_NBHD_NONE;
+    wm_matcher *m = wm_tables_matcher(t->cur);
     if (s->nbhd.len) {
-        nbhd = wm_matcher_nbhd_find(t->m, (const char *)s->nbhd.p, s->nbhd.len);
+        nbhd = wm_matcher_nbhd_find(m, (const char *)s->nbhd.p, s->nbhd.len);
         if (nbhd == WM_NBHD_NONE) return WM_MQTT_SUB_NBHD_UNKNOWN;
     }
     struct sub_node *n = calloc(1, sizeof *n);
-    char keybuf[32];
     if (n) {
         n->client = dupn(s->client, s->client_len);
         n->filter = dupn(s->filter.p, s->filter.len);
-        if (s->subscription_id) {
-            snprintf(keybuf, sizeof keybuf, "#%u", s->subscription_id);
-            n->key = malloc(s->client_len + strlen(keybuf) + 1);
-            if (n->key) {
-                memcpy(n->key, s->client, s->client_len);
-                strcpy(n->key + s->client_len, keybuf);
-            }
-        } else {
-            n->key = malloc(s->client_len + 1 + s->filter.len + 1);
-            if (n->key) {
-                memcpy(n->key, s->client, s->client_len);
-                n->key[s->client_len] = '#';
-                memcpy(n->key + s->client_len + 1, s->filter.p, s->filter.len);
-                n->key[s->client_len + 1 + s->filter.len] = 0;
-            }
-        }
+        n->key = make_key(s);
+        n->nbhd = s->nbhd.len ? dupn(s->nbhd.p, s->nbhd.len) : NULL;
+        n->subid = s->subscription_id;
+        n->qos = s->qos;
+        n->no_local = s->no_local;
     }
-    if (!n || !n->client || !n->filter || !n->key) {
+    if (!n || !n->client || !n->filter || !n->key || (s->nbhd.len && !n->nbhd)) {
         if (n) node_free(n);
         return WM_MQTT_SUB_REJECTED;
     }
+    n->key_hash = key_hash(n->key);
     n->hash = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
     struct sub_node **pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
     if (*pp) { /* §3.8.4: the new subscription replaces the existing one */
@@ -229,9 +387,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         t->c.subs_replaced++;
         pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
     }
-    wm_sub_spec spec = {n->filter, s->filter.len, n->client, s->client_len, nbhd, s->qos, s->no_local, 0,
-                        (uint64_t)(uintptr_t)n};
-    if (wm_matcher_sub_add(t->m, &spec, &n->sub, NULL) != WM_MATCHER_OK) {
+    if (node_add(m, n, nbhd, &n->sub) != WM_MATCHER_OK) {
         node_free(n);
         return WM_MQTT_SUB_REJECTED;
     }
@@ -249,55 +405,12 @@ static void uninstall(struct wm_match_table *t, const struct wm_mqtt_subscribe *
     else t->c.unsub_unknown++;
 }
 
-long wm_match_table_preload(struct wm_match_table *t, const char *path, char *err, size_t errlen)
+void wm_match_table_counters(struct wm_match_table *t, struct wm_match_counters *out)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0, installed = 0;
-    while (getline(&line, &cap, f) > 0) {
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_error_t je;
-        json_t *o = json_loads(line, 0, &je);
-        const char *client = NULL, *filter = NULL, *nbhd = NULL;
-        json_int_t subid = 0, qos = 0;
-        int no_local = 0;
-        if (!o || json_unpack_ex(o, &je, JSON_STRICT, "{s:s, s:s, s?s, s?I, s?I, s?b}", "client", &client, "filter", &filter,
-                                 "nbhd", &nbhd, "subid", &subid, "qos", &qos, "no_local", &no_local) != 0 ||
-            subid < 0 || subid > 268435455 || qos < 0 || qos > 2) {
-            snprintf(err, errlen, "%s:%ld: %s", path, lineno, o ? (je.text[0] ? je.text : "subid or qos out of range") : je.text);
-            json_decref(o);
-            free(line);
-            fclose(f);
-            return -1;
-        }
-        struct wm_mqtt_subscribe s = {client, (uint32_t)strlen(client), {(const uint8_t *)filter, (uint32_t)strlen(filter)},
-                                      (uint32_t)subid, {(const uint8_t *)(nbhd ? nbhd : ""), nbhd ? (uint32_t)strlen(nbhd) : 0},
-                                      (uint8_t)qos, no_local != 0};
-        enum wm_mqtt_sub_status st = install(t, &s);
-        json_decref(o);
-        if (st != WM_MQTT_SUB_INSTALLED) {
-            snprintf(err, errlen, "%s:%ld: %s", path, lineno,
-                     st == WM_MQTT_SUB_NBHD_UNKNOWN ? "nbhd names no neighborhood of the resolution"
-                                                    : "the matcher rejected the subscription (filter invalid or table full)");
-            free(line);
-            fclose(f);
-            return -1;
-        }
-        installed++;
-        t->c.subs_preloaded++;
-    }
-    free(line);
-    fclose(f);
-    return installed;
+    rte_spinlock_lock(&t->lock);
+    *out = t->c;
+    rte_spinlock_unlock(&t->lock);
 }
-
-void wm_match_table_counters(struct wm_match_table *t, struct wm_match_counters *out) { *out = t->c; }
 
 uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
                               void (*fn)(void *ctx, const char *key, const char *client, const char *filter),
@@ -317,22 +430,22 @@ uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
 static enum wm_mqtt_sub_status w_subscribe(void *ctx, const struct wm_mqtt_subscribe *s)
 {
     struct wm_match_worker *w = ctx;
-    wm_matcher_reader_offline(w->r);
+    wm_reload_reader_pause(w->rd);
     rte_spinlock_lock(&w->t->lock);
     enum wm_mqtt_sub_status st = install(w->t, s);
     rte_spinlock_unlock(&w->t->lock);
-    wm_matcher_reader_online(w->r);
+    wm_reload_reader_resume(w->rd);
     return st;
 }
 
 static void w_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s)
 {
     struct wm_match_worker *w = ctx;
-    wm_matcher_reader_offline(w->r);
+    wm_reload_reader_pause(w->rd);
     rte_spinlock_lock(&w->t->lock);
     uninstall(w->t, s);
     rte_spinlock_unlock(&w->t->lock);
-    wm_matcher_reader_online(w->r);
+    wm_reload_reader_resume(w->rd);
 }
 
 static void json_str(FILE *f, const char *s, size_t n)
@@ -349,6 +462,40 @@ static void json_str(FILE *f, const char *s, size_t n)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
+/* The report key of a matched subscription of the attached set, and its
+ * member hash (*h, if h is not NULL). */
+static const char *sub_key(const struct wm_match_worker *w, uint32_t sub, uint32_t *h)
+{
+    uint64_t cookie = wm_matcher_sub_cookie(wm_tables_matcher(w->tables), sub);
+    if (cookie & WM_TABLES_COOKIE_EXT) {
+        const struct sub_node *n = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+        if (h) *h = n->key_hash;
+        return n->key;
+    }
+    const struct set_keys *k = wm_tables_user(w->tables);
+    if (cookie >= k->n) {
+        if (h) *h = 0;
+        return "?";
+    }
+    if (h) *h = k->key_hash[cookie];
+    return k->key[cookie];
+}
+
+/* The member of a matched $share group that receives the message
+ * (match_sink.h, "Shared subscriptions"). */
+static const char *share_member(struct wm_match_worker *w, const wm_match_group *g, const struct wm_mqtt_publish *p)
+{
+    const uint32_t *m = w->res.members + g->first;
+    uint32_t i;
+    if (w->t->share_policy == WM_SHARE_HASH) {
+        for (uint32_t k = 0; k < g->count; k++) sub_key(w, m[k], &w->member_hash[k]);
+        i = wm_share_pick_hash(p->client, p->client_len, w->member_hash, g->count);
+    } else {
+        i = wm_share_pick_rr(&w->rr[g->group < w->t->max_groups ? g->group : 0], g->count);
+    }
+    return sub_key(w, m[i], NULL);
+}
+
 static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publish *p)
 {
     struct wm_match_worker *w = ctx;
@@ -358,13 +505,18 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         peids[i].len = p->peids[i].len;
     }
     w->c.lookups++;
+    if (!w->r) {
+        w->c.lookup_errors++;
+        return WM_MQTT_PUB_MATCH_ERROR;
+    }
     /* wm_matcher_lookup_str's checks, then its peid lookups through the
      * worker's cache and the lookup by ids. */
+    const wm_matcher *m = wm_tables_matcher(w->tables);
     uint32_t ids[WM_MQTT_MAX_PEIDS];
     wm_matcher_status st = p->topic_len == 0 ? WM_MATCHER_E_INVALID_TOPIC : WM_MATCHER_OK;
     for (uint32_t i = 0; st == WM_MATCHER_OK && i < p->n_peids; i++) {
         if (peids[i].len == 0) st = WM_MATCHER_E_BAD_PEID;
-        else ids[i] = wm_peid_cache_find(w->peids, w->t->m, peids[i].s, peids[i].len);
+        else ids[i] = wm_peid_cache_find(w->peids, m, peids[i].s, peids[i].len);
     }
     if (st == WM_MATCHER_OK) {
         wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
@@ -378,12 +530,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
     uint32_t nk = 0;
-    for (uint32_t i = 0; i < w->res.n_subs; i++)
-        w->keys[nk++] = ((const struct sub_node *)(uintptr_t)wm_matcher_sub_cookie(w->t->m, w->res.subs[i]))->key;
-    /* A shared subscription group delivers to one member; the first stands for it. */
-    for (uint32_t g = 0; g < w->res.n_groups; g++)
-        w->keys[nk++] = ((const struct sub_node *)(uintptr_t)wm_matcher_sub_cookie(
-                             w->t->m, w->res.members[w->res.groups[g].first]))->key;
+    for (uint32_t i = 0; i < w->res.n_subs; i++) w->keys[nk++] = sub_key(w, w->res.subs[i], NULL);
+    /* A shared subscription group delivers to one member. */
+    for (uint32_t g = 0; g < w->res.n_groups; g++) w->keys[nk++] = share_member(w, &w->res.groups[g], p);
     if (nk > 1) qsort(w->keys, nk, sizeof *w->keys, cmp_str);
     uint32_t u = 0;
     for (uint32_t i = 0; i < nk; i++)
@@ -409,6 +558,20 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
     return u ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
 }
 
+/* Attaches to the current set if a reload published one. */
+static void attach(struct wm_match_worker *w)
+{
+    const wm_tables *set = NULL;
+    wm_matcher_reader *r = wm_reload_reader_acquire(w->rd, &set);
+    if (r) {
+        /* A new set is a new matcher (its peid ids differ), possibly at the
+         * address of a freed one: the cache must not outlive the switch. */
+        if (set != w->tables) wm_peid_cache_reset(w->peids);
+        w->r = r;
+        w->tables = set;
+    }
+}
+
 struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char *log_path, char *err, size_t errlen)
 {
     struct wm_match_worker *w = calloc(1, sizeof *w);
@@ -422,10 +585,14 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->res.groups = malloc(sizeof(wm_match_group) * cap);
     w->res.groups_cap = cap;
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
+    w->member_hash = malloc(sizeof(uint32_t) * cap);
+    w->rr = calloc(t->max_groups, sizeof(uint32_t));
     w->peids = calloc(1, sizeof *w->peids);
-    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->peids) goto nomem;
-    w->r = wm_matcher_reader_new(t->m);
-    if (!w->r) {
+    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids)
+        goto nomem;
+    w->rd = wm_reload_reader_new(t->rl);
+    if (w->rd) attach(w);
+    if (!w->rd || !w->r) {
         snprintf(err, errlen, "cannot register a matcher reader");
         wm_match_worker_free(w);
         return NULL;
@@ -452,18 +619,21 @@ void wm_match_worker_free(struct wm_match_worker *w)
     if (!w) return;
     if (w->log) fclose(w->log);
     free(w->logbuf);
-    if (w->r) {
+    if (w->rd) {
+        wm_reload_reader_pause(w->rd); /* never spin on the lock while holding grace periods back */
         rte_spinlock_lock(&w->t->lock);
         w->t->c.lookups += w->c.lookups;
         w->t->c.lookup_errors += w->c.lookup_errors;
         w->t->c.log_lines += w->c.log_lines;
         rte_spinlock_unlock(&w->t->lock);
-        wm_matcher_reader_free(w->r);
+        wm_reload_reader_free(w->rd);
     }
     free(w->res.subs);
     free(w->res.members);
     free(w->res.groups);
     free(w->keys);
+    free(w->member_hash);
+    free(w->rr);
     free(w->peids);
     free(w);
 }
@@ -476,21 +646,7 @@ struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w)
 
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns)
 {
-    wm_matcher_quiescent(w->r);
-    if (now_ns < w->next_reclaim_ns) return;
-    w->next_reclaim_ns = now_ns + 100000000ull; /* every 100 ms */
-    if (!w->t->pending || !rte_spinlock_trylock(&w->t->lock)) return;
-    /* Offline while waiting, so this worker never holds back the grace
-     * period it waits for. */
-    wm_matcher_reader_offline(w->r);
-    struct sub_node *p = w->t->pending;
-    w->t->pending = NULL;
-    wm_matcher_reclaim(w->t->m, true);
-    rte_spinlock_unlock(&w->t->lock);
-    wm_matcher_reader_online(w->r);
-    while (p) {
-        struct sub_node *nx = p->next;
-        node_free(p);
-        p = nx;
-    }
+    (void)now_ns;
+    attach(w);
+    wm_reload_reader_quiescent(w->rd);
 }

@@ -1,28 +1,64 @@
-/* The data plane's match table and match log: the MQTT session layer's sink
- * (mqtt_session.h, struct wm_mqtt_sink) over the matcher (matcher/matcher.h).
+/* The data plane's match tables and match log: the MQTT session layer's
+ * sink (mqtt_session.h, struct wm_mqtt_sink) over the control plane's
+ * hot-swappable tables (control/tables.h, control/reload.h).
  *
- *   - The resolution (--resolution R.wmr, control/resolution.h) is loaded
- *     once: its peid dictionary interned, every neighborhood defined under
- *     its name (wm_matcher_nbhd_define_ids).
- *   - Subscriptions learned from SUBSCRIBE packets (and preloaded with --subs)
- *     are keyed clientid#subscription-identifier, or clientid#filter without
- *     one; a SUBSCRIBE of a filter the client already has replaces it (MQTT
- *     5.0 §3.8.4), UNSUBSCRIBE removes it. A `nbhd` that names no
- *     neighborhood of the resolution is counted (WM_MQTT_SUB_NBHD_UNKNOWN)
- *     and the subscription is NOT installed: a subscriber asking for an
- *     unknown neighborhood must never receive everything.
- *   - Every client PUBLISH is looked up (topic index ∩ peid filter) and, with
- *     --match-log, written as one JSON line:
+ *   - The resolution (--resolution R.wmr) and the preloaded subscriptions
+ *     (--subs S.jsonl, the SUBS format of control/match_input.h) are
+ *     compiled by wm_tables_compile, all or nothing, into a table set that
+ *     wm_reload publishes with one pointer store (QSBR: workers attach to
+ *     a set between bursts and never wait).
+ *   - Hot reload (wm_match_table_reload: SIGHUP, telemetry /wirematch/reload)
+ *     re-reads both files. A bad file is reported with its reason and
+ *     position ("R.wmr: REASON [status] at byte N", "S.jsonl:LINE: REASON"),
+ *     counted (reload_failures), and the running tables stay live.
+ *   - Subscriptions learned from SUBSCRIBE packets live in the current
+ *     set's matcher too (control/tables.h, "Extension by the holder"), so
+ *     one lookup answers for both. They are keyed
+ *     clientid#subscription-identifier, or clientid#filter without one; a
+ *     SUBSCRIBE of a filter the client already has replaces it (MQTT 5.0
+ *     §3.8.4), UNSUBSCRIBE removes it. A `nbhd` naming no neighborhood of
+ *     the current resolution is counted (WM_MQTT_SUB_NBHD_UNKNOWN) and NOT
+ *     installed: a subscriber asking for an unknown neighborhood must never
+ *     receive everything.
+ *   - A reload carries every learned subscription into the new set BEFORE
+ *     it is published, re-resolving its neighborhood BY NAME in the new
+ *     resolution: a PUBLISH is matched against one set, old or new, never
+ *     a mix. A learned subscription whose neighborhood the new resolution
+ *     no longer defines is removed and counted (reload_subs_dropped), never
+ *     installed without its neighborhood. If learned subscriptions do not
+ *     fit the new set (a matcher bound), the reload fails as a whole.
+ *   - Preloaded subscriptions belong to the file: traffic neither replaces
+ *     nor removes them (an UNSUBSCRIBE of one counts as unsub_unknown);
+ *     they are reported by their file "id" (an integer id as its decimal
+ *     string).
+ *   - Shared subscriptions (MQTT 5.0 §4.8.2): a matched "$share/{name}/..."
+ *     group delivers to ONE member, and the log reports the member the
+ *     broker would deliver to under the configured policy
+ *     (matcher/share_pick.h), among the group's members that match this
+ *     PUBLISH (a member whose neighborhood excludes it is not a candidate):
+ *       WM_SHARE_ROUND_ROBIN (default) — per worker and group, members in
+ *         matcher order taken in turn; what brokers commonly do by default;
+ *       WM_SHARE_HASH — rendezvous hash of (publisher client id, member key):
+ *         a publisher sticks to one member while the member set is
+ *         unchanged, across reloads too (members are identified by their
+ *         keys, not by matcher ids).
+ *     Which member a real broker picks is its own choice (the spec leaves
+ *     it open), so this is a model, not a measurement.
+ *   - Every client PUBLISH is looked up (topic index ∩ peid filter) and,
+ *     with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
  *     seq is the worker's PUBLISH sequence number (one log file per worker
  *     when there are several: FILE.<worker>), keys are sorted and unique.
  *
- * Concurrency: lookups are lock-free (one wm_matcher_reader per worker,
- * quiescent once per burst through wm_match_worker_quiescent). Subscription
- * changes are rare control events: they take a spinlock, with the worker's
- * reader offline meanwhile, so exactly one thread writes the matcher at a
- * time; wm_match_reclaim frees removed subscriptions after a grace period.
- * The match log is a per-worker stdio buffer of 1 MiB (one write(2) per MiB). */
+ * Concurrency: lookups are lock-free (one wm_reload_reader per worker,
+ * attach + quiescent once per burst through wm_match_worker_quiescent).
+ * Subscription changes are rare control events: they take a spinlock, with
+ * the worker's reader paused meanwhile, so exactly one thread writes the
+ * current matcher at a time. Reloads and housekeeping (grace periods,
+ * frees) run on a control thread that is NOT a reader (the telemetry
+ * thread, or the main program's control thread); they are serialised with
+ * each other by a mutex. The match log is a per-worker stdio buffer of
+ * 1 MiB (one write(2) per MiB). */
 #ifndef WM_DATAPLANE_MATCH_SINK_H
 #define WM_DATAPLANE_MATCH_SINK_H
 
@@ -32,15 +68,21 @@
 #include "dataplane/mqtt_session.h"
 
 struct wm_match_table;  /* shared by every worker */
+
+enum wm_share_policy { WM_SHARE_ROUND_ROBIN = 0, WM_SHARE_HASH };
 struct wm_match_worker; /* one per worker */
 
 #define WM_MATCH_COUNTERS(X)                                                     \
-    X(nbhds)               /* neighborhoods defined from the resolution */        \
-    X(subs_live)                                                                  \
+    X(nbhds)               /* neighborhoods of the current resolution */          \
+    X(subs_preloaded)      /* subscriptions of the current --subs file */         \
+    X(subs_live)           /* learned subscriptions installed */                  \
     X(subs_replaced)       /* SUBSCRIBE of a filter the client already had */     \
     X(subs_removed)                                                               \
-    X(unsub_unknown)       /* UNSUBSCRIBE of a filter not installed */            \
-    X(subs_preloaded)      /* from --subs */                                      \
+    X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
+    X(generation)          /* table sets published (1 after the start) */       \
+    X(reloads)             /* successful reloads after the start */               \
+    X(reload_failures)     /* reloads refused: bad file, bounds; old set kept */  \
+    X(reload_subs_dropped) /* learned subs removed: their nbhd left the resolution */ \
     X(lookups)                                                                    \
     X(lookup_errors)                                                              \
     X(log_lines)
@@ -51,30 +93,49 @@ struct wm_match_counters {
 #undef WM_MATCH_X_FIELD
 };
 
-/* Creates the table; loads the resolution at res_path (NULL: no spatial
- * neighborhoods, every nbhd subscription is then unknown). On failure
- * returns NULL with a message (file, offset, reason) in err. */
-struct wm_match_table *wm_match_table_new(const char *res_path, uint32_t max_subs, char *err, size_t errlen);
+/* Creates the table and compiles res_path (NULL: no neighborhoods, every
+ * nbhd subscription is then unknown) and subs_path (NULL: none) into the
+ * first set; both paths are copied and re-read by every reload. max_subs
+ * bounds the subscriptions (preloaded + learned). On failure returns NULL
+ * with the reason (file, line or byte offset) in err. Call from the
+ * control thread, before workers start. */
+struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, uint32_t max_subs,
+                                          char *err, size_t errlen);
 
-/* Preloads subscriptions from JSON lines, one object per line:
- *   {"client": "c", "filter": "traffic/#", "nbhd": "name", "subid": 3, "qos": 1, "no_local": false}
- * (client and filter required). Returns the number installed, or -1 with
- * "FILE:LINE: reason" in err for the first bad line (nothing after it is read). */
-long wm_match_table_preload(struct wm_match_table *t, const char *path, char *err, size_t errlen);
+/* Re-reads both files and, only if everything compiled and every learned
+ * subscription that keeps its neighborhood fits, swaps the new set in.
+ * Returns 0, or -1 with the reason in err (also kept for
+ * wm_match_table_last_error). Blocks for a grace period (workers must keep
+ * passing quiescent states); call from a thread that is not a reader.
+ * Thread safe against other reloads, housekeeping, telemetry. */
+int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen);
 
+/* The shared-subscription policy (default round robin). Before workers start. */
+void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p);
+
+/* Frees what removals and reloads retired once their grace period has
+ * passed (blocks for one when something waits). From a non-reader thread,
+ * periodically (e.g. every 100 ms). */
+void wm_match_table_housekeeping(struct wm_match_table *t);
+
+/* The last reload failure's reason ("" if none), copied into buf. */
+void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len);
+
+/* After every worker side is freed. */
 void wm_match_table_free(struct wm_match_table *t);
 
-/* Calls fn for up to max installed subscriptions (key, client, filter), under
+/* Calls fn for up to max learned subscriptions (key, client, filter), under
  * the writer lock (for telemetry; not for the hot path). Returns how many
  * are installed in all. */
 uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
                               void (*fn)(void *ctx, const char *key, const char *client, const char *filter),
                               void *ctx);
 
-/* Table-wide counters (subscription side) plus lookups of every worker. */
+/* Table-wide counters (subscription side, reloads) plus the lookups of
+ * every worker side freed so far. */
 void wm_match_table_counters(struct wm_match_table *t, struct wm_match_counters *out);
 
-/* Creates a worker's side on the calling (worker) thread: its matcher reader
+/* Creates a worker's side on the calling (worker) thread: its table reader
  * and result buffers, and its match log (log_path NULL: none). NULL on error. */
 struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char *log_path, char *err, size_t errlen);
 /* Flushes the log and unregisters the reader (on the worker thread). */
@@ -83,8 +144,9 @@ void wm_match_worker_free(struct wm_match_worker *w);
 /* The sink to give the worker's MQTT layer (ctx = w). */
 struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w);
 
-/* Once per burst, on the worker: a quiescent state, and every reclaim_ns a
- * reclamation of removed subscriptions (non-blocking for other readers). */
+/* Once per burst, on the worker, where it holds nothing from a lookup:
+ * attaches to the current table set (after a reload) and reports a
+ * quiescent state. now_ns is unused (kept for the caller's shape). */
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns);
 
 #endif

@@ -24,12 +24,10 @@ static inline int is_mqtt_port(const struct wm_pkt_path *p, uint16_t port)
     return 0;
 }
 
-enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
-                                      uint64_t now_ns, enum wm_seg_disposition *disp)
+static inline enum wm_pkt_verdict classify(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
+                                           uint64_t now_ns, enum wm_seg_disposition *disp)
 {
     struct wm_pkt_info pi;
-    p->c.rx_packets++;
-    p->c.rx_bytes += len;
     enum wm_pkt_verdict v = wm_pkt_parse(frame, len, &pi);
     p->c.verdict[v]++;
     if (disp) *disp = WM_SD_COUNT;
@@ -43,6 +41,21 @@ enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *fram
     return v;
 }
 
+enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
+                                      uint64_t now_ns, enum wm_seg_disposition *disp)
+{
+    p->c.rx_packets++;
+    p->c.rx_bytes += len;
+    return classify(p, frame, len, now_ns, disp);
+}
+
+enum wm_pkt_verdict wm_pkt_path_datagram(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
+                                         uint64_t now_ns, enum wm_seg_disposition *disp)
+{
+    p->c.reassembled++;
+    return classify(p, frame, len, now_ns, disp);
+}
+
 int wm_pkt_path_check_conservation(const struct wm_pkt_path *p)
 {
     uint64_t sum = p->c.not_mqtt_port, tcp = p->c.verdict[WM_PKT_TCP];
@@ -50,5 +63,5 @@ int wm_pkt_path_check_conservation(const struct wm_pkt_path *p)
         if (v != WM_PKT_TCP) sum += p->c.verdict[v];
     uint64_t segs = 0;
     for (int d = 0; d < WM_SD_COUNT; d++) segs += p->flows.c.disposition[d];
-    return sum + segs == p->c.rx_packets && segs + p->c.not_mqtt_port == tcp;
+    return sum + segs == p->c.rx_packets + p->c.reassembled && segs + p->c.not_mqtt_port == tcp;
 }

@@ -35,6 +35,7 @@ struct wm_pkt_path_counters {
     uint64_t rx_bytes;
     uint64_t verdict[WM_PKT_VERDICT_COUNT]; /* by parse verdict; [WM_PKT_TCP] counts all TCP */
     uint64_t not_mqtt_port;                 /* TCP, neither port is an MQTT port */
+    uint64_t reassembled;                   /* IPv4 datagrams rebuilt from fragments (ip_reasm.h) */
 };
 
 struct wm_pkt_path {
@@ -58,6 +59,13 @@ enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *fram
                                       uint64_t now_ns, enum wm_seg_disposition *disp);
 
 /* True if every frame is counted exactly once (see above). */
+/* A datagram reassembled from IP fragments (ip_reasm.h): its fragments were
+ * counted as received frames (verdict ip_fragment); the datagram is counted
+ * in `reassembled` instead of rx, then parsed and processed like a frame.
+ * Conservation: rx + reassembled = every verdict and disposition. */
+enum wm_pkt_verdict wm_pkt_path_datagram(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
+                                         uint64_t now_ns, enum wm_seg_disposition *disp);
+
 int wm_pkt_path_check_conservation(const struct wm_pkt_path *p);
 
 #endif

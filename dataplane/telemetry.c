@@ -1,12 +1,16 @@
 /* /wirematch/ telemetry commands; see telemetry.h. */
 #include "dataplane/telemetry.h"
 
+#include <arpa/inet.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_telemetry.h>
 
 #include "dataplane/dp_stats.h"
+#include "dataplane/flow_report.h"
 
 static struct wm_worker *tel_workers;
 static unsigned tel_n;
@@ -57,8 +61,85 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
     return g.failed ? -1 : 0;
 }
 
+static const char *flow_state_name(uint8_t s)
+{
+    switch (s) {
+    case WM_FLOW_SYN_SENT: return "syn_sent";
+    case WM_FLOW_ESTABLISHED: return "established";
+    case WM_FLOW_MIDSTREAM: return "midstream";
+    case WM_FLOW_CLOSED: return "closed";
+    default: return "free";
+    }
+}
+
+static void addr_str(const uint8_t a[16], char *buf, size_t len)
+{
+    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (memcmp(a, mapped, 12) == 0) inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
+    else inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    const struct wm_flow_row *x = *(const struct wm_flow_row *const *)a, *y = *(const struct wm_flow_row *const *)b;
+    uint64_t bx = x->bytes[0] + x->bytes[1], by = y->bytes[0] + y->bytes[1];
+    return bx > by ? -1 : bx < by;
+}
+
+/* The biggest connections of every worker (asked of each worker, see
+ * flow_report.h), merged by bytes: "flow1", "flow2", ... (telemetry nests
+ * one level, so each flow is a top-level dict of scalars). */
+static void add_top_flows(struct rte_tel_data *d, unsigned want)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* one request per report at a time */
+    pthread_mutex_lock(&mu);
+    const struct wm_flow_row *rows[RTE_MAX_LCORE * 2];
+    unsigned n = 0;
+    for (unsigned i = 0; i < tel_n && n + WM_FLOW_REPORT_MAX <= RTE_DIM(rows); i++) {
+        struct wm_worker *w = &tel_workers[i];
+        if (!w->path || w->done || wm_flow_report_request(&w->flows_report, want, &w->done, 200) != 0) continue;
+        for (uint32_t k = 0; k < w->flows_report.n; k++) {
+            w->flows_report.rows[k].worker = i;
+            rows[n++] = &w->flows_report.rows[k];
+        }
+    }
+    qsort(rows, n, sizeof *rows, row_cmp);
+    for (unsigned k = 0; k < n && k < want; k++) {
+        const struct wm_flow_row *x = rows[k];
+        struct rte_tel_data *c = rte_tel_data_alloc();
+        if (!c) break;
+        char a[INET6_ADDRSTRLEN], key[24];
+        rte_tel_data_start_dict(c);
+        rte_tel_data_add_dict_u64(c, "worker", x->worker);
+        rte_tel_data_add_dict_u64(c, "id", x->id);
+        rte_tel_data_add_dict_string(c, "client_id", x->client);
+        addr_str(x->client_addr, a, sizeof a);
+        rte_tel_data_add_dict_string(c, "client", a);
+        rte_tel_data_add_dict_u64(c, "client_port", x->client_port);
+        addr_str(x->server_addr, a, sizeof a);
+        rte_tel_data_add_dict_string(c, "server", a);
+        rte_tel_data_add_dict_u64(c, "server_port", x->server_port);
+        rte_tel_data_add_dict_string(c, "state", flow_state_name(x->state));
+        rte_tel_data_add_dict_u64(c, "c2s_packets", x->packets[WM_DIR_C2S]);
+        rte_tel_data_add_dict_u64(c, "c2s_bytes", x->bytes[WM_DIR_C2S]);
+        rte_tel_data_add_dict_u64(c, "s2c_packets", x->packets[WM_DIR_S2C]);
+        rte_tel_data_add_dict_u64(c, "s2c_bytes", x->bytes[WM_DIR_S2C]);
+        rte_tel_data_add_dict_u64(c, "idle_ms", x->idle_ns / 1000000);
+        snprintf(key, sizeof key, "flow%u", k + 1);
+        if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) rte_tel_data_free(c);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
 static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+    unsigned want = 10;
+    if (params && *params) {
+        char *end;
+        unsigned long v = strtoul(params, &end, 10);
+        if (*end || v < 1 || v > WM_FLOW_REPORT_MAX) return -1;
+        want = (unsigned)v;
+    }
     rte_tel_data_start_dict(d);
     for (unsigned i = 0; i < tel_n; i++) {
         const struct wm_worker *w = &tel_workers[i];
@@ -83,6 +164,7 @@ static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d
         snprintf(key, sizeof key, "worker%u", i);
         rte_tel_data_add_dict_container(d, key, c, 0);
     }
+    add_top_flows(d, want);
     return 0;
 }
 
@@ -94,11 +176,29 @@ int wm_telemetry_register(struct wm_worker *workers, unsigned n)
                                         "Returns every wirematch data-plane counter. Takes no parameters");
     if (rc == 0)
         rc = rte_telemetry_register_cmd("/wirematch/flows", cmd_flows,
-                                        "Returns the connection tables of the wirematch workers. Takes no parameters");
+                                        "Returns per-worker flow totals and the N biggest flows (flow1..). Parameter: N (1-32, default 10)");
     return rc;
 }
 
+/* Held by the table commands and by detach, so that the table is never
+ * freed under a command (DPDK runs each telemetry client on its own thread). */
+static pthread_mutex_t tel_match_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct wm_match_table *tel_match;
+
+static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
+{
+    struct wm_match_counters mc;
+    wm_match_table_counters(t, &mc);
+    rte_tel_data_add_dict_u64(d, "generation", mc.generation);
+    rte_tel_data_add_dict_u64(d, "reloads", mc.reloads);
+    rte_tel_data_add_dict_u64(d, "reload_failures", mc.reload_failures);
+    rte_tel_data_add_dict_u64(d, "reload_subs_dropped", mc.reload_subs_dropped);
+    rte_tel_data_add_dict_u64(d, "nbhds", mc.nbhds);
+    rte_tel_data_add_dict_u64(d, "subs_preloaded", mc.subs_preloaded);
+    char err[RTE_TEL_MAX_STRING_LEN];
+    wm_match_table_last_error(t, err, sizeof err);
+    rte_tel_data_add_dict_string(d, "last_error", err);
+}
 
 /* Telemetry dict keys may not contain '#' or '/': an array of "key filter" strings. */
 static void add_sub(void *ctx, const char *key, const char *client, const char *filter)
@@ -110,27 +210,57 @@ static void add_sub(void *ctx, const char *key, const char *client, const char *
 
 static int cmd_subs(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-    struct wm_match_table *t = __atomic_load_n(&tel_match, __ATOMIC_ACQUIRE);
     rte_tel_data_start_dict(d);
-    if (!t) return 0;
-    struct rte_tel_data *c = rte_tel_data_alloc();
-    if (!c) return -1;
-    rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
-    uint64_t live = wm_match_table_visit(t, 200, add_sub, c);
-    rte_tel_data_add_dict_u64(d, "count", live);
-    rte_tel_data_add_dict_container(d, "subscriptions", c, 0);
+    pthread_mutex_lock(&tel_match_mu);
+    struct wm_match_table *t = tel_match;
+    struct rte_tel_data *c = t ? rte_tel_data_alloc() : NULL;
+    if (c) {
+        rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
+        uint64_t live = wm_match_table_visit(t, 200, add_sub, c);
+        rte_tel_data_add_dict_u64(d, "count", live);
+        rte_tel_data_add_dict_container(d, "subscriptions", c, 0);
+        add_reload_state(d, t);
+    }
+    pthread_mutex_unlock(&tel_match_mu);
+    return t && !c ? -1 : 0;
+}
+
+/* Reloads synchronously: the answer says whether the new tables are live. */
+static int cmd_reload(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    rte_tel_data_start_dict(d);
+    pthread_mutex_lock(&tel_match_mu);
+    struct wm_match_table *t = tel_match;
+    if (t) {
+        char err[RTE_TEL_MAX_STRING_LEN];
+        int rc = wm_match_table_reload(t, err, sizeof err);
+        rte_tel_data_add_dict_string(d, "result", rc == 0 ? "ok" : "refused");
+        if (rc != 0) rte_tel_data_add_dict_string(d, "error", err);
+        add_reload_state(d, t);
+    }
+    pthread_mutex_unlock(&tel_match_mu);
     return 0;
 }
 
 int wm_telemetry_register_subs(struct wm_match_table *t)
 {
-    __atomic_store_n(&tel_match, t, __ATOMIC_RELEASE);
-    return rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
-                                      "Returns the subscriptions wirematch learned (key: filter, at most 200). Takes no parameters");
+    pthread_mutex_lock(&tel_match_mu);
+    tel_match = t;
+    pthread_mutex_unlock(&tel_match_mu);
+    int rc = rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
+                                        "Returns the subscriptions wirematch learned (key: filter, at most 200) "
+                                        "and the table generation. Takes no parameters");
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/wirematch/reload", cmd_reload,
+                                        "Re-reads the resolution and subscription files; a bad file is refused "
+                                        "and the running tables stay. Takes no parameters");
+    return rc;
 }
 
 void wm_telemetry_detach(void)
 {
-    __atomic_store_n(&tel_match, NULL, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&tel_match_mu);
+    tel_match = NULL;
+    pthread_mutex_unlock(&tel_match_mu);
     __atomic_store_n(&tel_n, 0, __ATOMIC_SEQ_CST);
 }

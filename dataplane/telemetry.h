@@ -4,10 +4,19 @@
  *   /wirematch/stats   every counter of dp_stats.h summed over workers, one
  *                      dict per group: {"packets": {"rx": N, ...}, "segments": ...}
  *                      (read while workers run, so sums may be a burst apart)
- *   /wirematch/flows   per worker: lcore, queue, active connections, capacity,
- *                      out-of-order blocks in use, opened, midstream, closed
- *   /wirematch/subscriptions  "count" of installed subscriptions and up to 200
- *                      of them as "key filter" strings (match_sink.h)
+ *   /wirematch/flows[,N]  per worker ("worker<i>"): lcore, queue, active
+ *                      connections, capacity, out-of-order blocks in use,
+ *                      opened, midstream, closed, evicted; and the N (1..32,
+ *                      default 10) biggest connections by stream bytes as
+ *                      "flow1".."flowN" (endpoints, client id, state, packets
+ *                      and bytes per direction, idle time), each worker asked
+ *                      through flow_report.h (waits up to 200 ms per worker)
+ *   /wirematch/subscriptions  "count" of learned subscriptions and up to 200
+ *                      of them as "key filter" strings (match_sink.h), and the
+ *                      tables' state: generation, reloads, reload_failures,
+ *                      reload_subs_dropped, nbhds, subs_preloaded, last_error
+ *   /wirematch/reload  re-reads --resolution/--subs now (match_sink.h):
+ *                      {"result": "ok"|"refused", "error": REASON, + the state}
  *
  * Thread safety: the callbacks run on DPDK's telemetry thread and only read
  * worker counters (see dp_stats.h). Register once, before workers start. */
@@ -19,7 +28,8 @@
 /* Registers the commands over workers[0..n) (kept by pointer until exit).
  * Returns 0, or a negative errno from rte_telemetry_register_cmd. */
 int wm_telemetry_register(struct wm_worker *workers, unsigned n);
-/* Adds /wirematch/subscriptions over the match table (kept by pointer). */
+/* Adds /wirematch/subscriptions and /wirematch/reload over the match table
+ * (kept by pointer until wm_telemetry_detach). */
 int wm_telemetry_register_subs(struct wm_match_table *t);
 
 /* Makes the commands report nothing (DPDK cannot unregister them); call

@@ -38,6 +38,7 @@
 
 #include "dataplane/app_options.h"
 #include "dataplane/dp_stats.h"
+#include "dataplane/reload_ctl.h"
 #include "dataplane/telemetry.h"
 #include "dataplane/worker.h"
 
@@ -49,8 +50,8 @@ static volatile bool force_quit;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    force_quit = true;
+    if (sig == SIGHUP) wm_reload_ctl_request();
+    else force_quit = true;
 }
 
 /* A symmetric Toeplitz key: with the 16-bit pattern 0x6d5a repeated, the
@@ -184,6 +185,15 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
         json_array_append_new(jw, x);
     }
     json_object_set_new(root, "workers", jw);
+    if (n_workers && workers[0].reasm) {
+        struct wm_ip_reasm_counters rc = {0};
+        for (unsigned i = 0; i < n_workers; i++) wm_ip_reasm_counters_add(&rc, workers[i].reasm);
+        json_t *jr = json_object();
+#define WM_REASM_JSON(n) json_object_set_new(jr, #n, json_integer((json_int_t)rc.n));
+        WM_IP_REASM_COUNTERS(WM_REASM_JSON)
+#undef WM_REASM_JSON
+        json_object_set_new(root, "ip_reasm", jr);
+    }
     /* Cycles per packet over all workers: mean and percentiles from the
      * histogram (a percentile is reported as its bucket's upper bound, at
      * most 19 % above the true value; see wm_cyc_bucket). */
@@ -262,6 +272,7 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_t *cons = json_object();
     json_object_set_new(cons, "nic_rx", json_integer((json_int_t)nic_rx));
     json_object_set_new(cons, "rx", json_integer((json_int_t)t.path.rx_packets));
+    json_object_set_new(cons, "reassembled", json_integer((json_int_t)t.path.reassembled));
     json_object_set_new(cons, "counted", json_integer((json_int_t)counted));
     json_object_set_new(cons, "segments", json_integer((json_int_t)segs));
     json_object_set_new(cons, "packets_hold", json_boolean(wm_dp_totals_conserved(&t)));
@@ -325,11 +336,8 @@ int main(int argc, char **argv)
     struct wm_match_table *match = NULL;
     if (o.resolution || o.subs || o.match_log) {
         char merr[512];
-        match = wm_match_table_new(o.resolution, 65536, merr, sizeof merr);
-        if (match && o.subs && wm_match_table_preload(match, o.subs, merr, sizeof merr) < 0) {
-            wm_match_table_free(match);
-            match = NULL;
-        }
+        match = wm_match_table_new(o.resolution, o.subs, 65536, merr, sizeof merr);
+        if (match) wm_match_table_set_share_policy(match, o.share_policy);
         if (!match) {
             fprintf(stderr, "wirematch: %s\n", merr);
             rte_eal_cleanup();
@@ -338,6 +346,8 @@ int main(int argc, char **argv)
     }
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
+    /* SIGHUP re-reads --resolution/--subs (reload_ctl.h); without tables it is ignored. */
+    signal(SIGHUP, match ? on_signal : SIG_IGN);
 
     unsigned n_ports = rte_eth_dev_count_avail();
     if (n_ports == 0) {
@@ -357,6 +367,8 @@ int main(int argc, char **argv)
     if (main_works) lcores[n_workers++] = rte_get_main_lcore();
 
     unsigned n_mbufs = n_ports * n_workers * (NB_RXD + NB_TXD + 2 * WM_BURST) + n_workers * MBUF_CACHE + 1024;
+    /* Fragments held for reassembly, at most RTE_LIBRTE_IP_FRAG_MAX_FRAG per datagram. */
+    n_mbufs += n_workers * o.frag_max * RTE_LIBRTE_IP_FRAG_MAX_FRAG;
     if (n_mbufs < 8191) n_mbufs = 8191;
     if (o.mbufs) n_mbufs = o.mbufs;
     struct rte_mempool *pool = rte_pktmbuf_pool_create("wm_mbufs", n_mbufs, MBUF_CACHE, 0,
@@ -420,10 +432,18 @@ int main(int argc, char **argv)
             w->port_replay[p] = (uint8_t)ports[p].replay;
         }
         if (wm_worker_init(w, &pcfg, &mcfg, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) status = 1;
+        if (status == 0 && o.frag_max) {
+            w->reasm = wm_ip_reasm_new(o.frag_max, o.frag_timeout_ms, (int)rte_lcore_to_socket_id(lcores[i]));
+            if (!w->reasm) status = 1;
+        }
     }
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
         fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");
     if (status == 0 && match) wm_telemetry_register_subs(match);
+    if (status == 0 && match && wm_reload_ctl_start(match) != 0) {
+        fprintf(stderr, "wirematch: cannot start the control thread\n");
+        status = 1;
+    }
 
     uint64_t t0 = rte_get_tsc_cycles();
     if (status == 0) {
@@ -450,6 +470,7 @@ int main(int argc, char **argv)
         }
     }
     double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
+    wm_reload_ctl_stop();
 
     if (status == 0 && write_summary(&o, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
 
@@ -461,6 +482,7 @@ int main(int argc, char **argv)
     if (workers) {
         for (unsigned i = 0; i < n_workers; i++) {
             free((char *)workers[i].match_log);
+            wm_ip_reasm_free(workers[i].reasm);
             wm_worker_free(&workers[i]);
         }
         rte_free(workers);

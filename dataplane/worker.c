@@ -75,9 +75,34 @@ static inline uint64_t tsc_to_ns(const struct wm_worker *w, uint64_t tsc)
     return (uint64_t)((unsigned __int128)tsc * 1000000000u / w->tsc_hz);
 }
 
-/* Returns 1 if the frame carried a client PUBLISH that matched. */
-static inline int handle(struct wm_worker *w, struct rte_mbuf *m, uint64_t now_ns)
+/* The slow path of an IP fragment: IPv4 ones go to reassembly (which owns
+ * the mbuf from then on); a completed datagram replaces the fragment in the
+ * burst and is processed as one packet. Returns -1 when the mbuf was
+ * taken, else as handle(). */
+static __rte_noinline int handle_fragment(struct wm_worker *w, struct rte_mbuf **mp, const uint8_t *data,
+                                          uint32_t len, uint64_t now_ns)
 {
+    struct wm_pkt_info pi;
+    if (wm_pkt_parse(data, len, &pi) != WM_PKT_IP_FRAGMENT || pi.ip_version != 4) return 0;
+    struct rte_mbuf *d = wm_ip_reasm_take(w->reasm, *mp, pi.l3_offset, rte_rdtsc());
+    if (!d) return -1;
+    *mp = d;
+    len = rte_pktmbuf_pkt_len(d);
+    if (len > sizeof w->gather) {
+        w->oversize++;
+        len = sizeof w->gather;
+    }
+    data = d->nb_segs == 1 ? rte_pktmbuf_mtod(d, const uint8_t *) : rte_pktmbuf_read(d, 0, len, w->gather);
+    w->mqtt->publish_matched_in_frame = 0;
+    wm_pkt_path_datagram(w->path, data, len, now_ns, NULL);
+    return w->mqtt->publish_matched_in_frame != 0;
+}
+
+/* Returns 1 if the frame carried a client PUBLISH that matched, 0 if not,
+ * -1 if reassembly took the mbuf. */
+static inline int handle(struct wm_worker *w, struct rte_mbuf **mp, uint64_t now_ns)
+{
+    struct rte_mbuf *m = *mp;
     const uint8_t *data;
     uint32_t len = rte_pktmbuf_pkt_len(m);
     if (likely(m->nb_segs == 1)) {
@@ -91,7 +116,8 @@ static inline int handle(struct wm_worker *w, struct rte_mbuf *m, uint64_t now_n
         w->multiseg_copied++;
     }
     w->mqtt->publish_matched_in_frame = 0;
-    wm_pkt_path_frame(w->path, data, len, now_ns, NULL);
+    enum wm_pkt_verdict v = wm_pkt_path_frame(w->path, data, len, now_ns, NULL);
+    if (unlikely(v == WM_PKT_IP_FRAGMENT) && w->reasm) return handle_fragment(w, mp, data, len, now_ns);
     return w->mqtt->publish_matched_in_frame != 0;
 }
 
@@ -149,7 +175,8 @@ int wm_worker_main(void *arg)
             for (uint16_t j = 0; j < nb; j++) {
                 if (j + WM_PREFETCH_OFFSET < nb)
                     rte_prefetch0(rte_pktmbuf_mtod(pkts[j + WM_PREFETCH_OFFSET], void *));
-                int matched = handle(w, pkts[j], now_ns);
+                int matched = handle(w, &pkts[j], now_ns);
+                if (matched < 0) continue; /* held for IPv4 reassembly */
                 if (w->tx == WM_TX_ALL || (w->tx == WM_TX_MATCHED && matched)) {
                     w->tx_packets += rte_eth_tx_buffer(port, w->queue_id, w->txb[i], pkts[j]);
                 } else {
@@ -166,6 +193,8 @@ int wm_worker_main(void *arg)
         for (uint16_t i = 0; i < w->n_ports; i++)
             if (w->txb[i]) w->tx_packets += rte_eth_tx_buffer_flush(w->port_ids[i], w->queue_id, w->txb[i]);
         wm_flow_table_expire(&w->path->flows, now_ns, 8);
+        if (w->reasm) wm_ip_reasm_burst_end(w->reasm, now_tsc);
+        wm_flow_report_serve(&w->flows_report, &w->path->flows, now_ns);
         if (w->match) wm_match_worker_quiescent(w->match, now_ns);
         if (got) {
             last_rx = now_tsc;
@@ -174,6 +203,7 @@ int wm_worker_main(void *arg)
         }
     }
     wm_flow_table_flush(&w->path->flows);
+    if (w->reasm) wm_ip_reasm_flush(w->reasm);
     if (w->match) {
         memset(&w->mqtt->sink, 0, sizeof w->mqtt->sink);
         wm_match_worker_free(w->match);

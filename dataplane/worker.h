@@ -19,6 +19,8 @@
 #include <rte_ethdev.h>
 
 #include "dataplane/app_options.h"
+#include "dataplane/flow_report.h"
+#include "dataplane/ip_reasm.h"
 #include "dataplane/match_sink.h"
 #include "dataplane/mqtt_session.h"
 #include "dataplane/pkt_path.h"
@@ -66,6 +68,8 @@ struct wm_worker {
     struct wm_match_table *match_table;   /* shared; NULL: PUBLISHes end as no_table */
     const char *match_log;                /* this worker's match log file, or NULL */
     struct wm_match_worker *match;        /* created on the worker's thread */
+    struct wm_ip_reasm *reasm;            /* IPv4 reassembly; NULL: fragments dropped */
+    struct wm_flow_report flows_report;   /* /wirematch/flows asks, the worker answers */
     volatile bool *quit;                  /* set by the signal handler or the main lcore */
     volatile bool done;                   /* this worker left its loop */
     uint64_t tx_packets, tx_dropped;

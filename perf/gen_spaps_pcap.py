@@ -180,7 +180,8 @@ if a.subs_out:
             for j in range(subs_per):
                 k = i * subs_per + j
                 nb, filt = sub_spec(k)
-                f.write(json.dumps({"client": "sub-%d" % i, "filter": filt, "nbhd": nb, "subid": k + 1}) + "\n")
+                f.write(json.dumps({"id": "sub-%d#%d" % (i, k + 1), "client": "sub-%d" % i, "filter": filt,
+                                    "nbhd": nb}) + "\n")
 else:
     for i in range(a.subscribers):
         c = Conn(n); n += 1

@@ -9,8 +9,12 @@ numbers are a second opinion, not the code's own output.
 usage: dataplane_craft_pcap.py OUT.pcap MQTT_PORT  > expected.json
 """
 import json
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from wire import csum  # noqa: E402
 
 out_path, port = sys.argv[1], int(sys.argv[2])
 frames = []
@@ -19,15 +23,6 @@ expect = {"packets": {}, "segments": {}, "flows": {}, "stream": {}}
 
 def bump(group, name, n=1):
     expect[group][name] = expect[group].get(name, 0) + n
-
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
 
 
 def eth(ethertype, payload, vlans=()):

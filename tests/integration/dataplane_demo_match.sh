@@ -52,14 +52,29 @@ frames=$(tshark -r "$tmp/matched.pcap" 2>/dev/null | wc -l)
 [ "$tx" -eq "$frames" ] && [ "$tx" -gt 0 ] || fail "--tx matched wrote $frames frames, summary says $tx"
 
 # --subs: preloaded subscriptions are installed; a bad line is reported.
-printf '{"client": "pre", "filter": "traffic/#", "nbhd": "X1", "subid": 9}\n{"client": "pre", "filter": "parking/#"}\n' > "$tmp/subs.jsonl"
+printf '{"id": "pre-x1", "client": "pre", "filter": "traffic/#", "nbhd": "X1"}\n{"id": 2, "client": "pre", "filter": "parking/#"}\n' > "$tmp/subs.jsonl"
 timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$CAP" -- --mqtt-port "$PORT" \
-  --resolution "$tmp/monaco.wmr" --subs "$tmp/subs.jsonl" --summary "$tmp/s2.json" 2>/dev/null
+  --resolution "$tmp/monaco.wmr" --subs "$tmp/subs.jsonl" --summary "$tmp/s2.json" --match-log "$tmp/m2.jsonl" 2>/dev/null
 [ "$(jq .match.subs_preloaded "$tmp/s2.json")" = 2 ] || fail "--subs did not preload 2 subscriptions"
-printf '{"client": "pre", "filter": "a/#", "nbhd": "nowhere"}\n' > "$tmp/bad.jsonl"
+# Preloaded subscriptions are reported by their file id, exactly where they match.
+python3 - "$tmp/m2.jsonl" "$tmp/monaco.json" <<'EOF' || fail "preloaded subscriptions in the match log"
+import json, sys
+x1 = set(json.load(open(sys.argv[2]))["X1"]["result"])
+n = {"pre-x1": 0, "2": 0}
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    want_x1 = d["topic"].startswith("traffic/") and any(p in x1 for p in d["peids"])
+    want_2 = d["topic"].startswith("parking/")
+    assert ("pre-x1" in d["matched"]) == want_x1, d
+    assert ("2" in d["matched"]) == want_2, d
+    n["pre-x1"] += want_x1
+    n["2"] += want_2
+assert n["pre-x1"] > 0 and n["2"] > 0, n
+EOF
+printf '{"id": 1, "client": "pre", "filter": "a/#", "nbhd": "nowhere"}\n' > "$tmp/bad.jsonl"
 if timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$CAP" -- --mqtt-port "$PORT" \
   --resolution "$tmp/monaco.wmr" --subs "$tmp/bad.jsonl" > /dev/null 2> "$tmp/bad.log"; then
   fail "a --subs line naming an unknown neighborhood was accepted"
 fi
-grep -q "bad.jsonl:1: nbhd names no neighborhood" "$tmp/bad.log" || fail "bad --subs message: $(cat "$tmp/bad.log")"
+grep -q 'bad.jsonl:1: "nbhd": unknown neighborhood "nowhere"' "$tmp/bad.log" || fail "bad --subs message: $(cat "$tmp/bad.log")"
 echo "$ref; tx matched $tx frames; --subs ok"

@@ -73,3 +73,37 @@ Test(options, errors_name_the_option)
     const char *many[] = {"wirematch", "--mqtt-port", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"};
     cr_assert_eq(parse(3, many), -1);
 }
+
+Test(options, share_policy)
+{
+    const char *def[] = {"wirematch"};
+    cr_assert_eq(parse(1, def), 0);
+    cr_assert_eq(o.share_policy, WM_SHARE_ROUND_ROBIN);
+    const char *hash[] = {"wirematch", "--share-policy", "hash"};
+    cr_assert_eq(parse(3, hash), 0, "%s", err);
+    cr_assert_eq(o.share_policy, WM_SHARE_HASH);
+    const char *rr[] = {"wirematch", "--share-policy", "round-robin"};
+    cr_assert_eq(parse(3, rr), 0, "%s", err);
+    cr_assert_eq(o.share_policy, WM_SHARE_ROUND_ROBIN);
+    const char *bad[] = {"wirematch", "--share-policy", "random"};
+    cr_assert_eq(parse(3, bad), -1);
+    cr_assert(strstr(err, "--share-policy") && strstr(err, "random"), "%s", err);
+}
+
+Test(options, fragments)
+{
+    const char *def[] = {"wirematch"};
+    cr_assert_eq(parse(1, def), 0);
+    cr_assert_eq(o.frag_max, 256);
+    cr_assert_eq(o.frag_timeout_ms, 2000);
+    const char *set[] = {"wirematch", "--frag-max", "0", "--frag-timeout-ms", "50"};
+    cr_assert_eq(parse(5, set), 0, "%s", err);
+    cr_assert_eq(o.frag_max, 0);
+    cr_assert_eq(o.frag_timeout_ms, 50);
+    const char *big[] = {"wirematch", "--frag-max", "65537"};
+    cr_assert_eq(parse(3, big), -1);
+    cr_assert(strstr(err, "--frag-max"), "%s", err);
+    const char *zero[] = {"wirematch", "--frag-timeout-ms", "0"};
+    cr_assert_eq(parse(3, zero), -1);
+    cr_assert(strstr(err, "--frag-timeout-ms"), "%s", err);
+}

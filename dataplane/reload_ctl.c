@@ -1,0 +1,56 @@
+/* The data plane's control thread; see reload_ctl.h. */
+#include "dataplane/reload_ctl.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <rte_lcore.h>
+
+static pthread_t ctl_tid;
+static volatile int ctl_reload_wanted, ctl_stop, ctl_running;
+
+static void reload_now(struct wm_match_table *t)
+{
+    char err[512];
+    if (wm_match_table_reload(t, err, sizeof err) != 0) {
+        fprintf(stderr, "wirematch: reload refused, the running tables stay: %s\n", err);
+        return;
+    }
+    struct wm_match_counters c;
+    wm_match_table_counters(t, &c);
+    fprintf(stderr, "wirematch: reload: generation %" PRIu64 " (nbhds %" PRIu64 ", preloaded subs %" PRIu64
+                    ", learned subs %" PRIu64 ", dropped %" PRIu64 ")\n",
+            c.generation, c.nbhds, c.subs_preloaded, c.subs_live, c.reload_subs_dropped);
+}
+
+static void *ctl_main(void *arg)
+{
+    struct wm_match_table *t = arg;
+    while (!__atomic_load_n(&ctl_stop, __ATOMIC_ACQUIRE)) {
+        if (__atomic_exchange_n(&ctl_reload_wanted, 0, __ATOMIC_ACQ_REL)) reload_now(t);
+        wm_match_table_housekeeping(t);
+        usleep(50000);
+    }
+    return NULL;
+}
+
+int wm_reload_ctl_start(struct wm_match_table *t)
+{
+    ctl_stop = 0;
+    int rc = rte_ctrl_thread_create(&ctl_tid, "wm-reload", NULL, ctl_main, t);
+    if (rc == 0) ctl_running = 1;
+    return rc;
+}
+
+void wm_reload_ctl_request(void) { __atomic_store_n(&ctl_reload_wanted, 1, __ATOMIC_RELEASE); }
+
+void wm_reload_ctl_stop(void)
+{
+    if (!ctl_running) return;
+    __atomic_store_n(&ctl_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(ctl_tid, NULL);
+    ctl_running = 0;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Telemetry /wirematch/flows lists connections (dataplane/flow_report.h):
+# the crafted fragment capture (dataplane_mqtt_pcap.py frag) leaves two
+# connections open — "pub" (its PUBLISHes reassembled from IPv4 fragments)
+# and "sub" — and wirematch keeps polling after the capture ends
+# (--idle-exit-ms), so the answer is exact: both flows with their
+# endpoints, client ids, state and the stream bytes and packets the
+# generator computed independently, biggest first; N bounds the list; a bad
+# N is refused.
+set -euo pipefail
+B=${WM_BUILD:-build}
+R=${WM_ROOT:-$PWD}
+tmp=$(mktemp -d)
+PFX=wmfl$$
+wm_pid=
+trap '[ -n "$wm_pid" ] && kill -KILL "$wm_pid" 2>/dev/null; rm -rf "$tmp" "/var/run/dpdk/$PFX" 2>/dev/null || true' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+python3 "$R/tests/integration/dataplane_mqtt_pcap.py" frag "$tmp/frag.pcap" 1883 > "$tmp/expect.json"
+tel() {
+  timeout 10 python3 - "/var/run/dpdk/$PFX/dpdk_telemetry.v2" "$1" <<'EOF' 2>/dev/null
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(16384)
+s.send(sys.argv[2].encode())
+print(s.recv(1 << 20).decode())
+EOF
+}
+timeout 60 "$B/wirematch" -l 0 --no-huge --no-pci --no-shconf --file-prefix "$PFX" --log-level=lib.eal:error \
+  --log-level=user1:error --vdev "net_pcap0,rx_pcap=$tmp/frag.pcap" -- --mqtt-port 1883 --idle-exit-ms 6000 \
+  --summary "$tmp/summary.json" 2> "$tmp/wm.log" &
+wm_pid=$!
+for _ in $(seq 50); do tel /wirematch/flows,32 > "$tmp/all.json" && grep -q '"flow2"' "$tmp/all.json" && break; sleep 0.1; done
+tel /wirematch/flows,1 > "$tmp/one.json"
+tel /wirematch/flows,0 > "$tmp/zero.json"
+wait "$wm_pid" || fail "wirematch exited $?"
+wm_pid=
+python3 - "$tmp" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
+import json, sys
+tmp = sys.argv[1]
+e = json.load(open(tmp + "/expect.json"))["flows"]
+a = json.load(open(tmp + "/all.json"))["/wirematch/flows"]
+assert a["worker0"]["active"] == 2, a["worker0"]
+flows = [a["flow%d" % k] for k in (1, 2)]
+assert "flow3" not in a, a
+for f in flows:
+    x = e[f["client_id"]]
+    got = {k: f[k] for k in ("client_port", "c2s_bytes", "s2c_bytes", "c2s_packets", "s2c_packets")}
+    assert got == x, (f["client_id"], got, x)
+    assert f["state"] == "established" and f["server_port"] == 1883 and f["server"] == "10.0.0.1", f
+    assert f["client"] == "10.1.0.%d" % (f["client_port"] - 20000), f
+assert [f["client_id"] for f in flows] == ["pub", "sub"], "not biggest first"
+one = json.load(open(tmp + "/one.json"))["/wirematch/flows"]
+assert "flow1" in one and "flow2" not in one and one["flow1"]["client_id"] == "pub", one
+assert json.load(open(tmp + "/zero.json"))["/wirematch/flows"] is None, "N=0 accepted"
+print("flows: pub %d+%d B, sub %d+%d B exact, biggest first, N bounds the list, N=0 refused"
+      % (flows[0]["c2s_bytes"], flows[0]["s2c_bytes"], flows[1]["c2s_bytes"], flows[1]["s2c_bytes"]))
+EOF
