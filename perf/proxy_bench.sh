@@ -76,23 +76,13 @@ wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/n
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 HZ=$(getconf CLK_TCK)
 
-# ---- the spatial workload: a synthetic world of 100 cells in 10 zones; neighborhood
-# Znn = the cells zone znn contains (10 % of the cells). The peids the loadgen
+# ---- the spatial workload: a synthetic world of 100 cells in 10 zones
+# (scripts/gen_zone_world.py); neighborhood Znn = the cells zone znn contains (10 %). The peids the loadgen
 # expects per neighborhood come from `wmctl resolve --json`, the file the proxy
 # loads from `wmctl resolve --out`: the same resolution.
 if [ "$SPATIAL" = auto ] && "$PROXY" --help 2>&1 | grep -q -- '--resolution'; then SPATIAL=yes; else SPATIAL=no; fi
 if [ "$SPATIAL" = yes ]; then
-  python3 - "$TMP" <<'PY'
-import json, sys
-d = sys.argv[1]; cells, zones = 100, 10
-sq = lambda x0, x1: {"type": "Polygon", "coordinates": [[[x0, 0], [x1, 0], [x1, 10], [x0, 10], [x0, 0]]]}
-f = [{"type": "Feature", "id": "c%03d" % i, "properties": {"cats": ["cell"]}, "geometry": sq(10 * i, 10 * i + 10)} for i in range(cells)]
-f += [{"type": "Feature", "id": "z%02d" % z, "properties": {"cats": ["zone"]}, "geometry": sq(100 * z, 100 * z + 100)} for z in range(zones)]
-json.dump({"type": "FeatureCollection", "crs": {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::32632"}},
-           "features": f}, open(d + "/world.geojson", "w"))
-open(d + "/zones.nbhd", "w").write("".join("Z%02d: ({z%02d}, {cell}, C)\n" % (z, z) for z in range(zones)))
-open(d + "/peids", "w").write("".join("c%03d\n" % i for i in range(cells)))
-PY
+  python3 "$(dirname "$0")/../scripts/gen_zone_world.py" "$TMP" 100 10 || die "cannot write the synthetic world"
   "$WMCTL" resolve --world "$TMP/world.geojson" --nbhd "$TMP/zones.nbhd" --out "$TMP/zones.wmr" || die "wmctl resolve --out failed"
   "$WMCTL" resolve --world "$TMP/world.geojson" --nbhd "$TMP/zones.nbhd" --json |
     jq -r 'to_entries[] | .key + " " + (.value.result | join(" "))' > "$TMP/nbhds" || die "wmctl resolve --json failed"

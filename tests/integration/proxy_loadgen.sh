@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The load generator behind `make bench-proxy` (build/perf/mqtt_loadgen) is
+# itself checked, so the bench's figures rest on a tool that counts right,
+# against a real mosquitto and wirematch-proxy on 127.0.0.1:
+#  - straight to mosquitto and through the proxy in pass-through, open and
+#    closed loop: every expected delivery arrives (S subscribers x messages),
+#    latency percentiles are ordered and the histogram sums to the deliveries;
+#  - the spatial workload of the bench (scripts/gen_zone_world.py: 100 cells,
+#    10 zones, resolved by `wmctl resolve`): through the proxy with
+#    --resolution every subscriber gets exactly the 10 % of publications whose
+#    peid is in its neighborhood (no unwanted delivery, none missing) and the
+#    proxy's counters agree (forwarded + withheld = what the broker sent);
+#    through the proxy without --resolution the loadgen sees the 90 % it does
+#    not want and fails (exit 3): the check can fail.
+# Bounded: a few thousand messages per run; everything stopped by the EXIT trap.
+set -euo pipefail
+. "$(dirname "$0")/lib/proxy_peers.sh"
+LG=$BUILD/perf/mqtt_loadgen; WMCTL=$BUILD/wmctl
+[ -x "$LG" ] || fail "$LG not built"
+t0=$(date +%s)
+
+python3 "$WM_ROOT/scripts/gen_zone_world.py" "$TMP/w" 100 10 || fail "gen_zone_world"
+"$WMCTL" resolve --world "$TMP/w/world.geojson" --nbhd "$TMP/w/zones.nbhd" --out "$TMP/w/zones.wmr" || fail "wmctl resolve --out"
+"$WMCTL" resolve --world "$TMP/w/world.geojson" --nbhd "$TMP/w/zones.nbhd" --json |
+  jq -r 'to_entries[] | .key + " " + (.value.result | join(" "))' > "$TMP/w/nbhds" || fail "wmctl resolve --json"
+[ "$(wc -l < "$TMP/w/nbhds")" -eq 10 ] || fail "expected 10 neighborhoods: $(cat "$TMP/w/nbhds")"
+[ "$(head -1 "$TMP/w/nbhds")" = "Z00 c000 c001 c002 c003 c004 c005 c006 c007 c008 c009" ] || fail "Z00: $(head -1 "$TMP/w/nbhds")"
+
+px_broker "max_queued_messages 100000"
+px_proxy plain
+px_proxy spatial --resolution "$TMP/w/zones.wmr"
+
+# lg NAME PORT ARGS...: one run, JSON in $TMP/NAME.lg, exit status in $lg_rc
+lg() {
+  local name=$1 port=$2; shift 2
+  lg_rc=0
+  timeout 40 "$LG" --port "$port" --subs 4 --pubs 2 --drain 10 "$@" > "$TMP/$name.lg" 2> "$TMP/$name.err" || lg_rc=$?
+  jq -e . "$TMP/$name.lg" > /dev/null 2>&1 || fail "$name: no JSON (rc $lg_rc): $(cat "$TMP/$name.err")"
+}
+v() { jq -r "$2" "$TMP/$1.lg"; }
+# check_plain NAME: all deliveries, sane latency figures
+check_plain() {
+  [ "$lg_rc" -eq 0 ] || fail "$1: exit $lg_rc: $(cut -c1-300 "$TMP/$1.lg") $(cat "$TMP/$1.err")"
+  [ "$(v "$1" .delivered)" -eq $(( 4 * $(v "$1" .published) )) ] || fail "$1: delivered $(v "$1" .delivered) of 4 x $(v "$1" .published)"
+  [ "$(v "$1" '[.hist[][1]] | add')" -eq "$(v "$1" .delivered)" ] || fail "$1: histogram does not sum to the deliveries"
+  v "$1" '.latency_us | .p50 <= .p90 and .p90 <= .p99 and .p99 <= .max' | grep -qx true || fail "$1: percentiles out of order"
+}
+
+lg direct_open "$BPORT" --rate 2000 --count 2000 --duration 10;            check_plain direct_open
+lg proxy_open "$PORT_plain" --rate 2000 --count 2000 --duration 10;        check_plain proxy_open
+lg proxy_closed "$PORT_plain" --rate 0 --window 500 --count 5000 --duration 10; check_plain proxy_closed
+[ "$(v direct_open .published)" -eq 2000 ] || fail "--count not honoured: $(v direct_open .published)"
+
+# Spatial: 3000 publications over 100 peids, 4 subscribers in Z00..Z03: 300 each.
+SP=(--peids "$TMP/w/peids" --nbhds "$TMP/w/nbhds" --count 3000 --duration 10)
+lg spatial "$PORT_spatial" --rate 3000 "${SP[@]}"
+[ "$lg_rc" -eq 0 ] || fail "spatial: exit $lg_rc: $(cut -c1-300 "$TMP/spatial.lg") $(cat "$TMP/spatial.err")"
+[ "$(v spatial .expected)" -eq 1200 ] && [ "$(v spatial .delivered)" -eq 1200 ] && [ "$(v spatial .unwanted)" -eq 0 ] ||
+  fail "spatial: $(jq -c '{published, expected, delivered, unwanted}' "$TMP/spatial.lg")"
+lg spatial_closed "$PORT_spatial" --rate 0 --window 100 "${SP[@]}"
+[ "$lg_rc" -eq 0 ] && [ "$(v spatial_closed .delivered)" -eq 1200 ] || fail "spatial closed loop: $(jq -c '{published, expected, delivered, unwanted}' "$TMP/spatial_closed.lg")"
+# Without --resolution nothing is filtered: the loadgen must notice and fail.
+lg unfiltered "$PORT_plain" --rate 3000 "${SP[@]}"
+# (the run ends once the wanted ones are in, so a few unwanted ones may still be on the way)
+[ "$lg_rc" -eq 3 ] && [ "$(v unfiltered .unwanted)" -ge 1000 ] && [ "$(v unfiltered .unwanted)" -le 10800 ] ||
+  fail "unfiltered: rc $lg_rc, $(jq -c '{published, expected, delivered, unwanted}' "$TMP/unfiltered.lg")"
+
+px_stop "$PID_spatial" || fail "spatial proxy exited with rc $?"
+S=$TMP/spatial.json
+withheld=$(jq '.filter.withheld | .qos0 + .qos1 + .qos2' "$S")
+# Every PUBLISH from the broker was forwarded (2 runs x 1200) or withheld; the broker may not
+# have sent the last few unwanted ones before a run's subscribers left.
+b2c=$(jq '.publishes.upstream_to_client' "$S")
+[ "$b2c" -eq $(( 2 * 1200 + withheld )) ] || fail "forwarded 2400 + withheld $withheld != broker->client $b2c"
+[ "$withheld" -le $(( 2 * 4 * 3000 - 2 * 1200 )) ] && [ "$withheld" -ge 20000 ] || fail "withheld $withheld: $(jq -c .filter "$S")"
+[ "$(jq '.filter.sid_stripped' "$S")" -eq 2400 ] || fail "forwarded: $(jq -c .filter "$S")"
+px_stop "$PID_plain" || fail "plain proxy exited with rc $?"
+echo "proxy_loadgen: loadgen counts exact (direct, proxy, open and closed loop); spatial 10 % workload: 1200 of 12000 delivered, 0 unwanted, $withheld withheld; unfiltered run rejected; $(( $(date +%s) - t0 ))s"
