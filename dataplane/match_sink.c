@@ -590,6 +590,10 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->peids = calloc(1, sizeof *w->peids);
     if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids)
         goto nomem;
+    /* A table set's peids are all interned when it is compiled
+     * (control/tables.h), never while readers use it, and attach() empties
+     * the cache on every switch: an unknown peid stays unknown for the set. */
+    w->peids->cache_unknown = true;
     w->rd = wm_reload_reader_new(t->rl);
     if (w->rd) attach(w);
     if (!w->rd || !w->r) {

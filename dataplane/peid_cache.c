@@ -36,7 +36,7 @@ uint32_t wm_peid_cache_find(struct wm_peid_cache *c, const wm_matcher *m, const 
     }
     c->misses++;
     uint32_t id = wm_matcher_peid_find(m, s, len);
-    if (id != WM_PEID_NONE) {
+    if (id != WM_PEID_NONE || c->cache_unknown) {
         memcpy(e->key, k, sizeof k);
         e->len = (uint32_t)len;
         e->id = id;

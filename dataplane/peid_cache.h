@@ -10,10 +10,14 @@
  * The matcher documents its peid ids as dense and permanent for its life,
  * "so the data plane may cache them".
  *
- * Only ids the matcher knows are cached: an unknown peid is asked again
- * next time (a neighborhood defined later may intern it). Peids longer than
- * WM_PEID_CACHE_KEY_MAX bytes bypass the cache. Results are exactly those
- * of wm_matcher_peid_find.
+ * By default only ids the matcher knows are cached: an unknown peid is
+ * asked again next time (a neighborhood defined later may intern it). A
+ * caller whose matcher interns no peid while the cache is used (its
+ * neighborhoods are all defined when it is built, as the data plane's match
+ * table is) sets cache_unknown, so unknown peids — in spaPS traffic, every
+ * entity no subscriber's neighborhood contains — are answered from the
+ * cache too. Peids longer than WM_PEID_CACHE_KEY_MAX bytes bypass the
+ * cache. Results are exactly those of wm_matcher_peid_find.
  *
  * The cache belongs to one matcher: wm_peid_cache_find empties it when
  * called with another matcher than last time, and a caller that frees a
@@ -25,6 +29,7 @@
 #ifndef WM_DATAPLANE_PEID_CACHE_H
 #define WM_DATAPLANE_PEID_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,12 +40,13 @@
 
 struct wm_peid_cache_slot {
     uint8_t key[WM_PEID_CACHE_KEY_MAX]; /* zero-padded */
-    uint32_t id;
+    uint32_t id;                        /* WM_PEID_NONE: unknown (cache_unknown only) */
     uint32_t len;                       /* 0 = empty slot (peids are never empty) */
 };
 
 struct wm_peid_cache {
     const wm_matcher *owner;
+    bool cache_unknown;                 /* see above; false after calloc */
     uint64_t hits, misses, bypassed;    /* bypassed: longer than KEY_MAX, or empty */
     struct wm_peid_cache_slot slot[WM_PEID_CACHE_SLOTS];
 };

@@ -121,3 +121,21 @@ Test(peid_cache, another_matcher_empties_it)
     wm_matcher_free(b);
     free(c);
 }
+
+Test(peid_cache, cache_unknown_answers_unknown_peids_from_the_cache)
+{
+    wm_matcher *m = new_matcher(10, "p%u");
+    struct wm_peid_cache *c = calloc(1, sizeof *c);
+    c->cache_unknown = true;
+    for (int round = 0; round < 3; round++) {
+        cr_assert_eq(check(c, m, "nowhere"), WM_PEID_NONE);
+        cr_assert_eq(check(c, m, "p3"), wm_matcher_peid_find(m, "p3", 2));
+    }
+    cr_assert_eq(c->misses, 2u, "misses %llu", (unsigned long long)c->misses);
+    cr_assert_eq(c->hits, 4u);
+    /* A slot holding an unknown peid is still told apart from its neighbours. */
+    cr_assert_eq(wm_peid_cache_find(c, m, "nowhere2", 8), WM_PEID_NONE);
+    cr_assert_eq(wm_peid_cache_find(c, m, "p1", 2), wm_matcher_peid_find(m, "p1", 2));
+    wm_matcher_free(m);
+    free(c);
+}
