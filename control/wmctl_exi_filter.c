@@ -1,9 +1,13 @@
 /* wmctl exi filter — content filters (matcher/xpath_filter.h) over one EXI
  * stream:
  *
- *   wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns PREFIX=URI ...]
- *                    --query Q [--query Q ...] [--strict] [--byte-aligned]
- *                    [--stats] IN.exi|-
+ *   wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT)
+ *                    [--ns PREFIX=URI ...] --query Q [--query Q ...] [--strict]
+ *                    [--byte-aligned] [--stats] IN.exi|-
+ *
+ * With --registry (control/schema_registry.h) the schema and its namespace
+ * bindings come from the registry entry the Content Type names
+ * ("application/exi; schema=NAME"), as the data plane binds them.
  *
  * prints the 1-based indexes of the queries that select something in the
  * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
@@ -18,19 +22,21 @@
 
 #include "codec/exi_grammar.h"
 #include "codec/exi_xsd.h"
+#include "control/schema_registry.h"
 #include "control/wmctl.h"
 #include "matcher/xpath_filter.h"
 
 static int usage(void)
 {
     return wmctl_usage_error("exi",
-        "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
+        "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
         " [--strict] [--byte-aligned] [--stats] IN.exi|-");
 }
 
 int wmctl_exi_filter(int argc, char **argv)
 {
-    const char *schema = NULL, *gfile = NULL, *in = NULL;
+    const char *schema = NULL, *gfile = NULL, *in = NULL, *regfile = NULL, *ctype = NULL;
+    wm_schema_reg *reg = NULL;
     bool stats = false;
     wm_exi_options o;
     wm_exi_options_default(&o);
@@ -48,6 +54,8 @@ int wmctl_exi_filter(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i];
         else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i];
+        else if (!strcmp(argv[i], "--registry") && i + 1 < argc) regfile = argv[++i];
+        else if (!strcmp(argv[i], "--content-type") && i + 1 < argc) ctype = argv[++i];
         else if (!strcmp(argv[i], "--query") && i + 1 < argc) qs[nq++] = argv[++i];
         else if (!strcmp(argv[i], "--ns") && i + 1 < argc) {
             if (!wm_xp_ns_parse(argv[++i], &ns[nns])) { rc = wmctl_usage_error("exi", "--ns wants PREFIX=URI, got '%s'", argv[i]); goto out; }
@@ -59,9 +67,33 @@ int wmctl_exi_filter(int argc, char **argv)
         else if (!in) in = argv[i];
         else { rc = usage(); goto out; }
     }
-    if (!in || !nq || (schema != NULL) == (gfile != NULL)) { rc = usage(); goto out; }
+    if (!in || !nq || (schema != NULL) + (gfile != NULL) + (regfile != NULL) != 1 || (regfile != NULL) != (ctype != NULL)) {
+        rc = usage();
+        goto out;
+    }
     wm_exi_error e = { 0 };
-    if (schema) {
+    if (regfile) {
+        char rerr[512];
+        const char *nm;
+        size_t nl;
+        if (wm_schema_reg_load(regfile, &reg, rerr, sizeof rerr)) { rc = wmctl_usage_error("exi", "%s", rerr); goto out; }
+        if (!wm_exi_content_type_schema(ctype, strlen(ctype), &nm, &nl)) {
+            rc = wmctl_usage_error("exi", "content type '%s' does not name an EXI schema (application/exi; schema=NAME)", ctype);
+            goto out;
+        }
+        uint32_t id = wm_schema_reg_find(reg, nm, nl);
+        if (id == UINT32_MAX) { rc = wmctl_usage_error("exi", "schema '%.*s' is not in %s", (int)nl, nm, regfile); goto out; }
+        const wm_schema_reg_entry *re = &reg->e[id];
+        /* the registry's bindings first: --ns given here win (the last binding of a prefix counts) */
+        wm_xp_ns *all = calloc(re->n_ns + nns + 1, sizeof *all);
+        if (!all) { rc = wmctl_usage_error("exi", "out of memory"); goto out; }
+        memcpy(all, re->ns, re->n_ns * sizeof *all);
+        memcpy(all + re->n_ns, ns, nns * sizeof *all);
+        free(ns);
+        ns = all;
+        nns += re->n_ns;
+        g = re->g;
+    } else if (schema) {
         if (wm_exi_xsd_compile(schema, &g, &e)) {
             rc = wmctl_usage_error("exi", "schema %s: %s [%s]", schema, e.msg, wm_exi_status_name(e.status));
             goto out;
@@ -89,8 +121,9 @@ int wmctl_exi_filter(int argc, char **argv)
         wm_xpf_stats s;
         wm_xpf_stats_get(f, &s);
         fprintf(stderr, "filter: %u queries, %u path states over %u name classes, %u predicate states, %u accepting states,"
-                " %u value tests (%u Hyperscan patterns), %u always-evaluated\n",
-                s.queries, s.path_states, s.symbols, s.predicate_states, s.accepting_states, s.literals, s.patterns, s.always);
+                " %u value tests (%u Hyperscan patterns), %u always-evaluated; filter grammar %u pairs, %u queries impossible in strict streams\n",
+                s.queries, s.path_states, s.symbols, s.predicate_states, s.accepting_states, s.literals, s.patterns, s.always,
+                s.filter_grammar_pairs, s.impossible_strict);
     }
     size_t len;
     char msg[512];
@@ -121,7 +154,8 @@ out:
     free(data);
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
-    wm_exi_grammar_free(g);
+    if (!reg) wm_exi_grammar_free(g); /* else the registry owns it */
+    wm_schema_reg_free(reg);
     free(qs);
     free(ns);
     return rc;

@@ -719,6 +719,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     for (uint32_t s = 0; s < f->n_slots; s++)
         if (!f->slots[s].is_text && f->slots[s].glid != XPF_NONE) f->slot_of_lid[f->slots[s].glid] = s;
     if ((rc = wm_xpf_build_paths(f, pq, err))) goto fail;
+    if ((rc = wm_xpf_build_product(f))) goto fail;
     rc = WM_XPF_E_MEMORY;
     for (uint32_t p = 0; p < f->n_pstates; p++)
         if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
@@ -802,6 +803,7 @@ void wm_xpf_free(wm_xpf *f)
     free(f->trans);
     free(f->dstates);
     free(f->acc);
+    free(f->impossible);
     free(f);
 }
 
@@ -816,6 +818,8 @@ void wm_xpf_stats_get(const wm_xpf *f, wm_xpf_stats *st)
     st->literals = f->n_lits;
     st->patterns = f->n_patterns;
     st->always = f->n_always_total;
+    st->impossible_strict = f->n_impossible;
+    st->filter_grammar_pairs = f->product_pairs;
 }
 
 uint32_t wm_xpf_n_queries(const wm_xpf *f) { return f->n_q; }

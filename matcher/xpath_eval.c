@@ -123,7 +123,7 @@ static void match_query(wm_xpf_ctx *c, uint32_t q)
     c->undecided--;
 }
 
-static void add_post(wm_xpf_ctx *c, xpf_post p)
+static inline void add_post(wm_xpf_ctx *c, xpf_post p)
 {
     const uint32_t *ql = c->ps->qlist + p.off;
     for (uint32_t i = 0; i < p.n; i++) {
@@ -290,13 +290,13 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         const xpf_numtrig *a;
         uint32_t n;
         if ((n = s->n_num[WM_XP_GT])) /* x > lit: the lits below x */
-            for (a = s->num[WM_XP_GT]; n && a->x < x; a++, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+            for (a = s->num[WM_XP_GT]; n && a->x < x; a++, n--) add_post(c, a->post);
         if ((n = s->n_num[WM_XP_GE]))
-            for (a = s->num[WM_XP_GE]; n && a->x <= x; a++, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+            for (a = s->num[WM_XP_GE]; n && a->x <= x; a++, n--) add_post(c, a->post);
         if ((n = s->n_num[WM_XP_LT]))
-            for (a = s->num[WM_XP_LT] + n - 1; n && a->x > x; a--, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+            for (a = s->num[WM_XP_LT] + n - 1; n && a->x > x; a--, n--) add_post(c, a->post);
         if ((n = s->n_num[WM_XP_LE]))
-            for (a = s->num[WM_XP_LE] + n - 1; n && a->x >= x; a--, n--) set_lit(c, a->lit, true), add_post(c, a->post);
+            for (a = s->num[WM_XP_LE] + n - 1; n && a->x >= x; a--, n--) add_post(c, a->post);
         if ((n = s->n_num[WM_XP_EQ]) && x == x) {
             uint32_t lo = 0, hi = n;
             a = s->num[WM_XP_EQ];
@@ -305,7 +305,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
                 if (a[mid].x < x) lo = mid + 1;
                 else hi = mid;
             }
-            for (; lo < n && a[lo].x == x; lo++) set_lit(c, a[lo].lit, true), add_post(c, a[lo].post);
+            for (; lo < n && a[lo].x == x; lo++) add_post(c, a[lo].post);
         }
     }
     for (uint32_t i = 0; i < s->n_num[WM_XP_NE]; i++) {
@@ -412,6 +412,15 @@ static int on_event(void *user, const wm_exi_event *ev)
         }
         break;
     }
+    case WM_EXI_EV_SD:
+        /* the header is read: on a strict document, what the schema rules out is decided */
+        if (c->dec.opts.strict && !c->dec.opts.fragment)
+            for (uint32_t i = 0; i < f->n_impossible; i++)
+                if (!c->decided[f->impossible[i]]) {
+                    c->decided[f->impossible[i]] = 1;
+                    c->undecided--;
+                }
+        break;
     case WM_EXI_EV_AT: {
         if (!c->collecting || ev->xsi) break;
         uint32_t slot = XPF_NONE;

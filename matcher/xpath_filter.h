@@ -22,7 +22,11 @@
  * chosen by selectivity: equality over patterns over ranges), so an element
  * only evaluates the queries one of whose triggers its values satisfy, plus
  * those that can be true with no attribute present (e.g. not(...)).
- * Matching stops decoding as soon as every query is decided.
+ * Matching stops decoding as soon as every query is decided. The product of
+ * the path automaton with the schema's element grammars (the filter grammar
+ * proper: pairs of path state and element declaration reachable from the
+ * document element) finds the queries no strict document can satisfy; on a
+ * strict stream they are decided "no" before the first event.
  *
  * Schema typing (compile time): a string test (=, !=, contains, starts-with,
  * matches with a string literal) on an attribute or text the schema types as
@@ -78,6 +82,8 @@ typedef struct wm_xpf_stats {
     uint32_t literals;        /* distinct value tests */
     uint32_t patterns;        /* of which in the Hyperscan database */
     uint32_t always;          /* queries evaluated at every element of their state */
+    uint32_t impossible_strict; /* queries no strict document of the schema can satisfy */
+    uint32_t filter_grammar_pairs; /* reachable (path state, element declaration) pairs; 0 if not analysed */
 } wm_xpf_stats;
 
 /* Compiles queries[0..n) (NUL-terminated texts) for streams of grammar g,

@@ -158,6 +158,13 @@ struct wm_xpf {
     uint32_t n_pstates;
     xpf_pstate *pstates;
     uint32_t n_always_total;
+    /* queries that cannot select anything in a strict document of the schema
+     * (the product of the path automaton with the grammar never reaches them):
+     * decided "no" before decoding when the stream is strict */
+    uint32_t n_impossible;
+    uint32_t *impossible;
+    bool product_done;          /* the analysis ran (no wildcards, no xsi:type switches) */
+    uint32_t product_pairs;     /* reachable (path state, element declaration) pairs: the filter grammar */
     uint32_t n_clusters_total;
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;
@@ -182,6 +189,8 @@ bool wm_xpf_cmp(uint8_t op, double v, double x);
  * assignment (pstates[].qs) from the parsed queries. Returns WM_XPF_E_LIMIT or
  * _MEMORY with err filled. */
 wm_xpf_status wm_xpf_build_paths(wm_xpf *f, const wm_xp_query *pq, wm_xpf_error *err);
+/* xpath_paths.c: the product with the grammar (impossible queries). */
+wm_xpf_status wm_xpf_build_product(wm_xpf *f);
 /* Symbol of an element name seen at run time. */
 uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_exi_sview *uri, const wm_exi_sview *local);
 

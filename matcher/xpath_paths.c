@@ -273,3 +273,114 @@ out:
     free(t.hash);
     return rc;
 }
+
+/* The filter grammar (Käbisch et al. §2.2): the product of the path
+ * automaton with the schema's element grammars, from the document's global
+ * elements down through every SE(qname) production, keeping only pairs whose
+ * path state is alive. Queries accepted by no reachable pair cannot select
+ * anything in a strict stream. Below an element whose content has a
+ * wildcard (or whose type xsi:type may switch) any name may come: every path
+ * state reachable from there counts as reached. Skipped for schema-less
+ * grammars. */
+wm_xpf_status wm_xpf_build_product(wm_xpf *f)
+{
+    const wm_exi_grammar *g = f->g;
+    if (g->schemaless || !g->n_elems) return WM_XPF_OK;
+    size_t n_pairs = (size_t)f->n_dstates * g->n_elems;
+    if (n_pairs > (256u << 20)) return WM_XPF_OK;
+    wm_xpf_status rc = WM_XPF_E_MEMORY;
+    uint8_t *seen = calloc((n_pairs + 7) / 8, 1), *possible = calloc(f->n_q ? f->n_q : 1, 1);
+    uint32_t *first = calloc((size_t)g->n_tgrams + 1, sizeof *first), *order = malloc((g->n_states ? g->n_states : 1) * sizeof *order);
+    uint64_t *stack = malloc(((n_pairs < 65536 ? n_pairs : 65536) + 1) * sizeof *stack);
+    size_t sp = 0, cap = n_pairs < 65536 ? n_pairs : 65536;
+    uint8_t *wild = calloc(f->n_dstates / 8 + 1, 1);       /* path states closed under "any name" */
+    uint32_t *wstack = malloc((f->n_dstates + 1) * sizeof *wstack);
+    if (!seen || !possible || !first || !order || !stack || !wild || !wstack) goto out;
+    /* states grouped by type grammar (counting sort) */
+    for (uint32_t s = 0; s < g->n_states; s++)
+        if (g->states[s].type < g->n_tgrams) first[g->states[s].type + 1]++;
+    for (uint32_t t = 0; t < g->n_tgrams; t++) first[t + 1] += first[t];
+    {
+        uint32_t *fill = calloc((size_t)g->n_tgrams + 1, sizeof *fill);
+        if (!fill) goto out;
+        for (uint32_t s = 0; s < g->n_states; s++) {
+            uint32_t t = g->states[s].type;
+            if (t < g->n_tgrams) order[first[t] + fill[t]++] = s;
+        }
+        free(fill);
+    }
+#define PUSH(d, e)                                                                              \
+    do {                                                                                        \
+        size_t k_ = (size_t)(d) * g->n_elems + (e);                                             \
+        if ((d) && !(seen[k_ >> 3] >> (k_ & 7) & 1)) {                                          \
+            seen[k_ >> 3] |= (uint8_t)(1u << (k_ & 7));                                          \
+            if (sp == cap) {                                                                    \
+                cap *= 2;                                                                       \
+                uint64_t *ns_ = realloc(stack, (cap + 1) * sizeof *stack);                      \
+                if (!ns_) goto out;                                                             \
+                stack = ns_;                                                                    \
+            }                                                                                   \
+            stack[sp++] = (uint64_t)(d) << 32 | (e);                                            \
+            f->product_pairs++;                                                                 \
+        }                                                                                       \
+    } while (0)
+    for (uint32_t i = 0; i < g->n_doc; i++) {
+        uint32_t e = g->doc_elems[i];
+        PUSH(f->trans[(size_t)1 * f->n_syms + f->sym_of_lid[g->elems[e].lid]], e);
+    }
+    while (sp) {
+        uint64_t top = stack[--sp];
+        uint32_t d = (uint32_t)(top >> 32), e = (uint32_t)top;
+        const xpf_dstate *ds = &f->dstates[d];
+        for (uint32_t i = 0; i < ds->n_acc; i++) possible[f->acc[ds->acc_off + i]] = 1;
+        if (ds->pstate != XPF_NONE)
+            for (uint32_t i = 0; i < f->pstates[ds->pstate].n_q; i++) possible[f->pstates[ds->pstate].qs[i]] = 1;
+        uint32_t t = g->elems[e].type;
+        bool open = t >= g->n_tgrams || g->tgrams[t].xsi_type_strict; /* the type may switch */
+        for (uint32_t k = t < g->n_tgrams ? first[t] : 0; !open && k < first[t + 1]; k++) {
+            const wm_exi_state *st = &g->states[order[k]];
+            for (uint32_t j = 0; j < st->n; j++) {
+                const wm_exi_prod *p = &g->prods[st->first + j];
+                if (p->term == WM_EXI_T_SE_URI || p->term == WM_EXI_T_SE_ANY || (p->term == WM_EXI_T_SE && p->arg >= g->n_elems))
+                    open = true; /* a wildcard: any names below */
+                else if (p->term == WM_EXI_T_SE)
+                    PUSH(f->trans[(size_t)d * f->n_syms + f->sym_of_lid[g->elems[p->arg].lid]], p->arg);
+            }
+        }
+        if (!open || (wild[d >> 3] >> (d & 7) & 1)) continue;
+        /* below here any name may come: every path state reachable from d is possible */
+        size_t wsp = 0;
+        wstack[wsp++] = d;
+        wild[d >> 3] |= (uint8_t)(1u << (d & 7));
+        while (wsp) {
+            uint32_t x = wstack[--wsp];
+            const xpf_dstate *xs = &f->dstates[x];
+            for (uint32_t i = 0; i < xs->n_acc; i++) possible[f->acc[xs->acc_off + i]] = 1;
+            if (xs->pstate != XPF_NONE)
+                for (uint32_t i = 0; i < f->pstates[xs->pstate].n_q; i++) possible[f->pstates[xs->pstate].qs[i]] = 1;
+            for (uint32_t y = 0; y < f->n_syms; y++) {
+                uint32_t to = f->trans[(size_t)x * f->n_syms + y];
+                if (to && !(wild[to >> 3] >> (to & 7) & 1)) {
+                    wild[to >> 3] |= (uint8_t)(1u << (to & 7));
+                    wstack[wsp++] = to;
+                }
+            }
+        }
+    }
+#undef PUSH
+    for (uint32_t q = 0; q < f->n_q; q++) f->n_impossible += !possible[q];
+    if (!(f->impossible = malloc((f->n_impossible ? f->n_impossible : 1) * sizeof *f->impossible))) goto out;
+    for (uint32_t q = 0, k = 0; q < f->n_q; q++)
+        if (!possible[q]) f->impossible[k++] = q;
+    f->product_done = true;
+    rc = WM_XPF_OK;
+out:
+    free(wild);
+    free(wstack);
+    free(seen);
+    free(possible);
+    free(first);
+    free(order);
+    free(stack);
+    return rc;
+}

@@ -1,13 +1,25 @@
-/* The EXI schemas of the shared data set (../shared/data/exi, or
- * $WM_SHARED/data/exi), compiled for tests: the SenML schema senml.gen.xsd
- * and the W3C interop schemas. */
+/* EXI test helpers: the EXI schemas of the shared data set
+ * (../shared/data/exi, or $WM_SHARED/data/exi) compiled for tests — the
+ * SenML schema senml.gen.xsd and the W3C interop schemas — and XML text to
+ * an EXI stream for the content-filter tests. */
 #ifndef WM_TESTS_LIB_EXI_FIXTURE_H
 #define WM_TESTS_LIB_EXI_FIXTURE_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/exi_error.h"
 #include "codec/exi_grammar.h"
 
 /* Compiles $WM_SHARED/data/exi/<rel> (e.g. "senml/senml.gen.xsd"); NULL
  * with *err filled on failure. Free with wm_exi_grammar_free. */
 wm_exi_grammar *wm_test_exi_schema(const char *rel, wm_exi_error *err);
+
+/* Encodes xml (NUL-terminated) with g into out[0..cap): bit-packed, strict
+ * as asked, options written in the header. Returns the stream length, or 0
+ * with *err filled when the XML does not encode. */
+size_t wm_test_exi_encode(const wm_exi_grammar *g, const char *xml, bool strict, uint8_t *out, size_t cap,
+                          wm_exi_error *err);
 
 #endif

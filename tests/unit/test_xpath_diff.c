@@ -32,6 +32,7 @@
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
 #include "perf/exi_senml_gen.h"
+#include "tests/lib/exi_fixture.h"
 
 #define NS "urn:ietf:params:xml:ns:senml"
 
@@ -206,12 +207,9 @@ static bool ref_eval(xmlDocPtr doc, const char *q)
 
 static wm_exi_grammar *senml_grammar(void)
 {
-    const char *sh = getenv("WM_SHARED");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
-    wm_exi_grammar *g = NULL;
     wm_exi_error e = { 0 };
-    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s: %s", path, e.msg);
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "senml.gen.xsd: %s", e.msg);
     return g;
 }
 

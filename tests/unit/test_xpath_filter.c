@@ -8,10 +8,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "codec/exi_encode.h"
-#include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
+#include "tests/lib/exi_fixture.h"
 
 /* ------------------------------------------------------------- parser */
 
@@ -111,17 +110,11 @@ static wm_exi_grammar *paper_grammar(void)
     return g;
 }
 
-static size_t encode(wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
+static size_t encode(const wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
 {
-    wm_exi_options o;
-    wm_exi_options_default(&o);
-    o.strict = true;
-    wm_exi_encoder enc;
-    wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
-    size_t n;
     wm_exi_error e;
-    cr_assert_eq(wm_exi_encode_xml(&enc, xml, strlen(xml), out, cap, &n, &e), WM_EXI_OK, "%s", e.msg);
-    wm_exi_encoder_free(&enc);
+    size_t n = wm_test_exi_encode(g, xml, true, out, cap, &e);
+    cr_assert(n, "%s", e.msg);
     return n;
 }
 
@@ -246,5 +239,37 @@ Test(xpath_filter, bad_pattern_refused)
     cr_assert_eq(wm_xpf_compile(g, qs, 1, NULL, 0, &f, &fe), WM_XPF_E_PATTERN);
     cr_assert_eq(fe.query, 0);
     cr_assert_eq(fe.pos, 10);
+    wm_exi_grammar_free(g);
+}
+
+Test(xpath_filter, schema_rules_out_queries_in_strict_streams)
+{
+    wm_exi_grammar *g = paper_grammar();
+    /* (//Header/Humidity would stay possible: getTemp is of xs:anyType, whose wildcard admits any element) */
+    const char *qs[] = { "/Envelope", "/Envelope/Header/Temperature", "/Body", "/Envelope/Header/Humidity[@pct > 1]" };
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 4, NULL, 0, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    wm_xpf_stats st;
+    wm_xpf_stats_get(f, &st);
+    cr_assert_eq(st.impossible_strict, 3, "Temperature is no child of Header, Body no document element, Humidity no child of Header");
+    cr_assert_gt(st.filter_grammar_pairs, 0);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    const char *xml = "<Envelope><Header><status>x</status></Header><Body><Humidity pct='5'/></Body></Envelope>";
+    for (int strict = 0; strict < 2; strict++) {
+        uint8_t exi[512];
+        wm_exi_error e;
+        size_t len = wm_test_exi_encode(g, xml, strict, exi, sizeof exi, &e);
+        cr_assert(len, "%s", e.msg);
+        uint64_t m;
+        bool early;
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
+        cr_assert_eq(m, 1);
+        /* strict: the other three are decided before decoding, so the root decides all;
+         * non-strict streams may carry undeclared elements: read to the end */
+        cr_assert_eq(early, strict, "strict %d", strict);
+    }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
     wm_exi_grammar_free(g);
 }

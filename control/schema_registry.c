@@ -1,0 +1,180 @@
+/* Schema registry loader and Content Type binding (control/schema_registry.h). */
+#include "control/schema_registry.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "codec/exi_xsd.h"
+
+static int fail(char *err, size_t errlen, const char *file, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int fail(char *err, size_t errlen, const char *file, unsigned line, const char *fmt, ...)
+{
+    if (err && errlen) {
+        int k = line ? snprintf(err, errlen, "%s:%u: ", file, line) : snprintf(err, errlen, "%s: ", file);
+        if (k < 0) k = 0;
+        if ((size_t)k < errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return -1;
+}
+
+static bool name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-') return false;
+    return true;
+}
+
+void wm_schema_reg_free(wm_schema_reg *r)
+{
+    if (!r) return;
+    for (uint32_t i = 0; i < r->n; i++) {
+        wm_schema_reg_entry *e = &r->e[i];
+        free(e->name);
+        free(e->path);
+        wm_exi_grammar_free(e->g);
+        for (size_t k = 0; k < e->n_ns; k++) free((char *)e->ns[k].prefix); /* prefix and uri share one block */
+        free(e->ns);
+    }
+    free(r->e);
+    free(r);
+}
+
+int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    FILE *f = fopen(file, "r");
+    if (!f) return fail(err, errlen, file, 0, "cannot open");
+    wm_schema_reg *r = calloc(1, sizeof *r);
+    if (!r) {
+        fclose(f);
+        return fail(err, errlen, file, 0, "out of memory");
+    }
+    const char *slash = strrchr(file, '/');
+    size_t dirlen = slash ? (size_t)(slash - file) + 1 : 0;
+    char line[4098];
+    unsigned ln = 0;
+    int rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        ln++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') { rc = fail(err, errlen, file, ln, "line longer than 4096 bytes"); break; }
+        char *hash = strchr(line, '#');
+        if (hash) *hash = 0;
+        char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
+        if (!tok) continue;
+        if (!name_ok(tok)) { rc = fail(err, errlen, file, ln, "bad schema name '%s' (1..64 of A-Z a-z 0-9 . _ -)", tok); break; }
+        if (wm_schema_reg_find(r, tok, strlen(tok)) != UINT32_MAX) { rc = fail(err, errlen, file, ln, "schema '%s' defined twice", tok); break; }
+        if (r->n >= WM_SCHEMA_REG_MAX) { rc = fail(err, errlen, file, ln, "more than %u schemas", WM_SCHEMA_REG_MAX); break; }
+        char *path = strtok_r(NULL, " \t\r\n", &save);
+        if (!path) { rc = fail(err, errlen, file, ln, "schema '%s' has no XSD path", tok); break; }
+        wm_schema_reg_entry *ne = realloc(r->e, (r->n + 1) * sizeof *ne);
+        if (!ne) { rc = fail(err, errlen, file, ln, "out of memory"); break; }
+        r->e = ne;
+        wm_schema_reg_entry *e = &r->e[r->n++];
+        memset(e, 0, sizeof *e);
+        e->name = strdup(tok);
+        size_t pl = strlen(path);
+        e->path = malloc((path[0] == '/' ? 0 : dirlen) + pl + 1);
+        if (!e->name || !e->path) { rc = fail(err, errlen, file, ln, "out of memory"); break; }
+        if (path[0] == '/') memcpy(e->path, path, pl + 1);
+        else {
+            memcpy(e->path, file, dirlen);
+            memcpy(e->path + dirlen, path, pl + 1);
+        }
+        for (char *b; (b = strtok_r(NULL, " \t\r\n", &save));) {
+            char *copy = strdup(b);
+            wm_xp_ns *nn = realloc(e->ns, (e->n_ns + 1) * sizeof *nn);
+            if (nn) e->ns = nn;
+            if (!copy || !nn) { free(copy); rc = fail(err, errlen, file, ln, "out of memory"); break; }
+            if (!wm_xp_ns_parse(copy, &e->ns[e->n_ns])) {
+                free(copy);
+                rc = fail(err, errlen, file, ln, "bad namespace binding '%s' (PREFIX=URI)", b);
+                break;
+            }
+            e->n_ns++;
+        }
+        if (rc) break;
+        wm_exi_error xe = { 0 };
+        if (wm_exi_xsd_compile(e->path, &e->g, &xe)) { rc = fail(err, errlen, file, ln, "schema %s: %s", e->path, xe.msg); break; }
+    }
+    if (!rc && ferror(f)) rc = fail(err, errlen, file, 0, "read error");
+    fclose(f);
+    if (rc) {
+        wm_schema_reg_free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+uint32_t wm_schema_reg_find(const wm_schema_reg *r, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (strlen(r->e[i].name) == len && !memcmp(r->e[i].name, name, len)) return i;
+    return UINT32_MAX;
+}
+
+void wm_schema_reg_schemas(const wm_schema_reg *r, wm_xpf_schema *out)
+{
+    for (uint32_t i = 0; i < r->n; i++) out[i] = (wm_xpf_schema){ r->e[i].g, r->e[i].ns, r->e[i].n_ns };
+}
+
+/* RFC 9110 §5.6.2 tchar */
+static bool tchar(char c)
+{
+    return isalnum((unsigned char)c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+bool wm_exi_content_type_schema(const char *ct, size_t len, const char **name, size_t *nlen)
+{
+    size_t i = 0;
+    static const char mt[] = "application/exi";
+    if (len < sizeof mt - 1 || strncasecmp(ct, mt, sizeof mt - 1)) return false;
+    i = sizeof mt - 1;
+    if (i < len && tchar(ct[i])) return false; /* e.g. application/exist */
+    bool found = false;
+    while (i < len) {
+        while (i < len && (ct[i] == ' ' || ct[i] == '\t')) i++;
+        if (i == len) break;
+        if (ct[i++] != ';') return false;
+        while (i < len && (ct[i] == ' ' || ct[i] == '\t')) i++;
+        size_t k0 = i;
+        while (i < len && tchar(ct[i])) i++;
+        size_t kl = i - k0;
+        if (!kl || i >= len || ct[i++] != '=') return false;
+        const char *v;
+        size_t vl;
+        if (i < len && ct[i] == '"') {
+            const char *e = memchr(ct + i + 1, '"', len - i - 1);
+            if (!e) return false;
+            v = ct + i + 1;
+            vl = (size_t)(e - v);
+            if (memchr(v, '\\', vl)) return false;
+            i = (size_t)(e - ct) + 1;
+        } else {
+            v = ct + i;
+            while (i < len && tchar(ct[i])) i++;
+            vl = (size_t)(ct + i - v);
+            if (!vl) return false;
+        }
+        if (kl == 6 && !strncasecmp(ct + k0, "schema", 6)) {
+            if (found) return false; /* ambiguous */
+            found = true;
+            *name = v;
+            *nlen = vl;
+        }
+    }
+    return found && *nlen > 0;
+}
