@@ -47,6 +47,7 @@ typedef struct wm_proxy_config {
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
+    struct wm_proxy_registry *registry; /* --prefilter (needs spatial), NULL = off */
     int verbose;
 } wm_proxy_config;
 
@@ -102,6 +103,7 @@ typedef struct wm_proxy_counters {
     uint64_t filter_sid_stripped;        /* forwarded PUBLISHes rewritten without proxy identifiers */
     uint64_t filter_alias_rewritten[2];  /* alias-only PUBLISHes given their topic back */
     uint64_t filter_failed;              /* connections closed: no room for a packet the proxy had to send */
+    uint64_t filter_prefiltered[3];      /* client PUBLISHes nobody could receive, kept from the broker, by QoS */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

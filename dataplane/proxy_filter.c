@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_topic.h"
@@ -19,6 +20,7 @@ struct wm_proxy_sub_rec {
     uint16_t pending;    /* packet id of the unacknowledged SUBSCRIBE; 0 = installed */
     uint32_t pos;        /* index of the filter in that SUBSCRIBE */
     bool dead;           /* to be removed at the end of a SUBACK */
+    uint32_t reg_sub;    /* its id in the prefilter registry, WM_SUB_NONE if not there */
 };
 
 /* Most Subscription Identifiers / peids of one PUBLISH the proxy looks at. */
@@ -43,11 +45,24 @@ static void alias_free(wm_proxy_alias_tab *t)
 
 void wm_proxy_filter_reset(wm_proxy_filter *f)
 {
-    for (uint32_t i = 0; i < f->n_recs; i++) free(f->recs[i].filter);
+    uint64_t expire = 0;
+    if (f->session_expiry == 0xFFFFFFFFu) {
+        expire = UINT64_MAX;
+    } else if (f->session_expiry) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        expire = ((uint64_t)ts.tv_sec + f->session_expiry) * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    for (uint32_t i = 0; i < f->n_recs; i++) {
+        if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
+            wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
+        free(f->recs[i].filter);
+    }
     free(f->recs);
     alias_free(&f->alias[0]);
     alias_free(&f->alias[1]);
-    free(f->qos2_withheld);
+    free(f->qos2_withheld[0]);
+    free(f->qos2_withheld[1]);
     wm_proxy_filter_init(f, f->sh, f->c);
 }
 
@@ -61,6 +76,8 @@ static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 static void rec_remove(wm_proxy_filter *f, uint32_t i)
 {
     if (f->recs[i].nbhd >= 0) f->n_nbhd_recs--;
+    if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
+        wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
     f->recs[i] = f->recs[--f->n_recs];
 }
@@ -78,7 +95,7 @@ static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t
     char *s = malloc(fl.len ? fl.len : 1);
     if (!s) return false;
     memcpy(s, fl.p, fl.len);
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, pid, pos, false };
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, pid, pos, false, WM_SUB_NONE };
     if (nbhd >= 0) f->n_nbhd_recs++;
     return true;
 }
@@ -101,12 +118,13 @@ static bool inject(wm_proxy_queue *back, const uint8_t *p, uint32_t n)
     return true;
 }
 
-static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid)
+static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t reason)
 {
     wm_mqtt5_packet a;
     memset(&a, 0, sizeof a);
     a.type = type;
     a.packet_id = pid;
+    a.reason_code = reason;
     uint8_t out[8];
     size_t n;
     if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
@@ -137,6 +155,16 @@ static bool send_suback_refusal(wm_proxy_filter *f, const wm_mqtt5_packet *sub, 
     }
     if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
     return inject(back, out, (uint32_t)n);
+}
+
+/* Receives a QoS 2 PUBLISH from side dir on its receiver's behalf: PUBREC
+ * now, PUBCOMP when its PUBREL comes (on_pubrel). */
+static bool receive_qos2(wm_proxy_filter *f, int dir, uint16_t id, uint8_t reason, wm_proxy_queue *back)
+{
+    if (!f->qos2_withheld[dir] && !(f->qos2_withheld[dir] = calloc(65536 / 64, sizeof(uint64_t)))) return false;
+    if (!send_ack(back, WM_MQTT5_PUBREC, id, reason)) return false;
+    f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
+    return true;
 }
 
 /* ------------------------------------------------------------ client -> broker */
@@ -230,6 +258,15 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
                 memcmp(f->recs[j].filter, r->filter, r->filter_len) == 0)
                 f->recs[j].dead = true;
         r->pending = 0;
+        if (f->sh->reg) {
+            uint32_t nb = WM_NBHD_NONE;
+            if (r->nbhd >= 0) {
+                const char *name = wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)r->nbhd);
+                nb = wm_matcher_nbhd_find(wm_proxy_spatial_matcher(f->sh->sp), name, strlen(name));
+            }
+            r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
+                                               (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, nb);
+        }
     }
     if (any)
         for (uint32_t i = f->n_recs; i-- > 0;)
@@ -308,19 +345,45 @@ static bool client_sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_b
     return !seen;
 }
 
+/* The topic of a PUBLISH from side dir, through the aliases its receiver
+ * announced room for (§3.3.2.3.4): a topic + alias binds, an empty topic
+ * uses the binding. *need_topic: the receiver has not seen the binding (a
+ * withheld PUBLISH made it), so the topic must be put back. */
+typedef struct alias_use {
+    uint32_t alias;
+    wm_mqtt5_bytes topic;
+    bool need_topic;
+} alias_use;
+
+static alias_use alias_resolve(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2])
+{
+    const wm_mqtt5_props *pr = &pkt->props;
+    wm_proxy_alias_tab *at = &f->alias[dir];
+    alias_use u = { 0, pkt->topic, false };
+    u.alias = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS) ? pr->v[WM_MQTT5_PROP_TOPIC_ALIAS].u : 0;
+    if (u.alias && alias_tab_ready(at, cfg[dir].topic_alias_maximum)) {
+        if (u.topic.len) alias_bind(at, u.alias, u.topic);
+        else if (alias_topic(at, u.alias, &u.topic)) u.need_topic = !at->known[u.alias];
+    }
+    return u;
+}
+
+/* The receiver sees (forwarded) or does not see (withheld) this PUBLISH. */
+static void alias_outcome(wm_proxy_filter *f, int dir, const alias_use *u, const wm_mqtt5_packet *pkt, bool forwarded)
+{
+    wm_proxy_alias_tab *at = &f->alias[dir];
+    if (!u->alias || u->alias > at->max) return;
+    if (forwarded) at->known[u->alias] = 1;
+    else if (pkt->topic.len) at->known[u->alias] = 0;   /* a binding the receiver never got */
+}
+
 static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
                                        wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
 {
     const wm_mqtt5_props *pr = &pkt->props;
-    wm_proxy_alias_tab *at = &f->alias[WM_PROXY_U2C];
-    uint32_t alias = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS) ? pr->v[WM_MQTT5_PROP_TOPIC_ALIAS].u : 0;
-    wm_mqtt5_bytes topic = pkt->topic;
-    bool need_topic = false;
-    if (alias && alias_tab_ready(at, cfg[WM_PROXY_U2C].topic_alias_maximum)) {
-        if (topic.len) alias_bind(at, alias, topic);
-        else if (alias_topic(at, alias, &topic)) need_topic = !at->known[alias];
-    }
-
+    alias_use au = alias_resolve(f, WM_PROXY_U2C, pkt, cfg);
+    wm_mqtt5_bytes topic = au.topic;
+    bool need_topic = au.need_topic;
     uint32_t sids[MAX_SIDS], kept[MAX_SIDS], n = 0, nk = 0;
     bool proxy_sid = false, pass = false;
     peid_set ps = { 0 };
@@ -341,11 +404,11 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
         else pass = client_sid_passes(f, sids[i], topic, pr, &ps);
     }
 
+    alias_outcome(f, WM_PROXY_U2C, &au, pkt, pass);
     if (pass) {
-        if (alias && at->max && alias <= at->max) at->known[alias] = 1;
         if (!proxy_sid && !need_topic) return WM_PROXY_KEEP;
         wm_mqtt5_packet p2 = *pkt;
-        p2.topic = topic;
+        if (need_topic) p2.topic = topic;
         p2.props.subscription_identifiers = kept;
         p2.props.subscription_identifier_count = nk;
         size_t len;
@@ -357,23 +420,62 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     }
     f->c->filter_withheld[pkt->qos]++;
     if (pkt->qos == 1) {
-        if (!send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id)) return WM_PROXY_FAIL;
+        if (!send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0)) return WM_PROXY_FAIL;
         f->c->filter_acked_on_behalf++;
     } else if (pkt->qos == 2) {
-        if (!f->qos2_withheld && !(f->qos2_withheld = calloc(65536 / 64, sizeof(uint64_t)))) return WM_PROXY_FAIL;
-        if (!send_ack(back, WM_MQTT5_PUBREC, pkt->packet_id)) return WM_PROXY_FAIL;
-        f->qos2_withheld[pkt->packet_id >> 6] |= 1ull << (pkt->packet_id & 63);
+        if (!receive_qos2(f, WM_PROXY_U2C, pkt->packet_id, 0, back)) return WM_PROXY_FAIL;
         f->c->filter_acked_on_behalf++;
     }
     return WM_PROXY_DROP;
 }
 
-static wm_proxy_action on_pubrel_down(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, wm_proxy_queue *back)
+/* --prefilter: a client PUBLISH that no registered subscription can receive
+ * stays here. */
+static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
+                                     wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
+{
+    alias_use au = alias_resolve(f, WM_PROXY_C2U, pkt, cfg);
+    bool pass = pkt->retain || au.topic.len == 0;   /* retained: for later subscribers; no topic: the broker judges */
+    if (!pass) {
+        wm_match_str peids[MAX_PEIDS];
+        uint32_t n = 0;
+        size_t pos = 0;
+        wm_mqtt5_pair up;
+        while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up))
+            if (up.key.len == 4 && memcmp(up.key.p, "peid", 4) == 0) {
+                if (n == MAX_PEIDS) { n = UINT32_MAX; break; }
+                peids[n++] = (wm_match_str){ (const char *)up.value.p, up.value.len };
+            }
+        pass = n == UINT32_MAX ||
+               wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, au.topic, peids, n);
+    }
+    alias_outcome(f, WM_PROXY_C2U, &au, pkt, pass);
+    if (pass) {
+        if (!au.need_topic) return WM_PROXY_KEEP;
+        wm_mqtt5_packet p2 = *pkt;
+        p2.topic = au.topic;
+        size_t len;
+        if (wm_mqtt5_encode(&p2, scratch, cap, &len) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
+        f->c->filter_alias_rewritten[WM_PROXY_C2U]++;
+        *out_len = (uint32_t)len;
+        return WM_PROXY_REPLACE;
+    }
+    f->c->filter_prefiltered[pkt->qos]++;
+    /* 0x10 No matching subscribers: what the broker itself would answer (§3.4.2.1). */
+    if (pkt->qos == 1 && !send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0x10)) return WM_PROXY_FAIL;
+    if (pkt->qos == 2 && !receive_qos2(f, WM_PROXY_C2U, pkt->packet_id, 0x10, back)) return WM_PROXY_FAIL;
+    return WM_PROXY_DROP;
+}
+
+/* A PUBREL from side dir for a QoS 2 PUBLISH the proxy withheld: completed
+ * by the proxy (PUBCOMP) and not forwarded. Returns KEEP for any other. */
+static wm_proxy_action on_pubrel(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt, wm_proxy_queue *back)
 {
     uint16_t id = pkt->packet_id;
-    if (!f->qos2_withheld || !(f->qos2_withheld[id >> 6] >> (id & 63) & 1)) return WM_PROXY_KEEP;
-    if (!send_ack(back, WM_MQTT5_PUBCOMP, id)) return WM_PROXY_FAIL;
-    f->qos2_withheld[id >> 6] &= ~(1ull << (id & 63));
+    uint64_t *bits = f->qos2_withheld[dir];
+    if (!bits || !(bits[id >> 6] >> (id & 63) & 1)) return WM_PROXY_KEEP;
+    if (!send_ack(back, WM_MQTT5_PUBCOMP, id, 0)) return WM_PROXY_FAIL;
+    bits[id >> 6] &= ~(1ull << (id & 63));
     f->c->filter_pubcomp_on_behalf++;
     return WM_PROXY_DROP;
 }
@@ -387,7 +489,14 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
         case WM_MQTT5_CONNECT:
             f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
                               pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
+            __attribute__((fallthrough));   /* and the Session Expiry Interval */
+        case WM_MQTT5_DISCONNECT:
+            if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL))
+                f->session_expiry = pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
             return WM_PROXY_KEEP;
+        case WM_MQTT5_PUBLISH:
+            return f->sh->reg ? on_publish_up(f, pkt, cfg, back, scratch, scratch_cap, out_len) : WM_PROXY_KEEP;
+        case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_C2U, pkt, back);
         case WM_MQTT5_SUBSCRIBE: return on_subscribe(f, pkt, cfg, back, scratch, scratch_cap, out_len);
         case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(f, pkt); return WM_PROXY_KEEP;
         default: return WM_PROXY_KEEP;
@@ -395,7 +504,7 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
     }
     switch (pkt->type) {
     case WM_MQTT5_PUBLISH: return on_publish_down(f, pkt, cfg, back, scratch, scratch_cap, out_len);
-    case WM_MQTT5_PUBREL: return on_pubrel_down(f, pkt, back);
+    case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_U2C, pkt, back);
     case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;
     default: return WM_PROXY_KEEP;
     }

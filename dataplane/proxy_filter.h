@@ -23,7 +23,14 @@
  *   Every SUBSCRIBE is recorded per filter once the broker's SUBACK grants
  *     it (a refused filter is forgotten), replacing an earlier record of the
  *     same filter (§3.8.4); UNSUBSCRIBE forgets the filters at once.
- *   CONNECT: the client's Request Problem Information.
+ *   CONNECT: the client's Request Problem Information and Session Expiry
+ *     Interval (DISCONNECT may change the latter).
+ *   PUBLISH with --prefilter: a PUBLISH that no subscription registered in
+ *     the process (dataplane/proxy_registry.h) can receive is withheld from
+ *     the broker and acknowledged to the client with reason 0x10 No
+ *     matching subscribers (PUBACK; PUBREC, then PUBCOMP for its PUBREL);
+ *     retained messages always go on (a later subscriber receives them).
+ *     Client topic aliases are handled as the broker's below.
  *
  * Broker -> client
  *   PUBLISH: forwarded if at least one subscription it was delivered for
@@ -65,6 +72,7 @@
 #include "codec/mqtt5_packet.h"
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_queue.h"
+#include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_spatial.h"
 
 /* Subscription Identifiers the proxy adds: BASE + neighborhood index, up to
@@ -82,10 +90,12 @@ typedef enum wm_proxy_action {
     WM_PROXY_FAIL,       /* no room for a packet the proxy had to send: close the connection */
 } wm_proxy_action;
 
-/* Read-only configuration shared by every connection of the process. */
+/* Configuration shared by the connections of one worker. */
 typedef struct wm_proxy_filter_shared {
     const wm_proxy_spatial *sp;   /* the loaded resolution (not NULL) */
     uint32_t max_records;         /* recorded subscriptions per connection */
+    wm_proxy_registry *reg;       /* --prefilter: every subscription of the process; NULL = off */
+    wm_matcher_reader *rd;        /* this worker's reader of reg's matcher */
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;
@@ -102,14 +112,17 @@ typedef struct wm_proxy_filter {
     uint32_t n_recs, cap_recs;
     uint32_t n_nbhd_recs;         /* records with a neighborhood */
     wm_proxy_alias_tab alias[2];  /* by sender: [WM_PROXY_U2C] bindings made by the broker */
-    uint64_t *qos2_withheld;      /* 65,536 bits: broker packet ids we sent PUBREC for */
+    uint64_t *qos2_withheld[2];   /* 65,536 bits by sender: packet ids the proxy sent PUBREC for */
     bool problem_info;            /* the client's Request Problem Information (default 1) */
+    uint32_t session_expiry;      /* seconds, CONNECT or DISCONNECT (§3.1.2.11.2, §3.14.2.2.2) */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */
 void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c);
 
-/* Frees records and alias tables; f may be initialised again. */
+/* Frees records and alias tables; f may be initialised again. With
+ * --prefilter, the connection's subscriptions leave the registry now, or
+ * when its session expires if the session outlives the connection. */
 void wm_proxy_filter_reset(wm_proxy_filter *f);
 
 /* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /

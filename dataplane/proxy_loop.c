@@ -25,6 +25,7 @@
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_frame.h"
 #include "dataplane/proxy_queue.h"
+#include "dataplane/proxy_registry.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -632,8 +633,17 @@ static void *worker_main(void *arg)
             buf_publish(w);
         }
     }
+    if (!w->err && w->cfg->registry && !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
+        fprintf(stderr, "wirematch-proxy: worker %u: cannot register as a reader of the subscription registry\n", w->id);
+        w->err = 1;
+    }
+    wm_matcher_reader *rd = w->fsh.rd;
     pthread_barrier_wait(w->ready);
-    if (w->err || atomic_load(&g_fatal)) return NULL;
+    if (w->err || atomic_load(&g_fatal)) {
+        if (rd) wm_matcher_reader_free(rd);
+        w->fsh.rd = NULL;
+        return NULL;
+    }
 
     arm_accept(w);
     arm_wake(w);
@@ -647,6 +657,8 @@ static void *worker_main(void *arg)
         int n;
         unsigned queued = io_uring_sq_ready(&w->ring);
         struct io_uring_cqe *cq;
+        /* A reader blocked in the kernel must not hold grace periods back. */
+        if (rd) wm_matcher_reader_offline(rd);
         if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, 1, &ts, NULL);
@@ -658,6 +670,7 @@ static void *worker_main(void *arg)
         } else {
             n = io_uring_submit_and_wait(&w->ring, 1);
         }
+        if (rd) wm_matcher_reader_online(rd);
         w->c.submits++;
         if (n >= 0 || n == -ETIME) w->c.sqes += queued;
         if (n < 0 && n != -EINTR && n != -ETIME && n != -EAGAIN && n != -EBUSY) {
@@ -675,8 +688,15 @@ static void *worker_main(void *arg)
         w->c.cqes += seen;
         last_batch = seen;
         after_batch(w);
+        if (rd) wm_matcher_quiescent(rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
     }
+    /* Connections left after the grace period leave the registry from this
+     * thread, while its reader still exists. */
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
+    if (rd) wm_matcher_reader_free(rd);
+    w->fsh.rd = NULL;
     w->c.conns_open = w->open;
     w->c.held_at_exit = w->held;
     return NULL;
@@ -720,7 +740,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->conns = calloc(w->nconns, sizeof(conn));
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
-    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records };
+    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
     if (cfg->spatial) {
         w->scratch_cap = cfg->max_packet + 65546 + 16;
         w->scratch = malloc(w->scratch_cap);
@@ -835,6 +855,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         while (rc == 0 && !atomic_load(&g_fatal)) {
             int sig = sigtimedwait(&set, NULL, &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
+            if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
         }
         uint64_t one = 1;
         for (unsigned i = 0; i < n; i++)

@@ -6,6 +6,8 @@
 
 #include <jansson.h>
 
+#include "dataplane/proxy_registry.h"
+
 static json_t *pair(const uint64_t v[2])
 {
     return json_pack("{s:I,s:I}", "client_to_upstream", (json_int_t)v[WM_PROXY_C2U],
@@ -73,6 +75,16 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "alias_rewritten", pair(c->filter_alias_rewritten),
         "failed", I(c->filter_failed));
     if (!flt || json_object_set_new(o, "filter", flt)) { json_decref(o); return -1; }
+    if (cfg->registry) {
+        wm_proxy_registry_stats st;
+        wm_proxy_registry_stats_get(cfg->registry, &st);
+        json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:b}}",
+                               "dropped", "qos0", I(c->filter_prefiltered[0]), "qos1", I(c->filter_prefiltered[1]),
+                               "qos2", I(c->filter_prefiltered[2]),
+                               "registry", "added", I(st.added), "removed", I(st.removed), "refused", I(st.refused),
+                               "kept_for_sessions", I(st.deferred_live), "broken", (int)st.broken);
+        if (!pf || json_object_set_new(o, "prefilter", pf)) { json_decref(o); return -1; }
+    }
     int rc = json_dumpf(o, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF ? 0 : -1;
     fflush(f);
     json_decref(o);

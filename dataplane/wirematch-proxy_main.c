@@ -4,6 +4,7 @@
  * error), 2 usage. */
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_filter.h"
+#include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_spatial.h"
 
 #include <errno.h>
@@ -33,6 +34,10 @@ static void usage(FILE *f)
         "                       (made by `wmctl resolve --out`); see README\n"
         "  --max-subs-per-conn N  subscriptions recorded per connection when filtering\n"
         "                       (default 4096; a neighborhood SUBSCRIBE beyond it gets SUBACK 0x97)\n"
+        "  --prefilter          (with --resolution) keep a client PUBLISH that no subscription\n"
+        "                       made through this proxy can receive from the broker; QoS > 0\n"
+        "                       is acknowledged with 0x10 No matching subscribers; retained\n"
+        "                       messages always go on\n"
         "  --schemas REG        content filters (xpath): not yet supported\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
         "  -v, --verbose        log connection errors to stderr\n"
@@ -59,6 +64,7 @@ int main(int argc, char **argv)
     wm_proxy_config cfg;
     wm_proxy_config_defaults(&cfg);
     const char *summary = NULL, *resolution = NULL;
+    int prefilter = 0;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' },      { "upstream", required_argument, 0, 'u' },
         { "threads", required_argument, 0, 't' },     { "max-conns", required_argument, 0, 'c' },
@@ -66,7 +72,7 @@ int main(int argc, char **argv)
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
         { "batch-wait-us", required_argument, 0, 'W' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
-        { "max-subs-per-conn", required_argument, 0, 'M' },
+        { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 's': summary = optarg; break;
         case 'R': resolution = optarg; break;
+        case 'P': prefilter = 1; break;
         case 'S':
             fprintf(stderr, "wirematch-proxy: --schemas: content filters (xpath) are not yet supported\n");
             return 2;
@@ -112,7 +119,13 @@ int main(int argc, char **argv)
         return 2;
     }
     if (cfg.max_conns < cfg.threads) cfg.max_conns = cfg.threads;
+    if (prefilter && !resolution) {
+        fprintf(stderr, "wirematch-proxy: --prefilter needs --resolution\n");
+        usage(stderr);
+        return 2;
+    }
     wm_proxy_spatial *sp = NULL;
+    wm_proxy_registry *reg = NULL;
     if (resolution) {
         sp = wm_proxy_spatial_open(resolution, err, sizeof err);
         if (!sp) {
@@ -129,6 +142,14 @@ int main(int argc, char **argv)
         cfg.spatial = sp;
         cfg.resolution_text = resolution;
     }
+    if (prefilter) {
+        if (!(reg = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp)))) {
+            fprintf(stderr, "wirematch-proxy: out of memory\n");
+            wm_proxy_spatial_close(sp);
+            return 1;
+        }
+        cfg.registry = reg;
+    }
 
     /* Opened before relaying: an unwritable --summary is refused at start,
      * not discovered at the stop, when the counters would be lost. */
@@ -143,6 +164,7 @@ int main(int argc, char **argv)
     int rc = wm_proxy_run(&cfg, &total, &elapsed);
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
+    wm_proxy_registry_free(reg);
     wm_proxy_spatial_close(sp);
     return rc == 0 ? 0 : 1;
 }

@@ -166,10 +166,78 @@ def unknown(port, sets, peids):
     ok("refused subscriptions installed nothing; reserved identifier refused with 0x83")
     for c in (U, V, P, Q): c.disconnect()
 
+def prefilter(port, sets, peids, broker_port, n):
+    """The proxy runs with --prefilter; a subscriber straight on the broker
+    (invisible to the proxy) shows what the broker received."""
+    inside = sorted(sets["X3"])
+    outside = [p for p in peids if p not in sets["X3"]]
+    rnd = random.Random(11)
+    B = Client(broker_port, "pf-direct")          # behind the proxy's back
+    B.subscribe(["pf/#"], qos=2)
+    S1 = Client(port, "pf-s1")
+    S1.subscribe(["pf/a/#"], qos=1, user=[("nbhd", "X3")])
+    S2 = Client(port, "pf-s2")
+    S2.subscribe(["pf/plain/#"], qos=1)
+    S3 = Client(port, "pf-s3", session_expiry=300)  # persistent session, then offline
+    S3.subscribe(["pf/sess/#"], qos=1)
+    S3.disconnect()
+    time.sleep(0.3)
+    P = Client(port, "pf-pub")
+    pubs, expect = [], set()
+    for i in range(n):
+        kind = rnd.random()
+        topic = "pf/plain/%d" % i if kind < 0.2 else "pf/a/%d" % (i % 5)
+        peid = rnd.choice(inside) if rnd.random() < 0.2 else rnd.choice(outside)
+        retain = rnd.random() < 0.02
+        qos = rnd.randrange(3)
+        P.publish(topic, "p%d" % i, qos=qos, user=[("peid", peid)], retain=retain)
+        pubs.append((i, topic, peid, qos, retain))
+        if retain or topic.startswith("pf/plain/") or peid in sets["X3"]: expect.add(i)
+    if not P.drain(30): fail("publisher: acknowledgements missing")
+    # The persistent session's subscription still counts while its client is away.
+    P.publish("pf/sess/1", "queued", qos=1, user=[("peid", outside[0])])
+    # Topic alias (client -> broker): the PUBLISH that binds it is kept back,
+    # the alias-only one that follows must reach the broker with the topic.
+    P.publish("pf/a/alias", "bind", qos=1, alias=3, user=[("peid", outside[0])])
+    P.publish("", "use", qos=1, alias=3, user=[("peid", inside[0])])
+    if not P.drain(10) or P.closed: fail("publisher: the alias-only PUBLISH was refused (connection closed)")
+    # UNSUBSCRIBE: the plain subscription is gone, so is its traffic.
+    S2.unsubscribe(["pf/plain/#"])
+    P.publish("pf/plain/after", "gone", qos=1, user=[("peid", outside[0])])
+    P.drain()
+    settle([(B, len(expect) + 2)], 30)
+    got = [int(m.payload[1:]) for m in B.msgs if m.payload[:1] == b"p"]
+    if sorted(got) != sorted(expect):
+        extra = sorted(set(got) - expect)[:5]; missing = sorted(expect - set(got))[:5]
+        fail("broker received %d, want %d (extra %r, missing %r)" % (len(got), len(expect), extra, missing))
+    ok("prefilter: the broker received %d of %d publications, exactly those some subscription could receive "
+       "(retained always)" % (len(got), n))
+    extra = [m for m in B.msgs if m.payload[:1] != b"p"]
+    names = sorted((m.topic, m.payload.decode()) for m in extra)
+    if names != [("pf/a/alias", "use"), ("pf/sess/1", "queued")]:
+        fail("extra messages at the broker: %r (want the alias-only one with its topic and the queued one)" % names)
+    ok("prefilter: alias-only PUBLISH after a withheld binding reached the broker as pf/a/alias; "
+       "an offline persistent session's subscription kept its traffic; UNSUBSCRIBE ended it")
+    dropped_q1 = sum(1 for p in pubs if p[3] == 1 and p[0] not in expect) + 1  # + the alias binding
+    acks10 = sum(1 for k, b in P.other if k == 4 and len(b) > 2 and b[2] == 0x10)
+    # the "gone" one too
+    if acks10 != dropped_q1 + 1: fail("PUBACK 0x10: %d, want %d" % (acks10, dropped_q1 + 1))
+    ok("prefilter: %d QoS 1 publications acknowledged with 0x10 No matching subscribers" % acks10)
+    S3 = Client(port, "pf-s3", clean=False, session_expiry=300)
+    if not S3.wait_for(lambda: any(m.payload == b"queued" for m in S3.msgs), 10):
+        fail("the persistent session did not get its queued message")
+    ok("prefilter: the persistent session got its queued message after reconnecting")
+    s1_want = sorted(["p%d" % p[0] for p in pubs if p[1].startswith("pf/a/") and p[2] in sets["X3"]] + ["use"])
+    s1_got = sorted(m.payload.decode() for m in S1.msgs)
+    if s1_got != s1_want: fail("S1 got %d messages, want %d" % (len(s1_got), len(s1_want)))
+    ok("prefilter: the neighborhood subscriber got exactly its %d messages" % len(s1_got))
+    for c in (B, S1, S2, S3, P): c.disconnect()
+
 if __name__ == "__main__":
     port, res_json, world, scen = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     sets, peids = load(res_json, world)
     if scen == "isolation": isolation(port, sets, peids, int(sys.argv[5]))
     elif scen == "window": window(port, sets, peids, int(sys.argv[5]))
     elif scen == "unknown": unknown(port, sets, peids)
+    elif scen == "prefilter": prefilter(port, sets, peids, int(sys.argv[5]), int(sys.argv[6]))
     else: sys.exit("unknown scenario " + scen)

@@ -1,0 +1,273 @@
+/* The proxy's spatial filtering (dataplane/proxy_filter.h) through its
+ * framing (dataplane/proxy_frame.h), on a two-neighborhood resolution of the
+ * small test world: broker packets a real mosquitto never sends (topic
+ * aliases towards the client) and exact queue contents after withheld
+ * packets in the middle of a chunk. Input packets are written field by field
+ * (tests/lib/mqtt5_build.h); outputs are decoded with the codec. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/mqtt5_decode.h"
+#include "dataplane/proxy.h"
+#include "dataplane/proxy_filter.h"
+#include "dataplane/proxy_frame.h"
+#include "tests/lib/mqtt5_build.h"
+#include "tests/lib/reload_fixture.h"
+
+static wm_proxy_spatial *sp;
+static wm_proxy_filter_shared fsh;
+static wm_proxy_counters ctr;
+static wm_proxy_session ss;
+static wm_proxy_filter flt;
+static wm_proxy_queue q[2];
+static uint8_t qmem[2][8192], scratch[70000];
+
+static void setup(void)
+{
+    static const char *const n1[] = { "sq1", "p_in", NULL };
+    static const char *const n2[] = { "far", NULL };
+    const wm_test_nbhd nb[] = { { "N1", n1 }, { "N2", n2 } };
+    char *path = wm_test_write_wmr(wm_test_tmpdir(), "f.wmr", nb, 2);
+    cr_assert(path);
+    char err[256];
+    sp = wm_proxy_spatial_open(path, err, sizeof err);
+    cr_assert(sp, "%s", err);
+    free(path);
+    fsh = (wm_proxy_filter_shared){ .sp = sp, .max_records = 16 };
+    memset(&ctr, 0, sizeof ctr);
+    wm_proxy_session_init(&ss, 4096);
+    wm_proxy_filter_init(&flt, &fsh, &ctr);
+    for (int d = 0; d < 2; d++) wm_proxy_queue_init(&q[d], qmem[d], sizeof qmem[d]);
+    ss.filter = &flt;
+    ss.queues = q;
+    ss.scratch = scratch;
+    ss.scratch_cap = sizeof scratch;
+}
+
+static void teardown(void)
+{
+    wm_proxy_filter_reset(&flt);
+    wm_proxy_spatial_close(sp);
+}
+
+TestSuite(proxy_filter, .init = setup, .fini = teardown);
+
+/* Feeds bytes from side dir, frames them; the framer must accept them. */
+static void feed(int dir, const void *p, size_t n)
+{
+    cr_assert(wm_proxy_queue_append(&q[dir], p, (uint32_t)n));
+    cr_assert_eq(wm_proxy_frame(&ss, dir, &q[dir]).verdict, WM_PROXY_FRAME_OK);
+}
+
+/* Takes the next framed packet of queue d (what the proxy sends on), decoded. */
+static bool next(int d, wm_mqtt5_packet *pkt)
+{
+    if (q[d].head == q[d].ready) return false;
+    wm_mqtt5_config c = { .from = d == WM_PROXY_C2U ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER,
+                          .topic_alias_maximum = 65535 };
+    wm_mqtt5_result r;
+    cr_assert_eq(wm_mqtt5_decode(&c, q[d].buf + q[d].head, q[d].ready - q[d].head, pkt, &r), WM_MQTT5_DONE);
+    q[d].head += (uint32_t)r.length;
+    return true;
+}
+
+static void drain_all(void)
+{
+    wm_mqtt5_packet p;
+    for (int d = 0; d < 2; d++) while (next(d, &p)) {}
+}
+
+static void connect_alias_max(uint16_t tam)
+{
+    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
+    wm_tb_str(&b, "MQTT"); wm_tb_u8(&b, 5); wm_tb_u8(&b, 0x02); wm_tb_u16(&b, 60);
+    wm_tb_u8(&pr, 0x22); wm_tb_u16(&pr, tam);
+    wm_tb_props(&b, &pr);
+    wm_tb_str(&b, "c");
+    feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x10, &b));
+    wm_tb b2 = { 0 }, pr2 = { 0 }, out2 = { 0 };
+    wm_tb_u8(&b2, 0); wm_tb_u8(&b2, 0); wm_tb_props(&b2, &pr2);
+    feed(WM_PROXY_U2C, out2.b, wm_tb_packet(&out2, 0x20, &b2));
+    drain_all();
+}
+
+/* SUBSCRIBE id `pid` of filter with a `nbhd` property (NULL: none), then the
+ * broker's SUBACK granting QoS 1. */
+static void subscribe(uint16_t pid, const char *filter, const char *nbhd, bool grant)
+{
+    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
+    wm_tb_u16(&b, pid);
+    if (nbhd) { wm_tb_u8(&pr, 0x26); wm_tb_str(&pr, "nbhd"); wm_tb_str(&pr, nbhd); }
+    wm_tb_props(&b, &pr);
+    wm_tb_str(&b, filter); wm_tb_u8(&b, 1);
+    feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x82, &b));
+    if (!grant) return;
+    wm_tb a = { 0 }, apr = { 0 }, aout = { 0 };
+    wm_tb_u16(&a, pid); wm_tb_props(&a, &apr); wm_tb_u8(&a, 1);
+    feed(WM_PROXY_U2C, aout.b, wm_tb_packet(&aout, 0x90, &a));
+}
+
+/* A broker PUBLISH: topic (may be ""), alias (0 = none), one peid, one
+ * Subscription Identifier, QoS and packet id. */
+static size_t publish(wm_tb *out, const char *topic, uint16_t alias, const char *peid, uint32_t sid, int qos,
+                      uint16_t pid)
+{
+    wm_tb b = { 0 }, pr = { 0 };
+    wm_tb_str(&b, topic);
+    if (qos) wm_tb_u16(&b, pid);
+    if (sid) { wm_tb_u8(&pr, 0x0B); wm_tb_vbi(&pr, sid); }
+    if (alias) { wm_tb_u8(&pr, 0x23); wm_tb_u16(&pr, alias); }
+    if (peid) { wm_tb_u8(&pr, 0x26); wm_tb_str(&pr, "peid"); wm_tb_str(&pr, peid); }
+    wm_tb_props(&b, &pr);
+    wm_tb_raw(&b, "x", 1);
+    memset(out, 0, sizeof *out);
+    return wm_tb_packet(out, (uint8_t)(0x30 | qos << 1), &b);
+}
+
+Test(proxy_filter, nbhd_subscribe_gets_the_proxy_identifier_of_its_neighborhood)
+{
+    connect_alias_max(4);
+    subscribe(1, "t/#", "N2", true);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBSCRIBE);
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u, WM_PROXY_SID_BASE + 1);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBACK);
+    cr_assert_eq(ctr.filter_sid_added, 1);
+}
+
+Test(proxy_filter, withheld_binding_makes_the_next_alias_only_publish_carry_its_topic)
+{
+    connect_alias_max(4);
+    subscribe(1, "t/#", "N1", true);
+    drain_all();
+    uint32_t sid = WM_PROXY_SID_BASE + 0;
+    wm_tb a, b, c;
+    size_t na = publish(&a, "t/a", 1, "far", sid, 0, 0);    /* binds alias 1, outside N1: withheld */
+    size_t nb = publish(&b, "", 1, "p_in", sid, 0, 0);      /* alias only, inside: must carry "t/a" */
+    size_t nc = publish(&c, "", 1, "sq1", sid, 0, 0);       /* the client knows it now */
+    feed(WM_PROXY_U2C, a.b, na);
+    feed(WM_PROXY_U2C, b.b, nb);
+    feed(WM_PROXY_U2C, c.b, nc);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.topic.len, 3);
+    cr_assert(memcmp(p.topic.p, "t/a", 3) == 0);
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_TOPIC_ALIAS].u, 1);
+    cr_assert_not(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER));
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.topic.len, 0, "the second alias-only PUBLISH stays alias-only");
+    cr_assert_not(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(ctr.filter_alias_rewritten[WM_PROXY_U2C], 1);
+    cr_assert_eq(ctr.filter_withheld[0], 1);
+}
+
+Test(proxy_filter, rebinding_a_known_alias_in_a_withheld_publish_is_not_lost)
+{
+    connect_alias_max(4);
+    subscribe(1, "t/#", "N1", true);
+    drain_all();
+    uint32_t sid = WM_PROXY_SID_BASE + 0;
+    wm_tb a, b, c;
+    size_t na = publish(&a, "t/a", 2, "p_in", sid, 0, 0);   /* forwarded: the client binds 2 -> t/a */
+    size_t nb = publish(&b, "t/b", 2, "far", sid, 0, 0);    /* withheld rebinding 2 -> t/b */
+    size_t nc = publish(&c, "", 2, "p_in", sid, 0, 0);      /* means t/b: the client must be told */
+    feed(WM_PROXY_U2C, a.b, na);
+    feed(WM_PROXY_U2C, b.b, nb);
+    feed(WM_PROXY_U2C, c.b, nc);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert(p.topic.len == 3 && memcmp(p.topic.p, "t/a", 3) == 0);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert(p.topic.len == 3 && memcmp(p.topic.p, "t/b", 3) == 0);
+}
+
+Test(proxy_filter, withheld_qos2_is_received_and_completed_for_the_client)
+{
+    connect_alias_max(0);
+    subscribe(1, "t/#", "N1", true);
+    drain_all();
+    wm_tb a;
+    size_t na = publish(&a, "t/q", 0, "far", WM_PROXY_SID_BASE, 2, 77);
+    feed(WM_PROXY_U2C, a.b, na);
+    wm_mqtt5_packet p;
+    cr_assert_not(next(WM_PROXY_U2C, &p));
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBREC);
+    cr_assert_eq(p.packet_id, 77);
+    const uint8_t pubrel[] = { 0x62, 0x02, 0x00, 77 };
+    feed(WM_PROXY_U2C, pubrel, sizeof pubrel);
+    cr_assert_not(next(WM_PROXY_U2C, &p), "the PUBREL must not reach the client");
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBCOMP);
+    cr_assert_eq(p.packet_id, 77);
+    /* Another PUBREL (a packet id the client itself received) goes through. */
+    const uint8_t pubrel2[] = { 0x62, 0x02, 0x00, 78 };
+    feed(WM_PROXY_U2C, pubrel2, sizeof pubrel2);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBREL);
+}
+
+Test(proxy_filter, withheld_packets_inside_one_chunk_leave_the_others_intact)
+{
+    connect_alias_max(0);
+    subscribe(1, "t/#", "N1", true);
+    drain_all();
+    uint8_t chunk[1024];
+    size_t n = 0;
+    const char *peid[] = { "p_in", "far", "far", "sq1", "far", "p_in" };
+    for (int i = 0; i < 6; i++) {
+        wm_tb t;
+        size_t k = publish(&t, "t/x", 0, peid[i], WM_PROXY_SID_BASE, 1, (uint16_t)(i + 1));
+        memcpy(chunk + n, t.b, k);
+        n += k;
+    }
+    feed(WM_PROXY_U2C, chunk, n - 5);   /* the last one incomplete */
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_U2C, &p)); cr_assert_eq(p.packet_id, 1);
+    cr_assert(next(WM_PROXY_U2C, &p)); cr_assert_eq(p.packet_id, 4);
+    cr_assert_not(next(WM_PROXY_U2C, &p));
+    feed(WM_PROXY_U2C, chunk + n - 5, 5);
+    cr_assert(next(WM_PROXY_U2C, &p)); cr_assert_eq(p.packet_id, 6);
+    for (uint16_t id = 2; id <= 5; id += (id == 3 ? 2 : 1)) {
+        cr_assert(next(WM_PROXY_C2U, &p));
+        cr_assert_eq(p.type, WM_MQTT5_PUBACK);
+        cr_assert_eq(p.packet_id, id);
+    }
+    cr_assert_eq(ctr.filter_withheld[1], 3);
+}
+
+Test(proxy_filter, unknown_neighborhood_is_refused_by_the_proxy_alone)
+{
+    connect_alias_max(0);
+    subscribe(9, "t/#", "nowhere", false);
+    wm_mqtt5_packet p;
+    cr_assert_not(next(WM_PROXY_C2U, &p), "the SUBSCRIBE must not reach the broker");
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBACK);
+    cr_assert_eq(p.packet_id, 9);
+    cr_assert_eq(p.count, 1);
+    cr_assert_eq(p.payload.p[0], 0x80);
+    cr_assert(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_REASON_STRING));
+    cr_assert_eq(ctr.filter_suback_unknown_nbhd, 1);
+}
+
+Test(proxy_filter, refused_filter_is_forgotten_and_plain_deliveries_pass)
+{
+    connect_alias_max(0);
+    subscribe(1, "t/#", "N1", false);
+    wm_tb a = { 0 }, apr = { 0 }, aout = { 0 };
+    wm_tb_u16(&a, 1); wm_tb_props(&a, &apr); wm_tb_u8(&a, 0x87);   /* broker: not authorized */
+    feed(WM_PROXY_U2C, aout.b, wm_tb_packet(&aout, 0x90, &a));
+    subscribe(2, "u/#", NULL, true);
+    drain_all();
+    wm_tb t;
+    size_t k = publish(&t, "u/1", 0, "far", WM_PROXY_SID_PLAIN, 0, 0);
+    feed(WM_PROXY_U2C, t.b, k);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_not(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER));
+    cr_assert_eq(ctr.filter_withheld[0], 0);
+}
