@@ -1,6 +1,7 @@
 /* EXI body decoder: event codes (§6.2) against the current grammar state,
  * content through datatypes (§7.1) and the string table (§7.3). */
 #include "codec/exi_decode.h"
+#include "codec/exi_decode_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,18 +9,7 @@
 #include "codec/exi_rt.h"
 #include "codec/exi_utf8.h"
 
-typedef struct dctx {
-    wm_exi_decoder *d;
-    wm_exi_reader r;
-    wm_exi_error *err;
-    wm_exi_event_fn fn;
-    void *user;
-    bool stop;
-    bool typed_fast;          /* typed_only and no prefixes: see typed_attribute() */
-} dctx;
-
-/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op). */
-enum { OP_TERM = 0, OP_AT, OP_AT_FLOAT, OP_AT_INT, OP_AT_BOOL, OP_SE, OP_EE };
+typedef wm_exi_dctx dctx;
 
 static uint8_t prod_op(const wm_exi_grammar *g, const wm_exi_prod *p)
 {
@@ -27,15 +17,15 @@ static uint8_t prod_op(const wm_exi_grammar *g, const wm_exi_prod *p)
     case WM_EXI_T_AT:
         if (p->arg < g->n_types && !g->types[p->arg].pattern_bool) {
             switch (g->types[p->arg].kind) {
-            case WM_EXI_DT_FLOAT: return OP_AT_FLOAT;
-            case WM_EXI_DT_INTEGER: return OP_AT_INT;
-            case WM_EXI_DT_BOOLEAN: return OP_AT_BOOL;
+            case WM_EXI_DT_FLOAT: return WM_EXI_OP_AT_FLOAT;
+            case WM_EXI_DT_INTEGER: return WM_EXI_OP_AT_INT;
+            case WM_EXI_DT_BOOLEAN: return WM_EXI_OP_AT_BOOL;
             }
         }
-        return OP_AT;
-    case WM_EXI_T_SE: return OP_SE;
-    case WM_EXI_T_EE: return OP_EE;
-    default: return OP_TERM;
+        return WM_EXI_OP_AT;
+    case WM_EXI_T_SE: return WM_EXI_OP_SE;
+    case WM_EXI_T_EE: return WM_EXI_OP_EE;
+    default: return WM_EXI_OP_TERM;
     }
 }
 
@@ -267,7 +257,7 @@ static void qname_view(dctx *c, wm_exi_event *ev, uint32_t uri, uint32_t lid)
 
 /* --------------------------------------------------------- element stack */
 
-static wm_exi_status push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem)
+wm_exi_status wm_exi_dec_push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem)
 {
     wm_exi_decoder *d = c->d;
     if (d->depth >= d->lim.max_depth)
@@ -310,7 +300,7 @@ static wm_exi_status se_wild(dctx *c, bool have_uri, uint32_t uri, uint32_t *out
     return WM_EXI_OK;
 }
 
-static wm_exi_status attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed, bool *nil_true)
+wm_exi_status wm_exi_dec_attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed, bool *nil_true)
 {
     wm_exi_event ev = { .type = WM_EXI_EV_AT };
     qname_view(c, &ev, uri, lid);
@@ -340,14 +330,14 @@ static wm_exi_status typed_attribute(dctx *c, const wm_exi_prod *p, unsigned op)
     ev.xsi = false;
     qname_view(c, &ev, p->uri, p->lid);
     wm_exi_status st;
-    if (op == OP_AT_FLOAT) {
+    if (op == WM_EXI_OP_AT_FLOAT) {
         int64_t e;
         ev.value = (wm_exi_value){ .kind = WM_EXI_DT_FLOAT };
         if ((st = wm_exi_read_int(&c->r, &ev.value.mantissa)) || (st = wm_exi_read_int(&c->r, &e))) return st;
         if (e < -16384 || e > 16383)
             return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "float exponent %lld out of 14-bit range (§7.1.4)", (long long)e);
         ev.value.exponent = (int32_t)e;
-    } else if (op == OP_AT_INT) {
+    } else if (op == WM_EXI_OP_AT_INT) {
         ev.value = (wm_exi_value){ .kind = WM_EXI_DT_INTEGER };
         if ((st = wm_exi_read_int(&c->r, &ev.value.i))) return st;
     } else {
@@ -426,9 +416,9 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
         const wm_exi_bi_prod *p = stc ? &bi->stc[nl - 1 - v] : &bi->ec[nl - 1 - v];
         switch (p->term) {
         case WM_EXI_T_EE: return pop(c);
-        case WM_EXI_T_AT: return attribute(c, p->uri, p->lid, WM_EXI_NONE, p->uri == WM_EXI_URI_XSI && d->st.lnames[p->lid].s.len == 3 && !memcmp(d->st.lnames[p->lid].s.p, "nil", 3), NULL);
+        case WM_EXI_T_AT: return wm_exi_dec_attribute(c, p->uri, p->lid, WM_EXI_NONE, p->uri == WM_EXI_URI_XSI && d->st.lnames[p->lid].s.len == 3 && !memcmp(d->st.lnames[p->lid].s.p, "nil", 3), NULL);
         case WM_EXI_T_CH: f->bi_state = 1; return characters(c, f->lid, WM_EXI_NONE);
-        default: f->bi_state = 1; return push(c, p->uri, p->lid, WM_EXI_NONE);
+        default: f->bi_state = 1; return wm_exi_dec_push(c, p->uri, p->lid, WM_EXI_NONE);
         }
     }
     if (!stc && v == nl) return pop(c);
@@ -453,7 +443,7 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
         if (is_type) return xsi_type(c, f);
         if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_AT, uri, lid)) return mem_fail(c);
         bi = &d->bis[f->bi];
-        return attribute(c, uri, lid, WM_EXI_NONE, is_nil, NULL);
+        return wm_exi_dec_attribute(c, uri, lid, WM_EXI_NONE, is_nil, NULL);
     }
     case WM_EXI_UD_SE_ANY: {
         uint32_t uri, lid;
@@ -462,7 +452,7 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
         if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_SE, uri, lid)) return mem_fail(c); }
         else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_SE, uri, lid)) return mem_fail(c);
         f->bi_state = 1;
-        return push(c, uri, lid, WM_EXI_NONE);
+        return wm_exi_dec_push(c, uri, lid, WM_EXI_NONE);
     }
     case WM_EXI_UD_CH:
         if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_CH, 0, 0)) return mem_fail(c); }
@@ -495,19 +485,19 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         /* one dispatch on event and value kind together (prod_op): the
          * attribute sequence of sensor records is data, so every separate
          * branch on it was a misprediction */
-        unsigned op = d->prod_op ? d->prod_op[s->first + v] : OP_TERM;
+        unsigned op = d->prod_op ? d->prod_op[s->first + v] : WM_EXI_OP_TERM;
         switch (op) {
-        case OP_AT_FLOAT: case OP_AT_INT: case OP_AT_BOOL:
+        case WM_EXI_OP_AT_FLOAT: case WM_EXI_OP_AT_INT: case WM_EXI_OP_AT_BOOL:
             f->state = p->next;
             if (c->typed_fast) return typed_attribute(c, p, op);
-            return attribute(c, p->uri, p->lid, p->arg, false, NULL);
-        case OP_AT:
+            return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
+        case WM_EXI_OP_AT:
             f->state = p->next;
-            return attribute(c, p->uri, p->lid, p->arg, false, NULL);
-        case OP_SE:
+            return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
+        case WM_EXI_OP_SE:
             f->state = p->next;
-            return push(c, p->uri, p->lid, p->arg);
-        case OP_EE:
+            return wm_exi_dec_push(c, p->uri, p->lid, p->arg);
+        case WM_EXI_OP_EE:
             return pop(c);
         default:
             break;
@@ -515,22 +505,22 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         switch (p->term) {
         case WM_EXI_T_AT:
             f->state = p->next;
-            return attribute(c, p->uri, p->lid, p->arg, false, NULL);
+            return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
         case WM_EXI_T_AT_URI: case WM_EXI_T_AT_ANY: {
             uint32_t uri = p->uri, lid;
             if (p->term == WM_EXI_T_AT_ANY && (st = read_uri(c, &uri))) return st;
             if ((st = read_lname(c, uri, &lid))) return st;
             f->state = p->next;
-            return attribute(c, uri, lid, lid < g->n_lids ? wm_exi_grammar_global_attr_dt(g, uri, lid) : WM_EXI_NONE, false, NULL);
+            return wm_exi_dec_attribute(c, uri, lid, lid < g->n_lids ? wm_exi_grammar_global_attr_dt(g, uri, lid) : WM_EXI_NONE, false, NULL);
         }
         case WM_EXI_T_SE:
             f->state = p->next;
-            return push(c, p->uri, p->lid, p->arg);
+            return wm_exi_dec_push(c, p->uri, p->lid, p->arg);
         case WM_EXI_T_SE_URI: case WM_EXI_T_SE_ANY: {
             uint32_t uri, lid;
             if ((st = se_wild(c, p->term == WM_EXI_T_SE_URI, p->uri, &uri, &lid))) return st;
             f->state = p->next;
-            return push(c, uri, lid, WM_EXI_NONE);
+            return wm_exi_dec_push(c, uri, lid, WM_EXI_NONE);
         }
         case WM_EXI_T_EE:
             return pop(c);
@@ -560,7 +550,7 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     case WM_EXI_UD_XSI_NIL: {
         bool nil = false;
         uint32_t nil_lid = g->uri_lid_first[WM_EXI_URI_XSI];
-        if ((st = attribute(c, WM_EXI_URI_XSI, nil_lid, WM_EXI_NONE, true, &nil))) return st;
+        if ((st = wm_exi_dec_attribute(c, WM_EXI_URI_XSI, nil_lid, WM_EXI_NONE, true, &nil))) return st;
         if (nil) f->state = g->tgrams[f->tgram].empty_start;
         return WM_EXI_OK;
     }
@@ -575,13 +565,13 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
                     g->prods[s->first + i].lid == lid)
                     dt = g->prods[s->first + i].arg;
         if (ud == WM_EXI_UD_AT_ANY && dt == WM_EXI_NONE && lid < g->n_lids) dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
-        return attribute(c, uri, lid, dt, false, NULL);
+        return wm_exi_dec_attribute(c, uri, lid, dt, false, NULL);
     }
     case WM_EXI_UD_SE_ANY: {
         uint32_t uri, lid;
         if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
         if (to_content) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
-        return push(c, uri, lid, WM_EXI_NONE);
+        return wm_exi_dec_push(c, uri, lid, WM_EXI_NONE);
     }
     case WM_EXI_UD_CH:
         if (to_content) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }
@@ -591,6 +581,12 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     default:
         return comment_or_pi(c, ud);
     }
+}
+
+wm_exi_status wm_exi_dec_step(dctx *c)
+{
+    wm_exi_frame *f = &c->d->stack[c->d->depth - 1];
+    return f->state == WM_EXI_NONE ? step_builtin(c, f) : step_schema(c, f);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -616,12 +612,15 @@ void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_ex
     wm_exi_strtab_init(&d->st, g, &d->arena, false);
     d->prod_op = malloc(g->n_prods ? g->n_prods : 1);
     for (uint32_t i = 0; d->prod_op && i < g->n_prods; i++) d->prod_op[i] = prod_op(g, &g->prods[i]);
+    d->strict_states = wm_exi_decode_strict_table(g);
 }
 
 void wm_exi_decoder_free(wm_exi_decoder *d)
 {
     free(d->prod_op);
     d->prod_op = NULL;
+    free(d->strict_states);
+    d->strict_states = NULL;
     wm_exi_strtab_free(&d->st);
     wm_exi_arena_free(&d->arena);
 }
@@ -656,13 +655,13 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
             elem = g->doc_elems[v]; uri = g->elems[elem].uri; lid = g->elems[elem].lid;
         }
         if (!frag) *doc_state = 1;
-        return push(c, uri, lid, elem);
+        return wm_exi_dec_push(c, uri, lid, elem);
     }
     if (v == n_se) {
         uint32_t uri, lid;
         if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
         if (!frag) *doc_state = 1;
-        return push(c, uri, lid, WM_EXI_NONE);
+        return wm_exi_dec_push(c, uri, lid, WM_EXI_NONE);
     }
     if (frag && v == n_se + 1) { *done = true; return WM_EXI_OK; }
     return comment_or_pi(c, WM_EXI_UD_DT);
@@ -694,16 +693,20 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
     d->depth = 0;
     if (!d->stack || !d->scratch) return mem_fail(&c);
     c.typed_fast = d->lim.typed_only && !d->opts.preserve_prefixes;
+    /* the strict loop covers bit-packed strict schema-informed streams
+     * without prefixes (Preserve.dtd/lexicalValues are refused above,
+     * compression by the header reader); it falls back to
+     * wm_exi_dec_step() for every event it does not decode itself */
+    bool fast = d->opts.strict && !c.r.byte_aligned && d->opts.alignment == WM_EXI_BIT_PACKED && !d->opts.compression && !d->opts.preserve_prefixes && !d->g->schemaless &&
+                !d->general_only && d->strict_states && d->prod_op;
     wm_exi_event ev = { .type = WM_EXI_EV_SD };
     emit(&c, &ev);
     int doc_state = 0;
     bool done = false;
     while (!done && !c.stop) {
         if (d->depth == 0) st = step_doc(&c, &doc_state, &done);
-        else {
-            wm_exi_frame *f = &d->stack[d->depth - 1];
-            st = f->state == WM_EXI_NONE ? step_builtin(&c, f) : step_schema(&c, f);
-        }
+        else if (fast) st = wm_exi_decode_strict_run(&c);
+        else st = wm_exi_dec_step(&c);
         if (st) return st;
     }
     if (c.stop) { if (stopped) *stopped = true; return WM_EXI_OK; }

@@ -4,6 +4,8 @@
  *   bm_exi_decode_senml10      our decoder, typed values (no lexical text), events counted:
  *                              what a content filter consumes; options in the header
  *                              (as the RFC's EXI examples)
+ *   bm_exi_decode_senml10_general  the same forced through the general path (no strict
+ *                              loop, codec/exi_decode_strict.c): before/after in one run
  *   bm_exi_decode_lexical      the same with every value's lexical text built
  *   bm_exi_decode_to_xml       our decoder writing XML text (wmctl exi decode's path)
  *   bm_exi_plain_events        no options header (options out of band), typed events:
@@ -120,7 +122,7 @@ static int count(void *user, const wm_exi_event *ev)
     return 0;
 }
 
-static void run_decode(wm_bench_state *st, bool typed_only, bool plain)
+static void run_decode(wm_bench_state *st, bool typed_only, bool plain, bool general)
 {
     if (!setup(st)) return;
     const docset *ds = plain ? &W.plain : &W.hdr;
@@ -128,6 +130,7 @@ static void run_decode(wm_bench_state *st, bool typed_only, bool plain)
     wm_exi_decoder d;
     wm_exi_limits lim = { .typed_only = typed_only };
     wm_exi_decoder_init(&d, W.g, &lim);
+    d.general_only = general;
     uint64_t events = 0, bytes = 0;
     int i = 0;
     while (wm_bench_keep_running_batch(st, 256)) {
@@ -149,10 +152,14 @@ static void run_decode(wm_bench_state *st, bool typed_only, bool plain)
     wm_exi_decoder_free(&d);
 }
 
-static void bm_exi_decode_senml10(wm_bench_state *st) { run_decode(st, true, false); }
+static void bm_exi_decode_senml10(wm_bench_state *st) { run_decode(st, true, false, false); }
 WM_BENCH(bm_exi_decode_senml10);
 
-static void bm_exi_decode_lexical(wm_bench_state *st) { run_decode(st, false, false); }
+/* the same through the general path only (before/after of the strict loop in one run) */
+static void bm_exi_decode_senml10_general(wm_bench_state *st) { run_decode(st, true, false, true); }
+WM_BENCH(bm_exi_decode_senml10_general);
+
+static void bm_exi_decode_lexical(wm_bench_state *st) { run_decode(st, false, false, false); }
 WM_BENCH(bm_exi_decode_lexical);
 
 static void run_to_xml(wm_bench_state *st, bool plain)
@@ -186,7 +193,7 @@ static void run_to_xml(wm_bench_state *st, bool plain)
 static void bm_exi_decode_to_xml(wm_bench_state *st) { run_to_xml(st, false); }
 WM_BENCH(bm_exi_decode_to_xml);
 
-static void bm_exi_plain_events(wm_bench_state *st) { run_decode(st, true, true); }
+static void bm_exi_plain_events(wm_bench_state *st) { run_decode(st, true, true, false); }
 WM_BENCH(bm_exi_plain_events);
 
 static void bm_exi_plain_to_xml(wm_bench_state *st) { run_to_xml(st, true); }

@@ -6,7 +6,10 @@
  * is the stream (its header may override them). Besides "no crash, no read
  * out of bounds" (ASan), it checks: an error has a reason and a position
  * inside the input; a decoded stream re-encodes (non-strict, same grammar)
- * and decodes again to the same number of events. Memory cap 1 MiB. */
+ * and decodes again to the same number of events; and the general path
+ * (wm_exi_decoder.general_only) gives the same events, status and error
+ * position as the default one (the strict bit-packed loop,
+ * codec/exi_decode_strict.c, when the options allow it). Memory cap 1 MiB. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +39,27 @@ static wm_exi_grammar *load(const char *rel)
 
 typedef struct rec {
     uint64_t events;
+    uint64_t hash;            /* FNV-1a over every event's fields */
     wm_exi_encoder *enc;
     int depth;
     wm_exi_status st;
 } rec;
 
+static void mix(uint64_t *h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) *h = (*h ^ ((const uint8_t *)p)[i]) * 0x100000001b3ull;
+}
+
 static int on_event(void *user, const wm_exi_event *ev)
 {
     rec *r = user;
+    uint64_t f[10] = { ev->type, ev->xsi, ev->uri_id, ev->lid, ev->depth, ev->value.kind, ev->value.b, ev->value.i,
+                       ev->value.mantissa, (uint64_t)ev->value.exponent };
+    if (ev->type != WM_EXI_EV_AT && ev->type != WM_EXI_EV_CH) f[5] = f[6] = f[7] = f[8] = f[9] = 0;
+    mix(&r->hash, f, sizeof f);
+    if (ev->uri.p) mix(&r->hash, ev->uri.p, ev->uri.len);
+    if (ev->local.p) mix(&r->hash, ev->local.p, ev->local.len);
+    if ((ev->type == WM_EXI_EV_AT || ev->type == WM_EXI_EV_CH) && ev->value.text) mix(&r->hash, ev->value.text, ev->value.len);
     bool blank = ev->type == WM_EXI_EV_CH;
     for (uint32_t i = 0; blank && i < ev->value.len; i++)
         blank = ev->value.text[i] == ' ' || ev->value.text[i] == '\t' || ev->value.text[i] == '\n' || ev->value.text[i] == '\r';
@@ -76,11 +92,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.alignment = (data[0] & 8) ? WM_EXI_BYTE_ALIGNED : WM_EXI_BIT_PACKED;
     o.fragment = (data[0] & 16) != 0;
     wm_exi_limits lim = { .mem_cap = 1u << 20, .max_depth = 64, .max_value_bytes = 4096 };
-    static wm_exi_decoder d;
+    static wm_exi_decoder d, dgen;
     static const wm_exi_grammar *dg;
     if (dg != g) {
-        if (dg) wm_exi_decoder_free(&d);
+        if (dg) {
+            wm_exi_decoder_free(&d);
+            wm_exi_decoder_free(&dgen);
+        }
         wm_exi_decoder_init(&d, g, &lim);
+        wm_exi_decoder_init(&dgen, g, &lim);
+        dgen.general_only = true;
         dg = g;
     }
     wm_exi_error e;
@@ -94,6 +115,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static wm_exi_error enc_err; /* the encoder reports apart from the decoder */
     r.st = wm_exi_encode_start(&enc, out, sizeof out, &enc_err);
     wm_exi_status st = wm_exi_decode(&d, data + 1, size - 1, &o, on_event, &r, NULL, &e);
+    {
+        rec rg = { 0 };
+        wm_exi_error eg;
+        wm_exi_status stg = wm_exi_decode(&dgen, data + 1, size - 1, &o, on_event, &rg, NULL, &eg);
+        if (stg != st || rg.events != r.events || rg.hash != r.hash || (st && (eg.bit_pos != e.bit_pos || strcmp(eg.msg, e.msg)))) {
+            fprintf(stderr, "general path differs: status %d vs %d, %llu vs %llu events: %s / %s\n", st, stg,
+                    (unsigned long long)r.events, (unsigned long long)rg.events, e.msg, eg.msg);
+            abort();
+        }
+    }
     if (st) {
         if (!e.msg[0] || e.bit_pos > 8 * (uint64_t)(size - 1)) abort();
     } else if (!r.st && !d.opts.preserve_prefixes) {

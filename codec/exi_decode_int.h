@@ -1,0 +1,62 @@
+/* Internal: what the general EXI decoder (codec/exi_decode.c) shares with
+ * its strict bit-packed loop (codec/exi_decode_strict.c). Not a public
+ * header; the event API is codec/exi_decode.h. */
+#ifndef WM_CODEC_EXI_DECODE_INT_H
+#define WM_CODEC_EXI_DECODE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec/exi_decode.h"
+#include "codec/exi_stream.h"
+
+typedef struct wm_exi_dctx {
+    wm_exi_decoder *d;
+    wm_exi_reader r;
+    wm_exi_error *err;
+    wm_exi_event_fn fn;
+    void *user;
+    bool stop;
+    bool typed_fast;          /* typed_only and no prefixes: values come typed only */
+} wm_exi_dctx;
+
+/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op). */
+enum { WM_EXI_OP_TERM = 0, WM_EXI_OP_AT, WM_EXI_OP_AT_FLOAT, WM_EXI_OP_AT_INT, WM_EXI_OP_AT_BOOL, WM_EXI_OP_SE,
+       WM_EXI_OP_EE };
+
+/* Per grammar state, packed for the strict loop: first production, count,
+ * event-code width of the declared productions alone (§6.2) and the state
+ * flags (WM_EXI_S_START states add the strict xsi:type/xsi:nil codes of
+ * §8.5.4.4.2 at run time: they depend on the frame). */
+struct wm_exi_strict_state {
+    uint32_t first;
+    uint16_t n;
+    uint8_t w;
+    uint8_t flags;
+};
+
+/* SE of {uri}lid with element declaration elem (WM_EXI_NONE: undeclared),
+ * its prefix when preserved, the new frame and the event (§8.5.4.1). */
+wm_exi_status wm_exi_dec_push(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32_t elem);
+
+/* AT of {uri}lid after its event code: prefix, value of datatype dt
+ * (WM_EXI_NONE: untyped; xsi_nil_typed: xsi:nil as a boolean, *nil_true
+ * its value) and the event (§8.5.4.1, §7). */
+wm_exi_status wm_exi_dec_attribute(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed,
+                                   bool *nil_true);
+
+/* One event of the innermost element (depth > 0) through the general path. */
+wm_exi_status wm_exi_dec_step(wm_exi_dctx *c);
+
+/* The table above for g (malloc'ed; NULL on OOM, which disables the loop). */
+struct wm_exi_strict_state *wm_exi_decode_strict_table(const wm_exi_grammar *g);
+
+/* Decodes events while depth > 0 and decoding has not stopped, for strict
+ * bit-packed streams without prefixes: declared EE, typed attributes and
+ * string-table hits come straight from a local 64-bit window; everything
+ * else (SE, literals, xsi:*, near the end of the stream, any error) goes
+ * through wm_exi_dec_step() from the event's first bit, so both paths
+ * yield the same events and errors by construction. */
+wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c);
+
+#endif
