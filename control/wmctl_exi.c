@@ -33,7 +33,7 @@ static int usage(void)
 {
     return wmctl_usage_error("exi",
         "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
-        " [--preserve-prefixes] [--header-options] [--schema-id ID] [--cookie] IN [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]");
+        " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]");
 }
 
 int wmctl_exi(int argc, char **argv)
@@ -104,6 +104,16 @@ int wmctl_exi(int argc, char **argv)
             wm_exi_grammar_free(gg);
             return wmctl_usage_error("exi", "--format is text or exificient");
         }
+        if (in) {
+            /* A TYPE naming no type of the schema would print only the header: say so. */
+            bool known = false;
+            for (uint32_t t = 0; t < gg->n_tgrams && !known; t++)
+                known = gg->tgrams[t].lid != WM_EXI_NONE && !strcmp(gg->lnames[gg->tgrams[t].lid], in);
+            if (!known) {
+                wm_exi_grammar_free(gg);
+                return wmctl_usage_error("exi", "%s: no named type '%s' in the schema", schema, in);
+            }
+        }
         printf("uris:");
         for (uint32_t i = 0; i < gg->n_uris; i++) printf(" %u=%s(%u names)", i, gg->uris[i], gg->uri_lid_count[i]);
         printf("\ndocument elements (%u):", gg->n_doc);
@@ -119,7 +129,7 @@ int wmctl_exi(int argc, char **argv)
             if (in && (tg->lid == WM_EXI_NONE || strcmp(gg->lnames[tg->lid], in))) continue;
             printf("type %u %s start=%u content=%u empty=%u\n", t, tg->lid == WM_EXI_NONE ? "(anonymous)" : gg->lnames[tg->lid], tg->start, tg->content, tg->empty_start);
         }
-        for (uint32_t i = 0; i < gg->n_states && argc > 0; i++) {
+        for (uint32_t i = 0; i < gg->n_states; i++) {
             const wm_exi_state *stt = &gg->states[i];
             if (in) {
                 bool want = false;

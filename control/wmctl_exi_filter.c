@@ -3,7 +3,7 @@
  *
  *   wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT)
  *                    [--ns PREFIX=URI ...] --query Q [--query Q ...] [--strict]
- *                    [--byte-aligned] [--stats] IN.exi
+ *                    [--byte-aligned] [--stats] IN.exi|-
  *
  * With --registry (control/schema_registry.h) the schema and its namespace
  * bindings come from the registry entry the Content Type names
@@ -26,33 +26,11 @@
 #include "control/wmctl.h"
 #include "matcher/xpath_filter.h"
 
-static int slurp(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return -1;
-    size_t cap = 1 << 16, n = 0, k;
-    uint8_t *b = malloc(cap);
-    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
-        n += k;
-        if (n == cap) {
-            uint8_t *nb = cap < (256u << 20) ? realloc(b, cap * 2) : NULL;
-            if (!nb) { free(b); b = NULL; break; }
-            b = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!b) return -1;
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int usage(void)
 {
     return wmctl_usage_error("exi",
         "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
-        " [--strict] [--byte-aligned] [--stats] IN.exi");
+        " [--strict] [--byte-aligned] [--stats] IN.exi|-");
 }
 
 int wmctl_exi_filter(int argc, char **argv)
@@ -123,7 +101,11 @@ int wmctl_exi_filter(int argc, char **argv)
     } else {
         uint8_t *gb;
         size_t gl;
-        if (slurp(gfile, &gb, &gl)) { rc = wmctl_usage_error("exi", "cannot read %s", gfile); goto out; }
+        char msg[512];
+        if (!(gb = wmctl_read_file(gfile, WMCTL_MAX_EXI_INPUT, &gl, msg, sizeof msg))) {
+            rc = wmctl_usage_error("exi", "%s", msg);
+            goto out;
+        }
         wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &e);
         free(gb);
         if (gst) { rc = wmctl_usage_error("exi", "%s: %s", gfile, e.msg); goto out; }
@@ -144,7 +126,11 @@ int wmctl_exi_filter(int argc, char **argv)
                 s.filter_grammar_pairs, s.impossible_strict);
     }
     size_t len;
-    if (slurp(in, &data, &len)) { rc = wmctl_usage_error("exi", "cannot read %s", in); goto out; }
+    char msg[512];
+    if (!(data = wmctl_read_file(in, WMCTL_MAX_EXI_INPUT, &len, msg, sizeof msg))) {
+        rc = wmctl_usage_error("exi", "%s", msg);
+        goto out;
+    }
     if (!(c = wm_xpf_ctx_new(f, NULL)) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
         rc = wmctl_usage_error("exi", "out of memory");
         goto out;

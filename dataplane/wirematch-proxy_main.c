@@ -151,14 +151,17 @@ int main(int argc, char **argv)
         cfg.registry = reg;
     }
 
-    wm_proxy_counters total;
-    uint64_t elapsed;
-    int rc = wm_proxy_run(&cfg, &total, &elapsed);
+    /* Opened before relaying: an unwritable --summary is refused at start,
+     * not discovered at the stop, when the counters would be lost. */
     FILE *out = stdout;
     if (summary && !(out = fopen(summary, "w"))) {
         fprintf(stderr, "wirematch-proxy: --summary %s: %s\n", summary, strerror(errno));
+        wm_proxy_spatial_close(sp);
         return 1;
     }
+    wm_proxy_counters total;
+    uint64_t elapsed;
+    int rc = wm_proxy_run(&cfg, &total, &elapsed);
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
     wm_proxy_registry_free(reg);

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# `wmctl exi` as a user runs it: the README's examples verbatim (decode,
+# encode to identical bytes, compiled grammar, `exi filter` printing [1,3] and
+# refusing a string test on a number), then bad inputs: each gives a reason on
+# stderr and the documented exit code (0 ok, 1 bad EXI/XML, 2 usage, unreadable
+# file, bad schema or query). Needs no peer.
+set -euo pipefail
+ROOT=${WM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${WM_BUILD:-$ROOT/build}
+SHARED=${WM_SHARED:-$ROOT/../shared}
+S=$SHARED/data/exi/senml
+W=$BUILD/wmctl
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+checks=0; ok() { checks=$((checks + 1)); }
+
+# expect RC NEEDLE CMD...: CMD exits RC and its stderr contains NEEDLE
+expect() {
+  local want=$1 needle=$2 rc=0; shift 2
+  timeout 30 "$@" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" = "$want" ] || fail "$* -> exit $rc, want $want: $(head -c 300 "$work/err")"
+  grep -qF -- "$needle" "$work/err" || fail "$* -> stderr lacks '$needle': $(head -c 300 "$work/err")"
+  ok
+}
+
+# README examples, verbatim.
+out=$(timeout 30 "$W" exi decode --schema $S/senml.gen.xsd $S/ex1.gen.exi)
+[ "$out" = '<ns4:sensml xmlns:ns4="urn:ietf:params:xml:ns:senml"><ns4:senml n="urn:dev:ow:10e2073a01080063" u="Cel" v="23.1"/></ns4:sensml>' ] \
+  || fail "decode ex1: $out"; ok
+timeout 30 "$W" exi encode --schema $S/senml.gen.xsd --strict --byte-aligned --header-options --schema-id a \
+  $S/ex1.gen.xml "$work/ex1.exi"
+cmp -s "$work/ex1.exi" $S/ex1.gen.exi || fail "encode ex1 not identical"; ok
+timeout 30 "$W" exi compile --schema $S/senml.gen.xsd "$work/senml.wmg"
+a=$(timeout 30 "$W" exi decode --grammar "$work/senml.wmg" $S/ex2.gen.exi)
+b=$(timeout 30 "$W" exi decode --schema $S/senml.gen.xsd $S/ex2.gen.exi)
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "decode with --grammar differs from --schema"; ok
+out=$(timeout 30 "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml \
+      --query '/s:sensml/s:senml[@n="current" and @v > 1]' --query '//s:senml[@v < -3]' \
+      --query '//s:senml[starts-with(@bn, "urn:dev:ow:")]' --query '//s:senml/@vb' $S/ex2.gen.exi)
+[ "$out" = "[1,3]" ] || fail "filter example: $out"; ok
+expect 2 "query 1 at position 11: string test on @v, which the schema types as a number" \
+  "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml[@v = "1"]' $S/ex2.gen.exi
+
+# exi filter: the input as stdin, from a compiled grammar, and unreadable inputs.
+F=("$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml[@u = "A"]')
+out=$(timeout 30 "${F[@]}" - < $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "filter from stdin: $out"; ok
+out=$(timeout 30 "$W" exi filter --grammar "$work/senml.wmg" --ns s=urn:ietf:params:xml:ns:senml \
+      --query '//s:senml[@u = "V"]' --query '//s:senml[@u = "W"]' $S/ex2.gen.exi)
+[ "$out" = "[1]" ] || fail "filter with --grammar: $out"; ok
+expect 2 "$work: is a directory" "${F[@]}" "$work"
+expect 2 "$work/missing.exi: No such file or directory" "${F[@]}" "$work/missing.exi"
+expect 2 "$work: is a directory" "$W" exi filter --grammar "$work" --query '//a' $S/ex2.gen.exi
+: > "$work/empty.exi"
+expect 1 "[truncated]" "${F[@]}" "$work/empty.exi"
+expect 1 "not an EXI stream at bit 0" "${F[@]}" $S/ex2.gen.xml
+expect 2 "query 1 at position 3: namespace prefix 's' is not bound" \
+  "$W" exi filter --schema $S/senml.gen.xsd --query '//s:senml' $S/ex2.gen.exi
+expect 2 "query 2 at position 11: matches() pattern '(' refused" \
+  "${F[@]}" --query '//s:senml[matches(@n, "(")]' $S/ex2.gen.exi
+expect 2 "usage" "$W" exi filter --schema $S/senml.gen.xsd $S/ex2.gen.exi
+
+# exi decode/encode/grammar: bad inputs.
+expect 2 "$work: is a directory" "$W" exi decode --schema $S/senml.gen.xsd "$work"
+expect 1 "[truncated]" "$W" exi decode --schema $S/senml.gen.xsd "$work/empty.exi"
+head -c 10 $S/ex2.gen.exi > "$work/trunc.exi"
+expect 1 "at bit" "$W" exi decode --schema $S/senml.gen.xsd "$work/trunc.exi"
+expect 2 "root element is not xs:schema" "$W" exi decode --schema $S/ex2.gen.xml $S/ex2.gen.exi
+expect 2 "not a wirematch EXI grammar" "$W" exi decode --grammar $S/ex2.gen.exi $S/ex2.gen.exi
+echo '<a>' > "$work/bad.xml"
+expect 1 "XML is not well-formed" "$W" exi encode --schema $S/senml.gen.xsd "$work/bad.xml" "$work/o.exi"
+expect 2 "no named type 'no-such-type' in the schema" "$W" exi grammar --schema $S/senml.gen.xsd no-such-type
+timeout 30 "$W" exi grammar --schema $S/senml.gen.xsd double | grep -q '^type [0-9]* double ' || fail "grammar TYPE"; ok
+
+echo "wmctl exi: $checks checks passed (README examples verbatim, bad inputs with reason and exit code)"
