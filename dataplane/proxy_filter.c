@@ -244,6 +244,17 @@ static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *p
     p2.props.subscription_identifier_count = 1;
     size_t n;
     if (wm_mqtt5_encode(&p2, scratch, cap, &n) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
+    uint32_t broker_max = cfg[WM_PROXY_C2U].maximum_packet_size;
+    if (broker_max && n > broker_max) {
+        /* The identifier made it too large for the broker (§3.1.2.24 on the
+         * sender side): not sent; the client gets its answer from the proxy. */
+        while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
+        if (nbhd >= 0) f->c->filter_nbhd_subscribes--;
+        f->c->filter_too_large++;
+        return send_suback_refusal(f, pkt, 0x83, "the proxy's Subscription Identifier makes this SUBSCRIBE exceed "
+                                   "the broker's Maximum Packet Size", client_max, back)
+                   ? WM_PROXY_DROP : WM_PROXY_FAIL;
+    }
     f->c->filter_sid_added++;
     *out_len = (uint32_t)n;
     return WM_PROXY_REPLACE;

@@ -367,3 +367,31 @@ Test(proxy_filter, restored_topic_over_the_client_maximum_packet_size_is_discard
     cr_assert_eq(ctr.filter_too_large, 1);
     cr_assert_eq(ctr.filter_withheld[1], 2);
 }
+
+Test(proxy_filter, subscribe_over_the_broker_maximum_packet_size_with_the_identifier_is_refused_by_the_proxy)
+{
+    /* CONNACK with Maximum Packet Size 30. */
+    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
+    wm_tb_str(&b, "MQTT"); wm_tb_u8(&b, 5); wm_tb_u8(&b, 0x02); wm_tb_u16(&b, 60);
+    wm_tb_props(&b, &pr);
+    wm_tb_str(&b, "c");
+    feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x10, &b));
+    wm_tb b2 = { 0 }, pr2 = { 0 }, out2 = { 0 };
+    wm_tb_u8(&pr2, 0x27); wm_tb_u16(&pr2, 0); wm_tb_u16(&pr2, 30);
+    wm_tb_u8(&b2, 0); wm_tb_u8(&b2, 0); wm_tb_props(&b2, &pr2);
+    feed(WM_PROXY_U2C, out2.b, wm_tb_packet(&out2, 0x20, &b2));
+    drain_all();
+    subscribe(2, "t/34567890", "N1", false);   /* 29 bytes; 34 with the proxy's identifier */
+    wm_mqtt5_packet p;
+    cr_assert_not(next(WM_PROXY_C2U, &p), "the SUBSCRIBE must not reach the broker");
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBACK);
+    cr_assert_eq(p.packet_id, 2);
+    cr_assert_eq(p.payload.p[0], 0x83);
+    cr_assert_eq(ctr.filter_too_large, 1);
+    cr_assert_eq(ctr.filter_nbhd_subscribes, 0);
+    subscribe(3, "t/3", "N1", false);           /* 22 + 5 bytes: fits */
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBSCRIBE);
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u, WM_PROXY_SID_BASE);
+}
