@@ -102,6 +102,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_pubcomp_on_behalf;   /* PUBCOMP sent to the broker for their PUBREL */
     uint64_t filter_sid_stripped;        /* forwarded PUBLISHes rewritten without proxy identifiers */
     uint64_t filter_alias_rewritten[2];  /* alias-only PUBLISHes given their topic back */
+    uint64_t filter_sid_unavailable;     /* nbhd SUBSCRIBEs refused (0xA1): the broker has no identifiers */
+    uint64_t filter_too_large;           /* rewritten PUBLISHes over the client's Maximum Packet Size, discarded */
     uint64_t filter_failed;              /* connections closed: no room for a packet the proxy had to send */
     uint64_t filter_prefiltered[3];      /* client PUBLISHes nobody could receive, kept from the broker, by QoS */
 } wm_proxy_counters;

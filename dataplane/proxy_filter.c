@@ -136,8 +136,12 @@ static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t r
 static bool send_suback_refusal(wm_proxy_filter *f, const wm_mqtt5_packet *sub, uint8_t code, const char *why,
                                 uint32_t client_max, wm_proxy_queue *back)
 {
-    uint8_t codes[512], out[1024];
-    if (sub->count > sizeof codes) return false;
+    /* One reason code per filter: the SUBACK grows with the SUBSCRIBE
+     * (count <= its length), plus fixed header, id and properties. */
+    size_t why_len = strlen(why), cap = (size_t)sub->count + why_len + 32;
+    uint8_t *codes = malloc(sub->count ? sub->count : 1), *out = malloc(cap);
+    bool ok = false;
+    if (!codes || !out) goto done;
     memset(codes, code, sub->count);
     wm_mqtt5_packet a;
     memset(&a, 0, sizeof a);
@@ -148,13 +152,18 @@ static bool send_suback_refusal(wm_proxy_filter *f, const wm_mqtt5_packet *sub, 
     size_t n;
     if (f->problem_info) {
         a.props.present = 1ull << WM_MQTT5_PROP_REASON_STRING;
-        a.props.v[WM_MQTT5_PROP_REASON_STRING].s = (wm_mqtt5_bytes){ (const uint8_t *)why, (uint32_t)strlen(why) };
-        if (wm_mqtt5_encode(&a, out, sizeof out, &n) == WM_MQTT5_ENC_OK && (!client_max || n <= client_max))
-            return inject(back, out, (uint32_t)n);
+        a.props.v[WM_MQTT5_PROP_REASON_STRING].s = (wm_mqtt5_bytes){ (const uint8_t *)why, (uint32_t)why_len };
+        if (wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && (!client_max || n <= client_max)) {
+            ok = inject(back, out, (uint32_t)n);
+            goto done;
+        }
         a.props.present = 0;   /* §3.9.2.1.2: not if it would exceed the Maximum Packet Size */
     }
-    if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
-    return inject(back, out, (uint32_t)n);
+    ok = wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && inject(back, out, (uint32_t)n);
+done:
+    free(codes);
+    free(out);
+    return ok;
 }
 
 /* Receives a QoS 2 PUBLISH from side dir on its receiver's behalf: PUBREC
@@ -198,11 +207,21 @@ static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *p
             }
             break;
         }
+    /* A broker without identifiers (§3.2.2.3.12) cannot tell the proxy which
+     * subscription a delivery is for, so a neighborhood cannot be kept:
+     * refuse it here rather than let the broker refuse an identifier. */
+    if (nbhd >= 0 && f->sid_unavailable) {
+        f->c->filter_sid_unavailable++;
+        return send_suback_refusal(f, pkt, 0xA1, "the broker does not support Subscription Identifiers, which "
+                                   "neighborhood subscriptions need", client_max, back)
+                   ? WM_PROXY_DROP : WM_PROXY_FAIL;
+    }
     /* Every subscription without an identifier gets one, so every delivery
      * names what it was delivered for, even from a broker that sends one
      * PUBLISH for several overlapping subscriptions (§3.3.4). */
-    bool add_sid = sid == 0;
+    bool add_sid = sid == 0 && !f->sid_unavailable;
     if (add_sid) sid = nbhd >= 0 ? WM_PROXY_SID_BASE + (uint32_t)nbhd : WM_PROXY_SID_PLAIN;
+    else if (sid == 0) sid = WM_PROXY_SID_PLAIN;   /* recorded as plain; deliveries carry none */
     /* Records for this SUBSCRIBE, pending until the broker's SUBACK. A
      * neighborhood subscription that cannot be recorded must not reach the
      * broker unfiltered: refuse it (Quota exceeded, §3.9.3). */
@@ -404,20 +423,30 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
         else pass = client_sid_passes(f, sids[i], topic, pr, &ps);
     }
 
-    alias_outcome(f, WM_PROXY_U2C, &au, pkt, pass);
     if (pass) {
-        if (!proxy_sid && !need_topic) return WM_PROXY_KEEP;
+        if (!proxy_sid && !need_topic) {
+            alias_outcome(f, WM_PROXY_U2C, &au, pkt, true);
+            return WM_PROXY_KEEP;
+        }
         wm_mqtt5_packet p2 = *pkt;
         if (need_topic) p2.topic = topic;
         p2.props.subscription_identifiers = kept;
         p2.props.subscription_identifier_count = nk;
         size_t len;
         if (wm_mqtt5_encode(&p2, scratch, cap, &len) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
-        if (proxy_sid) f->c->filter_sid_stripped++;
-        if (need_topic) f->c->filter_alias_rewritten[WM_PROXY_U2C]++;
-        *out_len = (uint32_t)len;
-        return WM_PROXY_REPLACE;
+        uint32_t client_max = cfg[WM_PROXY_U2C].maximum_packet_size;
+        if (!client_max || len <= client_max) {
+            alias_outcome(f, WM_PROXY_U2C, &au, pkt, true);
+            if (proxy_sid) f->c->filter_sid_stripped++;
+            if (need_topic) f->c->filter_alias_rewritten[WM_PROXY_U2C]++;
+            *out_len = (uint32_t)len;
+            return WM_PROXY_REPLACE;
+        }
+        /* The topic put back made it too large for the client: §3.1.2.24
+         * says discard it as if delivered, so it is withheld. */
+        f->c->filter_too_large++;
     }
+    alias_outcome(f, WM_PROXY_U2C, &au, pkt, false);
     f->c->filter_withheld[pkt->qos]++;
     if (pkt->qos == 1) {
         if (!send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0)) return WM_PROXY_FAIL;
@@ -503,6 +532,10 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
         }
     }
     switch (pkt->type) {
+    case WM_MQTT5_CONNACK:
+        f->sid_unavailable = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER_AVAILABLE) &&
+                             pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER_AVAILABLE].u == 0;
+        return WM_PROXY_KEEP;
     case WM_MQTT5_PUBLISH: return on_publish_down(f, pkt, cfg, back, scratch, scratch_cap, out_len);
     case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_U2C, pkt, back);
     case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;

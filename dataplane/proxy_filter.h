@@ -115,6 +115,7 @@ typedef struct wm_proxy_filter {
     uint64_t *qos2_withheld[2];   /* 65,536 bits by sender: packet ids the proxy sent PUBREC for */
     bool problem_info;            /* the client's Request Problem Information (default 1) */
     uint32_t session_expiry;      /* seconds, CONNECT or DISCONNECT (§3.1.2.11.2, §3.14.2.2.2) */
+    bool sid_unavailable;         /* the broker's CONNACK: Subscription Identifier Available 0 (§3.2.2.3.12) */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */

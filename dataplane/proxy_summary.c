@@ -60,7 +60,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "accept_rearm", I(c->accept_rearm));
     if (!o) return -1;
     json_t *flt = json_pack(
-        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I}",
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
         "nbhd_subscribes", I(c->filter_nbhd_subscribes),
         "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
@@ -73,6 +73,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "pubcomp_on_behalf", I(c->filter_pubcomp_on_behalf),
         "sid_stripped", I(c->filter_sid_stripped),
         "alias_rewritten", pair(c->filter_alias_rewritten),
+        "sid_unavailable", I(c->filter_sid_unavailable),
+        "too_large", I(c->filter_too_large),
         "failed", I(c->filter_failed));
     if (!flt || json_object_set_new(o, "filter", flt)) { json_decref(o); return -1; }
     if (cfg->registry) {

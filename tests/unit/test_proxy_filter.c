@@ -78,18 +78,28 @@ static void drain_all(void)
     for (int d = 0; d < 2; d++) while (next(d, &p)) {}
 }
 
-static void connect_alias_max(uint16_t tam)
+/* CONNECT with Topic Alias Maximum tam and Maximum Packet Size max_packet
+ * (0: none), then the broker's CONNACK, with Subscription Identifier
+ * Available sid_avail (-1: none). */
+static void connect_with(uint16_t tam, uint32_t max_packet, int sid_avail)
 {
     wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
     wm_tb_str(&b, "MQTT"); wm_tb_u8(&b, 5); wm_tb_u8(&b, 0x02); wm_tb_u16(&b, 60);
     wm_tb_u8(&pr, 0x22); wm_tb_u16(&pr, tam);
+    if (max_packet) { wm_tb_u8(&pr, 0x27); wm_tb_u16(&pr, (uint16_t)(max_packet >> 16)); wm_tb_u16(&pr, (uint16_t)max_packet); }
     wm_tb_props(&b, &pr);
     wm_tb_str(&b, "c");
     feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x10, &b));
     wm_tb b2 = { 0 }, pr2 = { 0 }, out2 = { 0 };
+    if (sid_avail >= 0) { wm_tb_u8(&pr2, 0x29); wm_tb_u8(&pr2, (uint8_t)sid_avail); }
     wm_tb_u8(&b2, 0); wm_tb_u8(&b2, 0); wm_tb_props(&b2, &pr2);
     feed(WM_PROXY_U2C, out2.b, wm_tb_packet(&out2, 0x20, &b2));
     drain_all();
+}
+
+static void connect_alias_max(uint16_t tam)
+{
+    connect_with(tam, 0, -1);
 }
 
 /* SUBSCRIBE id `pid` of filter with a `nbhd` property (NULL: none), then the
@@ -270,4 +280,90 @@ Test(proxy_filter, refused_filter_is_forgotten_and_plain_deliveries_pass)
     cr_assert(next(WM_PROXY_U2C, &p));
     cr_assert_not(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER));
     cr_assert_eq(ctr.filter_withheld[0], 0);
+}
+
+Test(proxy_filter, refusal_of_more_than_512_filters_is_one_suback_with_a_code_each)
+{
+    connect_alias_max(0);
+    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
+    wm_tb_u16(&b, 7);
+    wm_tb_u8(&pr, 0x26); wm_tb_str(&pr, "nbhd"); wm_tb_str(&pr, "nowhere");
+    wm_tb_props(&b, &pr);
+    for (int i = 0; i < 1000; i++) { wm_tb_str(&b, "a"); wm_tb_u8(&b, 1); }
+    feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x82, &b));
+    wm_mqtt5_packet p;
+    cr_assert_not(next(WM_PROXY_C2U, &p));
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBACK);
+    cr_assert_eq(p.packet_id, 7);
+    cr_assert_eq(p.count, 1000);
+    for (int i = 0; i < 1000; i++) cr_assert_eq(p.payload.p[i], 0x80);
+    cr_assert_eq(ctr.filter_failed, 0);
+}
+
+Test(proxy_filter, broker_without_identifiers_nbhd_subscribe_refused_0xA1_plain_forwarded_unchanged)
+{
+    connect_with(0, 0, 0);
+    subscribe(3, "t/#", "N1", false);
+    wm_mqtt5_packet p;
+    cr_assert_not(next(WM_PROXY_C2U, &p), "the SUBSCRIBE must not reach the broker");
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBACK);
+    cr_assert_eq(p.packet_id, 3);
+    cr_assert_eq(p.payload.p[0], 0xA1);
+    cr_assert(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_REASON_STRING));
+    cr_assert_eq(ctr.filter_sid_unavailable, 1);
+    subscribe(4, "u/#", NULL, true);
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBSCRIBE);
+    cr_assert_not(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER));
+    cr_assert_eq(ctr.filter_sid_added, 0);
+    drain_all();
+    wm_tb t;
+    size_t k = publish(&t, "u/1", 0, "far", 0, 0, 0);
+    feed(WM_PROXY_U2C, t.b, k);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBLISH);
+}
+
+Test(proxy_filter, restored_topic_over_the_client_maximum_packet_size_is_discarded_and_acked)
+{
+    connect_with(4, 60, -1);
+    subscribe(1, "t/#", "N1", true);
+    drain_all();
+    uint32_t sid = WM_PROXY_SID_BASE + 0;
+    char topic[31];
+    memset(topic, 'x', 30);
+    topic[0] = 't'; topic[1] = '/'; topic[30] = 0;
+    wm_tb a, b = { 0 }, bb = { 0 }, bpr = { 0 }, c;
+    size_t na = publish(&a, topic, 1, "far", sid, 1, 5);    /* binds alias 1, outside N1: withheld */
+    /* Inside N1, alias only, with a padding User Property: 47 bytes as
+     * sent, 77 with its topic back. */
+    wm_tb_str(&bb, ""); wm_tb_u16(&bb, 6);
+    wm_tb_u8(&bpr, 0x0B); wm_tb_vbi(&bpr, sid);
+    wm_tb_u8(&bpr, 0x23); wm_tb_u16(&bpr, 1);
+    wm_tb_u8(&bpr, 0x26); wm_tb_str(&bpr, "peid"); wm_tb_str(&bpr, "p_in");
+    wm_tb_u8(&bpr, 0x26); wm_tb_str(&bpr, "pad"); wm_tb_str(&bpr, "0123456789");
+    wm_tb_props(&bb, &bpr);
+    wm_tb_raw(&bb, "x", 1);
+    size_t nb = wm_tb_packet(&b, 0x32, &bb);
+    size_t nc = publish(&c, "", 2, "p_in", sid, 0, 0);      /* unrelated alias: unknown, passes as is */
+    cr_assert_leq(na, 60);
+    cr_assert_leq(nb, 60);
+    cr_assert_gt(nb + 30, 60);
+    feed(WM_PROXY_U2C, a.b, na);
+    feed(WM_PROXY_U2C, b.b, nb);
+    feed(WM_PROXY_U2C, c.b, nc);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_TOPIC_ALIAS].u, 2, "the oversized delivery must not reach the client");
+    cr_assert_not(next(WM_PROXY_U2C, &p));
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBACK);
+    cr_assert_eq(p.packet_id, 5);
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBACK);
+    cr_assert_eq(p.packet_id, 6);
+    cr_assert_eq(ctr.filter_too_large, 1);
+    cr_assert_eq(ctr.filter_withheld[1], 2);
 }
