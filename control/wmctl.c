@@ -11,19 +11,27 @@
 #include <string.h>
 #include <sys/stat.h>
 
-unsigned char *wmctl_read_file(const char *path, size_t max, size_t *len, char *msg, size_t cap)
+FILE *wmctl_open(const char *path, char *msg, size_t cap)
 {
-    bool is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (strcmp(path, "-") == 0) return stdin;
+    FILE *f = fopen(path, "rb");
     if (!f) { snprintf(msg, cap, "%s: %s", path, strerror(errno)); return NULL; }
     struct stat st;
-    /* fopen succeeds on a directory and fread then fails with EISDIR on some
-     * systems and returns 0 bytes on others: say what it is. */
+    /* fopen succeeds on a directory and reading then fails with EISDIR or
+     * returns 0 bytes, depending on the system: say what it is. */
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(msg, cap, "%s: is a directory", path);
-        if (!is_stdin) fclose(f);
+        fclose(f);
         return NULL;
     }
+    return f;
+}
+
+unsigned char *wmctl_read_file(const char *path, size_t max, size_t *len, char *msg, size_t cap)
+{
+    FILE *f = wmctl_open(path, msg, cap);
+    if (!f) return NULL;
+    bool is_stdin = f == stdin;
     unsigned char *buf = NULL;
     size_t n = 0, c = 0;
     for (;;) {

@@ -51,6 +51,10 @@ int wmctl_mqtt(int argc, char **argv);
  * string. Refuses directories and anything larger than max bytes. Returns
  * NULL with "PATH: reason" in msg[0..cap) (open/read errno text, "is a
  * directory", "larger than N bytes", "out of memory"). */
+/* Opens path for reading ("-" = stdin, returned as is). Refuses
+ * directories. NULL with "PATH: reason" in msg[0..cap). */
+FILE *wmctl_open(const char *path, char *msg, size_t cap);
+
 #define WMCTL_MAX_CAPTURE (1ull << 30)     /* wmctl mqtt decode input, bytes */
 #define WMCTL_MAX_EXI_INPUT (256ull << 20) /* wmctl exi inputs and grammar files, bytes */
 #define WMCTL_MAX_FILTERS (1ull << 30)   /* wmctl match --filters JSON, bytes */

@@ -17,9 +17,9 @@ static const char usage_text[] =
 /* Calls fn on each line of path; returns 0, or 2 after printing the error. */
 static int each_line(wm_match_input *in, const char *path, bool subs)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return wmctl_usage_error("match", "%s: %s", path, strerror(errno));
     char *line = NULL, err[512];
+    FILE *f = wmctl_open(path, err, sizeof err);
+    if (!f) return wmctl_usage_error("match", "%s", err);
     size_t cap = 0;
     ssize_t n;
     long lineno = 0;
@@ -32,9 +32,9 @@ static int each_line(wm_match_input *in, const char *path, bool subs)
         if (r) { rc = wmctl_usage_error("match", "%s:%ld: %s", path, lineno, err); break; }
         if (out) puts(out);
     }
-    if (rc == 0 && ferror(f)) rc = wmctl_usage_error("match", "%s: read error", path);
+    if (rc == 0 && ferror(f)) rc = wmctl_usage_error("match", "%s: read error: %s", path, strerror(errno));
     free(line);
-    fclose(f);
+    if (f != stdin) fclose(f);
     return rc;
 }
 

@@ -443,14 +443,20 @@ wm_world *wm_world_load_file(const char *path, const wm_world_options *opt, wm_w
     struct stat st;
     if (!fp || fstat(fileno(fp), &st) != 0) {
         err->status = WM_WORLD_ERR_IO;
-        snprintf(err->message, sizeof err->message, "%s: %s", path, strerror(errno));
+        snprintf(err->message, sizeof err->message, "%s", strerror(errno));
         if (fp) fclose(fp);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fclose(fp);
+        err->status = WM_WORLD_ERR_IO;
+        snprintf(err->message, sizeof err->message, "is a directory");
         return NULL;
     }
     if ((uint64_t)st.st_size > max) {
         fclose(fp);
         err->status = WM_WORLD_ERR_LIMIT;
-        snprintf(err->message, sizeof err->message, "%s: %lld bytes above the bound of %llu bytes", path,
+        snprintf(err->message, sizeof err->message, "%lld bytes above the bound of %llu bytes",
                  (long long)st.st_size, (unsigned long long)max);
         return NULL;
     }
@@ -458,7 +464,7 @@ wm_world *wm_world_load_file(const char *path, const wm_world_options *opt, wm_w
     char *buf = malloc(len ? len : 1);
     if (!buf || fread(buf, 1, len, fp) != len) {
         err->status = buf ? WM_WORLD_ERR_IO : WM_WORLD_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "%s: %s", path, buf ? "short read" : "out of memory");
+        snprintf(err->message, sizeof err->message, "%s", buf ? (ferror(fp) ? strerror(errno) : "short read") : "out of memory");
         free(buf);
         fclose(fp);
         return NULL;

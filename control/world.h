@@ -76,7 +76,9 @@ typedef struct wm_world_error {
 } wm_world_error;
 
 /* Loads a world from a file. Returns NULL and fills *err (if not NULL) on any
- * error; nothing is left allocated then. opt may be NULL (defaults). */
+ * error; nothing is left allocated then. opt may be NULL (defaults). Like the
+ * buffer loader's, the message does not name the file: the caller prefixes
+ * it ("PATH: message"). */
 wm_world *wm_world_load_file(const char *path, const wm_world_options *opt, wm_world_error *err);
 
 /* Same from a buffer [data, data+len) (not necessarily NUL-terminated),

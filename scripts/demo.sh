@@ -46,7 +46,8 @@ print("  packets   %d received, %d TCP, conservation %s" % (s["packets"]["rx"], 
       "holds" if c["packets_hold"] and c["publish_hold"] else "BROKEN"))
 print("  PUBLISH   %d seen: %d matched, %d no match, %d other (malformed/dropped)"
       % (p["seen"], p["matched"], p["no_match"], p["seen"] - p["matched"] - p["no_match"]))
-print("  subscriptions learned %d (unknown neighborhood: %d)" % (s["mqtt"]["subs_installed"], s["mqtt"]["subs_nbhd_unknown"]))
+print("  subscriptions learned %d, live %d (refused for an unknown neighborhood: %d); matches of the %d with any:"
+      % (s["mqtt"]["subs_installed"], s["match"]["subs_live"], s["mqtt"]["subs_nbhd_unknown"], len(per)))
 for k, n in sorted(per.items()):
     print("    %-40s %6d matches" % (k, n))
 print("  rate      %.0f packets/s over %.3f s (replay from file, one worker)" % (s["rx_pps"], s["elapsed_s"]))
