@@ -36,8 +36,13 @@ Prints one JSON line describing what it wrote.
 import argparse
 import bisect
 import json
+import os
 import random
 import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "lib"))
+from wire import packet, s16, vbi  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("out")
@@ -73,25 +78,6 @@ for w in weights:
 
 def zipf_peid():
     return bisect.bisect_left(cdf, rng.random() * acc)
-
-
-def vbi(n):
-    out = b""
-    while True:
-        b = n % 128
-        n //= 128
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def s16(s):
-    b = s.encode()
-    return struct.pack("!H", len(b)) + b
-
-
-def packet(first, body):
-    return bytes([first]) + vbi(len(body)) + body
 
 
 def connect(cid):

@@ -13,7 +13,7 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
 from wire import csum  # noqa: E402
 
 out_path, port = sys.argv[1], int(sys.argv[2])

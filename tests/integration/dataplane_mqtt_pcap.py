@@ -27,7 +27,7 @@ import os
 import struct
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
 from wire import csum, packet, s16, vbi, write_pcap  # noqa: E402
 
 scenario, out_path, port = sys.argv[1], sys.argv[2], int(sys.argv[3])

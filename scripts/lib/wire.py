@@ -1,6 +1,6 @@
-"""Byte builders shared by the crafted-capture generators in
-tests/integration (frames are built here, independently of the C code under
-test): the MQTT v5 pieces (§1.5.5 Variable Byte Integer, §1.5.4 UTF-8
+"""Byte builders shared by the capture generators (tests/integration's
+crafted captures, perf/gen_spaps_pcap.py); frames are built here,
+independently of the C code under test: the MQTT v5 pieces (§1.5.5 Variable Byte Integer, §1.5.4 UTF-8
 string, fixed header), the Internet checksum (RFC 1071) and a pcap writer."""
 import struct
 
