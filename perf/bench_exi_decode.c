@@ -31,6 +31,7 @@
 #include "codec/exi_xsd.h"
 #include "perf/bench.h"
 #include "perf/exi_senml_gen.h"
+#include "perf/senml_schema.h"
 
 #define NDOCS 1024
 
@@ -75,14 +76,7 @@ static bool encode_set(wm_bench_state *st, docset *ds, const wm_exi_options *o, 
 static bool setup(wm_bench_state *st)
 {
     if (W.ready) return true;
-    const char *sh = getenv("WM_SHARED");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
-    wm_exi_error e = { 0 };
-    if (wm_exi_xsd_compile(path, &W.g, &e)) {
-        wm_bench_skip_with_error(st, "cannot compile senml.gen.xsd (set WM_SHARED)");
-        return false;
-    }
+    if (!wm_bench_senml_grammar(st, &W.g)) return false;
     uint64_t seed = 0xbe7c4;
     for (int i = 0; i < NDOCS; i++) {
         char buf[4096];

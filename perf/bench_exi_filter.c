@@ -30,6 +30,7 @@
 #include "matcher/xpath_filter.h"
 #include "perf/bench.h"
 #include "perf/exi_senml_gen.h"
+#include "perf/senml_schema.h"
 
 #define NDOCS 1024
 #define NS "urn:ietf:params:xml:ns:senml"
@@ -45,14 +46,8 @@ static struct {
 static bool setup(wm_bench_state *st)
 {
     if (W.ready) return true;
-    const char *sh = getenv("WM_SHARED");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
+    if (!wm_bench_senml_grammar(st, &W.g)) return false;
     wm_exi_error e = { 0 };
-    if (wm_exi_xsd_compile(path, &W.g, &e)) {
-        wm_bench_skip_with_error(st, "cannot compile senml.gen.xsd (set WM_SHARED)");
-        return false;
-    }
     wm_exi_options o;
     wm_exi_options_default(&o);
     o.strict = true;
