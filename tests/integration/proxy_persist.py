@@ -22,25 +22,12 @@ usage: proxy_persist.py PROXY_PORT RESOLUTION_JSON WORLD_GEOJSON PHASE N
              queued; it resumes: exactly the neighborhood's arrive (the
              plain record of the dropped session is not applied).
 """
-import json, random, sys, time, os
+import random, sys, time, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client
+from proxy_spatial import PROXY_SID_BASE, fail, ok, load
 
-PROXY_SID_BASE = 0x0F000000
 EXPIRY = 600
-
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
-
-def ok(msg): print("ok: " + msg, flush=True)
-
-def load(res_json, world):
-    with open(res_json) as f:
-        sets = {k: set(v["result"]) for k, v in json.load(f).items()}
-    with open(world) as f:
-        peids = sorted(str(ft["id"]) for ft in json.load(f)["features"])
-    return sets, peids
 
 # subscriber -> [(filter, sid or None, nbhd or None)]
 SUBS = {
