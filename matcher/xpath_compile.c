@@ -554,6 +554,13 @@ static int cmp_num(const void *a, const void *b)
     return x->x < y->x ? -1 : x->x > y->x;
 }
 
+static int cmp_negguard(const void *a, const void *b)
+{
+    const xpf_negguard *x = a, *y = b;
+    if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+    return x->guard < y->guard ? -1 : x->guard > y->guard;
+}
+
 static xpf_pslot *pslot_of(xpf_pstate *ps, uint32_t slot)
 {
     return ps->slot_ix[slot] ? &ps->pslots[ps->slot_ix[slot] - 1] : NULL;
@@ -577,7 +584,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             /* one guard per distinct G; its pairs use the pseudo literal n_lits + guard index */
             uint32_t gi = 0;
             while (gi < ps->n_guards && !pred_eq(f, ps->guards[gi].pred, guard)) gi++;
-            if (gi == ps->n_guards) ps->guards[ps->n_guards++] = (xpf_guard){ .pred = guard };
+            if (gi == ps->n_guards) ps->guards[ps->n_guards++] = (xpf_guard){ .pred = guard, .neg = false };
             t.n = 1;
             t.v = malloc(sizeof *t.v);
             if (!t.v) goto out;
@@ -733,6 +740,18 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             break;
         }
     }
+    /* not(S = 'lit') guards: one hash per element and slot instead of a test per guard */
+    if (!(ps->neg = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->neg))) goto out;
+    for (uint32_t i = 0; i < ps->n_guards; i++) {
+        const xpf_pnode *g = &f->pnodes[ps->guards[i].pred];
+        if (g->kind != XPF_P_NOT || f->pnodes[g->a].kind != XPF_P_LIT) continue;
+        uint32_t lit = f->pnodes[g->a].a;
+        const xpf_lit *l = &f->lits[lit];
+        if (l->kind != XPF_L_STREQ) continue;
+        ps->guards[i].neg = true;
+        ps->neg[ps->n_neg++] = (xpf_negguard){ l->slot, lit, wm_hash_bytes(0, f->strpool + l->s_off, l->s_len), i };
+    }
+    if (ps->n_neg) qsort(ps->neg, ps->n_neg, sizeof *ps->neg, cmp_negguard);
     for (uint32_t i = 0; i < ps->n_pslots; i++)
         for (int op = 0; op < 6; op++)
             if (op != WM_XP_NE && ps->pslots[i].n_num[op])
@@ -859,6 +878,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->clusters);
         free(ps->centries);
         free(ps->guards);
+        free(ps->neg);
     }
     free(f->pstates);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);

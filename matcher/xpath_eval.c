@@ -468,13 +468,22 @@ static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
     const xpf_pstate *ps = c->ps;
-    for (uint32_t i = 0; i < ps->n_guards; i++) {
-        /* not(literal), the usual guard, without the tree walk */
-        const xpf_pnode *g = &c->f->pnodes[ps->guards[i].pred];
-        bool t = g->kind == XPF_P_NOT && c->f->pnodes[g->a].kind == XPF_P_LIT ? !eval_lit(c, c->f->pnodes[g->a].a)
-                                                                             : eval_pred(c, ps->guards[i].pred);
-        if (t) add_post(c, ps->guards[i].post);
+    for (uint32_t i = 0; i < ps->n_neg;) {
+        /* not(S = 'lit') guards of one slot: true unless S's string is lit */
+        uint32_t slot = ps->neg[i].slot, n = 0;
+        const slotv *v = &c->sv[slot];
+        const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
+        uint64_t h = s ? wm_hash_bytes(0, s, n) : 0;
+        for (; i < ps->n_neg && ps->neg[i].slot == slot; i++) {
+            const xpf_negguard *g = &ps->neg[i];
+            const xpf_lit *l = &c->f->lits[g->lit];
+            bool t = v->epoch != c->serial ? !l->absent
+                   : !s || g->h != h || l->s_len != n || memcmp(c->f->strpool + l->s_off, s, n);
+            if (t) add_post(c, ps->guards[g->guard].post);
+        }
     }
+    for (uint32_t i = 0; i < ps->n_guards; i++)
+        if (!ps->guards[i].neg && eval_pred(c, ps->guards[i].pred)) add_post(c, ps->guards[i].post);
     for (uint32_t i = 0; i < c->n_fired; i++) run_cluster(c, &ps->clusters[c->fired[i]]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];

@@ -81,8 +81,19 @@ typedef struct xpf_centry {
  * clusters. */
 typedef struct xpf_guard {
     uint32_t pred;              /* pnode root of G (of one of the queries) */
+    bool neg;                   /* G = not(S = 'lit'): decided through pstate neg */
     xpf_post post;
 } xpf_guard;
+
+/* The guards not(S = 'lit') of a predicate state, sorted by slot: per slot,
+ * one hash of S's value finds the one literal it equals; every other guard
+ * of the slot holds. */
+typedef struct xpf_negguard {
+    uint32_t slot;
+    uint32_t lit;               /* the STREQ literal */
+    uint64_t h;                 /* wm_hash_bytes(0, literal) */
+    uint32_t guard;             /* index in pstate guards */
+} xpf_negguard;
 
 typedef struct xpf_numtrig {
     double x;
@@ -132,6 +143,8 @@ typedef struct xpf_pstate {
     uint32_t n_centries;
     uint32_t n_guards;
     xpf_guard *guards;
+    uint32_t n_neg;
+    xpf_negguard *neg;
     bool any_text;
 } xpf_pstate;
 
