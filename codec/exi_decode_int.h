@@ -45,6 +45,9 @@ wm_exi_status wm_exi_dec_push(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32
 wm_exi_status wm_exi_dec_attribute(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed,
                                    bool *nil_true);
 
+/* WM_EXI_E_MEMORY at the current position: the arena's cap is reached. */
+wm_exi_status wm_exi_dec_mem_fail(wm_exi_dctx *c);
+
 /* One event of the innermost element (depth > 0) through the general path. */
 wm_exi_status wm_exi_dec_step(wm_exi_dctx *c);
 
