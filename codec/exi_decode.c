@@ -667,6 +667,26 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
     return comment_or_pi(c, WM_EXI_UD_DT);
 }
 
+/* Do buf[0..len) start with the bits of the memoised header? */
+static bool header_memo_hit(const wm_exi_decoder *d, const uint8_t *buf, size_t len)
+{
+    uint64_t bits = d->hdr_memo.bits, whole = bits >> 3;
+    if (!bits || len * 8 < bits || memcmp(buf, d->hdr_memo.raw, whole)) return false;
+    unsigned rest = bits & 7;
+    return !rest || ((buf[whole] ^ d->hdr_memo.raw[whole]) >> (8 - rest)) == 0;
+}
+
+static void header_memo_put(wm_exi_decoder *d, const uint8_t *buf, uint64_t bits, bool byte_aligned)
+{
+    d->hdr_memo.bits = 0;
+    if (!bits || bits > 8 * sizeof d->hdr_memo.raw) return;
+    memcpy(d->hdr_memo.raw, buf, (bits + 7) >> 3);
+    d->hdr_memo.byte_aligned = byte_aligned;
+    d->hdr_memo.header = d->header;
+    d->hdr_memo.opts = d->opts;
+    d->hdr_memo.bits = bits;
+}
+
 wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, const wm_exi_options *oob,
                             wm_exi_event_fn fn, void *user, bool *stopped, wm_exi_error *err)
 {
@@ -675,10 +695,19 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
     if (stopped) *stopped = false;
     wm_exi_reader_init(&c.r, buf, len, err);
     wm_exi_arena_reset(&d->arena);
-    if (oob) d->opts = *oob;
-    else wm_exi_options_default(&d->opts);
-    wm_exi_status st = wm_exi_header_read(&c.r, &d->header, &d->opts);
-    if (st) return st;
+    wm_exi_status st;
+    if (!oob && header_memo_hit(d, buf, len)) {
+        /* the header is a pure function of its bits (and the defaults) */
+        d->header = d->hdr_memo.header;
+        d->opts = d->hdr_memo.opts;
+        c.r.pos = d->hdr_memo.bits;
+        c.r.byte_aligned = d->hdr_memo.byte_aligned;
+    } else {
+        if (oob) d->opts = *oob;
+        else wm_exi_options_default(&d->opts);
+        if ((st = wm_exi_header_read(&c.r, &d->header, &d->opts))) return st;
+        if (!oob) header_memo_put(d, buf, c.r.pos, c.r.byte_aligned);
+    }
     if (d->opts.preserve_lexical_values || d->opts.preserve_dtd)
         return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, c.r.pos,
                            "Preserve.lexicalValues / Preserve.dtd streams are not supported by this decoder");
