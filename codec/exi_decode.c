@@ -22,6 +22,8 @@ static uint8_t prod_op(const wm_exi_grammar *g, const wm_exi_prod *p)
             case WM_EXI_DT_BOOLEAN: return WM_EXI_OP_AT_BOOL;
             }
         }
+        if (p->arg == WM_EXI_NONE || p->arg >= g->n_types || g->types[p->arg].kind == WM_EXI_DT_STRING)
+            return WM_EXI_OP_AT_STR; /* read_value()'s string cases, restricted sets aside */
         return WM_EXI_OP_AT;
     case WM_EXI_T_SE: return WM_EXI_OP_SE;
     case WM_EXI_T_EE: return WM_EXI_OP_EE;
@@ -491,7 +493,7 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
             f->state = p->next;
             if (c->typed_fast) return typed_attribute(c, p, op);
             return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
-        case WM_EXI_OP_AT:
+        case WM_EXI_OP_AT: case WM_EXI_OP_AT_STR:
             f->state = p->next;
             return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
         case WM_EXI_OP_SE:

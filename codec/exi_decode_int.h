@@ -20,9 +20,11 @@ typedef struct wm_exi_dctx {
     bool typed_fast;          /* typed_only and no prefixes: values come typed only */
 } wm_exi_dctx;
 
-/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op). */
+/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op).
+ * AT_STR: the value is a string without a restricted character set (or
+ * untyped): string table hit or literal; AT: any other value. */
 enum { WM_EXI_OP_TERM = 0, WM_EXI_OP_AT, WM_EXI_OP_AT_FLOAT, WM_EXI_OP_AT_INT, WM_EXI_OP_AT_BOOL, WM_EXI_OP_SE,
-       WM_EXI_OP_EE };
+       WM_EXI_OP_EE, WM_EXI_OP_AT_STR };
 
 /* Per grammar state, packed for the strict loop: first production, count,
  * event-code width of the declared productions alone (§6.2) and the state

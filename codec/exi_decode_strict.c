@@ -162,20 +162,14 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
             ev.value.b = (win >> (63 - w)) & 1;
             q++;
             break;
-        case WM_EXI_OP_AT: {
-            /* string-table hits only (§7.3.3); literals add to the table:
-             * the general path does that */
-            uint32_t dt = p->arg;
-            if (dt != WM_EXI_NONE && dt < g->n_types && g->types[dt].kind != WM_EXI_DT_STRING &&
-                g->types[dt].kind != WM_EXI_DT_RCS_STRING)
-                goto general;
+        case WM_EXI_OP_AT_STR: {
+            /* string-table hits (§7.3.3) and ASCII literals */
             uint64_t x;
             uint64_t ww = window(buf, nbytes, q);
             unsigned len = wm_exi_uint_window(ww, &x);
             if (!len) goto attr_general;
             q += 8 * len;
             if (x > 1) {
-                if (dt != WM_EXI_NONE && dt < g->n_types && g->types[dt].kind == WM_EXI_DT_RCS_STRING) goto attr_general;
                 if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &ev.value, &st)) goto attr_general;
                 if (st) return st;
                 break;
