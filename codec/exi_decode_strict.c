@@ -118,6 +118,7 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     const uint64_t len_bits = c->r.len_bits, nbytes = len_bits >> 3;
     uint64_t pos = c->r.pos;
     wm_exi_status st;
+    wm_exi_event ev;
     while (d->depth) {
         wm_exi_frame *f = &d->stack[d->depth - 1];
         uint32_t state = f->state;
@@ -133,7 +134,10 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
         const wm_exi_prod *p = &g->prods[pi];
         uint64_t q = pos + w;
         if (q > len_bits) goto general;
-        wm_exi_event ev = { .type = WM_EXI_EV_AT };
+        /* emit_named() fills the name and depth: only the rest is reset */
+        ev.type = WM_EXI_EV_AT;
+        ev.xsi = false;
+        ev.value = (wm_exi_value){ 0 };
         switch (ops[pi]) {
         case WM_EXI_OP_EE:
             ev.type = WM_EXI_EV_EE;
