@@ -23,43 +23,48 @@ const n = Number(nStr);
 let seed = Number(seedStr) >>> 0;
 const rnd = (k) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 8) % k; };
 
-function connect(id, extra = {}) {
+// Every message of c until 3 s pass without one (counted from `start()`).
+// Listening starts at once: a resumed session's queued messages can arrive
+// in the same read as the CONNACK, before any `await` returns.
+function collect(c, who) {
+  const got = [];
+  let timer = null, done = null;
+  const arm = () => { clearTimeout(timer); timer = setTimeout(() => done(got), 3000); };
+  c.on('message', (topic, payload, packet) => {
+    const sid = [].concat((packet.properties || {}).subscriptionIdentifier || []).join(',');
+    got.push(`GOT ${who} ${payload.toString()} ${sid || '-'}`);
+    if (done) arm();
+  });
+  return () => new Promise((resolve) => { done = resolve; arm(); });
+}
+
+// [client, CONNACK, start(): promise of its deliveries] for clientId PREFIX-id.
+function connect(id, extra = {}, who = id) {
   return new Promise((resolve, reject) => {
     const c = mqtt.connect(url, { protocolVersion: 5, clientId: `${pre}-${id}`, reconnectPeriod: 0,
                                   connectTimeout: 5000, ...extra });
-    c.once('connect', (ack) => resolve([c, ack]));
+    const start = collect(c, who);
+    c.once('connect', (ack) => resolve([c, ack, start]));
     c.once('error', reject);
-  });
-}
-
-// Every message of c until 3 s pass without one.
-function drain(c, who) {
-  return new Promise((resolve) => {
-    const got = [];
-    let timer = setTimeout(() => resolve(got), 3000);
-    c.on('message', (topic, payload, packet) => {
-      const sid = [].concat((packet.properties || {}).subscriptionIdentifier || []).join(',');
-      got.push(`GOT ${who} ${payload.toString()} ${sid || '-'}`);
-      clearTimeout(timer);
-      timer = setTimeout(() => resolve(got), 3000);
-    });
   });
 }
 
 (async () => {
   const persist = { clean: false, properties: { sessionExpiryInterval: 300 } };
-  const subs = [];
+  const subs = [], starts = [];
   for (let i = 0; i < nbhds.length; i++) {
-    const [c] = await connect(`sp-${nbhds[i]}`, i === 0 ? persist : {});
+    const [c, , start] = await connect(`sp-${nbhds[i]}`, i === 0 ? persist : {}, nbhds[i]);
     const properties = { userProperties: { nbhd: nbhds[i] } };
     if (i === 1) properties.subscriptionIdentifier = 7;
     const granted = await c.subscribeAsync(`${pre}/sp/#`, { qos: 1, properties });
     if (granted[0].qos !== 1) fail(`SUBACK ${granted[0].qos} for ${nbhds[i]}`);
     subs.push(c);
+    starts.push(start);
   }
   const members = [];
   for (const id of ['g1', 'g2']) {
-    const [c] = await connect(`sp-${id}`);
+    const [c, , start] = await connect(`sp-${id}`, {}, `share:${nbhds[1]}`);
+    starts.push(start);
     const granted = await c.subscribeAsync(`$share/g/${pre}/sp/#`,
                                            { qos: 1, properties: { userProperties: { nbhd: nbhds[1] } } });
     if (granted[0].qos !== 1) fail(`SUBACK ${granted[0].qos} for the shared subscription`);
@@ -68,8 +73,6 @@ function drain(c, who) {
   console.log(`SUBSCRIBER share:${nbhds[1]}`);
   await subs[0].endAsync();
   console.log(`OFFLINE ${nbhds[0]}`);
-  const drains = subs.slice(1).map((c, i) => drain(c, nbhds[i + 1]))
-    .concat(members.map((c) => drain(c, `share:${nbhds[1]}`)));
   const [p] = await connect('sp-pub', { autoAssignTopicAlias: true });
   for (let i = 0; i < n; i++) {
     const qos = rnd(3), r = rnd(10);
@@ -78,9 +81,10 @@ function drain(c, who) {
     await p.publishAsync(`${pre}/sp/t`, String(i), { qos, properties });
     console.log(`PUB ${i} ${qos} ${peid || '-'}`);
   }
-  const [back, ack] = await connect(`sp-${nbhds[0]}`, persist);
+  const drains = starts.slice(1).map((start) => start());   // collecting since they connected
+  const [back, ack, startBack] = await connect(`sp-${nbhds[0]}`, persist, nbhds[0]);
   if (!ack.sessionPresent) fail('the persistent session was not resumed');
-  const lines = [await drain(back, nbhds[0]), ...(await Promise.all(drains))].flat();
+  const lines = [await startBack(), ...(await Promise.all(drains))].flat();
   for (const l of lines) console.log(l);
   await back.endAsync();
   for (const c of subs.slice(1).concat(members)) await c.endAsync();
