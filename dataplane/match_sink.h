@@ -85,6 +85,8 @@ struct wm_match_worker; /* one per worker */
     X(reload_subs_dropped) /* learned subs removed: their nbhd left the resolution */ \
     X(lookups)                                                                    \
     X(lookup_errors)                                                              \
+    X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
+    X(peid_cache_misses)   /* ... asked of the matcher */                         \
     X(log_lines)
 
 struct wm_match_counters {
