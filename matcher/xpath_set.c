@@ -128,6 +128,12 @@ void wm_xpf_set_ctx_free(wm_xpf_set_ctx *c)
     free(c);
 }
 
+void wm_xpf_set_ctx_set_whole_stream(wm_xpf_set_ctx *c, bool on)
+{
+    for (uint32_t k = 0; k < c->s->n_schemas; k++)
+        if (c->ctx[k]) wm_xpf_ctx_set_whole_stream(c->ctx[k], on);
+}
+
 wm_xpf_status wm_xpf_set_match(wm_xpf_set_ctx *c, uint32_t schema, const uint8_t *payload, size_t len,
                                const wm_exi_options *oob, const uint32_t *cand, uint32_t n_cand, uint32_t *out,
                                uint32_t *n_out, wm_exi_error *exi_err)
