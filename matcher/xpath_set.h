@@ -51,6 +51,7 @@ void wm_xpf_set_free(wm_xpf_set *s);
 /* Per-thread context (decoders, Hyperscan scratch of every schema); NULL on
  * out of memory. lim as wm_xpf_ctx_new. */
 wm_xpf_set_ctx *wm_xpf_set_ctx_new(const wm_xpf_set *s, const wm_exi_limits *lim);
+/* Frees c without reading its set (which may already be gone). */
 void wm_xpf_set_ctx_free(wm_xpf_set_ctx *c);
 
 /* Whole-stream validation for every schema's context (wm_xpf_ctx_set_whole_stream). */
