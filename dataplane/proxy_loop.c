@@ -662,7 +662,8 @@ static void *worker_main(void *arg)
             buf_publish(w);
         }
     }
-    if (!w->err && w->cfg->registry && !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
+    if (!w->err && w->cfg->registry && wm_proxy_registry_prefilter(w->cfg->registry) &&
+        !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot register as a reader of the subscription registry\n", w->id);
         w->err = 1;
     }
@@ -843,6 +844,7 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->batch_wait_ns = 1000000;
     cfg->batch_rate = 100000;
     cfg->max_records = 4096;
+    cfg->max_sessions = 65536;
 }
 
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)

@@ -37,6 +37,9 @@ static void usage(FILE *f)
         "                       (made by `wmctl resolve --out`); see README\n"
         "  --max-subs-per-conn N  subscriptions recorded per connection when filtering\n"
         "                       (default 4096; a neighborhood SUBSCRIBE beyond it gets SUBACK 0x97)\n"
+        "  --max-sessions N     persistent sessions whose filters are remembered across\n"
+        "                       reconnects (default 65536; beyond it a neighborhood SUBSCRIBE\n"
+        "                       on a session with a Session Expiry Interval gets SUBACK 0x97)\n"
         "  --prefilter          (with --resolution) keep a client PUBLISH that no subscription\n"
         "                       made through this proxy can receive from the broker; QoS > 0\n"
         "                       is acknowledged with 0x10 No matching subscribers; retained\n"
@@ -77,6 +80,7 @@ int main(int argc, char **argv)
         { "batch-rate", required_argument, 0, 'r' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
+        { "max-sessions", required_argument, 0, 'X' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -112,6 +116,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "wirematch-proxy: --schemas: content filters (xpath) are not yet supported\n");
             return 2;
         case 'M': if (parse_u64("--max-subs-per-conn", optarg, 1, 1u << 24, &x)) return 2; cfg.max_records = (uint32_t)x; break;
+        case 'X': if (parse_u64("--max-sessions", optarg, 1, 1u << 24, &x)) return 2; cfg.max_sessions = (uint32_t)x; break;
         case 'v': cfg.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -147,8 +152,10 @@ int main(int argc, char **argv)
         cfg.spatial = sp;
         cfg.resolution_text = resolution;
     }
-    if (prefilter) {
-        if (!(reg = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp)))) {
+    if (sp) {
+        /* Sessions always; the matcher only for --prefilter. */
+        if (!(reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL, cfg.max_sessions,
+                                          cfg.max_records))) {
             fprintf(stderr, "wirematch-proxy: out of memory\n");
             wm_proxy_spatial_close(sp);
             return 1;

@@ -57,6 +57,8 @@ struct wm_xpf_ctx {
     uint32_t *wm_lo, *wm_hi;    /* entries [0, lo) and [hi, n) already matched */
     uint32_t doc;
     bool failed;                /* a value did not fit sbuf */
+    bool whole_stream;          /* decode to the end even once every query is decided */
+    bool decided_early;         /* every query was decided before the last event */
 };
 
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
@@ -393,6 +395,11 @@ static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
     const wm_xpf *f = c->f;
+    if (!c->undecided) {
+        /* only with whole_stream: the answer is known, the decoder goes on to validate the rest */
+        c->decided_early = true;
+        return 0;
+    }
     switch (ev->type) {
     case WM_EXI_EV_SE: {
         if (c->collecting) finish(c);
@@ -454,8 +461,10 @@ static int on_event(void *user, const wm_exi_event *ev)
     default:
         break;
     }
-    return c->undecided == 0 || c->failed;
+    return (c->undecided == 0 && !c->whole_stream) || c->failed;
 }
+
+void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on) { c->whole_stream = on; }
 
 wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const wm_exi_options *oob,
                            const uint32_t *cand, uint32_t n_cand, uint64_t *matched, bool *stopped_early,
@@ -483,11 +492,12 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
         c->doc = 1;
     }
     c->failed = false;
+    c->decided_early = !c->undecided;
     bool stopped = false;
     wm_exi_status st = WM_EXI_OK;
-    if (c->undecided)
+    if (c->undecided || c->whole_stream)
         st = wm_exi_decode(&c->dec, buf, len, oob, on_event, c, &stopped, exi_err);
-    if (stopped_early) *stopped_early = stopped || !c->undecided;
+    if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || !c->undecided;
     if (st) return WM_XPF_E_DECODE;
     if (c->failed) return WM_XPF_E_MEMORY;
     memcpy(matched, c->matched, nw * sizeof *matched);
