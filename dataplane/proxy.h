@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "control/content_filters.h"
+
 typedef struct wm_proxy_config {
     struct sockaddr_storage listen_addr;
     socklen_t listen_len;
@@ -43,8 +45,10 @@ typedef struct wm_proxy_config {
     uint32_t recv_buf_size;      /* bytes of one provided receive buffer */
     uint32_t recv_buf_count;     /* provided buffers per worker (power of 2) */
     uint32_t ring_entries;       /* SQ entries per worker ring */
-    uint32_t batch_wait_ns;      /* busy worker: wait this long for more completions (0 = never) */
+    uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
+    uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
+    const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
@@ -91,6 +95,7 @@ typedef struct wm_proxy_counters {
     uint64_t sends_short;            /* sends that wrote less than asked */
     uint64_t cqes;
     uint64_t submits;                /* io_uring_enter calls (batches) */
+    uint64_t batched_waits;          /* of which waited batch_wait_ns (busy, see batch_rate) */
     uint64_t sqes;
     /* Spatial filtering (dataplane/proxy_filter.h); all 0 without --resolution. */
     uint64_t filter_nbhd_subscribes;     /* SUBSCRIBEs with a known neighborhood, forwarded */
@@ -110,6 +115,11 @@ typedef struct wm_proxy_counters {
     uint64_t filter_unknown_sid;         /* broker PUBLISHes withheld: only identifiers of subscriptions the
                                             proxy does not know, on a session that may hold filtered ones */
     uint64_t filter_session_full;        /* nbhd SUBSCRIBEs refused (0x97): no room in the session table */
+    /* Content filtering (--schemas). */
+    uint64_t filter_xpath_subscribes;    /* SUBSCRIBEs with a valid `xpath`, forwarded */
+    uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
+    uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
+    uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then
