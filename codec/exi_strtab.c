@@ -215,7 +215,7 @@ static void hash_del(wm_exi_strtab *t, uint32_t gid)
     }
 }
 
-bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
+bool wm_exi_strtab_add_value_slow(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
 {
     if (nchars == 0 || nchars > t->value_max_length || t->value_capacity == 0) return true;
     uint32_t gid = t->next_gid;
