@@ -54,7 +54,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "packet_too_large", pair(c->packet_too_large),
           "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
         "io_uring",
-          "submits", I(c->submits), "sqes", I(c->sqes), "cqes", I(c->cqes),
+          "submits", I(c->submits), "batched_waits", I(c->batched_waits), "sqes", I(c->sqes), "cqes", I(c->cqes),
           "sends", I(c->sends), "sends_short", I(c->sends_short),
           "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm),
           "accept_rearm", I(c->accept_rearm));

@@ -27,8 +27,11 @@ static void usage(FILE *f)
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
-        "  --batch-wait-us US   when busy, wait up to US microseconds for more completions\n"
-        "                       before handling them (fewer wake-ups; default 50)\n"
+        "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
+        "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
+        "  --batch-rate N       a worker is busy while it relays at least N MQTT packets/s\n"
+        "                       (both directions, two 4 ms windows in a row; default 100000;\n"
+        "                       0: always); below it, it wakes at the first completion\n"
         "  --resolution R.wmr   filter spatially: SUBSCRIBEs with a `nbhd` User Property get\n"
         "                       only PUBLISHes whose `peid` is in that neighborhood of R.wmr\n"
         "                       (made by `wmctl resolve --out`); see README\n"
@@ -74,6 +77,7 @@ int main(int argc, char **argv)
         { "conn-buffer", required_argument, 0, 'b' }, { "total-buffer", required_argument, 0, 'B' },
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
         { "batch-wait-us", required_argument, 0, 'W' },
+        { "batch-rate", required_argument, 0, 'r' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
         { "max-sessions", required_argument, 0, 'X' },
@@ -104,6 +108,7 @@ int main(int argc, char **argv)
         case 'B': if (parse_u64("--total-buffer", optarg, 4096, 1ull << 40, &x)) return 2; cfg.total_buffer = x; break;
         case 'p': if (parse_u64("--max-packet", optarg, 2, 268435460u, &x)) return 2; cfg.max_packet = (uint32_t)x; break;
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
+        case 'r': if (parse_u64("--batch-rate", optarg, 0, 1000000000, &x)) return 2; cfg.batch_rate = (uint32_t)x; break;
         case 's': summary = optarg; break;
         case 'R': resolution = optarg; break;
         case 'P': prefilter = 1; break;
