@@ -231,13 +231,7 @@ bool wm_exi_strtab_add_value_slow(wm_exi_strtab *t, uint32_t lid, const char *by
     }
     wm_exi_st_lname *l = &t->lnames[lid];
     if (!GROW(t, l->vals, l->n_vals, l->cap_vals) || !wm_exi_strtab_touch(t, lid)) return false;
-    wm_exi_st_value *v = &t->values[gid];
-    v->s.p = bytes;
-    v->s.len = len;
-    v->lid = lid;
-    v->local_idx = l->n_vals;
-    v->live = true;
-    l->vals[l->n_vals++] = gid;
+    wm_exi_strtab_put_value(t, l, gid, lid, bytes, len);
     t->next_gid = gid + 1;
     if (t->value_capacity != UINT32_MAX && t->next_gid >= t->value_capacity) t->next_gid = 0;
     if (t->hash) {
