@@ -20,6 +20,7 @@
 
 #include "matcher/intern.h"
 #include "matcher/matcher.h"
+#include "matcher/nbf.h"
 #include "matcher/posting.h"
 #include "matcher/rvec.h"
 
@@ -76,6 +77,7 @@ struct wm_matcher {
     wm_rvec *f_plain;        /* [fid] non-spatial subscriptions */
     wm_rvec *f_cells;        /* [fid] cells of spatial subscriptions */
     uint8_t *f_wild;         /* [fid] filter has '+' or '#' (lives in the trie) */
+    wm_nbf **f_nbf;          /* [fid] neighborhood filter of its cells, NULL below WM_NBF_MIN_CELLS (atomic) */
     wm_intern edges;         /* (parent node, level) -> edge id; node = id + 1 */
     uint32_t *n_plus;        /* [node] '+' child node or WM_NONE (atomic) */
     uint32_t *n_hash_fid;    /* [node] fid of "<path>/#" or WM_NONE (atomic) */
@@ -149,6 +151,10 @@ uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, u
 
 /* matcher.c */
 void wm_matcher_nbhd_summarize(wm_matcher *m, uint32_t nb);
+
+/* nbf.c: cell (fid, nb) is about to be linked / was unlinked. */
+void wm_nbf_cell_add(wm_matcher *m, uint32_t fid, uint32_t nb);
+void wm_nbf_cell_removed(wm_matcher *m, uint32_t fid);
 
 /* nbhd.c */
 void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nbhd);
