@@ -5,10 +5,13 @@
  *      (wildcard-free filters), plus the trie walk when wildcard filters
  *      exist (topic_index.c).
  *   2. Non-spatial subscriptions of those fids are emitted directly.
- *   3. Spatial subscriptions hang off cells (fid, nbhd). With k peids, either
- *      test each cell of the matched fids for "some peid in nbhd" (k bitmap
- *      probes per cell), or walk each peid's posting list of neighborhoods and
- *      keep the cells whose fid matched — whichever touches fewer entries.
+ *   3. Spatial subscriptions hang off cells (fid, nbhd). The publication's
+ *      posting slots are read first; then either each cell of the matched
+ *      fids is tested for "nbhd in one of those slots" (few cells), or each
+ *      slot's neighborhoods are walked, keeping those with a cell on a
+ *      matched fid: 32 entries at a time against the union of the fids'
+ *      neighborhood filters (nbf.h), or one by one against a byte tag per
+ *      neighborhood when the filters are missing or too full.
  * Each subscription lives in exactly one list (f_plain[fid] or c_subs[cell])
  * and each (fid, nbhd) cell is visited at most once, so results need no
  * de-duplication beyond marking neighborhoods reached through several peids.
@@ -187,7 +190,7 @@ void wm_matcher_free(wm_matcher *m)
         for (uint32_t i = 0; i < m->cellkeys.high; i++) wm_rvec_destroy(&m->c_subs[i]);
     if (m->nb_set)
         for (uint32_t i = 0; i < m->nbhd_ids.high; i++)
-            if (m->nb_refs[i]) { roaring_bitmap_free(m->nb_set[i]); wm_rvec_destroy(&m->nb_cells[i]); }
+            if (m->nb_refs[i]) { free(m->nb_set[i]); wm_rvec_destroy(&m->nb_cells[i]); }
     if (m->p_over)
         for (uint32_t i = 0; i < m->peids.high; i++) wm_rvec_destroy(&m->p_over[i]);
     wm_retire_fini(&m->retire);
@@ -200,7 +203,7 @@ void wm_matcher_free(wm_matcher *m)
     free(m->nb_set); free(m->nb_cells); free(m->nb_one); free(m->nb_tag); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
     if (m->p_nbhds_map) munmap(m->p_nbhds_map, m->p_nbhds_maplen);
     free(m->p_over);
-    free(m->s_hot); free(m->s_cold); free(m->sort_tmp); free(m->set_buf);
+    free(m->s_hot); free(m->s_cold); free(m->sort_tmp); free(m->dedup_bits);
     free(m);
 }
 
@@ -734,7 +737,7 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
     /* 2. spatial side, cheaper way round */
     uint32_t np = pub->n_peids;
     if (cost_topic && np) {
-        uint64_t cost_peid = 0;
+        uint64_t cost_peid = 0, cost_over = 0;
         for (uint32_t j = 0; j < np; j++) {
             uint32_t p = pub->peids[j];
             if (p >= m->cfg.max_peids) { r->ent_mask[j] = 0; continue; }
@@ -743,20 +746,23 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
             if (wm_posting_has_over(&m->p_nbhds[p])) {
                 uint32_t n;
                 wm_rvec_snapshot(&m->p_over[p], &n);
-                cost_peid += n;
+                cost_over += n;
             }
         }
-        /* A bitmap probe costs a few posting-entry visits. */
-        if (cost_topic * np * 4 <= cost_peid) {
+        cost_peid += cost_over;
+        /* Few cells: ask of each whether its neighborhood is in one of the
+         * slots just read (a vector compare per peid; not when a slot spilled,
+         * its overflow vector would be scanned per cell). */
+        if (!cost_over && cost_topic * np * 4 <= cost_peid) {
             for (uint32_t i = 0; i < nf; i++) {
                 uint32_t n;
                 const wm_rvec_blk *b = wm_rvec_snapshot(&m->f_cells[r->fids[i]], &n);
                 for (uint32_t k = 0; k < n; k++) {
                     uint32_t c = wm_rvec_at(b, k);
                     if (c == WM_RVEC_DEAD) continue;
-                    const roaring_bitmap_t *set = __atomic_load_n(&m->nb_set[m->c_nbhd[c]], __ATOMIC_ACQUIRE);
+                    uint32_t nb = m->c_nbhd[c];
                     for (uint32_t j = 0; j < np; j++)
-                        if (pub->peids[j] != WM_PEID_NONE && roaring_bitmap_contains(set, pub->peids[j])) {
+                        if (wm_posting_has(r->ent + WM_POSTING_READ_ROOM * j, r->ent_mask[j], nb)) {
                             emit_list(&e, &m->c_subs[c]);
                             break;
                         }

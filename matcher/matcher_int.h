@@ -16,11 +16,10 @@
 #ifndef WM_MATCHER_MATCHER_INT_H
 #define WM_MATCHER_MATCHER_INT_H
 
-#include <roaring/roaring.h>
-
 #include "matcher/intern.h"
 #include "matcher/matcher.h"
 #include "matcher/nbf.h"
+#include "matcher/peid_set.h"
 #include "matcher/posting.h"
 #include "matcher/rvec.h"
 
@@ -94,7 +93,7 @@ struct wm_matcher {
 
     /* neighborhoods and the spatial filter mapping */
     wm_idpool nbhd_ids;
-    roaring_bitmap_t **nb_set; /* [nbhd] immutable peid set */
+    wm_peid_set **nb_set;      /* [nbhd] its peids, to withdraw its postings (writer) */
     wm_rvec *nb_cells;         /* [nbhd] cells using it */
     uint64_t *nb_one;          /* [nbhd] atomic summary of nb_cells: WM_NB_NO_CELL, WM_NB_MANY_CELLS,
                                   (fid << 32 | cell) of its only cell, or (fid << 32 | WM_NB_ONE_SUB | sub)
@@ -118,8 +117,7 @@ struct wm_matcher {
     uint64_t spilled_postings; /* entries in p_over vectors (writer) */
     uint32_t *sort_tmp;        /* writer scratch for defining sets */
     uint32_t sort_cap;
-    void *set_buf;             /* writer scratch: a set in the roaring portable format */
-    size_t set_buf_cap;
+    uint64_t *dedup_bits;      /* writer scratch: wm_peid_unique's bitset (kept zeroed) */
 
     /* subscriptions */
     wm_idpool sub_ids;
