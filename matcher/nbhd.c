@@ -206,9 +206,8 @@ wm_matcher_status wm_matcher_nbhd_define_ids(wm_matcher *m, const char *name, si
 {
     wm_matcher_status st = define_begin(m, name, name_len, peids != NULL, n, id);
     if (st) return st;
-    /* Copy and bound check as two vectorizable passes. */
-    uint32_t max = 0;
-    for (size_t i = 0; i < n; i++) max = peids[i] > max ? peids[i] : max;
+    uint32_t min, max;
+    if (n) wm_peid_range(peids, n, &min, &max);
     if (n && max >= m->peids.high) return WM_MATCHER_E_BAD_PEID;
     memcpy(m->sort_tmp, peids, n * sizeof *peids);
     return define_from_scratch(m, name, name_len, n, id);

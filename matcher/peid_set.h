@@ -39,6 +39,9 @@ wm_peid_set *wm_peid_set_new(const uint32_t *ids, size_t n);
  * further peids to out and returns how many (0 at the end). */
 size_t wm_peid_set_next(const wm_peid_set *s, size_t *cursor, uint32_t *out, size_t max);
 
+/* The smallest and largest of ids[0..n) (n > 0). */
+void wm_peid_range(const uint32_t *ids, size_t n, uint32_t *lo, uint32_t *hi);
+
 /* Words of scratch wm_peid_unique() needs for n peids. */
 size_t wm_peid_unique_scratch(size_t n);
 
