@@ -10,7 +10,7 @@ void wm_exi_arena_init(wm_exi_arena *a, size_t cap)
     a->reserved = 0;
 }
 
-void *wm_exi_arena_alloc(wm_exi_arena *a, size_t n)
+void *wm_exi_arena_alloc_slow(wm_exi_arena *a, size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     for (wm_exi_arena_block *b = a->head; b; b = b->next) {

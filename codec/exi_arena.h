@@ -30,7 +30,20 @@ typedef struct wm_exi_arena {
 /* cap: memory cap in bytes (blocks included). */
 void wm_exi_arena_init(wm_exi_arena *a, size_t cap);
 /* 16-byte aligned storage of n bytes, or NULL when the cap would be exceeded. */
-void *wm_exi_arena_alloc(wm_exi_arena *a, size_t n);
+void *wm_exi_arena_alloc_slow(wm_exi_arena *a, size_t n);
+static inline void *wm_exi_arena_alloc(wm_exi_arena *a, size_t n)
+{
+    /* the common case, room in the current block, without a call: string
+     * values and table growth allocate per event */
+    wm_exi_arena_block *b = a->head;
+    size_t m = (n + 15) & ~(size_t)15;
+    if (__builtin_expect(b && b->size - b->used >= m, 1)) {
+        void *p = b->data + b->used;
+        b->used += m;
+        return p;
+    }
+    return wm_exi_arena_alloc_slow(a, n);
+}
 /* Forgets every allocation, keeps the blocks. */
 void wm_exi_arena_reset(wm_exi_arena *a);
 void wm_exi_arena_free(wm_exi_arena *a);

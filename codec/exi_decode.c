@@ -22,6 +22,8 @@ static uint8_t prod_op(const wm_exi_grammar *g, const wm_exi_prod *p)
             case WM_EXI_DT_BOOLEAN: return WM_EXI_OP_AT_BOOL;
             }
         }
+        if (p->arg == WM_EXI_NONE || p->arg >= g->n_types || g->types[p->arg].kind == WM_EXI_DT_STRING)
+            return WM_EXI_OP_AT_STR; /* read_value()'s string cases, restricted sets aside */
         return WM_EXI_OP_AT;
     case WM_EXI_T_SE: return WM_EXI_OP_SE;
     case WM_EXI_T_EE: return WM_EXI_OP_EE;
@@ -29,7 +31,7 @@ static uint8_t prod_op(const wm_exi_grammar *g, const wm_exi_prod *p)
     }
 }
 
-static wm_exi_status mem_fail(dctx *c)
+wm_exi_status wm_exi_dec_mem_fail(dctx *c)
 {
     return wm_exi_fail(c->err, WM_EXI_E_MEMORY, c->r.pos, "memory cap of %zu bytes reached", c->d->lim.mem_cap);
 }
@@ -53,7 +55,7 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
         return wm_exi_fail(c->err, WM_EXI_E_LENGTH, c->r.pos, "string of %llu characters beyond the stream",
                            (unsigned long long)nchars);
     char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
-    if (!p) return mem_fail(c);
+    if (!p) return wm_exi_dec_mem_fail(c);
     size_t n = 0;
     uint64_t i = 0;
     if (!rcs && !c->r.byte_aligned) {
@@ -127,7 +129,7 @@ static wm_exi_status read_uri(dctx *c, uint32_t *uri)
         uint64_t n;
         wm_exi_sview s;
         if ((st = wm_exi_read_uint(&c->r, &n)) || (st = read_chars(c, n, NULL, &s))) return st;
-        if ((*uri = wm_exi_strtab_add_uri(t, s.p, s.len)) == WM_EXI_NONE) return mem_fail(c);
+        if ((*uri = wm_exi_strtab_add_uri(t, s.p, s.len)) == WM_EXI_NONE) return wm_exi_dec_mem_fail(c);
         return WM_EXI_OK;
     }
     if (v - 1 >= t->n_uris)
@@ -153,7 +155,7 @@ static wm_exi_status read_lname(dctx *c, uint32_t uri, uint32_t *lid)
     }
     wm_exi_sview s;
     if ((st = read_chars(c, v - 1, NULL, &s))) return st;
-    if ((*lid = wm_exi_strtab_add_lname(t, uri, s.p, s.len)) == WM_EXI_NONE) return mem_fail(c);
+    if ((*lid = wm_exi_strtab_add_lname(t, uri, s.p, s.len)) == WM_EXI_NONE) return wm_exi_dec_mem_fail(c);
     return WM_EXI_OK;
 }
 
@@ -183,7 +185,7 @@ static wm_exi_status namespace_decl(dctx *c)
         uint64_t n;
         wm_exi_sview s;
         if ((st = wm_exi_read_uint(&c->r, &n)) || (st = read_chars(c, n, NULL, &s))) return st;
-        if (!wm_exi_strtab_add_prefix(&c->d->st, uri, s.p, s.len)) return mem_fail(c);
+        if (!wm_exi_strtab_add_prefix(&c->d->st, uri, s.p, s.len)) return wm_exi_dec_mem_fail(c);
     } else if (k - 1 >= u->n_prefixes)
         return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "prefix compact id %u of %u (§7.3.2)", k - 1, u->n_prefixes);
     bool local_ns;
@@ -220,7 +222,7 @@ static wm_exi_status read_string_value(dctx *c, uint32_t lid, const wm_exi_datat
     }
     wm_exi_sview s;
     if ((st = read_chars(c, x - 2, dt && dt->kind == WM_EXI_DT_RCS_STRING ? dt : NULL, &s))) return st;
-    if (x - 2 > UINT32_MAX || !wm_exi_strtab_add_value(t, lid, s.p, s.len, (uint32_t)(x - 2))) return mem_fail(c);
+    if (x - 2 > UINT32_MAX || !wm_exi_strtab_add_value(t, lid, s.p, s.len, (uint32_t)(x - 2))) return wm_exi_dec_mem_fail(c);
     v->text = s.p;
     v->len = s.len;
     return WM_EXI_OK;
@@ -266,7 +268,7 @@ wm_exi_status wm_exi_dec_push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem
     if (pst) return pst;
     wm_exi_frame *f = &d->stack[d->depth++];
     if (!wm_exi_rt_frame_init(d->g, &d->arena, &d->st, &d->bis, &d->n_bis, &d->cap_bis, f, uri, lid, elem))
-        return mem_fail(c);
+        return wm_exi_dec_mem_fail(c);
     wm_exi_event ev = { .type = WM_EXI_EV_SE };
     qname_view(c, &ev, uri, lid);
     return emit(c, &ev);
@@ -433,7 +435,7 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
     }
     switch (ud) {
     case WM_EXI_UD_EE:
-        if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_EE, 0, 0)) return mem_fail(c);
+        if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_EE, 0, 0)) return wm_exi_dec_mem_fail(c);
         return pop(c);
     case WM_EXI_UD_AT_ANY: {
         uint32_t uri, lid;
@@ -441,7 +443,7 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
         bool is_nil = uri == WM_EXI_URI_XSI && d->st.lnames[lid].s.len == 3 && !memcmp(d->st.lnames[lid].s.p, "nil", 3);
         bool is_type = uri == WM_EXI_URI_XSI && d->st.lnames[lid].s.len == 4 && !memcmp(d->st.lnames[lid].s.p, "type", 4);
         if (is_type) return xsi_type(c, f);
-        if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_AT, uri, lid)) return mem_fail(c);
+        if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_AT, uri, lid)) return wm_exi_dec_mem_fail(c);
         bi = &d->bis[f->bi];
         return wm_exi_dec_attribute(c, uri, lid, WM_EXI_NONE, is_nil, NULL);
     }
@@ -449,14 +451,14 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
         uint32_t uri, lid;
         if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
         bi = &d->bis[f->bi];
-        if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_SE, uri, lid)) return mem_fail(c); }
-        else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_SE, uri, lid)) return mem_fail(c);
+        if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_SE, uri, lid)) return wm_exi_dec_mem_fail(c); }
+        else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_SE, uri, lid)) return wm_exi_dec_mem_fail(c);
         f->bi_state = 1;
         return wm_exi_dec_push(c, uri, lid, WM_EXI_NONE);
     }
     case WM_EXI_UD_CH:
-        if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_CH, 0, 0)) return mem_fail(c); }
-        else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_CH, 0, 0)) return mem_fail(c);
+        if (stc) { if (!learn(c, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_CH, 0, 0)) return wm_exi_dec_mem_fail(c); }
+        else if (!learn(c, &bi->ec, &bi->n_ec, &bi->cap_ec, WM_EXI_T_CH, 0, 0)) return wm_exi_dec_mem_fail(c);
         f->bi_state = 1;
         return characters(c, f->lid, WM_EXI_NONE);
     case WM_EXI_UD_NS:
@@ -491,7 +493,7 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
             f->state = p->next;
             if (c->typed_fast) return typed_attribute(c, p, op);
             return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
-        case WM_EXI_OP_AT:
+        case WM_EXI_OP_AT: case WM_EXI_OP_AT_STR:
             f->state = p->next;
             return wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL);
         case WM_EXI_OP_SE:
@@ -667,6 +669,26 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
     return comment_or_pi(c, WM_EXI_UD_DT);
 }
 
+/* Do buf[0..len) start with the bits of the memoised header? */
+static bool header_memo_hit(const wm_exi_decoder *d, const uint8_t *buf, size_t len)
+{
+    uint64_t bits = d->hdr_memo.bits, whole = bits >> 3;
+    if (!bits || len * 8 < bits || memcmp(buf, d->hdr_memo.raw, whole)) return false;
+    unsigned rest = bits & 7;
+    return !rest || ((buf[whole] ^ d->hdr_memo.raw[whole]) >> (8 - rest)) == 0;
+}
+
+static void header_memo_put(wm_exi_decoder *d, const uint8_t *buf, uint64_t bits, bool byte_aligned)
+{
+    d->hdr_memo.bits = 0;
+    if (!bits || bits > 8 * sizeof d->hdr_memo.raw) return;
+    memcpy(d->hdr_memo.raw, buf, (bits + 7) >> 3);
+    d->hdr_memo.byte_aligned = byte_aligned;
+    d->hdr_memo.header = d->header;
+    d->hdr_memo.opts = d->opts;
+    d->hdr_memo.bits = bits;
+}
+
 wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, const wm_exi_options *oob,
                             wm_exi_event_fn fn, void *user, bool *stopped, wm_exi_error *err)
 {
@@ -675,23 +697,32 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
     if (stopped) *stopped = false;
     wm_exi_reader_init(&c.r, buf, len, err);
     wm_exi_arena_reset(&d->arena);
-    if (oob) d->opts = *oob;
-    else wm_exi_options_default(&d->opts);
-    wm_exi_status st = wm_exi_header_read(&c.r, &d->header, &d->opts);
-    if (st) return st;
+    wm_exi_status st;
+    if (!oob && header_memo_hit(d, buf, len)) {
+        /* the header is a pure function of its bits (and the defaults) */
+        d->header = d->hdr_memo.header;
+        d->opts = d->hdr_memo.opts;
+        c.r.pos = d->hdr_memo.bits;
+        c.r.byte_aligned = d->hdr_memo.byte_aligned;
+    } else {
+        if (oob) d->opts = *oob;
+        else wm_exi_options_default(&d->opts);
+        if ((st = wm_exi_header_read(&c.r, &d->header, &d->opts))) return st;
+        if (!oob) header_memo_put(d, buf, c.r.pos, c.r.byte_aligned);
+    }
     if (d->opts.preserve_lexical_values || d->opts.preserve_dtd)
         return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, c.r.pos,
                            "Preserve.lexicalValues / Preserve.dtd streams are not supported by this decoder");
     if (d->opts.has_schema_id && d->opts.schema_id_nil && !d->g->schemaless)
         return wm_exi_fail(err, WM_EXI_E_OPTIONS, c.r.pos, "stream declares schemaId nil (schema-less) but a schema was given");
     if ((st = wm_exi_strtab_reset(&d->st, d->opts.value_max_length, d->opts.value_partition_capacity)))
-        return mem_fail(&c);
+        return wm_exi_dec_mem_fail(&c);
     d->stack = wm_exi_arena_alloc(&d->arena, d->lim.max_depth * sizeof *d->stack);
     d->scratch = wm_exi_arena_alloc(&d->arena, d->lim.max_value_bytes);
     d->bis = NULL;
     d->n_bis = d->cap_bis = 0;
     d->depth = 0;
-    if (!d->stack || !d->scratch) return mem_fail(&c);
+    if (!d->stack || !d->scratch) return wm_exi_dec_mem_fail(&c);
     c.typed_fast = d->lim.typed_only && !d->opts.preserve_prefixes;
     /* the strict loop covers bit-packed strict schema-informed streams
      * without prefixes (Preserve.dtd/lexicalValues are refused above,

@@ -84,6 +84,15 @@ typedef struct wm_exi_decoder {
                                  bit-packed loop needs (codec/exi_decode_strict.c; malloc'ed at init) */
     bool general_only;        /* set by tests to force the general path: the strict loop
                                  must decode exactly the same events */
+    struct {                  /* internal: the last header read without out-of-band options
+                                 (its bits, what it yielded): a stream starting with the same
+                                 bits is not parsed again (a feed's headers repeat) */
+        uint64_t bits;        /* 0: none */
+        uint8_t raw[32];
+        bool byte_aligned;
+        wm_exi_header header;
+        wm_exi_options opts;
+    } hdr_memo;
 } wm_exi_decoder;
 
 /* Prepares d for grammar g (not copied: must outlive d). lim may be NULL

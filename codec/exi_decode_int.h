@@ -20,9 +20,11 @@ typedef struct wm_exi_dctx {
     bool typed_fast;          /* typed_only and no prefixes: values come typed only */
 } wm_exi_dctx;
 
-/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op). */
+/* Fused event + value kinds of declared productions (wm_exi_decoder.prod_op).
+ * AT_STR: the value is a string without a restricted character set (or
+ * untyped): string table hit or literal; AT: any other value. */
 enum { WM_EXI_OP_TERM = 0, WM_EXI_OP_AT, WM_EXI_OP_AT_FLOAT, WM_EXI_OP_AT_INT, WM_EXI_OP_AT_BOOL, WM_EXI_OP_SE,
-       WM_EXI_OP_EE };
+       WM_EXI_OP_EE, WM_EXI_OP_AT_STR };
 
 /* Per grammar state, packed for the strict loop: first production, count,
  * event-code width of the declared productions alone (§6.2) and the state
@@ -44,6 +46,9 @@ wm_exi_status wm_exi_dec_push(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32
  * its value) and the event (§8.5.4.1, §7). */
 wm_exi_status wm_exi_dec_attribute(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed,
                                    bool *nil_true);
+
+/* WM_EXI_E_MEMORY at the current position: the arena's cap is reached. */
+wm_exi_status wm_exi_dec_mem_fail(wm_exi_dctx *c);
 
 /* One event of the innermost element (depth > 0) through the general path. */
 wm_exi_status wm_exi_dec_step(wm_exi_dctx *c);

@@ -65,6 +65,48 @@ static inline bool emit_named(wm_exi_dctx *c, wm_exi_event *ev, uint32_t uri, ui
     return true;
 }
 
+/* A literal string value of nchars characters at bit *q (§7.3.3 miss,
+ * §7.1.10), added to the string table like the general path does: ASCII
+ * only, seven characters per window, up to LIT_MAX characters.
+ * false: anything else (longer, non-ASCII or NUL, past the end, no memory
+ * for the characters), for the general path to take from the value's first
+ * bit with nothing changed. true: *st is WM_EXI_OK or the memory failure of
+ * the string table. */
+#define LIT_MAX 56
+static bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, uint64_t len_bits, uint64_t *q, uint32_t lid,
+                    uint64_t nchars, wm_exi_value *v, wm_exi_status *st)
+{
+    if (nchars > LIT_MAX || *q + 8 * nchars > len_bits) return false;
+    char tmp[LIT_MAX + 8];
+    uint64_t cq = *q;
+    for (uint32_t i = 0; i < nchars; i += 7) {
+        uint32_t k = nchars - i < 7 ? (uint32_t)(nchars - i) : 7;
+        uint64_t w = window(buf, nbytes, cq), mask = ~0ull << (64 - 8 * k);
+        uint64_t x = w | ~mask; /* bytes past the characters read as 0xff: neither NUL nor counted */
+        const uint64_t hi = 0x8080808080808080ull, lo = 0x0101010101010101ull;
+        if ((w & mask & hi) || ((x - lo) & ~x & hi)) return false;
+        uint64_t le = __builtin_bswap64(w);
+        memcpy(tmp + i, &le, 8);
+        cq += 8 * k;
+    }
+    /* the general path's allocation, so both reach the memory cap alike */
+    char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
+    if (!p) return false;
+    memcpy(p, tmp, nchars);
+    p[nchars] = 0;
+    *q = cq;
+    *st = WM_EXI_OK;
+    if (!wm_exi_strtab_add_value(&c->d->st, lid, p, (uint32_t)nchars, (uint32_t)nchars)) {
+        c->r.pos = cq;
+        *st = wm_exi_dec_mem_fail(c);
+        return true;
+    }
+    v->kind = WM_EXI_DT_STRING;
+    v->text = p;
+    v->len = (uint32_t)nchars;
+    return true;
+}
+
 wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
 {
     wm_exi_decoder *d = c->d;
@@ -76,6 +118,7 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     const uint64_t len_bits = c->r.len_bits, nbytes = len_bits >> 3;
     uint64_t pos = c->r.pos;
     wm_exi_status st;
+    wm_exi_event ev;
     while (d->depth) {
         wm_exi_frame *f = &d->stack[d->depth - 1];
         uint32_t state = f->state;
@@ -91,7 +134,10 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
         const wm_exi_prod *p = &g->prods[pi];
         uint64_t q = pos + w;
         if (q > len_bits) goto general;
-        wm_exi_event ev = { .type = WM_EXI_EV_AT };
+        /* emit_named() fills the name and depth: only the rest is reset */
+        ev.type = WM_EXI_EV_AT;
+        ev.xsi = false;
+        ev.value = (wm_exi_value){ 0 };
         switch (ops[pi]) {
         case WM_EXI_OP_EE:
             ev.type = WM_EXI_EV_EE;
@@ -120,18 +166,18 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
             ev.value.b = (win >> (63 - w)) & 1;
             q++;
             break;
-        case WM_EXI_OP_AT: {
-            /* string-table hits only (§7.3.3); literals add to the table:
-             * the general path does that */
-            uint32_t dt = p->arg;
-            if (dt != WM_EXI_NONE && dt < g->n_types && g->types[dt].kind != WM_EXI_DT_STRING &&
-                g->types[dt].kind != WM_EXI_DT_RCS_STRING)
-                goto general;
+        case WM_EXI_OP_AT_STR: {
+            /* string-table hits (§7.3.3) and ASCII literals */
             uint64_t x;
             uint64_t ww = window(buf, nbytes, q);
             unsigned len = wm_exi_uint_window(ww, &x);
-            if (!len || x > 1) goto attr_general;
+            if (!len) goto attr_general;
             q += 8 * len;
+            if (x > 1) {
+                if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &ev.value, &st)) goto attr_general;
+                if (st) return st;
+                break;
+            }
             uint32_t k, id;
             if (x == 0) {
                 const wm_exi_st_lname *l = &t->lnames[p->lid];

@@ -22,6 +22,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __BMI2__
+#include <immintrin.h>
+#endif
 
 #include "codec/exi_error.h"
 
@@ -109,9 +112,14 @@ static inline unsigned wm_exi_uint_window(uint64_t w, uint64_t *v)
     uint64_t stop = ~w & 0x8080808080808000ull; /* octets without the "more" bit */
     if (__builtin_expect(!stop, 0)) return 0;
     unsigned len = ((unsigned)__builtin_clzll(stop) >> 3) + 1;
+#ifdef __BMI2__
+    /* first octet in the low byte: one extract puts the groups in order */
+    uint64_t x = _pext_u64(__builtin_bswap64(w), 0x007f7f7f7f7f7f7full);
+#else
     uint64_t x = ((w >> 56) & 0x7full) | ((w >> 41) & (0x7full << 7)) | ((w >> 26) & (0x7full << 14)) |
                  ((w >> 11) & (0x7full << 21)) | ((w << 4) & (0x7full << 28)) | ((w << 19) & (0x7full << 35)) |
                  ((w << 34) & (0x7full << 42));
+#endif
     *v = x & ((1ull << (7 * len)) - 1);
     return len;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codec/mqtt5_topic.h"
+#include "control/content_filters.h"
 
 typedef struct sub_id {
     bool is_int;
@@ -29,6 +30,7 @@ struct wm_match_input {
     size_t *order;
     char *out;
     size_t out_cap;
+    wm_content *content;   /* "xpath" filters go here; NULL: refused */
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -137,7 +139,9 @@ out:
     return rc;
 }
 
-static const char *const sub_keys[] = { "id", "client", "filter", "nbhd", "qos", "no_local", NULL };
+static const char *const sub_keys[] = { "id", "client", "filter", "nbhd", "qos", "no_local", "xpath", NULL };
+
+void wm_match_input_set_content(wm_match_input *in, wm_content *c) { in->content = c; }
 
 int wm_match_input_sub(wm_match_input *in, const char *line, size_t len, long lineno, char *err, size_t cap)
 {
@@ -156,6 +160,9 @@ int wm_match_input_sub(wm_match_input *in, const char *line, size_t len, long li
         fail(err, cap, "\"qos\" must be 0, 1 or 2"); goto out;
     }
     if (nl && !json_is_boolean(nl)) { fail(err, cap, "\"no_local\" must be true or false"); goto out; }
+    json_t *xp = json_object_get(o, "xpath");
+    if (xp && !json_is_string(xp)) { fail(err, cap, "\"xpath\" must be an XPath query (string)"); goto out; }
+    if (xp && !in->content) { fail(err, cap, "\"xpath\": content filters need a schema registry (wirematch --schemas)"); goto out; }
 
     char *idtext = json_dumps(id, JSON_ENCODE_ANY);
     if (!idtext) { fail(err, cap, "out of memory"); goto out; }
@@ -175,15 +182,24 @@ int wm_match_input_sub(wm_match_input *in, const char *line, size_t len, long li
         if (!ni) { fail(err, cap, "out of memory"); free(idtext); goto out; }
         in->ids = ni; in->cap_ids = nc;
     }
+    uint32_t slot = 0;
+    if (xp) {
+        char why[300];
+        if (wm_content_ref(in->content, json_string_value(xp), json_string_length(xp), &slot, why, sizeof why)) {
+            fail(err, cap, "\"xpath\": %s", why);
+            free(idtext); goto out;
+        }
+    }
     wm_sub_spec spec = {
         .filter = json_string_value(filter), .filter_len = json_string_length(filter),
         .client = json_string_value(client), .client_len = json_string_length(client),
         .nbhd = nb, .qos = qos ? (uint8_t)json_integer_value(qos) : 0, .no_local = nl && json_is_true(nl),
-        .cookie = in->n_ids,
+        .content = slot, .cookie = in->n_ids,
     };
     uint32_t sub;
     wm_matcher_error me;
     if (wm_matcher_sub_add(in->m, &spec, &sub, &me) != WM_MATCHER_OK) {
+        if (slot) wm_content_unref(in->content, slot);
         if (me.status == WM_MATCHER_E_INVALID_FILTER)
             fail(err, cap, "\"filter\": invalid topic filter: %s [%s] at byte %zu", wm_topic_status_message(me.topic_status),
                  wm_topic_status_name(me.topic_status), me.offset);

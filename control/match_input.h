@@ -5,10 +5,12 @@
  *   FILTERS  {"NAME": ["PEID", ...], ...}       one JSON object: each
  *            neighborhood name and its resolved peid set (spaPS §V-B1).
  *   SUBS     {"id": ID, "client": STR, "filter": STR,
- *             "nbhd"?: NAME, "qos"?: 0|1|2, "no_local"?: BOOL}
+ *             "nbhd"?: NAME, "qos"?: 0|1|2, "no_local"?: BOOL, "xpath"?: STR}
  *            ID is a string or an integer, unique in the file; filter is an
  *            MQTT topic filter, "$share/{group}/{filter}" included
- *            (MQTT 5.0 §4.7, §4.8.2); nbhd names a FILTERS entry.
+ *            (MQTT 5.0 §4.7, §4.8.2); nbhd names a FILTERS entry; xpath is
+ *            a content filter (control/content_filters.h), accepted only
+ *            when a content table is attached (wm_match_input_set_content).
  *   PUBS     {"topic": STR, "peids": [STR, ...], "client"?: STR}
  *            topic is a topic name (§4.7); client is the publisher (No Local).
  * Output per publication: {"matched": [ID, ...]} with every matching
@@ -39,6 +41,11 @@ wm_matcher *wm_match_input_matcher(wm_match_input *in);
  * "7"), owned by the input; NULL if no such subscription. Any thread, once
  * the input is no longer being filled. */
 const char *wm_match_input_sub_id(const wm_match_input *in, uint64_t cookie);
+/* Attaches the content-filter table that "xpath" fields are interned in
+ * (the caller owns it and commits it after the lines). Without one, a line
+ * with "xpath" is refused. */
+struct wm_content;
+void wm_match_input_set_content(wm_match_input *in, struct wm_content *c);
 /* Number of subscriptions accepted so far. */
 size_t wm_match_input_sub_count(const wm_match_input *in);
 

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/content_filters.h"
 #include "control/match_input.h"
 #include "control/resolution_compile.h"
 
 struct wm_tables {
     wm_match_input *in;
+    wm_content *content;
     uint32_t n_nbhds;
     void *user;
     void (*user_free)(void *user);
@@ -72,10 +74,23 @@ static int add_subs(wm_tables *t, const char *path, char *err, size_t cap)
 wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolution_path, const char *subs_path,
                              char *err, size_t cap)
 {
+    wm_tables_paths p = { resolution_path, subs_path, NULL };
+    return wm_tables_compile_paths(cfg, &p, err, cap);
+}
+
+wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, char *err, size_t cap)
+{
     wm_tables *t = calloc(1, sizeof *t);
     if (!t || !(t->in = wm_match_input_new(cfg))) return fail(t, err, cap, "out of memory");
-    if (resolution_path && add_resolution(t, resolution_path, err, cap)) return fail(t, NULL, 0, "%s", "");
-    if (subs_path && add_subs(t, subs_path, err, cap)) return fail(t, NULL, 0, "%s", "");
+    wm_schema_reg *reg = NULL;
+    if (p->schemas && wm_schema_reg_load(p->schemas, &reg, err, cap)) return fail(t, NULL, 0, "%s", "");
+    if (!(t->content = wm_content_new(reg))) return fail(t, err, cap, "out of memory");
+    wm_match_input_set_content(t->in, t->content);
+    if (p->resolution && add_resolution(t, p->resolution, err, cap)) return fail(t, NULL, 0, "%s", "");
+    if (p->subs && add_subs(t, p->subs, err, cap)) return fail(t, NULL, 0, "%s", "");
+    wm_content_snap *old;
+    char why[300];
+    if (wm_content_commit(t->content, &old, why, sizeof why)) return fail(t, err, cap, "%s: %s", p->subs ? p->subs : "", why);
     return t;
 }
 
@@ -84,10 +99,12 @@ void wm_tables_free(wm_tables *t)
     if (!t) return;
     if (t->user_free) t->user_free(t->user);
     wm_match_input_free(t->in);
+    wm_content_free(t->content);
     free(t);
 }
 
 wm_matcher *wm_tables_matcher(const wm_tables *t) { return wm_match_input_matcher(t->in); }
+wm_content *wm_tables_content(const wm_tables *t) { return t->content; }
 const char *wm_tables_sub_id(const wm_tables *t, uint64_t cookie) { return wm_match_input_sub_id(t->in, cookie); }
 size_t wm_tables_sub_count(const wm_tables *t) { return wm_match_input_sub_count(t->in); }
 uint32_t wm_tables_nbhd_count(const wm_tables *t) { return t->n_nbhds; }

@@ -53,6 +53,16 @@ typedef struct wm_tables wm_tables;
 wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolution_path, const char *subs_path,
                              char *err, size_t errcap);
 
+/* The same with a schema registry (control/schema_registry.h): the files
+ * of one table set. schemas NULL: no registry, so every content filter
+ * ("xpath") is refused. A bad registry line fails the compile with
+ * "REG:LINE: reason"; a bad "xpath" in the subscriptions file with
+ * "S.jsonl:LINE: \"xpath\": schema NAME: position P: reason". */
+typedef struct wm_tables_paths {
+    const char *resolution, *subs, *schemas;   /* each may be NULL */
+} wm_tables_paths;
+wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, char *err, size_t errcap);
+
 /* Frees the tables and their matcher. No reader may be attached any more
  * (control/reload.h guarantees it for tables it retires). NULL is a no-op. */
 void wm_tables_free(wm_tables *t);
@@ -60,6 +70,12 @@ void wm_tables_free(wm_tables *t);
 /* The compiled matcher. Readers use it through their own wm_matcher_reader;
  * nobody may call its writer functions (the tables are immutable). */
 wm_matcher *wm_tables_matcher(const wm_tables *t);
+
+/* The set's content filters (control/content_filters.h): the registry, the
+ * preloaded subscriptions' filters (their matcher content slots), committed.
+ * The holder extends it like the matcher (one writer; it retires the
+ * snapshots wm_content_commit replaces after a grace period). */
+struct wm_content *wm_tables_content(const wm_tables *t);
 
 /* The subscription id (JSON text, e.g. "\"s1\"" or "7") of the subscription
  * with matcher cookie `cookie`, owned by t; NULL if out of range. */

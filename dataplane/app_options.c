@@ -9,7 +9,7 @@
 
 const char *wm_app_options_usage(void)
 {
-    return "usage: wirematch [EAL options] -- [--resolution R.wmr] [--subs S.jsonl]\n"
+    return "usage: wirematch [EAL options] -- [--resolution R.wmr] [--subs S.jsonl] [--schemas REG]\n"
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--summary FILE]\n"
            "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n"
@@ -51,6 +51,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
     static const struct option longopts[] = {
         {"resolution", required_argument, NULL, 'r'},
         {"subs", required_argument, NULL, 's'},
+        {"schemas", required_argument, NULL, 'x'},
         {"mqtt-port", required_argument, NULL, 'p'},
         {"match-log", required_argument, NULL, 'm'},
         {"tx", required_argument, NULL, 't'},
@@ -82,6 +83,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         switch (c) {
         case 'r': o->resolution = optarg; break;
         case 's': o->subs = optarg; break;
+        case 'x': o->schemas = optarg; break;
         case 'm': o->match_log = optarg; break;
         case 'S': o->summary = optarg; break;
         case 'p':

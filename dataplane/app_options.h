@@ -3,6 +3,8 @@
  *
  *   --resolution FILE     resolution (.wmr) to match against
  *   --subs FILE           subscriptions to preload (JSON lines)
+ *   --schemas FILE        schema registry (control/schema_registry.h): the schemas
+ *                         content filters (`xpath`) bind to through the Content Type
  *   --mqtt-port P[,P...]  broker TCP ports (default 1883), up to 16
  *   --match-log FILE      match log, one JSON line per PUBLISH
  *   --tx matched|all|none what to transmit back out of the receiving port (default none)
@@ -36,6 +38,7 @@ enum wm_tx_mode { WM_TX_NONE = 0, WM_TX_MATCHED, WM_TX_ALL };
 struct wm_app_options {
     const char *resolution;  /* NULL if absent; strings point into argv */
     const char *subs;
+    const char *schemas;
     const char *match_log;
     const char *summary;
     uint16_t mqtt_ports[WM_PKT_PATH_MAX_PORTS];

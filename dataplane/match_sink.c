@@ -22,6 +22,7 @@
 #include <jansson.h>
 #include <rte_spinlock.h>
 
+#include "control/content_filters.h"
 #include "control/reload.h"
 #include "control/tables.h"
 #include "dataplane/peid_cache.h"
@@ -39,6 +40,8 @@ struct sub_node {
     uint32_t key_hash;       /* stable member identity for wm_share_pick_hash */
     char *client, *filter, *key;
     char *nbhd;              /* neighborhood name, NULL: none */
+    char *xpath;             /* content filter text, NULL: none */
+    uint32_t slot, next_slot; /* its content slot in the current / next set */
 };
 
 /* A set's preloaded keys, cookie-indexed, with their member hashes. */
@@ -50,7 +53,7 @@ struct set_keys {
 
 struct wm_match_table {
     wm_reload *rl;
-    char *res_path, *subs_path;
+    char *res_path, *subs_path, *schemas_path;
     pthread_mutex_t reload_mu;   /* reloads and housekeeping: rl's writer */
     rte_spinlock_t lock;         /* the current set's matcher writer; the learned registry */
     const wm_tables *cur;        /* under lock: the current set */
@@ -61,6 +64,7 @@ struct wm_match_table {
     uint32_t max_groups;
     enum wm_share_policy share_policy;
     char last_error[512];        /* under reload_mu */
+    char last_xpath_error[400];  /* under lock: why the last `xpath` was refused */
     struct wm_match_counters c;  /* under lock */
 };
 
@@ -75,8 +79,18 @@ struct wm_match_worker {
     uint32_t *rr;                /* round-robin cursor per group id (this worker's) */
     FILE *log;
     char *logbuf;
-    struct wm_match_counters c;  /* lookups, errors, log lines */
+    struct wm_match_counters c;  /* lookups, errors, log lines, content stage */
     struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
+    /* content stage: the snapshot of the attached set's filters and this worker's decoders */
+    const wm_content_snap *csnap;
+    wm_content_reader *creader;
+    uint32_t *cslot;             /* [max_subs]: candidates' content slots */
+    uint32_t *cpos;              /* [max_subs]: where each candidate sits (see w_content) */
+    bool *cpass;
+    uint8_t *cdrop;              /* [2 * max_subs]: result positions to remove (zero between calls) */
+    wm_exi_error cerr;           /* the last content failure (match log) */
+    enum wm_content_outcome cout;
+    bool had_content;
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -113,7 +127,24 @@ static void node_free(struct sub_node *n)
     free(n->filter);
     free(n->key);
     free(n->nbhd);
+    free(n->xpath);
     free(n);
+}
+
+static void snap_retired(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    wm_content_snap_free(ctx);
+}
+
+/* Writer (lock held): publishes the content filters' changes, if any, and
+ * retires the replaced snapshot for a grace period. */
+static int content_commit(struct wm_match_table *t, wm_content *c, char *err, size_t errlen)
+{
+    wm_content_snap *old = NULL;
+    if (wm_content_commit(c, &old, err, errlen)) return -1;
+    if (old) wm_retire_call(&t->node_retire, snap_retired, old, 0);
+    return 0;
 }
 
 static void node_retired(void *ctx, uint64_t arg)
@@ -166,10 +197,10 @@ static uint32_t nbhd_id(const wm_tables *set, const char *name)
     return name ? wm_matcher_nbhd_find(wm_tables_matcher(set), name, strlen(name)) : WM_NBHD_NONE;
 }
 
-static wm_matcher_status node_add(wm_matcher *m, struct sub_node *n, uint32_t nbhd, uint32_t *sub)
+static wm_matcher_status node_add(wm_matcher *m, struct sub_node *n, uint32_t nbhd, uint32_t slot, uint32_t *sub)
 {
     wm_sub_spec spec = {n->filter, strlen(n->filter), n->client, strlen(n->client), nbhd, n->qos, n->no_local != 0,
-                        0, WM_TABLES_COOKIE_EXT | (uint64_t)(uintptr_t)n};
+                        slot, WM_TABLES_COOKIE_EXT | (uint64_t)(uintptr_t)n};
     return wm_matcher_sub_add(m, &spec, sub, NULL);
 }
 
@@ -177,8 +208,10 @@ static wm_matcher_status node_add(wm_matcher *m, struct sub_node *n, uint32_t nb
  * publishes it. Under reload_mu. */
 static int load_set(struct wm_match_table *t, char *err, size_t errlen)
 {
-    wm_tables *nt = wm_tables_compile(wm_reload_config(t->rl), t->res_path, t->subs_path, err, errlen);
+    wm_tables_paths paths = {t->res_path, t->subs_path, t->schemas_path};
+    wm_tables *nt = wm_tables_compile_paths(wm_reload_config(t->rl), &paths, err, errlen);
     if (!nt) return -1;
+    wm_content *content = wm_tables_content(nt);
     if (set_keys_attach(nt) != 0) {
         wm_tables_free(nt);
         snprintf(err, errlen, "out of memory");
@@ -190,8 +223,16 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
         for (struct sub_node *n = t->buckets[b]; n; n = n->next) {
             uint32_t nb = nbhd_id(nt, n->nbhd);
             n->drop = n->nbhd && nb == WM_NBHD_NONE;
+            n->next_slot = 0;
+            /* the filter is re-validated against the new registry: one that no
+             * longer compiles drops the subscription, as a lost neighborhood does */
+            char why[300];
+            if (!n->drop && n->xpath && wm_content_ref(content, n->xpath, strlen(n->xpath), &n->next_slot, why, sizeof why)) {
+                n->drop = 1;
+                snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s (reload, %s)", why, n->key);
+            }
             if (n->drop) continue;
-            wm_matcher_status st = node_add(m, n, nb, &n->next_sub);
+            wm_matcher_status st = node_add(m, n, nb, n->next_slot, &n->next_sub);
             if (st != WM_MATCHER_OK) {
                 rte_spinlock_unlock(&t->lock);
                 snprintf(err, errlen, "learned subscription %s (filter %s) does not fit the new tables: %s",
@@ -200,6 +241,16 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
                 return -1;
             }
         }
+    /* nobody reads the new set yet: its compile-time snapshot goes at once */
+    wm_content_snap *first = NULL;
+    char why[300];
+    if (wm_content_commit(content, &first, why, sizeof why)) {
+        rte_spinlock_unlock(&t->lock);
+        wm_tables_free(nt);
+        snprintf(err, errlen, "learned content filters do not fit the new tables: %s", why);
+        return -1;
+    }
+    wm_content_snap_free(first);
     if (wm_reload_publish(t->rl, nt) != 0) {
         rte_spinlock_unlock(&t->lock);
         wm_tables_free(nt);
@@ -217,18 +268,20 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
                 t->c.reload_subs_dropped++;
             } else {
                 n->sub = n->next_sub;
+                n->slot = n->next_slot;
                 pp = &n->next;
             }
         }
     t->c.nbhds = wm_tables_nbhd_count(nt);
+    t->c.xpath_filters = wm_content_count(content);
     t->c.subs_preloaded = wm_tables_sub_count(nt);
     t->c.generation = wm_reload_generation(t->rl);
     rte_spinlock_unlock(&t->lock);
     return 0;
 }
 
-struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, uint32_t max_subs,
-                                          char *err, size_t errlen)
+struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, const char *schemas_path,
+                                          uint32_t max_subs, char *err, size_t errlen)
 {
     struct wm_match_table *t = calloc(1, sizeof *t);
     if (!t) {
@@ -250,7 +303,9 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     wm_retire_init(&t->node_retire, wm_reload_config(t->rl)->qsbr);
     t->res_path = res_path ? strdup(res_path) : NULL;
     t->subs_path = subs_path ? strdup(subs_path) : NULL;
-    if (!t->buckets || !t->rl || (res_path && !t->res_path) || (subs_path && !t->subs_path)) {
+    t->schemas_path = schemas_path ? strdup(schemas_path) : NULL;
+    if (!t->buckets || !t->rl || (res_path && !t->res_path) || (subs_path && !t->subs_path) ||
+        (schemas_path && !t->schemas_path)) {
         snprintf(err, errlen, "out of memory");
         wm_match_table_free(t);
         return NULL;
@@ -298,6 +353,13 @@ void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
     pthread_mutex_unlock(&t->reload_mu);
 }
 
+void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len)
+{
+    rte_spinlock_lock(&t->lock);
+    snprintf(buf, len, "%s", t->last_xpath_error);
+    rte_spinlock_unlock(&t->lock);
+}
+
 void wm_match_table_free(struct wm_match_table *t)
 {
     if (!t) return;
@@ -311,6 +373,7 @@ void wm_match_table_free(struct wm_match_table *t)
     wm_reload_free(t->rl);
     free(t->res_path);
     free(t->subs_path);
+    free(t->schemas_path);
     pthread_mutex_destroy(&t->reload_mu);
     free(t);
 }
@@ -331,6 +394,14 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
 {
     struct sub_node *n = *pp;
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
+    if (n->slot) {
+        char why[300];
+        wm_content_unref(wm_tables_content(t->cur), n->slot);
+        /* dropping a filter only shrinks the automata; if even that fails the
+         * old snapshot stays, where the removed subscription is unreachable */
+        content_commit(t, wm_tables_content(t->cur), why, sizeof why);
+        t->c.xpath_filters = wm_content_count(wm_tables_content(t->cur));
+    }
     *pp = n->next;
     wm_retire_call(&t->node_retire, node_retired, n, 0);
     t->c.subs_live--;
@@ -364,18 +435,38 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         nbhd = wm_matcher_nbhd_find(m, (const char *)s->nbhd.p, s->nbhd.len);
         if (nbhd == WM_NBHD_NONE) return WM_MQTT_SUB_NBHD_UNKNOWN;
     }
+    wm_content *content = wm_tables_content(t->cur);
+    uint32_t slot = 0;
+    if (s->xpath.len) {
+        char why[300];
+        /* a refused filter is never installed: the subscriber must not receive everything */
+        if (wm_content_ref(content, (const char *)s->xpath.p, s->xpath.len, &slot, why, sizeof why)) {
+            snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
+            t->c.subs_xpath_refused++;
+            return WM_MQTT_SUB_XPATH_INVALID;
+        }
+        if (content_commit(t, content, why, sizeof why)) {
+            wm_content_unref(content, slot);
+            snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
+            t->c.subs_xpath_refused++;
+            return WM_MQTT_SUB_XPATH_INVALID;
+        }
+    }
     struct sub_node *n = calloc(1, sizeof *n);
     if (n) {
         n->client = dupn(s->client, s->client_len);
         n->filter = dupn(s->filter.p, s->filter.len);
         n->key = make_key(s);
         n->nbhd = s->nbhd.len ? dupn(s->nbhd.p, s->nbhd.len) : NULL;
+        n->xpath = s->xpath.len ? dupn(s->xpath.p, s->xpath.len) : NULL;
+        n->slot = slot;
         n->subid = s->subscription_id;
         n->qos = s->qos;
         n->no_local = s->no_local;
     }
-    if (!n || !n->client || !n->filter || !n->key || (s->nbhd.len && !n->nbhd)) {
+    if (!n || !n->client || !n->filter || !n->key || (s->nbhd.len && !n->nbhd) || (s->xpath.len && !n->xpath)) {
         if (n) node_free(n);
+        if (slot) wm_content_unref(content, slot);
         return WM_MQTT_SUB_REJECTED;
     }
     n->key_hash = key_hash(n->key);
@@ -387,13 +478,20 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         t->c.subs_replaced++;
         pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
     }
-    if (node_add(m, n, nbhd, &n->sub) != WM_MATCHER_OK) {
+    if (node_add(m, n, nbhd, slot, &n->sub) != WM_MATCHER_OK) {
         node_free(n);
+        if (slot) {
+            char why[300];
+            wm_content_unref(content, slot);
+            content_commit(t, content, why, sizeof why);
+        }
         return WM_MQTT_SUB_REJECTED;
     }
     n->next = NULL;
     *pp = n;
     t->c.subs_live++;
+    if (slot) t->c.subs_xpath++;
+    t->c.xpath_filters = wm_content_count(content);
     return WM_MQTT_SUB_INSTALLED;
 }
 
@@ -427,12 +525,27 @@ uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
 
 /* ------------------------------------------------------------ worker side */
 
+/* Follows the content snapshot of the attached set. Called where no
+ * snapshot can be reclaimed meanwhile: at the quiescent point (the worker
+ * holds nothing from before), or under the writer lock after the worker's
+ * own subscription change (it was offline, so the snapshot it held may be
+ * gone: the reader is freed without touching it). */
+static void content_attach(struct wm_match_worker *w)
+{
+    const wm_content_snap *s = w->tables ? wm_content_current(wm_tables_content(w->tables)) : NULL;
+    if (s == w->csnap) return;
+    wm_content_reader_free(w->creader);
+    w->creader = s ? wm_content_reader_new(s, NULL) : NULL;
+    w->csnap = s;
+}
+
 static enum wm_mqtt_sub_status w_subscribe(void *ctx, const struct wm_mqtt_subscribe *s)
 {
     struct wm_match_worker *w = ctx;
     wm_reload_reader_pause(w->rd);
     rte_spinlock_lock(&w->t->lock);
     enum wm_mqtt_sub_status st = install(w->t, s);
+    content_attach(w);
     rte_spinlock_unlock(&w->t->lock);
     wm_reload_reader_resume(w->rd);
     return st;
@@ -444,6 +557,7 @@ static void w_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s)
     wm_reload_reader_pause(w->rd);
     rte_spinlock_lock(&w->t->lock);
     uninstall(w->t, s);
+    content_attach(w);
     rte_spinlock_unlock(&w->t->lock);
     wm_reload_reader_resume(w->rd);
 }
@@ -496,6 +610,79 @@ static const char *share_member(struct wm_match_worker *w, const wm_match_group 
     return sub_key(w, m[i], NULL);
 }
 
+static void count_content(struct wm_match_counters *c, enum wm_content_outcome o)
+{
+    switch (o) {
+    case WM_CONTENT_OK: c->content_decoded++; break;
+    case WM_CONTENT_NO_CONTENT_TYPE: c->content_no_content_type++; break;
+    case WM_CONTENT_NOT_EXI: c->content_not_exi++; break;
+    case WM_CONTENT_UNKNOWN_SCHEMA: c->content_unknown_schema++; break;
+    case WM_CONTENT_NOT_APPLICABLE: c->content_no_filter_for_schema++; break;
+    case WM_CONTENT_DECODE_ERROR: c->content_decode_error++; break;
+    default: c->content_value_too_large++; break;
+    }
+}
+
+/* The content stage (ARCHITECTURE.md §3): the subscriptions and shared
+ * members that survived topic and spatial matching and carry a content
+ * filter are decided by ONE decode of the payload with the schema its
+ * Content Type names; those that fail are removed from the result. Without
+ * such a candidate nothing is decoded. A publication without a usable
+ * Content Type or with a bad payload reaches none of them (counted by
+ * reason). */
+static void w_content(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
+{
+    wm_match_result *r = &w->res;
+    uint32_t nc = 0;
+    w->had_content = false;
+    for (uint32_t i = 0; i < r->n_subs; i++) {
+        uint32_t slot = wm_matcher_sub_content(m, r->subs[i]);
+        if (slot) w->cslot[nc] = slot, w->cpos[nc++] = i;
+    }
+    for (uint32_t j = 0; j < r->n_members; j++) {
+        uint32_t slot = wm_matcher_sub_content(m, r->members[j]);
+        if (slot) w->cslot[nc] = slot, w->cpos[nc++] = r->n_subs + j;
+    }
+    if (!nc) return;
+    w->had_content = true;
+    w->c.content_pubs++;
+    w->c.content_candidates += nc;
+    const wm_mqtt5_props *pr = &p->pkt->props;
+    bool has_ct = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE);
+    const wm_mqtt5_bytes *ct = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
+    memset(&w->cerr, 0, sizeof w->cerr);
+    if (w->creader) {
+        w->cout = wm_content_match(w->creader, has_ct ? (const char *)ct->p : NULL, has_ct ? ct->len : 0,
+                                   p->pkt->payload.p, p->pkt->payload.len, w->cslot, nc, w->cpass, &w->cerr);
+    } else { /* no snapshot reader (out of memory at the last change): nobody passes */
+        for (uint32_t k = 0; k < nc; k++) w->cpass[k] = false;
+        w->cout = WM_CONTENT_TOO_LARGE;
+        snprintf(w->cerr.msg, sizeof w->cerr.msg, "no content filter context (out of memory)");
+    }
+    count_content(&w->c, w->cout);
+    /* drop the candidates that failed: mark by position, then compact */
+    uint8_t *drop = w->cdrop;
+    for (uint32_t k = 0; k < nc; k++) {
+        drop[w->cpos[k]] = !w->cpass[k];
+        w->c.content_passed += w->cpass[k];
+    }
+    uint32_t ns = 0;
+    for (uint32_t i = 0; i < r->n_subs; i++)
+        if (!drop[i]) r->subs[ns++] = r->subs[i];
+    uint32_t nm = 0, ng = 0;
+    for (uint32_t g = 0; g < r->n_groups; g++) {
+        wm_match_group grp = r->groups[g];
+        uint32_t first = nm;
+        for (uint32_t j = grp.first; j < grp.first + grp.count; j++)
+            if (!drop[r->n_subs + j]) r->members[nm++] = r->members[j];
+        if (nm > first) r->groups[ng++] = (wm_match_group){grp.group, first, nm - first};
+    }
+    for (uint32_t k = 0; k < nc; k++) drop[w->cpos[k]] = 0;
+    r->n_subs = ns;
+    r->n_members = nm;
+    r->n_groups = ng;
+}
+
 static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publish *p)
 {
     struct wm_match_worker *w = ctx;
@@ -526,6 +713,7 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         w->c.lookup_errors++;
         return WM_MQTT_PUB_MATCH_ERROR;
     }
+    w_content(w, m, p);
     /* Without a log only the outcome is needed: any subscription or shared
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
@@ -552,7 +740,18 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             if (i) fputs(", ", w->log);
             json_str(w->log, w->keys[i], strlen(w->keys[i]));
         }
-        fputs("]}\n", w->log);
+        fputc(']', w->log);
+        if (w->had_content) {
+            /* only when a candidate had a content filter: what its stage concluded */
+            fprintf(w->log, ", \"content\": \"%s\"", wm_content_outcome_name(w->cout));
+            if (w->cout == WM_CONTENT_DECODE_ERROR || w->cout == WM_CONTENT_TOO_LARGE) {
+                char msg[224];
+                int k = snprintf(msg, sizeof msg, "%s at bit %llu", w->cerr.msg, (unsigned long long)w->cerr.bit_pos);
+                fputs(", \"content_error\": ", w->log);
+                json_str(w->log, msg, k > 0 ? ((size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1) : 0);
+            }
+        }
+        fputs("}\n", w->log);
         w->c.log_lines++;
     }
     return u ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
@@ -570,6 +769,7 @@ static void attach(struct wm_match_worker *w)
         w->r = r;
         w->tables = set;
     }
+    content_attach(w);
 }
 
 struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char *log_path, char *err, size_t errlen)
@@ -587,8 +787,15 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
     w->member_hash = malloc(sizeof(uint32_t) * cap);
     w->rr = calloc(t->max_groups, sizeof(uint32_t));
-    w->peids = calloc(1, sizeof *w->peids);
-    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids)
+    /* 64-byte aligned: each two-way set of the cache is then one line. */
+    w->peids = aligned_alloc(64, (sizeof *w->peids + 63) & ~(size_t)63);
+    if (w->peids) memset(w->peids, 0, sizeof *w->peids);
+    w->cslot = malloc(sizeof(uint32_t) * cap);
+    w->cpos = malloc(sizeof(uint32_t) * cap);
+    w->cpass = malloc(sizeof(bool) * cap);
+    w->cdrop = calloc(2 * (size_t)cap, 1);
+    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids ||
+        !w->cslot || !w->cpos || !w->cpass || !w->cdrop)
         goto nomem;
     /* A table set's peids are all interned when it is compiled
      * (control/tables.h), never while readers use it, and attach() empties
@@ -628,7 +835,12 @@ void wm_match_worker_free(struct wm_match_worker *w)
         rte_spinlock_lock(&w->t->lock);
         w->t->c.lookups += w->c.lookups;
         w->t->c.lookup_errors += w->c.lookup_errors;
+        w->t->c.peid_cache_hits += w->peids->hits;
+        w->t->c.peid_cache_misses += w->peids->misses + w->peids->bypassed;
         w->t->c.log_lines += w->c.log_lines;
+#define WM_MATCH_ADD_CONTENT(n) w->t->c.n += w->c.n;
+        WM_MATCH_CONTENT_COUNTERS(WM_MATCH_ADD_CONTENT)
+#undef WM_MATCH_ADD_CONTENT
         rte_spinlock_unlock(&w->t->lock);
         wm_reload_reader_free(w->rd);
     }
@@ -639,6 +851,11 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->member_hash);
     free(w->rr);
     free(w->peids);
+    wm_content_reader_free(w->creader);
+    free(w->cslot);
+    free(w->cpos);
+    free(w->cpass);
+    free(w->cdrop);
     free(w);
 }
 

@@ -44,9 +44,28 @@
  *         keys, not by matcher ids).
  *     Which member a real broker picks is its own choice (the spec leaves
  *     it open), so this is a model, not a measurement.
- *   - Every client PUBLISH is looked up (topic index ∩ peid filter) and,
- *     with --match-log, written as one JSON line:
+ *   - Content filters (control/content_filters.h): a SUBSCRIBE's `xpath`
+ *     user property (a --subs line's "xpath") is the subscription's content
+ *     filter, kept in the matcher's content slot. It is validated against
+ *     the schema registry (--schemas) when it arrives: one that compiles for
+ *     no schema is counted (WM_MQTT_SUB_XPATH_INVALID, subs_xpath_refused,
+ *     last_xpath_error) and NOT installed. All live filters are compiled,
+ *     per schema, into one automaton on subscription change, never per
+ *     packet. After topic and spatial matching, if some candidate has a
+ *     content filter, the payload is decoded ONCE (whole stream validated)
+ *     with the schema the PUBLISH's Content Type names, deciding every such
+ *     candidate; the others are untouched. A PUBLISH without a Content Type,
+ *     with another media type or an unknown schema, or whose payload does
+ *     not decode reaches none of its content-filtered candidates; each case
+ *     is counted (WM_MATCH_CONTENT_COUNTERS). A reload re-validates learned
+ *     filters against the new registry (a filter that no longer compiles
+ *     drops its subscription, counted in reload_subs_dropped).
+ *   - Every client PUBLISH is looked up (topic index ∩ peid filter, then
+ *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
+ *     plus, when a candidate had a content filter, "content": OUTCOME
+ *     (wm_content_outcome_name) and, for a bad payload, "content_error":
+ *     "REASON at bit N".
  *     seq is the worker's PUBLISH sequence number (one log file per worker
  *     when there are several: FILE.<worker>), keys are sorted and unique.
  *
@@ -83,9 +102,31 @@ struct wm_match_worker; /* one per worker */
     X(reloads)             /* successful reloads after the start */               \
     X(reload_failures)     /* reloads refused: bad file, bounds; old set kept */  \
     X(reload_subs_dropped) /* learned subs removed: their nbhd left the resolution */ \
+    X(subs_xpath)          /* learned subscriptions installed with an `xpath` */ \
+    X(subs_xpath_refused)  /* `xpath` refused: not installed (last_xpath_error) */ \
+    X(xpath_filters)       /* distinct content filters live in the current set */ \
     X(lookups)                                                                    \
     X(lookup_errors)                                                              \
-    X(log_lines)
+    X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
+    X(peid_cache_misses)   /* ... asked of the matcher */                         \
+    X(log_lines)                                                                  \
+    WM_MATCH_CONTENT_COUNTERS(X)
+
+/* The content stage, per worker (summed when a worker side is freed):
+ * content_pubs = PUBLISHes with at least one content-filtered candidate
+ * after topic and spatial matching = the sum of the outcome counters
+ * content_decoded .. content_value_too_large (control/content_filters.h). */
+#define WM_MATCH_CONTENT_COUNTERS(X)                                              \
+    X(content_pubs)                                                               \
+    X(content_decoded)              /* decoded; candidates passed or not */       \
+    X(content_no_content_type)      /* no Content Type: no candidate reached */   \
+    X(content_not_exi)              /* not "application/exi; schema=NAME" */      \
+    X(content_unknown_schema)       /* NAME not in --schemas */                   \
+    X(content_no_filter_for_schema) /* no candidate's filter compiles for it */   \
+    X(content_decode_error)         /* payload not valid EXI for the schema */    \
+    X(content_value_too_large)                                                    \
+    X(content_candidates)           /* content-filtered candidates decided */     \
+    X(content_passed)               /* ... that passed */
 
 struct wm_match_counters {
 #define WM_MATCH_X_FIELD(n) uint64_t n;
@@ -94,13 +135,15 @@ struct wm_match_counters {
 };
 
 /* Creates the table and compiles res_path (NULL: no neighborhoods, every
- * nbhd subscription is then unknown) and subs_path (NULL: none) into the
- * first set; both paths are copied and re-read by every reload. max_subs
+ * nbhd subscription is then unknown), subs_path (NULL: none) and
+ * schemas_path (the schema registry, control/schema_registry.h; NULL: none,
+ * every `xpath` is then refused) into the first set; the paths are copied
+ * and re-read by every reload. max_subs
  * bounds the subscriptions (preloaded + learned). On failure returns NULL
  * with the reason (file, line or byte offset) in err. Call from the
  * control thread, before workers start. */
-struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, uint32_t max_subs,
-                                          char *err, size_t errlen);
+struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, const char *schemas_path,
+                                          uint32_t max_subs, char *err, size_t errlen);
 
 /* Re-reads both files and, only if everything compiled and every learned
  * subscription that keeps its neighborhood fits, swaps the new set in.
@@ -120,6 +163,9 @@ void wm_match_table_housekeeping(struct wm_match_table *t);
 
 /* The last reload failure's reason ("" if none), copied into buf. */
 void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len);
+/* Why the last `xpath` was refused ("CLIENT: schema NAME: position P:
+ * reason", "" if none), copied into buf. Any thread. */
+void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len);
 
 /* After every worker side is freed. */
 void wm_match_table_free(struct wm_match_table *t);

@@ -275,11 +275,16 @@ static void on_subscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const 
             sub.subscription_id = pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u;
         size_t pos = 0;
         wm_mqtt5_pair up;
-        while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up))
-            if (bytes_eq(up.key, "nbhd")) {
+        bool nb = false, xp = false;
+        while ((!nb || !xp) && wm_mqtt5_user_prop_next(&pkt->props, &pos, &up)) {
+            if (!nb && bytes_eq(up.key, "nbhd")) {
                 sub.nbhd = up.value;
-                break;
+                nb = true;
+            } else if (!xp && bytes_eq(up.key, "xpath")) {
+                sub.xpath = up.value;
+                xp = true;
             }
+        }
     }
     size_t pos = 0;
     wm_mqtt5_subscription e;
@@ -297,6 +302,7 @@ static void on_subscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const 
         switch (l->sink.subscribe(l->sink.ctx, &sub)) {
         case WM_MQTT_SUB_INSTALLED: l->c.subs_installed++; break;
         case WM_MQTT_SUB_NBHD_UNKNOWN: l->c.subs_nbhd_unknown++; break;
+        case WM_MQTT_SUB_XPATH_INVALID: l->c.subs_xpath_invalid++; break;
         default: l->c.subs_rejected++; break;
         }
     }

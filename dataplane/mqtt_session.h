@@ -11,7 +11,8 @@
  *     in a per-worker slot pool.
  *   - SUBSCRIBE / UNSUBSCRIBE from the client: every filter is handed to the
  *     sink (wm_mqtt_sink.subscribe) with its subscription identifier and the
- *     SUBSCRIBE's `nbhd` user property; the sink keys it
+ *     SUBSCRIBE's `nbhd` and `xpath` user properties (the first of each
+ *     applies to every filter of the packet); the sink keys it
  *     clientid#subscription-identifier, or clientid#filter without one.
  *   - PUBLISH from the client: topic (alias resolved), `peid` user
  *     properties, handed to the sink for matching; every such PUBLISH ends in
@@ -87,6 +88,7 @@ struct wm_mqtt_subscribe {
     wm_mqtt5_bytes filter;
     uint32_t subscription_id;     /* 0 = none (§3.8.2.1.2) */
     wm_mqtt5_bytes nbhd;          /* `nbhd` user property; len 0 = none */
+    wm_mqtt5_bytes xpath;         /* `xpath` user property (content filter); len 0 = none */
     uint8_t qos;
     bool no_local;
 };
@@ -96,6 +98,7 @@ enum wm_mqtt_sub_status {
     WM_MQTT_SUB_INSTALLED = 0,
     WM_MQTT_SUB_NBHD_UNKNOWN, /* names no neighborhood of the loaded resolution: not installed */
     WM_MQTT_SUB_REJECTED,     /* the matcher refused it (full, invalid): not installed */
+    WM_MQTT_SUB_XPATH_INVALID,/* its `xpath` compiles for no registered schema: not installed */
 };
 
 /* Where sessions report. NULL members are allowed: without publish every
@@ -121,6 +124,7 @@ struct wm_mqtt_sink {
     X(subscribe_filters)    /* filters in client SUBSCRIBEs */                   \
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
+    X(subs_xpath_invalid)   /* `xpath` refused (reason: match.last_xpath_error) */ \
     X(subs_rejected)                                                             \
     X(unsubscribe_filters)                                                       \
     X(alias_set)                                                                 \

@@ -43,11 +43,13 @@ typedef struct wm_proxy_config {
     uint32_t recv_buf_size;      /* bytes of one provided receive buffer */
     uint32_t recv_buf_count;     /* provided buffers per worker (power of 2) */
     uint32_t ring_entries;       /* SQ entries per worker ring */
-    uint32_t batch_wait_ns;      /* busy worker: wait this long for more completions (0 = never) */
+    uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
+    uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
-    struct wm_proxy_registry *registry; /* --prefilter (needs spatial), NULL = off */
+    struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
+    uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
     int verbose;
 } wm_proxy_config;
 
@@ -90,6 +92,7 @@ typedef struct wm_proxy_counters {
     uint64_t sends_short;            /* sends that wrote less than asked */
     uint64_t cqes;
     uint64_t submits;                /* io_uring_enter calls (batches) */
+    uint64_t batched_waits;          /* of which waited batch_wait_ns (busy, see batch_rate) */
     uint64_t sqes;
     /* Spatial filtering (dataplane/proxy_filter.h); all 0 without --resolution. */
     uint64_t filter_nbhd_subscribes;     /* SUBSCRIBEs with a known neighborhood, forwarded */
@@ -106,6 +109,9 @@ typedef struct wm_proxy_counters {
     uint64_t filter_too_large;           /* rewritten packets over the receiver's Maximum Packet Size, not sent */
     uint64_t filter_failed;              /* connections closed: no room for a packet the proxy had to send */
     uint64_t filter_prefiltered[3];      /* client PUBLISHes nobody could receive, kept from the broker, by QoS */
+    uint64_t filter_unknown_sid;         /* broker PUBLISHes withheld: only identifiers of subscriptions the
+                                            proxy does not know, on a session that may hold filtered ones */
+    uint64_t filter_session_full;        /* nbhd SUBSCRIBEs refused (0x97): no room in the session table */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

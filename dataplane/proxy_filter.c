@@ -23,6 +23,10 @@ struct wm_proxy_sub_rec {
     uint32_t reg_sub;    /* its id in the prefilter registry, WM_SUB_NONE if not there */
 };
 
+/* The neighborhood of a record restored by a name the resolution no longer
+ * has: an index past the last one, which contains nothing. */
+#define NBHD_GONE ((int64_t)UINT32_MAX)
+
 /* Most Subscription Identifiers / peids of one PUBLISH the proxy looks at. */
 #define MAX_SIDS 64
 #define MAX_PEIDS 64
@@ -58,6 +62,9 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
         free(f->recs[i].filter);
     }
+    if (f->sess_gen)
+        wm_proxy_registry_session_detach(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, expire);
+    free(f->cid);
     free(f->recs);
     alias_free(&f->alias[0]);
     alias_free(&f->alias[1]);
@@ -176,6 +183,53 @@ static bool receive_qos2(wm_proxy_filter *f, int dir, uint16_t id, uint8_t reaso
     return true;
 }
 
+/* ------------------------------------------------------------ sessions */
+
+static bool set_cid(wm_proxy_filter *f, wm_mqtt5_bytes id)
+{
+    uint8_t *c = malloc(id.len ? id.len : 1);
+    if (!c) return false;
+    memcpy(c, id.p, id.len);
+    free(f->cid);
+    f->cid = c;
+    f->cid_len = id.len;
+    return true;
+}
+
+/* A record kept by the session entry comes back, installed. */
+static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
+{
+    wm_proxy_filter *f = ctx;
+    int64_t nbhd = -1;
+    if (k->nbhd) {
+        nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)k->nbhd, (uint32_t)strlen(k->nbhd));
+        if (nbhd < 0) nbhd = NBHD_GONE;
+    }
+    /* No room: this connection cannot attribute that subscription's deliveries. */
+    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, 0, 0))
+        f->subs_unknown = true;
+}
+
+/* The broker accepted the connection: which session goes on (§3.2.2.1.1). */
+static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
+{
+    if (pkt->reason_code >= 0x80 || f->connected || !f->sh->reg) return true;
+    f->connected = true;
+    const wm_mqtt5_props *pr = &pkt->props;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER) &&
+        !set_cid(f, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s))
+        return false;
+    /* The broker's own Session Expiry Interval wins (§3.2.2.3.2). */
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL))
+        f->session_expiry = pr->v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+    bool fresh = f->clean_start || !pkt->session_present;
+    wm_proxy_session_ref ref = wm_proxy_registry_session_attach(f->sh->reg, f->sh->rd, f->cid, f->cid_len, fresh,
+                                                                f->session_expiry != 0, restore_rec, f);
+    f->sess_gen = ref.gen;
+    if (!ref.complete) f->subs_unknown = true;
+    return true;
+}
+
 /* ------------------------------------------------------------ client -> broker */
 
 static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
@@ -214,6 +268,15 @@ static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *p
         f->c->filter_sid_unavailable++;
         return send_suback_refusal(f, pkt, 0xA1, "the broker does not support Subscription Identifiers, which "
                                    "neighborhood subscriptions need", client_max, back)
+                   ? WM_PROXY_DROP : WM_PROXY_FAIL;
+    }
+    /* A neighborhood subscription that outlives the connection must be kept
+     * in the session table, or the connection resuming the session could
+     * not filter it (it would withhold everything it cannot attribute). */
+    if (nbhd >= 0 && f->connected && f->session_expiry && !f->sess_gen && f->sh->reg) {
+        f->c->filter_session_full++;
+        return send_suback_refusal(f, pkt, 0x97, "the proxy's table of persistent sessions is full", client_max,
+                                   back)
                    ? WM_PROXY_DROP : WM_PROXY_FAIL;
     }
     /* Every subscription without an identifier gets one, so every delivery
@@ -264,9 +327,14 @@ static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
     size_t pos = 0;
     wm_mqtt5_subscription e;
-    while (wm_mqtt5_subscription_next(pkt, &pos, &e))
+    while (wm_mqtt5_subscription_next(pkt, &pos, &e)) {
+        /* The entry may hold it even if this connection does not (records full). */
+        if (f->sess_gen)
+            wm_proxy_registry_session_del(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen,
+                                          (const char *)e.filter.p, e.filter.len);
         for (uint32_t i = f->n_recs; i-- > 0;)
             if (!f->recs[i].pending && rec_filter_is(&f->recs[i], e.filter)) rec_remove(f, i);
+    }
 }
 
 /* ------------------------------------------------------------ broker -> client */
@@ -288,7 +356,7 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
                 memcmp(f->recs[j].filter, r->filter, r->filter_len) == 0)
                 f->recs[j].dead = true;
         r->pending = 0;
-        if (f->sh->reg) {
+        if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)) {
             uint32_t nb = WM_NBHD_NONE;
             if (r->nbhd >= 0) {
                 const char *name = wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)r->nbhd);
@@ -296,6 +364,14 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
             }
             r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
                                                (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, nb);
+        }
+        if (f->sess_gen) {
+            wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid,
+                                        r->nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)r->nbhd) : NULL,
+                                        r->reg_sub };
+            /* The entry owns the registration from now on (it outlives us). */
+            if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
+                r->reg_sub = WM_SUB_NONE;
         }
     }
     if (any)
@@ -359,20 +435,26 @@ static bool in_nbhd(const wm_proxy_filter *f, const wm_mqtt5_props *pr, peid_set
     return false;
 }
 
-/* A delivery for client identifier sid: passes unless every recorded
- * subscription with that identifier and a filter matching the topic has a
- * neighborhood without the peid. */
-static bool client_sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic,
-                              const wm_mqtt5_props *pr, peid_set *ps)
+/* A delivery for identifier sid: passes if a recorded subscription with
+ * that identifier and a filter matching the topic has no neighborhood or
+ * one with the peid. With none recorded, only a client identifier on a
+ * session whose subscriptions are all known passes (it can only be a
+ * subscription without neighborhood); *unknown tells the caller. */
+static bool sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic, const wm_mqtt5_props *pr,
+                       peid_set *ps, bool *unknown)
 {
     bool seen = false;
     for (uint32_t i = 0; i < f->n_recs; i++) {
         const wm_proxy_sub_rec *r = &f->recs[i];
-        if (r->sid != sid || !rec_matches(r, topic)) continue;
+        /* An empty topic is an alias the proxy never saw bound: any filter. */
+        if (r->sid != sid || (topic.len && !rec_matches(r, topic))) continue;
         if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) return true;
         seen = true;
     }
-    return !seen;
+    if (seen) return false;
+    if (sid < WM_PROXY_SID_BASE && !f->subs_unknown) return true;
+    *unknown = true;
+    return false;
 }
 
 /* The topic of a PUBLISH from side dir, through the aliases its receiver
@@ -428,11 +510,10 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
             else pass = true;   /* more than we look at: do not withhold on a guess */
         }
     }
-    if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0)) pass = true;
-    for (uint32_t i = 0; i < n && !pass; i++) {
-        if (sids[i] >= WM_PROXY_SID_BASE) pass = in_nbhd(f, pr, &ps, sids[i] - WM_PROXY_SID_BASE);
-        else pass = client_sid_passes(f, sids[i], topic, pr, &ps);
-    }
+    if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
+    bool unknown = false;
+    for (uint32_t i = 0; i < n && !pass; i++) pass = sid_passes(f, sids[i], topic, pr, &ps, &unknown);
+    if (!pass && unknown) f->c->filter_unknown_sid++;
 
     if (pass) {
         if (!proxy_sid && !need_topic) {
@@ -529,13 +610,16 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
         case WM_MQTT5_CONNECT:
             f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
                               pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
+            f->clean_start = pkt->connect.clean_start;
+            if (!set_cid(f, pkt->connect.client_id)) return WM_PROXY_FAIL;
             __attribute__((fallthrough));   /* and the Session Expiry Interval */
         case WM_MQTT5_DISCONNECT:
             if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL))
                 f->session_expiry = pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
             return WM_PROXY_KEEP;
         case WM_MQTT5_PUBLISH:
-            return f->sh->reg ? on_publish_up(f, pkt, cfg, back, scratch, scratch_cap, out_len) : WM_PROXY_KEEP;
+            return f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)
+                       ? on_publish_up(f, pkt, cfg, back, scratch, scratch_cap, out_len) : WM_PROXY_KEEP;
         case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_C2U, pkt, back);
         case WM_MQTT5_SUBSCRIBE: return on_subscribe(f, pkt, cfg, back, scratch, scratch_cap, out_len);
         case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(f, pkt); return WM_PROXY_KEEP;
@@ -546,7 +630,7 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
     case WM_MQTT5_CONNACK:
         f->sid_unavailable = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER_AVAILABLE) &&
                              pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER_AVAILABLE].u == 0;
-        return WM_PROXY_KEEP;
+        return on_connack(f, pkt) ? WM_PROXY_KEEP : WM_PROXY_FAIL;
     case WM_MQTT5_PUBLISH: return on_publish_down(f, pkt, cfg, back, scratch, scratch_cap, out_len);
     case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_U2C, pkt, back);
     case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;

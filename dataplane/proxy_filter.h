@@ -11,10 +11,9 @@
  *     §3.1.2.11.7); the SUBSCRIBE never reaches the broker, so broker and
  *     client agree that nothing was installed. A known neighborhood without
  *     a Subscription Identifier gets one added: WM_PROXY_SID_BASE + the
- *     neighborhood's index in the resolution, so a delivery names its
- *     neighborhood by itself (no state; it survives reconnects of persistent
- *     sessions). A client's own identifier is kept and remembered with the
- *     neighborhood for this connection. A subscription with neither gets
+ *     neighborhood's index in the resolution at the time. A client's own
+ *     identifier is kept. Either is recorded with the neighborhood (see
+ *     Sessions below). A subscription with neither gets
  *     WM_PROXY_SID_PLAIN, so that every delivery says what it was delivered
  *     for even when the broker sends one PUBLISH for several overlapping
  *     subscriptions (§3.3.4: then it lists all their identifiers, and a
@@ -23,8 +22,9 @@
  *   Every SUBSCRIBE is recorded per filter once the broker's SUBACK grants
  *     it (a refused filter is forgotten), replacing an earlier record of the
  *     same filter (§3.8.4); UNSUBSCRIBE forgets the filters at once.
- *   CONNECT: the client's Request Problem Information and Session Expiry
- *     Interval (DISCONNECT may change the latter).
+ *   CONNECT: the client's identifier, Clean Start, Request Problem
+ *     Information and Session Expiry Interval (DISCONNECT may change the
+ *     latter).
  *   PUBLISH with --prefilter: a PUBLISH that no subscription registered in
  *     the process (dataplane/proxy_registry.h) can receive is withheld from
  *     the broker and acknowledged to the client with reason 0x10 No
@@ -35,12 +35,15 @@
  * Broker -> client
  *   PUBLISH: forwarded if at least one subscription it was delivered for
  *     passes: WM_PROXY_SID_PLAIN or no Subscription Identifier at all (a
- *     subscription without neighborhood, possibly made before the proxy), a
- *     proxy identifier whose neighborhood contains one of the PUBLISH's
- *     `peid` User Properties, a client identifier recorded with a
- *     neighborhood that does, or a client identifier recorded without one or
- *     unknown to this connection. Proxy identifiers are removed from what
- *     the client receives.
+ *     subscription without neighborhood, possibly made before the proxy), an
+ *     identifier recorded (with a filter matching the topic) without
+ *     neighborhood or with one that contains one of the PUBLISH's `peid`
+ *     User Properties, or a client identifier (< WM_PROXY_SID_BASE) that
+ *     matches no record on a session whose subscriptions are all known. A
+ *     proxy identifier matching no record, or any identifier on a session
+ *     that may hold subscriptions the proxy does not know, is withheld
+ *     (counted: filter_unknown_sid), never guessed. Proxy identifiers are
+ *     removed from what the client receives.
  *   A withheld QoS 1 PUBLISH is acknowledged to the broker (PUBACK), a QoS 2
  *     one received (PUBREC) and the broker's PUBREL for it completed
  *     (PUBCOMP) and not forwarded, so the broker's in-flight window towards
@@ -52,6 +55,21 @@
  *     is forwarded with the full topic and the alias, which binds it for the
  *     client too.
  *   SUBACK: installs or forgets the pending records of its SUBSCRIBE.
+ *   CONNACK (successful): the session the broker continues or starts.
+ *
+ * Sessions (MQTT v5 §4.1): a subscription outlives its connection when the
+ *   session does (Clean Start 0 resumes it, queued QoS 1/2 deliveries
+ *   included). The records are mirrored into the process-wide registry
+ *   (dataplane/proxy_registry.h) under the client identifier, and the
+ *   connection that resumes the session (CONNACK Session Present 1) takes
+ *   them back, neighborhoods resolved again by name (a name no longer in
+ *   the resolution contains nothing). A fresh session (Clean Start 1,
+ *   Session Present 0) drops what was kept. A session the registry cannot
+ *   vouch for (resumed without an entry: the proxy restarted, the table was
+ *   full; or an entry that lost records) makes the connection withhold
+ *   every delivery it cannot attribute. With the table full, a
+ *   neighborhood SUBSCRIBE on a session that outlives its connection is
+ *   refused (SUBACK 0x97) rather than made unrecoverable.
  *
  * Packets the proxy sends itself go into the queue towards the packet's
  * sender (`back`), at its framed end, so they follow what is already queued.
@@ -94,8 +112,8 @@ typedef enum wm_proxy_action {
 typedef struct wm_proxy_filter_shared {
     const wm_proxy_spatial *sp;   /* the loaded resolution (not NULL) */
     uint32_t max_records;         /* recorded subscriptions per connection */
-    wm_proxy_registry *reg;       /* --prefilter: every subscription of the process; NULL = off */
-    wm_matcher_reader *rd;        /* this worker's reader of reg's matcher */
+    wm_proxy_registry *reg;       /* sessions (and --prefilter) of the process; NULL = neither */
+    wm_matcher_reader *rd;        /* this worker's reader of reg's matcher (--prefilter), else NULL */
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;
@@ -116,14 +134,22 @@ typedef struct wm_proxy_filter {
     bool problem_info;            /* the client's Request Problem Information (default 1) */
     uint32_t session_expiry;      /* seconds, CONNECT or DISCONNECT (§3.1.2.11.2, §3.14.2.2.2) */
     bool sid_unavailable;         /* the broker's CONNACK: Subscription Identifier Available 0 (§3.2.2.3.12) */
+    bool clean_start;             /* CONNECT's Clean Start (§3.1.2.4) */
+    bool connected;               /* a successful CONNACK was seen */
+    bool subs_unknown;            /* the session may hold subscriptions the proxy does not know */
+    uint8_t *cid;                 /* client identifier (CONNECT, or the broker's assigned one), malloc'd */
+    uint32_t cid_len;
+    uint64_t sess_gen;            /* the registry's session entry, 0 = none */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */
 void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c);
 
-/* Frees records and alias tables; f may be initialised again. With
- * --prefilter, the connection's subscriptions leave the registry now, or
- * when its session expires if the session outlives the connection. */
+/* Frees records and alias tables; f may be initialised again. The
+ * connection leaves its session entry (dataplane/proxy_registry.h), which
+ * expires after the Session Expiry Interval. With --prefilter, the
+ * subscriptions not kept by a session entry leave the registry now, or when
+ * the session expires if the session outlives the connection. */
 void wm_proxy_filter_reset(wm_proxy_filter *f);
 
 /* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /

@@ -102,6 +102,10 @@ typedef struct worker {
     wm_proxy_filter_shared fsh;
     uint8_t *scratch;         /* rewritten packets (filtering) */
     uint32_t scratch_cap;
+    /* Adaptive batching: frames framed since rate_t0, and whether the
+     * last measured rate reached cfg->batch_rate. */
+    uint64_t rate_t0, rate_frames;
+    bool busy, above_before;
     pthread_t th;
     int err;
     pthread_barrier_t *ready;
@@ -119,6 +123,31 @@ static uint64_t now_ns(void)
 static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t gen)
 {
     return (uint64_t)op | (uint64_t)side << 8 | (uint64_t)slot << 16 | (uint64_t)(gen & 0xFFFFFF) << 40;
+}
+
+/* The load decides how the worker waits. Each wake-up costs the kernel about
+ * the same whatever it carries: per socket read, a TCP ACK to the sender
+ * (on loopback, with the transmit of what the sender's Nagle held back,
+ * charged to us) and a task switch. Idle or light load: wake at the first
+ * completion, the latency is the kernel's. From batch_rate frames/s on:
+ * sleep batch_wait_ns before taking completions, so every read and every
+ * send carries what arrived meanwhile (interrupt coalescing, as NICs do).
+ * The rate is measured over windows of RATE_WINDOW_NS and the mode changes
+ * after two windows in a row on the other side of batch_rate, so the burst
+ * of an open-loop sender catching up after a stall does not switch batching
+ * on, nor does one quiet window of a saturated worker switch it off. */
+#define RATE_WINDOW_NS 4000000ull
+
+static void update_rate(worker *w, uint64_t frames)
+{
+    w->rate_frames += frames;
+    uint64_t t = now_ns(), dt = t - w->rate_t0;
+    if (dt < RATE_WINDOW_NS) return;
+    bool above = w->rate_frames * 1000000000ull >= (uint64_t)w->cfg->batch_rate * dt;
+    if (above == w->above_before) w->busy = above;
+    w->above_before = above;
+    w->rate_t0 = t;
+    w->rate_frames = 0;
 }
 
 static struct io_uring_sqe *get_sqe(worker *w)
@@ -633,7 +662,8 @@ static void *worker_main(void *arg)
             buf_publish(w);
         }
     }
-    if (!w->err && w->cfg->registry && !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
+    if (!w->err && w->cfg->registry && wm_proxy_registry_prefilter(w->cfg->registry) &&
+        !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot register as a reader of the subscription registry\n", w->id);
         w->err = 1;
     }
@@ -648,7 +678,7 @@ static void *worker_main(void *arg)
     arm_accept(w);
     arm_wake(w);
     uint64_t stop_deadline = 0;
-    unsigned last_batch = 0;
+    w->rate_t0 = now_ns();
     for (;;) {
         if (w->stopping && w->open == 0 && !w->accept_armed) break;
         if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
@@ -662,11 +692,12 @@ static void *worker_main(void *arg)
         if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, 1, &ts, NULL);
-        } else if (w->cfg->batch_wait_ns && last_batch >= 4) {
-            /* Busy: let completions gather for a moment, so one wake-up and one
-             * receive carry many messages. Idle: wake at the first one. */
+        } else if (w->busy && w->cfg->batch_wait_ns) {
+            /* Asking for a full CQ makes the timeout the only wake-up (short
+             * of an overflowing CQ): completions gather for batch_wait_ns. */
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = (long long)w->cfg->batch_wait_ns };
-            n = io_uring_submit_and_wait_timeout(&w->ring, &cq, last_batch < 32 ? last_batch : 32, &ts, NULL);
+            n = io_uring_submit_and_wait_timeout(&w->ring, &cq, w->ring.cq.ring_entries, &ts, NULL);
+            w->c.batched_waits++;
         } else {
             n = io_uring_submit_and_wait(&w->ring, 1);
         }
@@ -680,13 +711,14 @@ static void *worker_main(void *arg)
         }
         struct io_uring_cqe *cqe;
         unsigned head, seen = 0;
+        uint64_t frames0 = w->c.packets[0] + w->c.packets[1];
         io_uring_for_each_cqe(&w->ring, head, cqe) {
             handle(w, cqe);
             seen++;
         }
         io_uring_cq_advance(&w->ring, seen);
         w->c.cqes += seen;
-        last_batch = seen;
+        update_rate(w, w->c.packets[0] + w->c.packets[1] - frames0);
         after_batch(w);
         if (rd) wm_matcher_quiescent(rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
@@ -809,8 +841,10 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->recv_buf_size = 16 * 1024;
     cfg->recv_buf_count = 1024;
     cfg->ring_entries = 1024;
-    cfg->batch_wait_ns = 50000;
+    cfg->batch_wait_ns = 1000000;
+    cfg->batch_rate = 100000;
     cfg->max_records = 4096;
+    cfg->max_sessions = 65536;
 }
 
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)

@@ -4,39 +4,92 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct deferred {
     uint32_t sub;
     uint64_t expire_ns;
 } deferred;
 
+typedef struct sess_rec {
+    char *filter;
+    uint32_t filter_len;
+    uint32_t sid;
+    char *nbhd;             /* NULL = none */
+    uint32_t reg_sub;
+} sess_rec;
+
+/* One persistent session, chained in its hash bucket. */
+typedef struct sess {
+    struct sess *next;
+    uint8_t *cid;
+    uint32_t cid_len;
+    uint64_t gen;
+    uint32_t attached;      /* connections using it */
+    uint64_t expire_ns;     /* when none is: CLOCK_MONOTONIC deadline */
+    bool incomplete;
+    sess_rec *recs;
+    uint32_t n, cap;
+} sess;
+
 struct wm_proxy_registry {
-    wm_matcher *m;
+    wm_matcher *m;          /* --prefilter; NULL = sessions only */
     pthread_mutex_t mu;
     deferred *def;          /* subscriptions of closed persistent sessions */
     size_t n_def, cap_def;
     uint64_t added, removed, refused;
     atomic_bool broken;
+    sess **bucket;          /* [n_bucket], a power of 2 */
+    uint32_t n_bucket, n_sess, max_sessions, max_subs;
+    uint64_t next_gen;
+    uint64_t restored, incomplete, dropped, expired, full, lost;
 };
 
-wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m)
+wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, uint32_t max_subs)
 {
     wm_proxy_registry *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->m = m;
+    g->max_sessions = max_sessions;
+    g->max_subs = max_subs;
+    /* Fixed table: about one entry per bucket at the bound, never resized. */
+    g->n_bucket = 64;
+    while (g->n_bucket < max_sessions && g->n_bucket < (1u << 20)) g->n_bucket <<= 1;
+    g->bucket = calloc(g->n_bucket, sizeof *g->bucket);
+    if (!g->bucket) { free(g); return NULL; }
+    g->next_gen = 1;
     pthread_mutex_init(&g->mu, NULL);
     return g;
+}
+
+static void rec_free(sess_rec *r)
+{
+    free(r->filter);
+    free(r->nbhd);
+}
+
+static void sess_free(sess *s)
+{
+    for (uint32_t i = 0; i < s->n; i++) rec_free(&s->recs[i]);
+    free(s->recs);
+    free(s->cid);
+    free(s);
 }
 
 void wm_proxy_registry_free(wm_proxy_registry *g)
 {
     if (!g) return;
+    for (uint32_t b = 0; b < g->n_bucket; b++)
+        for (sess *s = g->bucket[b], *nx; s; s = nx) { nx = s->next; sess_free(s); }
+    free(g->bucket);
     pthread_mutex_destroy(&g->mu);
     free(g->def);
     free(g);
 }
 
-wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g) { return wm_matcher_reader_new(g->m); }
+bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->m != NULL; }
+
+wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g) { return g->m ? wm_matcher_reader_new(g->m) : NULL; }
 
 static void lock(wm_proxy_registry *g, wm_matcher_reader *rd)
 {
@@ -100,9 +153,182 @@ bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader 
     return res.n_subs + res.n_groups > 0;
 }
 
+/* ------------------------------------------------------------ sessions */
+
+static uint32_t cid_hash(const uint8_t *p, uint32_t n)
+{
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+/* The link pointing at cid's entry (*link NULL if none). Lock held. */
+static sess **sess_link(wm_proxy_registry *g, const uint8_t *cid, uint32_t n)
+{
+    sess **l = &g->bucket[cid_hash(cid, n) & (g->n_bucket - 1)];
+    while (*l && !((*l)->cid_len == n && memcmp((*l)->cid, cid, n) == 0)) l = &(*l)->next;
+    return l;
+}
+
+/* Lock held: the prefilter registration of a record leaves the matcher. */
+static void rec_unregister(wm_proxy_registry *g, sess_rec *r)
+{
+    if (g->m && r->reg_sub != WM_SUB_NONE && wm_matcher_sub_remove(g->m, r->reg_sub) == WM_MATCHER_OK) g->removed++;
+    r->reg_sub = WM_SUB_NONE;
+}
+
+/* Lock held: unlinks and frees the entry at *l. */
+static void sess_drop(wm_proxy_registry *g, sess **l)
+{
+    sess *s = *l;
+    *l = s->next;
+    for (uint32_t i = 0; i < s->n; i++) rec_unregister(g, &s->recs[i]);
+    sess_free(s);
+    g->n_sess--;
+}
+
+/* Lock held: entry gen of cid, NULL if it is gone or another one. */
+static sess *sess_get(wm_proxy_registry *g, const uint8_t *cid, uint32_t n, uint64_t gen)
+{
+    if (!gen) return NULL;
+    sess *s = *sess_link(g, cid, n);
+    return s && s->gen == gen ? s : NULL;
+}
+
+wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                                      uint32_t cid_len, bool fresh, bool keep,
+                                                      void (*each)(void *ctx, const wm_proxy_saved_sub *rec),
+                                                      void *ctx)
+{
+    wm_proxy_session_ref ref = { 0, fresh };
+    lock(g, rd);
+    sess **l = sess_link(g, cid, cid_len);
+    if (*l && fresh) {
+        sess_drop(g, l);
+        g->dropped++;
+    }
+    sess *s = *l;
+    if (s) {
+        for (uint32_t i = 0; i < s->n && !s->incomplete; i++) {
+            const sess_rec *r = &s->recs[i];
+            each(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, r->reg_sub });
+        }
+        ref.complete = !s->incomplete;
+        if (s->incomplete) g->incomplete++;
+        else g->restored++;
+    } else if (keep || !fresh) {
+        /* A resumed session with no entry: the broker may hold
+         * subscriptions made before this process started or while the
+         * table was full. Remembered as incomplete until a fresh start. */
+        if (!fresh) g->incomplete++;
+        if (g->n_sess == g->max_sessions || !(s = calloc(1, sizeof *s)) || !(s->cid = malloc(cid_len ? cid_len : 1))) {
+            if (s) free(s);
+            s = NULL;
+            g->full++;
+        } else {
+            memcpy(s->cid, cid, cid_len);
+            s->cid_len = cid_len;
+            s->gen = g->next_gen++;
+            s->incomplete = !fresh;
+            s->next = *l;
+            *l = s;
+            g->n_sess++;
+        }
+    }
+    if (s) {
+        s->attached++;
+        ref.gen = s->gen;
+    }
+    unlock(g, rd);
+    return ref;
+}
+
+static char *dup_bytes(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) { memcpy(d, p, n); d[n] = 0; }
+    return d;
+}
+
+bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
+                                   uint64_t gen, const wm_proxy_saved_sub *rec)
+{
+    bool ok = false;
+    lock(g, rd);
+    sess *s = sess_get(g, cid, cid_len, gen);
+    if (!s) goto out;
+    uint32_t i = 0;
+    while (i < s->n && !(s->recs[i].filter_len == rec->filter_len &&
+                         memcmp(s->recs[i].filter, rec->filter, rec->filter_len) == 0)) i++;
+    sess_rec r = { dup_bytes(rec->filter, rec->filter_len), rec->filter_len, rec->sid,
+                   rec->nbhd ? dup_bytes(rec->nbhd, strlen(rec->nbhd)) : NULL, rec->reg_sub };
+    if (i == s->n && s->n == s->cap && s->n < g->max_subs) {
+        uint32_t cap = s->cap ? s->cap * 2 : 8;
+        sess_rec *nr = realloc(s->recs, (size_t)cap * sizeof *nr);
+        if (nr) { s->recs = nr; s->cap = cap; }
+    }
+    if (!r.filter || (rec->nbhd && !r.nbhd) || (i == s->n && (s->n == s->cap || s->n >= g->max_subs))) {
+        /* Not kept: whoever resumes this session must not trust the rest. */
+        rec_free(&r);
+        s->incomplete = true;
+        g->lost++;
+        goto out;
+    }
+    if (i < s->n) {
+        rec_unregister(g, &s->recs[i]);
+        rec_free(&s->recs[i]);
+    } else {
+        s->n++;
+    }
+    s->recs[i] = r;
+    ok = true;
+out:
+    unlock(g, rd);
+    return ok;
+}
+
+void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
+                                   uint64_t gen, const char *filter, uint32_t filter_len)
+{
+    lock(g, rd);
+    sess *s = sess_get(g, cid, cid_len, gen);
+    for (uint32_t i = 0; s && i < s->n; i++)
+        if (s->recs[i].filter_len == filter_len && memcmp(s->recs[i].filter, filter, filter_len) == 0) {
+            rec_unregister(g, &s->recs[i]);
+            rec_free(&s->recs[i]);
+            s->recs[i] = s->recs[--s->n];
+            break;
+        }
+    unlock(g, rd);
+}
+
+void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                      uint32_t cid_len, uint64_t gen, uint64_t expire_ns)
+{
+    lock(g, rd);
+    sess **l = sess_link(g, cid, cid_len);
+    if (*l && (*l)->gen == gen && gen && --(*l)->attached == 0) {
+        (*l)->expire_ns = expire_ns;
+        if (expire_ns == 0) {
+            sess_drop(g, l);
+            g->expired++;
+        }
+    }
+    unlock(g, rd);
+}
+
 void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
 {
     pthread_mutex_lock(&g->mu);
+    for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
+        for (sess **l = &g->bucket[b]; *l;) {
+            if ((*l)->attached == 0 && (*l)->expire_ns <= now_ns) {
+                sess_drop(g, l);
+                g->expired++;
+            } else {
+                l = &(*l)->next;
+            }
+        }
     size_t k = 0;
     for (size_t i = 0; i < g->n_def; i++) {
         if (g->def[i].expire_ns <= now_ns) {
@@ -112,7 +338,7 @@ void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
         }
     }
     g->n_def = k;
-    wm_matcher_reclaim(g->m, true);
+    if (g->m) wm_matcher_reclaim(g->m, true);
     pthread_mutex_unlock(&g->mu);
 }
 
@@ -122,7 +348,18 @@ void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *
     st->added = g->added;
     st->removed = g->removed;
     st->refused = g->refused;
+    /* Kept for sessions: closed ones' own, and those the session table holds. */
     st->deferred_live = g->n_def;
+    for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
+        for (const sess *e = g->bucket[b]; e; e = e->next)
+            for (uint32_t i = 0; i < e->n; i++) st->deferred_live += e->recs[i].reg_sub != WM_SUB_NONE;
     st->broken = atomic_load(&g->broken);
+    st->sessions_live = g->n_sess;
+    st->sessions_restored = g->restored;
+    st->sessions_incomplete = g->incomplete;
+    st->sessions_dropped = g->dropped;
+    st->sessions_expired = g->expired;
+    st->sessions_full = g->full;
+    st->records_lost = g->lost;
     pthread_mutex_unlock(&g->mu);
 }

@@ -1,7 +1,13 @@
-/* The proxy's registry of every subscription made through it, for
- * --prefilter: "can any current subscription receive this PUBLISH?" asked
- * by every worker for every client PUBLISH, while subscriptions come and go
- * on any worker.
+/* The proxy's process-wide registry of subscriptions made through it, for
+ * two uses:
+ *  - persistent sessions (always, with --resolution): what each client
+ *    session's subscriptions are filtered by, kept by client identifier
+ *    while the broker keeps the session, so that a connection resuming it
+ *    (Clean Start 0) knows which Subscription Identifier means which
+ *    neighborhood (below, "Sessions");
+ *  - --prefilter: "can any current subscription receive this PUBLISH?"
+ *    asked by every worker for every client PUBLISH, while subscriptions
+ *    come and go on any worker.
  *
  * It is the matcher (matcher/matcher.h) that holds the resolution's
  * neighborhoods (dataplane/proxy_spatial.h): a subscription is its topic
@@ -25,6 +31,25 @@
  * its subscriptions stay registered (the broker keeps them and queues for
  * the absent client) until its Session Expiry Interval has passed.
  * Subscriptions made through other entry points of the broker are invisible.
+ *
+ * Sessions (MQTT v5 §4.1, §3.1.2.4, §3.1.2.11.2): one entry per client
+ * identifier whose session may outlive its connection, attached to by the
+ * connection(s) using it (a take-over briefly has two), holding one record
+ * per installed subscription: topic filter, Subscription Identifier and
+ * neighborhood NAME (so that a record survives a reload of the resolution
+ * and is resolved again by name). The connection mirrors every change into
+ * it (SUBACK installs, UNSUBSCRIBE, replacement of a filter). It is dropped
+ * when a connection starts a fresh session (Clean Start 1, or a CONNACK
+ * with Session Present 0) and when its session expires (last connection
+ * closed + Session Expiry Interval; 0 = at once). Bounded: at most
+ * max_sessions entries and max_subs records per entry. An entry that could
+ * not record everything (per-entry bound, memory), or that was created for
+ * a session the broker already held (proxy restarted, table was full) is
+ * "incomplete": the connection that resumes it must treat every
+ * Subscription Identifier it does not know as possibly filtered (withhold).
+ * Entries are identified by client identifier + generation: a connection
+ * whose entry was dropped and recreated by another connection changes
+ * nothing any more.
  */
 #ifndef WM_DATAPLANE_PROXY_REGISTRY_H
 #define WM_DATAPLANE_PROXY_REGISTRY_H
@@ -37,12 +62,19 @@
 
 typedef struct wm_proxy_registry wm_proxy_registry;
 
-/* A registry over m (which holds the neighborhoods; it must outlive the
- * registry). NULL on allocation failure. */
-wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m);
+/* A registry of at most max_sessions persistent sessions of at most
+ * max_subs records each, with --prefilter over m (which holds the
+ * neighborhoods; it must outlive the registry), or without (m NULL). NULL on
+ * allocation failure. */
+wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, uint32_t max_subs);
+
+/* True if the registry serves --prefilter (made with a matcher). */
+bool wm_proxy_registry_prefilter(const wm_proxy_registry *g);
 void wm_proxy_registry_free(wm_proxy_registry *g);
 
-/* Worker: registers the calling thread as a reader (online). NULL on failure. */
+/* Worker: registers the calling thread as a reader (online). NULL on
+ * failure, and always without --prefilter (no reader is needed then: every
+ * rd argument below may be NULL). */
 wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g);
 
 /* Worker (rd = its reader, taken offline for the call): registers topic
@@ -60,14 +92,79 @@ void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint3
 bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes topic,
                                   const wm_match_str *peids, uint32_t n_peids);
 
-/* Main thread (not a reader): removes expired subscriptions and frees what
- * removals unlinked, waiting for one grace period. */
+/* Main thread (not a reader): removes expired subscriptions and sessions
+ * and frees what removals unlinked, waiting for one grace period. */
 void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns);
+
+/* ------------------------------------------------------------ sessions */
+
+/* A subscription record of a session. filter: bytes (not NUL-terminated);
+ * nbhd: NUL-terminated neighborhood name, NULL for none; reg_sub: its
+ * --prefilter registration (WM_SUB_NONE if none), owned by the entry once
+ * stored (removed with the record). Views valid during the callback only. */
+typedef struct wm_proxy_saved_sub {
+    const char *filter;
+    uint32_t filter_len;
+    uint32_t sid;
+    const char *nbhd;
+    uint32_t reg_sub;
+} wm_proxy_saved_sub;
+
+/* What wm_proxy_registry_session_attach found. */
+typedef struct wm_proxy_session_ref {
+    uint64_t gen;       /* the entry attached to; 0 = none (table full, counted) */
+    bool complete;      /* every subscription of the session is known */
+} wm_proxy_session_ref;
+
+/* Worker, on a successful CONNACK: the connection of client identifier
+ * cid[0..cid_len) (the CONNECT's, or the broker's Assigned Client
+ * Identifier) starts using its session. fresh: the broker started a new
+ * session (Clean Start 1 or Session Present 0): any entry is dropped (its
+ * prefilter registrations removed) and an empty, complete one made. Else
+ * the entry's records are handed to each(ctx, rec) (under the registry's
+ * lock: each must not call the registry) and complete says whether they are
+ * all; with no entry, an empty incomplete one is made (the broker has a
+ * session the proxy does not know). keep: make an entry even if none is
+ * needed (the session may outlive the connection); without it and without
+ * an entry, nothing is made (gen 0, complete = fresh). Never fails: when the
+ * table is full, gen is 0 (the connection is untracked; counted as
+ * sessions_full) and complete is fresh. */
+wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                                      uint32_t cid_len, bool fresh, bool keep,
+                                                      void (*each)(void *ctx, const wm_proxy_saved_sub *rec),
+                                                      void *ctx);
+
+/* Worker: records (or replaces, by filter) a subscription of entry gen of
+ * cid. Returns true if the entry took it (and owns rec->reg_sub); false if
+ * gen is no longer the entry (nothing changed) or the record could not be
+ * kept (max_subs, memory: the entry becomes incomplete, counted as
+ * records_lost); the caller keeps reg_sub then. */
+bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
+                                   uint64_t gen, const wm_proxy_saved_sub *rec);
+
+/* Worker: forgets the record of filter[0..len) of entry gen (UNSUBSCRIBE),
+ * removing its prefilter registration. No-op if absent or gen is stale. */
+void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
+                                   uint64_t gen, const char *filter, uint32_t filter_len);
+
+/* Worker, when the connection closes: detaches from entry gen. Once no
+ * connection is attached, the entry expires at CLOCK_MONOTONIC expire_ns
+ * (0 = now, UINT64_MAX = never), which wm_proxy_registry_reclaim applies. */
+void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                      uint32_t cid_len, uint64_t gen, uint64_t expire_ns);
 
 /* Counts since start (any thread). */
 typedef struct wm_proxy_registry_stats {
-    uint64_t added, removed, refused, deferred_live;
+    uint64_t added, removed, refused;
+    uint64_t deferred_live;        /* gauge: prefilter registrations kept for sessions (closed, or in the table) */
     bool broken;
+    uint64_t sessions_live;        /* gauge: entries */
+    uint64_t sessions_restored;    /* attaches that handed over a complete entry */
+    uint64_t sessions_incomplete;  /* attaches to an incomplete entry (or none, for a resumed session) */
+    uint64_t sessions_dropped;     /* entries dropped: fresh session */
+    uint64_t sessions_expired;     /* entries dropped: session expired */
+    uint64_t sessions_full;        /* attaches refused: max_sessions reached */
+    uint64_t records_lost;         /* records not kept: max_subs or memory */
 } wm_proxy_registry_stats;
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st);
 

@@ -54,7 +54,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "packet_too_large", pair(c->packet_too_large),
           "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
         "io_uring",
-          "submits", I(c->submits), "sqes", I(c->sqes), "cqes", I(c->cqes),
+          "submits", I(c->submits), "batched_waits", I(c->batched_waits), "sqes", I(c->sqes), "cqes", I(c->cqes),
           "sends", I(c->sends), "sends_short", I(c->sends_short),
           "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm),
           "accept_rearm", I(c->accept_rearm));
@@ -77,9 +77,19 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "too_large", I(c->filter_too_large),
         "failed", I(c->filter_failed));
     if (!flt || json_object_set_new(o, "filter", flt)) { json_decref(o); return -1; }
+    wm_proxy_registry_stats st;
     if (cfg->registry) {
-        wm_proxy_registry_stats st;
         wm_proxy_registry_stats_get(cfg->registry, &st);
+        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+                               "live", I(st.sessions_live), "max", I(cfg->max_sessions),
+                               "restored", I(st.sessions_restored), "incomplete", I(st.sessions_incomplete),
+                               "dropped", I(st.sessions_dropped), "expired", I(st.sessions_expired),
+                               "full", I(st.sessions_full), "records_lost", I(st.records_lost),
+                               "unknown_sid_withheld", I(c->filter_unknown_sid),
+                               "subscribe_refused_full", I(c->filter_session_full));
+        if (!ss || json_object_set_new(o, "sessions", ss)) { json_decref(o); return -1; }
+    }
+    if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {
         json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:b}}",
                                "dropped", "qos0", I(c->filter_prefiltered[0]), "qos1", I(c->filter_prefiltered[1]),
                                "qos2", I(c->filter_prefiltered[2]),

@@ -27,13 +27,19 @@ static void usage(FILE *f)
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
-        "  --batch-wait-us US   when busy, wait up to US microseconds for more completions\n"
-        "                       before handling them (fewer wake-ups; default 50)\n"
+        "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
+        "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
+        "  --batch-rate N       a worker is busy while it relays at least N MQTT packets/s\n"
+        "                       (both directions, two 4 ms windows in a row; default 100000;\n"
+        "                       0: always); below it, it wakes at the first completion\n"
         "  --resolution R.wmr   filter spatially: SUBSCRIBEs with a `nbhd` User Property get\n"
         "                       only PUBLISHes whose `peid` is in that neighborhood of R.wmr\n"
         "                       (made by `wmctl resolve --out`); see README\n"
         "  --max-subs-per-conn N  subscriptions recorded per connection when filtering\n"
         "                       (default 4096; a neighborhood SUBSCRIBE beyond it gets SUBACK 0x97)\n"
+        "  --max-sessions N     persistent sessions whose filters are remembered across\n"
+        "                       reconnects (default 65536; beyond it a neighborhood SUBSCRIBE\n"
+        "                       on a session with a Session Expiry Interval gets SUBACK 0x97)\n"
         "  --prefilter          (with --resolution) keep a client PUBLISH that no subscription\n"
         "                       made through this proxy can receive from the broker; QoS > 0\n"
         "                       is acknowledged with 0x10 No matching subscribers; retained\n"
@@ -71,8 +77,10 @@ int main(int argc, char **argv)
         { "conn-buffer", required_argument, 0, 'b' }, { "total-buffer", required_argument, 0, 'B' },
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
         { "batch-wait-us", required_argument, 0, 'W' },
+        { "batch-rate", required_argument, 0, 'r' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
+        { "max-sessions", required_argument, 0, 'X' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -100,6 +108,7 @@ int main(int argc, char **argv)
         case 'B': if (parse_u64("--total-buffer", optarg, 4096, 1ull << 40, &x)) return 2; cfg.total_buffer = x; break;
         case 'p': if (parse_u64("--max-packet", optarg, 2, 268435460u, &x)) return 2; cfg.max_packet = (uint32_t)x; break;
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
+        case 'r': if (parse_u64("--batch-rate", optarg, 0, 1000000000, &x)) return 2; cfg.batch_rate = (uint32_t)x; break;
         case 's': summary = optarg; break;
         case 'R': resolution = optarg; break;
         case 'P': prefilter = 1; break;
@@ -107,6 +116,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "wirematch-proxy: --schemas: content filters (xpath) are not yet supported\n");
             return 2;
         case 'M': if (parse_u64("--max-subs-per-conn", optarg, 1, 1u << 24, &x)) return 2; cfg.max_records = (uint32_t)x; break;
+        case 'X': if (parse_u64("--max-sessions", optarg, 1, 1u << 24, &x)) return 2; cfg.max_sessions = (uint32_t)x; break;
         case 'v': cfg.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -142,8 +152,10 @@ int main(int argc, char **argv)
         cfg.spatial = sp;
         cfg.resolution_text = resolution;
     }
-    if (prefilter) {
-        if (!(reg = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp)))) {
+    if (sp) {
+        /* Sessions always; the matcher only for --prefilter. */
+        if (!(reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL, cfg.max_sessions,
+                                          cfg.max_records))) {
             fprintf(stderr, "wirematch-proxy: out of memory\n");
             wm_proxy_spatial_close(sp);
             return 1;

@@ -237,6 +237,9 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
 #define WM_MATCH_JSON(n) json_object_set_new(jm, #n, json_integer((json_int_t)mc.n));
         WM_MATCH_COUNTERS(WM_MATCH_JSON)
 #undef WM_MATCH_JSON
+        char xerr[400];
+        wm_match_table_last_xpath_error(match, xerr, sizeof xerr);
+        json_object_set_new(jm, "last_xpath_error", json_string(xerr));
         json_object_set_new(root, "match", jm);
     }
     uint64_t nic_rx = 0, nic_missed = 0, nic_nombuf = 0;
@@ -282,6 +285,14 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_object_set_new(cons, "publish_seen", json_integer((json_int_t)t.mqtt.publish_seen));
     json_object_set_new(cons, "publish_outcomes", json_integer((json_int_t)outcomes));
     json_object_set_new(cons, "publish_hold", json_boolean(wm_dp_totals_publish_conserved(&t)));
+    if (match) {
+        /* every PUBLISH with a content-filtered candidate ends in exactly one content outcome */
+        struct wm_match_counters mc;
+        wm_match_table_counters(match, &mc);
+        uint64_t co = mc.content_decoded + mc.content_no_content_type + mc.content_not_exi + mc.content_unknown_schema +
+                      mc.content_no_filter_for_schema + mc.content_decode_error + mc.content_value_too_large;
+        json_object_set_new(cons, "content_hold", json_boolean(co == mc.content_pubs));
+    }
     json_object_set_new(root, "conservation", cons);
     json_object_set_new(root, "elapsed_s", json_real(elapsed_s));
     json_object_set_new(root, "rx_pps", json_real(elapsed_s > 0 ? (double)t.path.rx_packets / elapsed_s : 0));
@@ -329,14 +340,15 @@ int main(int argc, char **argv)
         rte_eal_cleanup();
         return 2;
     }
-    if (!file_readable("--resolution", o.resolution) || !file_readable("--subs", o.subs)) {
+    if (!file_readable("--resolution", o.resolution) || !file_readable("--subs", o.subs) ||
+        !file_readable("--schemas", o.schemas)) {
         rte_eal_cleanup();
         return 2;
     }
     struct wm_match_table *match = NULL;
-    if (o.resolution || o.subs || o.match_log) {
+    if (o.resolution || o.subs || o.schemas || o.match_log) {
         char merr[512];
-        match = wm_match_table_new(o.resolution, o.subs, 65536, merr, sizeof merr);
+        match = wm_match_table_new(o.resolution, o.subs, o.schemas, 65536, merr, sizeof merr);
         if (match) wm_match_table_set_share_policy(match, o.share_policy);
         if (!match) {
             fprintf(stderr, "wirematch: %s\n", merr);

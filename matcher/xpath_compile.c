@@ -461,11 +461,14 @@ static void lits_used(const wm_xpf *f, uint32_t p, lvec *out, bool *ok)
 /* How a query hangs off one of its trigger literals. */
 enum { PK_GENERIC = 0, PK_EXACT, PK_CLUSTER };
 typedef struct pair {
-    uint32_t lit, q;
+    uint32_t lit, q;        /* lit >= f->n_lits: guard lit - n_lits */
     uint8_t kind;           /* PK_* */
     uint8_t op;             /* CLUSTER: the other test's op */
+    bool str;               /* CLUSTER: a string equality (slit, h) */
     uint32_t slot;          /* CLUSTER: the other test's slot */
     double x;               /* CLUSTER: the other test's number */
+    uint64_t h;             /* CLUSTER, str: hash of the string */
+    uint32_t slit;          /* CLUSTER, str: the STREQ literal */
 } pair;
 
 static int cmp_pair(const void *a, const void *b)
@@ -476,7 +479,10 @@ static int cmp_pair(const void *a, const void *b)
     if (x->kind == PK_CLUSTER) {
         if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
         if (x->op != y->op) return x->op < y->op ? -1 : 1;
-        if (x->x != y->x) return x->x < y->x ? -1 : 1;
+        if (x->str != y->str) return x->str < y->str ? -1 : 1;
+        if (x->str && x->h != y->h) return x->h < y->h ? -1 : 1;
+        if (x->str && x->slit != y->slit) return x->slit < y->slit ? -1 : 1;
+        if (!x->str && x->x != y->x) return x->x < y->x ? -1 : 1;
     }
     return x->q < y->q ? -1 : x->q > y->q;
 }
@@ -493,22 +499,66 @@ static bool or_of_triggers(const wm_xpf *f, uint32_t p, const uint32_t *t, uint3
     return false;
 }
 
-/* Collects the disjuncts of an OR-tree of numeric tests that are false when
- * their slot is missing (out[0..8)); false if p is anything else. */
-static bool num_disjuncts(const wm_xpf *f, uint32_t p, uint32_t *out, uint32_t *n)
+/* Collects the disjuncts of an OR-tree of numeric tests and string
+ * equalities that are false when their slot is missing (out[0..8)): what a
+ * cluster decides; false if p is anything else. */
+static bool cluster_disjuncts(const wm_xpf *f, uint32_t p, uint32_t *out, uint32_t *n)
 {
     const xpf_pnode *x = &f->pnodes[p];
-    if (x->kind == XPF_P_OR) return num_disjuncts(f, x->a, out, n) && num_disjuncts(f, x->b, out, n);
+    if (x->kind == XPF_P_OR) return cluster_disjuncts(f, x->a, out, n) && cluster_disjuncts(f, x->b, out, n);
     if (x->kind != XPF_P_LIT || *n >= 8) return false;
     const xpf_lit *r = &f->lits[x->a];
-    if (r->kind != XPF_L_NUM || r->op == WM_XP_NE || r->absent || r->x != r->x) return false;
+    if (r->absent) return false;
+    if (r->kind == XPF_L_NUM ? r->op == WM_XP_NE || r->x != r->x : r->kind != XPF_L_STREQ) return false;
     out[(*n)++] = x->a;
     return true;
+}
+
+/* Structural equality of predicate trees (literals are interned). */
+static bool pred_eq(const wm_xpf *f, uint32_t a, uint32_t b)
+{
+    const xpf_pnode *x = &f->pnodes[a], *y = &f->pnodes[b];
+    if (a == b) return true;
+    if (x->kind != y->kind) return false;
+    switch (x->kind) {
+    case XPF_P_LIT: return x->a == y->a;
+    case XPF_P_AND: case XPF_P_OR: return pred_eq(f, x->a, y->a) && pred_eq(f, x->b, y->b);
+    case XPF_P_NOT: return pred_eq(f, x->a, y->a);
+    default: return true;
+    }
+}
+
+/* Is p "G and D" (either order) with D cluster disjuncts (dis[0..*nd)) and G
+ * without trigger literals? *guard = G. */
+static bool guarded_cluster(const wm_xpf *f, uint32_t p, uint32_t *guard, uint32_t *dis, uint32_t *nd, bool *ok)
+{
+    const xpf_pnode *pn = &f->pnodes[p];
+    if (pn->kind != XPF_P_AND) return false;
+    for (int side = 0; side < 2; side++) {
+        uint32_t g = side ? pn->b : pn->a, d = side ? pn->a : pn->b;
+        *nd = 0;
+        if (!cluster_disjuncts(f, d, dis, nd)) continue;
+        lvec t = { 0 };
+        if (!triggers(f, g, &t)) *ok = false;
+        free(t.v);
+        if (*ok && t.always) {
+            *guard = g;
+            return true;
+        }
+    }
+    return false;
 }
 static int cmp_num(const void *a, const void *b)
 {
     const xpf_numtrig *x = a, *y = b;
     return x->x < y->x ? -1 : x->x > y->x;
+}
+
+static int cmp_negguard(const void *a, const void *b)
+{
+    const xpf_negguard *x = a, *y = b;
+    if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+    return x->guard < y->guard ? -1 : x->guard > y->guard;
 }
 
 static xpf_pslot *pslot_of(xpf_pstate *ps, uint32_t slot)
@@ -524,11 +574,25 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     lvec used = { 0 };
     if (!(ps->slot_ix = calloc(f->n_slots ? f->n_slots : 1, sizeof *ps->slot_ix))) return rc;
     if (!(ps->always = malloc(ps->n_q * sizeof *ps->always))) return rc;
+    if (!(ps->guards = malloc((ps->n_q ? ps->n_q : 1) * sizeof *ps->guards))) return rc;
     bool ok = true;
     for (uint32_t i = 0; i < ps->n_q; i++) {
         uint32_t q = ps->qs[i];
         lvec t = { 0 };
-        if (!triggers(f, f->qs[q].pred, &t)) { free(t.v); goto out; }
+        uint32_t guard, dis[8], nd = 0;
+        if (guarded_cluster(f, f->qs[q].pred, &guard, dis, &nd, &ok)) {
+            /* one guard per distinct G; its pairs use the pseudo literal n_lits + guard index */
+            uint32_t gi = 0;
+            while (gi < ps->n_guards && !pred_eq(f, ps->guards[gi].pred, guard)) gi++;
+            if (gi == ps->n_guards) ps->guards[ps->n_guards++] = (xpf_guard){ .pred = guard, .neg = false };
+            t.n = 1;
+            t.v = malloc(sizeof *t.v);
+            if (!t.v) goto out;
+            t.v[0] = f->n_lits + gi;
+        } else if (!ok || !triggers(f, f->qs[q].pred, &t)) {
+            free(t.v);
+            goto out;
+        }
         if (t.always) ps->always[ps->n_always++] = q;
         else
             for (uint32_t k = 0; k < t.n; k++) {
@@ -540,14 +604,15 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                 }
                 pair pr = { .lit = t.v[k], .q = q, .kind = PK_GENERIC };
                 const xpf_pnode *pn = &f->pnodes[f->qs[q].pred];
-                uint32_t dis[8], nd = 0;
-                if (or_of_triggers(f, f->qs[q].pred, t.v, t.n)) pr.kind = PK_EXACT;
+                if (t.v[k] >= f->n_lits) pr.kind = PK_CLUSTER; /* a guard: dis[0..nd) from above */
+                else if (or_of_triggers(f, f->qs[q].pred, t.v, t.n)) pr.kind = PK_EXACT;
                 else if (t.n == 1 && pn->kind == XPF_P_AND) {
-                    /* "trigger and (S op x or S' op' x' ...)": one cluster entry per disjunct */
+                    /* "trigger and (S op x or S' = 's' ...)": one cluster entry per disjunct */
                     const xpf_pnode *a = &f->pnodes[pn->a], *b = &f->pnodes[pn->b];
                     uint32_t other = a->kind == XPF_P_LIT && a->a == t.v[0] ? pn->b
                                    : b->kind == XPF_P_LIT && b->a == t.v[0] ? pn->a : XPF_NONE;
-                    if (other != XPF_NONE && num_disjuncts(f, other, dis, &nd)) pr.kind = PK_CLUSTER;
+                    nd = 0;
+                    if (other != XPF_NONE && cluster_disjuncts(f, other, dis, &nd)) pr.kind = PK_CLUSTER;
                 }
                 for (uint32_t d = 0; d < (pr.kind == PK_CLUSTER ? nd : 1); d++) {
                     if (n_pairs == cap_pairs) {
@@ -559,8 +624,11 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                     if (pr.kind == PK_CLUSTER) {
                         const xpf_lit *r = &f->lits[dis[d]];
                         pr.slot = r->slot;
-                        pr.op = r->op;
-                        pr.x = r->x;
+                        pr.str = r->kind == XPF_L_STREQ;
+                        pr.op = pr.str ? WM_XP_EQ : r->op;
+                        pr.x = pr.str ? 0 : r->x;
+                        pr.h = pr.str ? wm_hash_bytes(0, f->strpool + r->s_off, r->s_len) : 0;
+                        pr.slit = pr.str ? dis[d] : XPF_NONE;
                     }
                     pairs[n_pairs++] = pr;
                 }
@@ -606,14 +674,25 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         post.coff = ps->n_clusters;
         while (j < n_pairs && pairs[j].lit == lit) {
             xpf_cluster *cl = &ps->clusters[ps->n_clusters++];
-            *cl = (xpf_cluster){ .slot = pairs[j].slot, .op = pairs[j].op, .off = ps->n_centries, .id = f->n_clusters_total++ };
-            for (uint32_t k0 = j; j < n_pairs && pairs[j].lit == lit && pairs[j].slot == cl->slot && pairs[j].op == cl->op; j++)
-                if (j == k0 || pairs[j].q != pairs[j - 1].q || pairs[j].x != pairs[j - 1].x)
-                    ps->centries[ps->n_centries++] = (xpf_centry){ pairs[j].x, pairs[j].q };
+            *cl = (xpf_cluster){ .slot = pairs[j].slot, .op = pairs[j].op, .str = pairs[j].str, .off = ps->n_centries,
+                                 .id = f->n_clusters_total++ };
+            for (uint32_t k0 = j; j < n_pairs && pairs[j].lit == lit && pairs[j].slot == cl->slot && pairs[j].op == cl->op &&
+                                  pairs[j].str == cl->str; j++) {
+                if (j != k0 && pairs[j].q == pairs[j - 1].q && pairs[j].x == pairs[j - 1].x && pairs[j].slit == pairs[j - 1].slit)
+                    continue;
+                xpf_centry *ce = &ps->centries[ps->n_centries++];
+                *ce = (xpf_centry){ .q = pairs[j].q, .lit = pairs[j].slit };
+                if (cl->str) ce->h = pairs[j].h;
+                else ce->x = pairs[j].x;
+            }
             cl->n = ps->n_centries - cl->off;
         }
         post.nc = ps->n_clusters - post.coff;
         i = j;
+        if (lit >= f->n_lits) {
+            ps->guards[lit - f->n_lits].post = post;
+            continue;
+        }
         const xpf_lit *l = &f->lits[lit];
         xpf_pslot *s = pslot_of(ps, l->slot);
         switch (l->kind) {
@@ -661,6 +740,18 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             break;
         }
     }
+    /* not(S = 'lit') guards: one hash per element and slot instead of a test per guard */
+    if (!(ps->neg = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->neg))) goto out;
+    for (uint32_t i = 0; i < ps->n_guards; i++) {
+        const xpf_pnode *g = &f->pnodes[ps->guards[i].pred];
+        if (g->kind != XPF_P_NOT || f->pnodes[g->a].kind != XPF_P_LIT) continue;
+        uint32_t lit = f->pnodes[g->a].a;
+        const xpf_lit *l = &f->lits[lit];
+        if (l->kind != XPF_L_STREQ) continue;
+        ps->guards[i].neg = true;
+        ps->neg[ps->n_neg++] = (xpf_negguard){ l->slot, lit, wm_hash_bytes(0, f->strpool + l->s_off, l->s_len), i };
+    }
+    if (ps->n_neg) qsort(ps->neg, ps->n_neg, sizeof *ps->neg, cmp_negguard);
     for (uint32_t i = 0; i < ps->n_pslots; i++)
         for (int op = 0; op < 6; op++)
             if (op != WM_XP_NE && ps->pslots[i].n_num[op])
@@ -786,6 +877,8 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->qlist);
         free(ps->clusters);
         free(ps->centries);
+        free(ps->guards);
+        free(ps->neg);
     }
     free(f->pstates);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);

@@ -17,6 +17,20 @@ typedef struct xframe {
     uint32_t dstate;
 } xframe;
 
+/* A Hyperscan result: the pattern ids matching text[0..len), at most
+ * SCAN_MEMO_IDS of them (longer texts or more ids are scanned every time). */
+#define SCAN_MEMO 256           /* entries: 128 sets of 2 (LRU) */
+#define SCAN_MEMO_TEXT 40
+#define SCAN_MEMO_IDS 8
+typedef struct scan_memo {
+    uint64_t h;
+    uint32_t used;              /* scan counter at the last use */
+    uint8_t len;                /* 0: empty entry (empty texts are not memoised) */
+    uint8_t n_ids;              /* SCAN_MEMO_IDS + 1: overflowed while recording */
+    char text[SCAN_MEMO_TEXT];
+    uint32_t ids[SCAN_MEMO_IDS];
+} scan_memo;
+
 typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
     uint8_t kind;               /* XPF_V_* */
@@ -57,6 +71,13 @@ struct wm_xpf_ctx {
     uint32_t *wm_lo, *wm_hi;    /* entries [0, lo) and [hi, n) already matched */
     uint32_t doc;
     bool failed;                /* a value did not fit sbuf */
+    /* what the Hyperscan database reports for a string is a function of the
+     * string alone: sensor names, units and states repeat across documents */
+    scan_memo *memo;            /* [SCAN_MEMO] direct-mapped by hash */
+    scan_memo *rec;             /* entry being recorded by scan_cb, or NULL */
+    uint32_t scans;             /* LRU clock of memo */
+    bool whole_stream;          /* decode to the end even once every query is decided */
+    bool decided_early;         /* every query was decided before the last event */
 };
 
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
@@ -85,7 +106,8 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->wm_hi = calloc(ncl, sizeof *c->wm_hi);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
-    if (!c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
+    c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
+    if (!c->memo || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
         !c->sbuf || !c->fired || !c->fired_epoch || !c->wm_doc || !c->wm_lo || !c->wm_hi || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
@@ -107,6 +129,7 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->cand);
     free(c->cand_epoch);
     free(c->sbuf);
+    free(c->memo);
     free(c->fired);
     free(c->fired_epoch);
     free(c->wm_doc);
@@ -142,10 +165,9 @@ static inline void add_post(wm_xpf_ctx *c, xpf_post p)
     }
 }
 
-/* First entry with x > v (upper) or x >= v (!upper) in e[0..n). */
-static uint32_t bound(const xpf_centry *e, uint32_t n, double v, bool upper)
+/* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi. */
+static uint32_t bound(const xpf_centry *e, uint32_t lo, uint32_t hi, double v, bool upper)
 {
-    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
         if (upper ? e[mid].x <= v : e[mid].x < v) lo = mid + 1;
@@ -154,12 +176,39 @@ static uint32_t bound(const xpf_centry *e, uint32_t n, double v, bool upper)
     return lo;
 }
 
+static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
+
+/* A fired string cluster: the entries whose literal equals the slot's string. */
+static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v)
+{
+    uint32_t n;
+    const char *s = slot_str(c, v, &n);
+    if (!s) return;
+    uint64_t h = wm_hash_bytes(0, s, n);
+    const xpf_centry *e = c->ps->centries + cl->off;
+    uint32_t lo = 0, hi = cl->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (e[mid].h < h) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < cl->n && e[lo].h == h; lo++) {
+        const xpf_lit *l = &c->f->lits[e[lo].lit];
+        if (l->s_len == n && !memcmp(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+    }
+}
+
 /* A fired cluster: its trigger is true, so its queries match exactly where
  * their own test on the cluster's slot holds. */
 static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
     const slotv *v = &c->sv[cl->slot];
-    if (v->epoch != c->serial || v->kind == XPF_V_BOOL) return; /* absent or NaN: every test false */
+    if (v->epoch != c->serial) return; /* absent: every test false */
+    if (cl->str) {
+        run_str_cluster(c, cl, v);
+        return;
+    }
+    if (v->kind == XPF_V_BOOL) return; /* NaN: every numeric test false */
     double x = v->num;
     if (x != x) return;
     const xpf_centry *e = c->ps->centries + cl->off;
@@ -168,21 +217,27 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         c->wm_lo[cl->id] = 0;
         c->wm_hi[cl->id] = cl->n;
     }
+    /* the entry next to the watermark decides, without a search, whether
+     * anything is new: the common case once a document's first values are in */
     uint32_t a, b;
     switch (cl->op) {
-    case WM_XP_GT: case WM_XP_GE: /* entries with x < v (x <= v): a prefix */
+    case WM_XP_GT: case WM_XP_GE: { /* entries with x < v (x <= v): a prefix */
+        bool ge = cl->op == WM_XP_GE;
         a = c->wm_lo[cl->id];
-        b = bound(e, cl->n, x, cl->op == WM_XP_GE);
-        if (b > a) c->wm_lo[cl->id] = b;
+        b = a < cl->n && (ge ? e[a].x <= x : e[a].x < x) ? bound(e, a + 1, cl->n, x, ge) : a;
+        c->wm_lo[cl->id] = b;
         break;
-    case WM_XP_LT: case WM_XP_LE: /* entries with x > v (x >= v): a suffix */
-        a = bound(e, cl->n, x, cl->op == WM_XP_LT);
+    }
+    case WM_XP_LT: case WM_XP_LE: { /* entries with x > v (x >= v): a suffix */
+        bool lt = cl->op == WM_XP_LT;
         b = c->wm_hi[cl->id];
-        if (a < b) c->wm_hi[cl->id] = a;
+        a = b > 0 && (lt ? e[b - 1].x > x : e[b - 1].x >= x) ? bound(e, 0, b - 1, x, lt) : b;
+        c->wm_hi[cl->id] = a;
         break;
+    }
     default: /* EQ */
-        a = bound(e, cl->n, x, false);
-        b = bound(e, cl->n, x, true);
+        a = bound(e, 0, cl->n, x, false);
+        b = bound(e, a, cl->n, x, true);
         break;
     }
     for (uint32_t i = a; i < b; i++) match_query(c, e[i].q);
@@ -194,11 +249,11 @@ static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
     c->lit_val[lit] = v;
 }
 
-static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+/* Pattern literal id matched the value of slot c->scan_slot. */
+static void pattern_hit(wm_xpf_ctx *c, unsigned id)
 {
-    wm_xpf_ctx *c = ctx;
     const xpf_lit *l = &c->f->lits[id];
-    if (l->slot != c->scan_slot) return 0;
+    if (l->slot != c->scan_slot) return;
     set_lit(c, id, true);
     /* a trigger of this state? (sorted by literal) */
     const xpf_pstate *ps = c->ps;
@@ -209,7 +264,56 @@ static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, 
         else hi = mid;
     }
     if (lo < ps->n_pat && ps->pat[lo].lit == id) add_post(c, ps->pat[lo].post);
+}
+
+static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+    wm_xpf_ctx *c = ctx;
+    scan_memo *m = c->rec;
+    if (m && m->n_ids <= SCAN_MEMO_IDS) {
+        uint32_t i = 0;
+        while (i < m->n_ids && m->ids[i] != id) i++;
+        if (i == m->n_ids) {
+            if (m->n_ids < SCAN_MEMO_IDS) m->ids[i] = id;
+            m->n_ids++;
+        }
+    }
+    pattern_hit(c, id);
+    (void)from, (void)to, (void)flags;
     return 0;
+}
+
+/* Every pattern of the database on text[0..len) (slot c->scan_slot): from
+ * the memo when this text was scanned before, else by Hyperscan (and
+ * memoised). Replaying the ids is the same as the callbacks: pattern_hit is
+ * idempotent and the database is SINGLEMATCH. */
+static void scan_value(wm_xpf_ctx *c, const char *text, uint32_t len)
+{
+    const wm_xpf *f = c->f;
+    scan_memo *m = NULL;
+    uint64_t h = 0;
+    if (len && len <= SCAN_MEMO_TEXT) {
+        h = wm_hash_bytes(1, text, len);
+        scan_memo *set = &c->memo[(h & (SCAN_MEMO / 2 - 1)) * 2];
+        c->scans++;
+        for (int w = 0; w < 2; w++) {
+            m = &set[w];
+            if (m->len == len && m->h == h && !memcmp(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
+                m->used = c->scans;
+                for (uint32_t i = 0; i < m->n_ids; i++) pattern_hit(c, m->ids[i]);
+                return;
+            }
+        }
+        m = set[0].used <= set[1].used ? &set[0] : &set[1];
+        m->used = c->scans;
+        m->h = h;
+        m->len = (uint8_t)len;
+        m->n_ids = 0;
+        memcpy(m->text, text, len);
+    }
+    c->rec = m;
+    if (hs_scan(f->hs_db, text, len, 0, c->scratch, scan_cb, c) != HS_SUCCESS && m) m->len = 0;
+    c->rec = NULL;
 }
 
 /* Strings of a slot value as XPath sees them (booleans: canonical text). */
@@ -318,7 +422,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
     }
     if (s->scan && is_str && f->hs_db) {
         c->scan_slot = s->slot;
-        hs_scan(f->hs_db, text, tlen, 0, c->scratch, scan_cb, c);
+        scan_value(c, text, tlen);
     }
     if (s->exists.off != XPF_NONE) add_post(c, s->exists);
 }
@@ -366,6 +470,22 @@ static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
     const xpf_pstate *ps = c->ps;
+    for (uint32_t i = 0; i < ps->n_neg;) {
+        /* not(S = 'lit') guards of one slot: true unless S's string is lit */
+        uint32_t slot = ps->neg[i].slot, n = 0;
+        const slotv *v = &c->sv[slot];
+        const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
+        uint64_t h = s ? wm_hash_bytes(0, s, n) : 0;
+        for (; i < ps->n_neg && ps->neg[i].slot == slot; i++) {
+            const xpf_negguard *g = &ps->neg[i];
+            const xpf_lit *l = &c->f->lits[g->lit];
+            bool t = v->epoch != c->serial ? !l->absent
+                   : !s || g->h != h || l->s_len != n || memcmp(c->f->strpool + l->s_off, s, n);
+            if (t) add_post(c, ps->guards[g->guard].post);
+        }
+    }
+    for (uint32_t i = 0; i < ps->n_guards; i++)
+        if (!ps->guards[i].neg && eval_pred(c, ps->guards[i].pred)) add_post(c, ps->guards[i].post);
     for (uint32_t i = 0; i < c->n_fired; i++) run_cluster(c, &ps->clusters[c->fired[i]]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
@@ -393,6 +513,11 @@ static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
     const wm_xpf *f = c->f;
+    if (!c->undecided) {
+        /* only with whole_stream: the answer is known, the decoder goes on to validate the rest */
+        c->decided_early = true;
+        return 0;
+    }
     switch (ev->type) {
     case WM_EXI_EV_SE: {
         if (c->collecting) finish(c);
@@ -454,8 +579,10 @@ static int on_event(void *user, const wm_exi_event *ev)
     default:
         break;
     }
-    return c->undecided == 0 || c->failed;
+    return (c->undecided == 0 && !c->whole_stream) || c->failed;
 }
+
+void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on) { c->whole_stream = on; }
 
 wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const wm_exi_options *oob,
                            const uint32_t *cand, uint32_t n_cand, uint64_t *matched, bool *stopped_early,
@@ -483,11 +610,12 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
         c->doc = 1;
     }
     c->failed = false;
+    c->decided_early = !c->undecided;
     bool stopped = false;
     wm_exi_status st = WM_EXI_OK;
-    if (c->undecided)
+    if (c->undecided || c->whole_stream)
         st = wm_exi_decode(&c->dec, buf, len, oob, on_event, c, &stopped, exi_err);
-    if (stopped_early) *stopped_early = stopped || !c->undecided;
+    if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || !c->undecided;
     if (st) return WM_XPF_E_DECODE;
     if (c->failed) return WM_XPF_E_MEMORY;
     memcpy(matched, c->matched, nw * sizeof *matched);

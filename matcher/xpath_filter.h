@@ -105,17 +105,34 @@ uint32_t wm_xpf_n_queries(const wm_xpf *f);
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim);
 void wm_xpf_ctx_free(wm_xpf_ctx *c);
 
+/* Whole-stream validation (default off: early stop). Off, wm_xpf_match
+ * stops decoding as soon as every query is decided, and WM_XPF_OK then
+ * guarantees only that the bits read so far are a valid EXI prefix for the
+ * grammar which decides every query: a stream damaged or truncated AFTER
+ * that point is not read, so it is not reported and may come back as a
+ * match (use this where the payload is not trusted any further, e.g. a
+ * benchmark of the filter alone). On, the decoder always reads to the end
+ * of the stream, the queries being evaluated only until they are decided:
+ * WM_XPF_OK then means the whole stream is valid EXI for the grammar (what
+ * wm_exi_decode accepts), and any damage is WM_XPF_E_DECODE with its
+ * reason and bit position. The tool (`wmctl exi filter`) and the data plane
+ * turn it on. Per context; not while a match runs on it. */
+void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on);
+
 /* Evaluates the filter over one EXI stream buf[0..len) (header and body;
  * oob: the out-of-band options when the header has none, NULL = defaults).
  * matched[] has (n_queries + 63) / 64 words; bit q is set iff query q
  * selects at least one node of the document. cand (may be NULL: all
  * queries) restricts the work to the n_cand query indexes listed: the others
- * are reported unmatched and decoding stops as soon as the listed ones are
- * decided. *stopped_early (may be NULL) tells whether decoding stopped
- * before the end of the stream. Errors: WM_XPF_E_DECODE (exi_err has the
- * decoder's status, reason and bit position; matched[] is then undefined),
- * WM_XPF_E_MEMORY (a value too large for the context's buffers). Uses only
- * c's memory: no allocation after the first documents. */
+ * are reported unmatched and, without whole-stream validation, decoding
+ * stops as soon as the listed ones are decided (see
+ * wm_xpf_ctx_set_whole_stream for what an early stop does and does not
+ * guarantee). *stopped_early (may be NULL) tells whether every query was
+ * decided before the end of the stream (without whole-stream validation:
+ * decoding stopped there, the rest was not read). Errors: WM_XPF_E_DECODE
+ * (exi_err has the decoder's status, reason and bit position; matched[] is
+ * then undefined), WM_XPF_E_MEMORY (a value too large for the context's
+ * buffers). Uses only c's memory: no allocation after the first documents. */
 wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const wm_exi_options *oob,
                            const uint32_t *cand, uint32_t n_cand, uint64_t *matched, bool *stopped_early,
                            wm_exi_error *exi_err);

@@ -55,18 +55,45 @@ typedef struct xpf_post {
 
 /* Queries "T and S op x" sharing trigger T: entries sorted by x ascending,
  * so the matching ones are a prefix (>, >=), a suffix (<, <=) or a range (=)
- * of them; a per-document watermark skips the ones already matched. */
+ * of them; a per-document watermark skips the ones already matched.
+ * String clusters (str) hold "T and S = 'lit'": entries sorted by the
+ * literal's hash, found by the hash of S's value and checked by content. */
 typedef struct xpf_cluster {
     uint32_t slot;
     uint8_t op;
+    bool str;
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
 } xpf_cluster;
 
 typedef struct xpf_centry {
-    double x;
+    union {
+        double x;               /* numeric cluster */
+        uint64_t h;             /* string cluster: wm_hash_bytes(0, literal) */
+    };
     uint32_t q;
+    uint32_t lit;               /* string cluster: the STREQ literal */
 } xpf_centry;
+
+/* Queries "G and <cluster test>" whose guard G has no trigger literal (it
+ * can hold with no value present, e.g. not(@u = 'x')): queries with the same
+ * G share one guard, evaluated once per element, whose post fires their
+ * clusters. */
+typedef struct xpf_guard {
+    uint32_t pred;              /* pnode root of G (of one of the queries) */
+    bool neg;                   /* G = not(S = 'lit'): decided through pstate neg */
+    xpf_post post;
+} xpf_guard;
+
+/* The guards not(S = 'lit') of a predicate state, sorted by slot: per slot,
+ * one hash of S's value finds the one literal it equals; every other guard
+ * of the slot holds. */
+typedef struct xpf_negguard {
+    uint32_t slot;
+    uint32_t lit;               /* the STREQ literal */
+    uint64_t h;                 /* wm_hash_bytes(0, literal) */
+    uint32_t guard;             /* index in pstate guards */
+} xpf_negguard;
 
 typedef struct xpf_numtrig {
     double x;
@@ -114,6 +141,10 @@ typedef struct xpf_pstate {
     xpf_cluster *clusters;
     xpf_centry *centries;
     uint32_t n_centries;
+    uint32_t n_guards;
+    xpf_guard *guards;
+    uint32_t n_neg;
+    xpf_negguard *neg;
     bool any_text;
 } xpf_pstate;
 

@@ -21,6 +21,7 @@ struct wm_xpf_set {
 
 struct wm_xpf_set_ctx {
     const wm_xpf_set *s;
+    uint32_t n_schemas;         /* copied: freeing the context never reads the set */
     wm_xpf_ctx **ctx;           /* per schema */
     uint32_t *cand;             /* local ids scratch [n_q] */
     uint64_t *bits;             /* [(max n + 63) / 64] */
@@ -102,6 +103,7 @@ wm_xpf_set_ctx *wm_xpf_set_ctx_new(const wm_xpf_set *s, const wm_exi_limits *lim
     wm_xpf_set_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->s = s;
+    c->n_schemas = s->n_schemas;
     uint32_t maxn = 1;
     c->ctx = calloc(s->n_schemas ? s->n_schemas : 1, sizeof *c->ctx);
     c->cand = malloc((s->n_q ? s->n_q : 1) * sizeof *c->cand);
@@ -121,11 +123,17 @@ fail:
 void wm_xpf_set_ctx_free(wm_xpf_set_ctx *c)
 {
     if (!c) return;
-    for (uint32_t k = 0; c->ctx && k < c->s->n_schemas; k++) wm_xpf_ctx_free(c->ctx[k]);
+    for (uint32_t k = 0; c->ctx && k < c->n_schemas; k++) wm_xpf_ctx_free(c->ctx[k]);
     free(c->ctx);
     free(c->cand);
     free(c->bits);
     free(c);
+}
+
+void wm_xpf_set_ctx_set_whole_stream(wm_xpf_set_ctx *c, bool on)
+{
+    for (uint32_t k = 0; k < c->s->n_schemas; k++)
+        if (c->ctx[k]) wm_xpf_ctx_set_whole_stream(c->ctx[k], on);
 }
 
 wm_xpf_status wm_xpf_set_match(wm_xpf_set_ctx *c, uint32_t schema, const uint8_t *payload, size_t len,

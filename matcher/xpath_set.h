@@ -14,12 +14,14 @@
  *
  * Matching: wm_xpf_set_match(ctx, schema, payload, cand) decodes the payload
  * with that schema's grammar only if some candidate belongs to that schema,
- * decides only the candidates, and stops decoding when they are decided.
+ * decides only the candidates, and stops decoding when they are decided
+ * (unless whole-stream validation is on: wm_xpf_set_ctx_set_whole_stream).
  * Each thread uses its own wm_xpf_set_ctx.
  */
 #ifndef WM_MATCHER_XPATH_SET_H
 #define WM_MATCHER_XPATH_SET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,7 +51,11 @@ void wm_xpf_set_free(wm_xpf_set *s);
 /* Per-thread context (decoders, Hyperscan scratch of every schema); NULL on
  * out of memory. lim as wm_xpf_ctx_new. */
 wm_xpf_set_ctx *wm_xpf_set_ctx_new(const wm_xpf_set *s, const wm_exi_limits *lim);
+/* Frees c without reading its set (which may already be gone). */
 void wm_xpf_set_ctx_free(wm_xpf_set_ctx *c);
+
+/* Whole-stream validation for every schema's context (wm_xpf_ctx_set_whole_stream). */
+void wm_xpf_set_ctx_set_whole_stream(wm_xpf_set_ctx *c, bool on);
 
 /* Decides candidate query ids cand[0..n_cand) on payload[0..len), an EXI
  * stream of schema `schema` (options from its header, else oob, NULL =

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline uint64_t wm_senml_rand(uint64_t *s)
@@ -21,10 +22,12 @@ static inline uint64_t wm_senml_rand(uint64_t *s)
 
 /* Writes a pack of `records` records into out[0..cap) (NUL-terminated);
  * returns its length, or 0 if cap is too small. */
+static const char *const wm_senml_names[] = { "temperature", "humidity", "voltage", "current", "lon", "lat", "pressure" };
+static const char *const wm_senml_units[] = { "Cel", "%RH", "V", "A", "lon", "lat", "Pa" };
+
 static inline size_t wm_senml_gen_pack(uint64_t *seed, unsigned records, char *out, size_t cap)
 {
-    static const char *const names[] = { "temperature", "humidity", "voltage", "current", "lon", "lat", "pressure" };
-    static const char *const units[] = { "Cel", "%RH", "V", "A", "lon", "lat", "Pa" };
+    const char *const *names = wm_senml_names, *const *units = wm_senml_units;
     size_t n = 0;
 #define WM_SENML_PUT(...)                                                            \
     do {                                                                             \
@@ -63,6 +66,28 @@ static inline size_t wm_senml_gen_pack(uint64_t *seed, unsigned records, char *o
     WM_SENML_PUT("</sensml>");
 #undef WM_SENML_PUT
     return n;
+}
+
+/* One query of the content-filter benchmark's mix (perf/bench_exi_filter.c)
+ * into q[0..cap), namespace prefix s: subscribers of a sensor feed: name +
+ * threshold, device (bn) equality, unit + range, bn prefix, vs substring,
+ * boolean + name, time window, a negation, and a regex, each with its own
+ * literals. */
+static inline void wm_senml_gen_query(uint64_t *s, char *q, size_t cap)
+{
+    unsigned k = (unsigned)(wm_senml_rand(s) % 100);
+    const char *nm = wm_senml_names[wm_senml_rand(s) % 7], *un = wm_senml_units[wm_senml_rand(s) % 7];
+    long x = (long)(wm_senml_rand(s) % 2000000) - 1000000, y = x + (long)(wm_senml_rand(s) % 500000);
+    unsigned h = (unsigned)(wm_senml_rand(s) & 0xffffffffu);
+    if (k < 30) snprintf(q, cap, "/s:sensml/s:senml[@n = '%s' and @v > %ld.%ld]", nm, x / 10, labs(x % 10));
+    else if (k < 50) snprintf(q, cap, "//s:senml[@bn = 'urn:dev:ow:%08x:']", h);
+    else if (k < 62) snprintf(q, cap, "//s:senml[@u = '%s' and (@v < %ld or @v > %ld)]", un, x, y);
+    else if (k < 72) snprintf(q, cap, "//s:senml[starts-with(@bn, 'urn:dev:ow:%02x')]", h & 0xff);
+    else if (k < 80) snprintf(q, cap, "//s:senml[contains(@vs, 'state-%u')]", h % 50);
+    else if (k < 86) snprintf(q, cap, "//s:senml[@vb = '%s' and @n = '%s']", h & 1 ? "true" : "false", nm);
+    else if (k < 92) snprintf(q, cap, "/s:sensml/s:senml[@n = '%s' and @t >= -%u]", nm, h % 600);
+    else if (k < 97) snprintf(q, cap, "//s:senml[not(@u = '%s') and @v > %ld]", un, x);
+    else snprintf(q, cap, "//s:senml[matches(@n, '^%c.*e$')]", nm[0]);
 }
 
 #endif

@@ -21,6 +21,12 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     never comes (it must time out). Connections stay open.
                     Prints the expected counters (and each connection's
                     stream bytes and packets) as JSON.
+  plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
+                    XPATH|null], ...], "events": [["pub", TOPIC, CONTENT_TYPE|null,
+                    PAYLOAD_HEX], ["unsub", CLIENT, FILTER], ...]}: each
+                    subscriber connects and subscribes (SUBACK granted),
+                    then the events run in order (publications from one
+                    publisher "pub"), then everyone disconnects.
 """
 import json
 import os
@@ -43,10 +49,12 @@ CONNACK = packet(0x20, b"\x00\x00" + vbi(0))
 DISCONNECT = packet(0xE0, b"")
 
 
-def subscribe(pid, subid, filt, nbhd=None):
+def subscribe(pid, subid, filt, nbhd=None, xpath=None):
     props = b"\x0b" + vbi(subid)
     if nbhd is not None:
         props += b"\x26" + s16("nbhd") + s16(nbhd)
+    if xpath is not None:
+        props += b"\x26" + s16("xpath") + s16(xpath)
     return packet(0x82, struct.pack("!H", pid) + vbi(len(props)) + props + s16(filt) + b"\x00")
 
 
@@ -54,8 +62,14 @@ def suback(pid):
     return packet(0x90, struct.pack("!H", pid) + vbi(0) + b"\x00")
 
 
-def publish(topic, peid=None, payload=b"x"):
+def unsubscribe(pid, filt):
+    return packet(0xA2, struct.pack("!H", pid) + vbi(0) + s16(filt))
+
+
+def publish(topic, peid=None, payload=b"x", content_type=None):
     props = b"" if peid is None else b"\x26" + s16("peid") + s16(peid)
+    if content_type is not None:
+        props += b"\x03" + s16(content_type)
     return packet(0x30, s16(topic) + vbi(len(props)) + props + payload)
 
 
@@ -193,6 +207,26 @@ elif scenario == "frag":
                                 "s2c_bytes": len(CONNACK), "c2s_packets": 3 + 3, "s2c_packets": 2 + 3},
                         "sub": {"client_port": 20001, "c2s_bytes": len(connect("sub")) + len(subscribe(1, 1, "f/#")),
                                 "s2c_bytes": len(CONNACK) + len(suback(1)), "c2s_packets": 4, "s2c_packets": 3}}}
+elif scenario == "plan":
+    plan = json.load(open(sys.argv[4]))
+    subs = {}
+    for client, subid, filt, xpath in plan["subs"]:
+        if client not in subs:
+            subs[client] = Conn(1 + len(subs))
+            subs[client].open(client)
+        c = subs[client]
+        c.c2s(ACK | PSH, subscribe(subid, subid, filt, xpath=xpath))
+        c.s2c(ACK | PSH, suback(subid))
+    pub = Conn(200)
+    pub.open("pub")
+    for ev in plan["events"]:
+        if ev[0] == "pub":
+            pub.c2s(ACK | PSH, publish(ev[1], payload=bytes.fromhex(ev[3]), content_type=ev[2]))
+            pub.s2c(ACK)
+        else:
+            subs[ev[1]].c2s(ACK | PSH, unsubscribe(77, ev[2]))
+    for c in [pub] + list(subs.values()):
+        c.close()
 else:
     sys.exit("unknown scenario " + scenario)
 

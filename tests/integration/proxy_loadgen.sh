@@ -11,7 +11,10 @@
 #    peid is in its neighborhood (no unwanted delivery, none missing) and the
 #    proxy's counters agree (forwarded + withheld = what the broker sent);
 #    through the proxy without --resolution the loadgen sees the 90 % it does
-#    not want and fails (exit 3): the check can fail.
+#    not want and fails (exit 3): the check can fail;
+#  - through a proxy that batches at any rate (--batch-rate 0, the mode it
+#    uses under load), open and closed loop, plain and spatial: nothing lost,
+#    nothing unwanted, and its summary shows that it did wait for batches.
 # Bounded: a few thousand messages per run; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -29,6 +32,7 @@ python3 "$WM_ROOT/scripts/gen_zone_world.py" "$TMP/w" 100 10 || fail "gen_zone_w
 px_broker "max_queued_messages 100000"
 px_proxy plain
 px_proxy spatial --resolution "$TMP/w/zones.wmr"
+px_proxy batched --batch-rate 0 --batch-wait-us 200 --resolution "$TMP/w/zones.wmr"
 
 # lg NAME PORT ARGS...: one run, JSON in $TMP/NAME.lg, exit status in $lg_rc
 lg() {
@@ -65,6 +69,15 @@ lg unfiltered "$PORT_plain" --rate 3000 "${SP[@]}"
 [ "$lg_rc" -eq 3 ] && [ "$(v unfiltered .unwanted)" -ge 1000 ] && [ "$(v unfiltered .unwanted)" -le 10800 ] ||
   fail "unfiltered: rc $lg_rc, $(jq -c '{published, expected, delivered, unwanted}' "$TMP/unfiltered.lg")"
 
+# Batching at any rate: the relay must stay exact (the bench's saturation runs are in this mode).
+lg batched_open "$PORT_batched" --rate 2000 --count 2000 --duration 10;            check_plain batched_open
+lg batched_closed "$PORT_batched" --rate 0 --window 500 --count 5000 --duration 10; check_plain batched_closed
+lg batched_spatial "$PORT_batched" --rate 0 --window 100 "${SP[@]}"
+[ "$lg_rc" -eq 0 ] && [ "$(v batched_spatial .delivered)" -eq 1200 ] || fail "batched spatial: $(jq -c '{published, expected, delivered, unwanted}' "$TMP/batched_spatial.lg")"
+px_stop "$PID_batched" || fail "batching proxy exited with rc $?"
+bw=$(jq '.io_uring.batched_waits' "$TMP/batched.json")
+[ "$bw" -gt 0 ] || fail "--batch-rate 0: no batched wait in $(jq -c .io_uring "$TMP/batched.json")"
+
 px_stop "$PID_spatial" || fail "spatial proxy exited with rc $?"
 S=$TMP/spatial.json
 withheld=$(jq '.filter.withheld | .qos0 + .qos1 + .qos2' "$S")
@@ -75,4 +88,4 @@ b2c=$(jq '.publishes.upstream_to_client' "$S")
 [ "$withheld" -le $(( 2 * 4 * 3000 - 2 * 1200 )) ] && [ "$withheld" -ge 20000 ] || fail "withheld $withheld: $(jq -c .filter "$S")"
 [ "$(jq '.filter.sid_stripped' "$S")" -eq 2400 ] || fail "forwarded: $(jq -c .filter "$S")"
 px_stop "$PID_plain" || fail "plain proxy exited with rc $?"
-echo "proxy_loadgen: loadgen counts exact (direct, proxy, open and closed loop); spatial 10 % workload: 1200 of 12000 delivered, 0 unwanted, $withheld withheld; unfiltered run rejected; $(( $(date +%s) - t0 ))s"
+echo "proxy_loadgen: loadgen counts exact (direct, proxy, open and closed loop); spatial 10 % workload: 1200 of 12000 delivered, 0 unwanted, $withheld withheld; unfiltered run rejected; batching proxy exact ($bw batched waits); $(( $(date +%s) - t0 ))s"

@@ -91,6 +91,7 @@ class Client:
         self.buf = b""
         t, body = self._packet()
         assert t >> 4 == 2 and body[1] == 0, "CONNACK %r" % body
+        self.session_present = bool(body[0] & 1)
         self.connack_props, _ = parse_props(body, 2)
         self.server_receive_max = dict(self.connack_props).get(0x21, 65535)
         self.next_pid = 1

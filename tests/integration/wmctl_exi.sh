@@ -59,6 +59,26 @@ expect 2 "query 1 at position 3: namespace prefix 's' is not bound" \
 expect 2 "query 2 at position 11: matches() pattern '(' refused" \
   "${F[@]}" --query '//s:senml[matches(@n, "(")]' $S/ex2.gen.exi
 expect 2 "usage" "$W" exi filter --schema $S/senml.gen.xsd $S/ex2.gen.exi
+# A stream cut after the point where the query is decided (ex2's first record
+# carries bn="urn:dev:ow:10e2073a0108006:", a 28-character string that the
+# decoder reads from bit 45, see the cut at 20 bytes): exit 1 with the reason
+# at every cut, nothing on stdout — the tool validates the whole stream and
+# never prints a match for a stream it did not read to the end. Cuts whose
+# error lies beyond bit 45 + 8 * 28 come after the deciding value.
+P=("$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml[starts-with(@bn, "urn:dev:ow:")]')
+out=$(timeout 30 "${P[@]}" $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "bn prefix on ex2: $out"; ok
+head -c 20 $S/ex2.gen.exi > "$work/cut.exi"
+expect 1 "string of 28 characters beyond the stream at bit 45" "${P[@]}" "$work/cut.exi"
+len=$(stat -c %s $S/ex2.gen.exi); late=0
+for cut in $(seq 1 $((len - 1))); do
+  head -c "$cut" $S/ex2.gen.exi > "$work/cut.exi"
+  rc=0; timeout 30 "${P[@]}" "$work/cut.exi" >"$work/out" 2>"$work/err" || rc=$?
+  [ "$rc" = 1 ] && [ ! -s "$work/out" ] && grep -q "at bit" "$work/err" \
+    || fail "cut at $cut of $len: exit $rc, stdout '$(cat "$work/out")', $(head -c 200 "$work/err")"
+  bit=$(sed -n 's/.* at bit \([0-9]*\) .*/\1/p' "$work/err")
+  [ "$bit" -gt $((45 + 8 * 28)) ] && late=$((late + 1))
+done
+[ "$late" -gt 10 ] || fail "only $late cuts lie after the deciding value: the check above proves little"; ok
 
 # exi decode/encode/grammar: bad inputs.
 expect 2 "$work: is a directory" "$W" exi decode --schema $S/senml.gen.xsd "$work"

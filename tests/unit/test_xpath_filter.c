@@ -3,7 +3,8 @@
  * the example of Käbisch et al. (WEBIST 2014, Fig. 3: SOAP envelope with a
  * status header and temperature/humidity bodies) and its four queries —,
  * schema typing refusals, enumerations, early stop, the candidate entry
- * point and bad streams. Expected results follow from XPath 1.0 semantics
+ * point and truncated streams (what early stop and whole-stream validation
+ * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -222,10 +223,69 @@ Test(xpath_filter, early_stop_and_candidates)
     cr_assert_eq(m, 0xa);
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 0, &m, &early, &e), WM_XPF_OK);
     cr_assert_eq(m, 0);
-    /* a truncated stream is an error with a position, never a match */
-    cr_assert_eq(wm_xpf_match(c, exi, len / 2, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_DECODE);
-    cr_assert(e.msg[0]);
     wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+static int no_event(void *user, const wm_exi_event *ev)
+{
+    (void)user;
+    (void)ev;
+    return 0;
+}
+
+/* Truncated streams, cut at every byte. What each mode promises
+ * (wm_xpf_ctx_set_whole_stream): with early stop, a cut after the point
+ * where the queries are decided is not seen — the prefix comes back OK with
+ * the full stream's answer and stopped_early set; with whole-stream
+ * validation the filter accepts exactly the prefixes our decoder accepts
+ * (none here: every cut loses events), and everything else is an error with
+ * a reason and a bit position, never a match. */
+Test(xpath_filter, truncated_streams)
+{
+    wm_exi_grammar *g = paper_grammar();
+    const char *qs[] = { "//status[. = 'OK']" };
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, NULL, 0, &f, &fe), WM_XPF_OK);
+    wm_xpf_ctx *early_ctx = wm_xpf_ctx_new(f, NULL), *whole_ctx = wm_xpf_ctx_new(f, NULL);
+    wm_xpf_ctx_set_whole_stream(whole_ctx, true);
+    uint8_t exi[1024];
+    size_t len = encode(g, "<Envelope><Header><status>OK</status></Header><Body><Temperature><value>20.7</value></Temperature>"
+                           "</Body></Envelope>", exi, sizeof exi);
+    uint64_t m;
+    bool early;
+    wm_exi_error e;
+    cr_assert_eq(wm_xpf_match(whole_ctx, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
+    cr_assert_eq(m, 1);
+    cr_assert(early, "decided at the status element, before the end");
+    unsigned early_ok = 0;
+    for (size_t cut = 0; cut < len; cut++) {
+        wm_exi_decoder dec;
+        wm_exi_decoder_init(&dec, g, NULL);
+        bool decoder_ok = wm_exi_decode(&dec, exi, cut, NULL, no_event, NULL, NULL, &e) == WM_EXI_OK;
+        wm_exi_decoder_free(&dec);
+        cr_assert_not(decoder_ok, "cut at %zu decodes: the test needs a document whose every prefix is invalid", cut);
+        m = 0;
+        wm_xpf_status st = wm_xpf_match(early_ctx, exi, cut, NULL, NULL, 0, &m, &early, &e);
+        if (st == WM_XPF_OK) {
+            cr_assert(early && m == 1, "cut at %zu: early stop accepted a prefix that does not decide the query", cut);
+            early_ok++;
+        } else {
+            cr_assert_eq(st, WM_XPF_E_DECODE);
+        }
+        memset(&e, 0, sizeof e);
+        st = wm_xpf_match(whole_ctx, exi, cut, NULL, NULL, 0, &m, &early, &e);
+        cr_assert_eq(st, WM_XPF_E_DECODE, "cut at %zu of %zu: whole-stream validation accepted a truncated stream", cut, len);
+        cr_assert(e.msg[0] && e.status != WM_EXI_OK, "cut at %zu: no reason", cut);
+        cr_assert_leq(e.bit_pos, (uint64_t)cut * 8, "cut at %zu: error at bit %llu, beyond the data", cut,
+                      (unsigned long long)e.bit_pos);
+    }
+    /* the limitation of early stop is real: the cuts after the status element pass there */
+    cr_assert_gt(early_ok, 0);
+    wm_xpf_ctx_free(early_ctx);
+    wm_xpf_ctx_free(whole_ctx);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
 }

@@ -1,0 +1,323 @@
+/* Content filters of a table set: interned XPath texts, their per-schema
+ * automata and the reader side (control/content_filters.h). */
+#include "control/content_filters.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "matcher/xpath_set.h"
+
+typedef struct entry {
+    char *text;          /* NULL once the last reference is gone */
+    uint32_t refs;
+    uint32_t hash;
+    uint8_t *ok;         /* [n_schemas]: compiles for that schema */
+} entry;
+
+struct wm_content {
+    wm_schema_reg *reg;
+    entry *e;            /* e[slot - 1] */
+    uint32_t n, cap, live;
+    bool dirty;
+    _Atomic(wm_content_snap *) cur;
+};
+
+struct wm_content_snap {
+    wm_xpf_set *set;
+    const wm_schema_reg *reg;
+    uint32_t n_slots, n_schemas, n_q;
+    uint32_t *qid;       /* [(slot - 1) * n_schemas + schema]: query id in set, UINT32_MAX: none */
+};
+
+struct wm_content_reader {
+    const wm_content_snap *s;
+    wm_xpf_set_ctx *x;
+    uint32_t *cand, *out;  /* [n_q] */
+    uint32_t *mark;        /* [n_q]: epoch of the last candidate / pass marking */
+    uint32_t epoch;
+};
+
+const char *wm_content_outcome_name(enum wm_content_outcome o)
+{
+    static const char *const names[] = {
+#define WM_CONTENT_X_NAME(e, s) s,
+        WM_CONTENT_OUTCOMES(WM_CONTENT_X_NAME)
+#undef WM_CONTENT_X_NAME
+    };
+    return (unsigned)o < WM_CONTENT_OUTCOME_COUNT ? names[o] : "?";
+}
+
+static uint32_t fnv(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+static uint32_t n_schemas(const wm_content *c) { return c->reg ? c->reg->n : 0; }
+
+wm_content *wm_content_new(wm_schema_reg *reg)
+{
+    wm_content *c = calloc(1, sizeof *c);
+    if (!c) {
+        wm_schema_reg_free(reg);
+        return NULL;
+    }
+    c->reg = reg;
+    c->dirty = true;
+    return c;
+}
+
+void wm_content_snap_free(wm_content_snap *s)
+{
+    if (!s) return;
+    wm_xpf_set_free(s->set);
+    free(s->qid);
+    free(s);
+}
+
+void wm_content_free(wm_content *c)
+{
+    if (!c) return;
+    wm_content_snap_free(atomic_load(&c->cur));
+    for (uint32_t i = 0; i < c->n; i++) {
+        free(c->e[i].text);
+        free(c->e[i].ok);
+    }
+    free(c->e);
+    wm_schema_reg_free(c->reg);
+    free(c);
+}
+
+const wm_schema_reg *wm_content_registry(const wm_content *c) { return c->reg; }
+uint32_t wm_content_count(const wm_content *c) { return c->live; }
+
+const char *wm_content_text(const wm_content *c, uint32_t slot)
+{
+    return slot >= 1 && slot <= c->n ? c->e[slot - 1].text : NULL;
+}
+
+/* Compiles text alone for every schema: which ones accept it, and the first
+ * refusal's reason. */
+static bool validate(const wm_content *c, const char *text, uint8_t *ok, char *err, size_t errlen)
+{
+    bool any = false;
+    err[0] = 0;
+    for (uint32_t k = 0; k < n_schemas(c); k++) {
+        const wm_schema_reg_entry *re = &c->reg->e[k];
+        wm_xpf *f = NULL;
+        wm_xpf_error fe;
+        wm_xpf_status st = wm_xpf_compile(re->g, &text, 1, re->ns, re->n_ns, &f, &fe);
+        wm_xpf_free(f);
+        ok[k] = st == WM_XPF_OK;
+        any |= ok[k];
+        if (!ok[k] && !err[0]) {
+            if (fe.pos) snprintf(err, errlen, "schema %s: position %u: %s", re->name, fe.pos, fe.msg);
+            else snprintf(err, errlen, "schema %s: %s", re->name, fe.msg);
+        }
+    }
+    return any;
+}
+
+int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen)
+{
+    *slot = 0;
+    if (!n_schemas(c)) {
+        snprintf(err, errlen, "no schema registry is loaded (--schemas), so no content filter can be bound");
+        return -1;
+    }
+    if (len == 0 || len > WM_CONTENT_MAX_TEXT || memchr(xpath, 0, len)) {
+        snprintf(err, errlen, len ? "the XPath text is longer than %u bytes or contains NUL" : "empty XPath query",
+                 WM_CONTENT_MAX_TEXT);
+        return -1;
+    }
+    uint32_t h = fnv(xpath, len);
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->e[i].text && c->e[i].hash == h && strlen(c->e[i].text) == len && !memcmp(c->e[i].text, xpath, len)) {
+            c->e[i].refs++;
+            *slot = i + 1;
+            return 0;
+        }
+    if (c->n >= WM_CONTENT_MAX_SLOTS) {
+        snprintf(err, errlen, "more than %u distinct content filters since the tables were loaded", WM_CONTENT_MAX_SLOTS);
+        return -1;
+    }
+    if (c->n == c->cap) {
+        uint32_t nc = c->cap ? c->cap * 2 : 16;
+        entry *ne = realloc(c->e, nc * sizeof *ne);
+        if (!ne) goto nomem;
+        c->e = ne;
+        c->cap = nc;
+    }
+    entry *e = &c->e[c->n];
+    memset(e, 0, sizeof *e);
+    e->ok = calloc(n_schemas(c), 1);
+    e->text = malloc(len + 1);
+    if (!e->ok || !e->text) {
+        free(e->ok);
+        free(e->text);
+        goto nomem;
+    }
+    memcpy(e->text, xpath, len);
+    e->text[len] = 0;
+    if (!validate(c, e->text, e->ok, err, errlen)) {
+        free(e->ok);
+        free(e->text);
+        return -1;
+    }
+    e->refs = 1;
+    e->hash = h;
+    *slot = ++c->n;
+    c->live++;
+    c->dirty = true;
+    return 0;
+nomem:
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+void wm_content_unref(wm_content *c, uint32_t slot)
+{
+    if (slot < 1 || slot > c->n || !c->e[slot - 1].text) return;
+    entry *e = &c->e[slot - 1];
+    if (--e->refs) return;
+    free(e->text);
+    free(e->ok);
+    e->text = NULL;
+    e->ok = NULL;
+    c->live--;
+    c->dirty = true;
+}
+
+int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen)
+{
+    *old = NULL;
+    if (!c->dirty) return 0;
+    uint32_t ns = n_schemas(c), nq = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        for (uint32_t k = 0; c->e[i].text && k < ns; k++) nq += c->e[i].ok[k];
+    wm_content_snap *s = calloc(1, sizeof *s);
+    wm_xpf_schema *sch = calloc(ns ? ns : 1, sizeof *sch);
+    wm_xpf_query_def *defs = malloc((nq ? nq : 1) * sizeof *defs);
+    size_t nmap = (size_t)c->n * ns;
+    if (!s || !sch || !defs || !(s->qid = malloc((nmap ? nmap : 1) * sizeof *s->qid))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    s->reg = c->reg;
+    s->n_slots = c->n;
+    s->n_schemas = ns;
+    s->n_q = nq;
+    if (ns) wm_schema_reg_schemas(c->reg, sch);
+    uint32_t q = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        for (uint32_t k = 0; k < ns; k++) {
+            uint32_t *id = &s->qid[(size_t)i * ns + k];
+            *id = UINT32_MAX;
+            if (!c->e[i].text || !c->e[i].ok[k]) continue;
+            defs[q] = (wm_xpf_query_def){ k, c->e[i].text };
+            *id = q++;
+        }
+    wm_xpf_error fe;
+    if (wm_xpf_set_build(sch, ns, defs, nq, &s->set, &fe) != WM_XPF_OK) {
+        snprintf(err, errlen, "content filters do not compile together: %s", fe.msg);
+        goto fail;
+    }
+    free(sch);
+    free(defs);
+    *old = atomic_exchange_explicit(&c->cur, s, memory_order_acq_rel);
+    c->dirty = false;
+    return 0;
+fail:
+    free(sch);
+    free(defs);
+    wm_content_snap_free(s);
+    return -1;
+}
+
+const wm_content_snap *wm_content_current(const wm_content *c)
+{
+    return atomic_load_explicit(&((wm_content *)c)->cur, memory_order_acquire);
+}
+
+wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_limits *lim)
+{
+    wm_content_reader *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->s = s;
+    size_t n = s->n_q ? s->n_q : 1;
+    r->cand = malloc(n * sizeof *r->cand);
+    r->out = malloc(n * sizeof *r->out);
+    r->mark = calloc(n, sizeof *r->mark);
+    r->x = wm_xpf_set_ctx_new(s->set, lim);
+    if (!r->cand || !r->out || !r->mark || !r->x) {
+        wm_content_reader_free(r);
+        return NULL;
+    }
+    wm_xpf_set_ctx_set_whole_stream(r->x, true);
+    return r;
+}
+
+void wm_content_reader_free(wm_content_reader *r)
+{
+    if (!r) return;
+    wm_xpf_set_ctx_free(r->x);
+    free(r->cand);
+    free(r->out);
+    free(r->mark);
+    free(r);
+}
+
+/* The query id of slot for schema k in the reader's snapshot. */
+static uint32_t qid_of(const wm_content_snap *s, uint32_t slot, uint32_t k)
+{
+    return slot >= 1 && slot <= s->n_slots ? s->qid[(size_t)(slot - 1) * s->n_schemas + k] : UINT32_MAX;
+}
+
+static uint32_t next_epoch(wm_content_reader *r)
+{
+    if (++r->epoch == 0) {
+        memset(r->mark, 0, (r->s->n_q ? r->s->n_q : 1) * sizeof *r->mark);
+        r->epoch = 1;
+    }
+    return r->epoch;
+}
+
+enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, size_t ct_len, const uint8_t *payload,
+                                         size_t len, const uint32_t *slots, uint32_t n, bool *pass,
+                                         wm_exi_error *exi_err)
+{
+    const wm_content_snap *s = r->s;
+    for (uint32_t i = 0; i < n; i++) pass[i] = false;
+    if (!ct) return WM_CONTENT_NO_CONTENT_TYPE;
+    const char *name;
+    size_t nl;
+    if (!wm_exi_content_type_schema(ct, ct_len, &name, &nl)) return WM_CONTENT_NOT_EXI;
+    uint32_t k = s->reg ? wm_schema_reg_find(s->reg, name, nl) : UINT32_MAX;
+    if (k == UINT32_MAX || k >= s->n_schemas) return WM_CONTENT_UNKNOWN_SCHEMA;
+    uint32_t ep = next_epoch(r), nc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t q = qid_of(s, slots[i], k);
+        if (q == UINT32_MAX || r->mark[q] == ep) continue;
+        r->mark[q] = ep;
+        r->cand[nc++] = q;
+    }
+    if (!nc) return WM_CONTENT_NOT_APPLICABLE;
+    uint32_t nout = 0;
+    wm_xpf_status st = wm_xpf_set_match(r->x, k, payload, len, NULL, r->cand, nc, r->out, &nout, exi_err);
+    if (st == WM_XPF_E_DECODE) return WM_CONTENT_DECODE_ERROR;
+    if (st != WM_XPF_OK) {
+        exi_err->status = WM_EXI_E_LENGTH;
+        snprintf(exi_err->msg, sizeof exi_err->msg, "a value is too large for the content filter");
+        return WM_CONTENT_TOO_LARGE;
+    }
+    ep = next_epoch(r);
+    for (uint32_t i = 0; i < nout; i++) r->mark[r->out[i]] = ep;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t q = qid_of(s, slots[i], k);
+        pass[i] = q != UINT32_MAX && r->mark[q] == ep;
+    }
+    return WM_CONTENT_OK;
+}

@@ -1,0 +1,127 @@
+/* wm_content: the content filters of one table set (issue 6, "Integration";
+ * ARCHITECTURE.md §3: the EXI filter automaton runs only for publications
+ * that survived topic and spatial matching).
+ *
+ * A subscription's content filter is the XPath text of its SUBSCRIBE `xpath`
+ * user property (or the "xpath" field of a --subs line). It is bound to a
+ * schema only per publication: the PUBLISH's Content Type
+ * "application/exi; schema=NAME" names an entry of the schema registry
+ * (control/schema_registry.h), and the filter is evaluated with that
+ * schema's grammar and namespace bindings.
+ *
+ * Slots. Distinct XPath texts are interned once and reference counted; a
+ * text's slot (1, 2, ...; 0 = no content filter) is what the matcher keeps
+ * in the subscription (wm_sub_spec.content) and returns from a lookup.
+ * Adding a text validates it against EVERY registered schema by compiling it
+ * alone (matcher/xpath_filter.h: the subset, prefixes bound by the registry
+ * line, typing by the schema). It is accepted if it compiles for at least
+ * one schema; for a schema where it does not compile (e.g. its prefix is not
+ * bound there) the filter never matches that schema's publications. A text
+ * that compiles for no schema is refused with the first schema's reason
+ * ("schema NAME: position P: REASON"); without a registry every text is
+ * refused. A refused filter is never installed, so a subscriber with a bad
+ * query never receives everything.
+ *
+ * Compile once, scan per core. wm_content_commit compiles all live texts,
+ * per schema, into ONE automaton (matcher/xpath_set.h) and publishes it as
+ * an immutable snapshot; that happens on subscription change (a new text, or
+ * the last reference to one dropped), never per packet. Readers (workers)
+ * hold a snapshot and their own wm_content_reader (decoders, Hyperscan
+ * scratch); one decode of a payload decides every candidate slot of its
+ * schema, with whole-stream validation (a truncated or damaged payload is an
+ * error, never a match).
+ *
+ * Thread safety: ONE writer (wm_content_ref/unref/commit, the holder's
+ * writer lock); any number of readers call wm_content_current (acquire) and
+ * use a snapshot until the writer retires it: commit hands the replaced
+ * snapshot back, and the holder frees it (wm_content_snap_free) once no
+ * reader can hold it (a QSBR grace period). wm_content_free frees the
+ * current snapshot too. A reader context never touches its snapshot when it
+ * is freed, so it may be freed after the snapshot.
+ */
+#ifndef WM_CONTROL_CONTENT_FILTERS_H
+#define WM_CONTROL_CONTENT_FILTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/exi_error.h"
+#include "control/schema_registry.h"
+
+#define WM_CONTENT_MAX_SLOTS (1u << 22)
+#define WM_CONTENT_MAX_TEXT 4096u   /* bytes of one XPath text */
+
+typedef struct wm_content wm_content;
+typedef struct wm_content_snap wm_content_snap;
+typedef struct wm_content_reader wm_content_reader;
+
+/* Why a publication did not reach its content-filtered candidates, or OK. */
+#define WM_CONTENT_OUTCOMES(X)                                                              \
+    X(OK, "decoded")                      /* decoded: each candidate passed or not */      \
+    X(NO_CONTENT_TYPE, "no_content_type") /* the PUBLISH has no Content Type */            \
+    X(NOT_EXI, "not_exi")                 /* not "application/exi; schema=NAME" */         \
+    X(UNKNOWN_SCHEMA, "unknown_schema")   /* NAME is not in the registry */                \
+    X(NOT_APPLICABLE, "no_filter_for_schema") /* no candidate's filter compiles for it */  \
+    X(DECODE_ERROR, "decode_error")       /* the payload is not valid EXI for the schema */\
+    X(TOO_LARGE, "value_too_large")       /* a value exceeded the evaluator's buffers */
+
+enum wm_content_outcome {
+#define WM_CONTENT_X_ENUM(e, s) WM_CONTENT_##e,
+    WM_CONTENT_OUTCOMES(WM_CONTENT_X_ENUM)
+#undef WM_CONTENT_X_ENUM
+    WM_CONTENT_OUTCOME_COUNT
+};
+const char *wm_content_outcome_name(enum wm_content_outcome o);
+
+/* Takes ownership of reg (may be NULL: no registry, every filter refused).
+ * NULL on out of memory (reg is then freed). */
+wm_content *wm_content_new(wm_schema_reg *reg);
+/* Frees the table, its registry and its current snapshot (readers gone). */
+void wm_content_free(wm_content *c);
+const wm_schema_reg *wm_content_registry(const wm_content *c);
+
+/* Writer: a reference to the filter xpath[0..len). Returns 0 and its slot
+ * (>= 1), or -1 with the reason in err (not installed; nothing changed).
+ * Takes effect for readers at the next wm_content_commit: a reader still on
+ * an older snapshot does not know the slot, and its subscriptions do not
+ * match there (never "everything"). Slots are not reused within one table
+ * (so an old snapshot never evaluates a slot as another text); at most
+ * WM_CONTENT_MAX_SLOTS are handed out per table set (a reload starts anew). */
+int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen);
+/* Writer: drops a reference taken by wm_content_ref. */
+void wm_content_unref(wm_content *c, uint32_t slot);
+/* The text of a live slot (NUL-terminated), NULL otherwise. Writer. */
+const char *wm_content_text(const wm_content *c, uint32_t slot);
+/* Number of live distinct filters. Writer. */
+uint32_t wm_content_count(const wm_content *c);
+
+/* Writer: if filters were added or dropped since the last commit, compiles
+ * every live filter (one automaton per schema) and publishes the snapshot.
+ * *old receives the replaced snapshot (to free after a grace period), NULL
+ * if none was replaced. Returns 0, or -1 with the reason in err (the
+ * compiled set hit a bound, out of memory): the published snapshot stays,
+ * the caller should drop the references it just took and commit again. */
+int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen);
+/* Frees a snapshot that commit replaced. */
+void wm_content_snap_free(wm_content_snap *s);
+
+/* Readers: the published snapshot (acquire), NULL before the first commit. */
+const wm_content_snap *wm_content_current(const wm_content *c);
+
+/* A reader context over snapshot s (which must outlive its use, not its
+ * free). NULL on out of memory. */
+wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_limits *lim);
+void wm_content_reader_free(wm_content_reader *r);
+
+/* Reader: decides the candidate slots slots[0..n) (each >= 1, repeats
+ * allowed) for a publication with Content Type ct[0..ct_len) (ct NULL: none)
+ * and payload[0..len). pass[i] = slots[i] passes. Decodes the payload once
+ * (whole stream) only if some candidate applies to the named schema. On any
+ * outcome but OK every pass[i] is false; for DECODE_ERROR / TOO_LARGE
+ * *exi_err has the reason and bit position. No allocation. */
+enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, size_t ct_len, const uint8_t *payload,
+                                         size_t len, const uint32_t *slots, uint32_t n, bool *pass,
+                                         wm_exi_error *exi_err);
+
+#endif

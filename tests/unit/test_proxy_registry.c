@@ -1,0 +1,156 @@
+/* The session table of the proxy's registry (dataplane/proxy_registry.h),
+ * without --prefilter (no matcher): what a connection resuming a session is
+ * handed back, fresh starts, expiry, staleness of a dropped entry, bounds. */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dataplane/proxy_registry.h"
+
+typedef struct got {
+    int n;
+    char filter[8][32];
+    uint32_t sid[8];
+    char nbhd[8][16];
+} got;
+
+static void collect(void *ctx, const wm_proxy_saved_sub *r)
+{
+    got *g = ctx;
+    cr_assert_lt(g->n, 8);
+    memcpy(g->filter[g->n], r->filter, r->filter_len);
+    g->filter[g->n][r->filter_len] = 0;
+    g->sid[g->n] = r->sid;
+    strcpy(g->nbhd[g->n], r->nbhd ? r->nbhd : "-");
+    g->n++;
+}
+
+#define CID(s) (const uint8_t *)(s), (uint32_t)strlen(s)
+
+static wm_proxy_session_ref attach(wm_proxy_registry *g, const char *cid, bool fresh, bool keep, got *out)
+{
+    memset(out, 0, sizeof *out);
+    return wm_proxy_registry_session_attach(g, NULL, CID(cid), fresh, keep, collect, out);
+}
+
+static bool put(wm_proxy_registry *g, const char *cid, uint64_t gen, const char *filter, uint32_t sid, const char *nbhd)
+{
+    wm_proxy_saved_sub r = { filter, (uint32_t)strlen(filter), sid, nbhd, WM_SUB_NONE };
+    return wm_proxy_registry_session_put(g, NULL, CID(cid), gen, &r);
+}
+
+Test(proxy_registry, a_resumed_session_gets_its_records_back_replaced_and_unsubscribed_ones_as_they_are)
+{
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 8, 8);
+    got o;
+    wm_proxy_session_ref r = attach(g, "c1", true, true, &o);
+    cr_assert_neq(r.gen, 0);
+    cr_assert(r.complete);
+    cr_assert(put(g, "c1", r.gen, "a/#", 5, "N1"));
+    cr_assert(put(g, "c1", r.gen, "b/#", 0x0F000001, "N2"));
+    cr_assert(put(g, "c1", r.gen, "c", 9, NULL));
+    cr_assert(put(g, "c1", r.gen, "a/#", 6, "N2"));   /* same filter: replaces (§3.8.4) */
+    wm_proxy_registry_session_del(g, NULL, CID("c1"), r.gen, "c", 1);
+    wm_proxy_registry_session_detach(g, NULL, CID("c1"), r.gen, UINT64_MAX);
+    wm_proxy_session_ref r2 = attach(g, "c1", false, true, &o);
+    cr_assert_eq(r2.gen, r.gen);
+    cr_assert(r2.complete);
+    cr_assert_eq(o.n, 2);
+    int a = strcmp(o.filter[0], "a/#") == 0 ? 0 : 1;
+    cr_assert_str_eq(o.filter[a], "a/#");
+    cr_assert_eq(o.sid[a], 6);
+    cr_assert_str_eq(o.nbhd[a], "N2");
+    cr_assert_str_eq(o.filter[1 - a], "b/#");
+    cr_assert_eq(o.sid[1 - a], 0x0F000001);
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_restored, 1);
+    cr_assert_eq(st.sessions_live, 1);
+    wm_proxy_registry_free(g);
+}
+
+Test(proxy_registry, a_fresh_start_drops_the_records_and_a_stale_connection_changes_nothing)
+{
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 8, 8);
+    got o;
+    wm_proxy_session_ref old = attach(g, "c1", true, true, &o);
+    cr_assert(put(g, "c1", old.gen, "a/#", 5, NULL));
+    /* A take-over with Clean Start 1 while the old connection is still there. */
+    wm_proxy_session_ref nw = attach(g, "c1", true, true, &o);
+    cr_assert_eq(o.n, 0);
+    cr_assert_neq(nw.gen, old.gen);
+    cr_assert_not(put(g, "c1", old.gen, "z/#", 1, NULL), "the old connection's entry is gone");
+    wm_proxy_registry_session_detach(g, NULL, CID("c1"), old.gen, 0);
+    cr_assert(put(g, "c1", nw.gen, "b/#", 7, "N1"));
+    wm_proxy_registry_session_detach(g, NULL, CID("c1"), nw.gen, UINT64_MAX);
+    attach(g, "c1", false, true, &o);
+    cr_assert_eq(o.n, 1);
+    cr_assert_str_eq(o.filter[0], "b/#");
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_dropped, 1);
+    wm_proxy_registry_free(g);
+}
+
+Test(proxy_registry, unknown_or_lossy_sessions_are_incomplete_until_a_fresh_start)
+{
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 8, 2);
+    got o;
+    /* Resumed, but never seen (the proxy restarted): incomplete, and stays so. */
+    wm_proxy_session_ref r = attach(g, "c1", false, true, &o);
+    cr_assert_neq(r.gen, 0);
+    cr_assert_not(r.complete);
+    wm_proxy_registry_session_detach(g, NULL, CID("c1"), r.gen, UINT64_MAX);
+    cr_assert_not(attach(g, "c1", false, true, &o).complete);
+    /* A record over max_subs: the entry cannot vouch for the session any more. */
+    r = attach(g, "c2", true, true, &o);
+    cr_assert(put(g, "c2", r.gen, "a", 1, "N1"));
+    cr_assert(put(g, "c2", r.gen, "b", 2, "N1"));
+    cr_assert(put(g, "c2", r.gen, "a", 3, "N1"), "a replacement needs no room");
+    cr_assert_not(put(g, "c2", r.gen, "c", 4, "N1"));
+    wm_proxy_registry_session_detach(g, NULL, CID("c2"), r.gen, UINT64_MAX);
+    wm_proxy_session_ref r2 = attach(g, "c2", false, true, &o);
+    cr_assert_not(r2.complete);
+    cr_assert_eq(o.n, 0, "records of an incomplete entry are not handed out");
+    wm_proxy_registry_session_detach(g, NULL, CID("c2"), r2.gen, UINT64_MAX);
+    cr_assert(attach(g, "c2", true, true, &o).complete);
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.records_lost, 1);
+    cr_assert_eq(st.sessions_incomplete, 3);
+    wm_proxy_registry_free(g);
+}
+
+Test(proxy_registry, sessions_expire_after_their_last_connection_and_the_table_is_bounded)
+{
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 2, 8);
+    got o;
+    wm_proxy_session_ref a = attach(g, "a", true, true, &o), b = attach(g, "b", true, true, &o);
+    cr_assert(a.gen && b.gen);
+    wm_proxy_session_ref c = attach(g, "c", true, true, &o);
+    cr_assert_eq(c.gen, 0, "table full");
+    cr_assert(c.complete);
+    /* No entry needed (no keep, fresh): nothing made, nothing counted. */
+    cr_assert_eq(attach(g, "d", true, false, &o).gen, 0);
+    /* Two connections on "a" (take-over): the session lives while one does. */
+    wm_proxy_session_ref a2 = attach(g, "a", false, true, &o);
+    cr_assert_eq(a2.gen, a.gen);
+    wm_proxy_registry_session_detach(g, NULL, CID("a"), a.gen, 0);
+    wm_proxy_registry_reclaim(g, 1000);
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_live, 2);
+    wm_proxy_registry_session_detach(g, NULL, CID("a"), a.gen, 0);   /* expiry 0: ends now */
+    wm_proxy_registry_session_detach(g, NULL, CID("b"), b.gen, 5000);
+    wm_proxy_registry_reclaim(g, 4999);
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_live, 1);
+    wm_proxy_registry_reclaim(g, 5000);
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_live, 0);
+    cr_assert_eq(st.sessions_expired, 2);
+    cr_assert_eq(st.sessions_full, 1);
+    cr_assert_neq(attach(g, "c", true, true, &o).gen, 0, "room again");
+    wm_proxy_registry_free(g);
+}
