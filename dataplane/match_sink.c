@@ -787,7 +787,9 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->keys = malloc(sizeof(char *) * 2 * (size_t)cap);
     w->member_hash = malloc(sizeof(uint32_t) * cap);
     w->rr = calloc(t->max_groups, sizeof(uint32_t));
-    w->peids = calloc(1, sizeof *w->peids);
+    /* 64-byte aligned: each two-way set of the cache is then one line. */
+    w->peids = aligned_alloc(64, (sizeof *w->peids + 63) & ~(size_t)63);
+    if (w->peids) memset(w->peids, 0, sizeof *w->peids);
     w->cslot = malloc(sizeof(uint32_t) * cap);
     w->cpos = malloc(sizeof(uint32_t) * cap);
     w->cpass = malloc(sizeof(bool) * cap);
@@ -833,6 +835,8 @@ void wm_match_worker_free(struct wm_match_worker *w)
         rte_spinlock_lock(&w->t->lock);
         w->t->c.lookups += w->c.lookups;
         w->t->c.lookup_errors += w->c.lookup_errors;
+        w->t->c.peid_cache_hits += w->peids->hits;
+        w->t->c.peid_cache_misses += w->peids->misses + w->peids->bypassed;
         w->t->c.log_lines += w->c.log_lines;
 #define WM_MATCH_ADD_CONTENT(n) w->t->c.n += w->c.n;
         WM_MATCH_CONTENT_COUNTERS(WM_MATCH_ADD_CONTENT)

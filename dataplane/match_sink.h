@@ -107,6 +107,8 @@ struct wm_match_worker; /* one per worker */
     X(xpath_filters)       /* distinct content filters live in the current set */ \
     X(lookups)                                                                    \
     X(lookup_errors)                                                              \
+    X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
+    X(peid_cache_misses)   /* ... asked of the matcher */                         \
     X(log_lines)                                                                  \
     WM_MATCH_CONTENT_COUNTERS(X)
 

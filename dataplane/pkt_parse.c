@@ -44,6 +44,23 @@ static inline uint32_t rd32(const uint8_t *p)
 
 /* RFC 791 §3.1 option format: EOL (0) ends the list, NOP (1) is one byte,
  * every other option is type, length (>= 2, including both bytes), data. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "mapped4() builds the address words in little-endian order"
+#endif
+typedef uint64_t u64x2 __attribute__((vector_size(16)));
+
+/* addr = the IPv4-mapped IPv6 address ::ffff:ip (RFC 4291 §2.5.5.2),
+ * written with one 16-byte store: the flow key reads these bytes right
+ * away, and a read spanning several narrower stores cannot be forwarded
+ * from them and waits until they reach the cache. */
+static inline void mapped4(uint8_t addr[16], const uint8_t *ip)
+{
+    uint32_t a;
+    memcpy(&a, ip, 4);
+    u64x2 v = {0, 0xffff0000ull | (uint64_t)a << 32};
+    memcpy(addr, &v, 16);
+}
+
 static int ip4_options_valid(const uint8_t *p, size_t n)
 {
     size_t i = 0;
@@ -141,11 +158,8 @@ static enum wm_pkt_verdict parse_ip4(const uint8_t *frame, size_t off, size_t le
     if (!ip4_options_valid(h + 20, ihl - 20)) return WM_PKT_IP4_BAD_OPTIONS;
     out->ip_version = 4;
     out->l3_offset = (uint16_t)off;
-    static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    memcpy(out->src, mapped, 12);
-    memcpy(out->src + 12, h + 12, 4);
-    memcpy(out->dst, mapped, 12);
-    memcpy(out->dst + 12, h + 16, 4);
+    mapped4(out->src, h + 12);
+    mapped4(out->dst, h + 16);
     uint16_t frag = rd16(h + 6);
     if (h[9] != IPPROTO_TCP_) return WM_PKT_NOT_TCP;
     /* MF set or a non-zero offset: a fragment (RFC 791 §3.2). */
