@@ -18,6 +18,7 @@ typedef struct entry {
 
 struct wm_content {
     wm_schema_reg *reg;
+    bool owns_reg;
     entry *e;            /* e[slot - 1] */
     uint32_t n, cap, live;
     bool dirty;
@@ -66,6 +67,16 @@ wm_content *wm_content_new(wm_schema_reg *reg)
         return NULL;
     }
     c->reg = reg;
+    c->owns_reg = true;
+    c->dirty = true;
+    return c;
+}
+
+wm_content *wm_content_new_borrowed(const wm_schema_reg *reg)
+{
+    wm_content *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->reg = (wm_schema_reg *)reg;
     c->dirty = true;
     return c;
 }
@@ -87,7 +98,7 @@ void wm_content_free(wm_content *c)
         free(c->e[i].ok);
     }
     free(c->e);
-    wm_schema_reg_free(c->reg);
+    if (c->owns_reg) wm_schema_reg_free(c->reg);
     free(c);
 }
 

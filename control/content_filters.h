@@ -77,7 +77,10 @@ const char *wm_content_outcome_name(enum wm_content_outcome o);
 /* Takes ownership of reg (may be NULL: no registry, every filter refused).
  * NULL on out of memory (reg is then freed). */
 wm_content *wm_content_new(wm_schema_reg *reg);
-/* Frees the table, its registry and its current snapshot (readers gone). */
+/* The same over a registry the caller keeps (it must outlive the table):
+ * e.g. one table per proxy worker over the process's registry. */
+wm_content *wm_content_new_borrowed(const wm_schema_reg *reg);
+/* Frees the table, its registry (if owned) and its current snapshot (readers gone). */
 void wm_content_free(wm_content *c);
 const wm_schema_reg *wm_content_registry(const wm_content *c);
 

@@ -10,9 +10,9 @@
  * associative, both ways of a set in one 64-byte line (when the cache is
  * 64-byte aligned), the most recently used way first. Against the
  * direct-mapped 4,096 slots it replaced, 16,384 slots in two ways take the
- * spaPS workload's hit rate (Zipf(1.1) over 20,000 peids) from about 80 %
- * to about 93 % (a simulation of that draw; misses probe the matcher's
- * table through several dependent cache misses).
+ * hit rate of `make bench-dataplane` (Zipf(1.1) over 20,000 peids) from
+ * 83 % to 97.7 % (summary: match.peid_cache_hits / _misses); a miss probes
+ * the matcher's table through several dependent cache misses.
  * The matcher documents its peid ids as dense and permanent for its life,
  * "so the data plane may cache them".
  *

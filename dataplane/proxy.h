@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "control/content_filters.h"
+
 typedef struct wm_proxy_config {
     struct sockaddr_storage listen_addr;
     socklen_t listen_len;
@@ -46,6 +48,7 @@ typedef struct wm_proxy_config {
     uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
     uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
+    const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
@@ -112,6 +115,11 @@ typedef struct wm_proxy_counters {
     uint64_t filter_unknown_sid;         /* broker PUBLISHes withheld: only identifiers of subscriptions the
                                             proxy does not know, on a session that may hold filtered ones */
     uint64_t filter_session_full;        /* nbhd SUBSCRIBEs refused (0x97): no room in the session table */
+    /* Content filtering (--schemas). */
+    uint64_t filter_xpath_subscribes;    /* SUBSCRIBEs with a valid `xpath`, forwarded */
+    uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
+    uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
+    uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

@@ -21,6 +21,7 @@ struct wm_proxy_sub_rec {
     uint32_t pos;        /* index of the filter in that SUBSCRIBE */
     bool dead;           /* to be removed at the end of a SUBACK */
     uint32_t reg_sub;    /* its id in the prefilter registry, WM_SUB_NONE if not there */
+    uint32_t slot;       /* content filter: its slot in the worker's table, 0 = none */
 };
 
 /* The neighborhood of a record restored by a name the resolution no longer
@@ -30,6 +31,30 @@ struct wm_proxy_sub_rec {
 /* Most Subscription Identifiers / peids of one PUBLISH the proxy looks at. */
 #define MAX_SIDS 64
 #define MAX_PEIDS 64
+
+/* ------------------------------------------------------------ content filters */
+
+/* Publishes the worker's content filters after a change: a new snapshot and
+ * a reader on it; the old ones are freed at once (one thread). */
+static void content_commit(const wm_proxy_filter_shared *sh)
+{
+    wm_proxy_content *ct = sh->content;
+    wm_content_snap *old = NULL;
+    char why[300];
+    if (wm_content_commit(ct->tab, &old, why, sizeof why)) return; /* the old snapshot stays: new slots never pass */
+    if (!old && ct->rd) return;
+    wm_content_reader *rd = wm_content_reader_new(wm_content_current(ct->tab), NULL);
+    wm_content_reader_free(ct->rd);
+    ct->rd = rd;   /* NULL on out of memory: no content filter passes */
+    wm_content_snap_free(old);
+}
+
+static void slot_unref(const wm_proxy_filter_shared *sh, uint32_t slot)
+{
+    if (!slot) return;
+    wm_content_unref(sh->content->tab, slot);
+    content_commit(sh);
+}
 
 void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
 {
@@ -60,6 +85,7 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
     for (uint32_t i = 0; i < f->n_recs; i++) {
         if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
+        slot_unref(f->sh, f->recs[i].slot);
         free(f->recs[i].filter);
     }
     if (f->sess_gen)
@@ -82,28 +108,39 @@ static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 
 static void rec_remove(wm_proxy_filter *f, uint32_t i)
 {
-    if (f->recs[i].nbhd >= 0) f->n_nbhd_recs--;
+    if (f->recs[i].nbhd >= 0 || f->recs[i].slot) f->n_nbhd_recs--;
+    slot_unref(f->sh, f->recs[i].slot);
     if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
         wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
     f->recs[i] = f->recs[--f->n_recs];
 }
 
-static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, uint16_t pid, uint32_t pos)
+/* Records a subscription; xpath (may be NULL) is its content filter, which
+ * takes a reference in the worker's table (validated by the caller). */
+static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, uint16_t pid, uint32_t pos,
+                    const wm_mqtt5_bytes *xpath)
 {
     if (f->n_recs == f->sh->max_records) return false;
+    uint32_t slot = 0;
+    char why[300];
+    if (xpath && (!f->sh->content || wm_content_ref(f->sh->content->tab, (const char *)xpath->p, xpath->len, &slot,
+                                                    why, sizeof why)))
+        return false;
     if (f->n_recs == f->cap_recs) {
         uint32_t cap = f->cap_recs ? f->cap_recs * 2 : 8;
         wm_proxy_sub_rec *r = realloc(f->recs, (size_t)cap * sizeof *r);
-        if (!r) return false;
+        if (!r) { slot_unref(f->sh, slot); return false; }
         f->recs = r;
         f->cap_recs = cap;
     }
     char *s = malloc(fl.len ? fl.len : 1);
-    if (!s) return false;
+    if (!s) { slot_unref(f->sh, slot); return false; }
     memcpy(s, fl.p, fl.len);
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, pid, pos, false, WM_SUB_NONE };
-    if (nbhd >= 0) f->n_nbhd_recs++;
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, pid, pos, false, WM_SUB_NONE, slot };
+    /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
+    if (nbhd >= 0 || slot) f->n_nbhd_recs++;
+    if (slot) content_commit(f->sh);
     return true;
 }
 
@@ -205,8 +242,11 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
         nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)k->nbhd, (uint32_t)strlen(k->nbhd));
         if (nbhd < 0) nbhd = NBHD_GONE;
     }
-    /* No room: this connection cannot attribute that subscription's deliveries. */
-    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, 0, 0))
+    /* No room (or a content filter that no longer compiles): this connection
+     * cannot attribute that subscription's deliveries. */
+    wm_mqtt5_bytes xp = { (const uint8_t *)k->xpath, k->xpath ? (uint32_t)strlen(k->xpath) : 0 };
+    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, 0, 0,
+                 k->xpath ? &xp : NULL))
         f->subs_unknown = true;
 }
 
@@ -232,8 +272,15 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 
 /* ------------------------------------------------------------ client -> broker */
 
-static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
-                                    wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
+static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, uint8_t code, const char *why,
+                              uint32_t client_max, wm_proxy_queue *back)
+{
+    return send_suback_refusal(f, pkt, code, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
+}
+
+static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
+                                      wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len,
+                                      uint32_t *vslot)
 {
     const wm_mqtt5_props *pr = &pkt->props;
     uint32_t client_max = cfg[WM_PROXY_U2C].maximum_packet_size;
@@ -244,63 +291,87 @@ static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *p
         char why[128];
         snprintf(why, sizeof why, "subscription identifiers from %u up are reserved by wirematch-proxy",
                  WM_PROXY_SID_BASE);
-        return send_suback_refusal(f, pkt, 0x83, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
+        return refuse(f, pkt, 0x83, why, client_max, back);
     }
     int64_t nbhd = -1;
+    bool has_nbhd = false, has_xpath = false;
+    wm_mqtt5_bytes xpath = { 0 };
     size_t pos = 0;
     wm_mqtt5_pair up;
-    while (wm_mqtt5_user_prop_next(pr, &pos, &up))
-        if (up.key.len == 4 && memcmp(up.key.p, "nbhd", 4) == 0) {
+    while ((!has_nbhd || !has_xpath) && wm_mqtt5_user_prop_next(pr, &pos, &up)) {
+        if (!has_nbhd && up.key.len == 4 && memcmp(up.key.p, "nbhd", 4) == 0) {
+            has_nbhd = true;
             nbhd = wm_proxy_spatial_nbhd(f->sh->sp, up.value.p, up.value.len);
             if (nbhd < 0) {
                 f->c->filter_suback_unknown_nbhd += pkt->count;
                 char why[160];
                 snprintf(why, sizeof why, "unknown neighborhood \"%.*s\"", up.value.len > 100 ? 100 : (int)up.value.len,
                          (const char *)up.value.p);
-                return send_suback_refusal(f, pkt, 0x80, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
+                return refuse(f, pkt, 0x80, why, client_max, back);
             }
-            break;
+        } else if (!has_xpath && up.key.len == 5 && memcmp(up.key.p, "xpath", 5) == 0) {
+            has_xpath = true;
+            xpath = up.value;
         }
-    /* A broker without identifiers (§3.2.2.3.12) cannot tell the proxy which
-     * subscription a delivery is for, so a neighborhood cannot be kept:
-     * refuse it here rather than let the broker refuse an identifier. */
-    if (nbhd >= 0 && f->sid_unavailable) {
-        f->c->filter_sid_unavailable++;
-        return send_suback_refusal(f, pkt, 0xA1, "the broker does not support Subscription Identifiers, which "
-                                   "neighborhood subscriptions need", client_max, back)
-                   ? WM_PROXY_DROP : WM_PROXY_FAIL;
     }
-    /* A neighborhood subscription that outlives the connection must be kept
-     * in the session table, or the connection resuming the session could
-     * not filter it (it would withhold everything it cannot attribute). */
-    if (nbhd >= 0 && f->connected && f->session_expiry && !f->sess_gen && f->sh->reg) {
+    /* A content filter is validated before anything reaches the broker: a
+     * bad one is never installed (the subscriber must not get everything). */
+    if (has_xpath) {
+        char why[360], msg[400];
+        if (!f->sh->content) snprintf(why, sizeof why, "no schema registry is loaded (wirematch-proxy --schemas)");
+        if (!f->sh->content ||
+            wm_content_ref(f->sh->content->tab, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
+            f->c->filter_suback_bad_xpath += pkt->count;
+            snprintf(msg, sizeof msg, "invalid xpath: %s", why);
+            return refuse(f, pkt, 0x80, msg, client_max, back);
+        }
+    }
+    bool filtered = nbhd >= 0 || *vslot;
+    /* A broker without identifiers (§3.2.2.3.12) cannot tell the proxy which
+     * subscription a delivery is for, so a filter cannot be kept: refuse it
+     * here rather than let the broker refuse an identifier. */
+    if (filtered && f->sid_unavailable) {
+        f->c->filter_sid_unavailable++;
+        return refuse(f, pkt, 0xA1, "the broker does not support Subscription Identifiers, which "
+                      "neighborhood and content subscriptions need", client_max, back);
+    }
+    /* A filtered subscription that outlives the connection must be kept in
+     * the session table, or the connection resuming the session could not
+     * filter it (it would withhold everything it cannot attribute). */
+    if (filtered && f->connected && f->session_expiry && !f->sess_gen && f->sh->reg) {
         f->c->filter_session_full++;
-        return send_suback_refusal(f, pkt, 0x97, "the proxy's table of persistent sessions is full", client_max,
-                                   back)
-                   ? WM_PROXY_DROP : WM_PROXY_FAIL;
+        return refuse(f, pkt, 0x97, "the proxy's table of persistent sessions is full", client_max, back);
+    }
+    /* Content identifiers count down from the top of the proxy's range and
+     * must stay above the neighborhood ones. */
+    if (*vslot && *vslot >= WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE - wm_proxy_spatial_nbhd_count(f->sh->sp)) {
+        f->c->filter_records_full++;
+        return refuse(f, pkt, 0x97, "the proxy has no subscription identifier left for another content filter",
+                      client_max, back);
     }
     /* Every subscription without an identifier gets one, so every delivery
      * names what it was delivered for, even from a broker that sends one
      * PUBLISH for several overlapping subscriptions (§3.3.4). */
     bool add_sid = sid == 0 && !f->sid_unavailable;
-    if (add_sid) sid = nbhd >= 0 ? WM_PROXY_SID_BASE + (uint32_t)nbhd : WM_PROXY_SID_PLAIN;
+    if (add_sid)
+        sid = *vslot ? WM_PROXY_SID_PLAIN - *vslot : nbhd >= 0 ? WM_PROXY_SID_BASE + (uint32_t)nbhd : WM_PROXY_SID_PLAIN;
     else if (sid == 0) sid = WM_PROXY_SID_PLAIN;   /* recorded as plain; deliveries carry none */
     /* Records for this SUBSCRIBE, pending until the broker's SUBACK. A
-     * neighborhood subscription that cannot be recorded must not reach the
+     * filtered subscription that cannot be recorded must not reach the
      * broker unfiltered: refuse it (Quota exceeded, §3.9.3). */
     uint32_t first = f->n_recs;
     wm_mqtt5_subscription e;
     pos = 0;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
-        if (rec_add(f, e.filter, sid, nbhd, pkt->packet_id, i)) continue;
+        if (rec_add(f, e.filter, sid, nbhd, pkt->packet_id, i, has_xpath ? &xpath : NULL)) continue;
         f->c->filter_records_full++;
-        if (nbhd >= 0) {
+        if (filtered) {
             while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
-            return send_suback_refusal(f, pkt, 0x97, "too many subscriptions on this connection", client_max, back)
-                       ? WM_PROXY_DROP : WM_PROXY_FAIL;
+            return refuse(f, pkt, 0x97, "too many subscriptions on this connection", client_max, back);
         }
     }
     if (nbhd >= 0) f->c->filter_nbhd_subscribes++;
+    if (*vslot) f->c->filter_xpath_subscribes++;
     if (!add_sid) return WM_PROXY_KEEP;
     wm_mqtt5_packet p2 = *pkt;
     p2.props.subscription_identifiers = &sid;
@@ -313,14 +384,25 @@ static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *p
          * sender side): not sent; the client gets its answer from the proxy. */
         while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
         if (nbhd >= 0) f->c->filter_nbhd_subscribes--;
+        if (*vslot) f->c->filter_xpath_subscribes--;
         f->c->filter_too_large++;
-        return send_suback_refusal(f, pkt, 0x83, "the proxy's Subscription Identifier makes this SUBSCRIBE exceed "
-                                   "the broker's Maximum Packet Size", client_max, back)
-                   ? WM_PROXY_DROP : WM_PROXY_FAIL;
+        return refuse(f, pkt, 0x83, "the proxy's Subscription Identifier makes this SUBSCRIBE exceed "
+                      "the broker's Maximum Packet Size", client_max, back);
     }
     f->c->filter_sid_added++;
     *out_len = (uint32_t)n;
     return WM_PROXY_REPLACE;
+}
+
+/* The validation reference to the content filter (if any) is held while the
+ * records take theirs, then dropped. */
+static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
+                                    wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
+{
+    uint32_t vslot = 0;
+    wm_proxy_action a = on_subscribe_x(f, pkt, cfg, back, scratch, cap, out_len, &vslot);
+    if (vslot) slot_unref(f->sh, vslot);
+    return a;
 }
 
 static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
@@ -368,7 +450,7 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
         if (f->sess_gen) {
             wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid,
                                         r->nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)r->nbhd) : NULL,
-                                        r->reg_sub };
+                                        r->reg_sub, r->slot ? wm_content_text(f->sh->content->tab, r->slot) : NULL };
             /* The entry owns the registration from now on (it outlives us). */
             if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
                 r->reg_sub = WM_SUB_NONE;
@@ -435,20 +517,31 @@ static bool in_nbhd(const wm_proxy_filter *f, const wm_mqtt5_props *pr, peid_set
     return false;
 }
 
+/* Records whose spatial side passed and whose content filter remains to be
+ * decided: all of them by one decode of the payload. */
+typedef struct content_cands {
+    uint32_t n;
+    uint32_t slot[MAX_SIDS];
+} content_cands;
+
 /* A delivery for identifier sid: passes if a recorded subscription with
  * that identifier and a filter matching the topic has no neighborhood or
- * one with the peid. With none recorded, only a client identifier on a
- * session whose subscriptions are all known passes (it can only be a
- * subscription without neighborhood); *unknown tells the caller. */
+ * one with the peid, and no content filter (one with a content filter goes
+ * to cc). With none recorded, only a client identifier on a session whose
+ * subscriptions are all known passes (it can only be a subscription
+ * without filter); *unknown tells the caller. */
 static bool sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic, const wm_mqtt5_props *pr,
-                       peid_set *ps, bool *unknown)
+                       peid_set *ps, bool *unknown, content_cands *cc)
 {
     bool seen = false;
     for (uint32_t i = 0; i < f->n_recs; i++) {
         const wm_proxy_sub_rec *r = &f->recs[i];
         /* An empty topic is an alias the proxy never saw bound: any filter. */
         if (r->sid != sid || (topic.len && !rec_matches(r, topic))) continue;
-        if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) return true;
+        if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) {
+            if (!r->slot) return true;
+            if (cc->n < MAX_SIDS) cc->slot[cc->n++] = r->slot;
+        }
         seen = true;
     }
     if (seen) return false;
@@ -489,6 +582,27 @@ static void alias_outcome(wm_proxy_filter *f, int dir, const alias_use *u, const
     else if (pkt->topic.len) at->known[u->alias] = 0;   /* a binding the receiver never got */
 }
 
+/* One decode of the payload decides every content candidate (whole stream
+ * validated); the PUBLISH passes if one of them does. */
+static bool content_passes(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const content_cands *cc)
+{
+    const wm_mqtt5_props *pr = &pkt->props;
+    bool has_ct = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE);
+    const wm_mqtt5_bytes *ct = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
+    bool pass[MAX_SIDS];
+    wm_exi_error e;
+    enum wm_content_outcome o = WM_CONTENT_TOO_LARGE;   /* no reader: out of memory at the last change */
+    f->c->filter_content_pubs++;
+    if (f->sh->content && f->sh->content->rd)
+        o = wm_content_match(f->sh->content->rd, has_ct ? (const char *)ct->p : NULL, has_ct ? ct->len : 0,
+                             pkt->payload.p, pkt->payload.len, cc->slot, cc->n, pass, &e);
+    f->c->filter_content[o]++;
+    if (o != WM_CONTENT_OK) return false;
+    for (uint32_t i = 0; i < cc->n; i++)
+        if (pass[i]) return true;
+    return false;
+}
+
 static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
                                        wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
 {
@@ -512,7 +626,9 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     }
     if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
     bool unknown = false;
-    for (uint32_t i = 0; i < n && !pass; i++) pass = sid_passes(f, sids[i], topic, pr, &ps, &unknown);
+    content_cands cc = { 0 };
+    for (uint32_t i = 0; i < n && !pass; i++) pass = sid_passes(f, sids[i], topic, pr, &ps, &unknown, &cc);
+    if (!pass && cc.n) pass = content_passes(f, pkt, &cc);
     if (!pass && unknown) f->c->filter_unknown_sid++;
 
     if (pass) {

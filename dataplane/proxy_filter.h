@@ -3,6 +3,16 @@
  * unmodified broker and unmodified clients get neighborhood subscriptions.
  *
  * Client -> broker
+ *   SUBSCRIBE with an `xpath` User Property (with or without `nbhd`; the
+ *     first one applies to every filter of the packet): a content filter,
+ *     validated against every schema of --schemas (control/content_filters.h);
+ *     one that compiles for none (or no --schemas) is answered by the proxy
+ *     with SUBACK 0x80 for every filter and the Reason String "invalid xpath:
+ *     REASON" and never reaches the broker. A valid one is recorded with the
+ *     subscription; without a client identifier it gets the proxy
+ *     identifier WM_PROXY_SID_PLAIN - slot (its text's content slot, from
+ *     the top of the proxy's range down, above the neighborhood
+ *     identifiers), so its deliveries are attributed to it.
  *   SUBSCRIBE with a `nbhd` User Property (the first one names the
  *     neighborhood of every filter of the packet, as in the data plane,
  *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
@@ -34,7 +44,12 @@
  *
  * Broker -> client
  *   PUBLISH: forwarded if at least one subscription it was delivered for
- *     passes: WM_PROXY_SID_PLAIN or no Subscription Identifier at all (a
+ *     passes (a record with a content filter passes only if, besides the
+ *     rules below, its filter selects something in the payload: the payload
+ *     is decoded once, whole stream validated, with the schema its Content
+ *     Type "application/exi; schema=NAME" names, for all such records; no
+ *     or another Content Type, an unknown schema or a bad payload passes
+ *     none of them, counted by reason): WM_PROXY_SID_PLAIN or no Subscription Identifier at all (a
  *     subscription without neighborhood, possibly made before the proxy), an
  *     identifier recorded (with a filter matching the topic) without
  *     neighborhood or with one that contains one of the PUBLISH's `peid`
@@ -92,6 +107,7 @@
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_spatial.h"
+#include "control/content_filters.h"
 
 /* Subscription Identifiers the proxy adds: BASE + neighborhood index, up to
  * the largest identifier MQTT allows (268,435,455, §3.8.2.1.2). */
@@ -108,8 +124,19 @@ typedef enum wm_proxy_action {
     WM_PROXY_FAIL,       /* no room for a packet the proxy had to send: close the connection */
 } wm_proxy_action;
 
+/* The content filters of one worker's connections (--schemas): the XPath
+ * texts of their `xpath` subscriptions interned in one table over the
+ * process's schema registry, recompiled (one automaton per schema) when a
+ * text comes or goes, and this worker's reader of the current snapshot.
+ * One thread: a replaced snapshot is freed at once. */
+typedef struct wm_proxy_content {
+    wm_content *tab;
+    wm_content_reader *rd;
+} wm_proxy_content;
+
 /* Configuration shared by the connections of one worker. */
 typedef struct wm_proxy_filter_shared {
+    wm_proxy_content *content;    /* NULL without --schemas: an `xpath` SUBSCRIBE is refused */
     const wm_proxy_spatial *sp;   /* the loaded resolution (not NULL) */
     uint32_t max_records;         /* recorded subscriptions per connection */
     wm_proxy_registry *reg;       /* sessions (and --prefilter) of the process; NULL = neither */
@@ -128,7 +155,7 @@ typedef struct wm_proxy_filter {
     wm_proxy_counters *c;         /* the worker's counters */
     wm_proxy_sub_rec *recs;
     uint32_t n_recs, cap_recs;
-    uint32_t n_nbhd_recs;         /* records with a neighborhood */
+    uint32_t n_nbhd_recs;         /* records with a neighborhood or a content filter */
     wm_proxy_alias_tab alias[2];  /* by sender: [WM_PROXY_U2C] bindings made by the broker */
     uint64_t *qos2_withheld[2];   /* 65,536 bits by sender: packet ids the proxy sent PUBREC for */
     bool problem_info;            /* the client's Request Problem Information (default 1) */

@@ -100,6 +100,7 @@ typedef struct worker {
     uint32_t n_total_paused, n_nobufs;
     wm_proxy_counters c;
     wm_proxy_filter_shared fsh;
+    wm_proxy_content content; /* this worker's content filters (--schemas) */
     uint8_t *scratch;         /* rewritten packets (filtering) */
     uint32_t scratch_cap;
     /* Adaptive batching: frames framed since rate_t0, and whether the
@@ -779,6 +780,13 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
+    if (cfg->schemas) {
+        if (!(w->content.tab = wm_content_new_borrowed(cfg->schemas))) {
+            fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
+            return -1;
+        }
+        w->fsh.content = &w->content;
+    }
     if (cfg->spatial) {
         w->scratch_cap = cfg->max_packet + 65546 + 16;
         w->scratch = malloc(w->scratch_cap);
@@ -823,6 +831,8 @@ static void worker_free(worker *w)
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
+    wm_content_reader_free(w->content.rd);
+    wm_content_free(w->content.tab);
     free(w->scratch);
     free(w->conns);
     free(w->total_paused);

@@ -17,6 +17,7 @@ typedef struct sess_rec {
     uint32_t sid;
     char *nbhd;             /* NULL = none */
     uint32_t reg_sub;
+    char *xpath;            /* content filter, NULL = none */
 } sess_rec;
 
 /* One persistent session, chained in its hash bucket. */
@@ -66,6 +67,7 @@ static void rec_free(sess_rec *r)
 {
     free(r->filter);
     free(r->nbhd);
+    free(r->xpath);
 }
 
 static void sess_free(sess *s)
@@ -211,7 +213,7 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
     if (s) {
         for (uint32_t i = 0; i < s->n && !s->incomplete; i++) {
             const sess_rec *r = &s->recs[i];
-            each(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, r->reg_sub });
+            each(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, r->reg_sub, r->xpath });
         }
         ref.complete = !s->incomplete;
         if (s->incomplete) g->incomplete++;
@@ -261,13 +263,14 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
     while (i < s->n && !(s->recs[i].filter_len == rec->filter_len &&
                          memcmp(s->recs[i].filter, rec->filter, rec->filter_len) == 0)) i++;
     sess_rec r = { dup_bytes(rec->filter, rec->filter_len), rec->filter_len, rec->sid,
-                   rec->nbhd ? dup_bytes(rec->nbhd, strlen(rec->nbhd)) : NULL, rec->reg_sub };
+                   rec->nbhd ? dup_bytes(rec->nbhd, strlen(rec->nbhd)) : NULL, rec->reg_sub,
+                   rec->xpath ? dup_bytes(rec->xpath, strlen(rec->xpath)) : NULL };
     if (i == s->n && s->n == s->cap && s->n < g->max_subs) {
         uint32_t cap = s->cap ? s->cap * 2 : 8;
         sess_rec *nr = realloc(s->recs, (size_t)cap * sizeof *nr);
         if (nr) { s->recs = nr; s->cap = cap; }
     }
-    if (!r.filter || (rec->nbhd && !r.nbhd) || (i == s->n && (s->n == s->cap || s->n >= g->max_subs))) {
+    if (!r.filter || (rec->nbhd && !r.nbhd) || (rec->xpath && !r.xpath) || (i == s->n && (s->n == s->cap || s->n >= g->max_subs))) {
         /* Not kept: whoever resumes this session must not trust the rest. */
         rec_free(&r);
         s->incomplete = true;

@@ -99,7 +99,8 @@ void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns);
 /* ------------------------------------------------------------ sessions */
 
 /* A subscription record of a session. filter: bytes (not NUL-terminated);
- * nbhd: NUL-terminated neighborhood name, NULL for none; reg_sub: its
+ * nbhd: NUL-terminated neighborhood name, NULL for none; xpath: its content
+ * filter (NUL-terminated XPath text), NULL for none; reg_sub: its
  * --prefilter registration (WM_SUB_NONE if none), owned by the entry once
  * stored (removed with the record). Views valid during the callback only. */
 typedef struct wm_proxy_saved_sub {
@@ -108,6 +109,7 @@ typedef struct wm_proxy_saved_sub {
     uint32_t sid;
     const char *nbhd;
     uint32_t reg_sub;
+    const char *xpath;
 } wm_proxy_saved_sub;
 
 /* What wm_proxy_registry_session_attach found. */

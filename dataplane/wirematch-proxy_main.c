@@ -45,7 +45,11 @@ static void usage(FILE *f)
         "                       made through this proxy can receive from the broker; QoS > 0\n"
         "                       is acknowledged with 0x10 No matching subscribers; retained\n"
         "                       messages always go on\n"
-        "  --schemas REG        content filters (xpath): not yet supported\n"
+        "  --schemas REG        (with --resolution) content filters: SUBSCRIBEs with an `xpath`\n"
+        "                       User Property get only PUBLISHes whose EXI payload it selects\n"
+        "                       something in, with the schema the PUBLISH's Content Type\n"
+        "                       \"application/exi; schema=NAME\" names in the registry REG\n"
+        "                       (lines NAME XSD [PREFIX=URI...]); see README\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
         "  -v, --verbose        log connection errors to stderr\n"
         "  -h, --help\n"
@@ -70,7 +74,7 @@ int main(int argc, char **argv)
 {
     wm_proxy_config cfg;
     wm_proxy_config_defaults(&cfg);
-    const char *summary = NULL, *resolution = NULL;
+    const char *summary = NULL, *resolution = NULL, *schemas = NULL;
     int prefilter = 0;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' },      { "upstream", required_argument, 0, 'u' },
@@ -86,7 +90,7 @@ int main(int argc, char **argv)
         { 0, 0, 0, 0 } };
     int o;
     uint64_t x;
-    char err[256];
+    char err[512];
     while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
         switch (o) {
         case 'l':
@@ -113,9 +117,7 @@ int main(int argc, char **argv)
         case 's': summary = optarg; break;
         case 'R': resolution = optarg; break;
         case 'P': prefilter = 1; break;
-        case 'S':
-            fprintf(stderr, "wirematch-proxy: --schemas: content filters (xpath) are not yet supported\n");
-            return 2;
+        case 'S': schemas = optarg; break;
         case 'M': if (parse_u64("--max-subs-per-conn", optarg, 1, 1u << 24, &x)) return 2; cfg.max_records = (uint32_t)x; break;
         case 'X': if (parse_u64("--max-sessions", optarg, 1, 1u << 24, &x)) return 2; cfg.max_sessions = (uint32_t)x; break;
         case 'v': cfg.verbose = 1; break;
@@ -135,12 +137,25 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (schemas && !resolution) {
+        /* the filtering machinery (records, identifiers) is set up with the resolution */
+        fprintf(stderr, "wirematch-proxy: --schemas needs --resolution\n");
+        usage(stderr);
+        return 2;
+    }
     wm_proxy_spatial *sp = NULL;
     wm_proxy_registry *reg = NULL;
+    wm_schema_reg *sreg = NULL;
+    if (schemas && wm_schema_reg_load(schemas, &sreg, err, sizeof err)) {
+        fprintf(stderr, "wirematch-proxy: --schemas %s\n", err);
+        return 1;
+    }
+    cfg.schemas = sreg;
     if (resolution) {
         sp = wm_proxy_spatial_open(resolution, err, sizeof err);
         if (!sp) {
             fprintf(stderr, "wirematch-proxy: --resolution %s\n", err);
+            wm_schema_reg_free(sreg);
             return 1;
         }
         if (wm_proxy_spatial_nbhd_count(sp) >= WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE) {
@@ -179,5 +194,6 @@ int main(int argc, char **argv)
     if (out != stdout) fclose(out);
     wm_proxy_registry_free(reg);
     wm_proxy_spatial_close(sp);
+    wm_schema_reg_free(sreg);
     return rc == 0 ? 0 : 1;
 }

@@ -36,7 +36,7 @@ static wm_proxy_session_ref attach(wm_proxy_registry *g, const char *cid, bool f
 
 static bool put(wm_proxy_registry *g, const char *cid, uint64_t gen, const char *filter, uint32_t sid, const char *nbhd)
 {
-    wm_proxy_saved_sub r = { filter, (uint32_t)strlen(filter), sid, nbhd, WM_SUB_NONE };
+    wm_proxy_saved_sub r = { filter, (uint32_t)strlen(filter), sid, nbhd, WM_SUB_NONE, NULL };
     return wm_proxy_registry_session_put(g, NULL, CID(cid), gen, &r);
 }
 
