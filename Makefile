@@ -118,6 +118,8 @@ PERFLIB_SRC:= $(filter-out $(BENCH_SRC),$(wildcard perf/*.c))
 PERFTOOL_SRC:= $(wildcard perf/tools/*.c)
 PERFTOOL_BIN:= $(patsubst perf/tools/%.c,$(BUILD)/perf/%,$(PERFTOOL_SRC))
 PERFLIB_OBJ:= $(patsubst %.c,$(BUILD)/obj/%.o,$(PERFLIB_SRC))
+# MQTT clients on outside libraries that the proxy's integration tests drive.
+TESTCLIENT_BIN := $(BUILD)/tests/proxy_paho
 
 ALL_PKGS := $(PKGS_dataplane) $(PKG_MALLOC)
 # Everything in tests/ and perf/ may use every layer.
@@ -127,7 +129,7 @@ ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
 .SECONDARY:
 .PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-dataplane bench-proxy demo clean check-layers
 
-all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN) $(PERFTOOL_BIN)
+all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN) $(PERFTOOL_BIN) $(TESTCLIENT_BIN)
 
 deps: $(STAMP)
 $(STAMP): scripts/install-deps.sh
@@ -172,6 +174,11 @@ $(BUILD)/obj/perf/bench_shim.o: perf/bench_shim.cc perf/bench.h | $(STAMP)
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJ) $(LIBS_dataplane)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(TESTLIB_OBJ) $(ALL_LIBS) $(call pc_libs,$(PKG_TEST))
+
+# The Eclipse Paho C client (libpaho-mqtt-dev, scripts/install-deps.sh).
+$(BUILD)/tests/proxy_paho: tests/integration/proxy_paho.c | $(STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -o $@ $< $(LDFLAGS_COMMON) -lpaho-mqtt3c
 
 # Fuzz targets double as regression tests: replay their committed corpus.
 $(BUILD)/tests/replay_%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay_driver.o $(TESTLIB_OBJ) $(LIBS_dataplane)

@@ -215,7 +215,7 @@ static void hash_del(wm_exi_strtab *t, uint32_t gid)
     }
 }
 
-bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
+bool wm_exi_strtab_add_value_slow(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
 {
     if (nchars == 0 || nchars > t->value_max_length || t->value_capacity == 0) return true;
     uint32_t gid = t->next_gid;
@@ -231,13 +231,7 @@ bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, 
     }
     wm_exi_st_lname *l = &t->lnames[lid];
     if (!GROW(t, l->vals, l->n_vals, l->cap_vals) || !wm_exi_strtab_touch(t, lid)) return false;
-    wm_exi_st_value *v = &t->values[gid];
-    v->s.p = bytes;
-    v->s.len = len;
-    v->lid = lid;
-    v->local_idx = l->n_vals;
-    v->live = true;
-    l->vals[l->n_vals++] = gid;
+    wm_exi_strtab_put_value(t, l, gid, lid, bytes, len);
     t->next_gid = gid + 1;
     if (t->value_capacity != UINT32_MAX && t->next_gid >= t->value_capacity) t->next_gid = 0;
     if (t->hash) {

@@ -106,7 +106,35 @@ bool wm_exi_strtab_add_prefix(wm_exi_strtab *t, uint32_t uri, const char *s, uin
  * characters is within valueMaxLength and the capacity is not 0 (§7.3.3).
  * `bytes` points at storage the caller already placed in the arena. Returns
  * false only when memory runs out. */
-bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars);
+bool wm_exi_strtab_add_value_slow(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars);
+/* Internal to both: value gid of the global partition, the next entry of
+ * lid's local one (room checked by the caller). */
+static inline void wm_exi_strtab_put_value(wm_exi_strtab *t, wm_exi_st_lname *l, uint32_t gid, uint32_t lid,
+                                           const char *bytes, uint32_t len)
+{
+    wm_exi_st_value *v = &t->values[gid];
+    v->s.p = bytes;
+    v->s.len = len;
+    v->lid = lid;
+    v->local_idx = l->n_vals;
+    v->live = true;
+    l->vals[l->n_vals++] = gid;
+}
+static inline bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
+{
+    /* the common case inline (a decoder adds one per literal value): room in
+     * both partitions, no capacity wrap, the name already touched, no hash */
+    wm_exi_st_lname *l = &t->lnames[lid];
+    uint32_t gid = t->next_gid;
+    if (__builtin_expect(nchars != 0 && nchars <= t->value_max_length && t->value_capacity == UINT32_MAX &&
+                             gid == t->n_values && gid < t->cap_values && l->n_vals < l->cap_vals && l->dirty && !t->hash,
+                         1)) {
+        wm_exi_strtab_put_value(t, l, gid, lid, bytes, len);
+        t->n_values = t->next_gid = gid + 1;
+        return true;
+    }
+    return wm_exi_strtab_add_value_slow(t, lid, bytes, len, nchars);
+}
 
 /* Records that the document changed seeded local name `lid` (other than
  * through wm_exi_strtab_add_value, which does this itself), so the next reset

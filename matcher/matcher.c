@@ -5,10 +5,13 @@
  *      (wildcard-free filters), plus the trie walk when wildcard filters
  *      exist (topic_index.c).
  *   2. Non-spatial subscriptions of those fids are emitted directly.
- *   3. Spatial subscriptions hang off cells (fid, nbhd). With k peids, either
- *      test each cell of the matched fids for "some peid in nbhd" (k bitmap
- *      probes per cell), or walk each peid's posting list of neighborhoods and
- *      keep the cells whose fid matched — whichever touches fewer entries.
+ *   3. Spatial subscriptions hang off cells (fid, nbhd). The publication's
+ *      posting slots are read first; then either each cell of the matched
+ *      fids is tested for "nbhd in one of those slots" (few cells), or each
+ *      slot's neighborhoods are walked, keeping those with a cell on a
+ *      matched fid: 32 entries at a time against the union of the fids'
+ *      neighborhood filters (nbf.h), or one by one against a byte tag per
+ *      neighborhood when the filters are missing or too full.
  * Each subscription lives in exactly one list (f_plain[fid] or c_subs[cell])
  * and each (fid, nbhd) cell is visited at most once, so results need no
  * de-duplication beyond marking neighborhoods reached through several peids.
@@ -145,6 +148,7 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
         m->f_plain = calloc(c.max_filters, sizeof *m->f_plain);
         m->f_cells = calloc(c.max_filters, sizeof *m->f_cells);
         m->f_wild = calloc(c.max_filters, 1);
+        m->f_nbf = calloc(c.max_filters, sizeof *m->f_nbf);
         m->n_plus = malloc(((size_t)c.max_trie_nodes + 1) * sizeof(uint32_t));
         m->n_hash_fid = malloc(((size_t)c.max_trie_nodes + 1) * sizeof(uint32_t));
         m->n_end_fid = malloc(((size_t)c.max_trie_nodes + 1) * sizeof(uint32_t));
@@ -165,7 +169,7 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
         m->p_over = calloc(c.max_peids, sizeof *m->p_over);
         m->s_hot = calloc(c.max_subs, sizeof *m->s_hot);
         m->s_cold = calloc(c.max_subs, sizeof *m->s_cold);
-        ok = m->f_plain && m->f_cells && m->f_wild && m->n_plus && m->n_hash_fid && m->n_end_fid &&
+        ok = m->f_plain && m->f_cells && m->f_wild && m->f_nbf && m->n_plus && m->n_hash_fid && m->n_end_fid &&
              m->c_fid && m->c_nbhd && m->c_subs && m->c_pos_f && m->c_pos_n && m->nb_set && m->nb_cells && m->nb_one && m->nb_tag &&
              m->nb_refs && m->nb_name && m->nb_size && m->name_nbhd && m->p_nbhds && m->p_over && m->s_hot && m->s_cold;
     }
@@ -180,11 +184,13 @@ void wm_matcher_free(wm_matcher *m)
     wm_retire_fini(&m->retire);
     if (m->f_plain)
         for (uint32_t i = 0; i < m->filters.high; i++) { wm_rvec_destroy(&m->f_plain[i]); wm_rvec_destroy(&m->f_cells[i]); }
+    if (m->f_nbf)
+        for (uint32_t i = 0; i < m->filters.high; i++) free(m->f_nbf[i]);
     if (m->c_subs)
         for (uint32_t i = 0; i < m->cellkeys.high; i++) wm_rvec_destroy(&m->c_subs[i]);
     if (m->nb_set)
         for (uint32_t i = 0; i < m->nbhd_ids.high; i++)
-            if (m->nb_refs[i]) { roaring_bitmap_free(m->nb_set[i]); wm_rvec_destroy(&m->nb_cells[i]); }
+            if (m->nb_refs[i]) { free(m->nb_set[i]); wm_rvec_destroy(&m->nb_cells[i]); }
     if (m->p_over)
         for (uint32_t i = 0; i < m->peids.high; i++) wm_rvec_destroy(&m->p_over[i]);
     wm_retire_fini(&m->retire);
@@ -192,12 +198,12 @@ void wm_matcher_free(wm_matcher *m)
     wm_intern_fini(&m->nbhd_names); wm_intern_fini(&m->peids); wm_intern_fini(&m->clients);
     wm_intern_fini(&m->groups);
     wm_idpool_fini(&m->nbhd_ids); wm_idpool_fini(&m->sub_ids);
-    free(m->f_plain); free(m->f_cells); free(m->f_wild); free(m->n_plus); free(m->n_hash_fid); free(m->n_end_fid);
+    free(m->f_plain); free(m->f_cells); free(m->f_wild); free(m->f_nbf); free(m->n_plus); free(m->n_hash_fid); free(m->n_end_fid);
     free(m->c_fid); free(m->c_nbhd); free(m->c_subs); free(m->c_pos_f); free(m->c_pos_n);
     free(m->nb_set); free(m->nb_cells); free(m->nb_one); free(m->nb_tag); free(m->nb_refs); free(m->nb_name); free(m->nb_size); free(m->name_nbhd);
     if (m->p_nbhds_map) munmap(m->p_nbhds_map, m->p_nbhds_maplen);
     free(m->p_over);
-    free(m->s_hot); free(m->s_cold); free(m->sort_tmp); free(m->set_buf);
+    free(m->s_hot); free(m->s_cold); free(m->sort_tmp); free(m->dedup_bits);
     free(m);
 }
 
@@ -331,6 +337,7 @@ static wm_matcher_status cell_get(wm_matcher *m, uint32_t fid, uint32_t nb, uint
         m->c_fid[c] = fid;
         m->c_nbhd[c] = nb;
         wm_rvec_init(&m->c_subs[c]);
+        wm_nbf_cell_add(m, fid, nb); /* before the link: a superset is harmless */
         /* Linked while empty: a reader reaching it finds no subscription. */
         if (!wm_rvec_push(&m->f_cells[fid], c, &m->c_pos_f[c], &m->retire, moved_cell_f, m)) {
             wm_intern_put(&m->cellkeys, c);
@@ -338,6 +345,7 @@ static wm_matcher_status cell_get(wm_matcher *m, uint32_t fid, uint32_t nb, uint
         }
         if (!wm_rvec_push(&m->nb_cells[nb], c, &m->c_pos_n[c], &m->retire, moved_cell_n, m)) {
             wm_rvec_remove_at(&m->f_cells[fid], m->c_pos_f[c], &m->retire, moved_cell_f, m);
+            wm_nbf_cell_removed(m, fid);
             wm_intern_put(&m->cellkeys, c);
             return WM_MATCHER_E_NOMEM;
         }
@@ -351,6 +359,7 @@ static void cell_put(wm_matcher *m, uint32_t c)
 {
     if (m->cellkeys.refs[c] == 1) {
         wm_rvec_remove_at(&m->f_cells[m->c_fid[c]], m->c_pos_f[c], &m->retire, moved_cell_f, m);
+        wm_nbf_cell_removed(m, m->c_fid[c]);
         wm_rvec_remove_at(&m->nb_cells[m->c_nbhd[c]], m->c_pos_n[c], &m->retire, moved_cell_n, m);
         wm_matcher_nbhd_summarize(m, m->c_nbhd[c]);
         /* Its subscription list is already empty (and its block dropped). */
@@ -701,6 +710,11 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
 
     emit_ctx e = { .hot = m->s_hot, .m = m, .client = pub->client, .client_len = pub->client_len, .res = res };
     uint64_t cost_topic = 0;
+    /* nbf: the union of the neighborhood filters of the matched fids with
+     * cells, or NULL once one of them has none (too few cells to keep one). */
+    wm_nbf ubuf;
+    const wm_nbf *nbf = NULL;
+    bool nbf_ok = true;
     for (uint32_t i = 0; i < nf; i++) {
         uint32_t f = r->fids[i];
         r->fmark[f] = ep;
@@ -708,12 +722,22 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
         uint32_t n;
         wm_rvec_snapshot(&m->f_cells[f], &n);
         cost_topic += n;
+        if (!n || !nbf_ok) continue;
+        const wm_nbf *x = __atomic_load_n(&m->f_nbf[f], __ATOMIC_ACQUIRE);
+        if (!x) nbf_ok = false;
+        else if (!nbf) nbf = x;
+        else {
+            if (nbf != &ubuf) { wm_nbf_copy(&ubuf, nbf); nbf = &ubuf; }
+            wm_nbf_or(&ubuf, x);
+        }
     }
+    /* Past ~1/8 of the bits set, false candidates cost more than the tag walk. */
+    if (!nbf_ok || cost_topic > WM_NBF_BITS / 8) nbf = NULL;
 
     /* 2. spatial side, cheaper way round */
     uint32_t np = pub->n_peids;
     if (cost_topic && np) {
-        uint64_t cost_peid = 0;
+        uint64_t cost_peid = 0, cost_over = 0;
         for (uint32_t j = 0; j < np; j++) {
             uint32_t p = pub->peids[j];
             if (p >= m->cfg.max_peids) { r->ent_mask[j] = 0; continue; }
@@ -722,23 +746,41 @@ wm_matcher_status wm_matcher_lookup(wm_matcher_reader *r, const wm_match_pub *pu
             if (wm_posting_has_over(&m->p_nbhds[p])) {
                 uint32_t n;
                 wm_rvec_snapshot(&m->p_over[p], &n);
-                cost_peid += n;
+                cost_over += n;
             }
         }
-        /* A bitmap probe costs a few posting-entry visits. */
-        if (cost_topic * np * 4 <= cost_peid) {
+        cost_peid += cost_over;
+        /* Few cells: ask of each whether its neighborhood is in one of the
+         * slots just read (a vector compare per peid; not when a slot spilled,
+         * its overflow vector would be scanned per cell). */
+        if (!cost_over && cost_topic * np * 4 <= cost_peid) {
             for (uint32_t i = 0; i < nf; i++) {
                 uint32_t n;
                 const wm_rvec_blk *b = wm_rvec_snapshot(&m->f_cells[r->fids[i]], &n);
                 for (uint32_t k = 0; k < n; k++) {
                     uint32_t c = wm_rvec_at(b, k);
                     if (c == WM_RVEC_DEAD) continue;
-                    const roaring_bitmap_t *set = __atomic_load_n(&m->nb_set[m->c_nbhd[c]], __ATOMIC_ACQUIRE);
+                    uint32_t nb = m->c_nbhd[c];
                     for (uint32_t j = 0; j < np; j++)
-                        if (pub->peids[j] != WM_PEID_NONE && roaring_bitmap_contains(set, pub->peids[j])) {
+                        if (wm_posting_has(r->ent + WM_POSTING_READ_ROOM * j, r->ent_mask[j], nb)) {
                             emit_list(&e, &m->c_subs[c]);
                             break;
                         }
+                }
+            }
+        } else if (cost_peid && nbf) {
+            for (uint32_t j = 0; j < np; j++) {
+                uint32_t p = pub->peids[j];
+                if (p >= m->cfg.max_peids) continue;
+                const uint32_t *ids = r->ent + WM_POSTING_READ_ROOM * j;
+                for (uint32_t c = wm_nbf_select(nbf, ids, r->ent_mask[j]); c; c &= c - 1)
+                    visit_nbhd(r, &e, ids[__builtin_ctz(c)], np > 1, ep);
+                if (!wm_posting_has_over(&m->p_nbhds[p])) continue;
+                uint32_t no;
+                const wm_rvec_blk *ob = wm_rvec_snapshot(&m->p_over[p], &no);
+                for (uint32_t k = 0; k < no; k++) {
+                    uint32_t nb = wm_rvec_at(ob, k);
+                    if (nb != WM_RVEC_DEAD && wm_nbf_test(nbf, nb)) visit_nbhd(r, &e, nb, np > 1, ep);
                 }
             }
         } else if (cost_peid) {

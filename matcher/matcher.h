@@ -22,13 +22,14 @@
  *                   are (parent node, level) hash entries, with the '+' child
  *                   and the '#' filter precomputed on each node.
  *   spatial       — neighborhoods stored once, by name, and reference
- *                   counted: their peid set as a CRoaring bitmap, plus the
- *                   spaPS spatial filter mapping peid -> neighborhoods
+ *                   counted: their peids packed (matcher/peid_set.h), plus
+ *                   the spaPS spatial filter mapping peid -> neighborhoods
  *                   (O(1) per peid: one two-cache-line slot per peid,
  *                   matcher/posting.h). Subscriptions hang off cells keyed by
  *                   (topic filter, neighborhood). A lookup walks the cheaper
- *                   side first: the topic's cells tested against the peids,
- *                   or the peids' neighborhoods tested against the topic.
+ *                   side first: the topic's cells tested against the peids'
+ *                   slots, or the peids' neighborhoods tested against the
+ *                   topic filters' neighborhood filters (matcher/nbf.h).
  *   peids          — interned into dense integers once (writer side);
  *                   lookups take interned ids, or strings through
  *                   wm_matcher_lookup_str().

@@ -16,10 +16,10 @@
 #ifndef WM_MATCHER_MATCHER_INT_H
 #define WM_MATCHER_MATCHER_INT_H
 
-#include <roaring/roaring.h>
-
 #include "matcher/intern.h"
 #include "matcher/matcher.h"
+#include "matcher/nbf.h"
+#include "matcher/peid_set.h"
 #include "matcher/posting.h"
 #include "matcher/rvec.h"
 
@@ -76,6 +76,7 @@ struct wm_matcher {
     wm_rvec *f_plain;        /* [fid] non-spatial subscriptions */
     wm_rvec *f_cells;        /* [fid] cells of spatial subscriptions */
     uint8_t *f_wild;         /* [fid] filter has '+' or '#' (lives in the trie) */
+    wm_nbf **f_nbf;          /* [fid] neighborhood filter of its cells, NULL below WM_NBF_MIN_CELLS (atomic) */
     wm_intern edges;         /* (parent node, level) -> edge id; node = id + 1 */
     uint32_t *n_plus;        /* [node] '+' child node or WM_NONE (atomic) */
     uint32_t *n_hash_fid;    /* [node] fid of "<path>/#" or WM_NONE (atomic) */
@@ -92,7 +93,7 @@ struct wm_matcher {
 
     /* neighborhoods and the spatial filter mapping */
     wm_idpool nbhd_ids;
-    roaring_bitmap_t **nb_set; /* [nbhd] immutable peid set */
+    wm_peid_set **nb_set;      /* [nbhd] its peids, to withdraw its postings (writer) */
     wm_rvec *nb_cells;         /* [nbhd] cells using it */
     uint64_t *nb_one;          /* [nbhd] atomic summary of nb_cells: WM_NB_NO_CELL, WM_NB_MANY_CELLS,
                                   (fid << 32 | cell) of its only cell, or (fid << 32 | WM_NB_ONE_SUB | sub)
@@ -116,8 +117,7 @@ struct wm_matcher {
     uint64_t spilled_postings; /* entries in p_over vectors (writer) */
     uint32_t *sort_tmp;        /* writer scratch for defining sets */
     uint32_t sort_cap;
-    void *set_buf;             /* writer scratch: a set in the roaring portable format */
-    size_t set_buf_cap;
+    uint64_t *dedup_bits;      /* writer scratch: wm_peid_unique's bitset (kept zeroed) */
 
     /* subscriptions */
     wm_idpool sub_ids;
@@ -149,6 +149,10 @@ uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, u
 
 /* matcher.c */
 void wm_matcher_nbhd_summarize(wm_matcher *m, uint32_t nb);
+
+/* nbf.c: cell (fid, nb) is about to be linked / was unlinked. */
+void wm_nbf_cell_add(wm_matcher *m, uint32_t fid, uint32_t nb);
+void wm_nbf_cell_removed(wm_matcher *m, uint32_t fid);
 
 /* nbhd.c */
 void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nbhd);

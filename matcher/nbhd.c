@@ -6,9 +6,9 @@
  * and memory is O(subscriptions x filter size) — 2 G entries for 1 M
  * subscriptions over 2,000-peid filters. Many subscriptions share one
  * neighborhood, so the mapping here is peid -> neighborhood, each set is
- * stored once (a CRoaring bitmap, for the topic-side membership test) and
- * reference counted; a subscription on an existing neighborhood is O(1)
- * and only a new neighborhood pays O(filter size).
+ * stored once (peid_set.h, to withdraw it) and reference counted; a
+ * subscription on an existing neighborhood is O(1) and only a new
+ * neighborhood pays O(filter size).
  *
  * Publication order for readers: a new neighborhood's postings are pushed
  * while no cell refers to it, so no lookup can reach it half-built; its
@@ -45,13 +45,13 @@ uint32_t wm_matcher_nbhd_size(const wm_matcher *m, uint32_t id)
  * overflow vectors, instead of each stalling on a miss of its own. */
 enum { AHEAD = 24 };
 
-typedef bool (*slot_step)(wm_posting *p, uint32_t x);
+typedef wm_posting_op (*slot_step)(wm_posting *p, uint32_t x);
 
 /* One pass: step() on the slot of each of ids[0..n), prefetching the line
- * it touches; the peids where it failed are moved to the front of ids and
- * counted. */
+ * it touches; the peids it could not place there are moved to the front of
+ * ids and counted; *dups counts those it found placed already. */
 static inline __attribute__((always_inline)) size_t pass(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb,
-                                                         slot_step step, bool other)
+                                                         slot_step step, bool other, size_t *dups)
 {
     size_t nd = 0;
     for (size_t i = 0; i < n + AHEAD; i++) {
@@ -62,7 +62,9 @@ static inline __attribute__((always_inline)) size_t pass(wm_matcher *m, uint32_t
         }
         if (i >= AHEAD) {
             uint32_t p = ids[i - AHEAD];
-            if (!step(&m->p_nbhds[p], nb)) ids[nd++] = p;
+            wm_posting_op op = step(&m->p_nbhds[p], nb);
+            if (op == WM_POSTING_NOT_HERE) ids[nd++] = p;
+            *dups += op == WM_POSTING_PRESENT;
         }
     }
     return nd;
@@ -79,92 +81,77 @@ static void prefetch_over(wm_matcher *m, const uint32_t *ids, size_t n)
     }
 }
 
-/* Adds nb to the postings of ids[0..n); ids is overwritten. False on
- * allocation failure: some are added, the caller withdraws them. */
-static bool postings_add(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb)
+/* Adds nb to the postings of ids[0..n); ids is overwritten. Returns how
+ * many ids were copies of earlier ones (each peid's posting gets nb once),
+ * or SIZE_MAX on allocation failure: some are added, the caller withdraws
+ * them. */
+static size_t postings_add(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb)
 {
-    n = pass(m, ids, n, nb, wm_posting_try_add, false);
-    n = pass(m, ids, n, nb, wm_posting_try_add_other, true);
+    size_t dups = 0;
+    n = pass(m, ids, n, nb, wm_posting_try_add, false, &dups);
+    n = pass(m, ids, n, nb, wm_posting_try_add_other, true, &dups);
     prefetch_over(m, ids, n);
     for (size_t i = 0; i < n; i++) {
-        if (!wm_posting_add_over(&m->p_nbhds[ids[i]], &m->p_over[ids[i]], nb, &m->retire)) return false;
-        m->spilled_postings++;
+        wm_posting_op op = wm_posting_add_over(&m->p_nbhds[ids[i]], &m->p_over[ids[i]], nb, &m->retire);
+        if (op == WM_POSTING_NOMEM) return SIZE_MAX;
+        m->spilled_postings += op == WM_POSTING_DONE;
+        dups += op == WM_POSTING_PRESENT;
     }
-    return true;
+    return dups;
 }
 
 /* Removes nb from the postings of ids[0..n) where present (ids is
  * overwritten). */
 static void postings_remove(wm_matcher *m, uint32_t *ids, size_t n, uint32_t nb)
 {
-    n = pass(m, ids, n, nb, wm_posting_try_remove, false);
-    n = pass(m, ids, n, nb, wm_posting_try_remove_other, true);
+    size_t none = 0;
+    n = pass(m, ids, n, nb, wm_posting_try_remove, false, &none);
+    n = pass(m, ids, n, nb, wm_posting_try_remove_other, true, &none);
     prefetch_over(m, ids, n);
     for (size_t i = 0; i < n; i++)
         m->spilled_postings -= wm_posting_remove_over(&m->p_nbhds[ids[i]], &m->p_over[ids[i]], nb, &m->retire);
 }
 
-static bool withdraw_one(uint32_t peid, void *ctx)
+/* Removes nb from the postings of every peid of set, listed in pieces so
+ * that no scratch (and no allocation that could fail) is needed. */
+static void withdraw(wm_matcher *m, const wm_peid_set *set, uint32_t nb)
 {
-    void **a = ctx;
-    wm_matcher *m = a[0];
-    uint32_t nb = *(uint32_t *)a[1];
-    wm_posting_op op = wm_posting_remove(&m->p_nbhds[peid], &m->p_over[peid], nb, &m->retire);
-    m->spilled_postings -= op == WM_POSTING_SPILL;
-    return true;
+    uint32_t ids[512];
+    size_t cur = 0;
+    for (size_t k; (k = wm_peid_set_next(set, &cur, ids, sizeof ids / sizeof *ids)) != 0;)
+        postings_remove(m, ids, k, nb);
 }
 
-/* Removes nb from the postings of every peid of set. */
-static void withdraw(wm_matcher *m, const roaring_bitmap_t *set, uint32_t nb)
-{
-    size_t n = (size_t)roaring_bitmap_get_cardinality(set);
-    if (m->sort_tmp && m->sort_cap >= n) {
-        roaring_bitmap_to_uint32_array(set, m->sort_tmp);
-        postings_remove(m, m->sort_tmp, n, nb);
-        return;
-    }
-    /* No scratch of that size (only after an allocation failure): peid by peid. */
-    void *ctx[2] = { m, &nb };
-    roaring_iterate(set, withdraw_one, ctx);
-}
-
-/* Writer scratch for defining n peids: the ids (n + 16, see
- * wm_peid_sort_unique), the sort's buffer (2n) and the serialized bitmap. */
-static inline size_t ids_room(size_t n) { return (n + 16 + 1) & ~(size_t)1; }
-
+/* Writer scratch for defining n peids: the ids, then a working copy for
+ * the posting passes that is also wm_peid_unique's buffer, and that
+ * function's bitset (zeroed once; it leaves it zeroed). */
 static bool scratch(wm_matcher *m, size_t n)
 {
-    size_t need = ids_room(n) + 2 * n;
+    size_t need = n + wm_peid_unique_scratch(n);
     if (!m->sort_tmp || m->sort_cap < need) {
-        size_t cap = need < 4096 ? 4096 : need;
+        size_t cap = need < 8192 ? 8192 : need;
         uint32_t *p = realloc(m->sort_tmp, cap * sizeof *p);
         if (!p) return false;
         m->sort_tmp = p;
         m->sort_cap = (uint32_t)cap;
     }
-    size_t bytes = wm_peid_set_scratch_bytes(n);
-    if (m->set_buf_cap < bytes) {
-        void *p = realloc(m->set_buf, bytes);
-        if (!p) return false;
-        m->set_buf = p;
-        m->set_buf_cap = bytes;
-    }
+    if (!m->dedup_bits && !(m->dedup_bits = calloc(1024, sizeof *m->dedup_bits))) return false;
     return true;
 }
 
-/* Defines from peid ids already copied into m->sort_tmp[0..n). */
-static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t name_len, size_t n, uint32_t *out)
+/* Defines from peid ids already copied into m->sort_tmp[0..n). The
+ * postings go in first, from a copy (the passes reorder it), and tell
+ * whether some peid was listed twice; only then is the list de-duplicated
+ * for the stored set (a well-formed neighborhood lists each peid once, and
+ * sorting the list cost as much as the rest of the define). */
+static wm_matcher_status define_from_scratch(wm_matcher *m, const char *name, size_t name_len, size_t n, uint32_t *out)
 {
-    uint32_t *ids = m->sort_tmp;
-    n = wm_peid_sort_unique(ids, m->sort_tmp + ids_room(n), n);
+    uint32_t *ids = m->sort_tmp, *work = m->sort_tmp + n;
     uint32_t nb = wm_idpool_alloc(&m->nbhd_ids);
     if (nb == WM_NONE) return WM_MATCHER_E_FULL_NBHDS;
-    roaring_bitmap_t *set = wm_peid_set_of_sorted(ids, n, m->set_buf);
-    if (!set) { wm_idpool_release(&m->nbhd_ids, &m->retire, nb); return WM_MATCHER_E_NOMEM; }
     bool created;
     uint32_t nid = wm_intern_get(&m->nbhd_names, 0, name, name_len, &created, NULL, NULL);
     if (nid == WM_INTERN_NONE) {
-        roaring_bitmap_free(set);
         wm_idpool_release(&m->nbhd_ids, &m->retire, nb);
         return m->nbhd_names.live >= m->nbhd_names.max_ids ? WM_MATCHER_E_FULL_NBHDS : WM_MATCHER_E_NOMEM;
     }
@@ -173,14 +160,21 @@ static wm_matcher_status define_sorted(wm_matcher *m, const char *name, size_t n
     wm_rvec_init(&m->nb_cells[nb]);
     __atomic_store_n(&m->nb_one[nb], WM_NB_NO_CELL, __ATOMIC_RELEASE);
     __atomic_store_n(&m->nb_tag[nb], WM_NB_TAG_NONE, __ATOMIC_RELEASE);
-    if (!postings_add(m, ids, n, nb)) {
-        withdraw(m, set, nb);
+    memcpy(work, ids, n * sizeof *ids);
+    size_t dups = postings_add(m, work, n, nb);
+    wm_peid_set *set = NULL;
+    if (dups != SIZE_MAX) {
+        if (dups) n = wm_peid_unique(ids, n, work, m->dedup_bits);
+        set = wm_peid_set_new(ids, n);
+    }
+    if (!set) {
+        memcpy(work, ids, n * sizeof *ids); /* a copy listed twice is simply not found the second time */
+        postings_remove(m, work, n, nb);
         wm_intern_put(&m->nbhd_names, nid);
-        roaring_bitmap_free(set);
         wm_idpool_release(&m->nbhd_ids, &m->retire, nb);
         return WM_MATCHER_E_NOMEM;
     }
-    __atomic_store_n(&m->nb_set[nb], set, __ATOMIC_RELEASE);
+    m->nb_set[nb] = set;
     m->nb_refs[nb] = 1;
     m->nb_name[nb] = nid;
     m->nb_size[nb] = (uint32_t)n;
@@ -212,12 +206,11 @@ wm_matcher_status wm_matcher_nbhd_define_ids(wm_matcher *m, const char *name, si
 {
     wm_matcher_status st = define_begin(m, name, name_len, peids != NULL, n, id);
     if (st) return st;
-    /* Copy and bound check as two vectorizable passes. */
-    uint32_t max = 0;
-    for (size_t i = 0; i < n; i++) max = peids[i] > max ? peids[i] : max;
+    uint32_t min, max;
+    if (n) wm_peid_range(peids, n, &min, &max);
     if (n && max >= m->peids.high) return WM_MATCHER_E_BAD_PEID;
     memcpy(m->sort_tmp, peids, n * sizeof *peids);
-    return define_sorted(m, name, name_len, n, id);
+    return define_from_scratch(m, name, name_len, n, id);
 }
 
 wm_matcher_status wm_matcher_nbhd_define(wm_matcher *m, const char *name, size_t name_len,
@@ -225,21 +218,20 @@ wm_matcher_status wm_matcher_nbhd_define(wm_matcher *m, const char *name, size_t
 {
     wm_matcher_status st = define_begin(m, name, name_len, peids != NULL, n, id);
     for (size_t i = 0; i < n && !st; i++) st = wm_matcher_peid_intern(m, peids[i].s, peids[i].len, &m->sort_tmp[i]);
-    return st ? st : define_sorted(m, name, name_len, n, id);
+    return st ? st : define_from_scratch(m, name, name_len, n, id);
 }
 
-static void free_set(void *ctx, uint64_t arg) { (void)arg; roaring_bitmap_free(ctx); }
 
 void wm_matcher_nbhd_unref(wm_matcher *m, uint32_t nb)
 {
     if (--m->nb_refs[nb] != 0) return;
     /* Last reference: no cell names nb any more, so no lookup can produce a
      * match through it; withdraw the postings and free after a grace period. */
-    roaring_bitmap_t *set = m->nb_set[nb];
+    wm_peid_set *set = m->nb_set[nb];
     withdraw(m, set, nb);
     m->nbhd_peids -= m->nb_size[nb];
     wm_rvec_destroy(&m->nb_cells[nb]); /* empty: every cell was removed first */
-    wm_retire_call(&m->retire, free_set, set, 0);
+    free(set); /* the writer's alone: readers never see it */
     wm_idpool_release(&m->nbhd_ids, &m->retire, nb);
 }
 

@@ -1,141 +1,147 @@
-/* Sorted peid runs and their CRoaring bitmaps (see peid_set.h). */
+/* Compact peid sets and de-duplication (see peid_set.h). */
 #include "matcher/peid_set.h"
 
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
-#if defined(__AVX512VBMI2__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
-/* Dense sets: one bit per id over [min, max], then the set bits read back
- * in order. Sorting and de-duplication in one O(n + span/64) pass, with no
- * data-dependent branch per id: on a 2,000-peid neighborhood over 100,000
- * peids ~3x faster than the radix sort. out has room for n + 16. */
-static size_t bitset_sort_unique(uint32_t *out, uint64_t *bits, size_t words, uint32_t lo, const uint32_t *a,
-                                 size_t n)
+#define BLOCK_BITS 16
+#define KEYS (1u << (28 - BLOCK_BITS)) /* ids are below 2^28 */
+
+size_t wm_peid_unique_scratch(size_t n) { return n + KEYS + 1; }
+
+void wm_peid_range(const uint32_t *ids, size_t n, uint32_t *lo, uint32_t *hi)
 {
-    memset(bits, 0, words * sizeof *bits);
-    for (size_t i = 0; i < n; i++) bits[(a[i] - lo) >> 6] |= 1ull << ((a[i] - lo) & 63);
-    size_t k = 0;
-#if defined(__AVX512VBMI2__) && defined(__AVX512BW__)
-    /* Positions of a word's set bits: compress the byte iota 0..63 by the
-     * word, widen the first 16 to 32-bit ids. Words with more than 16 set
-     * bits (rare at this density) finish bit by bit. */
-    const __m512i iota = _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45,
-                                         44, 43, 42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26,
-                                         25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5,
-                                         4, 3, 2, 1, 0);
-    uint32_t base = lo & ~63u;
-    for (size_t w = 0; w < words; w++, base += 64) {
-        uint64_t x = bits[w];
-        __m512i pos = _mm512_maskz_compress_epi8(x, iota);
-        __m512i ids = _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_castsi512_si128(pos)),
-                                       _mm512_set1_epi32((int)base));
-        _mm512_storeu_si512((void *)(out + k), ids);
-        size_t c = (size_t)__builtin_popcountll(x);
-        if (c > 16) {
-            for (size_t j = 0; j < 16; j++) x &= x - 1;
-            for (size_t j = k + 16; x; x &= x - 1) out[j++] = base + (uint32_t)__builtin_ctzll(x);
-        }
-        k += c;
+    uint32_t l = UINT32_MAX, h = 0;
+    size_t i = 0;
+#if defined(__AVX512F__)
+    /* GCC 12 at -O2 leaves the scalar loop alone. */
+    __m512i vl = _mm512_set1_epi32(-1), vh = _mm512_setzero_si512();
+    for (; i + 16 <= n; i += 16) {
+        __m512i v = _mm512_loadu_si512((const void *)(ids + i));
+        vl = _mm512_min_epu32(vl, v);
+        vh = _mm512_max_epu32(vh, v);
     }
-#else
-    uint32_t base = lo & ~63u;
-    for (size_t w = 0; w < words; w++, base += 64)
-        for (uint64_t x = bits[w]; x; x &= x - 1) out[k++] = base + (uint32_t)__builtin_ctzll(x);
+    l = _mm512_reduce_min_epu32(vl);
+    h = _mm512_reduce_max_epu32(vh);
 #endif
-    return k;
+    for (; i < n; i++) {
+        l = ids[i] < l ? ids[i] : l;
+        h = ids[i] > h ? ids[i] : h;
+    }
+    *lo = l;
+    *hi = h;
 }
 
-size_t wm_peid_sort_unique(uint32_t *a, uint32_t *tmp, size_t n)
+/* Appends the ids of src[0..n) (all in one block) not seen before in this
+ * call to dst at *k. A bit per low half: set it, keep the id if it was
+ * clear — no branch on the data. The bits are cleared again through the
+ * kept ids, so the cost is O(n), not O(block). dst may be src. */
+static void dedup_block(uint32_t *dst, size_t *k, const uint32_t *src, size_t n, uint64_t *bits)
 {
-    /* Reductions the compiler vectorizes: order, bits, range. */
-    uint32_t unsorted = 0, or_all = 0, and_all = UINT32_MAX, lo = UINT32_MAX, hi = 0;
-    for (size_t i = 1; i < n; i++) unsorted |= a[i] <= a[i - 1];
-    if (!unsorted) return n;
+    size_t k0 = *k, j = k0;
     for (size_t i = 0; i < n; i++) {
-        or_all |= a[i]; and_all &= a[i];
-        lo = a[i] < lo ? a[i] : lo;
-        hi = a[i] > hi ? a[i] : hi;
+        uint32_t v = src[i], w = (v >> 6) & 1023;
+        uint64_t b = 1ull << (v & 63), old = bits[w];
+        bits[w] = old | b;
+        dst[j] = v;
+        j += (old & b) == 0;
     }
-    /* Bits are counted from lo rounded down to a word, so that the words
-     * line up with ids (base + bit). */
-    lo &= ~63u;
-    size_t words = ((size_t)(hi - lo) >> 6) + 1;
-    if (words <= n) {
-        /* The bitset (8 * words <= 8n bytes) goes in tmp; the ids are first
-         * read out of a, then written back over it. */
-        uint64_t *bits = (uint64_t *)(void *)tmp;
-        return bitset_sort_unique(a, bits, words, lo, a, n);
-    }
-    enum { BITS = 8, BUCKETS = 1 << BITS, MASK = BUCKETS - 1 };
-    uint32_t varying = or_all ^ and_all;
-    uint32_t *src = a, *dst = tmp;
-    for (int shift = 0; shift < 32; shift += BITS) {
-        if (((varying >> shift) & MASK) == 0) continue; /* digit constant: already ordered by it */
-        uint32_t count[BUCKETS + 1];
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[((src[i] >> shift) & MASK) + 1]++;
-        for (int b = 0; b < BUCKETS; b++) count[b + 1] += count[b];
-        for (size_t i = 0; i < n; i++) dst[count[(src[i] >> shift) & MASK]++] = src[i];
-        uint32_t *t = src; src = dst; dst = t;
-    }
+    for (size_t i = k0; i < j; i++) bits[(dst[i] >> 6) & 1023] = 0;
+    *k = j;
+}
+
+size_t wm_peid_unique(uint32_t *ids, size_t n, uint32_t *tmp, uint64_t *bits)
+{
+    if (n == 0) return 0;
+    uint32_t lo, hi;
+    wm_peid_range(ids, n, &lo, &hi);
+    uint32_t k0 = lo >> BLOCK_BITS, nk = (hi >> BLOCK_BITS) - k0 + 1;
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || src[i] != a[k - 1]) a[k++] = src[i];
+    if (nk == 1) {
+        dedup_block(ids, &k, ids, n, bits);
+        return k;
+    }
+    /* Counting sort by block into tmp, then each block back into ids. */
+    uint32_t *start = tmp, *sorted = tmp + KEYS + 1;
+    memset(start, 0, (nk + 1) * sizeof *start);
+    for (size_t i = 0; i < n; i++) start[(ids[i] >> BLOCK_BITS) - k0 + 1]++;
+    for (uint32_t b = 0; b < nk; b++) start[b + 1] += start[b];
+    for (size_t i = 0; i < n; i++) sorted[start[(ids[i] >> BLOCK_BITS) - k0]++] = ids[i];
+    /* start[b] is now the end of block b. */
+    for (uint32_t b = 0, s = 0; b < nk; s = start[b++]) dedup_block(ids, &k, sorted + s, start[b] - s, bits);
     return k;
 }
 
-/* RoaringFormatSpec constants: the cookie of a stream without run
- * containers, and the most values an array container holds. */
-#define COOKIE_NO_RUN 12346u
-#define ARRAY_MAX 4096u
+static inline uint8_t *packed(const wm_peid_set *s) { return (uint8_t *)(void *)(s->low + s->n); }
 
-size_t wm_peid_set_scratch_bytes(size_t n)
+wm_peid_set *wm_peid_set_new(const uint32_t *ids, size_t n)
 {
-    /* Header 8 bytes; per container 4 (key, card-1) + 4 (offset) and at
-     * most 8 KiB of data; n values need at most min(n, 2^16) containers and
-     * 2 bytes each when arrays. */
-    size_t c = n < 65536 ? n : 65536;
-    return 8 + c * 8 + n * 2 + 8192 * (n / (ARRAY_MAX + 1) + 1) + 8;
+    uint32_t lo, hi;
+    wm_peid_range(ids, n, &lo, &hi);
+    uint32_t b0 = n ? lo >> BLOCK_BITS : 0, span = n ? (hi >> BLOCK_BITS) - b0 : 0;
+    uint8_t hbits = span == 0 ? 0 : span < 16 ? 4 : span < 256 ? 8 : 16;
+    wm_peid_set *s = malloc(sizeof *s + n * sizeof(uint16_t) + (n * hbits + 7) / 8);
+    if (!s) return NULL;
+    s->n = (uint32_t)n;
+    s->block0 = (uint16_t)b0;
+    s->hbits = hbits;
+    s->pad = 0;
+    uint8_t *h = packed(s);
+    size_t i = 0;
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    /* 16 peids a step: low halves and blocks narrowed by vpmovdw/vpmovdb,
+     * nibble pairs joined by one multiply-add (a + 16 b). */
+    const __m512i base = _mm512_set1_epi32((int)b0);
+    for (; i + 16 <= n; i += 16) {
+        __m512i v = _mm512_loadu_si512((const void *)(ids + i));
+        _mm256_storeu_si256((void *)(s->low + i), _mm512_cvtepi32_epi16(v));
+        __m512i b = _mm512_sub_epi32(_mm512_srli_epi32(v, BLOCK_BITS), base);
+        if (hbits == 4) {
+            __m128i pairs = _mm_maddubs_epi16(_mm512_cvtepi32_epi8(b), _mm_set1_epi16(0x1001));
+            _mm_storel_epi64((void *)(h + i / 2), _mm_packus_epi16(pairs, pairs));
+        } else if (hbits == 8) {
+            _mm_storeu_si128((void *)(h + i), _mm512_cvtepi32_epi8(b));
+        } else if (hbits == 16) {
+            _mm256_storeu_si256((void *)(h + 2 * i), _mm512_cvtepi32_epi16(b));
+        }
+    }
+#endif
+    for (size_t j = i; j < n; j++) s->low[j] = (uint16_t)ids[j];
+    if (hbits == 4) {
+        for (; i + 1 < n; i += 2)
+            h[i / 2] = (uint8_t)(((ids[i] >> BLOCK_BITS) - b0) | ((ids[i + 1] >> BLOCK_BITS) - b0) << 4);
+        if (n & 1) h[n / 2] = (uint8_t)((ids[n - 1] >> BLOCK_BITS) - b0);
+    } else if (hbits == 8) {
+        for (; i < n; i++) h[i] = (uint8_t)((ids[i] >> BLOCK_BITS) - b0);
+    } else if (hbits == 16) {
+        for (; i < n; i++) {
+            uint16_t v = (uint16_t)((ids[i] >> BLOCK_BITS) - b0);
+            memcpy(h + 2 * i, &v, 2);
+        }
+    }
+    return s;
 }
 
-static void put16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
-static void put32(unsigned char *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-
-roaring_bitmap_t *wm_peid_set_of_sorted(const uint32_t *ids, size_t n, void *scratch)
+size_t wm_peid_set_next(const wm_peid_set *s, size_t *cursor, uint32_t *out, size_t max)
 {
-    if (n == 0) return roaring_bitmap_create();
-    /* Containers: runs of equal high 16 bits. */
-    size_t nc = 1;
-    for (size_t i = 1; i < n; i++) nc += (ids[i] >> 16) != (ids[i - 1] >> 16);
-    unsigned char *buf = scratch;
-    put32(buf, COOKIE_NO_RUN);
-    put32(buf + 4, (uint32_t)nc);
-    unsigned char *desc = buf + 8, *offs = desc + 4 * nc, *data = offs + 4 * nc;
-    size_t c = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        uint32_t key = ids[i] >> 16;
-        while (j < n && ids[j] >> 16 == key) j++;
-        size_t card = j - i;
-        put16(desc + 4 * c, (uint16_t)key);
-        put16(desc + 4 * c + 2, (uint16_t)(card - 1));
-        put32(offs + 4 * c, (uint32_t)(data - buf));
-        if (card <= ARRAY_MAX) {
-            for (size_t k = i; k < j; k++, data += 2) put16(data, (uint16_t)ids[k]);
-        } else {
-            uint64_t words[1024];
-            memset(words, 0, sizeof words);
-            for (size_t k = i; k < j; k++) words[(ids[k] & 0xFFFF) >> 6] |= 1ull << (ids[k] & 63);
-            for (int w = 0; w < 1024; w++, data += 8) {
-                put32(data, (uint32_t)words[w]);
-                put32(data + 4, (uint32_t)(words[w] >> 32));
-            }
+    size_t i = *cursor, k = 0, end = s->n - i < max ? s->n : i + max;
+    const uint8_t *h = packed(s);
+    uint32_t b0 = s->block0;
+    for (; i < end; i++, k++) {
+        uint32_t b;
+        switch (s->hbits) {
+        case 0: b = 0; break;
+        case 4: b = (h[i / 2] >> (4 * (i & 1))) & 15; break;
+        case 8: b = h[i]; break;
+        default: { uint16_t v; memcpy(&v, h + 2 * i, 2); b = v; }
         }
-        c++;
-        i = j;
+        out[k] = (b + b0) << BLOCK_BITS | s->low[i];
     }
-    return roaring_bitmap_portable_deserialize_safe((const char *)buf, (size_t)(data - buf));
+    *cursor = i;
+    return k;
 }

@@ -24,9 +24,9 @@
  * lists each peid once and its id is recycled only after a grace period.
  * Entries are unordered.
  *
- * Thread safety: wm_posting_add/remove: the one writer. Reading
- * (wm_posting_read, and the overflow vector when wm_posting_has_over):
- * any reader inside a QSBR read side.
+ * Thread safety: the writer steps (wm_posting_try_*, *_over): the one
+ * writer. Reading (wm_posting_read, wm_posting_has, and the overflow vector
+ * when wm_posting_has_over): any reader inside a QSBR read side.
  */
 #ifndef WM_MATCHER_POSTING_H
 #define WM_MATCHER_POSTING_H
@@ -75,6 +75,21 @@ static inline uint32_t wm_posting_read(const wm_posting *p, uint32_t *out)
 #endif
 }
 
+/* Reader: whether x is among the entries of out[0..32) selected by mask
+ * (wm_posting_read's output and result). */
+static inline bool wm_posting_has(const uint32_t *out, uint32_t mask, uint32_t x)
+{
+#if defined(__AVX512F__) && !defined(__SANITIZE_THREAD__)
+    const __m512i v = _mm512_set1_epi32((int)x);
+    return (_mm512_mask_cmpeq_epi32_mask((__mmask16)mask, _mm512_loadu_si512((const void *)out), v) |
+            _mm512_mask_cmpeq_epi32_mask((__mmask16)(mask >> 16), _mm512_loadu_si512((const void *)(out + 16)), v)) != 0;
+#else
+    for (; mask; mask &= mask - 1)
+        if (out[__builtin_ctz(mask)] == x) return true;
+    return false;
+#endif
+}
+
 /* Reader: whether the overflow vector must be read too. */
 static inline bool wm_posting_has_over(const wm_posting *p)
 {
@@ -96,11 +111,12 @@ static inline __attribute__((always_inline)) void wm_posting_prefetch_add(const 
     __builtin_prefetch((const char *)p + (x & 1) * 64, 1);
 }
 
-/* What wm_posting_add/remove did. */
+/* What a writer step did. */
 typedef enum wm_posting_op {
-    WM_POSTING_FAILED = 0, /* add: allocation failure, nothing changed; remove: x not present */
-    WM_POSTING_SLOT,       /* x went into / came out of the slot */
-    WM_POSTING_SPILL,      /* x went into / came out of the overflow vector */
+    WM_POSTING_NOT_HERE = 0, /* add: that line is full; remove: x is not in that line */
+    WM_POSTING_DONE,         /* x went in / came out */
+    WM_POSTING_PRESENT,      /* add: x was there already (the caller listed it twice); nothing changed */
+    WM_POSTING_NOMEM,        /* add to the overflow vector: allocation failure, nothing changed */
 } wm_posting_op;
 
 /* Writer internals: entries of line `half` equal to v, as a bit mask. */
@@ -117,55 +133,47 @@ static inline uint32_t wm_posting_line_eq(const wm_posting *p, uint32_t half, ui
     return half ? m & 0x7FFF : m; /* the second line's last word is `over` */
 }
 
-static inline bool wm_posting_put_in(wm_posting *p, uint32_t half, uint32_t x)
+/* x goes into a free entry of line `half` unless the line holds it already
+ * (a peid listed twice in a neighborhood: the second copy is found here,
+ * in the line the first one took, at no extra miss). */
+static inline wm_posting_op wm_posting_put_in(wm_posting *p, uint32_t half, uint32_t x)
 {
+    if (wm_posting_line_eq(p, half, x + 1)) return WM_POSTING_PRESENT;
     uint32_t free = wm_posting_line_eq(p, half, 0);
-    if (!free) return false;
+    if (!free) return WM_POSTING_NOT_HERE;
     __atomic_store_n(&p->v[16 * half + (uint32_t)__builtin_ctz(free)], x + 1, __ATOMIC_RELEASE);
-    return true;
+    return WM_POSTING_DONE;
 }
 
-static inline bool wm_posting_clear_in(wm_posting *p, uint32_t half, uint32_t x)
+static inline wm_posting_op wm_posting_clear_in(wm_posting *p, uint32_t half, uint32_t x)
 {
     uint32_t at = wm_posting_line_eq(p, half, x + 1);
-    if (!at) return false;
+    if (!at) return WM_POSTING_NOT_HERE;
     __atomic_store_n(&p->v[16 * half + (uint32_t)__builtin_ctz(at)], 0, __ATOMIC_RELEASE);
-    return true;
+    return WM_POSTING_DONE;
 }
 
-/* Writer, in three steps so that a caller inserting into many slots can
- * keep its cache misses overlapped: wm_posting_try_add touches only the
- * line x prefers (prefetch it with wm_posting_prefetch_add) and fails when
- * that line is full; wm_posting_try_add_other tries the other line
- * (wm_posting_prefetch_other); wm_posting_add_over appends to the
- * overflow vector and fails only on allocation failure. Removal mirrors
- * it. The composite wm_posting_add / wm_posting_remove do all three. */
-static inline bool wm_posting_try_add(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, x & 1, x); }
-static inline bool wm_posting_try_add_other(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, ~x & 1, x); }
-bool wm_posting_add_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
+/* Writer (x < 2^31), in three steps so that a caller inserting into many
+ * slots can keep its cache misses overlapped: wm_posting_try_add touches
+ * only the line x prefers (prefetch it with wm_posting_prefetch_add) and
+ * fails when that line is full; wm_posting_try_add_other tries the other
+ * line (wm_posting_prefetch_other); wm_posting_add_over appends to the
+ * overflow vector. A caller that lists x twice for one slot learns it
+ * (WM_POSTING_PRESENT) from whichever step placed the first copy, provided
+ * every copy goes through the same steps in the same order — as when each
+ * step runs over all of them before the next. Removal mirrors it. */
+static inline wm_posting_op wm_posting_try_add(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, x & 1, x); }
+static inline wm_posting_op wm_posting_try_add_other(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, ~x & 1, x); }
+/* DONE, PRESENT or NOMEM; over is this peid's overflow vector. */
+wm_posting_op wm_posting_add_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
 static inline __attribute__((always_inline)) void wm_posting_prefetch_other(const wm_posting *p, uint32_t x)
 {
     __builtin_prefetch((const char *)p + (~x & 1) * 64, 1);
 }
 
-static inline bool wm_posting_try_remove(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, x & 1, x); }
-static inline bool wm_posting_try_remove_other(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, ~x & 1, x); }
+static inline wm_posting_op wm_posting_try_remove(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, x & 1, x); }
+static inline wm_posting_op wm_posting_try_remove_other(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, ~x & 1, x); }
 /* False if x is not in the overflow vector either. */
 bool wm_posting_remove_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
-
-/* Writer: adds x (< 2^31, not already present); over is this peid's
- * overflow vector. */
-static inline wm_posting_op wm_posting_add(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r)
-{
-    if (wm_posting_try_add(p, x) || wm_posting_try_add_other(p, x)) return WM_POSTING_SLOT;
-    return wm_posting_add_over(p, over, x, r) ? WM_POSTING_SPILL : WM_POSTING_FAILED;
-}
-
-/* Writer: removes x. */
-static inline wm_posting_op wm_posting_remove(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r)
-{
-    if (wm_posting_try_remove(p, x) || wm_posting_try_remove_other(p, x)) return WM_POSTING_SLOT;
-    return wm_posting_remove_over(p, over, x, r) ? WM_POSTING_SPILL : WM_POSTING_FAILED;
-}
 
 #endif

@@ -9,13 +9,7 @@
 # stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-NODE_DIR=$BUILD/node
-if [ ! -f "$NODE_DIR/node_modules/mqtt/package.json" ]; then
-  mkdir -p "$NODE_DIR"
-  cp "$WM_ROOT/tests/node/package.json" "$WM_ROOT/tests/node/package-lock.json" "$NODE_DIR/"
-  timeout 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund --ignore-scripts > "$TMP/npm.err" 2>&1 \
-    || fail "npm ci of MQTT.js failed: $(tail -3 "$TMP/npm.err")"
-fi
+px_mqttjs
 JS=(env NODE_PATH="$NODE_DIR/node_modules" timeout 60 node "$WM_ROOT/tests/node/proxy_mqttjs.js")
 
 px_broker

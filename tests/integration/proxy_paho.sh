@@ -9,13 +9,13 @@
 # max packet 1, QoS 3; plus 20 shared). 127.0.0.1 only, bounded, stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-cc -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -o "$TMP/proxy_paho" "$(dirname "$0")/proxy_paho.c" \
-   -lpaho-mqtt3c || fail "cannot build the Paho client"
+PAHO=$BUILD/tests/proxy_paho   # built by the Makefile
+[ -x "$PAHO" ] || fail "$PAHO not built"
 
 px_broker
 px_proxy p --threads 2
-timeout 60 "$TMP/proxy_paho" 127.0.0.1 "$BPORT" wm/direct > "$TMP/direct.out" || fail "direct run: $(grep FAIL "$TMP/direct.out")"
-timeout 60 "$TMP/proxy_paho" 127.0.0.1 "$PORT_p" wm/proxied > "$TMP/proxied.out" || fail "proxied run: $(grep FAIL "$TMP/proxied.out")"
+timeout 60 "$PAHO" 127.0.0.1 "$BPORT" wm/direct > "$TMP/direct.out" || fail "direct run: $(grep FAIL "$TMP/direct.out")"
+timeout 60 "$PAHO" 127.0.0.1 "$PORT_p" wm/proxied > "$TMP/proxied.out" || fail "proxied run: $(grep FAIL "$TMP/proxied.out")"
 diff "$TMP/direct.out" "$TMP/proxied.out" >&2 || fail "Paho saw different results through the proxy"
 n=$(grep -c ' got ' "$TMP/proxied.out")
 [ "$n" -eq 15 ] || fail "expected 15 deliveries in the scenario, got $n"

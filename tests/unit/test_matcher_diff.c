@@ -60,7 +60,8 @@ static void nbhd_define(world *w, int k)
 {
     tnbhd *nb = &w->nbhds[k];
     /* Empty, small and large sets: large ones give long posting lists, so
-     * the lookup also takes its topic-side path (cells tested by bitmap). */
+     * the lookup also takes its topic-side path (cells tested against the
+     * publication's posting slots). */
     unsigned kind = wl_below(&w->rng, 5);
     size_t n = kind == 0 ? 0 : kind == 1 ? 150 + wl_below(&w->rng, 100) : 1 + wl_below(&w->rng, 60);
     free(nb->peids);

@@ -6,6 +6,7 @@
 #   px_broker [CONFIG_LINE...]   -> BPORT, BROKER_PID (log: $WM_BROKER_DIR/mosquitto.log)
 #   px_proxy NAME ARGS...        -> PORT_<NAME>, PID_<NAME>; summary in $TMP/NAME.json
 #   px_stop PID                  SIGTERM and wait; returns the exit status
+#   px_mqttjs                    MQTT.js installed (`npm ci` from tests/node's lock file, once) -> NODE_DIR
 #   fail MESSAGE                 prints "<test>: FAIL: MESSAGE" and exits 1
 BUILD=${WM_BUILD:-build}
 WM_ROOT=${WM_ROOT:-$PWD}
@@ -55,3 +56,11 @@ px_proxy() {
   printf -v "PORT_$name" %s "$port"; printf -v "PID_$name" %s "$pid"
 }
 px_stop() { kill -TERM "$1" 2>/dev/null; local rc=0; wait "$1" || rc=$?; return $rc; }
+px_mqttjs() {
+  NODE_DIR=$BUILD/node
+  [ -f "$NODE_DIR/node_modules/mqtt/package.json" ] && return 0
+  mkdir -p "$NODE_DIR"
+  cp "$WM_ROOT/tests/node/package.json" "$WM_ROOT/tests/node/package-lock.json" "$NODE_DIR/"
+  timeout 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund --ignore-scripts > "$TMP/npm.err" 2>&1 \
+    || fail "npm ci of MQTT.js failed: $(tail -3 "$TMP/npm.err")"
+}
