@@ -30,6 +30,30 @@
 #include "matcher/qsbr.h"
 #include "matcher/share_pick.h"
 
+/* The writer lock. rte_spinlock's exchange is inline assembly, invisible to
+ * ThreadSanitizer, so the TSan build states the ordering it provides. */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_ACQUIRE(p) __tsan_acquire(p)
+#define TSAN_RELEASE(p) __tsan_release(p)
+#else
+#define TSAN_ACQUIRE(p) ((void)0)
+#define TSAN_RELEASE(p) ((void)0)
+#endif
+
+static inline void tlock(rte_spinlock_t *l)
+{
+    rte_spinlock_lock(l);
+    TSAN_ACQUIRE(l);
+}
+
+static inline void tunlock(rte_spinlock_t *l)
+{
+    TSAN_RELEASE(l);
+    rte_spinlock_unlock(l);
+}
+
 struct sub_node {
     struct sub_node *next;   /* bucket chain */
     uint32_t sub;            /* matcher subscription id in the current set */
@@ -218,7 +242,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
         return -1;
     }
     wm_matcher *m = wm_tables_matcher(nt);
-    rte_spinlock_lock(&t->lock);
+    tlock(&t->lock);
     for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
         for (struct sub_node *n = t->buckets[b]; n; n = n->next) {
             uint32_t nb = nbhd_id(nt, n->nbhd);
@@ -234,7 +258,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
             if (n->drop) continue;
             wm_matcher_status st = node_add(m, n, nb, n->next_slot, &n->next_sub);
             if (st != WM_MATCHER_OK) {
-                rte_spinlock_unlock(&t->lock);
+                tunlock(&t->lock);
                 snprintf(err, errlen, "learned subscription %s (filter %s) does not fit the new tables: %s",
                          n->key, n->filter, wm_matcher_status_message(st));
                 wm_tables_free(nt);
@@ -245,14 +269,14 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
     wm_content_snap *first = NULL;
     char why[300];
     if (wm_content_commit(content, &first, why, sizeof why)) {
-        rte_spinlock_unlock(&t->lock);
+        tunlock(&t->lock);
         wm_tables_free(nt);
         snprintf(err, errlen, "learned content filters do not fit the new tables: %s", why);
         return -1;
     }
     wm_content_snap_free(first);
     if (wm_reload_publish(t->rl, nt) != 0) {
-        rte_spinlock_unlock(&t->lock);
+        tunlock(&t->lock);
         wm_tables_free(nt);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -276,7 +300,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
     t->c.xpath_filters = wm_content_count(content);
     t->c.subs_preloaded = wm_tables_sub_count(nt);
     t->c.generation = wm_reload_generation(t->rl);
-    rte_spinlock_unlock(&t->lock);
+    tunlock(&t->lock);
     return 0;
 }
 
@@ -321,10 +345,10 @@ int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen)
 {
     pthread_mutex_lock(&t->reload_mu);
     int rc = load_set(t, err, errlen);
-    rte_spinlock_lock(&t->lock);
+    tlock(&t->lock);
     if (rc == 0) t->c.reloads++;
     else t->c.reload_failures++;
-    rte_spinlock_unlock(&t->lock);
+    tunlock(&t->lock);
     if (rc != 0) snprintf(t->last_error, sizeof t->last_error, "%s", err);
     else wm_reload_reclaim(t->rl, true);
     pthread_mutex_unlock(&t->reload_mu);
@@ -337,10 +361,10 @@ void wm_match_table_housekeeping(struct wm_match_table *t)
     wm_reload_reclaim(t->rl, true);
     /* Workers waiting for this lock are paused, so the grace periods below
      * never wait for them. */
-    rte_spinlock_lock(&t->lock);
+    tlock(&t->lock);
     if (t->cur) wm_matcher_reclaim(wm_tables_matcher(t->cur), true);
     wm_retire_reclaim(&t->node_retire, true);
-    rte_spinlock_unlock(&t->lock);
+    tunlock(&t->lock);
     pthread_mutex_unlock(&t->reload_mu);
 }
 
@@ -355,9 +379,9 @@ void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
 
 void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len)
 {
-    rte_spinlock_lock(&t->lock);
+    tlock(&t->lock);
     snprintf(buf, len, "%s", t->last_xpath_error);
-    rte_spinlock_unlock(&t->lock);
+    tunlock(&t->lock);
 }
 
 void wm_match_table_free(struct wm_match_table *t)
@@ -505,9 +529,9 @@ static void uninstall(struct wm_match_table *t, const struct wm_mqtt_subscribe *
 
 void wm_match_table_counters(struct wm_match_table *t, struct wm_match_counters *out)
 {
-    rte_spinlock_lock(&t->lock);
+    tlock(&t->lock);
     *out = t->c;
-    rte_spinlock_unlock(&t->lock);
+    tunlock(&t->lock);
 }
 
 uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
@@ -515,11 +539,11 @@ uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
                               void *ctx)
 {
     unsigned n = 0;
-    rte_spinlock_lock(&t->lock);
+    tlock(&t->lock);
     for (uint32_t b = 0; b <= t->mask && n < max; b++)
         for (struct sub_node *x = t->buckets[b]; x && n < max; x = x->next, n++) fn(ctx, x->key, x->client, x->filter);
     uint64_t live = t->c.subs_live;
-    rte_spinlock_unlock(&t->lock);
+    tunlock(&t->lock);
     return live;
 }
 
@@ -543,10 +567,10 @@ static enum wm_mqtt_sub_status w_subscribe(void *ctx, const struct wm_mqtt_subsc
 {
     struct wm_match_worker *w = ctx;
     wm_reload_reader_pause(w->rd);
-    rte_spinlock_lock(&w->t->lock);
+    tlock(&w->t->lock);
     enum wm_mqtt_sub_status st = install(w->t, s);
     content_attach(w);
-    rte_spinlock_unlock(&w->t->lock);
+    tunlock(&w->t->lock);
     wm_reload_reader_resume(w->rd);
     return st;
 }
@@ -555,10 +579,10 @@ static void w_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s)
 {
     struct wm_match_worker *w = ctx;
     wm_reload_reader_pause(w->rd);
-    rte_spinlock_lock(&w->t->lock);
+    tlock(&w->t->lock);
     uninstall(w->t, s);
     content_attach(w);
-    rte_spinlock_unlock(&w->t->lock);
+    tunlock(&w->t->lock);
     wm_reload_reader_resume(w->rd);
 }
 
@@ -832,7 +856,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->logbuf);
     if (w->rd) {
         wm_reload_reader_pause(w->rd); /* never spin on the lock while holding grace periods back */
-        rte_spinlock_lock(&w->t->lock);
+        tlock(&w->t->lock);
         w->t->c.lookups += w->c.lookups;
         w->t->c.lookup_errors += w->c.lookup_errors;
         w->t->c.peid_cache_hits += w->peids->hits;
@@ -841,7 +865,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
 #define WM_MATCH_ADD_CONTENT(n) w->t->c.n += w->c.n;
         WM_MATCH_CONTENT_COUNTERS(WM_MATCH_ADD_CONTENT)
 #undef WM_MATCH_ADD_CONTENT
-        rte_spinlock_unlock(&w->t->lock);
+        tunlock(&w->t->lock);
         wm_reload_reader_free(w->rd);
     }
     free(w->res.subs);
