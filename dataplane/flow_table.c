@@ -228,8 +228,11 @@ static void lru_push_head(struct wm_flow_table *t, struct wm_flow *f, uint32_t i
 void wm_flow_touch(struct wm_flow_table *t, struct wm_flow *f, uint64_t now_ns)
 {
     f->last_ns = now_ns;
+    /* The usual case (the flow of the previous packet) is told by a
+     * multiply: the entry's index would take a 64-bit division. f is in the
+     * list, so the list is not empty. */
+    if (wm_flow_at(t, t->lru_head) == f) return;
     uint32_t idx = wm_flow_index(t, f);
-    if (t->lru_head == idx) return;
     lru_unlink(t, f);
     lru_push_head(t, f, idx);
 }

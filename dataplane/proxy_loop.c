@@ -106,7 +106,8 @@ typedef struct worker {
     /* Adaptive batching: frames framed since rate_t0, and whether the
      * last measured rate reached cfg->batch_rate. */
     uint64_t rate_t0, rate_frames;
-    bool busy, above_before;
+    bool busy;
+    uint8_t windows;          /* last 8 windows, bit 0 the latest: 1 = at or over batch_rate */
     pthread_t th;
     int err;
     pthread_barrier_t *ready;
@@ -133,10 +134,14 @@ static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t ge
  * completion, the latency is the kernel's. From batch_rate frames/s on:
  * sleep batch_wait_ns before taking completions, so every read and every
  * send carries what arrived meanwhile (interrupt coalescing, as NICs do).
- * The rate is measured over windows of RATE_WINDOW_NS and the mode changes
- * after two windows in a row on the other side of batch_rate, so the burst
- * of an open-loop sender catching up after a stall does not switch batching
- * on, nor does one quiet window of a saturated worker switch it off. */
+ * The rate is measured over windows of RATE_WINDOW_NS. Two windows at or
+ * over batch_rate among the last eight switch batching on, four in a row
+ * under it switch it off. Why not a mean rate: without batching, a saturated
+ * relay with a broker that writes with Nagle goes stop-and-go (4 ms at full
+ * rate, then 8-20 ms with nothing while a delayed ACK is due), so its mean
+ * can be low while its bursts are not; with batching it flows. Why two: one
+ * burst, a broker or sender catching up after a stall below the threshold,
+ * must not switch batching on. */
 #define RATE_WINDOW_NS 4000000ull
 
 static void update_rate(worker *w, uint64_t frames)
@@ -145,8 +150,9 @@ static void update_rate(worker *w, uint64_t frames)
     uint64_t t = now_ns(), dt = t - w->rate_t0;
     if (dt < RATE_WINDOW_NS) return;
     bool above = w->rate_frames * 1000000000ull >= (uint64_t)w->cfg->batch_rate * dt;
-    if (above == w->above_before) w->busy = above;
-    w->above_before = above;
+    w->windows = (uint8_t)(w->windows << 1 | above);
+    if (!w->busy && __builtin_popcount(w->windows) >= 2) w->busy = true;
+    else if (w->busy && (w->windows & 0x0F) == 0) w->busy = false;
     w->rate_t0 = t;
     w->rate_frames = 0;
 }
@@ -852,7 +858,7 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->recv_buf_count = 1024;
     cfg->ring_entries = 1024;
     cfg->batch_wait_ns = 1000000;
-    cfg->batch_rate = 100000;
+    cfg->batch_rate = 75000;
     cfg->max_records = 4096;
     cfg->max_sessions = 65536;
 }
