@@ -73,6 +73,26 @@ static void alias_free(wm_proxy_alias_tab *t)
     memset(t, 0, sizeof *t);
 }
 
+/* A subscription the broker holds: registered for --prefilter and mirrored
+ * into the session entry, which owns the registration from then on (it
+ * outlives the connection). */
+static void rec_install(wm_proxy_filter *f, wm_proxy_sub_rec *r)
+{
+    r->pending = 0;
+    if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)) {
+        uint32_t nb = WM_NBHD_NONE;
+        if (r->name) nb = wm_matcher_nbhd_find(wm_proxy_spatial_matcher(f->sh->sp), r->name, strlen(r->name));
+        r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
+                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, nb);
+    }
+    if (f->sess_gen) {
+        wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub,
+                                    r->slot ? wm_content_text(f->sh->content->tab, r->slot) : NULL };
+        if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
+            r->reg_sub = WM_SUB_NONE;
+    }
+}
+
 void wm_proxy_filter_reset(wm_proxy_filter *f)
 {
     uint64_t expire = 0;
@@ -84,6 +104,12 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         expire = ((uint64_t)ts.tv_sec + f->session_expiry) * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
     for (uint32_t i = 0; i < f->n_recs; i++) {
+        /* A SUBSCRIBE whose SUBACK never came back may have been installed
+         * by the broker (the client can close right after sending it): the
+         * session keeps it as if it had, so the connection resuming the
+         * session filters its deliveries and --prefilter counts it. If the
+         * broker refused it, the extra record only restricts. */
+        if (f->recs[i].pending && !f->recs[i].dead && f->sess_gen) rec_install(f, &f->recs[i]);
         if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
         slot_unref(f->sh, f->recs[i].slot);
@@ -447,7 +473,14 @@ static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
             wm_proxy_registry_session_del(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen,
                                           (const char *)e.filter.p, e.filter.len);
         for (uint32_t i = f->n_recs; i-- > 0;)
-            if (!f->recs[i].pending && rec_filter_is(&f->recs[i], e.filter)) rec_remove(f, i);
+            if (!f->recs[i].pending && rec_filter_is(&f->recs[i], e.filter)) {
+                /* The broker may still deliver what it had queued for it,
+                 * with its identifier (§3.10.4): a client identifier that
+                 * no record explains can no longer be trusted to be plain. */
+                if ((f->recs[i].nbhd >= 0 || f->recs[i].slot) && f->recs[i].sid < WM_PROXY_SID_BASE)
+                    f->subs_unknown = true;
+                rec_remove(f, i);
+            }
     }
 }
 
@@ -469,20 +502,7 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
             if (j != i && !f->recs[j].pending && !f->recs[j].dead && f->recs[j].filter_len == r->filter_len &&
                 memcmp(f->recs[j].filter, r->filter, r->filter_len) == 0)
                 f->recs[j].dead = true;
-        r->pending = 0;
-        if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)) {
-            uint32_t nb = WM_NBHD_NONE;
-            if (r->name) nb = wm_matcher_nbhd_find(wm_proxy_spatial_matcher(f->sh->sp), r->name, strlen(r->name));
-            r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
-                                               (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, nb);
-        }
-        if (f->sess_gen) {
-            wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub,
-                                        r->slot ? wm_content_text(f->sh->content->tab, r->slot) : NULL };
-            /* The entry owns the registration from now on (it outlives us). */
-            if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
-                r->reg_sub = WM_SUB_NONE;
-        }
+        rec_install(f, r);
     }
     if (any)
         for (uint32_t i = f->n_recs; i-- > 0;)

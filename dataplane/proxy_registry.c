@@ -297,6 +297,11 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
     sess *s = sess_get(g, cid, cid_len, gen);
     for (uint32_t i = 0; s && i < s->n; i++)
         if (s->recs[i].filter_len == filter_len && memcmp(s->recs[i].filter, filter, filter_len) == 0) {
+            /* Deliveries the broker had queued for a filtered subscription
+             * keep coming with its identifier after the UNSUBSCRIBE
+             * (§3.10.4): whoever resumes must withhold identifiers it does
+             * not know. */
+            if (s->recs[i].nbhd || s->recs[i].xpath) s->incomplete = true;
             rec_unregister(g, &s->recs[i]);
             rec_free(&s->recs[i]);
             s->recs[i] = s->recs[--s->n];

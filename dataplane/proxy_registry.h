@@ -145,7 +145,9 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
                                    uint64_t gen, const wm_proxy_saved_sub *rec);
 
 /* Worker: forgets the record of filter[0..len) of entry gen (UNSUBSCRIBE),
- * removing its prefilter registration. No-op if absent or gen is stale. */
+ * removing its prefilter registration. A filtered record (neighborhood or
+ * content) makes the entry incomplete: the broker may still deliver what it
+ * had queued for it (MQTT 5.0 §3.10.4). No-op if absent or gen is stale. */
 void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
                                    uint64_t gen, const char *filter, uint32_t filter_len);
 

@@ -21,10 +21,15 @@ usage: proxy_persist.py PROXY_PORT RESOLUTION_JSON WORLD_GEOJSON PHASE N
              subscription under the same identifier; N publications are
              queued; it resumes: exactly the neighborhood's arrive (the
              plain record of the dropped session is not applied).
+  unsubscribed  deliveries the broker had queued for a neighborhood
+             subscription are withheld after its UNSUBSCRIBE, on the same
+             connection and after a resume (N unused).
+  unacked    a SUBSCRIBE sent with DISCONNECT right behind it (no SUBACK
+             relayed) is filtered on the resumed session (N unused).
 """
-import random, sys, time, os
+import random, socket, struct, sys, time, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proxy_mqtt5 import Client
+from proxy_mqtt5 import Client, packet, props, s
 from proxy_spatial import PROXY_SID_BASE, fail, ok, load
 
 EXPIRY = 600
@@ -133,7 +138,76 @@ def clean(port, sets, peids, n):
     check("ps-own", c, pubs, sets, "clean")
     c.disconnect()
 
+def outside(sets, peids):
+    """A peid in no neighborhood, and one of X1."""
+    anywhere = set().union(*sets.values())
+    return next(p for p in peids if p not in anywhere), sorted(sets["X1"])[0]
+
+def unsubscribed(port, sets, peids, n):
+    # The broker keeps delivering what it had queued for a subscription after
+    # its UNSUBSCRIBE (MQTT 5.0 §3.10.4), with its identifier: with no record
+    # left to filter them, they must be withheld, on the same connection and
+    # on the one that resumes the session.
+    out, inside = outside(sets, peids)
+    for resume in (False, True):
+        name = "ps-unsub-%d" % resume
+        c = Client(port, name, receive_max=1, auto_ack=False, session_expiry=EXPIRY)
+        codes, _ = c.subscribe(["ps/u/#"], qos=1, sid=5, user=[("nbhd", "X1")])
+        if codes[0] >= 0x80: fail("%s: SUBACK 0x%02x" % (name, codes[0]))
+        P = Client(port, name + "-pub")
+        P.publish("ps/u/in", "in", qos=1, user=[("peid", inside)])
+        if not c.wait_for(lambda: len(c.msgs) >= 1, 20): fail("%s: the wanted publication did not arrive" % name)
+        for i in range(3): P.publish("ps/u/out%d" % i, "out", qos=1, user=[("peid", out)])
+        if not P.drain(30): fail("%s: publisher acknowledgements missing" % name)
+        P.disconnect()
+        time.sleep(0.5)   # queued at the broker behind the unacknowledged one (Receive Maximum 1)
+        c.unsubscribe(["ps/u/#"])
+        if resume:
+            c.sock.close()   # leaves without acknowledging: the broker resends on resume
+            c = Client(port, name, clean=False, session_expiry=EXPIRY, auto_ack=False)
+            if not c.session_present: fail("%s: broker did not resume the session" % name)
+        for _ in range(6):
+            for m in list(c.msgs): c.send_raw(packet(0x40, struct.pack(">H", m.pid)))
+            time.sleep(0.3)
+        leaked = [m.topic for m in c.msgs if m.payload == b"out"]
+        if leaked: fail("%s: deliveries queued before the UNSUBSCRIBE leaked: %r" % (name, leaked))
+        ok("%s: nothing outside X1 forwarded after UNSUBSCRIBE%s" % (name, " and resume" if resume else ""))
+        c.disconnect()
+
+def unacked(port, sets, peids, n):
+    # SUBSCRIBE and DISCONNECT in one write: the connection is gone before
+    # the SUBACK comes back, yet the broker installed the subscription. The
+    # session resumed later must filter it (and --prefilter must count it).
+    out, inside = outside(sets, peids)
+    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+    sock.sendall(packet(0x10, s("MQTT") + bytes([5, 0x02]) + struct.pack(">H", 60) + props([(0x11, EXPIRY)]) +
+                        s("ps-unacked")))
+    # The whole CONNACK is read: unread bytes at close() would make it a
+    # reset, which may discard the SUBSCRIBE before the proxy reads it.
+    head = sock.recv(2)
+    if head[:1] != b"\x20" or len(head) < 2 or head[1] & 0x80: fail("no CONNACK")
+    left = head[1]
+    while left: left -= len(sock.recv(left))
+    sub = packet(0x82, struct.pack(">H", 1) + props([(0x0B, 5), (0x26, ("nbhd", "X1"))]) + s("ps/k/#") + bytes([1]))
+    sock.sendall(sub + b"\xe0\x00")
+    sock.close()
+    time.sleep(0.5)
+    c = Client(port, "ps-unacked", clean=False, session_expiry=EXPIRY)
+    if not c.session_present: fail("ps-unacked: broker did not resume the session")
+    P = Client(port, "ps-unacked-pub")
+    P.publish("ps/k/in", "in", qos=1, user=[("peid", inside)])
+    P.publish("ps/k/out", "out", qos=1, user=[("peid", out)])
+    if not P.drain(30): fail("ps-unacked: publisher acknowledgements missing")
+    P.disconnect()
+    c.wait_for(lambda: len(c.msgs) >= 1, 20)
+    time.sleep(1)
+    got = sorted(m.topic for m in c.msgs)
+    if got != ["ps/k/in"]: fail("ps-unacked: got %r, expected exactly ['ps/k/in']" % got)
+    ok("ps-unacked: a subscription whose SUBACK the proxy never relayed is filtered after resume")
+    c.disconnect()
+
 if __name__ == "__main__":
     port, res_json, world, phase, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
     sets, peids = load(res_json, world)
-    {"resume": resume, "restarted": restarted, "clean": clean}[phase](port, sets, peids, n)
+    {"resume": resume, "restarted": restarted, "clean": clean, "unsubscribed": unsubscribed,
+     "unacked": unacked}[phase](port, sets, peids, n)

@@ -13,7 +13,10 @@
 #  - clean: Clean Start 1 drops the proxy's records of the session;
 #  - expiry: a session with a 1 s Session Expiry Interval leaves the table;
 #  - the table bound (--max-sessions 4): a neighborhood SUBSCRIBE
-#    on a session that cannot be kept is refused with SUBACK 0x97.
+#    on a session that cannot be kept is refused with SUBACK 0x97;
+#  - unsubscribed / unacked (the latter also behind --prefilter): deliveries queued before an
+#    UNSUBSCRIBE are withheld; a SUBSCRIBE whose SUBACK the proxy never
+#    relayed (client gone) is filtered once the session resumes.
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -58,6 +61,17 @@ for c in (c4, c5, c6): c.disconnect()
 print("ok: expired session left the table; full table: nbhd SUBSCRIBE refused 0x97, plain one and a non-persistent session go on")
 PY
 px_stop "$PID_b" || fail "proxy b exit status"
+
+# Subscriptions that end or begin without the proxy seeing the whole exchange.
+# (--prefilter would drop the unwanted publications at ingress, hiding a leak
+# of the first phase, so it runs without; the second runs with and without.)
+px_proxy c --resolution "$TMP/m.wmr" --threads 2
+"${PY[@]}" "$PORT_c" "$TMP/m.json" "$WORLD" unsubscribed 0 || fail "unsubscribed"
+"${PY[@]}" "$PORT_c" "$TMP/m.json" "$WORLD" unacked 0 || fail "unacked"
+px_stop "$PID_c" || fail "proxy c exit status"
+px_proxy d --resolution "$TMP/m.wmr" --threads 2 --prefilter
+"${PY[@]}" "$PORT_d" "$TMP/m.json" "$WORLD" unacked 0 || fail "unacked (--prefilter)"
+px_stop "$PID_d" || fail "proxy d exit status"
 
 python3 - "$TMP/a.json" "$TMP/b.json" <<'PY' || fail "summary"
 import json, sys
