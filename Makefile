@@ -99,7 +99,7 @@ LIBS_control   := $(BUILD)/libcontrol.a $(LIBS_matcher)
 LIBS_dataplane := $(BUILD)/libdataplane.a $(LIBS_control)
 
 # CRoaring ships no pkg-config file in Debian 12.
-SYSLIBS := -lroaring -lm -lpthread
+SYSLIBS := -lm -lpthread
 
 # ---------------------------------------------------------------- sources
 define layer_vars

@@ -10,7 +10,7 @@ PKGS=(
   # design-card packages
   libdpdk-dev dpdk dpdk-dev libhyperscan-dev libjemalloc-dev liburing-dev libbenchmark-dev
   # libraries outside what the project exists for
-  libgeos-dev libproj-dev proj-bin proj-data libjansson-dev libxml2-dev libroaring-dev liburcu-dev
+  libgeos-dev libproj-dev proj-bin proj-data libjansson-dev libxml2-dev liburcu-dev
   libpcap-dev
   # world model / resolution files (control/resolution.c: CRC-32 from zlib)
   zlib1g-dev
