@@ -49,6 +49,7 @@ typedef struct wm_proxy_config {
     uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
     const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none */
+    struct wm_proxy_tables *tables; /* its reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
@@ -120,11 +121,14 @@ typedef struct wm_proxy_counters {
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
+    uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then
  * closes every connection, joins the workers and fills *total (summed
- * counters) and *elapsed_ns. Blocks SIGINT/SIGTERM in the calling thread.
+ * counters) and *elapsed_ns. SIGHUP reloads cfg->tables (if set; a bad file
+ * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP in the
+ * calling thread.
  * Returns 0, or -1 with a message on stderr if the io_uring features it
  * needs are missing (kernel < 6.0: multishot receive; < 5.19: provided buffer
  * rings, multishot accept) or a socket cannot be set up. */

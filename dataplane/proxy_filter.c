@@ -16,7 +16,8 @@ struct wm_proxy_sub_rec {
     char *filter;
     uint32_t filter_len;
     uint32_t sid;        /* 0 = none */
-    int64_t nbhd;        /* -1 = plain */
+    int64_t nbhd;        /* -1 = plain; index in the current resolution, NBHD_GONE if not in it */
+    char *name;          /* the neighborhood's name (kept across reloads), NULL = plain */
     uint16_t pending;    /* packet id of the unacknowledged SUBSCRIBE; 0 = installed */
     uint32_t pos;        /* index of the filter in that SUBSCRIBE */
     bool dead;           /* to be removed at the end of a SUBACK */
@@ -24,8 +25,8 @@ struct wm_proxy_sub_rec {
     uint32_t slot;       /* content filter: its slot in the worker's table, 0 = none */
 };
 
-/* The neighborhood of a record restored by a name the resolution no longer
- * has: an index past the last one, which contains nothing. */
+/* The neighborhood of a record whose name the resolution no longer has
+ * (reloaded since): an index past the last one, which contains nothing. */
 #define NBHD_GONE ((int64_t)UINT32_MAX)
 
 /* Most Subscription Identifiers / peids of one PUBLISH the proxy looks at. */
@@ -87,6 +88,7 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
         if (f->recs[i].slot) wm_content_unref(f->sh->content->tab, f->recs[i].slot);
         free(f->recs[i].filter);
+        free(f->recs[i].name);
     }
     /* one recompile for all the texts the connection leaves, not one per record */
     if (f->sh->content) content_commit(f->sh);
@@ -115,13 +117,15 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
     if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
         wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
+    free(f->recs[i].name);
     f->recs[i] = f->recs[--f->n_recs];
 }
 
-/* Records a subscription; xpath (may be NULL) is its content filter, which
+/* Records a subscription; name: its neighborhood's (NUL-terminated), NULL
+ * for none, nbhd its index; xpath (may be NULL) is its content filter, which
  * takes a reference in the worker's table (validated by the caller). */
-static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, uint16_t pid, uint32_t pos,
-                    const wm_mqtt5_bytes *xpath)
+static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, const char *name,
+                    uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath)
 {
     if (f->n_recs == f->sh->max_records) return false;
     uint32_t slot = 0;
@@ -136,10 +140,15 @@ static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t
         f->recs = r;
         f->cap_recs = cap;
     }
-    char *s = malloc(fl.len ? fl.len : 1);
-    if (!s) { slot_unref(f->sh, slot); return false; }
+    char *s = malloc(fl.len ? fl.len : 1), *nm = name ? strdup(name) : NULL;
+    if (!s || (name && !nm)) {
+        free(s);
+        free(nm);
+        slot_unref(f->sh, slot);
+        return false;
+    }
     memcpy(s, fl.p, fl.len);
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, pid, pos, false, WM_SUB_NONE, slot };
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, slot };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
     if (nbhd >= 0 || slot) f->n_nbhd_recs++;
     if (slot) content_commit(f->sh);
@@ -153,6 +162,21 @@ static bool rec_matches(const wm_proxy_sub_rec *r, wm_mqtt5_bytes t)
     if (wm_topic_share_split(r->filter, r->filter_len, &sh))
         return wm_topic_match(sh.filter, sh.filter_len, (const char *)t.p, t.len);
     return wm_topic_match(r->filter, r->filter_len, (const char *)t.p, t.len);
+}
+
+uint32_t wm_proxy_filter_retable(wm_proxy_filter *f)
+{
+    uint32_t gone = 0;
+    for (uint32_t i = 0; i < f->n_recs; i++) {
+        wm_proxy_sub_rec *r = &f->recs[i];
+        if (!r->name) continue;
+        r->nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)r->name, (uint32_t)strlen(r->name));
+        if (r->nbhd < 0) {
+            r->nbhd = NBHD_GONE;
+            gone++;
+        }
+    }
+    return gone;
 }
 
 /* ------------------------------------------------------------ packets the proxy sends */
@@ -247,7 +271,7 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
     /* No room (or a content filter that no longer compiles): this connection
      * cannot attribute that subscription's deliveries. */
     wm_mqtt5_bytes xp = { (const uint8_t *)k->xpath, k->xpath ? (uint32_t)strlen(k->xpath) : 0 };
-    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, 0, 0,
+    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, k->nbhd, 0, 0,
                  k->xpath ? &xp : NULL))
         f->subs_unknown = true;
 }
@@ -257,6 +281,12 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
     if (pkt->reason_code >= 0x80 || f->connected || !f->sh->reg) return true;
     f->connected = true;
+    if (!f->cid) {
+        /* A CONNACK for no CONNECT (a broker breaking the protocol): no
+         * session to name; if it claims one, nothing in it is known. */
+        f->subs_unknown = pkt->session_present;
+        return true;
+    }
     const wm_mqtt5_props *pr = &pkt->props;
     if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER) &&
         !set_cid(f, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s))
@@ -365,7 +395,9 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     wm_mqtt5_subscription e;
     pos = 0;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
-        if (rec_add(f, e.filter, sid, nbhd, pkt->packet_id, i, has_xpath ? &xpath : NULL)) continue;
+        if (rec_add(f, e.filter, sid, nbhd, nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)nbhd) : NULL,
+                    pkt->packet_id, i, has_xpath ? &xpath : NULL))
+            continue;
         f->c->filter_records_full++;
         if (filtered) {
             while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
@@ -442,17 +474,13 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
         r->pending = 0;
         if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)) {
             uint32_t nb = WM_NBHD_NONE;
-            if (r->nbhd >= 0) {
-                const char *name = wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)r->nbhd);
-                nb = wm_matcher_nbhd_find(wm_proxy_spatial_matcher(f->sh->sp), name, strlen(name));
-            }
+            if (r->name) nb = wm_matcher_nbhd_find(wm_proxy_spatial_matcher(f->sh->sp), r->name, strlen(r->name));
             r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
                                                (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, nb);
         }
         if (f->sess_gen) {
-            wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid,
-                                        r->nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)r->nbhd) : NULL,
-                                        r->reg_sub, r->slot ? wm_content_text(f->sh->content->tab, r->slot) : NULL };
+            wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub,
+                                        r->slot ? wm_content_text(f->sh->content->tab, r->slot) : NULL };
             /* The entry owns the registration from now on (it outlives us). */
             if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
                 r->reg_sub = WM_SUB_NONE;
@@ -726,6 +754,9 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
     if (dir == WM_PROXY_C2U) {
         switch (pkt->type) {
         case WM_MQTT5_CONNECT:
+            /* A second CONNECT is a Protocol Error the broker closes the
+             * connection for (§3.1): it must not rename a session in use. */
+            if (f->cid) return WM_PROXY_KEEP;
             f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
                               pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
             f->clean_start = pkt->connect.clean_start;

@@ -179,6 +179,13 @@ void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, 
  * the session expires if the session outlives the connection. */
 void wm_proxy_filter_reset(wm_proxy_filter *f);
 
+/* After the worker swapped f->sh->sp for a reloaded resolution: resolves
+ * every recorded neighborhood again by name. A name the new resolution
+ * lacks contains nothing from now on (its deliveries are withheld) and is
+ * looked up again at the next reload. Returns the number of such records.
+ * Allocates nothing. */
+uint32_t wm_proxy_filter_retable(wm_proxy_filter *f);
+
 /* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /
  * WM_PROXY_U2C). cfg[2] are the decoder configurations of the session
  * (cfg[d] = limits announced by the receiver of direction d). `back` is the

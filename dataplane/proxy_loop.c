@@ -26,6 +26,7 @@
 #include "dataplane/proxy_frame.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
+#include "dataplane/proxy_reload.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -101,6 +102,7 @@ typedef struct worker {
     wm_proxy_counters c;
     wm_proxy_filter_shared fsh;
     wm_proxy_content content; /* this worker's content filters (--schemas) */
+    uint64_t tables_gen;      /* the reloaded resolution (cfg->tables) in use */
     uint8_t *scratch;         /* rewritten packets (filtering) */
     uint32_t scratch_cap;
     /* Adaptive batching: frames framed since rate_t0, and whether the
@@ -114,6 +116,7 @@ typedef struct worker {
 } worker;
 
 static atomic_int g_fatal;
+static atomic_int g_stop;     /* a wake-up means stop (else: look for reloaded tables) */
 
 static uint64_t now_ns(void)
 {
@@ -557,6 +560,8 @@ static void stop_worker(worker *w)
             close_conn(w, &w->conns[i], i, &w->c.closed_at_shutdown);
 }
 
+static void arm_wake(worker *w);
+
 static void handle(worker *w, struct io_uring_cqe *cqe)
 {
     uint64_t u = io_uring_cqe_get_data64(cqe);
@@ -564,7 +569,11 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
     uint32_t slot = (uint32_t)(u >> 16) & 0xFFFFFF, gen = (uint32_t)(u >> 40);
     switch (op) {
     case OP_ACCEPT: on_accept(w, cqe); return;
-    case OP_WAKE: w->wake_armed = false; stop_worker(w); return;
+    case OP_WAKE:
+        w->wake_armed = false;
+        if (atomic_load(&g_stop)) stop_worker(w);
+        else arm_wake(w);   /* woken for a reload: tables_poll sees it */
+        return;
     case OP_CANCEL: return;
     default: break;
     }
@@ -634,6 +643,18 @@ static void after_batch(worker *w)
     }
 }
 
+/* A reloaded resolution (SIGHUP, dataplane/proxy_reload.h): swapped in, and
+ * the neighborhoods of every connection's records resolved again by name. */
+static void tables_poll(worker *w)
+{
+    const wm_proxy_spatial *sp = wm_proxy_tables_poll(w->cfg->tables, &w->tables_gen);
+    if (!sp) return;
+    w->fsh.sp = sp;
+    for (uint32_t i = 0; i < w->nconns; i++)
+        if (w->conns[i].ss.filter) w->c.filter_nbhd_gone += wm_proxy_filter_retable(&w->conns[i].flt);
+    wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -691,6 +712,7 @@ static void *worker_main(void *arg)
         if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
         if (stop_deadline && now_ns() > stop_deadline) break;
         if (!w->stopping && !w->accept_armed) arm_accept(w);
+        if (w->cfg->tables) tables_poll(w);
         int n;
         unsigned queued = io_uring_sq_ready(&w->ring);
         struct io_uring_cqe *cq;
@@ -872,7 +894,9 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
+    atomic_store(&g_stop, 0);
     signal(SIGPIPE, SIG_IGN);
 
     unsigned n = cfg->threads;
@@ -905,8 +929,21 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         while (rc == 0 && !atomic_load(&g_fatal)) {
             int sig = sigtimedwait(&set, NULL, &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
+            if (sig == SIGHUP && cfg->tables) {
+                char why[512];
+                if (wm_proxy_tables_reload(cfg->tables, why, sizeof why) == 0) {
+                    fprintf(stderr, "wirematch-proxy: SIGHUP: %s reloaded\n", cfg->resolution_text);
+                    uint64_t one = 1;
+                    for (unsigned i = 0; i < n; i++)
+                        if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it sees the reload at its next turn */ }
+                } else {
+                    fprintf(stderr, "wirematch-proxy: SIGHUP: reload refused, the current tables stay: %s\n", why);
+                }
+            }
+            if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
         }
+        atomic_store(&g_stop, 1);
         uint64_t one = 1;
         for (unsigned i = 0; i < n; i++)
             if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* the worker already left */ }

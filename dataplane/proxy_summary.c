@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "dataplane/proxy_registry.h"
+#include "dataplane/proxy_reload.h"
 
 static json_t *pair(const uint64_t v[2])
 {
@@ -77,6 +78,12 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "too_large", I(c->filter_too_large),
         "failed", I(c->filter_failed));
     if (!flt || json_object_set_new(o, "filter", flt)) { json_decref(o); return -1; }
+    if (cfg->tables) {
+        uint64_t ok, failed;
+        wm_proxy_tables_stats(cfg->tables, &ok, &failed);
+        json_t *rl = json_pack("{s:I,s:I,s:I}", "ok", I(ok), "refused", I(failed), "nbhd_gone", I(c->filter_nbhd_gone));
+        if (!rl || json_object_set_new(o, "reload", rl)) { json_decref(o); return -1; }
+    }
     if (cfg->schemas) {
         /* content_pubs = the sum of the outcomes (control/content_filters.h) */
         json_t *co = json_pack("{s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),

@@ -5,6 +5,7 @@
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_filter.h"
 #include "dataplane/proxy_registry.h"
+#include "dataplane/proxy_reload.h"
 #include "dataplane/proxy_spatial.h"
 
 #include <errno.h>
@@ -19,7 +20,8 @@ static void usage(FILE *f)
         "usage: wirematch-proxy --listen ADDR:PORT --upstream ADDR:PORT [options]\n"
         "  Relays MQTT v5 between clients and an upstream broker; one upstream\n"
         "  connection per client connection. Stops on SIGINT/SIGTERM and prints a\n"
-        "  JSON summary (stdout, or --summary FILE).\n"
+        "  JSON summary (stdout, or --summary FILE). SIGHUP reloads --resolution\n"
+        "  (a bad file is refused and the current one stays).\n"
         "options:\n"
         "  --threads N          workers, one io_uring each (default 1)\n"
         "  --max-conns N        client connections at once, all workers (default 1024)\n"
@@ -151,21 +153,23 @@ int main(int argc, char **argv)
         return 1;
     }
     cfg.schemas = sreg;
+    wm_proxy_tables *tables = NULL;
     if (resolution) {
-        sp = wm_proxy_spatial_open(resolution, err, sizeof err);
+        char why[512];
+        sp = wm_proxy_tables_open(resolution, why, sizeof why);
         if (!sp) {
-            fprintf(stderr, "wirematch-proxy: --resolution %s\n", err);
+            fprintf(stderr, "wirematch-proxy: --resolution %s\n", why);
             wm_schema_reg_free(sreg);
             return 1;
         }
-        if (wm_proxy_spatial_nbhd_count(sp) >= WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE) {
-            /* Each neighborhood needs a Subscription Identifier of its own. */
-            fprintf(stderr, "wirematch-proxy: --resolution %s: more than %u neighborhoods\n", resolution,
-                    WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE - 1);
+        if (!(tables = wm_proxy_tables_new(resolution, sp, cfg.threads, prefilter))) {
+            fprintf(stderr, "wirematch-proxy: out of memory\n");
             wm_proxy_spatial_close(sp);
+            wm_schema_reg_free(sreg);
             return 1;
         }
         cfg.spatial = sp;
+        cfg.tables = tables;
         cfg.resolution_text = resolution;
     }
     if (sp) {
@@ -173,7 +177,8 @@ int main(int argc, char **argv)
         if (!(reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL, cfg.max_sessions,
                                           cfg.max_records))) {
             fprintf(stderr, "wirematch-proxy: out of memory\n");
-            wm_proxy_spatial_close(sp);
+            wm_proxy_tables_free(tables);
+            wm_schema_reg_free(sreg);
             return 1;
         }
         cfg.registry = reg;
@@ -184,7 +189,9 @@ int main(int argc, char **argv)
     FILE *out = stdout;
     if (summary && !(out = fopen(summary, "w"))) {
         fprintf(stderr, "wirematch-proxy: --summary %s: %s\n", summary, strerror(errno));
-        wm_proxy_spatial_close(sp);
+        wm_proxy_registry_free(reg);
+        wm_proxy_tables_free(tables);
+        wm_schema_reg_free(sreg);
         return 1;
     }
     wm_proxy_counters total;
@@ -193,7 +200,7 @@ int main(int argc, char **argv)
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
     wm_proxy_registry_free(reg);
-    wm_proxy_spatial_close(sp);
+    wm_proxy_tables_free(tables);   /* the tables in use then, the first one included */
     wm_schema_reg_free(sreg);
     return rc == 0 ? 0 : 1;
 }

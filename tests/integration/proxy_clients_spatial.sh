@@ -13,9 +13,6 @@
 # identifier reaches a client. 127.0.0.1 only, bounded, stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-SHARED=${WM_SHARED:-$WM_ROOT/../shared}
-WORLD=$SHARED/data/world/monaco.geojson
-NBHD=$SHARED/data/world/monaco-examples.nbhd
 PAHO=$BUILD/tests/proxy_paho   # built by the Makefile
 [ -x "$PAHO" ] || fail "$PAHO not built"
 px_mqttjs
@@ -23,8 +20,7 @@ N=2000
 SUBS=(X1 X2 X3 X4)
 CHECK=(python3 "$(dirname "$0")/proxy_spatial_check.py" "$TMP/m.json")
 
-"$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --out "$TMP/m.wmr" || fail "wmctl resolve"
-"$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --json > "$TMP/m.json" || fail "wmctl resolve --json"
+px_monaco
 # Peids drawn from: every peid of X1..X4, as many others of the world, and
 # some no neighborhood has: about half of the publications are wanted by
 # someone (uniform world peids would almost never be: X3 has 3 of 5,955).

@@ -17,14 +17,10 @@
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-SHARED=${WM_SHARED:-$WM_ROOT/../shared}
-WORLD=$SHARED/data/world/monaco.geojson
-NBHD=$SHARED/data/world/monaco-examples.nbhd
 PY=(timeout 120 python3 "$(dirname "$0")/proxy_persist.py")
 N=300
 
-"$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --out "$TMP/m.wmr" || fail "wmctl resolve"
-"$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --json > "$TMP/m.json" || fail "wmctl resolve --json"
+px_monaco
 
 px_broker "max_queued_messages 100000"
 px_proxy a --resolution "$TMP/m.wmr" --threads 2

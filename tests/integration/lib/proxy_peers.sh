@@ -6,6 +6,8 @@
 #   px_broker [CONFIG_LINE...]   -> BPORT, BROKER_PID (log: $WM_BROKER_DIR/mosquitto.log)
 #   px_proxy NAME ARGS...        -> PORT_<NAME>, PID_<NAME>; summary in $TMP/NAME.json
 #   px_stop PID                  SIGTERM and wait; returns the exit status
+#   px_monaco                    Monaco world + example neighborhoods (WORLD, NBHD) resolved by
+#                                wmctl into $TMP/m.wmr and $TMP/m.json
 #   px_mqttjs                    MQTT.js installed (`npm ci` from tests/node's lock file, once) -> NODE_DIR
 #   fail MESSAGE                 prints "<test>: FAIL: MESSAGE" and exits 1
 BUILD=${WM_BUILD:-build}
@@ -63,4 +65,11 @@ px_mqttjs() {
   cp "$WM_ROOT/tests/node/package.json" "$WM_ROOT/tests/node/package-lock.json" "$NODE_DIR/"
   timeout 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund --ignore-scripts > "$TMP/npm.err" 2>&1 \
     || fail "npm ci of MQTT.js failed: $(tail -3 "$TMP/npm.err")"
+}
+px_monaco() {
+  local shared=${WM_SHARED:-$WM_ROOT/../shared}
+  WORLD=$shared/data/world/monaco.geojson
+  NBHD=$shared/data/world/monaco-examples.nbhd
+  "$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --out "$TMP/m.wmr" || fail "wmctl resolve"
+  "$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --json > "$TMP/m.json" || fail "wmctl resolve --json"
 }

@@ -1,0 +1,139 @@
+/* libFuzzer target for the proxy's filter path: frames from clients and
+ * broker through framing (dataplane/proxy_frame.h) into
+ * wm_proxy_filter_packet (dataplane/proxy_filter.h) and the process-wide
+ * registry of sessions and, optionally, --prefilter subscriptions
+ * (dataplane/proxy_registry.h), over a two-neighborhood resolution of the
+ * small test world.
+ *
+ * Input: byte 0 = configuration (bit 0: --prefilter; bits 1..3: records per
+ * connection - 1; bits 4..5: sessions in the table - 1), then steps, each
+ * a header byte (bit 0: connection A or B, which share the registry and can
+ * resume each other's sessions; bit 1: direction, 0 client -> broker;
+ * bit 2: close that connection first, as the proxy does on EOF or error)
+ * and a 1-byte length, then that many stream bytes.
+ *
+ * Laws (any break aborts):
+ *  - everything released towards a peer (framed bytes and the proxy's own
+ *    packets) decodes as MQTT v5 packets of the right side;
+ *  - no PUBLISH released towards a client carries a Subscription Identifier
+ *    of the proxy's (>= WM_PROXY_SID_BASE), which it must always strip;
+ *  - no crash, leak or undefined behaviour (ASan/UBSan), and the registry
+ *    is left empty once every connection is closed and every session has
+ *    expired. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/mqtt5_decode.h"
+#include "dataplane/proxy.h"
+#include "dataplane/proxy_filter.h"
+#include "dataplane/proxy_frame.h"
+#include "dataplane/proxy_registry.h"
+#include "tests/lib/reload_fixture.h"
+
+#define QCAP 65536
+#define MAX_PACKET 4096
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+typedef struct conn {
+    wm_proxy_session ss;
+    wm_proxy_filter flt;
+    wm_proxy_queue q[2];
+    uint8_t mem[2][QCAP];
+} conn;
+
+static wm_proxy_spatial *sp;
+static uint8_t scratch[MAX_PACKET + 65546];
+static conn conns[2];
+
+static void setup(void)
+{
+    static const char *const n1[] = { "sq1", "p_in", NULL };
+    static const char *const n2[] = { "far", NULL };
+    const wm_test_nbhd nb[] = { { "N1", n1 }, { "N2", n2 } };
+    char *path = wm_test_write_wmr(wm_test_tmpdir(), "f.wmr", nb, 2);
+    char err[256];
+    if (!path || !(sp = wm_proxy_spatial_open(path, err, sizeof err))) abort();
+    free(path);
+}
+
+static void conn_open(conn *k, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
+{
+    wm_proxy_session_init(&k->ss, MAX_PACKET);
+    for (int d = 0; d < 2; d++) wm_proxy_queue_init(&k->q[d], k->mem[d], QCAP);
+    wm_proxy_filter_init(&k->flt, sh, c);
+    k->ss.filter = &k->flt;
+    k->ss.queues = k->q;
+    k->ss.scratch = scratch;
+    k->ss.scratch_cap = sizeof scratch;
+}
+
+/* Checks and consumes what queue d released: packets sent by side d (and the
+ * proxy's answers to side 1 - d) towards side 1 - d. */
+static void check_released(wm_proxy_queue *q, int d)
+{
+    wm_mqtt5_config c = { .from = d == WM_PROXY_C2U ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER,
+                          .topic_alias_maximum = 65535 };
+    const uint8_t *b;
+    uint32_t n;
+    if (!wm_proxy_queue_next_send(q, &b, &n)) return;
+    for (uint32_t off = 0; off < n;) {
+        wm_mqtt5_packet p;
+        wm_mqtt5_result r;
+        if (wm_mqtt5_decode(&c, b + off, n - off, &p, &r) != WM_MQTT5_DONE) abort();
+        if (d == WM_PROXY_U2C && p.type == WM_MQTT5_PUBLISH) {
+            size_t pos = 0;
+            uint32_t sid;
+            while (wm_mqtt5_subid_next(&p.props, &pos, &sid))
+                if (sid >= WM_PROXY_SID_BASE) abort();
+        }
+        off += (uint32_t)r.length;
+    }
+    wm_proxy_queue_sent(q, n);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1 || size > 16384) return 0;
+    if (!sp) setup();
+    bool prefilter = data[0] & 1;
+    wm_proxy_registry *reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL,
+                                                   ((data[0] >> 4) & 3) + 1, ((data[0] >> 1) & 7) + 1);
+    if (!reg) abort();
+    wm_proxy_filter_shared sh = { .sp = sp, .max_records = ((data[0] >> 1) & 7) + 1, .reg = reg };
+    if (prefilter && !(sh.rd = wm_proxy_registry_reader(reg))) abort();
+    wm_proxy_counters c;
+    memset(&c, 0, sizeof c);
+    for (int i = 0; i < 2; i++) conn_open(&conns[i], &sh, &c);
+
+    size_t off = 1;
+    while (off + 2 <= size) {
+        uint8_t h = data[off];
+        size_t n = data[off + 1];
+        off += 2;
+        if (n > size - off) n = size - off;
+        conn *k = &conns[h & 1];
+        int dir = (h >> 1) & 1;
+        if (h & 4) {
+            wm_proxy_filter_reset(&k->flt);
+            conn_open(k, &sh, &c);
+        }
+        if (wm_proxy_queue_append(&k->q[dir], data + off, (uint32_t)n)) {
+            wm_proxy_frame(&k->ss, dir, &k->q[dir]);
+            check_released(&k->q[WM_PROXY_C2U], WM_PROXY_C2U);
+            check_released(&k->q[WM_PROXY_U2C], WM_PROXY_U2C);
+        }
+        off += n;
+    }
+
+    for (int i = 0; i < 2; i++) wm_proxy_filter_reset(&conns[i].flt);
+    /* Readers must be gone (or offline) before the grace period is waited for. */
+    if (sh.rd) wm_matcher_reader_free(sh.rd);
+    wm_proxy_registry_reclaim(reg, UINT64_MAX);
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(reg, &st);
+    if (st.sessions_live != 0 || st.deferred_live != 0 || st.added != st.removed) abort();
+    wm_proxy_registry_free(reg);
+    return 0;
+}
