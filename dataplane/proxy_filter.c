@@ -112,10 +112,12 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         if (f->recs[i].pending && !f->recs[i].dead && f->sess_gen) rec_install(f, &f->recs[i]);
         if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
-        slot_unref(f->sh, f->recs[i].slot);
+        if (f->recs[i].slot) wm_content_unref(f->sh->content->tab, f->recs[i].slot);
         free(f->recs[i].filter);
         free(f->recs[i].name);
     }
+    /* one recompile for all the texts the connection leaves, not one per record */
+    if (f->sh->content) content_commit(f->sh);
     if (f->sess_gen)
         wm_proxy_registry_session_detach(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, expire);
     free(f->cid);

@@ -47,7 +47,7 @@
 enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_CANCEL, OP_WAKE };
 enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
 enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2 };
-#define PARK_MAX 64
+#define PARK_MAX 256
 #define BGID 1
 #define STOP_GRACE_NS 2000000000ull
 
@@ -69,7 +69,7 @@ typedef struct conn {
     wm_proxy_queue q[2];
     wm_proxy_session ss;
     wm_proxy_filter flt;      /* used when the proxy filters (cfg->spatial) */
-    uint8_t npark[2];
+    uint16_t npark[2];
     park parks[2][PARK_MAX];
 } conn;
 
@@ -99,6 +99,7 @@ typedef struct worker {
     uint64_t held, held_limit;
     slot_ref *total_paused, *nobufs;
     uint32_t n_total_paused, n_nobufs;
+    uint32_t parked;          /* chunks parked now, all connections */
     wm_proxy_counters c;
     wm_proxy_filter_shared fsh;
     wm_proxy_content content; /* this worker's content filters (--schemas) */
@@ -196,7 +197,9 @@ static void buf_publish(worker *w)
 
 static void arm_recv(worker *w, conn *k, uint32_t slot, int s)
 {
-    if (k->state != ST_OPEN || k->recv_armed[s] || k->paused[s] || k->eof[s]) return;
+    /* Not while chunks are parked: a new receive would read more that can
+     * only be parked too (on_send arms it once they are in the queue). */
+    if (k->state != ST_OPEN || k->recv_armed[s] || k->paused[s] || k->eof[s] || k->npark[s]) return;
     struct io_uring_sqe *sqe = get_sqe(w);
     if (!sqe) return;
     io_uring_prep_recv_multishot(sqe, k->fd[s], NULL, 0, 0);
@@ -263,6 +266,7 @@ static void finalize(worker *w, conn *k, uint32_t slot)
         if (k->fd[s] >= 0) close(k->fd[s]);
         k->fd[s] = -1;
         for (unsigned i = 0; i < k->npark[s]; i++) buf_return(w, k->parks[s][i].bid);
+        w->parked -= k->npark[s];
         k->npark[s] = 0;
         w->held -= wm_proxy_queue_held(&k->q[s]);
         wm_proxy_queue_init(&k->q[s], k->q[s].buf, k->q[s].cap);
@@ -318,6 +322,7 @@ static void stop_side(worker *w, conn *k, uint32_t slot, int s)
     w->held -= k->q[s].tail - k->q[s].ready;
     k->q[s].tail = k->q[s].ready;
     for (unsigned i = 0; i < k->npark[s]; i++) buf_return(w, k->parks[s][i].bid);
+    w->parked -= k->npark[s];
     k->npark[s] = 0;
 }
 
@@ -382,6 +387,7 @@ static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, u
         return false;
     }
     k->parks[s][k->npark[s]++] = (park){ bid, len };
+    w->parked++;
     w->c.parked++;
     return true;
 }
@@ -398,7 +404,8 @@ static void unpark(worker *w, conn *k, int s)
     }
     if (i) {
         memmove(k->parks[s], k->parks[s] + i, (k->npark[s] - i) * sizeof(park));
-        k->npark[s] = (uint8_t)(k->npark[s] - i);
+        k->npark[s] = (uint16_t)(k->npark[s] - i);
+        w->parked -= i;
     }
 }
 
@@ -537,6 +544,7 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     if (k->npark[s]) {
         unpark(w, k, s);
         if (!frame(w, k, slot, s)) return;
+        arm_recv(w, k, slot, s);   /* if that emptied the parking */
     }
     kick_send(w, k, slot, s);
     if ((k->paused[s] & PAUSE_CONN) && wm_proxy_queue_pending(q) <= w->cfg->conn_buffer / 2)
@@ -721,7 +729,9 @@ static void *worker_main(void *arg)
         if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, 1, &ts, NULL);
-        } else if (w->busy && w->cfg->batch_wait_ns) {
+        } else if (w->busy && w->cfg->batch_wait_ns && !w->parked) {
+            /* (Not while chunks are parked: a peer is slower than its sender,
+             * and a wait would let a burst of receives outrun the pause.) */
             /* Asking for a full CQ makes the timeout the only wake-up (short
              * of an overflowing CQ): completions gather for batch_wait_ns. */
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = (long long)w->cfg->batch_wait_ns };
