@@ -939,6 +939,8 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         while (rc == 0 && !atomic_load(&g_fatal)) {
             int sig = sigtimedwait(&set, NULL, &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
+            if (sig == SIGHUP && !cfg->tables)
+                fprintf(stderr, "wirematch-proxy: SIGHUP: no --resolution, nothing to reload\n");
             if (sig == SIGHUP && cfg->tables) {
                 char why[512];
                 if (wm_proxy_tables_reload(cfg->tables, why, sizeof why) == 0) {

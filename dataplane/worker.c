@@ -157,8 +157,14 @@ int wm_worker_main(void *arg)
     /* Only a worker whose every port is a one-shot replay stops by itself. */
     int may_finish = polled_ports > 0 && replay_ports == polled_ports;
     uint64_t last_rx = rte_rdtsc();
+    /* A worker left without a queue (the ports offer fewer rx queues than
+     * there are workers) has nothing to wait for: it must not hold up the
+     * end of a one-shot replay. */
+    if (polled_ports == 0)
+        fprintf(stderr, "wirematch: lcore %u: no rx queue to poll (the ports offer fewer queues than workers)\n",
+                w->lcore_id);
 
-    while (!*w->quit) {
+    while (!*w->quit && polled_ports > 0) {
         uint64_t now_tsc = rte_rdtsc();
         uint64_t now_ns = tsc_to_ns(w, now_tsc);
         unsigned got = 0;

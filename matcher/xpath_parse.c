@@ -127,7 +127,9 @@ static bool parse_name(pctx *p, wm_xp_name *nm, bool allow_wild, const char *wha
     size_t k = p->i + n1;
     if (k < p->len && p->q[k] == ':' && !(k + 1 < p->len && p->q[k + 1] == ':')) {
         const char *uri = ns_lookup(p, p->q + p->i, n1);
-        if (!uri) return fail(p, at, "namespace prefix '%.*s' is not bound (bind it with PREFIX=URI)", (int)n1, p->q + p->i);
+        if (!uri)
+            return fail(p, at, "namespace prefix '%.*s' is not bound (bind it with --ns PREFIX=URI, or P=URI in the "
+                        "schema registry)", (int)n1, p->q + p->i);
         if (!(nm->uri = keep(p, uri, strlen(uri)))) return oom(p);
         k++;
         if (allow_wild && k < p->len && p->q[k] == '*') {
