@@ -24,6 +24,7 @@
 #ifndef WM_DATAPLANE_PROXY_H
 #define WM_DATAPLANE_PROXY_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -133,6 +134,13 @@ typedef struct wm_proxy_counters {
  * needs are missing (kernel < 6.0: multishot receive; < 5.19: provided buffer
  * rings, multishot accept) or a socket cannot be set up. */
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns);
+
+/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every
+ * thread it starts later) and fills *set with them, the signals wm_proxy_run
+ * waits for. Call it first in main: a signal that comes while the tables load
+ * then waits for wm_proxy_run instead of ending the process without its
+ * summary. Idempotent. */
+void wm_proxy_block_signals(sigset_t *set);
 
 /* Checks once that this kernel offers what the workers use: provided buffer
  * rings (Linux 5.19), multishot accept (5.19) and multishot receive (6.0).

@@ -895,17 +895,22 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->max_sessions = 65536;
 }
 
+void wm_proxy_block_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)
 {
     memset(total, 0, sizeof *total);
     *elapsed_ns = 0;
     if (wm_proxy_probe() < 0) return -1;
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    wm_proxy_block_signals(&set);
     atomic_store(&g_stop, 0);
     signal(SIGPIPE, SIG_IGN);
 

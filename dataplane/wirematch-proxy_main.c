@@ -10,8 +10,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,15 +74,8 @@ static int parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, u
 
 int main(int argc, char **argv)
 {
-    /* Blocked from the start (and so in every thread): a SIGHUP or SIGTERM
-     * that comes while the tables load is taken by wm_proxy_run's wait
-     * instead of killing the process with its counters. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    wm_proxy_block_signals(&sigs);
     wm_proxy_config cfg;
     wm_proxy_config_defaults(&cfg);
     const char *summary = NULL, *resolution = NULL, *schemas = NULL;
