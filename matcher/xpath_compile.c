@@ -566,6 +566,104 @@ static xpf_pslot *pslot_of(xpf_pstate *ps, uint32_t slot)
     return ps->slot_ix[slot] ? &ps->pslots[ps->slot_ix[slot] - 1] : NULL;
 }
 
+static int cmp_centry_x(const void *a, const void *b)
+{
+    const xpf_centry *x = a, *y = b;
+    if (x->x != y->x) return x->x < y->x ? -1 : 1;
+    return x->q < y->q ? -1 : x->q > y->q;
+}
+
+/* Can guard g's clusters be merged (all numeric)? */
+static bool neg_mergeable(const xpf_pstate *ps, const xpf_negguard *g)
+{
+    const xpf_post *p = &ps->guards[g->guard].post;
+    if (p->n || p->ne) return false;
+    for (uint32_t k = 0; k < p->nc; k++)
+        if (ps->clusters[p->coff + k].str) return false;
+    return true;
+}
+
+/* Moves the not(S = 'L') guards (ps->neg, sorted by slot) whose clusters
+ * are all numeric into neggroups, merging their clusters per (slot, op)
+ * (xpf_neggroup). Returns nonzero on allocation failure. */
+static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
+{
+    uint32_t extra = 0, nm = 0;
+    for (uint32_t i = 0; i < ps->n_neg; i++)
+        if (neg_mergeable(ps, &ps->neg[i])) {
+            const xpf_post *p = &ps->guards[ps->neg[i].guard].post;
+            for (uint32_t k = 0; k < p->nc; k++) extra += ps->clusters[p->coff + k].n;
+            nm++;
+        }
+    if (!nm) return 0;
+    xpf_centry *ce = realloc(ps->centries, (ps->n_centries + extra) * sizeof *ce);
+    if (!ce) return -1;
+    ps->centries = ce;
+    /* at most one group per guard, one merged cluster per guard cluster */
+    uint32_t ncl = 0;
+    for (uint32_t i = 0; i < ps->n_neg; i++)
+        if (neg_mergeable(ps, &ps->neg[i])) ncl += ps->guards[ps->neg[i].guard].post.nc;
+    if (!(ps->neggroups = malloc(nm * sizeof *ps->neggroups)) || !(ps->negm = malloc(nm * sizeof *ps->negm)) ||
+        !(ps->negcl = malloc((ncl ? ncl : 1) * sizeof *ps->negcl)))
+        return -1;
+    uint32_t keep = 0, n_negcl = 0, n_negm = 0;
+    for (uint32_t i = 0; i < ps->n_neg;) {
+        uint32_t slot = ps->neg[i].slot, j = i;
+        while (j < ps->n_neg && ps->neg[j].slot == slot) j++;
+        xpf_neggroup *grp = NULL;
+        for (uint32_t k = i; k < j; k++) {
+            const xpf_negguard *g = &ps->neg[k];
+            if (!neg_mergeable(ps, g)) {
+                ps->neg[keep++] = *g;
+                continue;
+            }
+            if (!grp) {
+                grp = &ps->neggroups[ps->n_neggroups++];
+                *grp = (xpf_neggroup){ .slot = slot, .goff = n_negm, .coff = n_negcl };
+            }
+            ps->negm[n_negm++] = *g;
+            const xpf_post *p = &ps->guards[g->guard].post;
+            for (uint32_t m = 0; m < p->nc; m++) {
+                const xpf_cluster *src = &ps->clusters[p->coff + m];
+                xpf_cluster *dst = NULL;
+                for (uint32_t t = grp->coff; t < n_negcl; t++)
+                    if (ps->negcl[t].slot == src->slot && ps->negcl[t].op == src->op) dst = &ps->negcl[t];
+                if (!dst) {
+                    /* entries are appended per merged cluster below, in one pass per cluster */
+                    dst = &ps->negcl[n_negcl++];
+                    *dst = (xpf_cluster){ .slot = src->slot, .op = src->op, .id = f->n_clusters_total++ };
+                }
+            }
+        }
+        if (grp) {
+            grp->gn = n_negm - grp->goff;
+            grp->cn = n_negcl - grp->coff;
+            /* the entries of each merged cluster: every guard's cluster of that (slot, op), lit = the guard's L */
+            for (uint32_t t = grp->coff; t < n_negcl; t++) {
+                xpf_cluster *dst = &ps->negcl[t];
+                dst->off = ps->n_centries;
+                for (uint32_t k = grp->goff; k < n_negm; k++) {
+                    const xpf_post *p = &ps->guards[ps->negm[k].guard].post;
+                    for (uint32_t m = 0; m < p->nc; m++) {
+                        const xpf_cluster *src = &ps->clusters[p->coff + m];
+                        if (src->slot != dst->slot || src->op != dst->op) continue;
+                        for (uint32_t e = 0; e < src->n; e++) {
+                            xpf_centry x = ps->centries[src->off + e];
+                            x.lit = ps->negm[k].lit;
+                            ps->centries[ps->n_centries++] = x;
+                        }
+                    }
+                }
+                dst->n = ps->n_centries - dst->off;
+                qsort(ps->centries + dst->off, dst->n, sizeof *ps->centries, cmp_centry_x);
+            }
+        }
+        i = j;
+    }
+    ps->n_neg = keep;
+    return 0;
+}
+
 static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
 {
     wm_xpf_status rc = WM_XPF_E_MEMORY;
@@ -752,6 +850,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         ps->neg[ps->n_neg++] = (xpf_negguard){ l->slot, lit, wm_hash_bytes(0, f->strpool + l->s_off, l->s_len), i };
     }
     if (ps->n_neg) qsort(ps->neg, ps->n_neg, sizeof *ps->neg, cmp_negguard);
+    if (merge_neg_guards(f, ps)) goto out;
     for (uint32_t i = 0; i < ps->n_pslots; i++)
         for (int op = 0; op < 6; op++)
             if (op != WM_XP_NE && ps->pslots[i].n_num[op])
@@ -879,6 +978,9 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->centries);
         free(ps->guards);
         free(ps->neg);
+        free(ps->neggroups);
+        free(ps->negm);
+        free(ps->negcl);
     }
     free(f->pstates);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);

@@ -95,6 +95,19 @@ typedef struct xpf_negguard {
     uint32_t guard;             /* index in pstate guards */
 } xpf_negguard;
 
+/* The numeric clusters of the not(S = 'L') guards of one slot S, merged
+ * across the guards by (slot, op): one cluster holds the entries of every
+ * "not(S = 'L_i') and S' op x" query, sorted by x, each entry's lit being
+ * its L_i (centries[].lit). At an element, the entries whose L_i is S's
+ * value are skipped; all the others hold: one cluster run per (S', op)
+ * instead of one per guard. The watermarks then mean "entries before lo
+ * (after hi) are decided". */
+typedef struct xpf_neggroup {
+    uint32_t slot;              /* S */
+    uint32_t goff, gn;          /* its guards' literals: pstate negm */
+    uint32_t coff, cn;          /* its merged clusters: pstate negcl */
+} xpf_neggroup;
+
 typedef struct xpf_numtrig {
     double x;
     uint32_t lit;
@@ -144,7 +157,11 @@ typedef struct xpf_pstate {
     uint32_t n_guards;
     xpf_guard *guards;
     uint32_t n_neg;
-    xpf_negguard *neg;
+    xpf_negguard *neg;          /* the guards not merged into neggroups */
+    uint32_t n_neggroups;
+    xpf_neggroup *neggroups;
+    xpf_negguard *negm;         /* the merged guards, by group */
+    xpf_cluster *negcl;         /* the merged clusters, by group */
     bool any_text;
 } xpf_pstate;
 
