@@ -42,6 +42,8 @@ typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
     uint8_t kind;               /* XPF_V_* */
     bool b;
+    bool hashed;                /* h is wm_xpf_str_hash(the value's string) */
+    uint64_t h;
     double num;                 /* NUM, or number() of a STR when the slot compares numbers */
     uint32_t off, len;          /* STR copy in sbuf (when needed) */
 } slotv;
@@ -209,13 +211,48 @@ static uint32_t bound(const xpf_centry *e, uint32_t lo, uint32_t hi, double v, b
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
 
+/* a[0..n) == b[0..n): names, units and states are short, and a call to
+ * memcmp costs more than comparing them in two loads. */
+static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a0, a1, b0, b1;
+        memcpy(&a0, a, 8), memcpy(&a1, a + n - 8, 8);
+        memcpy(&b0, b, 8), memcpy(&b1, b + n - 8, 8);
+        return !((a0 ^ b0) | (a1 ^ b1));
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4), memcpy(&a1, a + n - 4, 4);
+        memcpy(&b0, b, 4), memcpy(&b1, b + n - 4, 4);
+        return !((a0 ^ b0) | (a1 ^ b1));
+    }
+    if (n < 4) {
+        for (uint32_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    return !memcmp(a, b, n);
+}
+
+/* The hash of v's string s[0..n), computed once per value: the equality
+ * triggers, the scan memo, string clusters and not() guards share it. */
+static inline uint64_t slot_hash(slotv *v, const char *s, uint32_t n)
+{
+    if (!v->hashed) {
+        v->h = wm_xpf_str_hash(s, n);
+        v->hashed = true;
+    }
+    return v->h;
+}
+
 /* A fired string cluster: the entries whose literal equals the slot's string. */
-static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v)
+static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
 {
     uint32_t n;
     const char *s = slot_str(c, v, &n);
     if (!s) return;
-    uint64_t h = wm_hash_bytes(0, s, n);
+    uint64_t h = slot_hash(v, s, n);
     const xpf_centry *e = c->ps->centries + cl->off;
     uint32_t lo = 0, hi = cl->n;
     while (lo < hi) {
@@ -225,7 +262,7 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v
     }
     for (; lo < cl->n && e[lo].h == h; lo++) {
         const xpf_lit *l = &c->f->lits[e[lo].lit];
-        if (l->s_len == n && !memcmp(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+        if (l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
     }
 }
 
@@ -233,7 +270,7 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v
  * their own test on the cluster's slot holds. */
 static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
-    const slotv *v = &c->sv[cl->slot];
+    slotv *v = &c->sv[cl->slot];
     if (v->epoch != c->serial) return; /* absent: every test false */
     if (cl->str) {
         run_str_cluster(c, cl, v);
@@ -345,15 +382,15 @@ static void run_neg_groups(wm_xpf_ctx *c)
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neggroups; i++) {
         const xpf_neggroup *g = &ps->neggroups[i];
-        const slotv *v = &c->sv[g->slot];
+        slotv *v = &c->sv[g->slot];
         uint32_t excl = XPF_NONE, n = 0;
         const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
         if (s) {
-            uint64_t h = wm_hash_bytes(0, s, n);
+            uint64_t h = slot_hash(v, s, n);
             for (uint32_t k = 0; k < g->gn; k++) {
                 const xpf_negguard *ng = &ps->negm[g->goff + k];
                 const xpf_lit *l = &c->f->lits[ng->lit];
-                if (ng->h == h && l->s_len == n && !memcmp(c->f->strpool + l->s_off, s, n)) {
+                if (ng->h == h && l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) {
                     excl = ng->lit;
                     break;
                 }
@@ -369,21 +406,35 @@ static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
     c->lit_val[lit] = v;
 }
 
+/* Pattern literal id holds for the value being collected. */
+static void pattern_true(wm_xpf_ctx *c, uint32_t id)
+{
+    set_lit(c, id, true);
+    /* a trigger of this state? */
+    const xpf_pstate *ps = c->ps;
+    uint32_t k = ps->pat_of_lit ? ps->pat_of_lit[id] : 0;
+    if (k) add_post(c, &ps->pat[k - 1].post);
+}
+
 /* Pattern literal id matched the value of slot c->scan_slot. */
 static void pattern_hit(wm_xpf_ctx *c, unsigned id)
 {
-    const xpf_lit *l = &c->f->lits[id];
-    if (l->slot != c->scan_slot) return;
-    set_lit(c, id, true);
-    /* a trigger of this state? (sorted by literal) */
-    const xpf_pstate *ps = c->ps;
-    uint32_t lo = 0, hi = ps->n_pat;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (ps->pat[mid].lit < id) lo = mid + 1;
-        else hi = mid;
+    if (c->f->lits[id].slot == c->scan_slot) pattern_true(c, id);
+}
+
+/* The starts-with() literals of pslot s that text[0..len) starts with:
+ * one hash and probe per distinct literal length. */
+static void prefix_scan(wm_xpf_ctx *c, const xpf_pslot *s, const char *text, uint32_t len)
+{
+    const wm_xpf *f = c->f;
+    for (uint32_t i = 0; i < s->n_plens && s->plens[i] <= len; i++) {
+        uint32_t n = s->plens[i];
+        uint64_t h = wm_xpf_str_hash(text, n);
+        for (uint32_t k = (uint32_t)h & s->pre_mask; s->pre[k].lit != XPF_NONE; k = (k + 1) & s->pre_mask) {
+            const xpf_lit *l = &f->lits[s->pre[k].lit];
+            if (s->pre[k].h == h && l->s_len == n && bytes_eq(f->strpool + l->s_off, text, n)) pattern_true(c, s->pre[k].lit);
+        }
     }
-    if (lo < ps->n_pat && ps->pat[lo].lit == id) add_post(c, &ps->pat[lo].post);
 }
 
 static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
@@ -407,18 +458,17 @@ static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, 
  * the memo when this text was scanned before, else by Hyperscan (and
  * memoised). Replaying the ids is the same as the callbacks: pattern_hit is
  * idempotent and the database is SINGLEMATCH. */
-static void scan_value(wm_xpf_ctx *c, const char *text, uint32_t len)
+static void scan_value(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t len)
 {
     const wm_xpf *f = c->f;
     scan_memo *m = NULL;
-    uint64_t h = 0;
     if (len && len <= SCAN_MEMO_TEXT) {
-        h = wm_hash_bytes(1, text, len);
+        uint64_t h = slot_hash(v, text, len);
         scan_memo *set = &c->memo[(h & (SCAN_MEMO / 2 - 1)) * 2];
         c->scans++;
         for (int w = 0; w < 2; w++) {
             m = &set[w];
-            if (m->len == len && m->h == h && !memcmp(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
+            if (m->len == len && m->h == h && bytes_eq(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
                 m->used = c->scans;
                 for (uint32_t i = 0; i < m->n_ids; i++) pattern_hit(c, m->ids[i]);
                 return;
@@ -457,6 +507,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
     const wm_xpf *f = c->f;
     slotv *v = &c->sv[s->slot];
     v->epoch = c->serial;
+    v->hashed = false;
     const char *text = val->text;
     uint32_t tlen = val->len;
     switch (val->kind) {
@@ -498,14 +549,15 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
     /* triggers */
     bool is_str = v->kind != XPF_V_NUM;
     if (s->eq_mask && is_str) {
-        uint64_t h = wm_hash_bytes(0, text, tlen);
+        uint64_t h = slot_hash(v, text, tlen);
         uint32_t k = (uint32_t)h & s->eq_mask;
         for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
             const xpf_eqtrig *e = &s->eq[k];
             const xpf_lit *l = &f->lits[e->lit];
-            if (e->h == h && l->s_len == tlen && !memcmp(f->strpool + l->s_off, text, tlen)) {
+            if (e->h == h && l->s_len == tlen && bytes_eq(f->strpool + l->s_off, text, tlen)) {
                 set_lit(c, e->lit, true);
                 add_post(c, &e->post);
+                if (!s->eq_dup) break;
             }
         }
     }
@@ -540,9 +592,10 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         else t = is_str && (l->s_len != tlen || memcmp(f->strpool + l->s_off, text, tlen));
         if (t) set_lit(c, a->lit, true), add_post(c, &a->post);
     }
+    if (s->n_plens && is_str) prefix_scan(c, s, text, tlen);
     if (s->scan && is_str && f->hs_db) {
         c->scan_slot = s->slot;
-        scan_value(c, text, tlen);
+        scan_value(c, v, text, tlen);
     }
     if (s->exists.off != XPF_NONE) add_post(c, &s->exists);
 }
@@ -593,20 +646,22 @@ static void finish(wm_xpf_ctx *c)
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
         uint32_t slot = ps->neg[i].slot, n = 0;
-        const slotv *v = &c->sv[slot];
+        slotv *v = &c->sv[slot];
         const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
-        uint64_t h = s ? wm_hash_bytes(0, s, n) : 0;
+        uint64_t h = s ? slot_hash(v, s, n) : 0;
         for (; i < ps->n_neg && ps->neg[i].slot == slot; i++) {
             const xpf_negguard *g = &ps->neg[i];
             const xpf_lit *l = &c->f->lits[g->lit];
             bool t = v->epoch != c->serial ? !l->absent
-                   : !s || g->h != h || l->s_len != n || memcmp(c->f->strpool + l->s_off, s, n);
+                   : !s || g->h != h || l->s_len != n || !bytes_eq(c->f->strpool + l->s_off, s, n);
             if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }
     run_neg_groups(c);
-    for (uint32_t i = 0; i < ps->n_guards; i++)
-        if (!ps->guards[i].neg && eval_pred(c, ps->guards[i].pred)) add_post(c, &ps->guards[i].post);
+    for (uint32_t i = 0; i < ps->n_plain; i++) {
+        const xpf_guard *g = &ps->guards[ps->plain[i]];
+        if (eval_pred(c, g->pred)) add_post(c, &g->post);
+    }
     for (uint32_t i = 0; i < c->n_fired; i++) run_cluster(c, &ps->clusters[c->fired[i]]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];

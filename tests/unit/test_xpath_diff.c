@@ -181,7 +181,8 @@ static void gen_query(sb *s)
 }
 
 /* The forms the filter's clusters and merged not() guards decide without
- * evaluating predicates: "G and D" with G = not(@A = 'L') or @A = 'L' and D
+ * evaluating predicates: "G and D" with G = not(@A = 'L'), @A = 'L' or a
+ * (negated) starts-with() that the prefix tables decide, and D
  * one or two numeric tests of one attribute, literals drawn from the
  * documents (thresholds at equal values, negative numbers, decimals),
  * attributes often missing (t, bver, s, ut; vs, vb), several queries per
@@ -191,11 +192,21 @@ static void gen_guard_query(sb *s)
     static const char *const gattrs[] = { "u", "n", "vs", "vb", "u" };
     static const char *const gvals[] = { "Cel", "V", "%RH", "temperature", "voltage", "state-1", "true", "false", "x" };
     static const char *const cmp[] = { "<", "<=", ">", ">=", "=" };
+    /* prefixes of names, units, states and bn: 5 lengths, so the slots' prefix tables serve them */
+    static const char *const pfx[] = { "t", "te", "tem", "temp", "hu", "v", "vo", "c", "la", "lo", "p", "C", "Ce",
+                                       "%", "%R", "V", "A", "Pa", "s", "sta", "stat", "urn:dev:ow:", "x" };
+    static const char *const pattrs[] = { "n", "u", "vs", "bn" };
     s->n = 0;
     unsigned ga = rnd(5);
     const char *gv = ga == 3 ? gvals[6 + rnd(2)] : gvals[rnd(9)];
     char g[64];
-    snprintf(g, sizeof g, rnd(4) ? "not(@%s = '%s')" : "@%s = '%s'", gattrs[ga], gv);
+    unsigned gk = rnd(8);
+    if (gk < 2) snprintf(g, sizeof g, "%sstarts-with(@%s, '%s')%s", gk ? "not(" : "", pattrs[rnd(4)], pfx[rnd(23)], gk ? ")" : "");
+    else snprintf(g, sizeof g, gk < 7 ? "not(@%s = '%s')" : "@%s = '%s'", gattrs[ga], gv);
+    if (gk == 0 && rnd(3) == 0) {
+        put(s, "//s:senml[%s]", g);
+        return;
+    }
     int ai = rnd(3) ? 0 : (int)rnd(6);
     sb d = { .n = 0 };
     put(&d, "@%s %s ", num_attrs[ai], cmp[rnd(5)]);
