@@ -266,6 +266,47 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
     }
 }
 
+/* The entries of numeric cluster cl that the value of its slot may make
+ * true, [*a, *b): beyond the watermarks (entries before lo, after hi are
+ * decided). The entry next to the watermark tells, without a search,
+ * whether anything is new: the common case once a document's first values
+ * are in. False: nothing to do. */
+static inline __attribute__((always_inline)) bool cluster_range(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t *a, uint32_t *b)
+{
+    const slotv *v = &c->sv[cl->slot];
+    if (v->epoch != c->serial || v->kind == XPF_V_BOOL) return false; /* absent, NaN: every test false */
+    double x = v->num;
+    if (x != x) return false;
+    const xpf_centry *e = c->ps->centries + cl->off;
+    cstate *st = &c->cs[cl->id];
+    uint32_t n = cl->n;
+    if (st->doc != c->doc) {
+        st->doc = c->doc;
+        st->lo = 0;
+        st->hi = n;
+    }
+    switch (cl->op) {
+    case WM_XP_GT: case WM_XP_GE: { /* entries with x < v (x <= v): a prefix */
+        bool ge = cl->op == WM_XP_GE;
+        *a = st->lo;
+        if (*a == n || !(ge ? e[*a].x <= x : e[*a].x < x)) return false;
+        *b = bound(e, *a + 1, n, x, ge);
+        return true;
+    }
+    case WM_XP_LT: case WM_XP_LE: { /* entries with x > v (x >= v): a suffix */
+        bool lt = cl->op == WM_XP_LT;
+        *b = st->hi;
+        if (*b == 0 || !(lt ? e[*b - 1].x > x : e[*b - 1].x >= x)) return false;
+        *a = bound(e, 0, *b - 1, x, lt);
+        return true;
+    }
+    default: /* EQ */
+        *a = bound(e, 0, n, x, false);
+        *b = bound(e, *a, n, x, true);
+        return *a < *b;
+    }
+}
+
 /* A fired cluster: its trigger is true, so its queries match exactly where
  * their own test on the cluster's slot holds. */
 static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
@@ -276,85 +317,23 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         run_str_cluster(c, cl, v);
         return;
     }
-    if (v->kind == XPF_V_BOOL) return; /* NaN: every numeric test false */
-    double x = v->num;
-    if (x != x) return;
-    const xpf_centry *e = c->ps->centries + cl->off;
-    cstate *st = &c->cs[cl->id];
-    uint32_t n = cl->n;
-    if (st->doc != c->doc) {
-        st->doc = c->doc;
-        st->lo = 0;
-        st->hi = n;
-    }
-    /* the entry next to the watermark decides, without a search, whether
-     * anything is new: the common case once a document's first values are in */
     uint32_t a, b;
-    switch (cl->op) {
-    case WM_XP_GT: case WM_XP_GE: { /* entries with x < v (x <= v): a prefix */
-        bool ge = cl->op == WM_XP_GE;
-        a = st->lo;
-        if (a == n || !(ge ? e[a].x <= x : e[a].x < x)) return;
-        b = bound(e, a + 1, n, x, ge);
-        st->lo = b;
-        break;
-    }
-    case WM_XP_LT: case WM_XP_LE: { /* entries with x > v (x >= v): a suffix */
-        bool lt = cl->op == WM_XP_LT;
-        b = st->hi;
-        if (b == 0 || !(lt ? e[b - 1].x > x : e[b - 1].x >= x)) return;
-        a = bound(e, 0, b - 1, x, lt);
-        st->hi = a;
-        break;
-    }
-    default: /* EQ */
-        a = bound(e, 0, n, x, false);
-        b = bound(e, a, n, x, true);
-        break;
-    }
-    if (b > a) match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
+    if (!cluster_range(c, cl, &a, &b)) return;
+    cstate *st = &c->cs[cl->id];
+    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = b;
+    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = a;
+    const xpf_centry *e = c->ps->centries + cl->off;
+    match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
 }
 
 /* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
- * test on the cluster's slot holds, except those whose L is `excl` (S's
- * value; XPF_NONE: none). Entries before lo (after hi) are decided, so a
- * skipped entry holds the watermark back until a later element decides it. */
+ * test holds, except those whose L is `excl` (S's value; XPF_NONE: none).
+ * A skipped entry holds the watermark back until a later element decides it. */
 static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
 {
-    const slotv *v = &c->sv[cl->slot];
-    if (v->epoch != c->serial || v->kind == XPF_V_BOOL) return; /* absent, NaN: every test false */
-    double x = v->num;
-    if (x != x) return;
-    const xpf_centry *e = c->ps->centries + cl->off;
-    cstate *st = &c->cs[cl->id];
-    uint32_t n = cl->n;
-    if (st->doc != c->doc) {
-        st->doc = c->doc;
-        st->lo = 0;
-        st->hi = n;
-    }
     uint32_t a, b;
-    bool gt = cl->op == WM_XP_GT || cl->op == WM_XP_GE, lt = cl->op == WM_XP_LT || cl->op == WM_XP_LE;
-    switch (cl->op) {
-    case WM_XP_GT: case WM_XP_GE: {
-        bool ge = cl->op == WM_XP_GE;
-        a = st->lo;
-        if (a == n || !(ge ? e[a].x <= x : e[a].x < x)) return;
-        b = bound(e, a + 1, n, x, ge);
-        break;
-    }
-    case WM_XP_LT: case WM_XP_LE: {
-        bool l = cl->op == WM_XP_LT;
-        b = st->hi;
-        if (b == 0 || !(l ? e[b - 1].x > x : e[b - 1].x >= x)) return;
-        a = bound(e, 0, b - 1, x, l);
-        break;
-    }
-    default: /* EQ */
-        a = bound(e, 0, n, x, false);
-        b = bound(e, a, n, x, true);
-        break;
-    }
+    if (!cluster_range(c, cl, &a, &b)) return;
+    const xpf_centry *e = c->ps->centries + cl->off;
     uint64_t *dec = c->decided, *mat = c->matched;
     uint32_t nd = 0, first = XPF_NONE, last = XPF_NONE;
     for (uint32_t i = a; i < b; i++) {
@@ -371,8 +350,9 @@ static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
         nd++;
     }
     c->undecided -= nd;
-    if (gt) st->lo = first != XPF_NONE ? first : b;
-    if (lt) st->hi = last != XPF_NONE ? last + 1 : a;
+    cstate *st = &c->cs[cl->id];
+    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = first != XPF_NONE ? first : b;
+    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = last != XPF_NONE ? last + 1 : a;
 }
 
 /* The merged not(S = 'L') guards of the element's state: S's value names
