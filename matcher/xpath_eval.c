@@ -227,11 +227,8 @@ static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
         memcpy(&b0, b, 4), memcpy(&b1, b + n - 4, 4);
         return !((a0 ^ b0) | (a1 ^ b1));
     }
-    if (n < 4) {
-        for (uint32_t i = 0; i < n; i++)
-            if (a[i] != b[i]) return false;
-        return true;
-    }
+    if (n < 4) /* first, middle and last byte: all of them */
+        return !n || (a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1]);
     return !memcmp(a, b, n);
 }
 
@@ -526,6 +523,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         }
         break;
     }
+    if (!s->any_trig) return; /* read by predicates or clusters only */
     /* triggers */
     bool is_str = v->kind != XPF_V_NUM;
     if (s->eq_mask && is_str) {
@@ -542,7 +540,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         }
     }
     double x = v->kind == XPF_V_BOOL ? NAN : v->num;
-    if (v->kind != XPF_V_STR || s->need_num) {
+    if (s->num_trig && (v->kind != XPF_V_STR || s->need_num)) {
         const xpf_numtrig *a;
         uint32_t n;
         if ((n = s->n_num[WM_XP_GT])) /* x > lit: the lits below x */
