@@ -919,10 +919,15 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
-    for (uint32_t i = 0; i < ps->n_pslots; i++)
+    for (uint32_t i = 0; i < ps->n_pslots; i++) {
+        xpf_pslot *s = &ps->pslots[i];
         for (int op = 0; op < 6; op++)
-            if (op != WM_XP_NE && ps->pslots[i].n_num[op])
-                qsort(ps->pslots[i].num[op], ps->pslots[i].n_num[op], sizeof(xpf_numtrig), cmp_num);
+            if (op != WM_XP_NE && s->n_num[op]) {
+                qsort(s->num[op], s->n_num[op], sizeof(xpf_numtrig), cmp_num);
+                s->num_trig = true;
+            }
+        s->any_trig = s->num_trig || s->n_num[WM_XP_NE] || s->eq_mask || s->n_plens || s->scan || s->exists.off != XPF_NONE;
+    }
     rc = WM_XPF_OK;
 out:
     free(pairs);

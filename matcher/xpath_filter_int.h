@@ -145,6 +145,8 @@ typedef struct xpf_pslot {
     bool need_str;      /* some literal reads the string: copy it */
     bool need_num;      /* some literal compares numbers */
     bool scan;          /* pattern literals on this slot: scan the value */
+    bool num_trig;      /* numeric triggers other than != */
+    bool any_trig;      /* any trigger at all (else a value is only stored) */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
