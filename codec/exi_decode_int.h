@@ -38,11 +38,25 @@ struct wm_exi_strict_state {
 };
 
 /* Per production: its fused kind (prod_op; WM_EXI_OP_TERM for what the
- * strict loop leaves to the general path), next state, local name (uri is
- * the name's own, lname_uri) and argument (SE: element declaration). */
+ * strict loop leaves to the general path), next state and what the next
+ * event needs of it (first production, count, code width; nstart: a
+ * WM_EXI_S_START state, whose width depends on the frame), local name (uri
+ * is the name's own, lname_uri) and argument (SE: element declaration). */
 struct wm_exi_strict_prod {
-    uint8_t op;
-    uint32_t next, lid, arg;
+    uint8_t op, nw;
+    bool nstart;
+    uint16_t nn;
+    uint32_t nfirst, next, lid, arg;
+};
+
+/* Per element declaration, the frame an SE of it opens and its start
+ * state's first production, count and code width (with the strict
+ * xsi:type/xsi:nil codes of that element, §8.5.4.4.2). */
+struct wm_exi_strict_elem {
+    uint32_t state, tgram, first;
+    uint16_t n;
+    uint8_t w;
+    bool nillable;
 };
 
 /* What the strict loop specialises on, built once per grammar. names: per
@@ -51,6 +65,7 @@ struct wm_exi_strict_prod {
 struct wm_exi_strict_tables {
     struct wm_exi_strict_state *states;
     struct wm_exi_strict_prod *prods;
+    struct wm_exi_strict_elem *elems;
     wm_exi_event *names;
     uint32_t n_states, n_names;
 };

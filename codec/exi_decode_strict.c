@@ -28,8 +28,9 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
     if (!t || !prod_op) goto fail;
     t->states = malloc((g->n_states ? g->n_states : 1) * sizeof *t->states);
     t->prods = malloc((g->n_prods ? g->n_prods : 1) * sizeof *t->prods);
+    t->elems = calloc(g->n_elems ? g->n_elems : 1, sizeof *t->elems);
     t->names = calloc(g->n_lids ? g->n_lids : 1, sizeof *t->names);
-    if (!t->states || !t->prods || !t->names) goto fail;
+    if (!t->states || !t->prods || !t->elems || !t->names) goto fail;
     t->n_states = g->n_states;
     t->n_names = g->n_lids;
     for (uint32_t i = 0; i < g->n_states; i++) {
@@ -46,15 +47,36 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
         e->uri = (wm_exi_sview){ g->uris[uri], (uint32_t)strlen(g->uris[uri]) };
         e->local = (wm_exi_sview){ g->lnames[lid], (uint32_t)strlen(g->lnames[lid]) };
     }
+    /* an element whose start state is out of range keeps n = 0: its SE is
+     * left to the general path (below) */
+    for (uint32_t i = 0; i < g->n_elems; i++) {
+        const wm_exi_elem *e = &g->elems[i];
+        if (e->type >= g->n_tgrams || g->tgrams[e->type].start >= g->n_states) continue;
+        const wm_exi_state *s = &g->states[g->tgrams[e->type].start];
+        /* the frame-dependent width of the loop, fixed by the declaration */
+        unsigned w = (s->flags & WM_EXI_S_START) ? wm_exi_code_width(s->n + (g->tgrams[e->type].xsi_type_strict ? 1 : 0) +
+                                                                      (e->nillable ? 1 : 0))
+                                                 : wm_exi_code_width(s->n);
+        t->elems[i] = (struct wm_exi_strict_elem){ .state = g->tgrams[e->type].start, .tgram = e->type, .first = s->first,
+                                                   .n = s->n, .w = (uint8_t)w, .nillable = e->nillable };
+    }
     for (uint32_t i = 0; i < g->n_prods; i++) {
         const wm_exi_prod *p = &g->prods[i];
         uint8_t op = prod_op[i];
-        /* a qname the name table does not give exactly, or an undeclared
-         * element, is left to the general path */
-        if (op != WM_EXI_OP_EE && op != WM_EXI_OP_TERM && (p->lid >= g->n_lids || g->lname_uri[p->lid] != p->uri))
+        /* a qname the name table does not give exactly, a next state out of
+         * range, an element the table above does not have: the general path */
+        if (op != WM_EXI_OP_EE && op != WM_EXI_OP_TERM &&
+            (p->lid >= g->n_lids || g->lname_uri[p->lid] != p->uri || p->next >= g->n_states))
             op = WM_EXI_OP_TERM;
-        if (op == WM_EXI_OP_SE && p->arg >= g->n_elems) op = WM_EXI_OP_TERM;
-        t->prods[i] = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg };
+        if (op == WM_EXI_OP_SE && (p->arg >= g->n_elems || !t->elems[p->arg].n)) op = WM_EXI_OP_TERM;
+        struct wm_exi_strict_prod *fp = &t->prods[i];
+        *fp = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg };
+        if (op != WM_EXI_OP_TERM && op != WM_EXI_OP_EE) {
+            fp->nfirst = t->states[p->next].first;
+            fp->nn = t->states[p->next].n;
+            fp->nw = t->states[p->next].w;
+            fp->nstart = (t->states[p->next].flags & WM_EXI_S_START) != 0;
+        }
     }
     return t;
 fail:
@@ -67,6 +89,7 @@ void wm_exi_decode_strict_tables_free(struct wm_exi_strict_tables *t)
     if (!t) return;
     free(t->states);
     free(t->prods);
+    free(t->elems);
     free(t->names);
     free(t);
 }
@@ -183,29 +206,42 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
     return true;
 }
 
-/* Threaded dispatch: every handler ends in its own copy of NEXT(), the
- * fetch of the next event's code and production and the jump on its kind,
- * so the indirect-branch predictor learns what follows what per kind (the
- * attribute sequence of sensor records is data: with one shared dispatch it
- * was the loop's most expensive instruction). NEXT() sets f, s, w, win, pi,
- * p and q for the handler it jumps to. */
-#define NEXT()                                                                                             \
-    do {                                                                                                   \
-        if (!depth) goto out;                                                                              \
-        f = &stack[depth - 1];                                                                             \
-        if (f->state >= n_states) goto general; /* built-in grammar */                                     \
-        s = &ss[f->state];                                                                                 \
-        w = s->w;                                                                                          \
-        if (s->flags & WM_EXI_S_START)                                                                     \
-            w = wm_exi_code_width(s->n + (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0)); \
-        win = window(buf, nbytes, pos);                                                                    \
-        uint32_t v_ = top(win, w);                                                                         \
-        if (v_ >= s->n) goto general; /* xsi:type / xsi:nil, or a bad code */                             \
-        pi = s->first + v_;                                                                                \
-        p = &fp[pi];                                                                                       \
-        q = pos + w;                                                                                       \
-        if (q > len_bits) goto general; /* the code runs past the end */                                  \
-        goto *handler[p->op];                                                                              \
+/* Threaded dispatch: every handler ends in its own copy of the dispatch,
+ * the fetch of the next event's code and production and the jump on its
+ * kind, so the indirect-branch predictor learns what follows what per kind
+ * (the attribute sequence of sensor records is data: with one shared
+ * dispatch it was the loop's most expensive instruction).
+ * DISPATCH(first, n, w): the next event in a state with those productions
+ * and code width; sets w, win, pi, p and q (the bit after the code: handlers
+ * check it against the end with what follows). NEXT_FRAME(): the state of
+ * the innermost frame f (after EE and the general path). NEXT_AFTER(): the
+ * next state of the production just decoded, in the same frame. */
+#define DISPATCH(first_, n_, w_)                                                                            \
+    do {                                                                                                    \
+        w = (w_);                                                                                           \
+        win = window(buf, nbytes, pos);                                                                     \
+        uint32_t v_ = top(win, w);                                                                          \
+        if (v_ >= (n_)) goto general; /* xsi:type / xsi:nil, or a bad code */                              \
+        pi = (first_) + v_;                                                                                 \
+        p = &fp[pi];                                                                                        \
+        q = pos + w;                                                                                        \
+        goto *handler[p->op];                                                                               \
+    } while (0)
+#define NEXT_FRAME()                                                                                        \
+    do {                                                                                                    \
+        if (!depth) goto out;                                                                               \
+        f = &stack[depth - 1];                                                                              \
+        if (f->state >= n_states) goto general; /* built-in grammar */                                      \
+        s = &ss[f->state];                                                                                  \
+        unsigned w_ = s->w;                                                                                 \
+        if (s->flags & WM_EXI_S_START)                                                                      \
+            w_ = wm_exi_code_width(s->n + (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0)); \
+        DISPATCH(s->first, s->n, w_);                                                                       \
+    } while (0)
+#define NEXT_AFTER()                                                                                        \
+    do {                                                                                                    \
+        if (p->nstart) NEXT_FRAME();                                                                        \
+        DISPATCH(p->nfirst, p->nn, p->nw);                                                                  \
     } while (0)
 
 wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
@@ -229,6 +265,7 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     const struct wm_exi_strict_tables *const tb = d->strict;
     const struct wm_exi_strict_state *const ss = tb->states;
     const struct wm_exi_strict_prod *const fp = tb->prods;
+    const struct wm_exi_strict_elem *const elems = tb->elems;
     const wm_exi_event *const names = tb->names;
     const uint32_t n_names = tb->n_names, n_states = tb->n_states;
     const uint8_t *const buf = c->r.buf;
@@ -248,37 +285,37 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     const struct wm_exi_strict_prod *p;
     unsigned w;
     uint32_t pi;
-    NEXT();
+    NEXT_FRAME();
 
 ee:
-    if (f->lid >= n_names || names[f->lid].uri_id != f->uri) goto general;
+    if (q > len_bits || f->lid >= n_names || names[f->lid].uri_id != f->uri) goto general;
     ev = names[f->lid];
     ev.type = WM_EXI_EV_EE;
     ev.depth = depth;
     pos = q;
     depth--;
     if (fn(user, &ev)) goto stop;
-    NEXT();
+    NEXT_FRAME();
 
 se: {
     /* declared element: the frame of wm_exi_rt_frame_init() */
-    if (depth >= max_depth) goto general;
-    const wm_exi_elem *e = &g->elems[p->arg];
+    if (q > len_bits || depth >= max_depth) goto general;
+    const struct wm_exi_strict_elem *e = &elems[p->arg];
     f->state = p->next;
-    stack[depth++] = (wm_exi_frame){ .state = g->tgrams[e->type].start, .tgram = e->type, .uri = names[p->lid].uri_id,
-                                     .lid = p->lid, .bi = WM_EXI_NONE, .nillable = e->nillable };
+    f = &stack[depth++];
+    *f = (wm_exi_frame){ .state = e->state, .tgram = e->tgram, .uri = names[p->lid].uri_id, .lid = p->lid,
+                         .bi = WM_EXI_NONE, .nillable = e->nillable };
     ev = names[p->lid];
     ev.type = WM_EXI_EV_SE;
     ev.depth = depth;
     pos = q;
     if (fn(user, &ev)) goto stop;
-    NEXT();
+    DISPATCH(e->first, e->n, e->w);
 }
 
 at_float: {
     int64_t m, e;
-    if (!float_at(buf, nbytes, &q, &m, &e) || e < -16384 || e > 16383) goto general;
-    if (q > len_bits) goto general; /* the value runs past the end */
+    if (!float_at(buf, nbytes, &q, &m, &e) || e < -16384 || e > 16383 || q > len_bits) goto general;
     ev = names[p->lid];
     ev.value.kind = WM_EXI_DT_FLOAT;
     ev.value.mantissa = m;
@@ -346,10 +383,11 @@ emit_at:
     f->state = p->next;
     pos = q;
     if (fn(user, &ev)) goto stop;
-    NEXT();
+    NEXT_AFTER();
 
 attr_general: {
     /* a declared attribute whose value the general path reads (§7) */
+    if (pos + w > len_bits) goto general; /* the code runs past the end */
     const wm_exi_prod *gp = &g->prods[pi];
     f->state = gp->next;
     d->depth = depth;
@@ -366,7 +404,7 @@ resume:
     pos = c->r.pos;
     depth = d->depth;
     if (c->stop) goto out;
-    NEXT();
+    NEXT_FRAME();
 
 stop:
     c->stop = true;
