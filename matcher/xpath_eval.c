@@ -389,8 +389,12 @@ static void pattern_true(wm_xpf_ctx *c, uint32_t id)
     set_lit(c, id, true);
     /* a trigger of this state? */
     const xpf_pstate *ps = c->ps;
-    uint32_t k = ps->pat_of_lit ? ps->pat_of_lit[id] : 0;
-    if (k) add_post(c, &ps->pat[k - 1].post);
+    if (!ps->pat_ix) return;
+    for (uint32_t k = wm_xpf_lit_slot(id, ps->pat_mask); ps->pat_ix[k]; k = (k + 1) & ps->pat_mask)
+        if (ps->pat[ps->pat_ix[k] - 1].lit == id) {
+            add_post(c, &ps->pat[ps->pat_ix[k] - 1].post);
+            return;
+        }
 }
 
 /* Pattern literal id matched the value of slot c->scan_slot. */
