@@ -357,7 +357,10 @@ wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_
     r->cand = malloc(n * sizeof *r->cand);
     r->out = malloc(n * sizeof *r->out);
     r->mark = calloc(n, sizeof *r->mark);
-    r->x = wm_xpf_set_ctx_new(s->set, lim);
+    /* a payload is one document: bytes after it make it invalid, never a match */
+    wm_exi_limits l = lim ? *lim : (wm_exi_limits){ 0 };
+    l.whole_buffer = true;
+    r->x = wm_xpf_set_ctx_new(s->set, &l);
     if (!r->cand || !r->out || !r->mark || !r->x) {
         wm_content_reader_free(r);
         return NULL;

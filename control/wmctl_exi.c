@@ -180,7 +180,8 @@ int wmctl_exi(int argc, char **argv)
     int rc = 0;
     if (decode) {
         wm_exi_decoder d;
-        wm_exi_decoder_init(&d, g, NULL);
+        /* the file is one document: bytes after it are an error, not ignored */
+        wm_exi_decoder_init(&d, g, &(wm_exi_limits){ .whole_buffer = true });
         wm_exi_xml_sink sink;
         wm_exi_xml_sink_init(&sink);
         wm_exi_status st = wm_exi_decode(&d, data, len, &o, wm_exi_xml_sink_event, &sink, NULL, &err);
