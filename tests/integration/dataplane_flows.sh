@@ -33,6 +33,12 @@ wm_pid=$!
 for _ in $(seq 50); do tel /wirematch/flows,32 > "$tmp/all.json" && grep -q '"flow2"' "$tmp/all.json" && break; sleep 0.1; done
 tel /wirematch/flows,1 > "$tmp/one.json"
 tel /wirematch/flows,0 > "$tmp/zero.json"
+# every command answers data or {"error": REASON}, never a bare null (this run has no match tables)
+n=0
+for c in /wirematch/stats /wirematch/stats,x /wirematch/flows,abc /wirematch/flows,33 /wirematch/subscriptions \
+         /wirematch/reload /wirematch/subscriptions,1; do
+  n=$((n + 1)); tel "$c" > "$tmp/cmd$n.json"
+done
 wait "$wm_pid" || fail "wirematch exited $?"
 wm_pid=
 python3 - "$tmp" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
@@ -52,7 +58,16 @@ for f in flows:
 assert [f["client_id"] for f in flows] == ["pub", "sub"], "not biggest first"
 one = json.load(open(tmp + "/one.json"))["/wirematch/flows"]
 assert "flow1" in one and "flow2" not in one and one["flow1"]["client_id"] == "pub", one
-assert json.load(open(tmp + "/zero.json"))["/wirematch/flows"] is None, "N=0 accepted"
-print("flows: pub %d+%d B, sub %d+%d B exact, biggest first, N bounds the list, N=0 refused"
+assert "from 1 to 32, got '0'" in json.load(open(tmp + "/zero.json"))["/wirematch/flows"]["error"], "N=0 accepted"
+want = [("/wirematch/stats", None), ("/wirematch/stats", "takes no parameters, got 'x'"),
+        ("/wirematch/flows", "from 1 to 32, got 'abc'"), ("/wirematch/flows", "from 1 to 32, got '33'"),
+        ("/wirematch/subscriptions", "no match tables: start wirematch with --resolution, --subs or --schemas"),
+        ("/wirematch/reload", "no match tables"), ("/wirematch/subscriptions", "takes no parameters, got '1'")]
+for n, (cmd, err) in enumerate(want, 1):
+    a = json.load(open("%s/cmd%d.json" % (tmp, n)))[cmd]
+    assert isinstance(a, dict) and a, (cmd, a)
+    if err: assert err in a.get("error", ""), (n, cmd, a)
+    else: assert "error" not in a and a["packets"]["rx"] > 0, (cmd, a)
+print("flows: pub %d+%d B, sub %d+%d B exact, biggest first, N bounds the list, N=0 refused; 7 commands: data or an error with the reason"
       % (flows[0]["c2s_bytes"], flows[0]["s2c_bytes"], flows[1]["c2s_bytes"], flows[1]["s2c_bytes"]))
 EOF
