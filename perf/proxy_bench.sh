@@ -268,6 +268,15 @@ for s in lat_setups:
     if s not in ("direct", "relay"):
         io = S(f"lat_{s}")["io_uring"]
         lat_cpu[s]["proxy_batched_waits"], lat_cpu[s]["proxy_wakeups"] = io["batched_waits"], io["submits"]
+    # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
+    # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions (every CQE that is
+    # not a send's), sends. Relay: epoll_wait returns with events, read() and write() calls.
+    pub = sum(x["published"] for x in runs)
+    if s == "relay":
+        rl = json.load(open(f"{d}/lat_relay.summary"))
+        lat_cpu[s]["per_message"] = {"waits": rl["wakeups"] / pub, "reads": rl["reads"] / pub, "sends": rl["writes"] / pub}
+    elif s != "direct":
+        lat_cpu[s]["per_message"] = {"waits": io["submits"] / pub, "reads": (io["cqes"] - io["sends"]) / pub, "sends": io["sends"] / pub}
 median = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2]) / 2
 added = {s: {"p50": lat[s]["p50"] - lat["direct"]["p50"], "p99": lat[s]["p99"] - lat["direct"]["p99"],
              "rounds_p99": [a - b for a, b in zip(lat[s]["rounds_p99"], lat["direct"]["rounds_p99"])]} for s in lat_setups if s != "direct"}
@@ -312,6 +321,7 @@ row("  per-round p99", [" ".join(map(str, lat[s]["rounds_p99"])) for s in lat_se
 row("  over relay: p50; p99, round median", ["-", "-"] + [f'{added[s]["p50_over_relay_median_of_rounds"]:g}; {added[s]["p99_over_relay_median_of_rounds"]:g}' for s in lat_setups[2:]])
 row("  CPU s: mosquitto", [g(lat_cpu[s]["mosquitto"]) for s in lat_setups])
 row("  CPU s: relay or proxy", ["-"] + [g(lat_cpu[s]["proxy"]) for s in lat_setups[1:]])
+row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_message'][k]:.1f}" for k in ("waits", "reads", "sends")) for s in lat_setups[1:]])
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
 print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")
