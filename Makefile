@@ -244,7 +244,7 @@ bench-exi: $(BUILD)/bench/bench_exi_decode $(BUILD)/wmctl
 	bash perf/exi_vs_exificient.sh $(BUILD)
 
 # mosquitto alone vs behind wirematch-proxy (pass-through), same run: perf/proxy_bench.sh
-bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen $(BUILD)/wmctl
+bench-proxy: $(BUILD)/wirematch-proxy $(BUILD)/perf/mqtt_loadgen $(BUILD)/perf/tcp_relay $(BUILD)/wmctl
 	bash perf/proxy_bench.sh $(BUILD)
 
 # The main job on real input: resolve Monaco, replay the demo capture through

@@ -601,6 +601,7 @@ wm_exi_limits wm_exi_limits_resolve(const wm_exi_limits *lim)
         if (lim->max_depth) r.max_depth = lim->max_depth;
         if (lim->max_value_bytes) r.max_value_bytes = lim->max_value_bytes;
         r.typed_only = lim->typed_only;
+        r.whole_buffer = lim->whole_buffer;
     }
     return r;
 }
@@ -741,6 +742,11 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
         if (st) return st;
     }
     if (c.stop) { if (stopped) *stopped = true; return WM_EXI_OK; }
+    size_t used = (size_t)((c.r.pos + 7) / 8); /* ED's last byte, with its padding */
+    if (d->lim.whole_buffer && used < len)
+        return wm_exi_fail(err, WM_EXI_E_TRAILING, (uint64_t)used * 8,
+                           "%zu byte%s after the end of the document (EndDocument ends at bit %llu; EXI 1.0 §5, §6)",
+                           len - used, len - used == 1 ? "" : "s", (unsigned long long)c.r.pos);
     ev = (wm_exi_event){ .type = WM_EXI_EV_ED };
     emit(&c, &ev);
     return WM_EXI_OK;

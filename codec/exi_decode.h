@@ -56,6 +56,12 @@ typedef struct wm_exi_limits {
     uint32_t max_value_bytes; /* one non-string value's text (default 64 KiB) */
     bool typed_only;          /* decoder: booleans, integers, floats and enumerations come
                                  typed only (value.text NULL): no lexical text is built */
+    bool whole_buffer;        /* decoder: the buffer must hold exactly one stream. EXI 1.0 §5:
+                                 a stream is a header and a body, and the body ends with its
+                                 EndDocument event (§6); in a bit-packed stream only the padding
+                                 of ED's last byte (any bits) may follow. Bytes after that are
+                                 WM_EXI_E_TRAILING (bit_pos: the first one). Off: they are
+                                 ignored, as a reader of a longer buffer wants. */
 } wm_exi_limits;
 
 /* The limits in force for `lim`: each zero field (or a NULL `lim`) takes its
@@ -114,7 +120,8 @@ void wm_exi_decoder_free(wm_exi_decoder *d);
  *   WM_EXI_E_VALUE          an out-of-range content value;
  *   WM_EXI_E_LENGTH         a string/binary length beyond the stream or limits;
  *   WM_EXI_E_MEMORY         the memory cap was reached;
- *   WM_EXI_E_DEPTH          nesting beyond max_depth.
+ *   WM_EXI_E_DEPTH          nesting beyond max_depth;
+ *   WM_EXI_E_TRAILING       with lim.whole_buffer, bytes after the end of the body.
  * Thread safety: one decoder per thread; grammars are shared read-only. */
 wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, const wm_exi_options *oob,
                             wm_exi_event_fn fn, void *user, bool *stopped, wm_exi_error *err);

@@ -36,6 +36,7 @@ const char *wm_exi_status_name(wm_exi_status st)
     case WM_EXI_E_SCHEMA: return "schema";
     case WM_EXI_E_INPUT: return "input";
     case WM_EXI_E_IO: return "io";
+    case WM_EXI_E_TRAILING: return "trailing";
     }
     return "unknown";
 }

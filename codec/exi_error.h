@@ -30,6 +30,7 @@ typedef enum wm_exi_status {
     WM_EXI_E_SCHEMA,         /* an XML Schema document could not be read or is invalid */
     WM_EXI_E_INPUT,          /* encoder input (XML) is malformed or not a valid lexical value */
     WM_EXI_E_IO,             /* a file could not be read or written (tools only) */
+    WM_EXI_E_TRAILING,       /* bytes after the end of the document (decoder, lim.whole_buffer) */
 } wm_exi_status;
 
 typedef struct wm_exi_error {

@@ -361,6 +361,11 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
         break;
     case WM_XP_N_CONTAINS: case WM_XP_N_STARTS:
         l.kind = XPF_L_PAT;
+        if (n->kind == WM_XP_N_STARTS && n->slen) {
+            l.starts = true;
+            l.s_len = n->slen;
+            s = n->s;
+        }
         if (!(expr = hs_literal(n->s, n->slen, n->kind == WM_XP_N_STARTS))) return WM_XPF_E_MEMORY;
         fl = HS_FLAG_SINGLEMATCH;
         l.absent = false; /* '' contains no non-empty string */
@@ -566,6 +571,155 @@ static xpf_pslot *pslot_of(xpf_pstate *ps, uint32_t slot)
     return ps->slot_ix[slot] ? &ps->pslots[ps->slot_ix[slot] - 1] : NULL;
 }
 
+/* Puts prefix literal lit into pslot s's prefix table (once). Nonzero on
+ * allocation failure. */
+static int add_prefix(const wm_xpf *f, xpf_pslot *s, uint32_t lit)
+{
+    const xpf_lit *l = &f->lits[lit];
+    if (!s->pre) {
+        /* at most every prefix literal of the slot: size for all of them at load <= 1/4 */
+        uint32_t cnt = 0, sz = 4;
+        for (uint32_t i = 0; i < f->n_lits; i++) cnt += f->lits[i].prefix && f->lits[i].slot == l->slot;
+        while (sz < cnt * 4) sz *= 2;
+        if (!(s->pre = malloc(sz * sizeof *s->pre))) return -1;
+        for (uint32_t k = 0; k < sz; k++) s->pre[k].lit = XPF_NONE;
+        s->pre_mask = sz - 1;
+    }
+    uint64_t h = wm_xpf_str_hash(f->strpool + l->s_off, l->s_len);
+    uint32_t k = (uint32_t)h & s->pre_mask;
+    for (; s->pre[k].lit != XPF_NONE; k = (k + 1) & s->pre_mask)
+        if (s->pre[k].lit == lit) return 0;
+    s->pre[k] = (xpf_pretrig){ h, lit };
+    uint32_t j = 0;
+    while (j < s->n_plens && s->plens[j] < l->s_len) j++;
+    if (j == s->n_plens || s->plens[j] != l->s_len) {
+        memmove(s->plens + j + 1, s->plens + j, (s->n_plens - j) * sizeof *s->plens);
+        s->plens[j] = l->s_len;
+        s->n_plens++;
+    }
+    return 0;
+}
+
+/* Decides which starts-with() literals the prefix tables serve: those of
+ * slots with at most XPF_MAX_PLENS distinct lengths. */
+static void choose_prefixes(wm_xpf *f)
+{
+    for (uint32_t s = 0; s < f->n_slots; s++) {
+        uint32_t lens[XPF_MAX_PLENS], n = 0;
+        bool ok = true;
+        for (uint32_t i = 0; ok && i < f->n_lits; i++) {
+            const xpf_lit *l = &f->lits[i];
+            if (!l->starts || l->slot != s) continue;
+            uint32_t j = 0;
+            while (j < n && lens[j] != l->s_len) j++;
+            if (j == n) {
+                if (n == XPF_MAX_PLENS) ok = false;
+                else lens[n++] = l->s_len;
+            }
+        }
+        for (uint32_t i = 0; ok && i < f->n_lits; i++)
+            if (f->lits[i].starts && f->lits[i].slot == s) f->lits[i].prefix = true;
+    }
+}
+
+static int cmp_centry_x(const void *a, const void *b)
+{
+    const xpf_centry *x = a, *y = b;
+    if (x->x != y->x) return x->x < y->x ? -1 : 1;
+    return x->q < y->q ? -1 : x->q > y->q;
+}
+
+/* Can guard g's clusters be merged (all numeric)? */
+static bool neg_mergeable(const xpf_pstate *ps, const xpf_negguard *g)
+{
+    const xpf_post *p = &ps->guards[g->guard].post;
+    if (p->n || p->ne) return false;
+    for (uint32_t k = 0; k < p->nc; k++)
+        if (ps->clusters[p->coff + k].str) return false;
+    return true;
+}
+
+/* Moves the not(S = 'L') guards (ps->neg, sorted by slot) whose clusters
+ * are all numeric into neggroups, merging their clusters per (slot, op)
+ * (xpf_neggroup). Returns nonzero on allocation failure. */
+static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
+{
+    uint32_t extra = 0, nm = 0;
+    for (uint32_t i = 0; i < ps->n_neg; i++)
+        if (neg_mergeable(ps, &ps->neg[i])) {
+            const xpf_post *p = &ps->guards[ps->neg[i].guard].post;
+            for (uint32_t k = 0; k < p->nc; k++) extra += ps->clusters[p->coff + k].n;
+            nm++;
+        }
+    if (!nm) return 0;
+    xpf_centry *ce = realloc(ps->centries, (ps->n_centries + extra) * sizeof *ce);
+    if (!ce) return -1;
+    ps->centries = ce;
+    /* at most one group per guard, one merged cluster per guard cluster */
+    uint32_t ncl = 0;
+    for (uint32_t i = 0; i < ps->n_neg; i++)
+        if (neg_mergeable(ps, &ps->neg[i])) ncl += ps->guards[ps->neg[i].guard].post.nc;
+    if (!(ps->neggroups = malloc(nm * sizeof *ps->neggroups)) || !(ps->negm = malloc(nm * sizeof *ps->negm)) ||
+        !(ps->negcl = malloc((ncl ? ncl : 1) * sizeof *ps->negcl)))
+        return -1;
+    uint32_t keep = 0, n_negcl = 0, n_negm = 0;
+    for (uint32_t i = 0; i < ps->n_neg;) {
+        uint32_t slot = ps->neg[i].slot, j = i;
+        while (j < ps->n_neg && ps->neg[j].slot == slot) j++;
+        xpf_neggroup *grp = NULL;
+        for (uint32_t k = i; k < j; k++) {
+            const xpf_negguard *g = &ps->neg[k];
+            if (!neg_mergeable(ps, g)) {
+                ps->neg[keep++] = *g;
+                continue;
+            }
+            if (!grp) {
+                grp = &ps->neggroups[ps->n_neggroups++];
+                *grp = (xpf_neggroup){ .slot = slot, .goff = n_negm, .coff = n_negcl };
+            }
+            ps->negm[n_negm++] = *g;
+            const xpf_post *p = &ps->guards[g->guard].post;
+            for (uint32_t m = 0; m < p->nc; m++) {
+                const xpf_cluster *src = &ps->clusters[p->coff + m];
+                xpf_cluster *dst = NULL;
+                for (uint32_t t = grp->coff; t < n_negcl; t++)
+                    if (ps->negcl[t].slot == src->slot && ps->negcl[t].op == src->op) dst = &ps->negcl[t];
+                if (!dst) {
+                    /* entries are appended per merged cluster below, in one pass per cluster */
+                    dst = &ps->negcl[n_negcl++];
+                    *dst = (xpf_cluster){ .slot = src->slot, .op = src->op, .id = f->n_clusters_total++ };
+                }
+            }
+        }
+        if (grp) {
+            grp->gn = n_negm - grp->goff;
+            grp->cn = n_negcl - grp->coff;
+            /* the entries of each merged cluster: every guard's cluster of that (slot, op), lit = the guard's L */
+            for (uint32_t t = grp->coff; t < n_negcl; t++) {
+                xpf_cluster *dst = &ps->negcl[t];
+                dst->off = ps->n_centries;
+                for (uint32_t k = grp->goff; k < n_negm; k++) {
+                    const xpf_post *p = &ps->guards[ps->negm[k].guard].post;
+                    for (uint32_t m = 0; m < p->nc; m++) {
+                        const xpf_cluster *src = &ps->clusters[p->coff + m];
+                        if (src->slot != dst->slot || src->op != dst->op) continue;
+                        for (uint32_t e = 0; e < src->n; e++) {
+                            xpf_centry x = ps->centries[src->off + e];
+                            x.lit = ps->negm[k].lit;
+                            ps->centries[ps->n_centries++] = x;
+                        }
+                    }
+                }
+                dst->n = ps->n_centries - dst->off;
+                qsort(ps->centries + dst->off, dst->n, sizeof *ps->centries, cmp_centry_x);
+            }
+        }
+        i = j;
+    }
+    ps->n_neg = keep;
+    return 0;
+}
+
 static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
 {
     wm_xpf_status rc = WM_XPF_E_MEMORY;
@@ -627,7 +781,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                         pr.str = r->kind == XPF_L_STREQ;
                         pr.op = pr.str ? WM_XP_EQ : r->op;
                         pr.x = pr.str ? 0 : r->x;
-                        pr.h = pr.str ? wm_hash_bytes(0, f->strpool + r->s_off, r->s_len) : 0;
+                        pr.h = pr.str ? wm_xpf_str_hash(f->strpool + r->s_off, r->s_len) : 0;
                         pr.slit = pr.str ? dis[d] : XPF_NONE;
                     }
                     pairs[n_pairs++] = pr;
@@ -653,7 +807,8 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         xpf_pslot *s = pslot_of(ps, l->slot);
         if (l->kind == XPF_L_STREQ || l->kind == XPF_L_STRNE) s->need_str = true;
         if (l->kind == XPF_L_NUM) s->need_num = true;
-        if (l->kind == XPF_L_PAT) s->scan = true;
+        if (l->kind == XPF_L_PAT && !l->prefix) s->scan = true;
+        if (l->prefix && add_prefix(f, s, used.v[i])) goto out;
         if (f->slots[l->slot].is_text) ps->any_text = true;
     }
     /* postings */
@@ -717,14 +872,18 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                 for (uint32_t k = 0; k < n_pairs; k++)
                     if ((k == 0 || pairs[k].lit != pairs[k - 1].lit) && f->lits[pairs[k].lit].slot == l->slot) cnt++;
                 uint32_t sz = 4;
-                while (sz < cnt * 2) sz *= 2;
+                while (sz < cnt * 4) sz *= 2; /* load <= 1/4: a value's probe ends after ~1.3 entries */
                 if (!(s->eq = malloc(sz * sizeof *s->eq))) goto out;
                 for (uint32_t k = 0; k < sz; k++) s->eq[k].lit = XPF_NONE;
                 s->eq_mask = sz - 1;
             }
-            uint64_t h = wm_hash_bytes(0, f->strpool + l->s_off, l->s_len);
+            uint64_t h = wm_xpf_str_hash(f->strpool + l->s_off, l->s_len);
             uint32_t k = (uint32_t)h & s->eq_mask;
-            while (s->eq[k].lit != XPF_NONE) k = (k + 1) & s->eq_mask;
+            for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+                const xpf_lit *o = &f->lits[s->eq[k].lit];
+                if (s->eq[k].h == h && o->s_len == l->s_len && !memcmp(f->strpool + o->s_off, f->strpool + l->s_off, l->s_len))
+                    s->eq_dup = true;
+            }
             s->eq[k] = (xpf_eqtrig){ h, lit, post };
             break;
         }
@@ -749,9 +908,17 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         const xpf_lit *l = &f->lits[lit];
         if (l->kind != XPF_L_STREQ) continue;
         ps->guards[i].neg = true;
-        ps->neg[ps->n_neg++] = (xpf_negguard){ l->slot, lit, wm_hash_bytes(0, f->strpool + l->s_off, l->s_len), i };
+        ps->neg[ps->n_neg++] = (xpf_negguard){ l->slot, lit, wm_xpf_str_hash(f->strpool + l->s_off, l->s_len), i };
     }
     if (ps->n_neg) qsort(ps->neg, ps->n_neg, sizeof *ps->neg, cmp_negguard);
+    if (merge_neg_guards(f, ps)) goto out;
+    if (ps->n_pat) {
+        if (!(ps->pat_of_lit = calloc(f->n_lits, sizeof *ps->pat_of_lit))) goto out;
+        for (uint32_t i = 0; i < ps->n_pat; i++) ps->pat_of_lit[ps->pat[i].lit] = i + 1;
+    }
+    if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
+    for (uint32_t i = 0; i < ps->n_guards; i++)
+        if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
     for (uint32_t i = 0; i < ps->n_pslots; i++)
         for (int op = 0; op < 6; op++)
             if (op != WM_XP_NE && ps->pslots[i].n_num[op])
@@ -812,18 +979,19 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     if ((rc = wm_xpf_build_paths(f, pq, err))) goto fail;
     if ((rc = wm_xpf_build_product(f))) goto fail;
     rc = WM_XPF_E_MEMORY;
+    choose_prefixes(f);
     for (uint32_t p = 0; p < f->n_pstates; p++)
         if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
     /* the Hyperscan database of every pattern literal */
     uint32_t np = 0;
-    for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT;
+    for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix;
     if (np) {
         const char **ex = malloc(np * sizeof *ex);
         unsigned *fl = malloc(np * sizeof *fl), *ids = malloc(np * sizeof *ids);
         hs_compile_error_t *ce = NULL;
         bool okdb = ex && fl && ids;
         for (uint32_t i = 0, k = 0; okdb && i < f->n_lits; i++)
-            if (f->lits[i].kind == XPF_L_PAT) {
+            if (f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix) {
                 ex[k] = c.pat_expr[i];
                 fl[k] = c.pat_flags[i];
                 ids[k++] = i;
@@ -867,6 +1035,7 @@ void wm_xpf_free(wm_xpf *f)
         xpf_pstate *ps = &f->pstates[p];
         for (uint32_t i = 0; i < ps->n_pslots; i++) {
             free(ps->pslots[i].eq);
+            free(ps->pslots[i].pre);
             for (int op = 0; op < 6; op++) free(ps->pslots[i].num[op]);
         }
         free(ps->pslots);
@@ -879,6 +1048,11 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->centries);
         free(ps->guards);
         free(ps->neg);
+        free(ps->neggroups);
+        free(ps->plain);
+        free(ps->pat_of_lit);
+        free(ps->negm);
+        free(ps->negcl);
     }
     free(f->pstates);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);

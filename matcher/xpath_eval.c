@@ -31,10 +31,19 @@ typedef struct scan_memo {
     uint32_t ids[SCAN_MEMO_IDS];
 } scan_memo;
 
+/* Per cluster: the element serial it last fired in, and per document (doc)
+ * the watermarks: entries [0, lo) and [hi, n) already matched. One record
+ * per cluster so a fired cluster touches one cache line. */
+typedef struct cstate {
+    uint32_t fired, doc, lo, hi;
+} cstate;
+
 typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
     uint8_t kind;               /* XPF_V_* */
     bool b;
+    bool hashed;                /* h is wm_xpf_str_hash(the value's string) */
+    uint64_t h;
     double num;                 /* NUM, or number() of a STR when the slot compares numbers */
     uint32_t off, len;          /* STR copy in sbuf (when needed) */
 } slotv;
@@ -48,7 +57,7 @@ struct wm_xpf_ctx {
     uint32_t sp;
     /* per document */
     uint64_t *matched;
-    uint8_t *decided;           /* [n_q]: 0 undecided, 1 decided */
+    uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything) */
     uint32_t undecided;
     /* the element being collected */
     bool collecting;
@@ -58,7 +67,7 @@ struct wm_xpf_ctx {
     char *sbuf;
     size_t sbuf_len, sbuf_cap;
     uint32_t *lit_epoch;        /* [n_lits] */
-    uint8_t *lit_val;
+    bool *lit_val;
     uint32_t *cand;             /* candidate queries of the element */
     uint32_t n_cand;
     uint32_t *cand_epoch;       /* [n_q] */
@@ -66,9 +75,7 @@ struct wm_xpf_ctx {
     /* clusters: fired in the current element; watermarks per document */
     uint32_t *fired;            /* pstate cluster indexes */
     uint32_t n_fired;
-    uint32_t *fired_epoch;      /* [n_clusters_total] element serial */
-    uint32_t *wm_doc;           /* [n_clusters_total] document serial of lo/hi */
-    uint32_t *wm_lo, *wm_hi;    /* entries [0, lo) and [hi, n) already matched */
+    cstate *cs;                 /* [n_clusters_total] */
     uint32_t doc;
     bool failed;                /* a value did not fit sbuf */
     /* what the Hyperscan database reports for a string is a function of the
@@ -92,23 +99,20 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
     c->matched = calloc((nq + 63) / 64, sizeof *c->matched);
-    c->decided = calloc(nq, 1);
+    c->decided = calloc((nq + 63) / 64, sizeof *c->decided);
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
-    c->lit_val = calloc(f->n_lits ? f->n_lits : 1, 1);
+    c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
     c->fired = malloc(ncl * sizeof *c->fired);
-    c->fired_epoch = calloc(ncl, sizeof *c->fired_epoch);
-    c->wm_doc = calloc(ncl, sizeof *c->wm_doc);
-    c->wm_lo = calloc(ncl, sizeof *c->wm_lo);
-    c->wm_hi = calloc(ncl, sizeof *c->wm_hi);
+    c->cs = calloc(ncl, sizeof *c->cs);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
     if (!c->memo || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
-        !c->sbuf || !c->fired || !c->fired_epoch || !c->wm_doc || !c->wm_lo || !c->wm_hi || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->cs || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -131,37 +135,66 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->sbuf);
     free(c->memo);
     free(c->fired);
-    free(c->fired_epoch);
-    free(c->wm_doc);
-    free(c->wm_lo);
-    free(c->wm_hi);
+    free(c->cs);
     free(c);
 }
 
-static void match_query(wm_xpf_ctx *c, uint32_t q)
+static inline bool is_decided(const wm_xpf_ctx *c, uint32_t q) { return c->decided[q >> 6] >> (q & 63) & 1; }
+
+/* Decides q without a match (impossible, not a candidate). */
+static inline void decide_no(wm_xpf_ctx *c, uint32_t q)
 {
-    if (c->decided[q]) return;
-    c->decided[q] = 1;
-    c->matched[q >> 6] |= 1ull << (q & 63);
+    if (is_decided(c, q)) return;
+    c->decided[q >> 6] |= 1ull << (q & 63);
     c->undecided--;
 }
 
-static inline void add_post(wm_xpf_ctx *c, xpf_post p)
+/* Matches the undecided ones of q[0..n) (stride: uint32_t words between
+ * ids): decided, matched and the count stay in registers. */
+static inline void match_queries(wm_xpf_ctx *c, const uint32_t *q, uint32_t n, uint32_t stride)
 {
-    const uint32_t *ql = c->ps->qlist + p.off;
-    for (uint32_t i = 0; i < p.n; i++) {
-        uint32_t q = ql[i];
-        if (c->cand_epoch[q] == c->serial || c->decided[q]) continue;
-        c->cand_epoch[q] = c->serial;
-        c->cand[c->n_cand++] = q;
+    uint64_t *dec = c->decided, *mat = c->matched;
+    uint32_t nd = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t x = q[(size_t)i * stride];
+        uint64_t b = 1ull << (x & 63);
+        if (dec[x >> 6] & b) continue;
+        dec[x >> 6] |= b;
+        mat[x >> 6] |= b;
+        nd++;
     }
-    ql = c->ps->qlist + p.eoff;
-    for (uint32_t i = 0; i < p.ne; i++) match_query(c, ql[i]);
-    for (uint32_t i = 0; i < p.nc; i++) {
-        uint32_t k = p.coff + i, id = c->ps->clusters[k].id;
-        if (c->fired_epoch[id] == c->serial) continue;
-        c->fired_epoch[id] = c->serial;
-        c->fired[c->n_fired++] = k;
+    c->undecided -= nd;
+}
+
+static inline void match_query(wm_xpf_ctx *c, uint32_t q) { match_queries(c, &q, 1, 1); }
+
+static inline void add_post(wm_xpf_ctx *c, const xpf_post *p)
+{
+    const xpf_pstate *ps = c->ps;
+    uint32_t serial = c->serial;
+    if (p->n) {
+        const uint32_t *ql = ps->qlist + p->off;
+        uint32_t nc = c->n_cand;
+        for (uint32_t i = 0; i < p->n; i++) {
+            uint32_t q = ql[i];
+            if (c->cand_epoch[q] == serial || is_decided(c, q)) continue;
+            c->cand_epoch[q] = serial;
+            c->cand[nc++] = q;
+        }
+        c->n_cand = nc;
+    }
+    if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
+    if (p->nc) {
+        const xpf_cluster *cl = ps->clusters + p->coff;
+        cstate *cs = c->cs;
+        uint32_t nf = c->n_fired;
+        for (uint32_t i = 0; i < p->nc; i++) {
+            cstate *st = &cs[cl[i].id];
+            if (st->fired == serial) continue;
+            st->fired = serial;
+            c->fired[nf++] = p->coff + i;
+        }
+        c->n_fired = nf;
     }
 }
 
@@ -178,13 +211,48 @@ static uint32_t bound(const xpf_centry *e, uint32_t lo, uint32_t hi, double v, b
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
 
+/* a[0..n) == b[0..n): names, units and states are short, and a call to
+ * memcmp costs more than comparing them in two loads. */
+static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a0, a1, b0, b1;
+        memcpy(&a0, a, 8), memcpy(&a1, a + n - 8, 8);
+        memcpy(&b0, b, 8), memcpy(&b1, b + n - 8, 8);
+        return !((a0 ^ b0) | (a1 ^ b1));
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4), memcpy(&a1, a + n - 4, 4);
+        memcpy(&b0, b, 4), memcpy(&b1, b + n - 4, 4);
+        return !((a0 ^ b0) | (a1 ^ b1));
+    }
+    if (n < 4) {
+        for (uint32_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    return !memcmp(a, b, n);
+}
+
+/* The hash of v's string s[0..n), computed once per value: the equality
+ * triggers, the scan memo, string clusters and not() guards share it. */
+static inline uint64_t slot_hash(slotv *v, const char *s, uint32_t n)
+{
+    if (!v->hashed) {
+        v->h = wm_xpf_str_hash(s, n);
+        v->hashed = true;
+    }
+    return v->h;
+}
+
 /* A fired string cluster: the entries whose literal equals the slot's string. */
-static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v)
+static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
 {
     uint32_t n;
     const char *s = slot_str(c, v, &n);
     if (!s) return;
-    uint64_t h = wm_hash_bytes(0, s, n);
+    uint64_t h = slot_hash(v, s, n);
     const xpf_centry *e = c->ps->centries + cl->off;
     uint32_t lo = 0, hi = cl->n;
     while (lo < hi) {
@@ -194,7 +262,48 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v
     }
     for (; lo < cl->n && e[lo].h == h; lo++) {
         const xpf_lit *l = &c->f->lits[e[lo].lit];
-        if (l->s_len == n && !memcmp(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+        if (l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+    }
+}
+
+/* The entries of numeric cluster cl that the value of its slot may make
+ * true, [*a, *b): beyond the watermarks (entries before lo, after hi are
+ * decided). The entry next to the watermark tells, without a search,
+ * whether anything is new: the common case once a document's first values
+ * are in. False: nothing to do. */
+static inline __attribute__((always_inline)) bool cluster_range(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t *a, uint32_t *b)
+{
+    const slotv *v = &c->sv[cl->slot];
+    if (v->epoch != c->serial || v->kind == XPF_V_BOOL) return false; /* absent, NaN: every test false */
+    double x = v->num;
+    if (x != x) return false;
+    const xpf_centry *e = c->ps->centries + cl->off;
+    cstate *st = &c->cs[cl->id];
+    uint32_t n = cl->n;
+    if (st->doc != c->doc) {
+        st->doc = c->doc;
+        st->lo = 0;
+        st->hi = n;
+    }
+    switch (cl->op) {
+    case WM_XP_GT: case WM_XP_GE: { /* entries with x < v (x <= v): a prefix */
+        bool ge = cl->op == WM_XP_GE;
+        *a = st->lo;
+        if (*a == n || !(ge ? e[*a].x <= x : e[*a].x < x)) return false;
+        *b = bound(e, *a + 1, n, x, ge);
+        return true;
+    }
+    case WM_XP_LT: case WM_XP_LE: { /* entries with x > v (x >= v): a suffix */
+        bool lt = cl->op == WM_XP_LT;
+        *b = st->hi;
+        if (*b == 0 || !(lt ? e[*b - 1].x > x : e[*b - 1].x >= x)) return false;
+        *a = bound(e, 0, *b - 1, x, lt);
+        return true;
+    }
+    default: /* EQ */
+        *a = bound(e, 0, n, x, false);
+        *b = bound(e, *a, n, x, true);
+        return *a < *b;
     }
 }
 
@@ -202,45 +311,73 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, const slotv *v
  * their own test on the cluster's slot holds. */
 static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
-    const slotv *v = &c->sv[cl->slot];
+    slotv *v = &c->sv[cl->slot];
     if (v->epoch != c->serial) return; /* absent: every test false */
     if (cl->str) {
         run_str_cluster(c, cl, v);
         return;
     }
-    if (v->kind == XPF_V_BOOL) return; /* NaN: every numeric test false */
-    double x = v->num;
-    if (x != x) return;
-    const xpf_centry *e = c->ps->centries + cl->off;
-    if (c->wm_doc[cl->id] != c->doc) {
-        c->wm_doc[cl->id] = c->doc;
-        c->wm_lo[cl->id] = 0;
-        c->wm_hi[cl->id] = cl->n;
-    }
-    /* the entry next to the watermark decides, without a search, whether
-     * anything is new: the common case once a document's first values are in */
     uint32_t a, b;
-    switch (cl->op) {
-    case WM_XP_GT: case WM_XP_GE: { /* entries with x < v (x <= v): a prefix */
-        bool ge = cl->op == WM_XP_GE;
-        a = c->wm_lo[cl->id];
-        b = a < cl->n && (ge ? e[a].x <= x : e[a].x < x) ? bound(e, a + 1, cl->n, x, ge) : a;
-        c->wm_lo[cl->id] = b;
-        break;
+    if (!cluster_range(c, cl, &a, &b)) return;
+    cstate *st = &c->cs[cl->id];
+    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = b;
+    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = a;
+    const xpf_centry *e = c->ps->centries + cl->off;
+    match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
+}
+
+/* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
+ * test holds, except those whose L is `excl` (S's value; XPF_NONE: none).
+ * A skipped entry holds the watermark back until a later element decides it. */
+static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
+{
+    uint32_t a, b;
+    if (!cluster_range(c, cl, &a, &b)) return;
+    const xpf_centry *e = c->ps->centries + cl->off;
+    uint64_t *dec = c->decided, *mat = c->matched;
+    uint32_t nd = 0, first = XPF_NONE, last = XPF_NONE;
+    for (uint32_t i = a; i < b; i++) {
+        uint32_t q = e[i].q;
+        uint64_t bit = 1ull << (q & 63);
+        if (dec[q >> 6] & bit) continue;
+        if (e[i].lit == excl) {
+            if (first == XPF_NONE) first = i;
+            last = i;
+            continue;
+        }
+        dec[q >> 6] |= bit;
+        mat[q >> 6] |= bit;
+        nd++;
     }
-    case WM_XP_LT: case WM_XP_LE: { /* entries with x > v (x >= v): a suffix */
-        bool lt = cl->op == WM_XP_LT;
-        b = c->wm_hi[cl->id];
-        a = b > 0 && (lt ? e[b - 1].x > x : e[b - 1].x >= x) ? bound(e, 0, b - 1, x, lt) : b;
-        c->wm_hi[cl->id] = a;
-        break;
+    c->undecided -= nd;
+    cstate *st = &c->cs[cl->id];
+    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = first != XPF_NONE ? first : b;
+    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = last != XPF_NONE ? last + 1 : a;
+}
+
+/* The merged not(S = 'L') guards of the element's state: S's value names
+ * the one L whose entries are skipped. */
+static void run_neg_groups(wm_xpf_ctx *c)
+{
+    const xpf_pstate *ps = c->ps;
+    for (uint32_t i = 0; i < ps->n_neggroups; i++) {
+        const xpf_neggroup *g = &ps->neggroups[i];
+        slotv *v = &c->sv[g->slot];
+        uint32_t excl = XPF_NONE, n = 0;
+        const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
+        if (s) {
+            uint64_t h = slot_hash(v, s, n);
+            for (uint32_t k = 0; k < g->gn; k++) {
+                const xpf_negguard *ng = &ps->negm[g->goff + k];
+                const xpf_lit *l = &c->f->lits[ng->lit];
+                if (ng->h == h && l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) {
+                    excl = ng->lit;
+                    break;
+                }
+            }
+        }
+        for (uint32_t k = 0; k < g->cn; k++) run_neg_cluster(c, &ps->negcl[g->coff + k], excl);
     }
-    default: /* EQ */
-        a = bound(e, 0, cl->n, x, false);
-        b = bound(e, a, cl->n, x, true);
-        break;
-    }
-    for (uint32_t i = a; i < b; i++) match_query(c, e[i].q);
 }
 
 static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
@@ -249,21 +386,35 @@ static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
     c->lit_val[lit] = v;
 }
 
+/* Pattern literal id holds for the value being collected. */
+static void pattern_true(wm_xpf_ctx *c, uint32_t id)
+{
+    set_lit(c, id, true);
+    /* a trigger of this state? */
+    const xpf_pstate *ps = c->ps;
+    uint32_t k = ps->pat_of_lit ? ps->pat_of_lit[id] : 0;
+    if (k) add_post(c, &ps->pat[k - 1].post);
+}
+
 /* Pattern literal id matched the value of slot c->scan_slot. */
 static void pattern_hit(wm_xpf_ctx *c, unsigned id)
 {
-    const xpf_lit *l = &c->f->lits[id];
-    if (l->slot != c->scan_slot) return;
-    set_lit(c, id, true);
-    /* a trigger of this state? (sorted by literal) */
-    const xpf_pstate *ps = c->ps;
-    uint32_t lo = 0, hi = ps->n_pat;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (ps->pat[mid].lit < id) lo = mid + 1;
-        else hi = mid;
+    if (c->f->lits[id].slot == c->scan_slot) pattern_true(c, id);
+}
+
+/* The starts-with() literals of pslot s that text[0..len) starts with:
+ * one hash and probe per distinct literal length. */
+static void prefix_scan(wm_xpf_ctx *c, const xpf_pslot *s, const char *text, uint32_t len)
+{
+    const wm_xpf *f = c->f;
+    for (uint32_t i = 0; i < s->n_plens && s->plens[i] <= len; i++) {
+        uint32_t n = s->plens[i];
+        uint64_t h = wm_xpf_str_hash(text, n);
+        for (uint32_t k = (uint32_t)h & s->pre_mask; s->pre[k].lit != XPF_NONE; k = (k + 1) & s->pre_mask) {
+            const xpf_lit *l = &f->lits[s->pre[k].lit];
+            if (s->pre[k].h == h && l->s_len == n && bytes_eq(f->strpool + l->s_off, text, n)) pattern_true(c, s->pre[k].lit);
+        }
     }
-    if (lo < ps->n_pat && ps->pat[lo].lit == id) add_post(c, ps->pat[lo].post);
 }
 
 static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
@@ -287,18 +438,17 @@ static int scan_cb(unsigned id, unsigned long long from, unsigned long long to, 
  * the memo when this text was scanned before, else by Hyperscan (and
  * memoised). Replaying the ids is the same as the callbacks: pattern_hit is
  * idempotent and the database is SINGLEMATCH. */
-static void scan_value(wm_xpf_ctx *c, const char *text, uint32_t len)
+static void scan_value(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t len)
 {
     const wm_xpf *f = c->f;
     scan_memo *m = NULL;
-    uint64_t h = 0;
     if (len && len <= SCAN_MEMO_TEXT) {
-        h = wm_hash_bytes(1, text, len);
+        uint64_t h = slot_hash(v, text, len);
         scan_memo *set = &c->memo[(h & (SCAN_MEMO / 2 - 1)) * 2];
         c->scans++;
         for (int w = 0; w < 2; w++) {
             m = &set[w];
-            if (m->len == len && m->h == h && !memcmp(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
+            if (m->len == len && m->h == h && bytes_eq(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
                 m->used = c->scans;
                 for (uint32_t i = 0; i < m->n_ids; i++) pattern_hit(c, m->ids[i]);
                 return;
@@ -337,6 +487,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
     const wm_xpf *f = c->f;
     slotv *v = &c->sv[s->slot];
     v->epoch = c->serial;
+    v->hashed = false;
     const char *text = val->text;
     uint32_t tlen = val->len;
     switch (val->kind) {
@@ -378,14 +529,15 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
     /* triggers */
     bool is_str = v->kind != XPF_V_NUM;
     if (s->eq_mask && is_str) {
-        uint64_t h = wm_hash_bytes(0, text, tlen);
+        uint64_t h = slot_hash(v, text, tlen);
         uint32_t k = (uint32_t)h & s->eq_mask;
         for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
             const xpf_eqtrig *e = &s->eq[k];
             const xpf_lit *l = &f->lits[e->lit];
-            if (e->h == h && l->s_len == tlen && !memcmp(f->strpool + l->s_off, text, tlen)) {
+            if (e->h == h && l->s_len == tlen && bytes_eq(f->strpool + l->s_off, text, tlen)) {
                 set_lit(c, e->lit, true);
-                add_post(c, e->post);
+                add_post(c, &e->post);
+                if (!s->eq_dup) break;
             }
         }
     }
@@ -394,13 +546,13 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         const xpf_numtrig *a;
         uint32_t n;
         if ((n = s->n_num[WM_XP_GT])) /* x > lit: the lits below x */
-            for (a = s->num[WM_XP_GT]; n && a->x < x; a++, n--) add_post(c, a->post);
+            for (a = s->num[WM_XP_GT]; n && a->x < x; a++, n--) add_post(c, &a->post);
         if ((n = s->n_num[WM_XP_GE]))
-            for (a = s->num[WM_XP_GE]; n && a->x <= x; a++, n--) add_post(c, a->post);
+            for (a = s->num[WM_XP_GE]; n && a->x <= x; a++, n--) add_post(c, &a->post);
         if ((n = s->n_num[WM_XP_LT]))
-            for (a = s->num[WM_XP_LT] + n - 1; n && a->x > x; a--, n--) add_post(c, a->post);
+            for (a = s->num[WM_XP_LT] + n - 1; n && a->x > x; a--, n--) add_post(c, &a->post);
         if ((n = s->n_num[WM_XP_LE]))
-            for (a = s->num[WM_XP_LE] + n - 1; n && a->x >= x; a--, n--) add_post(c, a->post);
+            for (a = s->num[WM_XP_LE] + n - 1; n && a->x >= x; a--, n--) add_post(c, &a->post);
         if ((n = s->n_num[WM_XP_EQ]) && x == x) {
             uint32_t lo = 0, hi = n;
             a = s->num[WM_XP_EQ];
@@ -409,7 +561,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
                 if (a[mid].x < x) lo = mid + 1;
                 else hi = mid;
             }
-            for (; lo < n && a[lo].x == x; lo++) add_post(c, a[lo].post);
+            for (; lo < n && a[lo].x == x; lo++) add_post(c, &a[lo].post);
         }
     }
     for (uint32_t i = 0; i < s->n_num[WM_XP_NE]; i++) {
@@ -418,13 +570,14 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         bool t;
         if (l->kind == XPF_L_NUM) t = x != l->x;
         else t = is_str && (l->s_len != tlen || memcmp(f->strpool + l->s_off, text, tlen));
-        if (t) set_lit(c, a->lit, true), add_post(c, a->post);
+        if (t) set_lit(c, a->lit, true), add_post(c, &a->post);
     }
+    if (s->n_plens && is_str) prefix_scan(c, s, text, tlen);
     if (s->scan && is_str && f->hs_db) {
         c->scan_slot = s->slot;
-        scan_value(c, text, tlen);
+        scan_value(c, v, text, tlen);
     }
-    if (s->exists.off != XPF_NONE) add_post(c, s->exists);
+    if (s->exists.off != XPF_NONE) add_post(c, &s->exists);
 }
 
 static bool eval_lit(wm_xpf_ctx *c, uint32_t id)
@@ -473,27 +626,30 @@ static void finish(wm_xpf_ctx *c)
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
         uint32_t slot = ps->neg[i].slot, n = 0;
-        const slotv *v = &c->sv[slot];
+        slotv *v = &c->sv[slot];
         const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
-        uint64_t h = s ? wm_hash_bytes(0, s, n) : 0;
+        uint64_t h = s ? slot_hash(v, s, n) : 0;
         for (; i < ps->n_neg && ps->neg[i].slot == slot; i++) {
             const xpf_negguard *g = &ps->neg[i];
             const xpf_lit *l = &c->f->lits[g->lit];
             bool t = v->epoch != c->serial ? !l->absent
-                   : !s || g->h != h || l->s_len != n || memcmp(c->f->strpool + l->s_off, s, n);
-            if (t) add_post(c, ps->guards[g->guard].post);
+                   : !s || g->h != h || l->s_len != n || !bytes_eq(c->f->strpool + l->s_off, s, n);
+            if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }
-    for (uint32_t i = 0; i < ps->n_guards; i++)
-        if (!ps->guards[i].neg && eval_pred(c, ps->guards[i].pred)) add_post(c, ps->guards[i].post);
+    run_neg_groups(c);
+    for (uint32_t i = 0; i < ps->n_plain; i++) {
+        const xpf_guard *g = &ps->guards[ps->plain[i]];
+        if (eval_pred(c, g->pred)) add_post(c, &g->post);
+    }
     for (uint32_t i = 0; i < c->n_fired; i++) run_cluster(c, &ps->clusters[c->fired[i]]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
-        if (!c->decided[q] && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
+        if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
     }
     for (uint32_t i = 0; i < ps->n_always; i++) {
         uint32_t q = ps->always[i];
-        if (!c->decided[q] && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
+        if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
     }
 }
 
@@ -504,7 +660,7 @@ static void next_serial(wm_xpf_ctx *c)
         memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
         memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
         memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
-        memset(c->fired_epoch, 0, (c->f->n_clusters_total ? c->f->n_clusters_total : 1) * sizeof *c->fired_epoch);
+        for (uint32_t i = 0; i < c->f->n_clusters_total; i++) c->cs[i].fired = 0;
         c->serial = 1;
     }
 }
@@ -540,11 +696,7 @@ static int on_event(void *user, const wm_exi_event *ev)
     case WM_EXI_EV_SD:
         /* the header is read: on a strict document, what the schema rules out is decided */
         if (c->dec.opts.strict && !c->dec.opts.fragment)
-            for (uint32_t i = 0; i < f->n_impossible; i++)
-                if (!c->decided[f->impossible[i]]) {
-                    c->decided[f->impossible[i]] = 1;
-                    c->undecided--;
-                }
+            for (uint32_t i = 0; i < f->n_impossible; i++) decide_no(c, f->impossible[i]);
         break;
     case WM_EXI_EV_AT: {
         if (!c->collecting || ev->xsi) break;
@@ -592,21 +744,21 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     uint32_t nw = (f->n_q + 63) / 64;
     memset(c->matched, 0, (nw ? nw : 1) * sizeof *c->matched);
     if (cand) {
-        memset(c->decided, 1, f->n_q);
+        memset(c->decided, 0xff, nw * sizeof *c->decided);
         c->undecided = 0;
         for (uint32_t i = 0; i < n_cand; i++)
-            if (cand[i] < f->n_q && c->decided[cand[i]]) {
-                c->decided[cand[i]] = 0;
+            if (cand[i] < f->n_q && is_decided(c, cand[i])) {
+                c->decided[cand[i] >> 6] &= ~(1ull << (cand[i] & 63));
                 c->undecided++;
             }
     } else {
-        memset(c->decided, 0, f->n_q);
+        memset(c->decided, 0, nw * sizeof *c->decided);
         c->undecided = f->n_q;
     }
     c->sp = 0;
     c->collecting = false;
     if (++c->doc == 0) {
-        memset(c->wm_doc, 0, (f->n_clusters_total ? f->n_clusters_total : 1) * sizeof *c->wm_doc);
+        for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0;
         c->doc = 1;
     }
     c->failed = false;

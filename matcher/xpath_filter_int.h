@@ -8,6 +8,7 @@
 #include <hs/hs.h>
 #include <string.h>
 
+#include "matcher/intern.h"
 #include "matcher/xpath_filter.h"
 
 #define XPF_NONE UINT32_MAX
@@ -23,10 +24,17 @@ typedef struct xpf_lit {
     uint8_t op;         /* NUM: wm_xp_op */
     uint8_t opd;        /* wm_xp_operand (decides the absent truth) */
     bool absent;        /* truth when the operand has no node */
+    bool starts;        /* PAT: starts-with() of a non-empty string (s_off, s_len) */
+    bool prefix;        /* starts, decided by the slot's prefix tables, not in the Hyperscan database */
     uint32_t slot;
     double x;           /* NUM literal */
-    uint32_t s_off, s_len; /* STREQ/STRNE: string in strpool */
+    uint32_t s_off, s_len; /* STREQ/STRNE/starts: string in strpool */
 } xpf_lit;
+
+/* A slot whose starts-with() literals have at most this many distinct
+ * lengths tests them by hashing the value's prefixes of those lengths
+ * (xpf_pslot pre); with more, they stay in the Hyperscan database. */
+#define XPF_MAX_PLENS 8
 
 /* Predicate tree over literals. */
 enum { XPF_P_LIT = 0, XPF_P_AND, XPF_P_OR, XPF_P_NOT, XPF_P_TRUE, XPF_P_FALSE };
@@ -69,7 +77,7 @@ typedef struct xpf_cluster {
 typedef struct xpf_centry {
     union {
         double x;               /* numeric cluster */
-        uint64_t h;             /* string cluster: wm_hash_bytes(0, literal) */
+        uint64_t h;             /* string cluster: wm_xpf_str_hash(literal) */
     };
     uint32_t q;
     uint32_t lit;               /* string cluster: the STREQ literal */
@@ -91,9 +99,22 @@ typedef struct xpf_guard {
 typedef struct xpf_negguard {
     uint32_t slot;
     uint32_t lit;               /* the STREQ literal */
-    uint64_t h;                 /* wm_hash_bytes(0, literal) */
+    uint64_t h;                 /* wm_xpf_str_hash(literal) */
     uint32_t guard;             /* index in pstate guards */
 } xpf_negguard;
+
+/* The numeric clusters of the not(S = 'L') guards of one slot S, merged
+ * across the guards by (slot, op): one cluster holds the entries of every
+ * "not(S = 'L_i') and S' op x" query, sorted by x, each entry's lit being
+ * its L_i (centries[].lit). At an element, the entries whose L_i is S's
+ * value are skipped; all the others hold: one cluster run per (S', op)
+ * instead of one per guard. The watermarks then mean "entries before lo
+ * (after hi) are decided". */
+typedef struct xpf_neggroup {
+    uint32_t slot;              /* S */
+    uint32_t goff, gn;          /* its guards' literals: pstate negm */
+    uint32_t coff, cn;          /* its merged clusters: pstate negcl */
+} xpf_neggroup;
 
 typedef struct xpf_numtrig {
     double x;
@@ -107,6 +128,12 @@ typedef struct xpf_eqtrig {
     xpf_post post;
 } xpf_eqtrig;
 
+/* A starts-with() literal in a slot's prefix table. */
+typedef struct xpf_pretrig {
+    uint64_t h;         /* wm_xpf_str_hash(literal) */
+    uint32_t lit;       /* XPF_NONE: empty */
+} xpf_pretrig;
+
 typedef struct xpf_pattrig {
     uint32_t lit;
     xpf_post post;
@@ -119,10 +146,15 @@ typedef struct xpf_pslot {
     bool need_num;      /* some literal compares numbers */
     bool scan;          /* pattern literals on this slot: scan the value */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
+    bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
     uint32_t n_num[6];
     xpf_numtrig *num[6];        /* per wm_xp_op, sorted by x ascending */
     xpf_post exists;
+    uint32_t n_plens;   /* distinct lengths of the prefix literals, ascending */
+    uint32_t plens[XPF_MAX_PLENS];
+    uint32_t pre_mask;  /* pre table size - 1 */
+    xpf_pretrig *pre;
 } xpf_pslot;
 
 typedef struct xpf_pstate {
@@ -135,6 +167,7 @@ typedef struct xpf_pstate {
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
+    uint32_t *pat_of_lit;       /* [n_lits]: pat index + 1, 0 = no trigger (NULL without pat) */
     uint32_t *qlist;            /* postings */
     uint32_t n_qlist;
     uint32_t n_clusters;
@@ -143,8 +176,14 @@ typedef struct xpf_pstate {
     uint32_t n_centries;
     uint32_t n_guards;
     xpf_guard *guards;
+    uint32_t n_plain;
+    uint32_t *plain;            /* the guards evaluated as predicates (not neg) */
     uint32_t n_neg;
-    xpf_negguard *neg;
+    xpf_negguard *neg;          /* the guards not merged into neggroups */
+    uint32_t n_neggroups;
+    xpf_neggroup *neggroups;
+    xpf_negguard *negm;         /* the merged guards, by group */
+    xpf_cluster *negcl;         /* the merged clusters, by group */
     bool any_text;
 } xpf_pstate;
 
@@ -226,6 +265,13 @@ wm_xpf_status wm_xpf_build_product(wm_xpf *f);
 uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_exi_sview *uri, const wm_exi_sview *local);
 
 char *wm_xpf_keep(wm_xpf *f, const char *s, size_t n);
+
+/* The hash of string literals and string values in the filter's tables
+ * (equality triggers, string clusters, not() guards, the scan memo): the
+ * interning tables' short-key hash (two multiplies up to 16 bytes, no
+ * variable-length copy); the tables live in memory only, so any hash
+ * computed alike at compile and run time will do. */
+static inline uint64_t wm_xpf_str_hash(const char *s, uint32_t n) { return wm_hash_key(0, s, n); }
 
 /* Is NUL-terminated s equal to the view v (whose pointer may be NULL when empty)? */
 static inline bool wm_xpf_sv_eq(const char *s, const wm_exi_sview *v)

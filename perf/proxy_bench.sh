@@ -43,6 +43,13 @@
 #    setup, proxy_batch, runs the proxy with --batch-rate 0 (always batching),
 #    to show what the batching wait (BATCH_WAIT_US per wake-up) costs in
 #    latency where the rate is above --batch-rate.
+#    A fifth setup, relay, puts build/perf/tcp_relay (perf/tools/tcp_relay.c: one
+#    epoll thread copying bytes between the two sockets, no MQTT, no io_uring) where
+#    the proxy would be: the floor of any relay on this machine, the two extra
+#    loopback hops and task wake-ups per message, which no proxy avoids. "proxy
+#    over relay" = proxy minus relay, same round, median over rounds: what the
+#    proxy itself adds beyond that floor. The CPU seconds of each setup's latency
+#    rounds are shown too.
 #    With LAT_RT=1 (default) mosquitto, the proxy and the load generator run
 #    the latency rounds under SCHED_FIFO (chrt -f 10): below saturation they
 #    mostly sleep, and the priority keeps other users' CPU-bound jobs on this
@@ -67,7 +74,7 @@ BUILD=${1:-build}
 SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; PAYLOAD=${PAYLOAD:-64}; SECS=${SECS:-3}; SAT_ROUNDS=${SAT_ROUNDS:-3}; WINDOW=${WINDOW:-4000}
 RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-3}
 THREADS=${THREADS:-1}; BATCH_WAIT_US=${BATCH_WAIT_US:-1000}; BATCH_RATE=${BATCH_RATE:-75000}; PIN=${PIN:-}; SPATIAL=${SPATIAL:-auto}; LAT_RT=${LAT_RT:-1}
-LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy; WMCTL=$BUILD/wmctl
+LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy; WMCTL=$BUILD/wmctl; RELAY=$BUILD/perf/tcp_relay
 PATH=$PATH:/usr/sbin
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wm-proxy-bench.XXXXXX")
 ON=(); [ -n "$PIN" ] && ON=(taskset -c "$PIN")
@@ -162,13 +169,17 @@ if [ "$BATCH_WAIT_US" != 0 ] && [ "$BATCH_RATE" != 0 ]; then
   LAT_BATCHED=$PPID_; LAT_BPORT=$PPORT
 fi
 if [ "$SPATIAL" = yes ]; then proxy_start lat_spatial "${SP_PROXY[@]}"; LAT_SPATIAL=$PPID_; LAT_SPORT=$PPORT; fi
+LAT_RPORT=$(free_port)
+"${RT[@]}" "${ON[@]}" "$RELAY" --listen "$LAT_RPORT" --upstream "$BPORT" > "$TMP/lat_relay.summary" 2> "$TMP/lat_relay.err" & LAT_RELAY=$!; pids+=($LAT_RELAY)
+wait_port "$LAT_RPORT" || { cat "$TMP/lat_relay.err" >&2; die "tcp_relay did not start"; }
 for r in $(seq "$ROUNDS"); do
   run "lat_direct_$r" "$BPORT" "$RATE" "$WINDOW" "$LAT_SECS" -
+  run "lat_relay_$r" "$LAT_RPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_RELAY"
   run "lat_proxy_$r" "$LAT_PPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_PROXY"
   [ "$BATCHED" = yes ] && run "lat_proxy_batch_$r" "$LAT_BPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_BATCHED"
   [ "$SPATIAL" = yes ] && run "lat_spatial_$r" "$LAT_SPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_SPATIAL" "${SP_ARGS[@]}"
 done
-proxy_stop "$LAT_PROXY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_SPATIAL"; [ "$BATCHED" = yes ] && proxy_stop "$LAT_BATCHED"
+proxy_stop "$LAT_RELAY"; proxy_stop "$LAT_PROXY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_SPATIAL"; [ "$BATCHED" = yes ] && proxy_stop "$LAT_BATCHED"
 
 mkdir -p "$BUILD/perf"
 python3 - "$TMP" "$BUILD/perf/proxy.json" "$ROUNDS" "$SAT_ROUNDS" "$SPATIAL" "$BATCHED" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" \
@@ -182,7 +193,7 @@ params = dict(zip(keys, sys.argv[9].split())); params["saturation_rounds"] = str
 J = lambda n: json.load(open(f"{d}/{n}.json"))
 S = lambda n: json.load(open(f"{d}/{n}.summary"))
 setups = ["direct", "proxy"] + (["spatial"] if spatial else [])
-lat_setups = setups + (["proxy_batch"] if batched else [])
+lat_setups = ["direct", "relay"] + setups[1:] + (["proxy_batch"] if batched else [])
 
 def pooled(name):
     """p50/p99 (us) over the pooled histograms of a setup's latency rounds."""
@@ -254,15 +265,29 @@ for s in lat_setups:
     lat_cpu[s] = {"mosquitto": sum(x["mosquitto_cpu_s"] for x in runs), "proxy": sum(x["proxy_cpu_s"] for x in runs) if s != "direct" else None,
                   "loadgen": sum(x["cpu_s"] for x in runs), "delivered": sum(x["delivered"] for x in runs),
                   "published_per_s": sum(x["published_per_s"] for x in runs) / rounds}
-    if s != "direct":
+    if s not in ("direct", "relay"):
         io = S(f"lat_{s}")["io_uring"]
         lat_cpu[s]["proxy_batched_waits"], lat_cpu[s]["proxy_wakeups"] = io["batched_waits"], io["submits"]
+    # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
+    # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions (every CQE that is
+    # not a send's), sends. Relay: epoll_wait returns with events, read() and write() calls.
+    pub = sum(x["published"] for x in runs)
+    if s == "relay":
+        rl = json.load(open(f"{d}/lat_relay.summary"))
+        lat_cpu[s]["per_message"] = {"waits": rl["wakeups"] / pub, "reads": rl["reads"] / pub, "sends": rl["writes"] / pub}
+    elif s != "direct":
+        lat_cpu[s]["per_message"] = {"waits": io["submits"] / pub, "reads": (io["cqes"] - io["sends"]) / pub, "sends": io["sends"] / pub}
 median = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2]) / 2
 added = {s: {"p50": lat[s]["p50"] - lat["direct"]["p50"], "p99": lat[s]["p99"] - lat["direct"]["p99"],
              "rounds_p99": [a - b for a, b in zip(lat[s]["rounds_p99"], lat["direct"]["rounds_p99"])]} for s in lat_setups if s != "direct"}
 # One round's hiccup on the shared machine (a direct p99 of 20+ ms) swamps the pooled p99s; the
 # median over rounds of (setup - direct, same round) is the robust figure.
 for s in added: added[s]["p99_median_of_rounds"] = median(added[s]["rounds_p99"])
+# What the proxy adds beyond the floor of any relay (tcp_relay), same round, median over rounds.
+for s in added:
+    if s != "relay":
+        added[s]["p50_over_relay_median_of_rounds"] = median([a - b for a, b in zip(lat[s]["rounds_p50"], lat["relay"]["rounds_p50"])])
+        added[s]["p99_over_relay_median_of_rounds"] = median([a - b for a, b in zip(lat[s]["rounds_p99"], lat["relay"]["rounds_p99"])])
 out = {"params": params, "load_average": load, "saturation": sat,
        "latency_us": lat, "latency_cpu_s": lat_cpu, "added_latency_us": added,
        "targets": {"efficiency_ratio_min": 5, "added_p99_us_max": 100},
@@ -293,7 +318,12 @@ row("  added p50 (vs direct)", ["-"] + [str(added[s]["p50"]) for s in lat_setups
 row("  added p99, pooled", ["-"] + [str(added[s]["p99"]) for s in lat_setups[1:]])
 row("  added p99, round median (<= 100)", ["-"] + [f'{added[s]["p99_median_of_rounds"]:g}' for s in lat_setups[1:]])
 row("  per-round p99", [" ".join(map(str, lat[s]["rounds_p99"])) for s in lat_setups])
-row("  proxy wake-ups that batched", ["-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[1:]])
+row("  over relay: p50; p99, round median", ["-", "-"] + [f'{added[s]["p50_over_relay_median_of_rounds"]:g}; {added[s]["p99_over_relay_median_of_rounds"]:g}' for s in lat_setups[2:]])
+row("  CPU s: mosquitto", [g(lat_cpu[s]["mosquitto"]) for s in lat_setups])
+row("  CPU s: relay or proxy", ["-"] + [g(lat_cpu[s]["proxy"]) for s in lat_setups[1:]])
+row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_message'][k]:.1f}" for k in ("waits", "reads", "sends")) for s in lat_setups[1:]])
+row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
+print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")
 if not spatial: print("spatial filtering: not measured (this wirematch-proxy has no --resolution)")
 print(f"load average {load['start']} -> {load['end']}; written: {out_path}")

@@ -21,7 +21,8 @@
  * (2,400 under sanitizers). A second run does the same with the query mix of
  * the filter benchmark (wm_senml_gen_query), whose forms (trigger + numeric
  * or string cluster, not(...) guards, Hyperscan patterns) have their own
- * fast paths in the filter.
+ * fast paths in the filter; a third with gen_guard_query, those forms with
+ * literals drawn from the documents and often missing attributes.
  */
 #include <criterion/criterion.h>
 #include <libxml/parser.h>
@@ -179,6 +180,46 @@ static void gen_query(sb *s)
     }
 }
 
+/* The forms the filter's clusters and merged not() guards decide without
+ * evaluating predicates: "G and D" with G = not(@A = 'L'), @A = 'L' or a
+ * (negated) starts-with() that the prefix tables decide, and D
+ * one or two numeric tests of one attribute, literals drawn from the
+ * documents (thresholds at equal values, negative numbers, decimals),
+ * attributes often missing (t, bver, s, ut; vs, vb), several queries per
+ * guard so the merged clusters skip some entries and match others. */
+static void gen_guard_query(sb *s)
+{
+    static const char *const gattrs[] = { "u", "n", "vs", "vb", "u" };
+    static const char *const gvals[] = { "Cel", "V", "%RH", "temperature", "voltage", "state-1", "true", "false", "x" };
+    static const char *const cmp[] = { "<", "<=", ">", ">=", "=" };
+    /* prefixes of names, units, states and bn: 5 lengths, so the slots' prefix tables serve them */
+    static const char *const pfx[] = { "t", "te", "tem", "temp", "hu", "v", "vo", "c", "la", "lo", "p", "C", "Ce",
+                                       "%", "%R", "V", "A", "Pa", "s", "sta", "stat", "urn:dev:ow:", "x" };
+    static const char *const pattrs[] = { "n", "u", "vs", "bn" };
+    s->n = 0;
+    unsigned ga = rnd(5);
+    const char *gv = ga == 3 ? gvals[6 + rnd(2)] : gvals[rnd(9)];
+    char g[64];
+    unsigned gk = rnd(8);
+    if (gk < 2) snprintf(g, sizeof g, "%sstarts-with(@%s, '%s')%s", gk ? "not(" : "", pattrs[rnd(4)], pfx[rnd(23)], gk ? ")" : "");
+    else snprintf(g, sizeof g, gk < 7 ? "not(@%s = '%s')" : "@%s = '%s'", gattrs[ga], gv);
+    if (gk == 0 && rnd(3) == 0) {
+        put(s, "//s:senml[%s]", g);
+        return;
+    }
+    int ai = rnd(3) ? 0 : (int)rnd(6);
+    sb d = { .n = 0 };
+    put(&d, "@%s %s ", num_attrs[ai], cmp[rnd(5)]);
+    number(&d, ai);
+    if (rnd(3) == 0) {
+        put(&d, " or @%s %s ", num_attrs[ai], cmp[rnd(5)]);
+        number(&d, ai);
+    }
+    put(s, "%s", rnd(2) ? "//s:senml" : "/s:sensml/s:senml");
+    if (rnd(2)) put(s, "[%s and (%s)]", g, d.b);
+    else put(s, "[(%s) and %s]", d.b, g);
+}
+
 /* fn:matches for libxml2 (POSIX ERE), the reference for our Hyperscan one */
 static void xp_matches(xmlXPathParserContextPtr ctxt, int nargs)
 {
@@ -218,9 +259,12 @@ static wm_exi_grammar *senml_grammar(void)
     return g;
 }
 
-/* bench_mix: the queries of perf/bench_exi_filter.c instead of the random
- * subset (the forms the filter's clusters and guards are built for). */
-static void run_rounds(bool bench_mix)
+enum { MIX_RANDOM, MIX_BENCH, MIX_GUARDS };
+
+/* mix: MIX_RANDOM the random subset; MIX_BENCH the queries of
+ * perf/bench_exi_filter.c; MIX_GUARDS gen_guard_query (the forms the
+ * filter's clusters and guards are built for). */
+static void run_rounds(int mix)
 {
     wm_exi_grammar *g = senml_grammar();
     wm_xp_ns ns = { "s", NS };
@@ -253,9 +297,10 @@ static void run_rounds(bool bench_mix)
         const char *qs[QPR];
         for (int i = 0; i < QPR; i++) {
             sb s;
-            if (bench_mix) wm_senml_gen_query(&rng, qtext[i], sizeof qtext[i]);
+            if (mix == MIX_BENCH) wm_senml_gen_query(&rng, qtext[i], sizeof qtext[i]);
             else {
-                gen_query(&s);
+                if (mix == MIX_GUARDS) gen_guard_query(&s);
+                else gen_query(&s);
                 memcpy(qtext[i], s.b, s.n + 1);
             }
             qs[i] = qtext[i];
@@ -296,11 +341,13 @@ static void run_rounds(bool bench_mix)
     /* the workload must exercise both outcomes, or the comparison means little */
     cr_assert_gt(matches, pairs / 10, "only %u of %u pairs match", matches, pairs);
     cr_assert_lt(matches, pairs - pairs / 10, "%u of %u pairs match", matches, pairs);
-    cr_log_info("xpath_diff%s: %u doc x query pairs, %u matches, 0 differences\n", bench_mix ? " (benchmark queries)" : "",
-                pairs, matches);
+    cr_log_info("xpath_diff%s: %u doc x query pairs, %u matches, 0 differences\n",
+                mix == MIX_BENCH ? " (benchmark queries)" : mix == MIX_GUARDS ? " (cluster and guard queries)" : "", pairs, matches);
     wm_exi_grammar_free(g);
 }
 
-Test(xpath_diff, senml_random_docs_x_random_queries) { run_rounds(false); }
+Test(xpath_diff, senml_random_docs_x_random_queries) { run_rounds(MIX_RANDOM); }
 
-Test(xpath_diff, senml_random_docs_x_benchmark_queries) { run_rounds(true); }
+Test(xpath_diff, senml_random_docs_x_benchmark_queries) { run_rounds(MIX_BENCH); }
+
+Test(xpath_diff, senml_random_docs_x_cluster_guard_queries) { run_rounds(MIX_GUARDS); }
