@@ -83,7 +83,8 @@ static void rec_install(wm_proxy_filter *f, wm_proxy_sub_rec *r)
     r->pending = 0;
     if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg))
         r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
-                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, r->name);
+                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, r->name,
+                                           r->xpath != NULL);
     if (f->sess_gen) {
         wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub, r->xpath };
         if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
@@ -775,6 +776,22 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     return WM_PROXY_DROP;
 }
 
+/* Could a content filter select this PUBLISH at all? Only if its Content
+ * Type names an EXI schema of the registry in force (else every content
+ * filter withholds it, on_publish_down). Cheap: no payload is looked at. */
+static bool content_possible(const wm_proxy_filter *f, const wm_mqtt5_props *pr)
+{
+    const wm_proxy_content *ct = f->sh->content;
+    if (!ct || !ct->tab) return false;   /* no content filter can exist */
+    if (!wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE)) return false;
+    const wm_mqtt5_bytes *v = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
+    const wm_schema_reg *reg = wm_content_registry(ct->tab);
+    const char *name;
+    size_t nl;
+    return reg && wm_exi_content_type_schema((const char *)v->p, v->len, &name, &nl) &&
+           wm_schema_reg_find(reg, name, nl) != UINT32_MAX;
+}
+
 /* --prefilter: a client PUBLISH that no registered subscription can receive
  * stays here. */
 static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
@@ -793,7 +810,8 @@ static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *
                 peids[n++] = (wm_match_str){ (const char *)up.value.p, up.value.len };
             }
         pass = n == UINT32_MAX ||
-               wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, f->sh->rd_gen, au.topic, peids, n);
+               wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, f->sh->rd_gen, au.topic, peids, n,
+                                            content_possible(f, &pkt->props));
     }
     alias_outcome(f, WM_PROXY_C2U, &au, pkt, pass);
     if (pass) {

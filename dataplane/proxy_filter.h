@@ -40,6 +40,10 @@
  *     the broker and acknowledged to the client with reason 0x10 No
  *     matching subscribers (PUBACK; PUBREC, then PUBCOMP for its PUBREL);
  *     retained messages always go on (a later subscriber receives them).
+ *     A subscription with a content filter counts only for a PUBLISH whose
+ *     Content Type names an EXI schema of the registry in force (any other
+ *     is withheld by every content filter, below); its query is not
+ *     evaluated at ingress (that would decode the payload).
  *     Client topic aliases are handled as the broker's below.
  *
  * Broker -> client

@@ -21,7 +21,15 @@ typedef struct reg_ent {
     char *nbhd;             /* NULL = none */
     uint32_t sub;           /* its id in g->m; WM_SUB_NONE: the file lacks its neighborhood */
     uint32_t next;          /* rebind: id in the new matcher; free list: next free handle */
+    bool content;           /* the subscription has a content filter */
 } reg_ent;
+
+/* Content-filtered subscriptions are registered as this client's, with No
+ * Local, so that a lookup as this client's publication skips them: one
+ * lookup answers "can a subscription without content filter receive it".
+ * (A shared subscription cannot have No Local, MQTT 5.0 §3.8.3.1: it stays
+ * visible to every lookup, which only errs towards forwarding.) */
+static const char content_client[] = "\x01wirematch-proxy:content";
 
 typedef struct sess_rec {
     char *filter;
@@ -147,16 +155,23 @@ static char *dup_bytes(const char *p, size_t n)
 /* Lock held: adds filter with neighborhood `nbhd` (a name, NULL for none)
  * to m. *sub = WM_SUB_NONE (and OK) if m's file has no such neighborhood:
  * such a subscription can receive nothing there. */
-static wm_matcher_status matcher_add(wm_matcher *m, const char *filter, uint32_t len, const char *nbhd, uint32_t *sub)
+static wm_matcher_status matcher_add(wm_matcher *m, const reg_ent *e, uint32_t *sub)
 {
-    uint32_t nb = nbhd ? wm_matcher_nbhd_find(m, nbhd, strlen(nbhd)) : WM_NBHD_NONE;
+    uint32_t nb = e->nbhd ? wm_matcher_nbhd_find(m, e->nbhd, strlen(e->nbhd)) : WM_NBHD_NONE;
     *sub = WM_SUB_NONE;
-    if (nbhd && nb == WM_NBHD_NONE) return WM_MATCHER_OK;
-    wm_sub_spec spec = { .filter = filter, .filter_len = len, .nbhd = nb };
+    if (e->nbhd && nb == WM_NBHD_NONE) return WM_MATCHER_OK;
+    wm_sub_spec spec = { .filter = e->filter, .filter_len = e->filter_len, .nbhd = nb };
+    wm_topic_share sh;
+    if (e->content && !wm_topic_share_split(e->filter, e->filter_len, &sh)) {
+        spec.client = content_client;
+        spec.client_len = sizeof content_client - 1;
+        spec.no_local = true;
+    }
     return wm_matcher_sub_add(m, &spec, sub, NULL);
 }
 
-uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd)
+uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd,
+                               bool content)
 {
     uint32_t h = WM_SUB_NONE;
     lock(g, rd);
@@ -166,9 +181,9 @@ uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_m
         if (ne) { g->ent = ne; g->cap_ent = cap; }
     }
     reg_ent e = { dup_bytes((const char *)f.p, f.len), f.len, nbhd ? dup_bytes(nbhd, strlen(nbhd)) : NULL,
-                  WM_SUB_NONE, 0 };
+                  WM_SUB_NONE, 0, content };
     bool room = g->free_ent != UINT32_MAX || g->n_ent < g->cap_ent;
-    if (room && e.filter && (!nbhd || e.nbhd) && matcher_add(g->m, e.filter, e.filter_len, e.nbhd, &e.sub) == WM_MATCHER_OK) {
+    if (room && e.filter && (!nbhd || e.nbhd) && matcher_add(g->m, &e, &e.sub) == WM_MATCHER_OK) {
         if (g->free_ent != UINT32_MAX) {
             h = g->free_ent;
             g->free_ent = g->ent[h].next;
@@ -196,7 +211,7 @@ static void ent_remove(wm_proxy_registry *g, uint32_t h)
     if (e->sub != WM_SUB_NONE) wm_matcher_sub_remove(g->m, e->sub);
     free(e->filter);
     free(e->nbhd);
-    *e = (reg_ent){ NULL, 0, NULL, WM_SUB_NONE, g->free_ent };
+    *e = (reg_ent){ NULL, 0, NULL, WM_SUB_NONE, g->free_ent, false };
     g->free_ent = h;
     g->live_ent--;
     g->removed++;
@@ -228,7 +243,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
     for (uint32_t i = 0; i < g->n_ent; i++) {
         reg_ent *e = &g->ent[i];
         if (!e->filter) continue;
-        wm_matcher_status st = matcher_add(m, e->filter, e->filter_len, e->nbhd, &e->next);
+        wm_matcher_status st = matcher_add(m, e, &e->next);
         if (st != WM_MATCHER_OK) {
             /* m is the caller's, thrown away with what was added to it */
             snprintf(err, errcap, "--prefilter: subscription \"%.*s\" does not fit the new tables: %s",
@@ -248,7 +263,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
 }
 
 bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t rd_gen,
-                                  wm_mqtt5_bytes topic, const wm_match_str *peids, uint32_t n_peids)
+                                  wm_mqtt5_bytes topic, const wm_match_str *peids, uint32_t n_peids, bool content)
 {
     if (atomic_load_explicit(&g->broken, memory_order_relaxed)) return true;
     /* No reader, or one of a replaced matcher (a reload this worker has not
@@ -258,7 +273,9 @@ bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader 
     uint32_t subs[1], members[1];
     wm_match_group groups[1];
     wm_match_result res = { subs, 1, members, 1, groups, 1, 0, 0, 0 };
-    wm_matcher_status st = wm_matcher_lookup_str(rd, (const char *)topic.p, topic.len, peids, n_peids, NULL, 0, &res);
+    wm_matcher_status st = wm_matcher_lookup_str(rd, (const char *)topic.p, topic.len, peids, n_peids,
+                                                 content ? NULL : content_client,
+                                                 content ? 0 : sizeof content_client - 1, &res);
     if (st == WM_MATCHER_E_TRUNCATED) return true;
     if (st != WM_MATCHER_OK) return true;   /* cannot tell: forward */
     return res.n_subs + res.n_groups > 0;

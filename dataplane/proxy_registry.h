@@ -90,10 +90,12 @@ wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
 
 /* Worker (rd = its reader or NULL, taken offline for the call): registers
  * topic filter f (bytes) with neighborhood `nbhd` (a NUL-terminated name,
- * NULL for none; looked up in the current file). Returns the handle, or
+ * NULL for none; looked up in the current file); content: the subscription
+ * has a content filter (see _receivable). Returns the handle, or
  * WM_SUB_NONE if the matcher refused it or memory ran out (then the
  * registry is broken). */
-uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd);
+uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd,
+                               bool content);
 
 /* Worker: unregisters handle sub now (expire_ns == 0) or once CLOCK_MONOTONIC
  * passes expire_ns (UINT64_MAX = never: a session that does not expire). */
@@ -101,12 +103,17 @@ void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint3
 
 /* Worker (online reader rd of generation rd_gen, or NULL): could any
  * registered subscription receive a PUBLISH of this topic with these peids
- * (User Property `peid` values)? True (cannot tell) when rd is NULL or of a
+ * (User Property `peid` values)? content: whether a content filter could
+ * select it (its Content Type names an EXI schema of the registry in
+ * force); if not, only subscriptions without content filter count (a
+ * shared one with a content filter always counts). The content filter
+ * itself is not evaluated: that would mean decoding the payload at ingress.
+ * One lookup either way. True (cannot tell) when rd is NULL or of a
  * matcher a rebind replaced since (its view is frozen: subscriptions made
  * since are not in it), when the registry is broken or the lookup fails.
  * No lock, no allocation. */
 bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t rd_gen,
-                                  wm_mqtt5_bytes topic, const wm_match_str *peids, uint32_t n_peids);
+                                  wm_mqtt5_bytes topic, const wm_match_str *peids, uint32_t n_peids, bool content);
 
 /* Main thread (not a reader), on a reload of the resolution: registers every
  * live registration again in m (the new file's matcher, which must outlive
