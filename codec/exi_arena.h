@@ -44,6 +44,22 @@ static inline void *wm_exi_arena_alloc(wm_exi_arena *a, size_t n)
     }
     return wm_exi_arena_alloc_slow(a, n);
 }
+/* Where wm_exi_arena_alloc(a, n) would place its storage if the current block
+ * has room for it, without allocating (NULL otherwise: the caller takes its
+ * general path, which may grow the arena). The storage is n rounded up to 16
+ * bytes, all of it writable once reserved by wm_exi_arena_commit(a, n) with
+ * the same n; nothing else may allocate in between. Lets a fast path write a
+ * value in place and give up with the arena untouched. */
+static inline void *wm_exi_arena_peek(const wm_exi_arena *a, size_t n)
+{
+    wm_exi_arena_block *b = a->head;
+    size_t m = (n + 15) & ~(size_t)15;
+    return __builtin_expect(b && b->size - b->used >= m, 1) ? b->data + b->used : NULL;
+}
+static inline void wm_exi_arena_commit(wm_exi_arena *a, size_t n)
+{
+    a->head->used += (n + 15) & ~(size_t)15;
+}
 /* Forgets every allocation, keeps the blocks. */
 void wm_exi_arena_reset(wm_exi_arena *a);
 void wm_exi_arena_free(wm_exi_arena *a);

@@ -615,15 +615,15 @@ void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_ex
     wm_exi_strtab_init(&d->st, g, &d->arena, false);
     d->prod_op = malloc(g->n_prods ? g->n_prods : 1);
     for (uint32_t i = 0; d->prod_op && i < g->n_prods; i++) d->prod_op[i] = prod_op(g, &g->prods[i]);
-    d->strict_states = wm_exi_decode_strict_table(g);
+    d->strict = wm_exi_decode_strict_tables(g, d->prod_op);
 }
 
 void wm_exi_decoder_free(wm_exi_decoder *d)
 {
     free(d->prod_op);
     d->prod_op = NULL;
-    free(d->strict_states);
-    d->strict_states = NULL;
+    wm_exi_decode_strict_tables_free(d->strict);
+    d->strict = NULL;
     wm_exi_strtab_free(&d->st);
     wm_exi_arena_free(&d->arena);
 }
@@ -718,8 +718,11 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
         return wm_exi_fail(err, WM_EXI_E_OPTIONS, c.r.pos, "stream declares schemaId nil (schema-less) but a schema was given");
     if ((st = wm_exi_strtab_reset(&d->st, d->opts.value_max_length, d->opts.value_partition_capacity)))
         return wm_exi_dec_mem_fail(&c);
-    d->stack = wm_exi_arena_alloc(&d->arena, d->lim.max_depth * sizeof *d->stack);
+    /* the scratch first: it fills a block of its own, so the stack and
+     * what the body adds share the next one (the strict loop writes values
+     * in place only within the current block) */
     d->scratch = wm_exi_arena_alloc(&d->arena, d->lim.max_value_bytes);
+    d->stack = wm_exi_arena_alloc(&d->arena, d->lim.max_depth * sizeof *d->stack);
     d->bis = NULL;
     d->n_bis = d->cap_bis = 0;
     d->depth = 0;
@@ -730,7 +733,7 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
      * compression by the header reader); it falls back to
      * wm_exi_dec_step() for every event it does not decode itself */
     bool fast = d->opts.strict && !c.r.byte_aligned && d->opts.alignment == WM_EXI_BIT_PACKED && !d->opts.compression && !d->opts.preserve_prefixes && !d->g->schemaless &&
-                !d->general_only && d->strict_states && d->prod_op;
+                !d->general_only && d->strict;
     wm_exi_event ev = { .type = WM_EXI_EV_SD };
     emit(&c, &ev);
     int doc_state = 0;

@@ -86,8 +86,9 @@ typedef struct wm_exi_decoder {
     char *scratch;            /* max_value_bytes, from the arena */
     uint8_t *prod_op;         /* internal: per production of g, its event and value kind
                                  fused, so one dispatch serves both (malloc'ed at init) */
-    struct wm_exi_strict_state *strict_states; /* internal: per state of g, what the strict
-                                 bit-packed loop needs (codec/exi_decode_strict.c; malloc'ed at init) */
+    struct wm_exi_strict_tables *strict; /* internal: per state, production and local name
+                                 of g, what the strict bit-packed loop needs
+                                 (codec/exi_decode_strict.c; malloc'ed at init) */
     bool general_only;        /* set by tests to force the general path: the strict loop
                                  must decode exactly the same events */
     struct {                  /* internal: the last header read without out-of-band options
@@ -102,9 +103,9 @@ typedef struct wm_exi_decoder {
 } wm_exi_decoder;
 
 /* Prepares d for grammar g (not copied: must outlive d). lim may be NULL
- * for defaults. Allocates one byte per production and 8 per state of g
- * (a failed allocation only disables a fast path); the per-document state
- * comes later. */
+ * for defaults. Allocates tables of g's size for the fast paths (17 bytes
+ * per production, 8 per state, 96 per local name; a failed allocation only
+ * disables a fast path); the per-document state comes later. */
 void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim);
 void wm_exi_decoder_free(wm_exi_decoder *d);
 

@@ -37,6 +37,39 @@ struct wm_exi_strict_state {
     uint8_t flags;
 };
 
+/* Per production: its fused kind (prod_op; WM_EXI_OP_TERM for what the
+ * strict loop leaves to the general path), next state and what the next
+ * event needs of it (first production, count, code width; nstart: a
+ * WM_EXI_S_START state, whose width depends on the frame), local name (uri
+ * is the name's own, lname_uri) and argument (SE: element declaration). */
+struct wm_exi_strict_prod {
+    uint8_t op, nw;
+    bool nstart;
+    uint16_t nn;
+    uint32_t nfirst, next, lid, arg;
+};
+
+/* Per element declaration, the frame an SE of it opens and its start
+ * state's first production, count and code width (with the strict
+ * xsi:type/xsi:nil codes of that element, §8.5.4.4.2). */
+struct wm_exi_strict_elem {
+    uint32_t state, tgram, first;
+    uint16_t n;
+    uint8_t w;
+    bool nillable;
+};
+
+/* What the strict loop specialises on, built once per grammar. names: per
+ * local name of the grammar, an event with that qname filled in (uri_id,
+ * lid, uri, local) and everything else zero: events start as its copy. */
+struct wm_exi_strict_tables {
+    struct wm_exi_strict_state *states;
+    struct wm_exi_strict_prod *prods;
+    struct wm_exi_strict_elem *elems;
+    wm_exi_event *names;
+    uint32_t n_states, n_names;
+};
+
 /* SE of {uri}lid with element declaration elem (WM_EXI_NONE: undeclared),
  * its prefix when preserved, the new frame and the event (§8.5.4.1). */
 wm_exi_status wm_exi_dec_push(wm_exi_dctx *c, uint32_t uri, uint32_t lid, uint32_t elem);
@@ -53,15 +86,19 @@ wm_exi_status wm_exi_dec_mem_fail(wm_exi_dctx *c);
 /* One event of the innermost element (depth > 0) through the general path. */
 wm_exi_status wm_exi_dec_step(wm_exi_dctx *c);
 
-/* The table above for g (malloc'ed; NULL on OOM, which disables the loop). */
-struct wm_exi_strict_state *wm_exi_decode_strict_table(const wm_exi_grammar *g);
+/* The tables above for g and its prod_op (malloc'ed; NULL on OOM, which
+ * disables the loop), and their release (NULL is fine). */
+struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g, const uint8_t *prod_op);
+void wm_exi_decode_strict_tables_free(struct wm_exi_strict_tables *t);
 
 /* Decodes events while depth > 0 and decoding has not stopped, for strict
- * bit-packed streams without prefixes: declared EE, typed attributes and
- * string-table hits come straight from a local 64-bit window; everything
- * else (SE, literals, xsi:*, near the end of the stream, any error) goes
- * through wm_exi_dec_step() from the event's first bit, so both paths
- * yield the same events and errors by construction. */
+ * bit-packed streams without prefixes: declared SE and EE, typed attributes,
+ * string-table hits and short ASCII literals come straight from a local
+ * 64-bit window; everything else (built-in grammars, xsi:*, other values,
+ * near the end of the stream, any error) goes through wm_exi_dec_step() from
+ * the event's first bit (or wm_exi_dec_attribute() from a declared
+ * attribute's value), so both paths yield the same events and errors by
+ * construction. */
 wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c);
 
 #endif

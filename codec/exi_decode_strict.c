@@ -4,12 +4,17 @@
  * Sensor payloads are mostly declared attributes and end tags. The general
  * path (codec/exi_decode.c) pays per event for what strict streams never
  * have: second-level code lists, the reader struct in memory, a value
- * dispatch apart from the event dispatch. This loop keeps the bit position
- * in a local, reads the event code and the value from one 64-bit window,
- * and dispatches once on the production's fused kind (prod_op). Any event
- * it does not decode itself goes, from its first bit, through the general
- * step, so the two paths cannot disagree (tests/unit/test_exi_strict.c
- * checks it event by event).
+ * dispatch apart from the event dispatch, the event built field by field.
+ * This loop is specialised by tables built once per grammar: per state its
+ * productions and code width, per production its fused event and value kind
+ * (prod_op) and next state, per local name the event with that qname already
+ * filled in. An event then costs a table lookup, a bit peek from a 64-bit
+ * window and a copy of its prepared event; the bit position, the depth and
+ * the callback stay in locals. Any event it does not decode itself goes,
+ * from its first bit (or, for a declared attribute, from its value), through
+ * the general step, and the loop changes nothing before it knows it can
+ * finish an event, so the two paths cannot disagree
+ * (tests/unit/test_exi_strict.c checks it event by event).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +22,108 @@
 #include "codec/exi_decode_int.h"
 #include "codec/exi_rt.h"
 
-struct wm_exi_strict_state *wm_exi_decode_strict_table(const wm_exi_grammar *g)
+struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g, const uint8_t *prod_op)
 {
-    struct wm_exi_strict_state *t = malloc((g->n_states ? g->n_states : 1) * sizeof *t);
-    for (uint32_t i = 0; t && i < g->n_states; i++) {
+    struct wm_exi_strict_tables *t = calloc(1, sizeof *t);
+    if (!t || !prod_op) goto fail;
+    t->states = malloc((g->n_states ? g->n_states : 1) * sizeof *t->states);
+    t->prods = malloc((g->n_prods ? g->n_prods : 1) * sizeof *t->prods);
+    t->elems = calloc(g->n_elems ? g->n_elems : 1, sizeof *t->elems);
+    t->names = calloc(g->n_lids ? g->n_lids : 1, sizeof *t->names);
+    if (!t->states || !t->prods || !t->elems || !t->names) goto fail;
+    t->n_states = g->n_states;
+    t->n_names = g->n_lids;
+    for (uint32_t i = 0; i < g->n_states; i++) {
         const wm_exi_state *s = &g->states[i];
-        t[i] = (struct wm_exi_strict_state){
+        t->states[i] = (struct wm_exi_strict_state){
             .first = s->first, .n = s->n, .w = (uint8_t)wm_exi_code_width(s->n), .flags = s->flags };
     }
+    /* the qname views are the string table's seeded ones (the same pointers) */
+    for (uint32_t lid = 0; lid < g->n_lids; lid++) {
+        uint32_t uri = g->lname_uri[lid];
+        wm_exi_event *e = &t->names[lid];
+        e->uri_id = uri;
+        e->lid = lid;
+        e->uri = (wm_exi_sview){ g->uris[uri], (uint32_t)strlen(g->uris[uri]) };
+        e->local = (wm_exi_sview){ g->lnames[lid], (uint32_t)strlen(g->lnames[lid]) };
+    }
+    /* an element whose start state is out of range keeps n = 0: its SE is
+     * left to the general path (below) */
+    for (uint32_t i = 0; i < g->n_elems; i++) {
+        const wm_exi_elem *e = &g->elems[i];
+        if (e->type >= g->n_tgrams || g->tgrams[e->type].start >= g->n_states) continue;
+        const wm_exi_state *s = &g->states[g->tgrams[e->type].start];
+        /* the frame-dependent width of the loop, fixed by the declaration */
+        unsigned w = (s->flags & WM_EXI_S_START) ? wm_exi_code_width(s->n + (g->tgrams[e->type].xsi_type_strict ? 1 : 0) +
+                                                                      (e->nillable ? 1 : 0))
+                                                 : wm_exi_code_width(s->n);
+        t->elems[i] = (struct wm_exi_strict_elem){ .state = g->tgrams[e->type].start, .tgram = e->type, .first = s->first,
+                                                   .n = s->n, .w = (uint8_t)w, .nillable = e->nillable };
+    }
+    for (uint32_t i = 0; i < g->n_prods; i++) {
+        const wm_exi_prod *p = &g->prods[i];
+        uint8_t op = prod_op[i];
+        /* a qname the name table does not give exactly, a next state out of
+         * range, an element the table above does not have: the general path */
+        if (op != WM_EXI_OP_EE && op != WM_EXI_OP_TERM &&
+            (p->lid >= g->n_lids || g->lname_uri[p->lid] != p->uri || p->next >= g->n_states))
+            op = WM_EXI_OP_TERM;
+        if (op == WM_EXI_OP_SE && (p->arg >= g->n_elems || !t->elems[p->arg].n)) op = WM_EXI_OP_TERM;
+        struct wm_exi_strict_prod *fp = &t->prods[i];
+        *fp = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg };
+        if (op != WM_EXI_OP_TERM && op != WM_EXI_OP_EE) {
+            fp->nfirst = t->states[p->next].first;
+            fp->nn = t->states[p->next].n;
+            fp->nw = t->states[p->next].w;
+            fp->nstart = (t->states[p->next].flags & WM_EXI_S_START) != 0;
+        }
+    }
     return t;
+fail:
+    wm_exi_decode_strict_tables_free(t);
+    return NULL;
+}
+
+void wm_exi_decode_strict_tables_free(struct wm_exi_strict_tables *t)
+{
+    if (!t) return;
+    free(t->states);
+    free(t->prods);
+    free(t->elems);
+    free(t->names);
+    free(t);
+}
+
+/* The last bytes of the stream as a window, past its end zeros: the
+ * stream's last eight bytes moved up (no call for a variable-length copy;
+ * this runs for the last few events of every document). */
+static inline uint64_t window_tail(const uint8_t *buf, uint64_t nbytes, uint64_t pos)
+{
+    uint64_t byte = pos >> 3, w = 0;
+    if (byte >= nbytes) return 0;
+    if (nbytes >= 8) {
+        memcpy(&w, buf + nbytes - 8, 8);
+        w = __builtin_bswap64(w) << (8 * (byte - (nbytes - 8))); /* byte > nbytes - 8: shift 8..56 */
+    } else
+        for (uint64_t i = byte; i < nbytes; i++) w |= (uint64_t)buf[i] << (56 - 8 * (i - byte));
+    return w << (pos & 7);
 }
 
 /* 64 bits from bit `pos` on, first bit most significant; bytes past the
- * end of the stream read as zeros (whoever consumes them checks the end). */
+ * end of the stream read as zeros (whoever consumes them checks the end).
+ * At least 57 of them are the stream's (or those zeros). */
 static inline uint64_t window(const uint8_t *buf, uint64_t nbytes, uint64_t pos)
 {
-    uint64_t byte = pos >> 3, w = 0;
-    if (__builtin_expect(byte + 8 <= nbytes, 1)) memcpy(&w, buf + byte, 8);
-    else if (byte < nbytes) memcpy(&w, buf + byte, nbytes - byte);
+    uint64_t byte = pos >> 3, w;
+    if (__builtin_expect(byte + 8 > nbytes, 0)) return window_tail(buf, nbytes, pos);
+    memcpy(&w, buf + byte, 8);
     return __builtin_bswap64(w) << (pos & 7);
+}
+
+/* The first w bits (0 <= w <= 32) of a window, without a branch on w == 0. */
+static inline uint32_t top(uint64_t win, unsigned w)
+{
+    return (uint32_t)((win >> 1) >> (63 - w));
 }
 
 /* Integer (§7.1.5) at bit *q: false when it is longer than one window
@@ -50,34 +138,47 @@ static inline bool int_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, int6
     return true;
 }
 
-/* Fills the qname of ev from the string table, emits it at the current
- * depth; true when the callback asked to stop. */
-static inline bool emit_named(wm_exi_dctx *c, wm_exi_event *ev, uint32_t uri, uint32_t lid)
+/* Float (§7.1.4: mantissa and exponent, two integers) at bit *q, from one
+ * window when both fit in its 57 sure bits (sensor readings: a few octets
+ * each), else from two; false as int_at(). */
+static inline bool float_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, int64_t *m, int64_t *e)
 {
-    const wm_exi_strtab *t = &c->d->st;
-    ev->uri_id = uri;
-    ev->lid = lid;
-    ev->uri = t->uris[uri].s;
-    ev->local = t->lnames[lid].s;
-    ev->depth = c->d->depth;
-    if (!c->fn(c->user, ev)) return false;
-    c->stop = true;
+    uint64_t w = window(buf, nbytes, *q), v;
+    unsigned len = wm_exi_uint_window(w << 1, &v);
+    if (!len) return false;
+    *m = (w >> 63) ? -(int64_t)v - 1 : (int64_t)v;
+    unsigned used = 1 + 8 * len; /* <= 57 */
+    /* the exponent's sign and octets must lie within the first 57 bits:
+     * past them the window holds zeros, which would look like a last octet */
+    uint64_t w2 = w << used;
+    unsigned len2 = wm_exi_uint_window(w2 << 1, &v);
+    if (!len2 || used + 1 + 8 * len2 > 57) {
+        *q += used;
+        return int_at(buf, nbytes, q, e);
+    }
+    *e = (w2 >> 63) ? -(int64_t)v - 1 : (int64_t)v;
+    *q += used + 1 + 8 * len2;
     return true;
 }
 
 /* A literal string value of nchars characters at bit *q (§7.3.3 miss,
- * §7.1.10), added to the string table like the general path does: ASCII
- * only, seven characters per window, up to LIT_MAX characters.
- * false: anything else (longer, non-ASCII or NUL, past the end, no memory
- * for the characters), for the general path to take from the value's first
- * bit with nothing changed. true: *st is WM_EXI_OK or the memory failure of
- * the string table. */
+ * §7.1.10), written in place in the arena and added to `lid`'s partitions
+ * like the general path does (the same allocations, in the same order):
+ * ASCII without NUL only, seven characters per window, up to LIT_MAX
+ * characters, and only when the arena's current block has room for them.
+ * false: anything else, with nothing changed, for the general path to take
+ * from the value's first bit. true: *st is WM_EXI_OK (the value in *v, *q
+ * after it) or the memory failure of the string table, at the general
+ * path's position (after the characters). */
 #define LIT_MAX 56
-static bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, uint64_t len_bits, uint64_t *q, uint32_t lid,
-                    uint64_t nchars, wm_exi_value *v, wm_exi_status *st)
+static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, uint64_t len_bits, uint64_t *q,
+                           uint32_t lid, uint64_t nchars, wm_exi_value *v, wm_exi_status *st)
 {
+    wm_exi_decoder *d = c->d;
     if (nchars > LIT_MAX || *q + 8 * nchars > len_bits) return false;
-    char tmp[LIT_MAX + 8];
+    size_t bytes = (size_t)nchars * 4 + 1; /* read_chars()'s reservation */
+    char *p = wm_exi_arena_peek(&d->arena, bytes);
+    if (!p) return false;
     uint64_t cq = *q;
     for (uint32_t i = 0; i < nchars; i += 7) {
         uint32_t k = nchars - i < 7 ? (uint32_t)(nchars - i) : 7;
@@ -85,18 +186,16 @@ static bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, uint64_
         uint64_t x = w | ~mask; /* bytes past the characters read as 0xff: neither NUL nor counted */
         const uint64_t hi = 0x8080808080808080ull, lo = 0x0101010101010101ull;
         if ((w & mask & hi) || ((x - lo) & ~x & hi)) return false;
+        /* 8 bytes at p + i: within the 16-byte rounded reservation of 4n + 1 */
         uint64_t le = __builtin_bswap64(w);
-        memcpy(tmp + i, &le, 8);
+        memcpy(p + i, &le, 8);
         cq += 8 * k;
     }
-    /* the general path's allocation, so both reach the memory cap alike */
-    char *p = wm_exi_arena_alloc(&c->d->arena, (size_t)nchars * 4 + 1);
-    if (!p) return false;
-    memcpy(p, tmp, nchars);
     p[nchars] = 0;
+    wm_exi_arena_commit(&d->arena, bytes);
     *q = cq;
     *st = WM_EXI_OK;
-    if (!wm_exi_strtab_add_value(&c->d->st, lid, p, (uint32_t)nchars, (uint32_t)nchars)) {
+    if (!wm_exi_strtab_add_value(&d->st, lid, p, (uint32_t)nchars, (uint32_t)nchars)) {
         c->r.pos = cq;
         *st = wm_exi_dec_mem_fail(c);
         return true;
@@ -107,143 +206,210 @@ static bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, uint64_
     return true;
 }
 
+/* Threaded dispatch: every handler ends in its own copy of the dispatch,
+ * the fetch of the next event's code and production and the jump on its
+ * kind, so the indirect-branch predictor learns what follows what per kind
+ * (the attribute sequence of sensor records is data: with one shared
+ * dispatch it was the loop's most expensive instruction).
+ * DISPATCH(first, n, w): the next event in a state with those productions
+ * and code width; sets w, win, pi, p and q (the bit after the code: handlers
+ * check it against the end with what follows). NEXT_FRAME(): the state of
+ * the innermost frame f (after EE and the general path). NEXT_AFTER(): the
+ * next state of the production just decoded, in the same frame. */
+#define DISPATCH(first_, n_, w_)                                                                            \
+    do {                                                                                                    \
+        w = (w_);                                                                                           \
+        win = window(buf, nbytes, pos);                                                                     \
+        uint32_t v_ = top(win, w);                                                                          \
+        if (v_ >= (n_)) goto general; /* xsi:type / xsi:nil, or a bad code */                              \
+        pi = (first_) + v_;                                                                                 \
+        p = &fp[pi];                                                                                        \
+        q = pos + w;                                                                                        \
+        goto *handler[p->op];                                                                               \
+    } while (0)
+#define NEXT_FRAME()                                                                                        \
+    do {                                                                                                    \
+        if (!depth) goto out;                                                                               \
+        f = &stack[depth - 1];                                                                              \
+        if (f->state >= n_states) goto general; /* built-in grammar */                                      \
+        s = &ss[f->state];                                                                                  \
+        unsigned w_ = s->w;                                                                                 \
+        if (s->flags & WM_EXI_S_START)                                                                      \
+            w_ = wm_exi_code_width(s->n + (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0)); \
+        DISPATCH(s->first, s->n, w_);                                                                       \
+    } while (0)
+#define NEXT_AFTER()                                                                                        \
+    do {                                                                                                    \
+        if (p->nstart) NEXT_FRAME();                                                                        \
+        DISPATCH(p->nfirst, p->nn, p->nw);                                                                  \
+    } while (0)
+
 wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
 {
-    wm_exi_decoder *d = c->d;
-    const wm_exi_grammar *g = d->g;
-    const struct wm_exi_strict_state *ss = d->strict_states;
-    const uint8_t *ops = d->prod_op;
-    const uint8_t *buf = c->r.buf;
-    const wm_exi_strtab *t = &d->st;
+    /* typed values (limits.typed_only) or their text from the general path */
+    static const void *const typed_handler[] = {
+        [WM_EXI_OP_TERM] = &&general,       [WM_EXI_OP_AT] = &&general,         [WM_EXI_OP_AT_FLOAT] = &&at_float,
+        [WM_EXI_OP_AT_INT] = &&at_int,      [WM_EXI_OP_AT_BOOL] = &&at_bool,    [WM_EXI_OP_SE] = &&se,
+        [WM_EXI_OP_EE] = &&ee,              [WM_EXI_OP_AT_STR] = &&at_str,
+    };
+    static const void *const lexical_handler[] = {
+        [WM_EXI_OP_TERM] = &&general,       [WM_EXI_OP_AT] = &&general,         [WM_EXI_OP_AT_FLOAT] = &&attr_general,
+        [WM_EXI_OP_AT_INT] = &&attr_general, [WM_EXI_OP_AT_BOOL] = &&attr_general, [WM_EXI_OP_SE] = &&se,
+        [WM_EXI_OP_EE] = &&ee,              [WM_EXI_OP_AT_STR] = &&at_str,
+    };
+    _Static_assert(sizeof typed_handler / sizeof *typed_handler == WM_EXI_OP_AT_STR + 1 &&
+                       sizeof lexical_handler / sizeof *lexical_handler == WM_EXI_OP_AT_STR + 1,
+                   "a handler per prod_op kind");
+    wm_exi_decoder *const d = c->d;
+    const wm_exi_grammar *const g = d->g;
+    const struct wm_exi_strict_tables *const tb = d->strict;
+    const struct wm_exi_strict_state *const ss = tb->states;
+    const struct wm_exi_strict_prod *const fp = tb->prods;
+    const struct wm_exi_strict_elem *const elems = tb->elems;
+    const wm_exi_event *const names = tb->names;
+    const uint32_t n_names = tb->n_names, n_states = tb->n_states;
+    const uint8_t *const buf = c->r.buf;
     const uint64_t len_bits = c->r.len_bits, nbytes = len_bits >> 3;
-    uint64_t pos = c->r.pos;
+    const wm_exi_event_fn fn = c->fn;
+    void *const user = c->user;
+    const wm_exi_strtab *const t = &d->st;
+    wm_exi_frame *const stack = d->stack;
+    const uint32_t max_depth = d->lim.max_depth;
+    const void *const *const handler = c->typed_fast ? typed_handler : lexical_handler;
+    uint32_t depth = d->depth;
+    uint64_t pos = c->r.pos, q, win;
     wm_exi_status st;
     wm_exi_event ev;
-    while (d->depth) {
-        wm_exi_frame *f = &d->stack[d->depth - 1];
-        uint32_t state = f->state;
-        if (state == WM_EXI_NONE) goto general;
-        const struct wm_exi_strict_state *s = &ss[state];
-        unsigned w = s->w;
-        if (s->flags & WM_EXI_S_START)
-            w = wm_exi_code_width(s->n + (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0));
-        uint64_t win = window(buf, nbytes, pos);
-        uint32_t v = w ? (uint32_t)(win >> (64 - w)) : 0;
-        if (v >= s->n) goto general; /* xsi:type / xsi:nil, or a bad code */
-        uint32_t pi = s->first + v;
-        const wm_exi_prod *p = &g->prods[pi];
-        uint64_t q = pos + w;
-        if (q > len_bits) goto general;
-        /* emit_named() fills the name and depth: only the rest is reset */
-        ev.type = WM_EXI_EV_AT;
-        ev.xsi = false;
-        ev.value = (wm_exi_value){ 0 };
-        switch (ops[pi]) {
-        case WM_EXI_OP_EE:
-            ev.type = WM_EXI_EV_EE;
-            pos = q;
-            bool stop = emit_named(c, &ev, f->uri, f->lid);
-            d->depth--;
-            if (stop) goto out;
-            continue;
-        case WM_EXI_OP_AT_FLOAT: {
-            if (!c->typed_fast) goto attr_general;
-            int64_t e;
-            ev.value.kind = WM_EXI_DT_FLOAT;
-            if (!int_at(buf, nbytes, &q, &ev.value.mantissa) || !int_at(buf, nbytes, &q, &e) || e < -16384 || e > 16383)
-                goto general;
-            ev.value.exponent = (int32_t)e;
-            break;
-        }
-        case WM_EXI_OP_AT_INT:
-            if (!c->typed_fast) goto attr_general;
-            ev.value.kind = WM_EXI_DT_INTEGER;
-            if (!int_at(buf, nbytes, &q, &ev.value.i)) goto general;
-            break;
-        case WM_EXI_OP_AT_BOOL:
-            if (!c->typed_fast) goto attr_general;
-            ev.value.kind = WM_EXI_DT_BOOLEAN;
-            ev.value.b = (win >> (63 - w)) & 1;
-            q++;
-            break;
-        case WM_EXI_OP_AT_STR: {
-            /* string-table hits (§7.3.3) and ASCII literals */
-            uint64_t x;
-            uint64_t ww = window(buf, nbytes, q);
-            unsigned len = wm_exi_uint_window(ww, &x);
-            if (!len) goto attr_general;
-            q += 8 * len;
-            if (x > 1) {
-                if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &ev.value, &st)) goto attr_general;
-                if (st) return st;
-                break;
-            }
-            uint32_t k, id;
-            if (x == 0) {
-                const wm_exi_st_lname *l = &t->lnames[p->lid];
-                unsigned kw = wm_exi_code_width(l->n_vals);
-                k = kw ? (uint32_t)(window(buf, nbytes, q) >> (64 - kw)) : 0;
-                if (k >= l->n_vals) goto general;
-                id = l->vals[k];
-                q += kw;
-            } else {
-                unsigned kw = wm_exi_code_width(t->n_values);
-                k = kw ? (uint32_t)(window(buf, nbytes, q) >> (64 - kw)) : 0;
-                if (k >= t->n_values) goto general;
-                id = k;
-                q += kw;
-            }
-            ev.value.kind = WM_EXI_DT_STRING;
-            ev.value.text = t->values[id].s.p;
-            ev.value.len = t->values[id].s.len;
-            break;
-        }
-        case WM_EXI_OP_SE: {
-            /* declared element: the frame of wm_exi_rt_frame_init() */
-            f->state = p->next;
-            uint32_t elem = p->arg;
-            if (elem >= g->n_elems || d->depth >= d->lim.max_depth) {
-                c->r.pos = q;
-                if ((st = wm_exi_dec_push(c, p->uri, p->lid, elem))) return st;
-                goto resume;
-            }
-            const wm_exi_elem *e = &g->elems[elem];
-            wm_exi_frame *nf = &d->stack[d->depth++];
-            memset(nf, 0, sizeof *nf);
-            nf->uri = p->uri;
-            nf->lid = p->lid;
-            nf->bi = WM_EXI_NONE;
-            nf->tgram = e->type;
-            nf->state = g->tgrams[e->type].start;
-            nf->nillable = e->nillable;
-            ev.type = WM_EXI_EV_SE;
-            pos = q;
-            if (emit_named(c, &ev, p->uri, p->lid)) goto out;
-            continue;
-        }
-        default:
-            goto general;
-        }
-        if (q > len_bits) goto attr_general; /* the value runs past the end */
-        /* a declared attribute */
-        f->state = p->next;
-        pos = q;
-        if (emit_named(c, &ev, p->uri, p->lid)) goto out;
-        continue;
-    attr_general:
-        /* a declared attribute whose value the general path reads (§7) */
-        f->state = p->next;
-        c->r.pos = pos + w;
-        if ((st = wm_exi_dec_attribute(c, p->uri, p->lid, p->arg, false, NULL))) return st;
-        goto resume;
-    general:
-        c->r.pos = pos;
-        if ((st = wm_exi_dec_step(c))) return st;
-    resume:
-        pos = c->r.pos;
-        if (c->stop) goto out;
+    wm_exi_frame *f;
+    const struct wm_exi_strict_state *s;
+    const struct wm_exi_strict_prod *p;
+    unsigned w;
+    uint32_t pi;
+    NEXT_FRAME();
+
+ee:
+    if (q > len_bits || f->lid >= n_names || names[f->lid].uri_id != f->uri) goto general;
+    ev = names[f->lid];
+    ev.type = WM_EXI_EV_EE;
+    ev.depth = depth;
+    pos = q;
+    depth--;
+    if (fn(user, &ev)) goto stop;
+    NEXT_FRAME();
+
+se: {
+    /* declared element: the frame of wm_exi_rt_frame_init() */
+    if (q > len_bits || depth >= max_depth) goto general;
+    const struct wm_exi_strict_elem *e = &elems[p->arg];
+    f->state = p->next;
+    f = &stack[depth++];
+    *f = (wm_exi_frame){ .state = e->state, .tgram = e->tgram, .uri = names[p->lid].uri_id, .lid = p->lid,
+                         .bi = WM_EXI_NONE, .nillable = e->nillable };
+    ev = names[p->lid];
+    ev.type = WM_EXI_EV_SE;
+    ev.depth = depth;
+    pos = q;
+    if (fn(user, &ev)) goto stop;
+    DISPATCH(e->first, e->n, e->w);
+}
+
+at_float: {
+    int64_t m, e;
+    if (!float_at(buf, nbytes, &q, &m, &e) || e < -16384 || e > 16383 || q > len_bits) goto general;
+    ev = names[p->lid];
+    ev.value.kind = WM_EXI_DT_FLOAT;
+    ev.value.mantissa = m;
+    ev.value.exponent = (int32_t)e;
+    goto emit_at;
+}
+
+at_int: {
+    int64_t i;
+    if (!int_at(buf, nbytes, &q, &i) || q > len_bits) goto general;
+    ev = names[p->lid];
+    ev.value.kind = WM_EXI_DT_INTEGER;
+    ev.value.i = i;
+    goto emit_at;
+}
+
+at_bool:
+    if (++q > len_bits) goto general;
+    ev = names[p->lid];
+    ev.value.kind = WM_EXI_DT_BOOLEAN;
+    ev.value.b = (win >> (63 - w)) & 1;
+    goto emit_at;
+
+at_str: {
+    /* string-table hits (§7.3.3) and ASCII literals */
+    uint64_t x, ww = window(buf, nbytes, q);
+    unsigned len = wm_exi_uint_window(ww, &x);
+    if (!len) goto attr_general;
+    q += 8 * len;
+    if (x > 1) {
+        ev = names[p->lid];
+        if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &ev.value, &st)) goto attr_general;
+        if (st) return st;
+        goto emit_at;
     }
+    /* the compact id follows the 1-3 octets of x within the window
+     * (>= 57 bits are the stream's: 24 + 32 fit) */
+    if (len > 3) goto general;
+    ww <<= 8 * len;
+    uint32_t id;
+    if (x == 0) {
+        const wm_exi_st_lname *l = &t->lnames[p->lid];
+        uint32_t k = top(ww, wm_exi_code_width(l->n_vals));
+        if (k >= l->n_vals) goto general;
+        id = l->vals[k];
+        q += wm_exi_code_width(l->n_vals);
+    } else {
+        uint32_t k = top(ww, wm_exi_code_width(t->n_values));
+        if (k >= t->n_values) goto general;
+        id = k;
+        q += wm_exi_code_width(t->n_values);
+    }
+    if (q > len_bits) goto general;
+    ev = names[p->lid];
+    ev.value.kind = WM_EXI_DT_STRING;
+    ev.value.text = t->values[id].s.p;
+    ev.value.len = t->values[id].s.len;
+    goto emit_at;
+}
+
+emit_at:
+    /* a declared attribute, its value in ev and checked against the end */
+    ev.type = WM_EXI_EV_AT;
+    ev.depth = depth;
+    f->state = p->next;
+    pos = q;
+    if (fn(user, &ev)) goto stop;
+    NEXT_AFTER();
+
+attr_general: {
+    /* a declared attribute whose value the general path reads (§7) */
+    if (pos + w > len_bits) goto general; /* the code runs past the end */
+    const wm_exi_prod *gp = &g->prods[pi];
+    f->state = gp->next;
+    d->depth = depth;
+    c->r.pos = pos + w;
+    if ((st = wm_exi_dec_attribute(c, gp->uri, gp->lid, gp->arg, false, NULL))) return st;
+    goto resume;
+}
+
+general:
+    d->depth = depth;
+    c->r.pos = pos;
+    if ((st = wm_exi_dec_step(c))) return st;
+resume:
+    pos = c->r.pos;
+    depth = d->depth;
+    if (c->stop) goto out;
+    NEXT_FRAME();
+
+stop:
+    c->stop = true;
 out:
+    d->depth = depth;
     c->r.pos = pos;
     return WM_EXI_OK;
 }

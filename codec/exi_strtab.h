@@ -127,12 +127,24 @@ static inline bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const
     wm_exi_st_lname *l = &t->lnames[lid];
     uint32_t gid = t->next_gid;
     if (__builtin_expect(nchars != 0 && nchars <= t->value_max_length && t->value_capacity == UINT32_MAX &&
-                             gid == t->n_values && gid < t->cap_values && l->n_vals < l->cap_vals && l->dirty && !t->hash,
+                             gid == t->n_values && gid < t->cap_values && !t->hash,
                          1)) {
+        if (__builtin_expect(!(l->n_vals < l->cap_vals && l->dirty), 0)) {
+            /* the first value of a seeded name: what the slow path does for
+             * it (a local partition of 8, the name on the dirty list) */
+            if (l->dirty || l->cap_vals || lid >= t->g->n_lids || t->n_dirty >= t->cap_dirty) goto slow;
+            uint32_t *vals = (uint32_t *)wm_exi_arena_alloc(t->arena, 8 * sizeof *vals);
+            if (!vals) goto slow;
+            l->vals = vals;
+            l->cap_vals = 8;
+            l->dirty = true;
+            t->dirty[t->n_dirty++] = lid;
+        }
         wm_exi_strtab_put_value(t, l, gid, lid, bytes, len);
         t->n_values = t->next_gid = gid + 1;
         return true;
     }
+slow:
     return wm_exi_strtab_add_value_slow(t, lid, bytes, len, nchars);
 }
 

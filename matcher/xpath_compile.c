@@ -913,16 +913,28 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (ps->n_neg) qsort(ps->neg, ps->n_neg, sizeof *ps->neg, cmp_negguard);
     if (merge_neg_guards(f, ps)) goto out;
     if (ps->n_pat) {
-        if (!(ps->pat_of_lit = calloc(f->n_lits, sizeof *ps->pat_of_lit))) goto out;
-        for (uint32_t i = 0; i < ps->n_pat; i++) ps->pat_of_lit[ps->pat[i].lit] = i + 1;
+        uint32_t sz = 4;
+        while (sz < ps->n_pat * 4) sz *= 2;
+        if (!(ps->pat_ix = calloc(sz, sizeof *ps->pat_ix))) goto out;
+        ps->pat_mask = sz - 1;
+        for (uint32_t i = 0; i < ps->n_pat; i++) {
+            uint32_t k = wm_xpf_lit_slot(ps->pat[i].lit, ps->pat_mask);
+            while (ps->pat_ix[k]) k = (k + 1) & ps->pat_mask;
+            ps->pat_ix[k] = i + 1;
+        }
     }
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
-    for (uint32_t i = 0; i < ps->n_pslots; i++)
+    for (uint32_t i = 0; i < ps->n_pslots; i++) {
+        xpf_pslot *s = &ps->pslots[i];
         for (int op = 0; op < 6; op++)
-            if (op != WM_XP_NE && ps->pslots[i].n_num[op])
-                qsort(ps->pslots[i].num[op], ps->pslots[i].n_num[op], sizeof(xpf_numtrig), cmp_num);
+            if (op != WM_XP_NE && s->n_num[op]) {
+                qsort(s->num[op], s->n_num[op], sizeof(xpf_numtrig), cmp_num);
+                s->num_trig = true;
+            }
+        s->any_trig = s->num_trig || s->n_num[WM_XP_NE] || s->eq_mask || s->n_plens || s->scan || s->exists.off != XPF_NONE;
+    }
     rc = WM_XPF_OK;
 out:
     free(pairs);
@@ -1050,7 +1062,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->neg);
         free(ps->neggroups);
         free(ps->plain);
-        free(ps->pat_of_lit);
+        free(ps->pat_ix);
         free(ps->negm);
         free(ps->negcl);
     }

@@ -227,11 +227,8 @@ static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
         memcpy(&b0, b, 4), memcpy(&b1, b + n - 4, 4);
         return !((a0 ^ b0) | (a1 ^ b1));
     }
-    if (n < 4) {
-        for (uint32_t i = 0; i < n; i++)
-            if (a[i] != b[i]) return false;
-        return true;
-    }
+    if (n < 4) /* first, middle and last byte: all of them */
+        return !n || (a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1]);
     return !memcmp(a, b, n);
 }
 
@@ -392,8 +389,12 @@ static void pattern_true(wm_xpf_ctx *c, uint32_t id)
     set_lit(c, id, true);
     /* a trigger of this state? */
     const xpf_pstate *ps = c->ps;
-    uint32_t k = ps->pat_of_lit ? ps->pat_of_lit[id] : 0;
-    if (k) add_post(c, &ps->pat[k - 1].post);
+    if (!ps->pat_ix) return;
+    for (uint32_t k = wm_xpf_lit_slot(id, ps->pat_mask); ps->pat_ix[k]; k = (k + 1) & ps->pat_mask)
+        if (ps->pat[ps->pat_ix[k] - 1].lit == id) {
+            add_post(c, &ps->pat[ps->pat_ix[k] - 1].post);
+            return;
+        }
 }
 
 /* Pattern literal id matched the value of slot c->scan_slot. */
@@ -526,6 +527,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         }
         break;
     }
+    if (!s->any_trig) return; /* read by predicates or clusters only */
     /* triggers */
     bool is_str = v->kind != XPF_V_NUM;
     if (s->eq_mask && is_str) {
@@ -542,7 +544,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
         }
     }
     double x = v->kind == XPF_V_BOOL ? NAN : v->num;
-    if (v->kind != XPF_V_STR || s->need_num) {
+    if (s->num_trig && (v->kind != XPF_V_STR || s->need_num)) {
         const xpf_numtrig *a;
         uint32_t n;
         if ((n = s->n_num[WM_XP_GT])) /* x > lit: the lits below x */
@@ -665,69 +667,81 @@ static void next_serial(wm_xpf_ctx *c)
     }
 }
 
+/* The event handlers below the dispatcher are out of line (noinline) so
+ * that the attribute path, most of the events, keeps few registers. */
+static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_event *ev)
+{
+    const wm_xpf *f = c->f;
+    if (c->collecting) finish(c);
+    uint32_t from = c->sp ? c->stack[c->sp - 1].dstate : 1;
+    uint32_t to = 0;
+    if (from) to = f->trans[(size_t)from * f->n_syms + wm_xpf_symbol(f, ev->uri_id, ev->lid, &ev->uri, &ev->local)];
+    if (c->sp <= c->max_depth) c->stack[c->sp++].dstate = to;
+    const xpf_dstate *d = &f->dstates[to];
+    for (uint32_t i = 0; i < d->n_acc; i++) match_query(c, f->acc[d->acc_off + i]);
+    if (d->pstate != XPF_NONE) {
+        c->collecting = true;
+        c->ps = &f->pstates[d->pstate];
+        next_serial(c);
+        c->n_cand = 0;
+        c->n_fired = 0;
+        c->sbuf_len = 0;
+    }
+}
+
+/* The slot of an attribute whose name is not in the grammar's tables. */
+static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm_exi_event *ev)
+{
+    for (uint32_t i = 0; i < f->n_slots; i++) {
+        const xpf_slot *s = &f->slots[i];
+        if (!s->is_text && wm_xpf_sv_eq(s->uri, &ev->uri) && wm_xpf_sv_eq(s->local, &ev->local)) return i;
+    }
+    return XPF_NONE;
+}
+
+static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
+{
+    /* XML has no empty text nodes; the first text node is the element's
+     * (text predicates are limited to simple content at compile time) */
+    bool empty = ev->value.kind == WM_EXI_DT_STRING || ev->value.kind == WM_EXI_DT_RCS_STRING ? ev->value.len == 0 : false;
+    uint32_t ts = c->f->text_slot;
+    if (empty || c->sv[ts].epoch == c->serial || !c->ps->slot_ix[ts]) return;
+    put_value(c, &c->ps->pslots[c->ps->slot_ix[ts] - 1], &ev->value);
+}
+
+static __attribute__((noinline)) void start_document(wm_xpf_ctx *c)
+{
+    /* the header is read: on a strict document, what the schema rules out is decided */
+    if (c->dec.opts.strict && !c->dec.opts.fragment)
+        for (uint32_t i = 0; i < c->f->n_impossible; i++) decide_no(c, c->f->impossible[i]);
+}
+
 static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
-    const wm_xpf *f = c->f;
     if (!c->undecided) {
         /* only with whole_stream: the answer is known, the decoder goes on to validate the rest */
         c->decided_early = true;
         return 0;
     }
     switch (ev->type) {
-    case WM_EXI_EV_SE: {
-        if (c->collecting) finish(c);
-        uint32_t from = c->sp ? c->stack[c->sp - 1].dstate : 1;
-        uint32_t to = 0;
-        if (from) to = f->trans[(size_t)from * f->n_syms + wm_xpf_symbol(f, ev->uri_id, ev->lid, &ev->uri, &ev->local)];
-        if (c->sp <= c->max_depth) c->stack[c->sp++].dstate = to;
-        const xpf_dstate *d = &f->dstates[to];
-        for (uint32_t i = 0; i < d->n_acc; i++) match_query(c, f->acc[d->acc_off + i]);
-        if (d->pstate != XPF_NONE) {
-            c->collecting = true;
-            c->ps = &f->pstates[d->pstate];
-            next_serial(c);
-            c->n_cand = 0;
-            c->n_fired = 0;
-            c->sbuf_len = 0;
-        }
-        break;
-    }
-    case WM_EXI_EV_SD:
-        /* the header is read: on a strict document, what the schema rules out is decided */
-        if (c->dec.opts.strict && !c->dec.opts.fragment)
-            for (uint32_t i = 0; i < f->n_impossible; i++) decide_no(c, f->impossible[i]);
-        break;
     case WM_EXI_EV_AT: {
         if (!c->collecting || ev->xsi) break;
-        uint32_t slot = XPF_NONE;
-        if (ev->lid < f->g->n_lids && ev->uri_id < f->g->n_uris) slot = f->slot_of_lid[ev->lid];
-        else
-            for (uint32_t i = 0; i < f->n_slots; i++) {
-                const xpf_slot *s = &f->slots[i];
-                if (!s->is_text && wm_xpf_sv_eq(s->uri, &ev->uri) && wm_xpf_sv_eq(s->local, &ev->local)) {
-                    slot = i;
-                    break;
-                }
-            }
+        const wm_xpf *f = c->f;
+        uint32_t slot = ev->lid < f->g->n_lids && ev->uri_id < f->g->n_uris ? f->slot_of_lid[ev->lid] : slot_by_name(f, ev);
         if (slot == XPF_NONE || !c->ps->slot_ix[slot]) break;
         put_value(c, &c->ps->pslots[c->ps->slot_ix[slot] - 1], &ev->value);
         break;
     }
-    case WM_EXI_EV_CH: {
-        if (!c->collecting || !c->ps->any_text) break;
-        /* XML has no empty text nodes; the first text node is the element's
-         * (text predicates are limited to simple content at compile time) */
-        bool empty = ev->value.kind == WM_EXI_DT_STRING || ev->value.kind == WM_EXI_DT_RCS_STRING ? ev->value.len == 0 : false;
-        uint32_t ts = f->text_slot;
-        if (empty || c->sv[ts].epoch == c->serial || !c->ps->slot_ix[ts]) break;
-        put_value(c, &c->ps->pslots[c->ps->slot_ix[ts] - 1], &ev->value);
-        break;
-    }
+    case WM_EXI_EV_SE: start_element(c, ev); break;
     case WM_EXI_EV_EE:
         if (c->collecting) finish(c);
         if (c->sp) c->sp--;
         break;
+    case WM_EXI_EV_CH:
+        if (c->collecting && c->ps->any_text) text_value(c, ev);
+        break;
+    case WM_EXI_EV_SD: start_document(c); break;
     default:
         break;
     }

@@ -14,8 +14,9 @@
  *     the element's attribute and text values are tested there, typed as the
  *     decoder delivers them (integers, decimals and floats compare as IEEE
  *     doubles, never through their text; strings through one Hyperscan
- *     database holding every contains/starts-with/matches pattern of all
- *     queries, and a hash for string equality);
+ *     database holding every contains/matches pattern of all queries, a
+ *     hash for string equality, and per-slot prefix tables for starts-with
+ *     (Hyperscan too where a slot's prefixes have more than 8 lengths));
  *   - a state where queries without predicates accept is an *accepting state*:
  *     those queries match when the element starts.
  * Each predicate is indexed by trigger literals (one literal per conjunct

@@ -145,6 +145,8 @@ typedef struct xpf_pslot {
     bool need_str;      /* some literal reads the string: copy it */
     bool need_num;      /* some literal compares numbers */
     bool scan;          /* pattern literals on this slot: scan the value */
+    bool num_trig;      /* numeric triggers other than != */
+    bool any_trig;      /* any trigger at all (else a value is only stored) */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
@@ -167,7 +169,8 @@ typedef struct xpf_pstate {
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
-    uint32_t *pat_of_lit;       /* [n_lits]: pat index + 1, 0 = no trigger (NULL without pat) */
+    uint32_t pat_mask;          /* pat_ix size - 1 */
+    uint32_t *pat_ix;           /* open addressing by literal id: pat index + 1, 0 = empty (NULL without pat) */
     uint32_t *qlist;            /* postings */
     uint32_t n_qlist;
     uint32_t n_clusters;
@@ -272,6 +275,9 @@ char *wm_xpf_keep(wm_xpf *f, const char *s, size_t n);
  * variable-length copy); the tables live in memory only, so any hash
  * computed alike at compile and run time will do. */
 static inline uint64_t wm_xpf_str_hash(const char *s, uint32_t n) { return wm_hash_key(0, s, n); }
+
+/* Home position of literal id lit in an open-addressing table of mask + 1 entries. */
+static inline uint32_t wm_xpf_lit_slot(uint32_t lit, uint32_t mask) { return (uint32_t)((lit * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
 
 /* Is NUL-terminated s equal to the view v (whose pointer may be NULL when empty)? */
 static inline bool wm_xpf_sv_eq(const char *s, const wm_exi_sview *v)

@@ -17,6 +17,7 @@
 #include "codec/exi_decode.h"
 #include "codec/exi_encode.h"
 #include "codec/exi_xml.h"
+#include "codec/exi_xsd.h"
 #include "perf/exi_senml_gen.h"
 #include "tests/lib/exi_fixture.h"
 
@@ -250,4 +251,252 @@ Test(exi_strict, interop, .timeout = 120)
         wm_exi_grammar_free(g);
     }
     cr_assert_geq(encoded, 4, "only %u interop documents encode strict", encoded);
+}
+
+/* ---------------------------------------------------------------------
+ * The specialised loop's own edges (codec/exi_decode_strict.c): string
+ * table hits and misses under valueMaxLength / valuePartitionCapacity
+ * (§7.3.3: values too long to be added, a global partition that wraps and
+ * drops old entries), literals around the loop's limits (empty, 56/57
+ * characters, non-ASCII), the memory cap reached while values are written
+ * in place, and a schema other than SenML with every kind of production
+ * the tables classify (integers, booleans, floats, enumerations, strings,
+ * nested and nillable elements, character content). Each stream is decoded
+ * by both paths and must give the same events, status, reason and bit
+ * position (same()). */
+
+static const char *const pick_str[] = {
+    "", "a", "Cel", "temperature", "état", "naïve-ü", "\xf0\x9f\x98\x80", /* U+1F600: 4 octets */
+    "1234567", "12345678901234", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz1234", /* 56 */
+    "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz12345", /* 57 */
+    "a-rather-long-value-that-is-beyond-what-the-loop-copies-in-place-from-windows",
+};
+
+/* A SenML pack of `records` records (0: 1-12) whose string values are
+ * drawn from pick_str (repeated, so local and global hits both occur; with
+ * `unique`, names are made distinct so the table keeps growing) and whose
+ * numbers vary in size. */
+static size_t string_pack(uint64_t *seed, unsigned records, bool unique, char *out, size_t cap)
+{
+    size_t n = 0;
+#define PUT(...) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, __VA_ARGS__)
+    PUT("<sensml xmlns=\"urn:ietf:params:xml:ns:senml\">");
+    if (!records) records = 1 + (unsigned)(wm_senml_rand(seed) % 12);
+    const unsigned np = sizeof pick_str / sizeof *pick_str;
+    for (unsigned r = 0; r < records; r++) {
+        uint64_t x = wm_senml_rand(seed);
+        PUT("<senml");
+        if (x & 1) PUT(" bn=\"%s\"", pick_str[wm_senml_rand(seed) % np]);
+        if (x & 2) PUT(" bt=\"%lld\"", (long long)(wm_senml_rand(seed) >> (wm_senml_rand(seed) % 64)));
+        if (x & 4) PUT(" bver=\"%d\"", (int)(wm_senml_rand(seed) % 2000) - 1000);
+        if (unique) PUT(" n=\"%u-%s\"", r, pick_str[wm_senml_rand(seed) % np]);
+        else PUT(" n=\"%s\"", pick_str[wm_senml_rand(seed) % np]);
+        if (x & 8) PUT(" u=\"%s\"", pick_str[wm_senml_rand(seed) % np]);
+        switch ((x >> 4) % 4) {
+        case 0: PUT(" v=\"%lld.%03u\"", (long long)(wm_senml_rand(seed) % 4000000000000ull) - 2000000000000ll,
+                    (unsigned)(wm_senml_rand(seed) % 1000)); break;
+        case 1: PUT(" vb=\"%s\"", (x >> 8) & 1 ? "true" : "false"); break;
+        case 2: PUT(" vs=\"%s\"", pick_str[wm_senml_rand(seed) % np]); break;
+        default: PUT(" vd=\"%s\"", pick_str[wm_senml_rand(seed) % np]); break;
+        }
+        PUT("/>");
+    }
+    PUT("</sensml>");
+#undef PUT
+    return n < cap ? n : 0;
+}
+
+/* Encodes xml strict with o (options in the header or not) into out. */
+static size_t encode_strict(const wm_exi_grammar *g, const char *xml, size_t xlen, const wm_exi_options *o, bool header,
+                            uint8_t *out, size_t cap)
+{
+    wm_exi_encoder enc;
+    wm_exi_encoder_init(&enc, g, o, false, header, NULL);
+    size_t olen = 0;
+    wm_exi_error e;
+    wm_exi_status st = wm_exi_encode_xml(&enc, xml, xlen, out, cap, &olen, &e);
+    wm_exi_encoder_free(&enc);
+    cr_assert_eq(st, WM_EXI_OK, "encode: %s\n%s", e.msg, xml);
+    return olen;
+}
+
+/* The stream as given, stopped early, cut short and with bits flipped. */
+static void same_mutated(wm_exi_decoder *df, wm_exi_decoder *dg, uint64_t *seed, const uint8_t *out, size_t olen,
+                         const wm_exi_options *oob, const char *what)
+{
+    same(df, dg, out, olen, oob, 0, what);
+    same(df, dg, out, olen, oob, 1 + (unsigned)(wm_senml_rand(seed) % 40), what);
+    same(df, dg, out, (size_t)(wm_senml_rand(seed) % olen), oob, 0, what);
+    uint8_t bad[8192];
+    memcpy(bad, out, olen);
+    for (int f = 0; f < 1 + (int)(wm_senml_rand(seed) % 3); f++) {
+        size_t bit = (size_t)(wm_senml_rand(seed) % (8 * olen));
+        bad[bit / 8] ^= (uint8_t)(0x80 >> (bit % 8));
+    }
+    same(df, dg, bad, olen, oob, 0, what);
+}
+
+Test(exi_strict, string_table_limits_and_literals, .init = setup, .fini = teardown, .timeout = 240)
+{
+    static const uint32_t maxlen[] = { WM_EXI_UNBOUNDED, 0, 1, 3, 11, 56 };
+    static const uint32_t capacity[] = { WM_EXI_UNBOUNDED, 0, 1, 2, 5, 17 };
+    uint64_t seed = 0x57a61e;
+    unsigned hits = 0, literals = 0;
+    for (int i = 0; i < N_DOCS; i++) {
+        char xml[8192];
+        size_t xlen = string_pack(&seed, 0, false, xml, sizeof xml);
+        cr_assert_gt(xlen, 0);
+        wm_exi_options o;
+        wm_exi_options_default(&o);
+        o.strict = true;
+        o.value_max_length = maxlen[wm_senml_rand(&seed) % 6];
+        o.value_partition_capacity = capacity[wm_senml_rand(&seed) % 6];
+        bool header = i & 1;
+        uint8_t out[8192];
+        size_t olen = encode_strict(senml, xml, xlen, &o, header, out, sizeof out);
+        char what[96];
+        snprintf(what, sizeof what, "strings doc %d (maxlen %u, capacity %u)", i, o.value_max_length,
+                 o.value_partition_capacity);
+        for (int k = 0; k < 2; k++) same_mutated(&fast[k], &general[k], &seed, out, olen, header ? NULL : &o, what);
+        /* the documents exercise both hits and misses */
+        hits += strstr(xml, "n=\"Cel\"") && strstr(strstr(xml, "n=\"Cel\"") + 1, "\"Cel\"");
+        literals += strstr(xml, "\"\xf0\x9f\x98\x80\"") != NULL;
+    }
+    cr_assert_gt(hits, N_DOCS / 50, "too few repeated values (%u)", hits);
+    cr_assert_gt(literals, N_DOCS / 50, "too few non-ASCII literals (%u)", literals);
+}
+
+/* The memory cap reached anywhere in a document: both paths must fail at
+ * the same bit (or both succeed), whatever was written in place before. */
+Test(exi_strict, memory_cap, .init = setup, .fini = teardown, .timeout = 240)
+{
+    uint64_t seed = 0xcab5;
+    unsigned failed = 0, passed = 0;
+    static char xml[1 << 18];
+    static uint8_t out[1 << 17];
+    for (int i = 0; i < N_DOCS / 30; i++) {
+        /* hundreds of records with distinct names: the arena's first 64 KiB
+         * block fills and the cap is met somewhere in the body */
+        size_t xlen = string_pack(&seed, 100 + (unsigned)(wm_senml_rand(&seed) % 900), true, xml, sizeof xml);
+        cr_assert_gt(xlen, 0);
+        wm_exi_options o;
+        wm_exi_options_default(&o);
+        o.strict = true;
+        size_t olen = encode_strict(senml, xml, xlen, &o, false, out, sizeof out);
+        wm_exi_limits lim = { .mem_cap = (size_t)(64 + wm_senml_rand(&seed) % 192) * 1024, .max_depth = 16,
+                              .max_value_bytes = 256, .typed_only = i & 1 };
+        wm_exi_decoder df, dg;
+        wm_exi_decoder_init(&df, senml, &lim);
+        wm_exi_decoder_init(&dg, senml, &lim);
+        dg.general_only = true;
+        char what[64];
+        snprintf(what, sizeof what, "cap doc %d", i);
+        /* twice: the second decode runs on the arena's kept blocks */
+        for (int r = 0; r < 2; r++) same(&df, &dg, out, olen, &o, 0, what);
+        trace tr = { 0 };
+        wm_exi_error e;
+        if (wm_exi_decode(&df, out, olen, &o, record, &tr, NULL, &e) == WM_EXI_E_MEMORY) failed++;
+        else passed++;
+        free(tr.p);
+        wm_exi_decoder_free(&df);
+        wm_exi_decoder_free(&dg);
+    }
+    cr_assert_gt(failed, 0, "the cap was never reached");
+    cr_assert_gt(passed, 0, "the cap was always reached");
+}
+
+/* A schema with every production kind the loop's tables classify. */
+static const char other_xsd[] =
+    "<xs:schema xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" targetNamespace=\"urn:t\" xmlns:t=\"urn:t\""
+    " elementFormDefault=\"qualified\">"
+    " <xs:simpleType name=\"color\"><xs:restriction base=\"xs:string\">"
+    "  <xs:enumeration value=\"red\"/><xs:enumeration value=\"green\"/><xs:enumeration value=\"blue\"/>"
+    " </xs:restriction></xs:simpleType>"
+    " <xs:complexType name=\"inner\"><xs:attribute name=\"k\" type=\"xs:unsignedShort\"/>"
+    "  <xs:attribute name=\"w\" type=\"xs:string\"/></xs:complexType>"
+    " <xs:element name=\"root\"><xs:complexType><xs:sequence>"
+    "  <xs:element name=\"item\" maxOccurs=\"unbounded\"><xs:complexType><xs:sequence>"
+    "   <xs:element name=\"label\" type=\"xs:string\" minOccurs=\"0\"/>"
+    "   <xs:element name=\"count\" type=\"xs:int\" nillable=\"true\" minOccurs=\"0\"/>"
+    "   <xs:element name=\"sub\" type=\"t:inner\" minOccurs=\"0\" maxOccurs=\"3\"/>"
+    "  </xs:sequence>"
+    "  <xs:attribute name=\"a\" type=\"xs:int\"/><xs:attribute name=\"b\" type=\"xs:boolean\"/>"
+    "  <xs:attribute name=\"c\" type=\"t:color\"/><xs:attribute name=\"d\" type=\"xs:double\"/>"
+    "  <xs:attribute name=\"e\" type=\"xs:decimal\"/><xs:attribute name=\"s\" type=\"xs:string\"/>"
+    "  <xs:attribute name=\"z\" type=\"xs:long\" use=\"required\"/>"
+    "  </xs:complexType></xs:element>"
+    " </xs:sequence></xs:complexType></xs:element>"
+    "</xs:schema>";
+
+static size_t other_doc(uint64_t *seed, char *out, size_t cap)
+{
+    static const char *const colors[] = { "red", "green", "blue" };
+    const unsigned np = sizeof pick_str / sizeof *pick_str;
+    size_t n = 0;
+#define PUT(...) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, __VA_ARGS__)
+    PUT("<root xmlns=\"urn:t\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">");
+    unsigned items = 1 + (unsigned)(wm_senml_rand(seed) % 6);
+    for (unsigned i = 0; i < items; i++) {
+        uint64_t x = wm_senml_rand(seed);
+        PUT("<item");
+        if (x & 1) PUT(" a=\"%d\"", (int)(wm_senml_rand(seed) % 200000) - 100000);
+        if (x & 2) PUT(" b=\"%s\"", (x >> 20) & 1 ? "true" : "false");
+        if (x & 4) PUT(" c=\"%s\"", colors[(x >> 21) % 3]);
+        if (x & 8) PUT(" d=\"%lld.%02u\"", (long long)(wm_senml_rand(seed) % 200000) - 100000, (unsigned)((x >> 24) % 100));
+        if (x & 16) PUT(" e=\"-%u.%03u\"", (unsigned)((x >> 30) % 1000), (unsigned)((x >> 40) % 1000));
+        if (x & 32) PUT(" s=\"%s\"", pick_str[wm_senml_rand(seed) % np]);
+        PUT(" z=\"%lld\">", (long long)wm_senml_rand(seed) >> (x % 60));
+        if (x & 64) PUT("<label>%s</label>", pick_str[wm_senml_rand(seed) % np]);
+        if (x & 128) {
+            if ((x >> 50) & 1) PUT("<count xsi:nil=\"true\"/>");
+            else PUT("<count>%d</count>", (int)((x >> 8) % 1000));
+        }
+        for (unsigned k = 0; k < (unsigned)((x >> 52) % 4); k++) {
+            PUT("<sub");
+            if ((x >> (54 + k)) & 1) PUT(" k=\"%u\"", (unsigned)(wm_senml_rand(seed) % 65536));
+            PUT(" w=\"%s\"/>", pick_str[wm_senml_rand(seed) % np]);
+        }
+        PUT("</item>");
+    }
+    PUT("</root>");
+#undef PUT
+    return n < cap ? n : 0;
+}
+
+Test(exi_strict, other_schema_random, .timeout = 240)
+{
+    wm_exi_grammar *g = NULL;
+    wm_exi_error e = { 0 };
+    cr_assert_eq(wm_exi_xsd_compile_mem(other_xsd, sizeof other_xsd - 1, &g, &e), WM_EXI_OK, "%s", e.msg);
+    wm_exi_decoder df[2], dg[2];
+    for (int k = 0; k < 2; k++) {
+        wm_exi_limits lim = { .typed_only = k };
+        wm_exi_decoder_init(&df[k], g, &lim);
+        wm_exi_decoder_init(&dg[k], g, &lim);
+        dg[k].general_only = true;
+    }
+    uint64_t seed = 0x07e5;
+    unsigned nil = 0;
+    for (int i = 0; i < N_DOCS; i++) {
+        char xml[8192];
+        size_t xlen = other_doc(&seed, xml, sizeof xml);
+        cr_assert_gt(xlen, 0);
+        wm_exi_options o;
+        wm_exi_options_default(&o);
+        o.strict = true;
+        if (i % 3 == 0) o.value_partition_capacity = 3;
+        bool header = i & 1;
+        uint8_t out[8192];
+        size_t olen = encode_strict(g, xml, xlen, &o, header, out, sizeof out);
+        char what[64];
+        snprintf(what, sizeof what, "other doc %d", i);
+        for (int k = 0; k < 2; k++) same_mutated(&df[k], &dg[k], &seed, out, olen, header ? NULL : &o, what);
+        nil += strstr(xml, "xsi:nil") != NULL;
+    }
+    cr_assert_gt(nil, 0);
+    for (int k = 0; k < 2; k++) {
+        wm_exi_decoder_free(&df[k]);
+        wm_exi_decoder_free(&dg[k]);
+    }
+    wm_exi_grammar_free(g);
 }
