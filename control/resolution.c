@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -279,7 +278,7 @@ wm_resolution_status wm_resolution_write_file(const char *path, const void *buf,
 struct wm_resolution {
     const uint8_t *base;
     size_t size;
-    bool mapped;
+    bool owned;              /* base was read by wm_resolution_open: freed by _close */
     uint32_t n_peids, n_nbhds, n_sets;
     uint64_t n_members, strings_size;
     const uint32_t *peids;
@@ -482,29 +481,44 @@ wm_resolution *wm_resolution_open(const char *path, wm_resolution_error *err)
         set_err(err, WM_RESOLUTION_ERR_TRUNCATED, 0, "%s: empty file", path);
         return NULL;
     }
-    void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* Read into memory the process owns, not mapped: a MAP_PRIVATE page
+     * still shows later in-place writes to the file until it is copied, so
+     * a file overwritten under a running reader would change its tables
+     * with no validation (and a truncated one would SIGBUS). malloc is
+     * aligned for the 8-byte sections. */
+    void *m = malloc(len);
     int saved = errno;
+    size_t got = 0;
+    while (m && got < len) {
+        ssize_t k = pread(fd, (uint8_t *)m + got, len - got, (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) { saved = k < 0 ? errno : 0; break; }
+        got += (size_t)k;
+    }
     close(fd);
-    if (m == MAP_FAILED) {
-        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: mmap: %s", path, strerror(saved));
+    if (!m || got < len) {
+        free(m);
+        if (!m) set_err(err, WM_RESOLUTION_ERR_NOMEM, 0, "%s: out of memory for %zu bytes", path, len);
+        else if (saved) set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: read: %s", path, strerror(saved));
+        else set_err(err, WM_RESOLUTION_ERR_TRUNCATED, got, "%s: file shrank while being read", path);
         return NULL;
     }
     wm_resolution *r = wm_resolution_view(m, len, err);
     if (!r) {
-        munmap(m, len);
+        free(m);
         char m2[sizeof err->message];
         snprintf(m2, sizeof m2, "%s", err->message);
         snprintf(err->message, sizeof err->message, "%.60s: %.190s", path, m2);
         return NULL;
     }
-    r->mapped = true;
+    r->owned = true;
     return r;
 }
 
 void wm_resolution_close(wm_resolution *r)
 {
     if (!r) return;
-    if (r->mapped) munmap((void *)r->base, r->size);
+    if (r->owned) free((void *)r->base);
     free(r);
 }
 

@@ -7,7 +7,7 @@
  * Use:
  *   writer  wm_resolution_builder_new(world) -> _add(name, result)... ->
  *           _finish(&buf, &len) -> wm_resolution_write_file(path, buf, len)
- *   reader  wm_resolution_open(path) (mmap) or wm_resolution_view(buf, len)
+ *   reader  wm_resolution_open(path) (read into memory) or wm_resolution_view(buf, len)
  *           -> accessors -> wm_resolution_close
  *
  * Loading validates everything before returning (header, checksums, every
@@ -82,7 +82,11 @@ wm_resolution_status wm_resolution_write_file(const char *path, const void *buf,
 
 typedef struct wm_resolution wm_resolution;
 
-/* Maps and validates a file (read-only, MAP_PRIVATE). NULL with *err filled. */
+/* Reads the whole file into memory of its own and validates it. A copy,
+ * not a mapping: what is loaded never changes afterwards, even if the file
+ * is overwritten in place (a reader sees a new file only by opening it
+ * again). NULL with *err filled (WM_RESOLUTION_ERR_NOMEM for memory,
+ * _IO for open/read errors, _TRUNCATED if the file shrank while read). */
 wm_resolution *wm_resolution_open(const char *path, wm_resolution_error *err);
 
 /* Validates a buffer the caller keeps alive and unchanged until close; it

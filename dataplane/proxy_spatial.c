@@ -12,7 +12,7 @@ struct wm_proxy_spatial {
     wm_resolution *res;
     wm_matcher *m;
     uint32_t n_nbhds;
-    wm_resolution_nbhd *nbhds;   /* [n_nbhds], views into the mapping */
+    wm_resolution_nbhd *nbhds;   /* [n_nbhds], views into the loaded file (control/resolution.h: a copy of its own) */
 };
 
 void wm_proxy_spatial_close(wm_proxy_spatial *sp)

@@ -25,12 +25,12 @@
 
 typedef struct wm_proxy_spatial wm_proxy_spatial;
 
-/* Maps and validates path and compiles its neighborhoods into a fresh
+/* Reads (a copy, control/resolution.h) and validates path and compiles its neighborhoods into a fresh
  * matcher. NULL with a one-line reason in err[0..errcap) ("PATH: reason
  * [status] at byte N" for a bad file, "out of memory", a matcher limit). */
 wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errcap);
 
-/* Unmaps and frees. NULL is a no-op. No worker may use it any more. */
+/* Frees. NULL is a no-op. No worker may use it any more. */
 void wm_proxy_spatial_close(wm_proxy_spatial *sp);
 
 /* Number of neighborhoods (their indices are 0..count-1). */
@@ -40,7 +40,7 @@ uint32_t wm_proxy_spatial_nbhd_count(const wm_proxy_spatial *sp);
  * NUL-terminated), or -1 if the file has none of that name. */
 int64_t wm_proxy_spatial_nbhd(const wm_proxy_spatial *sp, const uint8_t *name, uint32_t len);
 
-/* Name of neighborhood i (NUL-terminated, in the mapping), NULL if out of range. */
+/* Name of neighborhood i (NUL-terminated, in the loaded file), NULL if out of range. */
 const char *wm_proxy_spatial_nbhd_name(const wm_proxy_spatial *sp, uint32_t i);
 
 /* The dictionary index of peid[0..len), or WM_PEID_NONE if no neighborhood
