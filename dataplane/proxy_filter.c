@@ -30,8 +30,10 @@ struct wm_proxy_sub_rec {
  * (reloaded since): an index past the last one, which contains nothing. */
 #define NBHD_GONE ((int64_t)UINT32_MAX)
 
-/* Most Subscription Identifiers / peids of one PUBLISH the proxy looks at. */
-#define MAX_SIDS 64
+/* Most peids of one PUBLISH the proxy looks at; content filters decided by
+ * one decode of the payload (more: decided in batches). Subscription
+ * Identifiers are not bounded: every one is evaluated. */
+#define MAX_CANDS 64
 #define MAX_PEIDS 64
 
 /* ------------------------------------------------------------ content filters */
@@ -65,6 +67,7 @@ void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, 
     f->sh = sh;
     f->c = c;
     f->problem_info = true;
+    f->sid_next = WM_PROXY_SID_BASE;
 }
 
 static void alias_free(wm_proxy_alias_tab *t)
@@ -346,6 +349,7 @@ static bool set_cid(wm_proxy_filter *f, wm_mqtt5_bytes id)
 static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
 {
     wm_proxy_filter *f = ctx;
+    if (k->sid >= f->sid_next && k->sid < WM_PROXY_SID_PLAIN) f->sid_next = k->sid + 1;
     int64_t nbhd = -1;
     if (k->nbhd) {
         nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)k->nbhd, (uint32_t)strlen(k->nbhd));
@@ -382,6 +386,7 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
     wm_proxy_session_ref ref = wm_proxy_registry_session_attach(f->sh->reg, f->sh->rd, f->cid, f->cid_len, fresh,
                                                                 f->session_expiry != 0, restore_rec, f);
     f->sess_gen = ref.gen;
+    if (ref.sid_next > f->sid_next) f->sid_next = ref.sid_next;
     if (!ref.complete) f->subs_unknown = true;
     return true;
 }
@@ -459,19 +464,19 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
         f->c->filter_session_full++;
         return refuse(f, pkt, 0x97, "the proxy's table of persistent sessions is full", client_max, back);
     }
-    /* Content identifiers count down from the top of the proxy's range and
-     * must stay above the neighborhood ones. */
-    if (*vslot && *vslot >= WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE - wm_proxy_spatial_nbhd_count(f->sh->sp)) {
-        f->c->filter_records_full++;
-        return refuse(f, pkt, 0x97, "the proxy has no subscription identifier left for another content filter",
-                      client_max, back);
-    }
     /* Every subscription without an identifier gets one, so every delivery
      * names what it was delivered for, even from a broker that sends one
-     * PUBLISH for several overlapping subscriptions (§3.3.4). */
+     * PUBLISH for several overlapping subscriptions (§3.3.4). A filtered one
+     * gets an identifier the session never used: one derived from the
+     * neighborhood or content filter would be renumbered by a reload and
+     * could then name an old record's queued deliveries. */
     bool add_sid = sid == 0 && !f->sid_unavailable;
-    if (add_sid)
-        sid = *vslot ? WM_PROXY_SID_PLAIN - *vslot : nbhd >= 0 ? WM_PROXY_SID_BASE + (uint32_t)nbhd : WM_PROXY_SID_PLAIN;
+    if (add_sid && filtered && f->sid_next >= WM_PROXY_SID_PLAIN) {
+        f->c->filter_records_full++;
+        return refuse(f, pkt, 0x97, "the proxy has no subscription identifier left for this session",
+                      client_max, back);
+    }
+    if (add_sid) sid = filtered ? f->sid_next++ : WM_PROXY_SID_PLAIN;
     else if (sid == 0) sid = WM_PROXY_SID_PLAIN;   /* recorded as plain; deliveries carry none */
     /* Records for this SUBSCRIBE, pending until the broker's SUBACK. A
      * filtered subscription that cannot be recorded must not reach the
@@ -524,6 +529,16 @@ static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *p
     return a;
 }
 
+/* Record r is about to go (UNSUBSCRIBE, or a SUBACK replacing it): the
+ * broker may still deliver what it had queued for it, with its identifier
+ * (§3.10.4, §3.8.4). A proxy identifier is never used again in the session,
+ * so matching no record it is withheld; a client identifier that no record
+ * explains can no longer be trusted to be plain. */
+static void rec_forget(wm_proxy_filter *f, const wm_proxy_sub_rec *r)
+{
+    if ((r->nbhd >= 0 || r->xpath) && r->sid < WM_PROXY_SID_BASE) f->subs_unknown = true;
+}
+
 static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
     size_t pos = 0;
@@ -535,11 +550,7 @@ static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
                                           (const char *)e.filter.p, e.filter.len);
         for (uint32_t i = f->n_recs; i-- > 0;)
             if (!f->recs[i].pending && rec_filter_is(&f->recs[i], e.filter)) {
-                /* The broker may still deliver what it had queued for it,
-                 * with its identifier (§3.10.4): a client identifier that
-                 * no record explains can no longer be trusted to be plain. */
-                if ((f->recs[i].nbhd >= 0 || f->recs[i].xpath) && f->recs[i].sid < WM_PROXY_SID_BASE)
-                    f->subs_unknown = true;
+                rec_forget(f, &f->recs[i]);
                 rec_remove(f, i);
             }
     }
@@ -561,8 +572,10 @@ static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
         /* The new subscription replaces an installed one of the same filter (§3.8.4). */
         for (uint32_t j = 0; j < f->n_recs; j++)
             if (j != i && !f->recs[j].pending && !f->recs[j].dead && f->recs[j].filter_len == r->filter_len &&
-                memcmp(f->recs[j].filter, r->filter, r->filter_len) == 0)
+                memcmp(f->recs[j].filter, r->filter, r->filter_len) == 0) {
+                rec_forget(f, &f->recs[j]);
                 f->recs[j].dead = true;
+            }
         rec_install(f, r);
     }
     if (any)
@@ -627,11 +640,27 @@ static bool in_nbhd(const wm_proxy_filter *f, const wm_mqtt5_props *pr, peid_set
 }
 
 /* Records whose spatial side passed and whose content filter remains to be
- * decided: all of them by one decode of the payload. */
+ * decided: all of them by one decode of the payload, MAX_CANDS distinct
+ * content slots at a time. */
 typedef struct content_cands {
     uint32_t n;
-    uint32_t slot[MAX_SIDS];
+    uint32_t slot[MAX_CANDS];
 } content_cands;
+
+static bool content_passes(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const content_cands *cc);
+
+/* Adds a candidate; true if a full batch had to be decided and passed. */
+static bool cand_add(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, content_cands *cc, uint32_t slot)
+{
+    for (uint32_t i = 0; i < cc->n; i++)
+        if (cc->slot[i] == slot) return false;
+    if (cc->n == MAX_CANDS) {
+        if (content_passes(f, pkt, cc)) return true;
+        cc->n = 0;
+    }
+    cc->slot[cc->n++] = slot;
+    return false;
+}
 
 /* A delivery for identifier sid: passes if a recorded subscription with
  * that identifier and a filter matching the topic has no neighborhood or
@@ -639,9 +668,10 @@ typedef struct content_cands {
  * to cc). With none recorded, only a client identifier on a session whose
  * subscriptions are all known passes (it can only be a subscription
  * without filter); *unknown tells the caller. */
-static bool sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic, const wm_mqtt5_props *pr,
+static bool sid_passes(wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic, const wm_mqtt5_packet *pkt,
                        peid_set *ps, bool *unknown, content_cands *cc)
 {
+    const wm_mqtt5_props *pr = &pkt->props;
     bool seen = false;
     for (uint32_t i = 0; i < f->n_recs; i++) {
         const wm_proxy_sub_rec *r = &f->recs[i];
@@ -650,7 +680,7 @@ static bool sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes to
         if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) {
             if (!r->xpath) return true;
             /* slot 0: its query compiles for no schema of the registry in force */
-            if (r->slot && cc->n < MAX_SIDS) cc->slot[cc->n++] = r->slot;
+            if (r->slot && cand_add(f, pkt, cc, r->slot)) return true;
         }
         seen = true;
     }
@@ -699,7 +729,7 @@ static bool content_passes(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const
     const wm_mqtt5_props *pr = &pkt->props;
     bool has_ct = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE);
     const wm_mqtt5_bytes *ct = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
-    bool pass[MAX_SIDS];
+    bool pass[MAX_CANDS];
     wm_exi_error e;
     enum wm_content_outcome o = WM_CONTENT_TOO_LARGE;   /* no reader: out of memory at the last change */
     f->c->filter_content_pubs++;
@@ -720,24 +750,23 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     alias_use au = alias_resolve(f, WM_PROXY_U2C, pkt, cfg);
     wm_mqtt5_bytes topic = au.topic;
     bool need_topic = au.need_topic;
-    uint32_t sids[MAX_SIDS], kept[MAX_SIDS], n = 0, nk = 0;
+    /* Every identifier is evaluated, streamed from the properties (there
+     * are as many as the packet's size allows, §3.3.4). */
+    uint32_t n = 0, nk = 0, s;
+    size_t pos = 0;
     bool proxy_sid = false, pass = false;
     peid_set ps = { 0 };
-    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER)) {
-        size_t pos = 0;
-        uint32_t s;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
         while (wm_mqtt5_subid_next(pr, &pos, &s)) {
+            n++;
             if (s == WM_PROXY_SID_PLAIN) pass = true;
             if (s >= WM_PROXY_SID_BASE) proxy_sid = true;
-            else if (nk < MAX_SIDS) kept[nk++] = s;
-            if (n < MAX_SIDS) sids[n++] = s;
-            else pass = true;   /* more than we look at: do not withhold on a guess */
+            else nk++;
         }
-    }
     if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
     bool unknown = false;
     content_cands cc = { 0 };
-    for (uint32_t i = 0; i < n && !pass; i++) pass = sid_passes(f, sids[i], topic, pr, &ps, &unknown, &cc);
+    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);) pass = sid_passes(f, s, topic, pkt, &ps, &unknown, &cc);
     if (!pass && cc.n) pass = content_passes(f, pkt, &cc);
     if (!pass && unknown) f->c->filter_unknown_sid++;
 
@@ -746,12 +775,22 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
             alias_outcome(f, WM_PROXY_U2C, &au, pkt, true);
             return WM_PROXY_KEEP;
         }
+        /* The client's own identifiers stay: on the stack, or (more than
+         * MAX_CANDS, only from a broker listing that many) allocated for
+         * this packet. */
+        uint32_t kept_buf[MAX_CANDS], *kept = nk <= MAX_CANDS ? kept_buf : malloc((size_t)nk * sizeof *kept);
+        if (!kept) return WM_PROXY_FAIL;
+        nk = 0;
+        for (pos = 0; wm_mqtt5_subid_next(pr, &pos, &s);)
+            if (s < WM_PROXY_SID_BASE) kept[nk++] = s;
         wm_mqtt5_packet p2 = *pkt;
         if (need_topic) p2.topic = topic;
         p2.props.subscription_identifiers = kept;
         p2.props.subscription_identifier_count = nk;
         size_t len;
-        if (wm_mqtt5_encode(&p2, scratch, cap, &len) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
+        wm_mqtt5_enc_status es = wm_mqtt5_encode(&p2, scratch, cap, &len);
+        if (kept != kept_buf) free(kept);
+        if (es != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
         uint32_t client_max = cfg[WM_PROXY_U2C].maximum_packet_size;
         if (!client_max || len <= client_max) {
             alias_outcome(f, WM_PROXY_U2C, &au, pkt, true);

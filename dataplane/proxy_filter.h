@@ -9,10 +9,8 @@
  *     one that compiles for none (or no --schemas) is answered by the proxy
  *     with SUBACK 0x80 for every filter and the Reason String "invalid xpath:
  *     REASON" and never reaches the broker. A valid one is recorded with the
- *     subscription; without a client identifier it gets the proxy
- *     identifier WM_PROXY_SID_PLAIN - slot (its text's content slot, from
- *     the top of the proxy's range down, above the neighborhood
- *     identifiers), so its deliveries are attributed to it.
+ *     subscription; without a client identifier it gets a proxy identifier
+ *     of its own (below), so its deliveries are attributed to it.
  *   SUBSCRIBE with a `nbhd` User Property (the first one names the
  *     neighborhood of every filter of the packet, as in the data plane,
  *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
@@ -20,9 +18,14 @@
  *     (§3.9.2.1.2; omitted if the client asked for no problem information,
  *     §3.1.2.11.7); the SUBSCRIBE never reaches the broker, so broker and
  *     client agree that nothing was installed. A known neighborhood without
- *     a Subscription Identifier gets one added: WM_PROXY_SID_BASE + the
- *     neighborhood's index in the resolution at the time. A client's own
- *     identifier is kept. Either is recorded with the neighborhood (see
+ *     a Subscription Identifier gets one added: the session's next proxy
+ *     identifier (WM_PROXY_SID_BASE up, one per SUBSCRIBE). An identifier
+ *     names one record for the life of the session: none is used twice in
+ *     a session (not after a reload, which renumbers neighborhoods and
+ *     content slots, nor after an UNSUBSCRIBE, whose queued deliveries the
+ *     broker may still send with it), the session entry remembering the
+ *     next free one across connections; a session out of them gets SUBACK
+ *     0x97. A client's own identifier is kept. Either is recorded with the neighborhood (see
  *     Sessions below). A subscription with neither gets
  *     WM_PROXY_SID_PLAIN, so that every delivery says what it was delivered
  *     for even when the broker sends one PUBLISH for several overlapping
@@ -114,13 +117,6 @@
 #include "dataplane/proxy_spatial.h"
 #include "control/content_filters.h"
 
-/* Subscription Identifiers the proxy adds: BASE + neighborhood index, up to
- * the largest identifier MQTT allows (268,435,455, §3.8.2.1.2). */
-#define WM_PROXY_SID_BASE 0x0F000000u
-#define WM_PROXY_SID_MAX  0x0FFFFFFFu
-/* The identifier added to a subscription without neighborhood (always passes). */
-#define WM_PROXY_SID_PLAIN WM_PROXY_SID_MAX
-
 /* What the caller does with the packet it handed over. */
 typedef enum wm_proxy_action {
     WM_PROXY_KEEP = 0,   /* forward unchanged */
@@ -174,6 +170,7 @@ typedef struct wm_proxy_filter {
     uint8_t *cid;                 /* client identifier (CONNECT, or the broker's assigned one), malloc'd */
     uint32_t cid_len;
     uint64_t sess_gen;            /* the registry's session entry, 0 = none */
+    uint32_t sid_next;            /* the next proxy identifier of the session (never one it used) */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */

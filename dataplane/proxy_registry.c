@@ -49,6 +49,7 @@ typedef struct sess {
     uint32_t attached;      /* connections using it */
     uint64_t expire_ns;     /* when none is: CLOCK_MONOTONIC deadline */
     bool incomplete;
+    uint32_t sid_next;      /* no proxy identifier from here up was used in the session */
     sess_rec *recs;
     uint32_t n, cap;
 } sess;
@@ -328,7 +329,7 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
                                                       void (*each)(void *ctx, const wm_proxy_saved_sub *rec),
                                                       void *ctx)
 {
-    wm_proxy_session_ref ref = { 0, fresh };
+    wm_proxy_session_ref ref = { 0, fresh, WM_PROXY_SID_BASE };
     lock(g, rd);
     sess **l = sess_link(g, cid, cid_len);
     if (*l && fresh) {
@@ -342,6 +343,7 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
             each(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, r->reg_sub, r->xpath });
         }
         ref.complete = !s->incomplete;
+        ref.sid_next = s->sid_next;
         if (s->incomplete) g->incomplete++;
         else g->restored++;
     } else if (keep || !fresh) {
@@ -371,6 +373,18 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
     return ref;
 }
 
+/* A filtered record leaving the session (UNSUBSCRIBE, or replaced by a
+ * SUBSCRIBE of the same filter): deliveries the broker had queued for it
+ * keep coming with its identifier (§3.10.4, §3.8.4). A proxy identifier is
+ * never used again in the session (sid_next), so no record explains it and
+ * it is withheld; a client identifier could be taken for a plain
+ * subscription's: whoever resumes must withhold identifiers it does not
+ * know. */
+static bool leaves_unknown(const sess_rec *r)
+{
+    return (r->nbhd || r->xpath) && r->sid < WM_PROXY_SID_BASE;
+}
+
 bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
                                    uint64_t gen, const wm_proxy_saved_sub *rec)
 {
@@ -378,6 +392,9 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
     lock(g, rd);
     sess *s = sess_get(g, cid, cid_len, gen);
     if (!s) goto out;
+    /* Even a record not kept below used its identifier in the broker's session. */
+    if (rec->sid >= WM_PROXY_SID_BASE && rec->sid < WM_PROXY_SID_PLAIN && rec->sid >= s->sid_next)
+        s->sid_next = rec->sid + 1;
     uint32_t i = 0;
     while (i < s->n && !(s->recs[i].filter_len == rec->filter_len &&
                          memcmp(s->recs[i].filter, rec->filter, rec->filter_len) == 0)) i++;
@@ -397,6 +414,7 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
         goto out;
     }
     if (i < s->n) {
+        if (leaves_unknown(&s->recs[i])) s->incomplete = true;
         rec_unregister(g, &s->recs[i]);
         rec_free(&s->recs[i]);
     } else {
@@ -416,11 +434,7 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
     sess *s = sess_get(g, cid, cid_len, gen);
     for (uint32_t i = 0; s && i < s->n; i++)
         if (s->recs[i].filter_len == filter_len && memcmp(s->recs[i].filter, filter, filter_len) == 0) {
-            /* Deliveries the broker had queued for a filtered subscription
-             * keep coming with its identifier after the UNSUBSCRIBE
-             * (§3.10.4): whoever resumes must withhold identifiers it does
-             * not know. */
-            if (s->recs[i].nbhd || s->recs[i].xpath) s->incomplete = true;
+            if (leaves_unknown(&s->recs[i])) s->incomplete = true;
             rec_unregister(g, &s->recs[i]);
             rec_free(&s->recs[i]);
             s->recs[i] = s->recs[--s->n];

@@ -67,6 +67,14 @@
 #include "codec/mqtt5_props.h"
 #include "matcher/matcher.h"
 
+/* Subscription Identifiers the proxy adds (dataplane/proxy_filter.h): from
+ * BASE up to the largest identifier MQTT allows (268,435,455, §3.8.2.1.2),
+ * handed out per session in order; PLAIN, the top one, is added to every
+ * subscription without neighborhood or content filter (always passes). */
+#define WM_PROXY_SID_BASE 0x0F000000u
+#define WM_PROXY_SID_MAX  0x0FFFFFFFu
+#define WM_PROXY_SID_PLAIN WM_PROXY_SID_MAX
+
 typedef struct wm_proxy_registry wm_proxy_registry;
 
 /* A registry of at most max_sessions persistent sessions of at most
@@ -151,6 +159,8 @@ typedef struct wm_proxy_saved_sub {
 typedef struct wm_proxy_session_ref {
     uint64_t gen;       /* the entry attached to; 0 = none (table full, counted) */
     bool complete;      /* every subscription of the session is known */
+    uint32_t sid_next;  /* proxy identifiers (below) from here up were never put in the entry;
+                           WM_PROXY_SID_BASE for a new entry */
 } wm_proxy_session_ref;
 
 /* Worker, on a successful CONNACK: the connection of client identifier
@@ -172,7 +182,9 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
                                                       void *ctx);
 
 /* Worker: records (or replaces, by filter) a subscription of entry gen of
- * cid. Returns true if the entry took it (and owns rec->reg_sub); false if
+ * cid; a proxy identifier (rec->sid) raises the entry's sid_next past it
+ * even if the record is not kept. Replacing a filtered record with a client
+ * identifier makes the entry incomplete, as _session_del. Returns true if the entry took it (and owns rec->reg_sub); false if
  * gen is no longer the entry (nothing changed) or the record could not be
  * kept (max_subs, memory: the entry becomes incomplete, counted as
  * records_lost); the caller keeps reg_sub then. */
@@ -181,8 +193,10 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
 
 /* Worker: forgets the record of filter[0..len) of entry gen (UNSUBSCRIBE),
  * removing its prefilter registration. A filtered record (neighborhood or
- * content) makes the entry incomplete: the broker may still deliver what it
- * had queued for it (MQTT 5.0 §3.10.4). No-op if absent or gen is stale. */
+ * content) with a client identifier makes the entry incomplete: the broker
+ * may still deliver what it had queued for it (MQTT 5.0 §3.10.4), and that
+ * identifier could then be taken for a plain subscription's (a proxy one is
+ * never reused in the session, so it stays unexplained and withheld). No-op if absent or gen is stale. */
 void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
                                    uint64_t gen, const char *filter, uint32_t filter_len);
 

@@ -51,26 +51,48 @@ Test(proxy_registry, a_resumed_session_gets_its_records_back_replaced_and_unsubs
     wm_proxy_session_ref r = attach(g, "c1", true, true, &o);
     cr_assert_neq(r.gen, 0);
     cr_assert(r.complete);
-    cr_assert(put(g, "c1", r.gen, "a/#", 5, "N1"));
-    cr_assert(put(g, "c1", r.gen, "b/#", 0x0F000001, "N2"));
+    cr_assert_eq(r.sid_next, WM_PROXY_SID_BASE);
+    cr_assert(put(g, "c1", r.gen, "a/#", WM_PROXY_SID_BASE, "N1"));
+    cr_assert(put(g, "c1", r.gen, "b/#", WM_PROXY_SID_BASE + 1, "N2"));
     cr_assert(put(g, "c1", r.gen, "c", 9, NULL));
-    cr_assert(put(g, "c1", r.gen, "a/#", 6, "N2"));   /* same filter: replaces (§3.8.4) */
+    cr_assert(put(g, "c1", r.gen, "a/#", WM_PROXY_SID_BASE + 2, "N2"));   /* same filter: replaces (§3.8.4) */
+    cr_assert(put(g, "c1", r.gen, "p", WM_PROXY_SID_PLAIN, NULL));
     wm_proxy_registry_session_del(g, NULL, CID("c1"), r.gen, "c", 1);
+    wm_proxy_registry_session_del(g, NULL, CID("c1"), r.gen, "p", 1);
     wm_proxy_registry_session_detach(g, NULL, CID("c1"), r.gen, UINT64_MAX);
     wm_proxy_session_ref r2 = attach(g, "c1", false, true, &o);
     cr_assert_eq(r2.gen, r.gen);
+    /* the replaced and removed records had proxy identifiers or no filter:
+     * nothing they leave behind can be taken for another's */
     cr_assert(r2.complete);
+    cr_assert_eq(r2.sid_next, WM_PROXY_SID_BASE + 3, "never hand out an identifier the session used");
     cr_assert_eq(o.n, 2);
     int a = strcmp(o.filter[0], "a/#") == 0 ? 0 : 1;
     cr_assert_str_eq(o.filter[a], "a/#");
-    cr_assert_eq(o.sid[a], 6);
+    cr_assert_eq(o.sid[a], WM_PROXY_SID_BASE + 2);
     cr_assert_str_eq(o.nbhd[a], "N2");
     cr_assert_str_eq(o.filter[1 - a], "b/#");
-    cr_assert_eq(o.sid[1 - a], 0x0F000001);
+    cr_assert_eq(o.sid[1 - a], WM_PROXY_SID_BASE + 1);
     wm_proxy_registry_stats st;
     wm_proxy_registry_stats_get(g, &st);
     cr_assert_eq(st.sessions_restored, 1);
     cr_assert_eq(st.sessions_live, 1);
+    wm_proxy_registry_free(g);
+}
+
+/* A filtered record with the client's own identifier replaced (as by an
+ * UNSUBSCRIBE): the broker's deliveries queued under that identifier could
+ * be taken for a plain subscription's, so the session is not vouched for. */
+Test(proxy_registry, replacing_a_filtered_record_with_a_client_identifier_makes_the_session_incomplete)
+{
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 8, 8);
+    got o;
+    wm_proxy_session_ref r = attach(g, "c1", true, true, &o);
+    cr_assert(put(g, "c1", r.gen, "a/#", 5, "N1"));
+    cr_assert(put(g, "c1", r.gen, "a/#", 6, "N2"));
+    wm_proxy_registry_session_detach(g, NULL, CID("c1"), r.gen, UINT64_MAX);
+    wm_proxy_session_ref r2 = attach(g, "c1", false, true, &o);
+    cr_assert_not(r2.complete);
     wm_proxy_registry_free(g);
 }
 
