@@ -7,13 +7,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "matcher/qsbr.h"
 #include "matcher/xpath_set.h"
 
+/* A slot's life: LIVE (referenced) -> DEAD (last reference dropped; the
+ * published snapshot may still map it to its old text) -> GRACE (a snapshot
+ * without it is published; readers may still hold older ones) -> FREE (a
+ * grace period later: no reader can map it to the old text any more) ->
+ * LIVE again. Without wm_content_reuse_slots a DEAD slot stays DEAD. */
+enum { E_LIVE, E_DEAD, E_GRACE, E_FREE };
+
 typedef struct entry {
-    char *text;          /* NULL once the last reference is gone */
+    char *text;          /* NULL unless LIVE */
     uint32_t refs;
     uint32_t hash;
     uint8_t *ok;         /* [n_schemas]: compiles for that schema */
+    uint8_t state;
+    uint32_t next_free;  /* FREE: the next free slot, 0 = none */
 } entry;
 
 struct wm_content {
@@ -22,6 +32,15 @@ struct wm_content {
     entry *e;            /* e[slot - 1] */
     uint32_t n, cap, live;
     bool dirty;
+    const wm_qsbr_ops *qsbr; /* wm_content_reuse_slots: the readers' grace periods */
+    uint32_t max_slots;
+    uint32_t free_head;  /* first FREE slot, 0 = none */
+    uint32_t n_dead;     /* slots DEAD */
+    /* GRACE slots in commit order with the grace-period token taken after
+     * the commit that left them out: FIFO, tokens never decrease */
+    uint32_t *g_slot;
+    uint64_t *g_tok;
+    uint32_t g_head, g_n, g_cap;
     _Atomic(wm_content_snap *) cur;
 };
 
@@ -69,6 +88,7 @@ wm_content *wm_content_new(wm_schema_reg *reg)
     c->reg = reg;
     c->owns_reg = true;
     c->dirty = true;
+    c->max_slots = WM_CONTENT_MAX_SLOTS;
     return c;
 }
 
@@ -78,6 +98,7 @@ wm_content *wm_content_new_borrowed(const wm_schema_reg *reg)
     if (!c) return NULL;
     c->reg = (wm_schema_reg *)reg;
     c->dirty = true;
+    c->max_slots = WM_CONTENT_MAX_SLOTS;
     return c;
 }
 
@@ -98,6 +119,8 @@ void wm_content_free(wm_content *c)
         free(c->e[i].ok);
     }
     free(c->e);
+    free(c->g_slot);
+    free(c->g_tok);
     if (c->owns_reg) wm_schema_reg_free(c->reg);
     free(c);
 }
@@ -132,6 +155,66 @@ static bool validate(const wm_content *c, const char *text, uint8_t *ok, char *e
     return any;
 }
 
+void wm_content_reuse_slots(wm_content *c, const wm_qsbr_ops *ops, uint32_t max_slots)
+{
+    c->qsbr = ops;
+    if (max_slots > WM_CONTENT_MAX_SLOTS) max_slots = WM_CONTENT_MAX_SLOTS;
+    c->max_slots = max_slots > c->n ? max_slots : c->n;
+}
+
+size_t wm_content_reclaim(wm_content *c, bool wait)
+{
+    size_t k = 0;
+    if (!c->g_n) return 0;
+    if (wait) c->qsbr->check(c->qsbr->ctx, c->g_tok[c->g_head + c->g_n - 1], true);
+    while (c->g_n && c->qsbr->check(c->qsbr->ctx, c->g_tok[c->g_head], false)) {
+        uint32_t s = c->g_slot[c->g_head++];
+        c->g_n--;
+        c->e[s - 1].state = E_FREE;
+        c->e[s - 1].next_free = c->free_head;
+        c->free_head = s;
+        k++;
+    }
+    if (!c->g_n) c->g_head = 0;
+    return k;
+}
+
+/* Queues slot s for the grace period of token tok. */
+static int grace_push(wm_content *c, uint32_t s, uint64_t tok)
+{
+    if (c->g_head + c->g_n == c->g_cap) {
+        if (c->g_head) { /* slide the waiting part down before growing */
+            memmove(c->g_slot, c->g_slot + c->g_head, c->g_n * sizeof *c->g_slot);
+            memmove(c->g_tok, c->g_tok + c->g_head, c->g_n * sizeof *c->g_tok);
+            c->g_head = 0;
+        }
+        if (c->g_n == c->g_cap) {
+            uint32_t nc = c->g_cap ? 2 * c->g_cap : 16;
+            uint32_t *ns = realloc(c->g_slot, nc * sizeof *ns);
+            if (ns) c->g_slot = ns;
+            uint64_t *nt = realloc(c->g_tok, nc * sizeof *nt);
+            if (nt) c->g_tok = nt;
+            if (!ns || !nt) return -1;
+            c->g_cap = nc;
+        }
+    }
+    c->g_slot[c->g_head + c->g_n] = s;
+    c->g_tok[c->g_head + c->g_n] = tok;
+    c->g_n++;
+    return 0;
+}
+
+uint32_t wm_content_slots(const wm_content *c) { return c->n; }
+
+/* A slot is available (FREE, or never used below the bound), after
+ * collecting the slots whose grace period is known to have passed. */
+static bool slot_available(wm_content *c)
+{
+    if (c->free_head || c->n < c->max_slots) return true;
+    wm_content_reclaim(c, false);
+    return c->free_head != 0;
+}
+
 int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen)
 {
     *slot = 0;
@@ -151,36 +234,38 @@ int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot,
             *slot = i + 1;
             return 0;
         }
-    if (c->n >= WM_CONTENT_MAX_SLOTS) {
-        snprintf(err, errlen, "more than %u distinct content filters since the tables were loaded", WM_CONTENT_MAX_SLOTS);
-        return -1;
+    if (!slot_available(c)) {
+        bool waiting = c->qsbr && c->g_n;
+        snprintf(err, errlen, "all %u content-filter slots are %s", c->n,
+                 waiting ? "live or waiting for a grace period" : "live or were used since the tables were loaded");
+        return waiting ? -2 : -1;
     }
-    if (c->n == c->cap) {
+    if (!c->free_head && c->n == c->cap) {
         uint32_t nc = c->cap ? c->cap * 2 : 16;
         entry *ne = realloc(c->e, nc * sizeof *ne);
         if (!ne) goto nomem;
         c->e = ne;
         c->cap = nc;
     }
-    entry *e = &c->e[c->n];
-    memset(e, 0, sizeof *e);
-    e->ok = calloc(n_schemas(c), 1);
-    e->text = malloc(len + 1);
-    if (!e->ok || !e->text) {
-        free(e->ok);
-        free(e->text);
+    uint8_t *ok = calloc(n_schemas(c), 1);
+    char *text = malloc(len + 1);
+    if (!ok || !text) {
+        free(ok);
+        free(text);
         goto nomem;
     }
-    memcpy(e->text, xpath, len);
-    e->text[len] = 0;
-    if (!validate(c, e->text, e->ok, err, errlen)) {
-        free(e->ok);
-        free(e->text);
+    memcpy(text, xpath, len);
+    text[len] = 0;
+    if (!validate(c, text, ok, err, errlen)) {
+        free(ok);
+        free(text);
         return -1;
     }
-    e->refs = 1;
-    e->hash = h;
-    *slot = ++c->n;
+    uint32_t s = c->free_head;
+    if (s) c->free_head = c->e[s - 1].next_free;
+    else s = ++c->n;
+    c->e[s - 1] = (entry){ .text = text, .refs = 1, .hash = h, .ok = ok, .state = E_LIVE };
+    *slot = s;
     c->live++;
     c->dirty = true;
     return 0;
@@ -198,6 +283,8 @@ void wm_content_unref(wm_content *c, uint32_t slot)
     free(e->ok);
     e->text = NULL;
     e->ok = NULL;
+    e->state = E_DEAD;
+    c->n_dead++;
     c->live--;
     c->dirty = true;
 }
@@ -240,6 +327,14 @@ int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t er
     free(defs);
     *old = atomic_exchange_explicit(&c->cur, s, memory_order_acq_rel);
     c->dirty = false;
+    /* the DEAD slots are in no snapshot from now on; readers may still hold
+     * older ones for a grace period */
+    uint64_t tok = c->qsbr && c->n_dead ? c->qsbr->start(c->qsbr->ctx) : 0;
+    for (uint32_t i = 0; tok && i < c->n; i++)
+        if (c->e[i].state == E_DEAD && grace_push(c, i + 1, tok) == 0) { /* out of memory: stays DEAD */
+            c->e[i].state = E_GRACE;
+            c->n_dead--;
+        }
     return 0;
 fail:
     free(sch);
@@ -262,7 +357,10 @@ wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_
     r->cand = malloc(n * sizeof *r->cand);
     r->out = malloc(n * sizeof *r->out);
     r->mark = calloc(n, sizeof *r->mark);
-    r->x = wm_xpf_set_ctx_new(s->set, lim);
+    /* a payload is one document: bytes after it make it invalid, never a match */
+    wm_exi_limits l = lim ? *lim : (wm_exi_limits){ 0 };
+    l.whole_buffer = true;
+    r->x = wm_xpf_set_ctx_new(s->set, &l);
     if (!r->cand || !r->out || !r->mark || !r->x) {
         wm_content_reader_free(r);
         return NULL;

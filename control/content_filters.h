@@ -12,6 +12,13 @@
  * Slots. Distinct XPath texts are interned once and reference counted; a
  * text's slot (1, 2, ...; 0 = no content filter) is what the matcher keeps
  * in the subscription (wm_sub_spec.content) and returns from a lookup.
+ * A slot whose last reference is dropped is reused for another text only
+ * when no reader can still map it to the old one: after a commit that
+ * published a snapshot without it AND a QSBR grace period after that
+ * (wm_content_reuse_slots; the same rule as the matcher's subscription ids,
+ * matcher/qsbr.h). Until then a reader on an older snapshot, given a
+ * subscription that carries the slot, evaluates either the old text for a
+ * subscription being removed or nothing, never another subscriber's query.
  * Adding a text validates it against EVERY registered schema by compiling it
  * alone (matcher/xpath_filter.h: the subset, prefixes bound by the registry
  * line, typing by the schema). It is accepted if it compiles for at least
@@ -48,6 +55,7 @@
 
 #include "codec/exi_error.h"
 #include "control/schema_registry.h"
+#include "matcher/qsbr.h"
 
 #define WM_CONTENT_MAX_SLOTS (1u << 22)
 #define WM_CONTENT_MAX_TEXT 4096u   /* bytes of one XPath text */
@@ -84,13 +92,32 @@ wm_content *wm_content_new_borrowed(const wm_schema_reg *reg);
 void wm_content_free(wm_content *c);
 const wm_schema_reg *wm_content_registry(const wm_content *c);
 
+/* Writer: makes dropped slots reusable, for a holder whose readers report
+ * quiescent states to ops (the grace periods of its match tables) and
+ * attach the current snapshot at each of them. max_slots (at most
+ * WM_CONTENT_MAX_SLOTS, never below the slots already used) bounds the
+ * slots live or waiting for their grace period. Without this call a dropped
+ * slot is never reused and at most WM_CONTENT_MAX_SLOTS distinct texts are
+ * ever accepted by the table (fine for a single-threaded holder's bounded
+ * life or a one-shot compile; not for a long-running data plane). Before
+ * readers exist; once. */
+void wm_content_reuse_slots(wm_content *c, const wm_qsbr_ops *ops, uint32_t max_slots);
+/* Writer: returns the slots whose grace period has passed to the free list
+ * (wait=true blocks for one grace period: call where no reader of ops is
+ * online on this thread). Returns how many came back. No-op without reuse. */
+size_t wm_content_reclaim(wm_content *c, bool wait);
+/* Writer: slots used so far (the high-water mark: live, dead, waiting, free);
+ * the size of every snapshot's slot map. */
+uint32_t wm_content_slots(const wm_content *c);
+
 /* Writer: a reference to the filter xpath[0..len). Returns 0 and its slot
- * (>= 1), or -1 with the reason in err (not installed; nothing changed).
+ * (>= 1), or -1 with the reason in err (not installed; nothing changed), or
+ * -2 when every slot is live or waiting for its grace period (reason in err;
+ * wm_content_reclaim(c, true) and a retry may succeed). A new text takes a
+ * free slot (wm_content_reuse_slots) or the next unused one.
  * Takes effect for readers at the next wm_content_commit: a reader still on
- * an older snapshot does not know the slot, and its subscriptions do not
- * match there (never "everything"). Slots are not reused within one table
- * (so an old snapshot never evaluates a slot as another text); at most
- * WM_CONTENT_MAX_SLOTS are handed out per table set (a reload starts anew). */
+ * an older snapshot does not know the slot (or knows it as unused), and its
+ * subscriptions do not match there (never "everything"). */
 int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen);
 /* Writer: drops a reference taken by wm_content_ref. */
 void wm_content_unref(wm_content *c, uint32_t slot);
@@ -100,7 +127,8 @@ const char *wm_content_text(const wm_content *c, uint32_t slot);
 uint32_t wm_content_count(const wm_content *c);
 
 /* Writer: if filters were added or dropped since the last commit, compiles
- * every live filter (one automaton per schema) and publishes the snapshot.
+ * every live filter (one automaton per schema) and publishes the snapshot;
+ * the slots dropped since start their grace period (wm_content_reuse_slots).
  * *old receives the replaced snapshot (to free after a grace period), NULL
  * if none was replaced. Returns 0, or -1 with the reason in err (the
  * compiled set hit a bound, out of memory): the published snapshot stays,

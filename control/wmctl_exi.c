@@ -16,7 +16,9 @@
  * Options given here are the out-of-band options (§5.4); a stream whose header
  * carries an options document uses those instead. Exit codes: 0 ok, 1 the input
  * is not valid EXI/XML for the schema (reason and bit position on stderr),
- * 2 usage error, unreadable file or bad schema.
+ * 2 usage error (also an option the sub-command does not take, e.g. encode
+ * --preserve-prefixes, which the encoder cannot honour), unreadable file or
+ * bad schema.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,25 @@ static int usage(void)
         " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]");
 }
 
+/* The options and how many operands each sub-command takes: anything else
+ * is a usage error (exit 2), never silently ignored. */
+enum {
+    O_SCHEMA = 1 << 0, O_SCHEMALESS = 1 << 1, O_GRAMMAR = 1 << 2, O_STRICT = 1 << 3, O_BYTE_ALIGNED = 1 << 4,
+    O_FRAGMENT = 1 << 5, O_PREFIXES = 1 << 6, O_COMPRESSION = 1 << 7, O_PRE_COMPRESS = 1 << 8,
+    O_HEADER_OPTIONS = 1 << 9, O_COOKIE = 1 << 10, O_SCHEMA_ID = 1 << 11, O_FORMAT = 1 << 12,
+};
+static const struct {
+    const char *cmd;
+    unsigned opts, operands;
+} subcommands[] = {
+    { "decode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_PREFIXES | O_COMPRESSION |
+                    O_PRE_COMPRESS, 1 },
+    { "encode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_HEADER_OPTIONS |
+                    O_COOKIE | O_SCHEMA_ID, 2 },
+    { "compile", O_SCHEMA, 1 },
+    { "grammar", O_SCHEMA | O_FORMAT, 1 },
+};
+
 int wmctl_exi(int argc, char **argv)
 {
     if (argc < 2) return usage();
@@ -44,25 +65,40 @@ int wmctl_exi(int argc, char **argv)
     bool schemaless = false, header_options = false, cookie = false;
     wm_exi_options o;
     wm_exi_options_default(&o);
+    unsigned given = 0, operands = 0;
+    const char *bad = NULL; /* the first option the sub-command does not take */
+    unsigned bad_opt = 0;
+    size_t sc = 0;
+    while (sc < sizeof subcommands / sizeof subcommands[0] && strcmp(subcommands[sc].cmd, cmd)) sc++;
+    if (sc == sizeof subcommands / sizeof subcommands[0]) return usage();
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i];
-        else if (!strcmp(argv[i], "--schemaless")) schemaless = true;
-        else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i];
-        else if (!strcmp(argv[i], "--strict")) o.strict = true;
-        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
-        else if (!strcmp(argv[i], "--fragment")) o.fragment = true;
-        else if (!strcmp(argv[i], "--preserve-prefixes")) o.preserve_prefixes = true;
-        else if (!strcmp(argv[i], "--compression")) o.compression = true;
-        else if (!strcmp(argv[i], "--pre-compress")) o.alignment = WM_EXI_PRE_COMPRESSION;
-        else if (!strcmp(argv[i], "--header-options")) header_options = true;
-        else if (!strcmp(argv[i], "--cookie")) cookie = true;
-        else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i];
-        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
+        unsigned was = given;
+        const char *arg = argv[i];
+        if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i], given |= O_SCHEMA;
+        else if (!strcmp(argv[i], "--schemaless")) schemaless = true, given |= O_SCHEMALESS;
+        else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i], given |= O_GRAMMAR;
+        else if (!strcmp(argv[i], "--strict")) o.strict = true, given |= O_STRICT;
+        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED, given |= O_BYTE_ALIGNED;
+        else if (!strcmp(argv[i], "--fragment")) o.fragment = true, given |= O_FRAGMENT;
+        else if (!strcmp(argv[i], "--preserve-prefixes")) o.preserve_prefixes = true, given |= O_PREFIXES;
+        else if (!strcmp(argv[i], "--compression")) o.compression = true, given |= O_COMPRESSION;
+        else if (!strcmp(argv[i], "--pre-compress")) o.alignment = WM_EXI_PRE_COMPRESSION, given |= O_PRE_COMPRESS;
+        else if (!strcmp(argv[i], "--header-options")) header_options = true, given |= O_HEADER_OPTIONS;
+        else if (!strcmp(argv[i], "--cookie")) cookie = true, given |= O_COOKIE;
+        else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i], given |= O_SCHEMA_ID;
+        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i], given |= O_FORMAT;
         else if (argv[i][0] == '-' && argv[i][1]) return usage();
+        else if (++operands > subcommands[sc].operands)
+            return wmctl_usage_error("exi", "%s takes %u operand%s, '%s' is one too many", cmd, subcommands[sc].operands,
+                                     subcommands[sc].operands == 1 ? "" : "s", argv[i]);
         else if (!in) in = argv[i];
-        else if (!out) out = argv[i];
-        else return usage();
+        else out = argv[i];
+        if (!bad && (given & ~was & ~subcommands[sc].opts)) bad = arg, bad_opt = given & ~was;
     }
+    if (!strcmp(cmd, "encode") && (bad_opt & (O_PREFIXES | O_COMPRESSION | O_PRE_COMPRESS)))
+        return wmctl_usage_error("exi", "encode does not take %s: the encoder writes neither prefixes nor compressed or "
+                                 "pre-compressed streams (decode reads them out of band)", bad);
+    if (bad) return wmctl_usage_error("exi", "%s does not take %s", cmd, bad);
     bool decode = !strcmp(cmd, "decode");
     if (!strcmp(cmd, "compile")) {
         /* wmctl exi compile --schema X.xsd OUT.wmg: the compiled grammar as a file */
@@ -180,7 +216,8 @@ int wmctl_exi(int argc, char **argv)
     int rc = 0;
     if (decode) {
         wm_exi_decoder d;
-        wm_exi_decoder_init(&d, g, NULL);
+        /* the file is one document: bytes after it are an error, not ignored */
+        wm_exi_decoder_init(&d, g, &(wm_exi_limits){ .whole_buffer = true });
         wm_exi_xml_sink sink;
         wm_exi_xml_sink_init(&sink);
         wm_exi_status st = wm_exi_decode(&d, data, len, &o, wm_exi_xml_sink_event, &sink, NULL, &err);

@@ -134,7 +134,7 @@ int wmctl_exi_filter(int argc, char **argv)
         rc = wmctl_usage_error("exi", "%s", msg);
         goto out;
     }
-    if (!(c = wm_xpf_ctx_new(f, NULL)) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
+    if (!(c = wm_xpf_ctx_new(f, &(wm_exi_limits){ .whole_buffer = true })) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
         rc = wmctl_usage_error("exi", "out of memory");
         goto out;
     }

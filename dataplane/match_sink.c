@@ -85,6 +85,7 @@ struct wm_match_table {
     uint32_t mask;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
+    uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
     uint32_t max_groups;
     enum wm_share_policy share_policy;
     char last_error[512];        /* under reload_mu */
@@ -171,6 +172,29 @@ static int content_commit(struct wm_match_table *t, wm_content *c, char *err, si
     return 0;
 }
 
+/* Writer (lock held): the content counters of the current set. */
+static void content_counts(struct wm_match_table *t, const wm_content *c)
+{
+    t->c.xpath_filters = wm_content_count(c);
+    t->c.xpath_slots = wm_content_slots(c);
+}
+
+/* Writer (lock held): a reference to a filter text. When every slot is live
+ * or waiting for its grace period, waits for one grace period (the caller's
+ * reader is paused; other workers pass quiescent states between bursts):
+ * a stall of one grace period, counted, instead of a refusal. */
+static int content_ref(struct wm_match_table *t, wm_content *c, const char *x, size_t len, uint32_t *slot,
+                       char *why, size_t whylen)
+{
+    int rc = wm_content_ref(c, x, len, slot, why, whylen);
+    if (rc == -2) {
+        t->c.xpath_slot_waits++;
+        wm_content_reclaim(c, true);
+        rc = wm_content_ref(c, x, len, slot, why, whylen);
+    }
+    return rc ? -1 : 0;
+}
+
 static void node_retired(void *ctx, uint64_t arg)
 {
     (void)arg;
@@ -236,6 +260,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
     wm_tables *nt = wm_tables_compile_paths(wm_reload_config(t->rl), &paths, err, errlen);
     if (!nt) return -1;
     wm_content *content = wm_tables_content(nt);
+    wm_content_reuse_slots(content, wm_reload_config(t->rl)->qsbr, t->xpath_slots);
     if (set_keys_attach(nt) != 0) {
         wm_tables_free(nt);
         snprintf(err, errlen, "out of memory");
@@ -251,7 +276,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
             /* the filter is re-validated against the new registry: one that no
              * longer compiles drops the subscription, as a lost neighborhood does */
             char why[300];
-            if (!n->drop && n->xpath && wm_content_ref(content, n->xpath, strlen(n->xpath), &n->next_slot, why, sizeof why)) {
+            if (!n->drop && n->xpath && content_ref(t, content, n->xpath, strlen(n->xpath), &n->next_slot, why, sizeof why)) {
                 n->drop = 1;
                 snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s (reload, %s)", why, n->key);
             }
@@ -297,7 +322,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
             }
         }
     t->c.nbhds = wm_tables_nbhd_count(nt);
-    t->c.xpath_filters = wm_content_count(content);
+    content_counts(t, content);
     t->c.subs_preloaded = wm_tables_sub_count(nt);
     t->c.generation = wm_reload_generation(t->rl);
     tunlock(&t->lock);
@@ -315,6 +340,9 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     pthread_mutex_init(&t->reload_mu, NULL);
     rte_spinlock_init(&t->lock);
     t->max_subs = max_subs;
+    /* live filters <= subscriptions; the other half of the slots absorbs
+     * those waiting for their grace period between two housekeeping runs */
+    t->xpath_slots = max_subs > WM_CONTENT_MAX_SLOTS / 2 ? WM_CONTENT_MAX_SLOTS : 2 * max_subs;
     uint32_t nb = 16;
     while (nb < max_subs) nb <<= 1;
     t->buckets = calloc(nb, sizeof *t->buckets);
@@ -364,11 +392,23 @@ void wm_match_table_housekeeping(struct wm_match_table *t)
     tlock(&t->lock);
     if (t->cur) wm_matcher_reclaim(wm_tables_matcher(t->cur), true);
     wm_retire_reclaim(&t->node_retire, true);
+    /* after the snapshots: a slot's grace period starts at the commit that dropped it */
+    if (t->cur) wm_content_reclaim(wm_tables_content(t->cur), true);
     tunlock(&t->lock);
     pthread_mutex_unlock(&t->reload_mu);
 }
 
 void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p) { t->share_policy = p; }
+
+void wm_match_table_set_xpath_slots(struct wm_match_table *t, uint32_t n)
+{
+    pthread_mutex_lock(&t->reload_mu);
+    tlock(&t->lock);
+    t->xpath_slots = n;
+    wm_content_reuse_slots(wm_tables_content(t->cur), wm_reload_config(t->rl)->qsbr, n);
+    tunlock(&t->lock);
+    pthread_mutex_unlock(&t->reload_mu);
+}
 
 void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
 {
@@ -424,7 +464,7 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
         /* dropping a filter only shrinks the automata; if even that fails the
          * old snapshot stays, where the removed subscription is unreachable */
         content_commit(t, wm_tables_content(t->cur), why, sizeof why);
-        t->c.xpath_filters = wm_content_count(wm_tables_content(t->cur));
+        content_counts(t, wm_tables_content(t->cur));
     }
     *pp = n->next;
     wm_retire_call(&t->node_retire, node_retired, n, 0);
@@ -464,7 +504,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     if (s->xpath.len) {
         char why[300];
         /* a refused filter is never installed: the subscriber must not receive everything */
-        if (wm_content_ref(content, (const char *)s->xpath.p, s->xpath.len, &slot, why, sizeof why)) {
+        if (content_ref(t, content, (const char *)s->xpath.p, s->xpath.len, &slot, why, sizeof why)) {
             snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
             t->c.subs_xpath_refused++;
             return WM_MQTT_SUB_XPATH_INVALID;
@@ -515,7 +555,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     *pp = n;
     t->c.subs_live++;
     if (slot) t->c.subs_xpath++;
-    t->c.xpath_filters = wm_content_count(content);
+    content_counts(t, content);
     return WM_MQTT_SUB_INSTALLED;
 }
 

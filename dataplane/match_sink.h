@@ -105,6 +105,8 @@ struct wm_match_worker; /* one per worker */
     X(subs_xpath)          /* learned subscriptions installed with an `xpath` */ \
     X(subs_xpath_refused)  /* `xpath` refused: not installed (last_xpath_error) */ \
     X(xpath_filters)       /* distinct content filters live in the current set */ \
+    X(xpath_slots)         /* content slots used (live, waiting, free): bounded by reuse */ \
+    X(xpath_slot_waits)    /* a new filter waited one grace period for a free slot */ \
     X(lookups)                                                                    \
     X(lookup_errors)                                                              \
     X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
@@ -155,6 +157,14 @@ int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen);
 
 /* The shared-subscription policy (default round robin). Before workers start. */
 void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p);
+
+/* Bounds the content-filter slots of every table set (live filters plus
+ * those waiting for their grace period; control/content_filters.h,
+ * wm_content_reuse_slots); default 2 * max_subs, at most
+ * WM_CONTENT_MAX_SLOTS. A new filter that finds every slot taken waits for
+ * one grace period on the worker that saw it (counted: xpath_slot_waits).
+ * Before workers start. */
+void wm_match_table_set_xpath_slots(struct wm_match_table *t, uint32_t n);
 
 /* Frees what removals and reloads retired once their grace period has
  * passed (blocks for one when something waits). From a non-reader thread,

@@ -48,9 +48,9 @@ typedef struct wm_proxy_config {
     uint32_t ring_entries;       /* SQ entries per worker ring */
     uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
     uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
-    const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
-    const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none */
-    struct wm_proxy_tables *tables; /* its reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
+    const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
+    const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
+    struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
@@ -123,6 +123,7 @@ typedef struct wm_proxy_counters {
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
+    uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

@@ -651,16 +651,21 @@ static void after_batch(worker *w)
     }
 }
 
-/* A reloaded resolution (SIGHUP, dataplane/proxy_reload.h): swapped in, and
- * the neighborhoods of every connection's records resolved again by name. */
+/* Reloaded tables (SIGHUP, dataplane/proxy_reload.h): swapped in as a whole,
+ * and every connection's records resolved / compiled again. */
 static void tables_poll(worker *w)
 {
-    const wm_proxy_spatial *sp = wm_proxy_tables_poll(w->cfg->tables, &w->tables_gen);
-    if (!sp) return;
-    w->fsh.sp = sp;
+    const wm_proxy_tableset *ts = wm_proxy_tables_poll(w->cfg->tables, &w->tables_gen);
+    if (!ts) return;
+    wm_proxy_content old;
+    uint32_t nbhd_gone = 0, xpath_gone = 0;
+    wm_proxy_filter_reload_begin(&w->fsh, ts->sp, ts->schemas, &old);
     for (uint32_t i = 0; i < w->nconns; i++)
-        if (w->conns[i].ss.filter) w->c.filter_nbhd_gone += wm_proxy_filter_retable(&w->conns[i].flt);
-    wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen);
+        if (w->conns[i].ss.filter) wm_proxy_filter_retable(&w->conns[i].flt, &nbhd_gone, &xpath_gone);
+    wm_proxy_filter_reload_end(&w->fsh, &old);
+    w->c.filter_nbhd_gone += nbhd_gone;
+    w->c.filter_xpath_gone += xpath_gone;
+    wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen, nbhd_gone, xpath_gone);
 }
 
 static void *worker_main(void *arg)
@@ -699,14 +704,13 @@ static void *worker_main(void *arg)
         }
     }
     if (!w->err && w->cfg->registry && wm_proxy_registry_prefilter(w->cfg->registry) &&
-        !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
+        !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry, &w->fsh.rd_gen))) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot register as a reader of the subscription registry\n", w->id);
         w->err = 1;
     }
-    wm_matcher_reader *rd = w->fsh.rd;
     pthread_barrier_wait(w->ready);
     if (w->err || atomic_load(&g_fatal)) {
-        if (rd) wm_matcher_reader_free(rd);
+        if (w->fsh.rd) wm_matcher_reader_free(w->fsh.rd);
         w->fsh.rd = NULL;
         return NULL;
     }
@@ -725,6 +729,8 @@ static void *worker_main(void *arg)
         unsigned queued = io_uring_sq_ready(&w->ring);
         struct io_uring_cqe *cq;
         /* A reader blocked in the kernel must not hold grace periods back. */
+        /* (after tables_poll: a reload replaces the reader) */
+        wm_matcher_reader *rd = w->fsh.rd;
         if (rd) wm_matcher_reader_offline(rd);
         if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
@@ -759,14 +765,14 @@ static void *worker_main(void *arg)
         w->c.cqes += seen;
         update_rate(w, w->c.packets[0] + w->c.packets[1] - frames0);
         after_batch(w);
-        if (rd) wm_matcher_quiescent(rd);
+        if (w->fsh.rd) wm_matcher_quiescent(w->fsh.rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
     }
     /* Connections left after the grace period leave the registry from this
      * thread, while its reader still exists. */
     for (uint32_t i = 0; i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    if (rd) wm_matcher_reader_free(rd);
+    if (w->fsh.rd) wm_matcher_reader_free(w->fsh.rd);
     w->fsh.rd = NULL;
     w->c.conns_open = w->open;
     w->c.held_at_exit = w->held;
@@ -949,7 +955,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             if (sig == SIGHUP && cfg->tables) {
                 char why[512];
                 if (wm_proxy_tables_reload(cfg->tables, why, sizeof why) == 0) {
-                    fprintf(stderr, "wirematch-proxy: SIGHUP: %s reloaded\n", cfg->resolution_text);
+                    fprintf(stderr, "wirematch-proxy: SIGHUP: reloaded %s\n", why);
                     uint64_t one = 1;
                     for (unsigned i = 0; i < n; i++)
                         if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it sees the reload at its next turn */ }

@@ -81,7 +81,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     if (cfg->tables) {
         uint64_t ok, failed;
         wm_proxy_tables_stats(cfg->tables, &ok, &failed);
-        json_t *rl = json_pack("{s:I,s:I,s:I}", "ok", I(ok), "refused", I(failed), "nbhd_gone", I(c->filter_nbhd_gone));
+        json_t *rl = json_pack("{s:I,s:I,s:I,s:I}", "ok", I(ok), "refused", I(failed), "nbhd_gone",
+                               I(c->filter_nbhd_gone), "xpath_gone", I(c->filter_xpath_gone));
         if (!rl || json_object_set_new(o, "reload", rl)) { json_decref(o); return -1; }
     }
     if (cfg->schemas) {

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,36 @@
 
 static struct wm_worker *tel_workers;
 static unsigned tel_n;
+
+/* Every command answers data or {"error": REASON}: a callback that fails
+ * (returns < 0) or answers nothing makes DPDK print null, which says
+ * nothing about why. */
+__attribute__((format(printf, 2, 3))) static int tel_error(struct rte_tel_data *d, const char *fmt, ...)
+{
+    char msg[RTE_TEL_MAX_STRING_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    rte_tel_data_start_dict(d); /* drops whatever was added before */
+    rte_tel_data_add_dict_string(d, "error", msg);
+    return 0;
+}
+
+/* The refusals every command shares: parameters it does not take, and the
+ * workers gone (after wm_telemetry_detach, at exit). */
+static bool refuse_common(const char *params, bool takes_params, struct rte_tel_data *d)
+{
+    if (!takes_params && params && *params) {
+        tel_error(d, "this command takes no parameters, got '%s'", params);
+        return true;
+    }
+    if (!__atomic_load_n(&tel_n, __ATOMIC_SEQ_CST)) {
+        tel_error(d, "wirematch is shutting down: the workers are gone");
+        return true;
+    }
+    return false;
+}
 
 /* One nested dict per counter group (telemetry containers nest one level). */
 struct tel_groups {
@@ -50,6 +81,7 @@ static void add_stat(void *ctx, const char *group, const char *name, uint64_t v)
 
 static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
+    if (refuse_common(params, false, d)) return 0;
     struct wm_dp_totals t = {0};
     for (unsigned i = 0; i < tel_n; i++)
         if (tel_workers[i].path)
@@ -58,7 +90,7 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
     struct tel_groups g = {d, NULL, NULL, 0};
     wm_dp_totals_visit(&t, add_stat, &g);
     flush_group(&g);
-    return g.failed ? -1 : 0;
+    return g.failed ? tel_error(d, "out of memory building the answer") : 0;
 }
 
 static const char *flow_state_name(uint8_t s)
@@ -134,10 +166,12 @@ static void add_top_flows(struct rte_tel_data *d, unsigned want)
 static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d)
 {
     unsigned want = 10;
+    if (refuse_common(params, true, d)) return 0;
     if (params && *params) {
         char *end;
         unsigned long v = strtoul(params, &end, 10);
-        if (*end || v < 1 || v > WM_FLOW_REPORT_MAX) return -1;
+        if (*end || params[0] == '-' || v < 1 || v > WM_FLOW_REPORT_MAX)
+            return tel_error(d, "N must be a number of connections from 1 to %u, got '%s'", WM_FLOW_REPORT_MAX, params);
         want = (unsigned)v;
     }
     rte_tel_data_start_dict(d);
@@ -146,7 +180,7 @@ static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d
         if (!w->path) continue;
         const volatile struct wm_flow_table *ft = &w->path->flows;
         struct rte_tel_data *c = rte_tel_data_alloc();
-        if (!c) return -1;
+        if (!c) return tel_error(d, "out of memory building the answer");
         rte_tel_data_start_dict(c);
         rte_tel_data_add_dict_u64(c, "lcore", w->lcore_id);
         rte_tel_data_add_dict_u64(c, "queue", w->queue_id);
@@ -162,28 +196,25 @@ static int cmd_flows(const char *cmd, const char *params, struct rte_tel_data *d
         rte_tel_data_add_dict_u64(c, "evicted", ft->c.closed[WM_FLOW_CLOSE_EVICTED]);
         char key[32];
         snprintf(key, sizeof key, "worker%u", i);
-        rte_tel_data_add_dict_container(d, key, c, 0);
+        if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) rte_tel_data_free(c);
     }
     add_top_flows(d, want);
     return 0;
-}
-
-int wm_telemetry_register(struct wm_worker *workers, unsigned n)
-{
-    tel_workers = workers;
-    tel_n = n;
-    int rc = rte_telemetry_register_cmd("/wirematch/stats", cmd_stats,
-                                        "Returns every wirematch data-plane counter. Takes no parameters");
-    if (rc == 0)
-        rc = rte_telemetry_register_cmd("/wirematch/flows", cmd_flows,
-                                        "Returns per-worker flow totals and the N biggest flows (flow1..). Parameter: N (1-32, default 10)");
-    return rc;
 }
 
 /* Held by the table commands and by detach, so that the table is never
  * freed under a command (DPDK runs each telemetry client on its own thread). */
 static pthread_mutex_t tel_match_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct wm_match_table *tel_match;
+
+/* Under tel_match_mu: the table, or NULL with the error answered. */
+static struct wm_match_table *match_or_error(const char *params, struct rte_tel_data *d)
+{
+    if (refuse_common(params, false, d)) return NULL;
+    if (!tel_match)
+        tel_error(d, "no match tables: start wirematch with --resolution, --subs or --schemas to match and reload");
+    return tel_match;
+}
 
 static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
 {
@@ -210,28 +241,30 @@ static void add_sub(void *ctx, const char *key, const char *client, const char *
 
 static int cmd_subs(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-    rte_tel_data_start_dict(d);
     pthread_mutex_lock(&tel_match_mu);
-    struct wm_match_table *t = tel_match;
+    struct wm_match_table *t = match_or_error(params, d);
     struct rte_tel_data *c = t ? rte_tel_data_alloc() : NULL;
     if (c) {
+        rte_tel_data_start_dict(d);
         rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
         uint64_t live = wm_match_table_visit(t, 200, add_sub, c);
         rte_tel_data_add_dict_u64(d, "count", live);
-        rte_tel_data_add_dict_container(d, "subscriptions", c, 0);
+        if (rte_tel_data_add_dict_container(d, "subscriptions", c, 0) != 0) rte_tel_data_free(c);
         add_reload_state(d, t);
+    } else if (t) {
+        tel_error(d, "out of memory building the answer");
     }
     pthread_mutex_unlock(&tel_match_mu);
-    return t && !c ? -1 : 0;
+    return 0;
 }
 
 /* Reloads synchronously: the answer says whether the new tables are live. */
 static int cmd_reload(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-    rte_tel_data_start_dict(d);
     pthread_mutex_lock(&tel_match_mu);
-    struct wm_match_table *t = tel_match;
+    struct wm_match_table *t = match_or_error(params, d);
     if (t) {
+        rte_tel_data_start_dict(d);
         char err[RTE_TEL_MAX_STRING_LEN];
         int rc = wm_match_table_reload(t, err, sizeof err);
         rte_tel_data_add_dict_string(d, "result", rc == 0 ? "ok" : "refused");
@@ -242,12 +275,18 @@ static int cmd_reload(const char *cmd, const char *params, struct rte_tel_data *
     return 0;
 }
 
-int wm_telemetry_register_subs(struct wm_match_table *t)
+int wm_telemetry_register(struct wm_worker *workers, unsigned n)
 {
-    pthread_mutex_lock(&tel_match_mu);
-    tel_match = t;
-    pthread_mutex_unlock(&tel_match_mu);
-    int rc = rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
+    tel_workers = workers;
+    tel_n = n;
+    int rc = rte_telemetry_register_cmd("/wirematch/stats", cmd_stats,
+                                        "Returns every wirematch data-plane counter. Takes no parameters");
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/wirematch/flows", cmd_flows,
+                                        "Returns per-worker flow totals and the N biggest flows (flow1..). Parameter: N (1-32, default 10)");
+    /* registered without tables too, so that they answer why they cannot */
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
                                         "Returns the subscriptions wirematch learned (key: filter, at most 200) "
                                         "and the table generation. Takes no parameters");
     if (rc == 0)
@@ -255,6 +294,13 @@ int wm_telemetry_register_subs(struct wm_match_table *t)
                                         "Re-reads the resolution and subscription files; a bad file is refused "
                                         "and the running tables stay. Takes no parameters");
     return rc;
+}
+
+void wm_telemetry_register_subs(struct wm_match_table *t)
+{
+    pthread_mutex_lock(&tel_match_mu);
+    tel_match = t;
+    pthread_mutex_unlock(&tel_match_mu);
 }
 
 void wm_telemetry_detach(void)

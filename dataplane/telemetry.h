@@ -18,6 +18,12 @@
  *   /wirematch/reload  re-reads --resolution/--subs now (match_sink.h):
  *                      {"result": "ok"|"refused", "error": REASON, + the state}
  *
+ * A command that cannot answer says why, as {"error": REASON} (never the
+ * bare null DPDK prints for a failed callback): a parameter it does not
+ * take or an N out of range, no match tables (subscriptions, reload:
+ * wirematch started without --resolution/--subs/--schemas), wirematch
+ * shutting down, out of memory.
+ *
  * Thread safety: the callbacks run on DPDK's telemetry thread and only read
  * worker counters (see dp_stats.h). Register once, before workers start. */
 #ifndef WM_DATAPLANE_TELEMETRY_H
@@ -25,12 +31,13 @@
 
 #include "dataplane/worker.h"
 
-/* Registers the commands over workers[0..n) (kept by pointer until exit).
- * Returns 0, or a negative errno from rte_telemetry_register_cmd. */
+/* Registers the four commands over workers[0..n) (kept by pointer until
+ * exit). Returns 0, or a negative errno from rte_telemetry_register_cmd. */
 int wm_telemetry_register(struct wm_worker *workers, unsigned n);
-/* Adds /wirematch/subscriptions and /wirematch/reload over the match table
- * (kept by pointer until wm_telemetry_detach). */
-int wm_telemetry_register_subs(struct wm_match_table *t);
+/* Gives /wirematch/subscriptions and /wirematch/reload the match table
+ * (kept by pointer until wm_telemetry_detach); without it they answer an
+ * error. */
+void wm_telemetry_register_subs(struct wm_match_table *t);
 
 /* Makes the commands report nothing (DPDK cannot unregister them); call
  * before freeing the workers. */

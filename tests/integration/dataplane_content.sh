@@ -15,7 +15,9 @@
 #   - ce, cf, cg: refused filters (string test on a number, unbound prefix,
 #     syntax): never installed, never matched, counted with their reason.
 #   - then: no Content Type, application/json, an unknown schema, a payload
-#     cut short, garbage: none reaches a content-filtered subscriber, each is
+#     cut short, a valid document followed by one more byte (EXI 1.0: the
+#     document ends with its last byte; trailing bytes are not part of it),
+#     garbage: none reaches a content-filtered subscriber, each is
 #     counted by reason; a publication on other/x (no content candidate) is
 #     not decoded at all.
 #   - counters: content_pubs = sum of content outcomes (content_hold), publish
@@ -52,7 +54,7 @@ for i in range(40):
         events.append(["unsub", "cc", "sen/#"])
 events += [["pub", "sen/noct", None, hexof(0)], ["pub", "sen/json", "application/json", hexof(0)],
            ["pub", "sen/unknown", "application/exi; schema=nope", hexof(0)],
-           ["pub", "sen/cut", CT, hexof(1)[:len(hexof(1)) * 2 // 3 // 2 * 2]],
+           ["pub", "sen/cut", CT, hexof(1)[:len(hexof(1)) * 2 // 3 // 2 * 2]], ["pub", "sen/trailing", CT, hexof(2) + "00"],
            ["pub", "sen/garbage", CT, b"not exi at all".hex()], ["pub", "other/x", CT, "00"]]
 json.dump({"subs": subs, "events": events}, open("%s/plan.json" % tmp, "w"))
 EOF
@@ -68,7 +70,7 @@ import json, sys
 tmp = sys.argv[1]
 lines = [json.loads(l) for l in open("%s/match.jsonl" % tmp)]
 s = json.load(open("%s/sum.json" % tmp))
-assert len(lines) == 46, len(lines)
+assert len(lines) == 47, len(lines)
 refs = json.load(open("%s/refs.json" % tmp))
 # the documents must exercise both outcomes of every query, Q1 on both sides of cc's unsubscribe
 for k in range(3):
@@ -90,16 +92,18 @@ for i in range(40):
     n = 6 if i < 20 else 5
     cand += n
     passed += (q1 + q2 + q3 + (q1 if i < 20 else 0)) + q1 + q2
-for d, why in zip(lines[40:45], ["no_content_type", "not_exi", "unknown_schema", "decode_error", "decode_error"]):
+for d, why in zip(lines[40:46], ["no_content_type", "not_exi", "unknown_schema", "decode_error", "decode_error",
+                                 "decode_error"]):
     assert d["matched"] == ["cd#4"] and d["content"] == why, (d, why)
     cand += 5
-for d in lines[43:45]:
+for d in lines[43:46]:
     assert " at bit " in d["content_error"], d
-assert lines[45]["topic"] == "other/x" and lines[45]["matched"] == ["co#11"] and "content" not in lines[45], lines[45]
+assert lines[44]["topic"] == "sen/trailing" and "1 byte after the end of the document" in lines[44]["content_error"], lines[44]
+assert lines[46]["topic"] == "other/x" and lines[46]["matched"] == ["co#11"] and "content" not in lines[46], lines[46]
 assert not any(k in {"ce#5", "cf#6", "cg#7"} for d in lines for k in d["matched"])
 m, mq = s["match"], s["mqtt"]
-exp = {"content_pubs": 45, "content_decoded": 40, "content_no_content_type": 1, "content_not_exi": 1,
-       "content_unknown_schema": 1, "content_decode_error": 2, "content_no_filter_for_schema": 0,
+exp = {"content_pubs": 46, "content_decoded": 40, "content_no_content_type": 1, "content_not_exi": 1,
+       "content_unknown_schema": 1, "content_decode_error": 3, "content_no_filter_for_schema": 0,
        "content_value_too_large": 0, "content_candidates": cand, "content_passed": passed,
        "subs_xpath": 5, "subs_xpath_refused": 3, "xpath_filters": 3}
 for k, v in exp.items():
@@ -107,7 +111,7 @@ for k, v in exp.items():
 assert mq["subs_xpath_invalid"] == 3 and mq["subs_installed"] == 7, mq
 assert "position" in m["last_xpath_error"], m["last_xpath_error"]
 assert s["conservation"]["content_hold"] and s["conservation"]["publish_hold"], s["conservation"]
-assert s["publish"]["seen"] == 46 and s["publish"]["matched"] == 46, s["publish"]
-print("content: 46 PUBLISHes, %d content candidates (%d passed) as libxml2 says on the source XML; "
-      "3 bad filters refused; 5 bad publications counted by reason" % (cand, passed))
+assert s["publish"]["seen"] == 47 and s["publish"]["matched"] == 47, s["publish"]
+print("content: 47 PUBLISHes, %d content candidates (%d passed) as libxml2 says on the source XML; "
+      "3 bad filters refused; 6 bad publications (one with a trailing byte) counted by reason" % (cand, passed))
 EOF

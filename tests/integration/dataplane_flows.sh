@@ -33,6 +33,21 @@ wm_pid=$!
 for _ in $(seq 50); do tel /wirematch/flows,32 > "$tmp/all.json" && grep -q '"flow2"' "$tmp/all.json" && break; sleep 0.1; done
 tel /wirematch/flows,1 > "$tmp/one.json"
 tel /wirematch/flows,0 > "$tmp/zero.json"
+# every command answers data or {"error": REASON}, never a bare null (this run has no match tables);
+# one connection, so that all are asked well within the run's idle exit
+timeout 10 python3 - "/var/run/dpdk/$PFX/dpdk_telemetry.v2" /wirematch/stats /wirematch/stats,x /wirematch/flows,abc \
+  /wirematch/flows,33 /wirematch/subscriptions /wirematch/reload /wirematch/subscriptions,1 > "$tmp/cmds.json" <<'EOF' \
+  || fail "telemetry commands not answered: $(cat "$tmp/cmds.json")"
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+s.recv(16384)
+answers = []
+for c in sys.argv[2:]:
+    s.send(c.encode())
+    answers.append(json.loads(s.recv(1 << 20).decode()))
+print(json.dumps(answers))
+EOF
 wait "$wm_pid" || fail "wirematch exited $?"
 wm_pid=
 python3 - "$tmp" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
@@ -52,7 +67,18 @@ for f in flows:
 assert [f["client_id"] for f in flows] == ["pub", "sub"], "not biggest first"
 one = json.load(open(tmp + "/one.json"))["/wirematch/flows"]
 assert "flow1" in one and "flow2" not in one and one["flow1"]["client_id"] == "pub", one
-assert json.load(open(tmp + "/zero.json"))["/wirematch/flows"] is None, "N=0 accepted"
-print("flows: pub %d+%d B, sub %d+%d B exact, biggest first, N bounds the list, N=0 refused"
+assert "from 1 to 32, got '0'" in json.load(open(tmp + "/zero.json"))["/wirematch/flows"]["error"], "N=0 accepted"
+want = [("/wirematch/stats", None), ("/wirematch/stats", "takes no parameters, got 'x'"),
+        ("/wirematch/flows", "from 1 to 32, got 'abc'"), ("/wirematch/flows", "from 1 to 32, got '33'"),
+        ("/wirematch/subscriptions", "no match tables: start wirematch with --resolution, --subs or --schemas"),
+        ("/wirematch/reload", "no match tables"), ("/wirematch/subscriptions", "takes no parameters, got '1'")]
+answers = json.load(open(tmp + "/cmds.json"))
+assert len(answers) == len(want), answers
+for n, (cmd, err) in enumerate(want, 1):
+    a = answers[n - 1][cmd]
+    assert isinstance(a, dict) and a, (cmd, a)
+    if err: assert err in a.get("error", ""), (n, cmd, a)
+    else: assert "error" not in a and a["packets"]["rx"] > 0, (cmd, a)
+print("flows: pub %d+%d B, sub %d+%d B exact, biggest first, N bounds the list, N=0 refused; 7 commands: data or an error with the reason"
       % (flows[0]["c2s_bytes"], flows[0]["s2c_bytes"], flows[1]["c2s_bytes"], flows[1]["s2c_bytes"]))
 EOF

@@ -85,6 +85,23 @@ expect 2 "$work: is a directory" "$W" exi decode --schema $S/senml.gen.xsd "$wor
 expect 1 "[truncated]" "$W" exi decode --schema $S/senml.gen.xsd "$work/empty.exi"
 head -c 10 $S/ex2.gen.exi > "$work/trunc.exi"
 expect 1 "at bit" "$W" exi decode --schema $S/senml.gen.xsd "$work/trunc.exi"
+# a byte after the document (EXI 1.0: the stream ends with ED's byte): exit 1, nothing on stdout, for decode and filter
+{ cat $S/ex2.gen.exi; printf '\0'; } > "$work/trailing.exi"
+n=$(stat -c %s $S/ex2.gen.exi)
+expect 1 "1 byte after the end of the document (EndDocument ends at bit" "$W" exi decode --schema $S/senml.gen.xsd "$work/trailing.exi"
+[ ! -s "$work/out" ] && grep -q "at bit $((8 * n)) \[trailing\]" "$work/err" || fail "trailing: $(cat "$work/err")"; ok
+expect 1 "1 byte after the end of the document" "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml \
+  --query '//s:senml' "$work/trailing.exi"
+[ ! -s "$work/out" ] || fail "filter printed a result for a stream with a trailing byte: $(cat "$work/out")"; ok
+# usage errors are exit 2 in every sub-command, before any input is read: options a sub-command does not take, extra operands
+expect 2 "encode does not take --preserve-prefixes" "$W" exi encode --schema $S/senml.gen.xsd --preserve-prefixes $S/ex1.gen.xml "$work/o.exi"
+expect 2 "encode does not take --compression" "$W" exi encode --schema $S/senml.gen.xsd --compression $S/ex1.gen.xml "$work/o.exi"
+expect 2 "decode does not take --header-options" "$W" exi decode --schema $S/senml.gen.xsd --header-options $S/ex1.gen.exi
+expect 2 "decode takes 1 operand, 'extra' is one too many" "$W" exi decode --schema $S/senml.gen.xsd $S/ex1.gen.exi extra
+expect 2 "compile does not take --strict" "$W" exi compile --schema $S/senml.gen.xsd --strict "$work/c.wmg"
+expect 2 "grammar does not take --grammar" "$W" exi grammar --grammar "$work/senml.wmg"
+expect 2 "usage" "$W" exi transcode $S/ex1.gen.exi
+[ ! -e "$work/o.exi" ] && [ ! -e "$work/c.wmg" ] || fail "a refused command wrote its output"; ok
 expect 2 "root element is not xs:schema" "$W" exi decode --schema $S/ex2.gen.xml $S/ex2.gen.exi
 expect 2 "not a wirematch EXI grammar" "$W" exi decode --grammar $S/ex2.gen.exi $S/ex2.gen.exi
 echo '<a>' > "$work/bad.xml"

@@ -203,7 +203,8 @@ static enum wm_content_outcome cmatch(wm_content_reader *rd, const char *ct, con
     return wm_content_match(rd, ct, ct ? strlen(ct) : 0, p, len, slots, n, pass, &e);
 }
 
-/* Slots: one per distinct text, reference counted, never reused; a filter is
+/* Slots: one per distinct text, reference counted, never reused (without
+ * wm_content_reuse_slots, see content_slot_reuse below); a filter is
  * refused only when it compiles for no schema (with the first schema's
  * reason); per publication, only the schema its Content Type names counts. */
 Test(schema_registry, content_table)
@@ -289,6 +290,118 @@ Test(schema_registry, content_table)
     cr_assert_eq(wm_content_ref(none, qv, strlen(qv), &a, err, sizeof err), -1);
     cr_assert(strstr(err, "no schema registry"), "%s", err);
     wm_content_free(none);
+}
+
+/* A grace-period backend the test drives: one reader, whose quiescent
+ * states the test reports; check(token) holds once the reader passed one
+ * after start() returned token (rte_rcu_qsbr's rule, one thread). */
+static struct { uint64_t started, reader_seen; } fq;
+static int fq_register(void *ctx, unsigned *idx) { (void)ctx; *idx = 0; return 0; }
+static void fq_nop(void *ctx, unsigned idx) { (void)ctx; (void)idx; }
+static void fq_quiescent(void *ctx, unsigned idx) { (void)ctx; (void)idx; fq.reader_seen = fq.started; }
+static uint64_t fq_start(void *ctx) { (void)ctx; return ++fq.started; }
+static bool fq_check(void *ctx, uint64_t token, bool wait)
+{
+    (void)ctx;
+    cr_assert(!wait, "the table must not block here: the test's reader is on this thread");
+    return fq.reader_seen >= token;
+}
+static const wm_qsbr_ops fake_qsbr = { NULL, fq_register, fq_nop, fq_nop, fq_nop, fq_quiescent, fq_start, fq_check };
+
+/* Slot reuse: 3,000 distinct filters (600 under ASan) through a table of 4
+ * slots, 3 of them live at any time, while a reader lags behind on older
+ * snapshots (it attaches the current one only at its quiescent states,
+ * every third change). Each filter `@v > K and @n != 'qI'` holds on the
+ * pack (v = 21.5, n = 'x') iff K < 21.5, so a reader mapping a reused slot
+ * to its previous text answers wrongly for about half of the changes. A
+ * reader never answers for a text its snapshot does not have: a slot it
+ * does not know (yet) is "no filter for the schema", never a pass. */
+Test(schema_registry, content_slot_reuse)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    enum { N = 600 };
+#else
+    enum { N = 3000 };
+#endif
+    enum { LIVE = 3, SLOTS = 4 };
+    char text[2048], err[512];
+    snprintf(text, sizeof text, "senml %s s=urn:ietf:params:xml:ns:senml\n", senml_xsd());
+    wm_content *c = content_of(text, err);
+    memset(&fq, 0, sizeof fq);
+    wm_content_reuse_slots(c, &fake_qsbr, SLOTS);
+    uint8_t pk[1024];
+    size_t lk = encode(wm_content_registry(c)->e[0].g,
+                       "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='x' u='V' v='21.5'/></sensml>", pk, sizeof pk);
+    const char *ct = "application/exi; schema=senml";
+    wm_content_snap *retired[64];
+    unsigned n_retired = 0, waits = 0, reused = 0, lag_misses = 0;
+    const wm_content_snap *rs = NULL; /* the reader's snapshot */
+    wm_content_reader *rd = NULL;
+    uint32_t live_slot[LIVE] = { 0 };
+    bool live_want[LIVE] = { false };
+    uint64_t seen_slot[SLOTS + 1] = { 0 };
+    for (unsigned i = 0; i < N; i++) {
+        unsigned w = i % LIVE;
+        if (live_slot[w]) wm_content_unref(c, live_slot[w]);
+        int k = (int)((i * 37u) % 61u) - 30;
+        char q[128];
+        snprintf(q, sizeof q, "//s:senml[@v > %d and @n != 'q%u']", k, i);
+        int rc = wm_content_ref(c, q, strlen(q), &live_slot[w], err, sizeof err);
+        if (rc == -2) { /* every slot live or waiting: the reader catches up, then one is free */
+            waits++;
+            cr_assert(strstr(err, "waiting for a grace period"), "%s", err);
+            wm_content_reader_free(rd);
+            rd = wm_content_reader_new(rs = wm_content_current(c), NULL);
+            fake_qsbr.reader_quiescent(NULL, 0);
+            while (n_retired) wm_content_snap_free(retired[--n_retired]);
+            rc = wm_content_ref(c, q, strlen(q), &live_slot[w], err, sizeof err);
+        }
+        cr_assert_eq(rc, 0, "filter %u: %s", i, err);
+        cr_assert(live_slot[w] >= 1 && live_slot[w] <= SLOTS, "slot %u beyond the bound", live_slot[w]);
+        reused += seen_slot[live_slot[w]]++ > 0;
+        live_want[w] = k < 21.5;
+        wm_content_snap *old = NULL;
+        cr_assert_eq(wm_content_commit(c, &old, err, sizeof err), 0, "%s", err);
+        if (old) {
+            cr_assert_lt(n_retired, 64);
+            retired[n_retired++] = old;
+        }
+        if (i % 3 == 0) { /* the reader's quiescent state: it moves to the current snapshot */
+            wm_content_reader_free(rd);
+            rd = wm_content_reader_new(rs = wm_content_current(c), NULL);
+            cr_assert(rd);
+            fake_qsbr.reader_quiescent(NULL, 0);
+            while (n_retired) /* no reader holds them any more */
+                if (retired[--n_retired] != rs) wm_content_snap_free(retired[n_retired]);
+        }
+        if (i % 3 == 1) wm_content_reclaim(c, false);
+        /* the (maybe lagging) reader: every live slot answers its own text or is unknown */
+        bool pass[LIVE];
+        uint32_t n = 0, slots[LIVE];
+        for (unsigned j = 0; j < LIVE; j++)
+            if (live_slot[j]) slots[n++] = live_slot[j];
+        wm_exi_error e = { 0 };
+        enum wm_content_outcome o = wm_content_match(rd, ct, strlen(ct), pk, lk, slots, n, pass, &e);
+        cr_assert(o == WM_CONTENT_OK || o == WM_CONTENT_NOT_APPLICABLE, "filter %u: %s (%s)", i,
+                  wm_content_outcome_name(o), e.msg);
+        for (unsigned j = 0, m = 0; j < LIVE; j++) {
+            if (!live_slot[j]) continue;
+            if (pass[m] != live_want[j]) {
+                cr_assert(!pass[m], "filter %u: slot %u passes on the reader's snapshot, its text does not", i,
+                          live_slot[j]);
+                lag_misses++; /* not in the reader's snapshot yet */
+            }
+            m++;
+        }
+    }
+    cr_assert_leq(wm_content_slots(c), SLOTS);
+    cr_assert_gt(reused, N - SLOTS - 1, "slots were not reused: %u of %u", reused, N);
+    cr_assert_gt(lag_misses, 0, "the reader never lagged: the test would not see a premature reuse");
+    cr_log_info("content_slot_reuse: %u filters through %u slots, %u reuses, %u waits, %u lagging answers", N,
+                wm_content_slots(c), reused, waits, lag_misses);
+    wm_content_reader_free(rd);
+    while (n_retired) wm_content_snap_free(retired[--n_retired]);
+    wm_content_free(c);
 }
 
 /* The table set: --subs lines with "xpath" go into the set's content table;
