@@ -110,6 +110,7 @@ typedef struct worker {
      * last measured rate reached cfg->batch_rate. */
     uint64_t rate_t0, rate_frames;
     bool busy;
+    uint64_t mode_cpu0, mode_wall0, mode_frames0; /* where the current mode's accounting started */
     uint8_t windows;          /* last 8 windows, bit 0 the latest: 1 = at or over batch_rate */
     pthread_t th;
     int err;
@@ -148,6 +149,27 @@ static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t ge
  * must not switch batching on. */
 #define RATE_WINDOW_NS 4000000ull
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Charges the time since the last call to the current mode (w->busy). Called
+ * at mode switches only (at most one per window) and at the end, so reading
+ * the thread's CPU clock (a syscall) costs nothing measurable. */
+static void account_mode(worker *w)
+{
+    uint64_t cpu = thread_cpu_ns(), t = now_ns(), f = w->c.packets[0] + w->c.packets[1];
+    w->c.mode_cpu_ns[w->busy] += cpu - w->mode_cpu0;
+    w->c.mode_wall_ns[w->busy] += t - w->mode_wall0;
+    w->c.mode_frames[w->busy] += f - w->mode_frames0;
+    w->mode_cpu0 = cpu;
+    w->mode_wall0 = t;
+    w->mode_frames0 = f;
+}
+
 static void update_rate(worker *w, uint64_t frames)
 {
     w->rate_frames += frames;
@@ -155,8 +177,11 @@ static void update_rate(worker *w, uint64_t frames)
     if (dt < RATE_WINDOW_NS) return;
     bool above = w->rate_frames * 1000000000ull >= (uint64_t)w->cfg->batch_rate * dt;
     w->windows = (uint8_t)(w->windows << 1 | above);
-    if (!w->busy && __builtin_popcount(w->windows) >= 2) w->busy = true;
-    else if (w->busy && (w->windows & 0x0F) == 0) w->busy = false;
+    bool busy = w->busy ? (w->windows & 0x0F) != 0 : __builtin_popcount(w->windows) >= 2;
+    if (busy != w->busy) {
+        account_mode(w);
+        w->busy = busy;
+    }
     w->rate_t0 = t;
     w->rate_frames = 0;
 }
@@ -718,7 +743,8 @@ static void *worker_main(void *arg)
     arm_accept(w);
     arm_wake(w);
     uint64_t stop_deadline = 0;
-    w->rate_t0 = now_ns();
+    w->rate_t0 = w->mode_wall0 = now_ns();
+    w->mode_cpu0 = thread_cpu_ns();
     for (;;) {
         if (w->stopping && w->open == 0 && !w->accept_armed) break;
         if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
@@ -748,6 +774,7 @@ static void *worker_main(void *arg)
         }
         if (rd) wm_matcher_reader_online(rd);
         w->c.submits++;
+        w->c.mode_wakeups[w->busy]++;
         if (n >= 0 || n == -ETIME) w->c.sqes += queued;
         if (n < 0 && n != -EINTR && n != -ETIME && n != -EAGAIN && n != -EBUSY) {
             fprintf(stderr, "wirematch-proxy: worker %u: io_uring_enter: %s\n", w->id, strerror(-n));
@@ -768,6 +795,7 @@ static void *worker_main(void *arg)
         if (w->fsh.rd) wm_matcher_quiescent(w->fsh.rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
     }
+    account_mode(w);
     /* Connections left after the grace period leave the registry from this
      * thread, while its reader still exists. */
     for (uint32_t i = 0; i < w->nconns; i++)
