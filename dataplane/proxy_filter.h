@@ -100,8 +100,10 @@
  * (codec/mqtt5_encode.h) and the caller replaces the original with it.
  *
  * Memory: records and alias bindings are allocated on SUBSCRIBE / alias
- * binding (never per delivered message), bounded by max_records per
- * connection and by the Topic Alias Maximum the receiver announced.
+ * binding, the client identifier on CONNECT (never per delivered message,
+ * except the list of the client's identifiers of a PUBLISH rewritten with
+ * more than 64 of them), bounded by max_records per connection and by the
+ * Topic Alias Maximum the receiver announced.
  * One connection, one thread.
  */
 #ifndef WM_DATAPLANE_PROXY_FILTER_H
