@@ -974,13 +974,19 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         else if (cfg->verbose)
             fprintf(stderr, "wirematch-proxy: %u worker(s) relaying %s -> %s\n", n, cfg->listen_text, cfg->upstream_text);
         /* Wait for a signal, or for a worker that hit a fatal error. */
-        struct timespec tick = { 0, 200000000 };
+        struct timespec tick = { 0, 200000000 }, soon = { 0, 5000000 };
+        /* A SIGHUP while the previous reload is still reaching the workers
+         * is remembered and applied once every worker has it (the files may
+         * have changed again in between): never refused. */
+        bool hup = false;
         while (rc == 0 && !atomic_load(&g_fatal)) {
-            int sig = sigtimedwait(&set, NULL, &tick);
+            int sig = sigtimedwait(&set, NULL, hup ? &soon : &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
             if (sig == SIGHUP && !cfg->tables)
                 fprintf(stderr, "wirematch-proxy: SIGHUP: no --resolution, nothing to reload\n");
-            if (sig == SIGHUP && cfg->tables) {
+            if (sig == SIGHUP && cfg->tables) hup = true;
+            if (hup && wm_proxy_tables_settle(cfg->tables)) {
+                hup = false;
                 char why[512];
                 if (wm_proxy_tables_reload(cfg->tables, why, sizeof why) == 0) {
                     fprintf(stderr, "wirematch-proxy: SIGHUP: reloaded %s\n", why);

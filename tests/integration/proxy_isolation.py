@@ -34,6 +34,11 @@ usage: proxy_isolation.py SCENARIO PORT RES_JSON WORLD [ARGS]
                        and one with a proxy identifier: a publication outside
                        X1 is withheld, one inside delivered with exactly the
                        65 client identifiers.
+  hup2 PID ERR         a second SIGHUP while the first reload is still reaching
+                       the workers (150 pairs 0-3 ms apart, --threads 2, a
+                       publisher flooding meanwhile): remembered and applied
+                       after it, never refused. Racy by nature: the binary
+                       before the fix refused about 13 of 150 here.
 """
 import itertools, os, signal, struct, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -191,6 +196,34 @@ def manysids(port, sets, peids):
     ok("manysids: 66 identifiers on one PUBLISH: outside X1 withheld, inside delivered with the 65 client ones")
     S.disconnect(); P.disconnect()
 
+def hup2(port, sets, peids, pid, err):
+    import threading
+    S = Client(port, "iso-h-sub")
+    S.subscribe(["h/#"], qos=0, user=[("nbhd", "X1")])
+    inside = sorted(sets["X1"])[0]
+    stop = []
+    def flood():
+        P = Client(port, "iso-h-pub")
+        while not stop: P.publish("h/x", "x" * 100, qos=0, user=[("peid", inside)])
+        P.disconnect()
+    th = threading.Thread(target=flood, daemon=True)
+    th.start()
+    for i in range(150):
+        os.kill(pid, signal.SIGHUP)
+        t = time.perf_counter() + (i % 15) * 0.0002
+        while time.perf_counter() < t: pass
+        os.kill(pid, signal.SIGHUP)
+        time.sleep(0.03)
+    stop.append(1)
+    th.join(10)
+    time.sleep(1)
+    with open(err) as f: log = f.read()
+    refused, done = log.count("reload refused"), log.count("SIGHUP: reloaded")
+    if refused: fail("hup2: %d SIGHUPs refused during a reload: %r" % (refused, [l for l in log.splitlines() if "refused" in l][:2]))
+    if done < 150: fail("hup2: %d reloads for 150 pairs of SIGHUPs" % done)
+    ok("hup2: 300 SIGHUPs in pairs: %d reloads, none refused" % done)
+    S.disconnect()
+
 if __name__ == "__main__":
     scen, port, res_json, world = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     sets, peids = load(res_json, world)
@@ -200,4 +233,5 @@ if __name__ == "__main__":
     elif scen == "xreload": xreload(port, sets, peids, int(a[0]), *a[1:])
     elif scen == "inplace": inplace(port, sets, peids, int(a[0]), *a[1:])
     elif scen == "manysids": manysids(port, sets, peids)
+    elif scen == "hup2": hup2(port, sets, peids, int(a[0]), *a[1:])
     else: fail("unknown scenario " + scen)

@@ -11,7 +11,9 @@
 #    corrupt + SIGHUP) changes nothing: only a SIGHUP that validates a file
 #    loads it;
 #  - more than 64 Subscription Identifiers on one PUBLISH are all evaluated
-#    (against fake_broker.py: mosquitto never sends that many on one PUBLISH).
+#    (against fake_broker.py: mosquitto never sends that many on one PUBLISH);
+#  - a SIGHUP arriving while a reload is still reaching the workers is applied
+#    after it, not refused.
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -50,6 +52,10 @@ px_proxy ip --resolution "$TMP/live.wmr"
 run inplace "$PORT_ip" "$PID_ip" "$TMP/ip.err" "$TMP/live.wmr" "$TMP/sw.wmr" "$TMP/bad.wmr"
 grep -q "reload refused, the current tables stay: .*live.wmr" "$TMP/ip.err" || fail "no reason for the refusal"
 px_stop "$PID_ip" || fail "proxy ip exit status"
+
+px_proxy h2 --resolution "$TMP/m.wmr" --threads 2
+run hup2 "$PORT_h2" "$PID_h2" "$TMP/h2.err"
+px_stop "$PID_h2" || fail "proxy h2 exit status"
 
 FPORT=$(free_port)
 python3 "$HERE/fake_broker.py" "$FPORT" 2> "$TMP/fb.err" & FB=$!; px_track $FB
