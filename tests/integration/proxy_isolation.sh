@@ -26,6 +26,8 @@ px_monaco
 { grep '^X2:' "$NBHD"; grep -v '^X2:' "$NBHD"; } > "$TMP/sw.nbhd"
 "$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$TMP/sw.nbhd" --out "$TMP/sw.wmr" || fail "wmctl resolve sw"
 cmp -s "$TMP/m.wmr" "$TMP/sw.wmr" && fail "the two files are the same"
+grep -v '^X3:' "$NBHD" > "$TMP/fewer.nbhd"
+"$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$TMP/fewer.nbhd" --out "$TMP/fewer.wmr" || fail "wmctl resolve fewer"
 cp "$TMP/m.wmr" "$TMP/bad.wmr"
 printf '\xff\xff\xff\xff' | dd of="$TMP/bad.wmr" bs=1 seek=200 conv=notrunc status=none
 echo "senml $S/senml.gen.xsd s=urn:ietf:params:xml:ns:senml" > "$TMP/schemas.txt"
@@ -53,8 +55,9 @@ run inplace "$PORT_ip" "$PID_ip" "$TMP/ip.err" "$TMP/live.wmr" "$TMP/sw.wmr" "$T
 grep -q "reload refused, the current tables stay: .*live.wmr" "$TMP/ip.err" || fail "no reason for the refusal"
 px_stop "$PID_ip" || fail "proxy ip exit status"
 
-px_proxy h2 --resolution "$TMP/m.wmr" --threads 2
-run hup2 "$PORT_h2" "$PID_h2" "$TMP/h2.err"
+cp "$TMP/m.wmr" "$TMP/live.wmr"
+px_proxy h2 --resolution "$TMP/live.wmr" --threads 2
+run hup2 "$PORT_h2" "$PID_h2" "$TMP/h2.err" "$TMP/live.wmr" "$TMP/fewer.wmr"
 px_stop "$PID_h2" || fail "proxy h2 exit status"
 
 FPORT=$(free_port)
