@@ -720,6 +720,37 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
     return 0;
 }
 
+/* Sets xpf_cluster.sole: numeric range clusters (not =, not merged) every
+ * one of whose queries occurs once in all postings, clusters, always lists
+ * and accepting lists of the filter and is not impossible. Nonzero on
+ * allocation failure. */
+static int mark_sole_clusters(wm_xpf *f)
+{
+    uint8_t *occ = calloc(f->n_q ? f->n_q : 1, 1);
+    if (!occ) return -1;
+#define OCC(q) (occ[q] < 2 ? occ[q]++ : 0)
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        const xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t i = 0; i < ps->n_qlist; i++) OCC(ps->qlist[i]);
+        for (uint32_t i = 0; i < ps->n_centries; i++) OCC(ps->centries[i].q);
+        for (uint32_t i = 0; i < ps->n_always; i++) OCC(ps->always[i]);
+    }
+    for (uint32_t d = 0; d < f->n_dstates; d++)
+        for (uint32_t i = 0; i < f->dstates[d].n_acc; i++) OCC(f->acc[f->dstates[d].acc_off + i]);
+    for (uint32_t i = 0; i < f->n_impossible; i++) occ[f->impossible[i]] = 2;
+#undef OCC
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            xpf_cluster *cl = &ps->clusters[k];
+            cl->sole = !cl->str && cl->op != WM_XP_EQ;
+            for (uint32_t i = 0; cl->sole && i < cl->n; i++) cl->sole = occ[ps->centries[cl->off + i].q] == 1;
+        }
+    }
+    free(occ);
+    return 0;
+}
+
 static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
 {
     wm_xpf_status rc = WM_XPF_E_MEMORY;
@@ -994,6 +1025,8 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     choose_prefixes(f);
     for (uint32_t p = 0; p < f->n_pstates; p++)
         if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
+    rc = WM_XPF_E_MEMORY;
+    if (mark_sole_clusters(f)) goto fail;
     /* the Hyperscan database of every pattern literal */
     uint32_t np = 0;
     for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix;

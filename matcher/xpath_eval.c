@@ -84,6 +84,7 @@ struct wm_xpf_ctx {
     scan_memo *rec;             /* entry being recorded by scan_cb, or NULL */
     uint32_t scans;             /* LRU clock of memo */
     bool whole_stream;          /* decode to the end even once every query is decided */
+    bool all_cand;              /* this document decides every query (no candidate list) */
     bool decided_early;         /* every query was decided before the last event */
 };
 
@@ -320,7 +321,17 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
     if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = b;
     if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = a;
     const xpf_centry *e = c->ps->centries + cl->off;
-    match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
+    if (!(cl->sole && c->all_cand)) {
+        match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
+        return;
+    }
+    uint64_t *dec = c->decided, *mat = c->matched;
+    for (uint32_t i = a; i < b; i++) {
+        uint32_t q = e[i].q;
+        dec[q >> 6] |= 1ull << (q & 63);
+        mat[q >> 6] |= 1ull << (q & 63);
+    }
+    c->undecided -= b - a;
 }
 
 /* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
@@ -757,6 +768,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     const wm_xpf *f = c->f;
     uint32_t nw = (f->n_q + 63) / 64;
     memset(c->matched, 0, (nw ? nw : 1) * sizeof *c->matched);
+    c->all_cand = !cand;
     if (cand) {
         memset(c->decided, 0xff, nw * sizeof *c->decided);
         c->undecided = 0;

@@ -72,6 +72,9 @@ typedef struct xpf_cluster {
     bool str;
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
+    bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
+                                 * filter: with every query a candidate, the entries past its
+                                 * watermark are undecided (no test needed before marking them) */
 } xpf_cluster;
 
 typedef struct xpf_centry {

@@ -2,7 +2,8 @@
  * position), and the filter automaton on a schema with typed text content —
  * the example of Käbisch et al. (WEBIST 2014, Fig. 3: SOAP envelope with a
  * status header and temperature/humidity bodies) and its four queries —,
- * schema typing refusals, enumerations, early stop, the candidate entry
+ * schema typing refusals, enumerations, early stop (and its count of the
+ * undecided queries), the candidate entry
  * point and truncated streams (what early stop and whole-stream validation
  * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
@@ -329,6 +330,42 @@ Test(xpath_filter, schema_rules_out_queries_in_strict_streams)
          * non-strict streams may carry undeclared elements: read to the end */
         cr_assert_eq(early, strict, "strict %d", strict);
     }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* Early stop counts the undecided queries: a query reachable through two
+ * clusters (the two disjuncts of "@u = 'V' and (@v < 0 or @v > 100)") must
+ * be counted once when both fire, or the count reaches zero while the
+ * query of the last record (@n = 'last') is still open and the stream is
+ * cut short. The third query is alone in its cluster (a "sole" cluster,
+ * marked without a test); run with and without a candidate list. */
+Test(xpath_filter, early_stop_counts_each_query_once)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    const char *qs[] = { "/s:sensml/s:senml[@u = 'V' and (@v < 0 or @v > 100)]", "/s:sensml/s:senml[@n = 'last']",
+                         "/s:sensml/s:senml[@n = 'a' and @v > 5]" };
+    const char *xml = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"-100\"/>"
+                      "<senml n=\"a\" u=\"V\" v=\"200\"/><senml n=\"last\" u=\"V\" v=\"1\"/></sensml>";
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 3, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    uint8_t exi[512];
+    size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+    cr_assert(len, "%s", e.msg);
+    uint64_t m = 0;
+    bool early = false;
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
+    cr_assert_eq(m, 7, "all three match, the second at the last record (got %#llx)", (unsigned long long)m);
+    cr_assert(early, "decided at the last record's end, before the document's");
+    uint32_t cand[] = { 0, 1, 2 };
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 3, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
+    cr_assert_eq(m, 7, "candidates: got %#llx", (unsigned long long)m);
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
