@@ -48,9 +48,9 @@ typedef struct wm_proxy_config {
     uint32_t ring_entries;       /* SQ entries per worker ring */
     uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
     uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
-    const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay */
-    const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none */
-    struct wm_proxy_tables *tables; /* its reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
+    const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
+    const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
+    struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
@@ -98,6 +98,9 @@ typedef struct wm_proxy_counters {
     uint64_t cqes;
     uint64_t submits;                /* io_uring_enter calls (batches) */
     uint64_t batched_waits;          /* of which waited batch_wait_ns (busy, see batch_rate) */
+    /* Where the worker's time goes, by wait mode ([0] waking at the first completion, [1] busy:
+     * batching, see batch_rate): thread CPU and wall time (ns), frames framed, io_uring_enter calls. */
+    uint64_t mode_cpu_ns[2], mode_wall_ns[2], mode_frames[2], mode_wakeups[2];
     uint64_t sqes;
     /* Spatial filtering (dataplane/proxy_filter.h); all 0 without --resolution. */
     uint64_t filter_nbhd_subscribes;     /* SUBSCRIBEs with a known neighborhood, forwarded */
@@ -123,6 +126,7 @@ typedef struct wm_proxy_counters {
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
+    uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

@@ -21,8 +21,9 @@ struct wm_proxy_sub_rec {
     uint16_t pending;    /* packet id of the unacknowledged SUBSCRIBE; 0 = installed */
     uint32_t pos;        /* index of the filter in that SUBSCRIBE */
     bool dead;           /* to be removed at the end of a SUBACK */
-    uint32_t reg_sub;    /* its id in the prefilter registry, WM_SUB_NONE if not there */
-    uint32_t slot;       /* content filter: its slot in the worker's table, 0 = none */
+    uint32_t reg_sub;    /* its handle in the prefilter registry, WM_SUB_NONE if not there */
+    char *xpath;         /* content filter text (kept across reloads), NULL = none */
+    uint32_t slot;       /* its slot in the worker's table; 0 with xpath: compiles for no schema (passes nothing) */
 };
 
 /* The neighborhood of a record whose name the resolution no longer has
@@ -40,6 +41,7 @@ struct wm_proxy_sub_rec {
 static void content_commit(const wm_proxy_filter_shared *sh)
 {
     wm_proxy_content *ct = sh->content;
+    if (!ct->tab) return;   /* reloading: wm_proxy_filter_reload_end commits once */
     wm_content_snap *old = NULL;
     char why[300];
     if (wm_content_commit(ct->tab, &old, why, sizeof why)) return; /* the old snapshot stays: new slots never pass */
@@ -79,15 +81,12 @@ static void alias_free(wm_proxy_alias_tab *t)
 static void rec_install(wm_proxy_filter *f, wm_proxy_sub_rec *r)
 {
     r->pending = 0;
-    if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)) {
-        uint32_t nb = WM_NBHD_NONE;
-        if (r->name) nb = wm_matcher_nbhd_find(wm_proxy_spatial_matcher(f->sh->sp), r->name, strlen(r->name));
+    if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg))
         r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
-                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, nb);
-    }
+                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, r->name,
+                                           r->xpath != NULL);
     if (f->sess_gen) {
-        wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub,
-                                    r->slot ? wm_content_text(f->sh->content->tab, r->slot) : NULL };
+        wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub, r->xpath };
         if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
             r->reg_sub = WM_SUB_NONE;
     }
@@ -115,6 +114,7 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         if (f->recs[i].slot) wm_content_unref(f->sh->content->tab, f->recs[i].slot);
         free(f->recs[i].filter);
         free(f->recs[i].name);
+        free(f->recs[i].xpath);
     }
     /* one recompile for all the texts the connection leaves, not one per record */
     if (f->sh->content) content_commit(f->sh);
@@ -138,45 +138,61 @@ static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 
 static void rec_remove(wm_proxy_filter *f, uint32_t i)
 {
-    if (f->recs[i].nbhd >= 0 || f->recs[i].slot) f->n_nbhd_recs--;
+    if (f->recs[i].nbhd >= 0 || f->recs[i].xpath) f->n_nbhd_recs--;
     slot_unref(f->sh, f->recs[i].slot);
     if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
         wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
     free(f->recs[i].name);
+    free(f->recs[i].xpath);
     f->recs[i] = f->recs[--f->n_recs];
+}
+
+/* A content filter's slot in the worker's current table for text[0..len):
+ * 0 if it compiles for no schema there (or no --schemas). */
+static uint32_t slot_ref(const wm_proxy_filter_shared *sh, const char *text, size_t len)
+{
+    uint32_t slot = 0;
+    char why[300];
+    if (!sh->content || !sh->content->tab || wm_content_ref(sh->content->tab, text, len, &slot, why, sizeof why))
+        return 0;
+    return slot;
 }
 
 /* Records a subscription; name: its neighborhood's (NUL-terminated), NULL
  * for none, nbhd its index; xpath (may be NULL) is its content filter, which
- * takes a reference in the worker's table (validated by the caller). */
+ * takes a reference in the worker's table (validated by the caller when it
+ * comes from a SUBSCRIBE; from a session entry it may no longer compile:
+ * then it is recorded passing nothing, and *xpath_gone is set). False if
+ * the record cannot be made (records full, memory). */
 static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, const char *name,
-                    uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath)
+                    uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath, bool *xpath_gone)
 {
     if (f->n_recs == f->sh->max_records) return false;
-    uint32_t slot = 0;
-    char why[300];
-    if (xpath && (!f->sh->content || wm_content_ref(f->sh->content->tab, (const char *)xpath->p, xpath->len, &slot,
-                                                    why, sizeof why)))
-        return false;
     if (f->n_recs == f->cap_recs) {
         uint32_t cap = f->cap_recs ? f->cap_recs * 2 : 8;
         wm_proxy_sub_rec *r = realloc(f->recs, (size_t)cap * sizeof *r);
-        if (!r) { slot_unref(f->sh, slot); return false; }
+        if (!r) return false;
         f->recs = r;
         f->cap_recs = cap;
     }
-    char *s = malloc(fl.len ? fl.len : 1), *nm = name ? strdup(name) : NULL;
-    if (!s || (name && !nm)) {
+    char *s = malloc(fl.len ? fl.len : 1), *nm = name ? strdup(name) : NULL, *xp = NULL;
+    if (xpath && (xp = malloc((size_t)xpath->len + 1))) {
+        memcpy(xp, xpath->p, xpath->len);
+        xp[xpath->len] = 0;
+    }
+    if (!s || (name && !nm) || (xpath && !xp)) {
         free(s);
         free(nm);
-        slot_unref(f->sh, slot);
+        free(xp);
         return false;
     }
     memcpy(s, fl.p, fl.len);
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, slot };
+    uint32_t slot = xp ? slot_ref(f->sh, xp, xpath->len) : 0;
+    if (xp && !slot && xpath_gone) *xpath_gone = true;
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
-    if (nbhd >= 0 || slot) f->n_nbhd_recs++;
+    if (nbhd >= 0 || xp) f->n_nbhd_recs++;
     if (slot) content_commit(f->sh);
     return true;
 }
@@ -190,19 +206,60 @@ static bool rec_matches(const wm_proxy_sub_rec *r, wm_mqtt5_bytes t)
     return wm_topic_match(r->filter, r->filter_len, (const char *)t.p, t.len);
 }
 
-uint32_t wm_proxy_filter_retable(wm_proxy_filter *f)
+void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spatial *sp,
+                                  const wm_schema_reg *schemas, wm_proxy_content *old)
 {
-    uint32_t gone = 0;
+    sh->sp = sp;
+    memset(old, 0, sizeof *old);
+    if (sh->content) {
+        *old = *sh->content;
+        /* A new table over the new registry; filled by _retable, committed
+         * once by _end. On out of memory it stays NULL: no content filter
+         * passes (every slot is 0). */
+        sh->content->tab = wm_content_new_borrowed(schemas);
+        sh->content->rd = NULL;
+    }
+    if (sh->reg && wm_proxy_registry_prefilter(sh->reg)) {
+        /* The old reader's matcher is closed once every worker has moved
+         * on: a reader of the new one (freeing the old takes the thread
+         * offline; the new one is online). NULL: every PUBLISH passes. */
+        if (sh->rd) wm_matcher_reader_free(sh->rd);
+        sh->rd = wm_proxy_registry_reader(sh->reg, &sh->rd_gen);
+    }
+}
+
+void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *old)
+{
+    if (sh->content && sh->content->tab) {
+        wm_content_snap *none = NULL;
+        char why[300];
+        /* A set that does not compile together leaves no snapshot: no reader, nothing passes. */
+        if (wm_content_commit(sh->content->tab, &none, why, sizeof why) == 0)
+            sh->content->rd = wm_content_reader_new(wm_content_current(sh->content->tab), NULL);
+        wm_content_snap_free(none);
+    }
+    wm_content_reader_free(old->rd);
+    wm_content_free(old->tab);
+    memset(old, 0, sizeof *old);
+}
+
+void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *xpath_gone)
+{
     for (uint32_t i = 0; i < f->n_recs; i++) {
         wm_proxy_sub_rec *r = &f->recs[i];
-        if (!r->name) continue;
-        r->nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)r->name, (uint32_t)strlen(r->name));
-        if (r->nbhd < 0) {
-            r->nbhd = NBHD_GONE;
-            gone++;
+        if (r->name) {
+            r->nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)r->name, (uint32_t)strlen(r->name));
+            if (r->nbhd < 0) {
+                r->nbhd = NBHD_GONE;
+                (*nbhd_gone)++;
+            }
+        }
+        /* The old table goes as a whole: its references are not dropped one by one. */
+        if (r->xpath) {
+            r->slot = slot_ref(f->sh, r->xpath, strlen(r->xpath));
+            if (!r->slot) (*xpath_gone)++;
         }
     }
-    return gone;
 }
 
 /* ------------------------------------------------------------ packets the proxy sends */
@@ -294,11 +351,12 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
         nbhd = wm_proxy_spatial_nbhd(f->sh->sp, (const uint8_t *)k->nbhd, (uint32_t)strlen(k->nbhd));
         if (nbhd < 0) nbhd = NBHD_GONE;
     }
-    /* No room (or a content filter that no longer compiles): this connection
-     * cannot attribute that subscription's deliveries. */
+    /* No room: this connection cannot attribute that subscription's
+     * deliveries. A content filter that no longer compiles (the registry was
+     * reloaded since) is recorded passing nothing. */
     wm_mqtt5_bytes xp = { (const uint8_t *)k->xpath, k->xpath ? (uint32_t)strlen(k->xpath) : 0 };
     if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, k->nbhd, 0, 0,
-                 k->xpath ? &xp : NULL))
+                 k->xpath ? &xp : NULL, NULL))
         f->subs_unknown = true;
 }
 
@@ -376,8 +434,9 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
      * bad one is never installed (the subscriber must not get everything). */
     if (has_xpath) {
         char why[360], msg[400];
-        if (!f->sh->content) snprintf(why, sizeof why, "no schema registry is loaded (wirematch-proxy --schemas)");
-        if (!f->sh->content ||
+        bool none = !f->sh->content || !f->sh->content->tab;   /* no --schemas; or out of memory at a reload */
+        if (none) snprintf(why, sizeof why, "no schema registry is loaded (wirematch-proxy --schemas)");
+        if (none ||
             wm_content_ref(f->sh->content->tab, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
             f->c->filter_suback_bad_xpath += pkt->count;
             snprintf(msg, sizeof msg, "invalid xpath: %s", why);
@@ -422,7 +481,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     pos = 0;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
         if (rec_add(f, e.filter, sid, nbhd, nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)nbhd) : NULL,
-                    pkt->packet_id, i, has_xpath ? &xpath : NULL))
+                    pkt->packet_id, i, has_xpath ? &xpath : NULL, NULL))
             continue;
         f->c->filter_records_full++;
         if (filtered) {
@@ -479,7 +538,7 @@ static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
                 /* The broker may still deliver what it had queued for it,
                  * with its identifier (§3.10.4): a client identifier that
                  * no record explains can no longer be trusted to be plain. */
-                if ((f->recs[i].nbhd >= 0 || f->recs[i].slot) && f->recs[i].sid < WM_PROXY_SID_BASE)
+                if ((f->recs[i].nbhd >= 0 || f->recs[i].xpath) && f->recs[i].sid < WM_PROXY_SID_BASE)
                     f->subs_unknown = true;
                 rec_remove(f, i);
             }
@@ -589,8 +648,9 @@ static bool sid_passes(const wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes to
         /* An empty topic is an alias the proxy never saw bound: any filter. */
         if (r->sid != sid || (topic.len && !rec_matches(r, topic))) continue;
         if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) {
-            if (!r->slot) return true;
-            if (cc->n < MAX_SIDS) cc->slot[cc->n++] = r->slot;
+            if (!r->xpath) return true;
+            /* slot 0: its query compiles for no schema of the registry in force */
+            if (r->slot && cc->n < MAX_SIDS) cc->slot[cc->n++] = r->slot;
         }
         seen = true;
     }
@@ -716,6 +776,22 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     return WM_PROXY_DROP;
 }
 
+/* Could a content filter select this PUBLISH at all? Only if its Content
+ * Type names an EXI schema of the registry in force (else every content
+ * filter withholds it, on_publish_down). Cheap: no payload is looked at. */
+static bool content_possible(const wm_proxy_filter *f, const wm_mqtt5_props *pr)
+{
+    const wm_proxy_content *ct = f->sh->content;
+    if (!ct || !ct->tab) return false;   /* no content filter can exist */
+    if (!wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE)) return false;
+    const wm_mqtt5_bytes *v = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
+    const wm_schema_reg *reg = wm_content_registry(ct->tab);
+    const char *name;
+    size_t nl;
+    return reg && wm_exi_content_type_schema((const char *)v->p, v->len, &name, &nl) &&
+           wm_schema_reg_find(reg, name, nl) != UINT32_MAX;
+}
+
 /* --prefilter: a client PUBLISH that no registered subscription can receive
  * stays here. */
 static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
@@ -734,7 +810,8 @@ static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *
                 peids[n++] = (wm_match_str){ (const char *)up.value.p, up.value.len };
             }
         pass = n == UINT32_MAX ||
-               wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, au.topic, peids, n);
+               wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, f->sh->rd_gen, au.topic, peids, n,
+                                            content_possible(f, &pkt->props));
     }
     alias_outcome(f, WM_PROXY_C2U, &au, pkt, pass);
     if (pass) {

@@ -40,6 +40,10 @@
  *     the broker and acknowledged to the client with reason 0x10 No
  *     matching subscribers (PUBACK; PUBREC, then PUBCOMP for its PUBREL);
  *     retained messages always go on (a later subscriber receives them).
+ *     A subscription with a content filter counts only for a PUBLISH whose
+ *     Content Type names an EXI schema of the registry in force (any other
+ *     is withheld by every content filter, below); its query is not
+ *     evaluated at ingress (that would decode the payload).
  *     Client topic aliases are handled as the broker's below.
  *
  * Broker -> client
@@ -78,7 +82,8 @@
  *   (dataplane/proxy_registry.h) under the client identifier, and the
  *   connection that resumes the session (CONNACK Session Present 1) takes
  *   them back, neighborhoods resolved again by name (a name no longer in
- *   the resolution contains nothing). A fresh session (Clean Start 1,
+ *   the resolution contains nothing) and content filters compiled again
+ *   from their text (one that compiles for no schema passes nothing). A fresh session (Clean Start 1,
  *   Session Present 0) drops what was kept. A session the registry cannot
  *   vouch for (resumed without an entry: the proxy restarted, the table was
  *   full; or an entry that lost records) makes the connection withhold
@@ -126,9 +131,10 @@ typedef enum wm_proxy_action {
 
 /* The content filters of one worker's connections (--schemas): the XPath
  * texts of their `xpath` subscriptions interned in one table over the
- * process's schema registry, recompiled (one automaton per schema) when a
+ * schema registry in force, recompiled (one automaton per schema) when a
  * text comes or goes, and this worker's reader of the current snapshot.
- * One thread: a replaced snapshot is freed at once. */
+ * One thread: a replaced snapshot is freed at once. A reload of the
+ * registry replaces the table as a whole (wm_proxy_filter_reload_begin). */
 typedef struct wm_proxy_content {
     wm_content *tab;
     wm_content_reader *rd;
@@ -137,10 +143,11 @@ typedef struct wm_proxy_content {
 /* Configuration shared by the connections of one worker. */
 typedef struct wm_proxy_filter_shared {
     wm_proxy_content *content;    /* NULL without --schemas: an `xpath` SUBSCRIBE is refused */
-    const wm_proxy_spatial *sp;   /* the loaded resolution (not NULL) */
+    const wm_proxy_spatial *sp;   /* the resolution in force (not NULL) */
     uint32_t max_records;         /* recorded subscriptions per connection */
     wm_proxy_registry *reg;       /* sessions (and --prefilter) of the process; NULL = neither */
     wm_matcher_reader *rd;        /* this worker's reader of reg's matcher (--prefilter), else NULL */
+    uint64_t rd_gen;              /* the matcher generation rd reads (wm_proxy_registry_reader) */
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;
@@ -179,12 +186,28 @@ void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, 
  * the session expires if the session outlives the connection. */
 void wm_proxy_filter_reset(wm_proxy_filter *f);
 
-/* After the worker swapped f->sh->sp for a reloaded resolution: resolves
- * every recorded neighborhood again by name. A name the new resolution
- * lacks contains nothing from now on (its deliveries are withheld) and is
- * looked up again at the next reload. Returns the number of such records.
- * Allocates nothing. */
-uint32_t wm_proxy_filter_retable(wm_proxy_filter *f);
+/* A reload (dataplane/proxy_reload.h) on the worker that owns sh, in three
+ * steps at one loop turn, so that its connections never see a mix:
+ *   _reload_begin: sh takes the new resolution sp and, with --schemas, a new
+ *     content table over `schemas` (the old table and its reader move to
+ *     *old); with --prefilter, sh->rd is replaced by a reader of the
+ *     registry's current matcher (the rebound one).
+ *   _retable, for every connection of the worker: each recorded
+ *     neighborhood is resolved again by name, each content filter compiled
+ *     again from its text in the new table. A name the resolution lacks
+ *     contains nothing, a text that compiles for no schema passes nothing
+ *     (their deliveries are withheld: never more than before, never a
+ *     guess); both stay recorded and are tried again at the next reload.
+ *     Adds the records of each kind to *nbhd_gone / *xpath_gone.
+ *   _reload_end: compiles the new table once (one automaton per schema) and
+ *     frees *old.
+ * Compiling the connections' texts is the only work on the worker's
+ * thread (as when a subscription comes); files and schemas were compiled
+ * by the main thread. Allocation failures leave nothing passing. */
+void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spatial *sp,
+                                  const wm_schema_reg *schemas, wm_proxy_content *old);
+void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *xpath_gone);
+void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *old);
 
 /* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /
  * WM_PROXY_U2C). cfg[2] are the decoder configurations of the session

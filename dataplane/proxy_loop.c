@@ -110,6 +110,7 @@ typedef struct worker {
      * last measured rate reached cfg->batch_rate. */
     uint64_t rate_t0, rate_frames;
     bool busy;
+    uint64_t mode_cpu0, mode_wall0, mode_frames0; /* where the current mode's accounting started */
     uint8_t windows;          /* last 8 windows, bit 0 the latest: 1 = at or over batch_rate */
     pthread_t th;
     int err;
@@ -148,6 +149,27 @@ static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t ge
  * must not switch batching on. */
 #define RATE_WINDOW_NS 4000000ull
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Charges the time since the last call to the current mode (w->busy). Called
+ * at mode switches only (at most one per window) and at the end, so reading
+ * the thread's CPU clock (a syscall) costs nothing measurable. */
+static void account_mode(worker *w)
+{
+    uint64_t cpu = thread_cpu_ns(), t = now_ns(), f = w->c.packets[0] + w->c.packets[1];
+    w->c.mode_cpu_ns[w->busy] += cpu - w->mode_cpu0;
+    w->c.mode_wall_ns[w->busy] += t - w->mode_wall0;
+    w->c.mode_frames[w->busy] += f - w->mode_frames0;
+    w->mode_cpu0 = cpu;
+    w->mode_wall0 = t;
+    w->mode_frames0 = f;
+}
+
 static void update_rate(worker *w, uint64_t frames)
 {
     w->rate_frames += frames;
@@ -155,8 +177,11 @@ static void update_rate(worker *w, uint64_t frames)
     if (dt < RATE_WINDOW_NS) return;
     bool above = w->rate_frames * 1000000000ull >= (uint64_t)w->cfg->batch_rate * dt;
     w->windows = (uint8_t)(w->windows << 1 | above);
-    if (!w->busy && __builtin_popcount(w->windows) >= 2) w->busy = true;
-    else if (w->busy && (w->windows & 0x0F) == 0) w->busy = false;
+    bool busy = w->busy ? (w->windows & 0x0F) != 0 : __builtin_popcount(w->windows) >= 2;
+    if (busy != w->busy) {
+        account_mode(w);
+        w->busy = busy;
+    }
     w->rate_t0 = t;
     w->rate_frames = 0;
 }
@@ -651,16 +676,21 @@ static void after_batch(worker *w)
     }
 }
 
-/* A reloaded resolution (SIGHUP, dataplane/proxy_reload.h): swapped in, and
- * the neighborhoods of every connection's records resolved again by name. */
+/* Reloaded tables (SIGHUP, dataplane/proxy_reload.h): swapped in as a whole,
+ * and every connection's records resolved / compiled again. */
 static void tables_poll(worker *w)
 {
-    const wm_proxy_spatial *sp = wm_proxy_tables_poll(w->cfg->tables, &w->tables_gen);
-    if (!sp) return;
-    w->fsh.sp = sp;
+    const wm_proxy_tableset *ts = wm_proxy_tables_poll(w->cfg->tables, &w->tables_gen);
+    if (!ts) return;
+    wm_proxy_content old;
+    uint32_t nbhd_gone = 0, xpath_gone = 0;
+    wm_proxy_filter_reload_begin(&w->fsh, ts->sp, ts->schemas, &old);
     for (uint32_t i = 0; i < w->nconns; i++)
-        if (w->conns[i].ss.filter) w->c.filter_nbhd_gone += wm_proxy_filter_retable(&w->conns[i].flt);
-    wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen);
+        if (w->conns[i].ss.filter) wm_proxy_filter_retable(&w->conns[i].flt, &nbhd_gone, &xpath_gone);
+    wm_proxy_filter_reload_end(&w->fsh, &old);
+    w->c.filter_nbhd_gone += nbhd_gone;
+    w->c.filter_xpath_gone += xpath_gone;
+    wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen, nbhd_gone, xpath_gone);
 }
 
 static void *worker_main(void *arg)
@@ -699,14 +729,13 @@ static void *worker_main(void *arg)
         }
     }
     if (!w->err && w->cfg->registry && wm_proxy_registry_prefilter(w->cfg->registry) &&
-        !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry))) {
+        !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry, &w->fsh.rd_gen))) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot register as a reader of the subscription registry\n", w->id);
         w->err = 1;
     }
-    wm_matcher_reader *rd = w->fsh.rd;
     pthread_barrier_wait(w->ready);
     if (w->err || atomic_load(&g_fatal)) {
-        if (rd) wm_matcher_reader_free(rd);
+        if (w->fsh.rd) wm_matcher_reader_free(w->fsh.rd);
         w->fsh.rd = NULL;
         return NULL;
     }
@@ -714,7 +743,8 @@ static void *worker_main(void *arg)
     arm_accept(w);
     arm_wake(w);
     uint64_t stop_deadline = 0;
-    w->rate_t0 = now_ns();
+    w->rate_t0 = w->mode_wall0 = now_ns();
+    w->mode_cpu0 = thread_cpu_ns();
     for (;;) {
         if (w->stopping && w->open == 0 && !w->accept_armed) break;
         if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
@@ -725,6 +755,8 @@ static void *worker_main(void *arg)
         unsigned queued = io_uring_sq_ready(&w->ring);
         struct io_uring_cqe *cq;
         /* A reader blocked in the kernel must not hold grace periods back. */
+        /* (after tables_poll: a reload replaces the reader) */
+        wm_matcher_reader *rd = w->fsh.rd;
         if (rd) wm_matcher_reader_offline(rd);
         if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
@@ -742,6 +774,7 @@ static void *worker_main(void *arg)
         }
         if (rd) wm_matcher_reader_online(rd);
         w->c.submits++;
+        w->c.mode_wakeups[w->busy]++;
         if (n >= 0 || n == -ETIME) w->c.sqes += queued;
         if (n < 0 && n != -EINTR && n != -ETIME && n != -EAGAIN && n != -EBUSY) {
             fprintf(stderr, "wirematch-proxy: worker %u: io_uring_enter: %s\n", w->id, strerror(-n));
@@ -759,14 +792,15 @@ static void *worker_main(void *arg)
         w->c.cqes += seen;
         update_rate(w, w->c.packets[0] + w->c.packets[1] - frames0);
         after_batch(w);
-        if (rd) wm_matcher_quiescent(rd);
+        if (w->fsh.rd) wm_matcher_quiescent(w->fsh.rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
     }
+    account_mode(w);
     /* Connections left after the grace period leave the registry from this
      * thread, while its reader still exists. */
     for (uint32_t i = 0; i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    if (rd) wm_matcher_reader_free(rd);
+    if (w->fsh.rd) wm_matcher_reader_free(w->fsh.rd);
     w->fsh.rd = NULL;
     w->c.conns_open = w->open;
     w->c.held_at_exit = w->held;
@@ -949,7 +983,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             if (sig == SIGHUP && cfg->tables) {
                 char why[512];
                 if (wm_proxy_tables_reload(cfg->tables, why, sizeof why) == 0) {
-                    fprintf(stderr, "wirematch-proxy: SIGHUP: %s reloaded\n", cfg->resolution_text);
+                    fprintf(stderr, "wirematch-proxy: SIGHUP: reloaded %s\n", why);
                     uint64_t one = 1;
                     for (unsigned i = 0; i < n; i++)
                         if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it sees the reload at its next turn */ }

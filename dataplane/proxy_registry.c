@@ -3,13 +3,33 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct deferred {
-    uint32_t sub;
+    uint32_t sub;           /* a handle (reg_ent index) */
     uint64_t expire_ns;
 } deferred;
+
+/* One --prefilter registration: what the matcher holds, by neighborhood NAME,
+ * so that a reload can register it again in the new file's matcher. Its index
+ * is the handle the callers hold; it does not change across reloads. */
+typedef struct reg_ent {
+    char *filter;           /* NULL: a free handle */
+    uint32_t filter_len;
+    char *nbhd;             /* NULL = none */
+    uint32_t sub;           /* its id in g->m; WM_SUB_NONE: the file lacks its neighborhood */
+    uint32_t next;          /* rebind: id in the new matcher; free list: next free handle */
+    bool content;           /* the subscription has a content filter */
+} reg_ent;
+
+/* Content-filtered subscriptions are registered as this client's, with No
+ * Local, so that a lookup as this client's publication skips them: one
+ * lookup answers "can a subscription without content filter receive it".
+ * (A shared subscription cannot have No Local, MQTT 5.0 §3.8.3.1: it stays
+ * visible to every lookup, which only errs towards forwarding.) */
+static const char content_client[] = "\x01wirematch-proxy:content";
 
 typedef struct sess_rec {
     char *filter;
@@ -34,8 +54,12 @@ typedef struct sess {
 } sess;
 
 struct wm_proxy_registry {
-    wm_matcher *m;          /* --prefilter; NULL = sessions only */
+    wm_matcher *m;          /* --prefilter: the current file's (under mu once workers run); NULL = sessions only */
+    bool prefilter;         /* m != NULL, fixed at creation: read by workers without the lock */
+    _Atomic uint64_t m_gen; /* bumped when m is replaced (rebind) */
     pthread_mutex_t mu;
+    reg_ent *ent;           /* handles; under mu */
+    uint32_t n_ent, cap_ent, free_ent, live_ent;
     deferred *def;          /* subscriptions of closed persistent sessions */
     size_t n_def, cap_def;
     uint64_t added, removed, refused;
@@ -51,6 +75,7 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
     wm_proxy_registry *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->m = m;
+    g->prefilter = m != NULL;
     g->max_sessions = max_sessions;
     g->max_subs = max_subs;
     /* Fixed table: about one entry per bucket at the bound, never resized. */
@@ -59,6 +84,7 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
     g->bucket = calloc(g->n_bucket, sizeof *g->bucket);
     if (!g->bucket) { free(g); return NULL; }
     g->next_gen = 1;
+    g->free_ent = UINT32_MAX;
     pthread_mutex_init(&g->mu, NULL);
     return g;
 }
@@ -85,13 +111,27 @@ void wm_proxy_registry_free(wm_proxy_registry *g)
         for (sess *s = g->bucket[b], *nx; s; s = nx) { nx = s->next; sess_free(s); }
     free(g->bucket);
     pthread_mutex_destroy(&g->mu);
+    for (uint32_t i = 0; i < g->n_ent; i++) {
+        free(g->ent[i].filter);
+        free(g->ent[i].nbhd);
+    }
+    free(g->ent);
     free(g->def);
     free(g);
 }
 
-bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->m != NULL; }
+bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->prefilter; }
 
-wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g) { return g->m ? wm_matcher_reader_new(g->m) : NULL; }
+wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
+{
+    if (!g->prefilter) return NULL;
+    /* Under the lock: the matcher and its generation read together. */
+    pthread_mutex_lock(&g->mu);
+    wm_matcher_reader *rd = wm_matcher_reader_new(g->m);
+    *gen = atomic_load(&g->m_gen);
+    pthread_mutex_unlock(&g->mu);
+    return rd;
+}
 
 static void lock(wm_proxy_registry *g, wm_matcher_reader *rd)
 {
@@ -107,20 +147,76 @@ static void unlock(wm_proxy_registry *g, wm_matcher_reader *rd)
     if (rd) wm_matcher_reader_online(rd);
 }
 
-uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, uint32_t nbhd)
+static char *dup_bytes(const char *p, size_t n)
 {
-    wm_sub_spec spec = { .filter = (const char *)f.p, .filter_len = f.len, .nbhd = nbhd };
-    uint32_t sub = WM_SUB_NONE;
+    char *d = malloc(n + 1);
+    if (d) { memcpy(d, p, n); d[n] = 0; }
+    return d;
+}
+
+/* Lock held: adds filter with neighborhood `nbhd` (a name, NULL for none)
+ * to m. *sub = WM_SUB_NONE (and OK) if m's file has no such neighborhood:
+ * such a subscription can receive nothing there. */
+static wm_matcher_status matcher_add(wm_matcher *m, const reg_ent *e, uint32_t *sub)
+{
+    uint32_t nb = e->nbhd ? wm_matcher_nbhd_find(m, e->nbhd, strlen(e->nbhd)) : WM_NBHD_NONE;
+    *sub = WM_SUB_NONE;
+    if (e->nbhd && nb == WM_NBHD_NONE) return WM_MATCHER_OK;
+    wm_sub_spec spec = { .filter = e->filter, .filter_len = e->filter_len, .nbhd = nb };
+    wm_topic_share sh;
+    if (e->content && !wm_topic_share_split(e->filter, e->filter_len, &sh)) {
+        spec.client = content_client;
+        spec.client_len = sizeof content_client - 1;
+        spec.no_local = true;
+    }
+    return wm_matcher_sub_add(m, &spec, sub, NULL);
+}
+
+uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd,
+                               bool content)
+{
+    uint32_t h = WM_SUB_NONE;
     lock(g, rd);
-    if (wm_matcher_sub_add(g->m, &spec, &sub, NULL) == WM_MATCHER_OK) {
+    if (g->free_ent == UINT32_MAX && g->n_ent == g->cap_ent) {
+        uint32_t cap = g->cap_ent ? g->cap_ent * 2 : 64;
+        reg_ent *ne = cap > g->cap_ent ? realloc(g->ent, (size_t)cap * sizeof *ne) : NULL;
+        if (ne) { g->ent = ne; g->cap_ent = cap; }
+    }
+    reg_ent e = { dup_bytes((const char *)f.p, f.len), f.len, nbhd ? dup_bytes(nbhd, strlen(nbhd)) : NULL,
+                  WM_SUB_NONE, 0, content };
+    bool room = g->free_ent != UINT32_MAX || g->n_ent < g->cap_ent;
+    if (room && e.filter && (!nbhd || e.nbhd) && matcher_add(g->m, &e, &e.sub) == WM_MATCHER_OK) {
+        if (g->free_ent != UINT32_MAX) {
+            h = g->free_ent;
+            g->free_ent = g->ent[h].next;
+        } else {
+            h = g->n_ent++;
+        }
+        g->ent[h] = e;
+        g->live_ent++;
         g->added++;
     } else {
-        sub = WM_SUB_NONE;
+        free(e.filter);
+        free(e.nbhd);
         g->refused++;
         atomic_store(&g->broken, true);
     }
     unlock(g, rd);
-    return sub;
+    return h;
+}
+
+/* Lock held: handle h leaves the matcher and is free again. */
+static void ent_remove(wm_proxy_registry *g, uint32_t h)
+{
+    if (h >= g->n_ent || !g->ent[h].filter) return;
+    reg_ent *e = &g->ent[h];
+    if (e->sub != WM_SUB_NONE) wm_matcher_sub_remove(g->m, e->sub);
+    free(e->filter);
+    free(e->nbhd);
+    *e = (reg_ent){ NULL, 0, NULL, WM_SUB_NONE, g->free_ent, false };
+    g->free_ent = h;
+    g->live_ent--;
+    g->removed++;
 }
 
 void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint32_t sub, uint64_t expire_ns)
@@ -128,7 +224,7 @@ void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint3
     if (sub == WM_SUB_NONE) return;
     lock(g, rd);
     if (expire_ns == 0) {
-        if (wm_matcher_sub_remove(g->m, sub) == WM_MATCHER_OK) g->removed++;
+        ent_remove(g, sub);
     } else {
         if (g->n_def == g->cap_def) {
             size_t cap = g->cap_def ? g->cap_def * 2 : 64;
@@ -141,15 +237,47 @@ void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint3
     unlock(g, rd);
 }
 
-bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes topic,
-                                  const wm_match_str *peids, uint32_t n_peids)
+int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone, char *err, size_t errcap)
+{
+    *gone = 0;
+    if (!g->prefilter) return 0;
+    pthread_mutex_lock(&g->mu);
+    for (uint32_t i = 0; i < g->n_ent; i++) {
+        reg_ent *e = &g->ent[i];
+        if (!e->filter) continue;
+        wm_matcher_status st = matcher_add(m, e, &e->next);
+        if (st != WM_MATCHER_OK) {
+            /* m is the caller's, thrown away with what was added to it */
+            snprintf(err, errcap, "--prefilter: subscription \"%.*s\" does not fit the new tables: %s",
+                     e->filter_len > 200 ? 200 : (int)e->filter_len, e->filter, wm_matcher_status_message(st));
+            pthread_mutex_unlock(&g->mu);
+            return -1;
+        }
+        if (e->next == WM_SUB_NONE && e->nbhd) (*gone)++;
+    }
+    for (uint32_t i = 0; i < g->n_ent; i++) g->ent[i].sub = g->ent[i].filter ? g->ent[i].next : WM_SUB_NONE;
+    /* The old matcher gets no more writes; its readers see a frozen view
+     * and are told so by the generation (wm_proxy_registry_receivable). */
+    g->m = m;
+    atomic_fetch_add_explicit(&g->m_gen, 1, memory_order_release);
+    pthread_mutex_unlock(&g->mu);
+    return 0;
+}
+
+bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t rd_gen,
+                                  wm_mqtt5_bytes topic, const wm_match_str *peids, uint32_t n_peids, bool content)
 {
     if (atomic_load_explicit(&g->broken, memory_order_relaxed)) return true;
+    /* No reader, or one of a replaced matcher (a reload this worker has not
+     * taken in yet): subscriptions added since are not in its view. */
+    if (!rd || atomic_load_explicit(&((wm_proxy_registry *)g)->m_gen, memory_order_acquire) != rd_gen) return true;
     /* One slot each: a truncated result still says "at least one". */
     uint32_t subs[1], members[1];
     wm_match_group groups[1];
     wm_match_result res = { subs, 1, members, 1, groups, 1, 0, 0, 0 };
-    wm_matcher_status st = wm_matcher_lookup_str(rd, (const char *)topic.p, topic.len, peids, n_peids, NULL, 0, &res);
+    wm_matcher_status st = wm_matcher_lookup_str(rd, (const char *)topic.p, topic.len, peids, n_peids,
+                                                 content ? NULL : content_client,
+                                                 content ? 0 : sizeof content_client - 1, &res);
     if (st == WM_MATCHER_E_TRUNCATED) return true;
     if (st != WM_MATCHER_OK) return true;   /* cannot tell: forward */
     return res.n_subs + res.n_groups > 0;
@@ -175,7 +303,7 @@ static sess **sess_link(wm_proxy_registry *g, const uint8_t *cid, uint32_t n)
 /* Lock held: the prefilter registration of a record leaves the matcher. */
 static void rec_unregister(wm_proxy_registry *g, sess_rec *r)
 {
-    if (g->m && r->reg_sub != WM_SUB_NONE && wm_matcher_sub_remove(g->m, r->reg_sub) == WM_MATCHER_OK) g->removed++;
+    if (g->m && r->reg_sub != WM_SUB_NONE) ent_remove(g, r->reg_sub);
     r->reg_sub = WM_SUB_NONE;
 }
 
@@ -243,13 +371,6 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
     }
     unlock(g, rd);
     return ref;
-}
-
-static char *dup_bytes(const char *p, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) { memcpy(d, p, n); d[n] = 0; }
-    return d;
 }
 
 bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
@@ -340,7 +461,7 @@ void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
     size_t k = 0;
     for (size_t i = 0; i < g->n_def; i++) {
         if (g->def[i].expire_ns <= now_ns) {
-            if (wm_matcher_sub_remove(g->m, g->def[i].sub) == WM_MATCHER_OK) g->removed++;
+            ent_remove(g, g->def[i].sub);
         } else {
             g->def[k++] = g->def[i];
         }
@@ -354,6 +475,7 @@ void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *
 {
     pthread_mutex_lock(&g->mu);
     st->added = g->added;
+    st->live = g->live_ent;
     st->removed = g->removed;
     st->refused = g->refused;
     /* Kept for sessions: closed ones' own, and those the session table holds. */

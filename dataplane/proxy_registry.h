@@ -23,6 +23,13 @@
  * is freed by wm_proxy_registry_reclaim(), called periodically by a thread
  * that is not a reader (the main thread), which waits for a grace period.
  *
+ * Registrations are held by handle (what _add returns, what sessions and
+ * connections keep), each with its topic filter and neighborhood NAME, so a
+ * reload of the resolution (wm_proxy_registry_rebind) registers every one
+ * again in the new file's matcher and the handles stay. A registration whose
+ * neighborhood the current file lacks can receive nothing: it is kept by
+ * name, out of the matcher, and looked up again at the next reload.
+ *
  * Conservative by construction: a subscription the matcher cannot take
  * (filter it rejects, table full) marks the registry broken, after which
  * every PUBLISH counts as receivable (nothing is dropped on a guess).
@@ -64,7 +71,8 @@ typedef struct wm_proxy_registry wm_proxy_registry;
 
 /* A registry of at most max_sessions persistent sessions of at most
  * max_subs records each, with --prefilter over m (which holds the
- * neighborhoods; it must outlive the registry), or without (m NULL). NULL on
+ * neighborhoods; it must outlive the registry or the next rebind), or without
+ * (m NULL). NULL on
  * allocation failure. */
 wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, uint32_t max_subs);
 
@@ -72,25 +80,52 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
 bool wm_proxy_registry_prefilter(const wm_proxy_registry *g);
 void wm_proxy_registry_free(wm_proxy_registry *g);
 
-/* Worker: registers the calling thread as a reader (online). NULL on
- * failure, and always without --prefilter (no reader is needed then: every
- * rd argument below may be NULL). */
-wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g);
+/* Worker: registers the calling thread as a reader (online) of the current
+ * matcher, and its generation in *gen (for _receivable). NULL on failure,
+ * and always without --prefilter (no reader is needed then: every rd
+ * argument below may be NULL). Free it with wm_matcher_reader_free on the
+ * same thread, before the matcher is closed (after a rebind: before the
+ * worker acknowledges the reload, dataplane/proxy_reload.h). */
+wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen);
 
-/* Worker (rd = its reader, taken offline for the call): registers topic
- * filter f with neighborhood `nbhd` (the name's matcher id from
- * wm_matcher_nbhd_find, or WM_NBHD_NONE). Returns the subscription id, or
- * WM_SUB_NONE if the matcher refused it (then the registry is broken). */
-uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, uint32_t nbhd);
+/* Worker (rd = its reader or NULL, taken offline for the call): registers
+ * topic filter f (bytes) with neighborhood `nbhd` (a NUL-terminated name,
+ * NULL for none; looked up in the current file); content: the subscription
+ * has a content filter (see _receivable). Returns the handle, or
+ * WM_SUB_NONE if the matcher refused it or memory ran out (then the
+ * registry is broken). */
+uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd,
+                               bool content);
 
-/* Worker: unregisters sub now (expire_ns == 0) or once CLOCK_MONOTONIC
+/* Worker: unregisters handle sub now (expire_ns == 0) or once CLOCK_MONOTONIC
  * passes expire_ns (UINT64_MAX = never: a session that does not expire). */
 void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint32_t sub, uint64_t expire_ns);
 
-/* Worker (online reader): could any registered subscription receive a
- * PUBLISH of this topic with these peids (User Property `peid` values)? */
-bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes topic,
-                                  const wm_match_str *peids, uint32_t n_peids);
+/* Worker (online reader rd of generation rd_gen, or NULL): could any
+ * registered subscription receive a PUBLISH of this topic with these peids
+ * (User Property `peid` values)? content: whether a content filter could
+ * select it (its Content Type names an EXI schema of the registry in
+ * force); if not, only subscriptions without content filter count (a
+ * shared one with a content filter always counts). The content filter
+ * itself is not evaluated: that would mean decoding the payload at ingress.
+ * One lookup either way. True (cannot tell) when rd is NULL or of a
+ * matcher a rebind replaced since (its view is frozen: subscriptions made
+ * since are not in it), when the registry is broken or the lookup fails.
+ * No lock, no allocation. */
+bool wm_proxy_registry_receivable(const wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t rd_gen,
+                                  wm_mqtt5_bytes topic, const wm_match_str *peids, uint32_t n_peids, bool content);
+
+/* Main thread (not a reader), on a reload of the resolution: registers every
+ * live registration again in m (the new file's matcher, which must outlive
+ * the registry or the next rebind), neighborhoods looked up by name, then
+ * makes m current: from then on writes go to m, and readers of the old
+ * matcher answer "receivable" until they take a reader of m. *gone: the
+ * registrations whose neighborhood m lacks (kept by name, out of the
+ * matcher). Returns 0 (also without --prefilter: nothing to do), or -1 with
+ * the reason in err[0..errcap) if m refused one (table full, out of memory):
+ * nothing changed, and the caller must discard m (it holds what was added).
+ * Holds the registry's lock meanwhile: workers that register wait. */
+int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone, char *err, size_t errcap);
 
 /* Main thread (not a reader): removes expired subscriptions and sessions
  * and frees what removals unlinked, waiting for one grace period. */
@@ -160,6 +195,7 @@ void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *r
 /* Counts since start (any thread). */
 typedef struct wm_proxy_registry_stats {
     uint64_t added, removed, refused;
+    uint64_t live;                 /* gauge: registrations */
     uint64_t deferred_live;        /* gauge: prefilter registrations kept for sessions (closed, or in the table) */
     bool broken;
     uint64_t sessions_live;        /* gauge: entries */

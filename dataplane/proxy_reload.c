@@ -1,6 +1,7 @@
 /* See proxy_reload.h. */
 #include "dataplane/proxy_reload.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,13 +10,14 @@
 #include "dataplane/proxy_filter.h"
 
 struct wm_proxy_tables {
-    char *path;
-    bool locked;
+    char *res_path, *schemas_path;
+    wm_proxy_registry *prefilter;
     unsigned workers;
-    _Atomic(const wm_proxy_spatial *) cur;
+    _Atomic(wm_proxy_tableset *) cur;
     _Atomic uint64_t gen;
     _Atomic uint64_t *seen;     /* [workers]: newest generation each one uses */
-    wm_proxy_spatial *retired;  /* replaced, still possibly in use; NULL = none */
+    wm_proxy_tableset *retired; /* replaced, still possibly in use; NULL = none */
+    _Atomic uint64_t nbhd_gone, xpath_gone; /* reported by the workers for gen */
     uint64_t ok, failed;
 };
 
@@ -30,36 +32,53 @@ wm_proxy_spatial *wm_proxy_tables_open(const char *path, char *err, size_t errca
     return sp;
 }
 
-wm_proxy_tables *wm_proxy_tables_new(const char *path, wm_proxy_spatial *initial, unsigned workers, bool locked)
+static void set_free(wm_proxy_tableset *s)
+{
+    if (!s) return;
+    wm_proxy_spatial_close(s->sp);
+    wm_schema_reg_free(s->schemas);
+    free(s);
+}
+
+wm_proxy_tables *wm_proxy_tables_new(const char *res_path, wm_proxy_spatial *sp, const char *schemas_path,
+                                     wm_schema_reg *schemas, unsigned workers, wm_proxy_registry *prefilter)
 {
     wm_proxy_tables *t = calloc(1, sizeof *t);
-    if (!t) return NULL;
-    t->path = strdup(path);
+    wm_proxy_tableset *s = calloc(1, sizeof *s);
+    if (!t || !s) goto fail;
+    t->res_path = strdup(res_path);
+    t->schemas_path = schemas_path ? strdup(schemas_path) : NULL;
     t->seen = calloc(workers ? workers : 1, sizeof *t->seen);
-    if (!t->path || !t->seen) {
-        free(t->path);
-        free((void *)t->seen);
-        free(t);
-        return NULL;
-    }
-    t->locked = locked;
+    if (!t->res_path || (schemas_path && !t->schemas_path) || !t->seen) goto fail;
+    t->prefilter = prefilter;
     t->workers = workers;
-    atomic_init(&t->cur, initial);
+    *s = (wm_proxy_tableset){ sp, schemas };
+    atomic_init(&t->cur, s);
     atomic_init(&t->gen, 0);
     return t;
+fail:
+    if (t) {
+        free(t->res_path);
+        free(t->schemas_path);
+        free((void *)t->seen);
+    }
+    free(t);
+    free(s);
+    return NULL;
 }
 
 void wm_proxy_tables_free(wm_proxy_tables *t)
 {
     if (!t) return;
-    wm_proxy_spatial_close((wm_proxy_spatial *)atomic_load(&t->cur));
-    wm_proxy_spatial_close(t->retired);
+    set_free(atomic_load(&t->cur));
+    set_free(t->retired);
     free((void *)t->seen);
-    free(t->path);
+    free(t->res_path);
+    free(t->schemas_path);
     free(t);
 }
 
-const wm_proxy_spatial *wm_proxy_tables_current(const wm_proxy_tables *t)
+const wm_proxy_tableset *wm_proxy_tables_current(const wm_proxy_tables *t)
 {
     return atomic_load_explicit(&((wm_proxy_tables *)t)->cur, memory_order_acquire);
 }
@@ -70,32 +89,52 @@ bool wm_proxy_tables_settle(wm_proxy_tables *t)
     uint64_t g = atomic_load(&t->gen);
     for (unsigned i = 0; i < t->workers; i++)
         if (atomic_load_explicit(&t->seen[i], memory_order_acquire) != g) return false;
-    wm_proxy_spatial_close(t->retired);
+    set_free(t->retired);
     t->retired = NULL;
+    fprintf(stderr, "wirematch-proxy: SIGHUP: reload %" PRIu64 " in use by every worker; live subscriptions "
+                    "withheld from now on: %" PRIu64 " (neighborhood not in the file), %" PRIu64
+                    " (xpath compiles for no schema)\n",
+            g, atomic_load(&t->nbhd_gone), atomic_load(&t->xpath_gone));
     return true;
 }
 
 int wm_proxy_tables_reload(wm_proxy_tables *t, char *err, size_t errcap)
 {
-    wm_proxy_spatial *sp = NULL;
-    if (t->locked)
-        snprintf(err, errcap, "not supported with --prefilter (its registry holds the first file's neighborhoods)");
-    else if (!wm_proxy_tables_settle(t))
+    wm_proxy_tableset *s = calloc(1, sizeof *s);
+    char why[512];
+    uint32_t pf_gone = 0;
+    if (!s) {
+        snprintf(err, errcap, "out of memory");
+    } else if (!wm_proxy_tables_settle(t)) {
         snprintf(err, errcap, "the previous reload has not reached every worker yet");
-    else
-        sp = wm_proxy_tables_open(t->path, err, errcap);
-    if (!sp) {
-        t->failed++;
-        return -1;
+    } else if (!(s->sp = wm_proxy_tables_open(t->res_path, why, sizeof why))) {
+        snprintf(err, errcap, "--resolution %s", why);
+    } else if (t->schemas_path && wm_schema_reg_load(t->schemas_path, &s->schemas, why, sizeof why)) {
+        snprintf(err, errcap, "--schemas %s", why);
+    } else if (t->prefilter &&
+               wm_proxy_registry_rebind(t->prefilter, wm_proxy_spatial_matcher(s->sp), &pf_gone, err, errcap)) {
+        /* err has the reason */
+    } else {
+        t->retired = atomic_load(&t->cur);
+        atomic_store(&t->nbhd_gone, 0);
+        atomic_store(&t->xpath_gone, 0);
+        atomic_store_explicit(&t->cur, s, memory_order_release);
+        atomic_fetch_add_explicit(&t->gen, 1, memory_order_release);
+        t->ok++;
+        int n = snprintf(err, errcap, "%s (%u neighborhoods)", t->res_path, wm_proxy_spatial_nbhd_count(s->sp));
+        if (t->schemas_path && n >= 0 && (size_t)n < errcap)
+            n += snprintf(err + n, errcap - (size_t)n, " and %s (%u schemas)", t->schemas_path, s->schemas->n);
+        if (t->prefilter && n >= 0 && (size_t)n < errcap)
+            snprintf(err + n, errcap - (size_t)n, "; --prefilter: %u registrations whose neighborhood the file lacks",
+                     pf_gone);
+        return 0;
     }
-    t->retired = (wm_proxy_spatial *)atomic_load(&t->cur);
-    atomic_store_explicit(&t->cur, sp, memory_order_release);
-    atomic_fetch_add_explicit(&t->gen, 1, memory_order_release);
-    t->ok++;
-    return 0;
+    set_free(s);
+    t->failed++;
+    return -1;
 }
 
-const wm_proxy_spatial *wm_proxy_tables_poll(wm_proxy_tables *t, uint64_t *gen)
+const wm_proxy_tableset *wm_proxy_tables_poll(wm_proxy_tables *t, uint64_t *gen)
 {
     uint64_t g = atomic_load_explicit(&t->gen, memory_order_acquire);
     if (g == *gen) return NULL;
@@ -103,8 +142,10 @@ const wm_proxy_spatial *wm_proxy_tables_poll(wm_proxy_tables *t, uint64_t *gen)
     return atomic_load_explicit(&t->cur, memory_order_acquire);
 }
 
-void wm_proxy_tables_ack(wm_proxy_tables *t, unsigned w, uint64_t gen)
+void wm_proxy_tables_ack(wm_proxy_tables *t, unsigned w, uint64_t gen, uint32_t nbhd_gone, uint32_t xpath_gone)
 {
+    atomic_fetch_add(&t->nbhd_gone, nbhd_gone);
+    atomic_fetch_add(&t->xpath_gone, xpath_gone);
     if (w < t->workers) atomic_store_explicit(&t->seen[w], gen, memory_order_release);
 }
 

@@ -60,6 +60,14 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm),
           "accept_rearm", I(c->accept_rearm));
     if (!o) return -1;
+    json_t *modes = json_object();
+    for (int m = 0; modes && m < 2; m++) {
+        json_t *mo = json_pack("{s:f,s:f,s:I,s:I}", "cpu_s", (double)c->mode_cpu_ns[m] / 1e9,
+                               "wall_s", (double)c->mode_wall_ns[m] / 1e9, "frames", I(c->mode_frames[m]),
+                               "wakeups", I(c->mode_wakeups[m]));
+        if (!mo || json_object_set_new(modes, m ? "batched" : "unbatched", mo)) { json_decref(modes); modes = NULL; }
+    }
+    if (!modes || json_object_set_new(json_object_get(o, "io_uring"), "modes", modes)) { json_decref(o); return -1; }
     json_t *flt = json_pack(
         "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
@@ -81,7 +89,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     if (cfg->tables) {
         uint64_t ok, failed;
         wm_proxy_tables_stats(cfg->tables, &ok, &failed);
-        json_t *rl = json_pack("{s:I,s:I,s:I}", "ok", I(ok), "refused", I(failed), "nbhd_gone", I(c->filter_nbhd_gone));
+        json_t *rl = json_pack("{s:I,s:I,s:I,s:I}", "ok", I(ok), "refused", I(failed), "nbhd_gone",
+                               I(c->filter_nbhd_gone), "xpath_gone", I(c->filter_xpath_gone));
         if (!rl || json_object_set_new(o, "reload", rl)) { json_decref(o); return -1; }
     }
     if (cfg->schemas) {

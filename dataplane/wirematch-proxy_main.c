@@ -21,7 +21,8 @@ static void usage(FILE *f)
         "  Relays MQTT v5 between clients and an upstream broker; one upstream\n"
         "  connection per client connection. Stops on SIGINT/SIGTERM and prints a\n"
         "  JSON summary (stdout, or --summary FILE). SIGHUP reloads --resolution\n"
-        "  (a bad file is refused and the current one stays).\n"
+        "  and --schemas together, live connections included (a bad file is refused\n"
+        "  and the current ones stay).\n"
         "options:\n"
         "  --threads N          workers, one io_uring each (default 1)\n"
         "  --max-conns N        client connections at once, all workers (default 1024)\n"
@@ -164,8 +165,13 @@ int main(int argc, char **argv)
             wm_schema_reg_free(sreg);
             return 1;
         }
-        if (!(tables = wm_proxy_tables_new(resolution, sp, cfg.threads, prefilter))) {
+        /* Sessions always; the matcher only for --prefilter. The tables own
+         * sp and sreg from here on (reloads replace them). */
+        reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL, cfg.max_sessions, cfg.max_records);
+        if (reg) tables = wm_proxy_tables_new(resolution, sp, schemas, sreg, cfg.threads, prefilter ? reg : NULL);
+        if (!tables) {
             fprintf(stderr, "wirematch-proxy: out of memory\n");
+            wm_proxy_registry_free(reg);
             wm_proxy_spatial_close(sp);
             wm_schema_reg_free(sreg);
             return 1;
@@ -173,16 +179,6 @@ int main(int argc, char **argv)
         cfg.spatial = sp;
         cfg.tables = tables;
         cfg.resolution_text = resolution;
-    }
-    if (sp) {
-        /* Sessions always; the matcher only for --prefilter. */
-        if (!(reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL, cfg.max_sessions,
-                                          cfg.max_records))) {
-            fprintf(stderr, "wirematch-proxy: out of memory\n");
-            wm_proxy_tables_free(tables);
-            wm_schema_reg_free(sreg);
-            return 1;
-        }
         cfg.registry = reg;
     }
 
@@ -193,7 +189,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "wirematch-proxy: --summary %s: %s\n", summary, strerror(errno));
         wm_proxy_registry_free(reg);
         wm_proxy_tables_free(tables);
-        wm_schema_reg_free(sreg);
+        if (!tables) wm_schema_reg_free(sreg);
         return 1;
     }
     wm_proxy_counters total;
@@ -201,8 +197,7 @@ int main(int argc, char **argv)
     int rc = wm_proxy_run(&cfg, &total, &elapsed);
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
-    wm_proxy_registry_free(reg);
-    wm_proxy_tables_free(tables);   /* the tables in use then, the first one included */
-    wm_schema_reg_free(sreg);
+    wm_proxy_registry_free(reg);    /* before the tables: it points into their matcher */
+    wm_proxy_tables_free(tables);   /* the tables in use then (the first ones, or reloaded), schemas included */
     return rc == 0 ? 0 : 1;
 }

@@ -227,6 +227,11 @@ def sat_round(s, r):
         e["mosquitto_deliveries"] = pu["upstream_to_client"]
         e["proxy_messages"] = pu["upstream_to_client"]
         io = sm["io_uring"]; e["batched_wakeups"] = ratio(io["batched_waits"], io["submits"])
+        # The proxy's CPU by wait mode: what one batching wake-up costs and how many frames it carries.
+        b, u = io["modes"]["batched"], io["modes"]["unbatched"]
+        e["batched_cpu_share"] = ratio(b["cpu_s"], b["cpu_s"] + u["cpu_s"])
+        e["batched_frames_per_wakeup"] = ratio(b["frames"], b["wakeups"])
+        e["batched_cpu_us_per_wakeup"] = ratio(b["cpu_s"] * 1e6, b["wakeups"])
         fl = sm.get("filter")
         withheld = sum(fl["withheld"].values()) if fl else 0
         e["withheld"] = withheld
@@ -256,6 +261,8 @@ for s in setups:
         e["efficiency_ratio"] = ratio(e["proxy_messages_per_cpu_s"], e["mosquitto_deliveries_per_cpu_s"])
         e["efficiency_ratio_rounds"] = [x["efficiency_ratio"] for x in rs]
         e["batched_wakeups_rounds"] = [x["batched_wakeups"] for x in rs]
+        for k in ("batched_cpu_share", "batched_frames_per_wakeup", "batched_cpu_us_per_wakeup"):
+            e[k + "_rounds"] = [x[k] for x in rs]
     sat[s] = e
 
 lat = {s: pooled(s) for s in lat_setups}
@@ -310,6 +317,9 @@ row("proxy: same messages per CPU s", [f(sat[s].get("proxy_messages_per_cpu_s"))
 row("efficiency ratio (target >= 5)", [g(sat[s].get("efficiency_ratio")) for s in setups])
 row("  per round", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["efficiency_ratio_rounds"]) for s in setups[1:]])
 row("  proxy batched wake-ups, per round", ["-"] + [" ".join(f"{x:.0%}" for x in sat[s]["batched_wakeups_rounds"]) for s in setups[1:]])
+row("  share of proxy CPU when batching", ["-"] + [" ".join("-" if x is None else f"{x:.0%}" for x in sat[s]["batched_cpu_share_rounds"]) for s in setups[1:]])
+row("  batching: frames per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_frames_per_wakeup_rounds"]) for s in setups[1:]])
+row("  batching: proxy CPU us per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_cpu_us_per_wakeup_rounds"]) for s in setups[1:]])
 print(f"latency at {params['rate_msg_s']} msg/s, us (pooled over {rounds} interleaved rounds{', SCHED_FIFO' if params['latency_sched_fifo'] == '1' else ''})")
 print(f"{'':36}" + "".join(f"{s:>{W}}" for s in lat_setups))
 row("  p50", [str(lat[s]["p50"]) for s in lat_setups])

@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                    ((data[0] >> 4) & 3) + 1, ((data[0] >> 1) & 7) + 1);
     if (!reg) abort();
     wm_proxy_filter_shared sh = { .sp = sp, .max_records = ((data[0] >> 1) & 7) + 1, .reg = reg };
-    if (prefilter && !(sh.rd = wm_proxy_registry_reader(reg))) abort();
+    if (prefilter && !(sh.rd = wm_proxy_registry_reader(reg, &sh.rd_gen))) abort();
     wm_proxy_counters c;
     memset(&c, 0, sizeof c);
     for (int i = 0; i < 2; i++) conn_open(&conns[i], &sh, &c);

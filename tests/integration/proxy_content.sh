@@ -16,7 +16,11 @@
 #    gets the message, the refused one does not);
 #  - a persistent session: the query is restored on reconnect and filters
 #    the deliveries the broker queued meanwhile;
-#  - option errors: --schemas without --resolution (2), a bad registry (1).
+#  - option errors: --schemas without --resolution (2), a bad registry (1);
+#  - --prefilter: a subscription with a content filter counts only for
+#    publications whose Content Type names a schema of the registry in force
+#    (a subscriber straight at the broker sees what got through, dropped
+#    ones are acknowledged 0x10), also after a SIGHUP that renames the schema.
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -139,6 +143,57 @@ assert [m.topic for m in c.msgs] == ["ps/yes"], [m.topic for m in c.msgs]
 c.disconnect()
 print("ok: persistent session: the query was restored, the queued non-matching delivery withheld")
 PY
+
+# --prefilter with content filters (dataplane/proxy_registry.h).
+cp "$TMP/schemas.txt" "$TMP/pf-schemas.txt"
+px_proxy cpf --resolution "$TMP/m.wmr" --schemas "$TMP/pf-schemas.txt" --prefilter --threads 2
+timeout 60 python3 - "$PORT_cpf" "$BPORT" "$(cd "$(dirname "$0")" && pwd)" "$TMP" "$Q1" "$PID_cpf" "$S/senml.gen.xsd" \
+    "$NS" <<'PY' || fail "prefilter with content filters"
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[3])
+from proxy_mqtt5 import Client
+port, bport, tmp, q1, pid, xsd, ns = int(sys.argv[1]), int(sys.argv[2]), sys.argv[4], sys.argv[5], int(sys.argv[6]), \
+    sys.argv[7], sys.argv[8]
+doc = open("%s/d00.exi" % tmp, "rb").read()
+W = Client(bport, "cpf-W")                    # straight at the broker: what the prefilter let through
+W.subscribe(["cp/#"], qos=1)
+X = Client(port, "cpf-X")
+assert X.subscribe(["cp/#"], qos=1, user=[("xpath", q1)])[0][0] < 0x80
+P = Client(port, "cpf-P")
+def pub(t, ct):
+    P.publish(t, doc, qos=1, content_type=ct)
+    assert P.drain(10), "no PUBACK"
+def reached(): return sorted(m.topic for m in W.msgs)
+pub("cp/a", "application/exi; schema=senml")
+pub("cp/b", None)
+pub("cp/c", "application/exi; schema=nope")
+pub("cp/d", "text/plain")
+Y = Client(port, "cpf-Y")                     # a subscriber without content filter: everything counts again
+Y.subscribe(["cp/#"], qos=1)
+pub("cp/e", None)
+Y.disconnect()
+time.sleep(0.3)
+pub("cp/f", None)
+with open("%s/pf-schemas.txt.new" % tmp, "w") as f: f.write("senml2 %s s=%s\n" % (xsd, ns))
+os.rename("%s/pf-schemas.txt.new" % tmp, "%s/pf-schemas.txt" % tmp)
+os.kill(pid, signal.SIGHUP)
+end = time.time() + 10
+while "in use by every worker" not in open("%s/cpf.err" % tmp).read():
+    assert time.time() < end, "the reload was not applied"
+    time.sleep(0.05)
+pub("cp/g", "application/exi; schema=senml")  # the schema left the registry
+pub("cp/h", "application/exi; schema=senml2")
+W.wait_for(lambda: len(W.msgs) >= 3, 10)
+time.sleep(0.7)
+assert reached() == ["cp/a", "cp/e", "cp/h"], reached()
+codes = [b[2] if len(b) > 2 else 0 for k, b in P.other if k == 4]
+assert codes.count(0x10) == 5 and len(codes) == 8, codes
+for c in (W, X, P): c.disconnect()
+print("ok: --prefilter with content filters: %r reached the broker, 5 acknowledged 0x10" % reached())
+PY
+px_stop "$PID_cpf" || fail "proxy cpf exit status"
+d=$(jq -c '.prefilter.dropped' "$TMP/cpf.json")
+[ "$d" = '{"qos0":0,"qos1":5,"qos2":0}' ] || fail "cpf summary: dropped $d"
 
 px_stop "$PID_ct" || fail "proxy exit status"
 python3 - "$TMP" "$N" "$IN" <<'PY' || fail "deliveries"

@@ -187,10 +187,11 @@ class Client:
         assert self.wait_for(lambda: (11, pid) in self.acks, timeout), "no UNSUBACK"
         self.acks.pop((11, pid))
 
-    def publish(self, topic, payload, qos=0, user=(), retain=False, alias=None, window=None):
+    def publish(self, topic, payload, qos=0, user=(), retain=False, alias=None, window=None, content_type=None):
         """Sends one PUBLISH; for QoS > 0 waits while `window` (default: the
         broker's Receive Maximum) publications are unacknowledged."""
-        pr = ([(0x23, alias)] if alias else []) + [(0x26, kv) for kv in user]
+        pr = ([(0x03, content_type)] if content_type else []) + ([(0x23, alias)] if alias else []) + \
+             [(0x26, kv) for kv in user]
         body = s(topic)
         first = 0x30 | (qos << 1) | (1 if retain else 0)
         if qos:

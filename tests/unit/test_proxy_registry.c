@@ -1,12 +1,16 @@
 /* The session table of the proxy's registry (dataplane/proxy_registry.h),
  * without --prefilter (no matcher): what a connection resuming a session is
- * handed back, fresh starts, expiry, staleness of a dropped entry, bounds. */
+ * handed back, fresh starts, expiry, staleness of a dropped entry, bounds.
+ * With --prefilter: registrations carried into a reloaded file's matcher by
+ * neighborhood name (wm_proxy_registry_rebind). */
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dataplane/proxy_registry.h"
+#include "dataplane/proxy_spatial.h"
+#include "tests/lib/reload_fixture.h"
 
 typedef struct got {
     int n;
@@ -153,4 +157,89 @@ Test(proxy_registry, sessions_expire_after_their_last_connection_and_the_table_i
     cr_assert_eq(st.sessions_full, 1);
     cr_assert_neq(attach(g, "c", true, true, &o).gen, 0, "room again");
     wm_proxy_registry_free(g);
+}
+
+static wm_proxy_spatial *spatial(const char *file, const wm_test_nbhd *nb, size_t n)
+{
+    char *path = wm_test_write_wmr(wm_test_tmpdir(), file, nb, n);
+    cr_assert(path);
+    char err[256];
+    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, err, sizeof err);
+    cr_assert(sp, "%s", err);
+    free(path);
+    return sp;
+}
+
+static bool can_ct(wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t gen, const char *topic, const char *peid,
+                   bool content)
+{
+    wm_match_str p = { peid, peid ? strlen(peid) : 0 };
+    return wm_proxy_registry_receivable(g, rd, gen, (wm_mqtt5_bytes){ (const uint8_t *)topic, (uint32_t)strlen(topic) },
+                                        &p, peid ? 1 : 0, content);
+}
+
+static bool can(wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t gen, const char *topic, const char *peid)
+{
+    return can_ct(g, rd, gen, topic, peid, true);
+}
+
+#define BYTES(s) (wm_mqtt5_bytes){ (const uint8_t *)(s), (uint32_t)strlen(s) }
+
+Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_name)
+{
+    static const char *const a1[] = { "sq1", "p_in", NULL }, *const b1[] = { "far", NULL };
+    static const char *const a2[] = { "far", NULL }, *const c2[] = { "sq1", NULL };
+    const wm_test_nbhd f1[] = { { "N1", a1 }, { "N2", b1 } }, f2[] = { { "N1", a2 }, { "N3", c2 } };
+    wm_proxy_spatial *sp1 = spatial("1.wmr", f1, 2), *sp2 = spatial("2.wmr", f2, 2);
+    wm_proxy_registry *g = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp1), 8, 8);
+    uint64_t gen, gen2;
+    wm_matcher_reader *rd = wm_proxy_registry_reader(g, &gen);
+    cr_assert(rd);
+    uint32_t h1 = wm_proxy_registry_add(g, rd, BYTES("a/#"), "N1", false);
+    uint32_t h2 = wm_proxy_registry_add(g, rd, BYTES("b/#"), "N2", false);
+    uint32_t h3 = wm_proxy_registry_add(g, rd, BYTES("c"), NULL, false);
+    cr_assert(h1 != WM_SUB_NONE && h2 != WM_SUB_NONE && h3 != WM_SUB_NONE);
+    cr_assert(can(g, rd, gen, "a/x", "sq1") && !can(g, rd, gen, "a/x", "far"));
+    cr_assert(can(g, rd, gen, "b/x", "far") && can(g, rd, gen, "c", NULL) && !can(g, rd, gen, "d", NULL));
+    /* Without content filters, a publication no content filter could select counts the same. */
+    cr_assert(can_ct(g, rd, gen, "a/x", "sq1", false) && can_ct(g, rd, gen, "c", NULL, false));
+    /* A content-filtered registration counts only for a publication some content filter could select;
+     * a shared one always (it cannot be skipped by No Local). */
+    uint32_t h5 = wm_proxy_registry_add(g, rd, BYTES("e/#"), NULL, true);
+    uint32_t h6 = wm_proxy_registry_add(g, rd, BYTES("$share/g/f/#"), NULL, true);
+    cr_assert(can_ct(g, rd, gen, "e/x", NULL, true) && !can_ct(g, rd, gen, "e/x", NULL, false));
+    cr_assert(can_ct(g, rd, gen, "f/x", NULL, true) && can_ct(g, rd, gen, "f/x", NULL, false));
+
+    uint32_t gone = 99;
+    char err[256];
+    cr_assert_eq(wm_proxy_registry_rebind(g, wm_proxy_spatial_matcher(sp2), &gone, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(gone, 1);   /* b/# by N2, which the second file lacks */
+    /* A reader of the replaced matcher cannot tell any more: everything is receivable. */
+    cr_assert(can(g, rd, gen, "a/x", "far") && can(g, rd, gen, "d", NULL));
+    wm_matcher_reader_free(rd);
+    rd = wm_proxy_registry_reader(g, &gen2);
+    cr_assert(rd && gen2 != gen);
+    cr_assert(can(g, rd, gen2, "a/x", "far") && !can(g, rd, gen2, "a/x", "sq1"), "N1 is the second file's");
+    cr_assert(!can(g, rd, gen2, "b/x", "far"), "N2 is gone");
+    cr_assert(can(g, rd, gen2, "c", NULL) && !can(g, rd, gen2, "d", NULL));
+    cr_assert(can_ct(g, rd, gen2, "e/x", NULL, true) && !can_ct(g, rd, gen2, "e/x", NULL, false), "carried over");
+    uint32_t h4 = wm_proxy_registry_add(g, rd, BYTES("d/#"), "N3", false);
+    cr_assert(can(g, rd, gen2, "d/x", "sq1"));
+    /* Handles taken before the rebind still name their registrations. */
+    wm_proxy_registry_remove(g, rd, h2, 0);
+    wm_proxy_registry_remove(g, rd, h1, 0);
+    cr_assert(!can(g, rd, gen2, "a/x", "far"));
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert(st.added == 6 && st.removed == 2 && st.live == 4 && !st.broken);
+    /* The first file's matcher is no longer used: closing it changes nothing. */
+    wm_proxy_spatial_close(sp1);
+    wm_proxy_registry_remove(g, rd, h3, 0);
+    wm_proxy_registry_remove(g, rd, h4, 0);
+    wm_proxy_registry_remove(g, rd, h5, 0);
+    wm_proxy_registry_remove(g, rd, h6, 0);
+    wm_matcher_reader_free(rd);
+    wm_proxy_registry_reclaim(g, UINT64_MAX);
+    wm_proxy_registry_free(g);
+    wm_proxy_spatial_close(sp2);
 }
