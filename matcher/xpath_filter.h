@@ -53,7 +53,7 @@
 
 typedef enum wm_xpf_status {
     WM_XPF_OK = 0,
-    WM_XPF_E_QUERY,    /* a query is outside the subset or malformed (query, pos, msg) */
+    WM_XPF_E_QUERY,    /* a query is outside the subset, its bounds (also the pattern cost bounds of xpath_parse.h) or malformed (query, pos, msg) */
     WM_XPF_E_TYPE,     /* a test contradicts the schema's types (query, pos, msg) */
     WM_XPF_E_PATTERN,  /* Hyperscan refused a matches() pattern (query, pos, msg) */
     WM_XPF_E_LIMIT,    /* too many queries or automaton states (WM_XPF_MAX_*) */
