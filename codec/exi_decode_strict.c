@@ -138,21 +138,27 @@ static inline bool int_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, int6
     return true;
 }
 
-/* Float (§7.1.4: mantissa and exponent, two integers) at bit *q, from one
- * window when both fit in its 57 sure bits (sensor readings: a few octets
- * each), else from two; false as int_at(). */
-static inline bool float_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, int64_t *m, int64_t *e)
+/* Float (§7.1.4: mantissa and exponent, two integers) at bit *q, whose
+ * first bits are w (`avail` of them sure: the rest of the event code's
+ * window): both integers from it when they fit in those bits (sensor
+ * readings: a few octets each), else from fresh windows; false as int_at().
+ * Bits past the sure ones are zeros, which would look like a last octet:
+ * whatever ends beyond them is read again. */
+static inline bool float_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, uint64_t w, unsigned avail, int64_t *m,
+                            int64_t *e)
 {
-    uint64_t w = window(buf, nbytes, *q), v;
+    uint64_t v;
     unsigned len = wm_exi_uint_window(w << 1, &v);
-    if (!len) return false;
+    if (!len || 1 + 8 * len > avail) {
+        w = window(buf, nbytes, *q);
+        avail = 57;
+        if (!(len = wm_exi_uint_window(w << 1, &v))) return false;
+    }
     *m = (w >> 63) ? -(int64_t)v - 1 : (int64_t)v;
-    unsigned used = 1 + 8 * len; /* <= 57 */
-    /* the exponent's sign and octets must lie within the first 57 bits:
-     * past them the window holds zeros, which would look like a last octet */
+    unsigned used = 1 + 8 * len; /* <= avail <= 57 */
     uint64_t w2 = w << used;
     unsigned len2 = wm_exi_uint_window(w2 << 1, &v);
-    if (!len2 || used + 1 + 8 * len2 > 57) {
+    if (!len2 || used + 1 + 8 * len2 > avail) {
         *q += used;
         return int_at(buf, nbytes, q, e);
     }
@@ -315,7 +321,7 @@ se: {
 
 at_float: {
     int64_t m, e;
-    if (!float_at(buf, nbytes, &q, &m, &e) || e < -16384 || e > 16383 || q > len_bits) goto general;
+    if (!float_at(buf, nbytes, &q, win << w, 57 - w, &m, &e) || e < -16384 || e > 16383 || q > len_bits) goto general;
     ev = names[p->lid];
     ev.value.kind = WM_EXI_DT_FLOAT;
     ev.value.mantissa = m;
@@ -340,10 +346,16 @@ at_bool:
     goto emit_at;
 
 at_str: {
-    /* string-table hits (§7.3.3) and ASCII literals */
-    uint64_t x, ww = window(buf, nbytes, q);
-    unsigned len = wm_exi_uint_window(ww, &x);
-    if (!len) goto attr_general;
+    /* string-table hits (§7.3.3) and ASCII literals; the length or hit
+     * kind from the rest of the code's window when it ends within its sure
+     * bits (see float_at()) */
+    uint64_t x, ww = win << w;
+    unsigned avail = 57 - w, len = wm_exi_uint_window(ww, &x);
+    if (!len || 8 * len > avail) {
+        ww = window(buf, nbytes, q);
+        avail = 57;
+        if (!(len = wm_exi_uint_window(ww, &x))) goto attr_general;
+    }
     q += 8 * len;
     if (x > 1) {
         ev = names[p->lid];
@@ -351,22 +363,26 @@ at_str: {
         if (st) return st;
         goto emit_at;
     }
-    /* the compact id follows the 1-3 octets of x within the window
-     * (>= 57 bits are the stream's: 24 + 32 fit) */
-    if (len > 3) goto general;
+    /* the compact id follows x, from the same window when it ends within
+     * the sure bits */
     ww <<= 8 * len;
+    avail -= 8 * len;
     uint32_t id;
     if (x == 0) {
         const wm_exi_st_lname *l = &t->lnames[p->lid];
-        uint32_t k = top(ww, wm_exi_code_width(l->n_vals));
+        unsigned kw = wm_exi_code_width(l->n_vals);
+        if (kw > avail) ww = window(buf, nbytes, q);
+        uint32_t k = top(ww, kw);
         if (k >= l->n_vals) goto general;
         id = l->vals[k];
-        q += wm_exi_code_width(l->n_vals);
+        q += kw;
     } else {
-        uint32_t k = top(ww, wm_exi_code_width(t->n_values));
+        unsigned kw = wm_exi_code_width(t->n_values);
+        if (kw > avail) ww = window(buf, nbytes, q);
+        uint32_t k = top(ww, kw);
         if (k >= t->n_values) goto general;
         id = k;
-        q += wm_exi_code_width(t->n_values);
+        q += kw;
     }
     if (q > len_bits) goto general;
     ev = names[p->lid];

@@ -54,7 +54,8 @@ typedef struct sess {
 } sess;
 
 struct wm_proxy_registry {
-    wm_matcher *m;          /* --prefilter: the current file's; NULL = sessions only */
+    wm_matcher *m;          /* --prefilter: the current file's (under mu once workers run); NULL = sessions only */
+    bool prefilter;         /* m != NULL, fixed at creation: read by workers without the lock */
     _Atomic uint64_t m_gen; /* bumped when m is replaced (rebind) */
     pthread_mutex_t mu;
     reg_ent *ent;           /* handles; under mu */
@@ -74,6 +75,7 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
     wm_proxy_registry *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->m = m;
+    g->prefilter = m != NULL;
     g->max_sessions = max_sessions;
     g->max_subs = max_subs;
     /* Fixed table: about one entry per bucket at the bound, never resized. */
@@ -118,11 +120,11 @@ void wm_proxy_registry_free(wm_proxy_registry *g)
     free(g);
 }
 
-bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->m != NULL; }
+bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->prefilter; }
 
 wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
 {
-    if (!g->m) return NULL;
+    if (!g->prefilter) return NULL;
     /* Under the lock: the matcher and its generation read together. */
     pthread_mutex_lock(&g->mu);
     wm_matcher_reader *rd = wm_matcher_reader_new(g->m);
@@ -238,7 +240,7 @@ void wm_proxy_registry_remove(wm_proxy_registry *g, wm_matcher_reader *rd, uint3
 int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone, char *err, size_t errcap)
 {
     *gone = 0;
-    if (!g->m) return 0;
+    if (!g->prefilter) return 0;
     pthread_mutex_lock(&g->mu);
     for (uint32_t i = 0; i < g->n_ent; i++) {
         reg_ent *e = &g->ent[i];

@@ -169,7 +169,7 @@ static inline void match_queries(wm_xpf_ctx *c, const uint32_t *q, uint32_t n, u
 
 static inline void match_query(wm_xpf_ctx *c, uint32_t q) { match_queries(c, &q, 1, 1); }
 
-static inline void add_post(wm_xpf_ctx *c, const xpf_post *p)
+static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const xpf_post *p)
 {
     const xpf_pstate *ps = c->ps;
     uint32_t serial = c->serial;
