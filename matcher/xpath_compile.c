@@ -362,7 +362,7 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
         return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
     }
     wm_xp_node bn = { 0 };
-    if (cls & TC_BOOL) {
+    if ((cls & TC_BOOL) && n->kind != WM_XP_N_EXISTS) {
         if ((st = bool_test(c, n, is_text, cls, &bn))) return st;
         n = &bn;
     }

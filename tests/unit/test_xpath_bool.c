@@ -90,6 +90,10 @@ Test(xpath_bool, false_literals_and_absence)
     cr_assert_not(matches("//e[@vb = 'false']", "<r><e n='x'/></r>"));
     cr_assert_not(matches("//e[@vb != 'false']", "<r><e n='x'/></r>"));
     cr_assert(matches("//e[not(@vb = 'true')]", "<r><e n='x'/></r>"));
+    /* existence is no value test */
+    cr_assert(matches("//e/@vb", zero));
+    cr_assert(matches("//e[@vb and @vb = 1]", one));
+    cr_assert_not(matches("//e[@vb]", "<r><e n='x'/></r>"));
 }
 
 Test(xpath_bool, boolean_text)
