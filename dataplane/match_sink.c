@@ -603,6 +603,13 @@ static void content_attach(struct wm_match_worker *w)
     w->csnap = s;
 }
 
+static void attach(struct wm_match_worker *w);
+
+/* After its own subscription change the worker attaches to the current set:
+ * a reload published just before took the change into a set the worker
+ * would otherwise read only from its next burst, so a PUBLISH later in
+ * this burst would miss it. It holds nothing from a lookup here (results
+ * are consumed within w_publish). */
 static enum wm_mqtt_sub_status w_subscribe(void *ctx, const struct wm_mqtt_subscribe *s)
 {
     struct wm_match_worker *w = ctx;
@@ -612,6 +619,7 @@ static enum wm_mqtt_sub_status w_subscribe(void *ctx, const struct wm_mqtt_subsc
     content_attach(w);
     tunlock(&w->t->lock);
     wm_reload_reader_resume(w->rd);
+    attach(w);
     return st;
 }
 
@@ -624,6 +632,7 @@ static void w_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s)
     content_attach(w);
     tunlock(&w->t->lock);
     wm_reload_reader_resume(w->rd);
+    attach(w);
 }
 
 static void json_str(FILE *f, const char *s, size_t n)

@@ -73,7 +73,9 @@
  * attach + quiescent once per burst through wm_match_worker_quiescent).
  * Subscription changes are rare control events: they take a spinlock, with
  * the worker's reader paused meanwhile, so exactly one thread writes the
- * current matcher at a time. Reloads and housekeeping (grace periods,
+ * current matcher at a time; then the worker attaches to the current set at
+ * once (a reload just before may have taken the change into a newer set
+ * than the one it reads), so its next PUBLISH sees its own change. Reloads and housekeeping (grace periods,
  * frees) run on a control thread that is NOT a reader (the telemetry
  * thread, or the main program's control thread); they are serialised with
  * each other by a mutex. The match log is a per-worker stdio buffer of

@@ -64,6 +64,7 @@ typedef struct conn {
     uint8_t paused[2];        /* PAUSE_* bits */
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
+    uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
     uint16_t ops;             /* operations outstanding */
     uint32_t next_free;
     wm_proxy_queue q[2];
@@ -97,8 +98,8 @@ typedef struct worker {
     uint8_t *qmem;
     size_t qmem_bytes, qcap;
     uint64_t held, held_limit;
-    slot_ref *total_paused, *nobufs;
-    uint32_t n_total_paused, n_nobufs;
+    slot_ref *total_paused, *nobufs, *kicks;
+    uint32_t n_total_paused, n_nobufs, n_kicks;
     uint32_t parked;          /* chunks parked now, all connections */
     wm_proxy_counters c;
     wm_proxy_filter_shared fsh;
@@ -248,6 +249,31 @@ static void kick_send(worker *w, conn *k, uint32_t slot, int s)
     w->c.sends++;
 }
 
+/* Sends start once a batch of completions is handled, not as each receive
+ * is: a send in flight holds its queue, so a receive handled before the
+ * completion of the previous send (completions come in arrival order) would
+ * otherwise wait a whole further wake-up, and with batching every hop would
+ * cost two waits instead of one. It also makes everything a wake-up received
+ * for one socket leave in one send. */
+static void want_send(worker *w, conn *k, uint32_t slot, int s)
+{
+    if (k->kick[s]) return;
+    k->kick[s] = 1;
+    w->kicks[w->n_kicks++] = (slot_ref){ slot, k->gen, (uint8_t)s };
+}
+
+static void kick_wanted(worker *w)
+{
+    for (uint32_t i = 0; i < w->n_kicks; i++) {
+        slot_ref r = w->kicks[i];
+        conn *k = &w->conns[r.slot];
+        if (k->gen != r.gen) continue;
+        k->kick[r.side] = 0;
+        kick_send(w, k, r.slot, r.side);
+    }
+    w->n_kicks = 0;
+}
+
 static void cancel_op(worker *w, uint64_t target)
 {
     struct io_uring_sqe *sqe = get_sqe(w);
@@ -299,6 +325,7 @@ static void finalize(worker *w, conn *k, uint32_t slot)
     if (k->ss.filter) wm_proxy_filter_reset(&k->flt);
     /* Give the queue pages back: a closed connection must not pin memory. */
     madvise(k->q[0].buf, 2 * w->qcap, MADV_DONTNEED);
+    k->kick[0] = k->kick[1] = 0;
     k->state = ST_FREE;
     k->gen++;
     k->next_free = w->free_head;
@@ -365,7 +392,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     w->c.packets[s] += r.packets;
     w->c.publishes[s] += r.publishes;
     w->c.max_packet_announced[s] += r.rewritten;
-    if (k->ss.filter) kick_send(w, k, slot, 1 - s);
+    if (k->ss.filter) want_send(w, k, slot, 1 - s);
     if (r.verdict == WM_PROXY_FRAME_OK) return true;
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
@@ -527,7 +554,7 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
         if (k->state != ST_OPEN || k->eof[s]) {
             buf_return(w, bid);
         } else if (take_chunk(w, k, slot, s, bid, (uint32_t)res) && frame(w, k, slot, s)) {
-            kick_send(w, k, slot, s);
+            want_send(w, k, slot, s);
             check_bounds(w, k, slot, s);
         }
     } else if (res == 0) {
@@ -571,7 +598,7 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
         if (!frame(w, k, slot, s)) return;
         arm_recv(w, k, slot, s);   /* if that emptied the parking */
     }
-    kick_send(w, k, slot, s);
+    want_send(w, k, slot, s);
     if ((k->paused[s] & PAUSE_CONN) && wm_proxy_queue_pending(q) <= w->cfg->conn_buffer / 2)
         unpause_side(w, k, slot, s, PAUSE_CONN);
     maybe_finish(w, k, slot, s);
@@ -651,6 +678,7 @@ static void arm_wake(worker *w)
  * them, resume sides paused for the worker's total. */
 static void after_batch(worker *w)
 {
+    kick_wanted(w);
     buf_publish(w);
     if (w->n_nobufs && w->bufs_freed) {
         uint32_t n = w->n_nobufs;
@@ -845,6 +873,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->conns = calloc(w->nconns, sizeof(conn));
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
+    w->kicks = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
     if (cfg->schemas) {
         if (!(w->content.tab = wm_content_new_borrowed(cfg->schemas))) {
@@ -861,7 +890,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
             return -1;
         }
     }
-    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs) {
+    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs || !w->kicks) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
     }
@@ -903,6 +932,7 @@ static void worker_free(worker *w)
     free(w->conns);
     free(w->total_paused);
     free(w->nobufs);
+    free(w->kicks);
 }
 
 static void sum(wm_proxy_counters *t, const wm_proxy_counters *c)

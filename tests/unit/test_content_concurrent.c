@@ -80,10 +80,9 @@ static void *worker_main(void *arg)
         enum wm_mqtt_sub_status ss = sk.subscribe(sk.ctx, &s);
         if (ss != WM_MQTT_SUB_INSTALLED) wm_match_table_last_xpath_error(T, err, sizeof err);
         CHECK(ss == WM_MQTT_SUB_INSTALLED, "subscribe %s: status %d (%s)", xp, (int)ss, ss == WM_MQTT_SUB_XPATH_INVALID ? err : "");
-        /* a burst boundary: a reload published just before the SUBSCRIBE took
-         * it into the new set, which the worker attaches to only here (its
-         * PUBLISHes of the same burst still go to the old set) */
-        wm_match_worker_quiescent(w, 0);
+        /* no burst boundary here: a reload published just before the
+         * SUBSCRIBE took it into the new set, which the worker must follow
+         * at once (match_sink.c, w_subscribe) */
         for (int d = 0; d < 2; d++) {
             wm_mqtt5_packet pkt;
             memset(&pkt, 0, sizeof pkt);
