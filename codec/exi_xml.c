@@ -252,6 +252,7 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
         len = blen + sizeof open_ - 1 + sizeof close_ - 1;
         skip = 1;
     }
+    xmlResetLastError(); /* the reason below must be this parse's */
     xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL,
                                              XML_PARSE_NONET | XML_PARSE_NOENT | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
@@ -285,8 +286,20 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
             if (!st && empty) st = wm_exi_encode_ee(e);
         } else st = wm_exi_encode_ee(e);
     }
-    if (!st && ret != 0)
-        st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not well-formed (near line %d)", xmlTextReaderGetParserLineNumber(rd));
+    if (!st && ret != 0) {
+        /* libxml2's own reason; its depth limit (256 levels without
+         * XML_PARSE_HUGE) is a bound of the reader, not a fault of the XML */
+        const xmlError *le = xmlGetLastError();
+        const char *why = le && le->message ? le->message : "";
+        int wl = (int)strcspn(why, "\n");
+        unsigned lim = 0;
+        if (sscanf(why, "Excessive depth in document: %u", &lim) == 1)
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML nested deeper than libxml2's limit of %u levels (near line %d)", lim,
+                             xmlTextReaderGetParserLineNumber(rd));
+        else
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not well-formed (near line %d)%s%.*s",
+                             xmlTextReaderGetParserLineNumber(rd), wl ? ": " : "", wl, why);
+    }
     xmlFreeTextReader(rd);
     free(text);
     free(wrapped);

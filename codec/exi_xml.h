@@ -41,7 +41,8 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);
 /* Encodes the XML document xml[0..len) with encoder e (already initialised
  * with its grammar and options), writing the EXI stream to out[0..cap) and
  * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed:
- * message has line), the encoder's errors (WM_EXI_E_GRAMMAR when the
+ * message has the line and libxml2's reason; nesting deeper than libxml2's
+ * depth limit, 256 levels, says so), the encoder's errors (WM_EXI_E_GRAMMAR when the
  * document does not fit the grammar in strict mode, WM_EXI_E_LENGTH when out
  * is full). */
 wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,

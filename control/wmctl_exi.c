@@ -11,7 +11,7 @@
  *   (decode and encode take --grammar OUT.wmg instead of --schema X.xsd)
  *   wmctl exi encode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
  *                    [--fragment] [--header-options] [--schema-id ID] [--cookie]
- *                    IN.xml OUT.exi
+ *                    IN.xml OUT.exi             (IN and OUT may be '-': stdin, stdout)
  *
  * Options given here are the out-of-band options (§5.4); a stream whose header
  * carries an options document uses those instead. Exit codes: 0 ok, 1 the input
@@ -20,6 +20,7 @@
  * --preserve-prefixes, which the encoder cannot honour), unreadable file or
  * bad schema.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,9 +242,11 @@ int wmctl_exi(int argc, char **argv)
             fprintf(stderr, "wmctl exi: %s: %s [%s]\n", in, err.msg, wm_exi_status_name(st));
             rc = 1;
         } else {
-            FILE *f = fopen(out, "wb");
-            if (!f || fwrite(obuf, 1, olen, f) != olen) rc = wmctl_usage_error("exi", "cannot write %s", out);
-            if (f) fclose(f);
+            bool to_stdout = !strcmp(out, "-"); /* as IN, '-' is the standard stream */
+            FILE *f = to_stdout ? stdout : fopen(out, "wb");
+            if (!f || fwrite(obuf, 1, olen, f) != olen || (to_stdout && fflush(f)))
+                rc = wmctl_usage_error("exi", "cannot write %s", to_stdout ? "stdout" : out);
+            if (f && !to_stdout) fclose(f);
         }
         free(obuf);
         wm_exi_encoder_free(&e);

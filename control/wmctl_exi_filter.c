@@ -62,6 +62,12 @@ int wmctl_exi_filter(int argc, char **argv)
         else if (!strcmp(argv[i], "--query") && i + 1 < argc) qs[nq++] = argv[++i];
         else if (!strcmp(argv[i], "--ns") && i + 1 < argc) {
             if (!wm_xp_ns_parse(argv[++i], &ns[nns])) { rc = wmctl_usage_error("exi", "--ns wants PREFIX=URI, got '%s'", argv[i]); goto out; }
+            /* a prefix bound twice to different URIs: which one a query means is a guess, refuse it */
+            for (size_t j = 0; j < nns; j++)
+                if (!strcmp(ns[j].prefix, ns[nns].prefix) && strcmp(ns[j].uri, ns[nns].uri)) {
+                    rc = wmctl_usage_error("exi", "--ns binds prefix '%s' twice, to '%s' and '%s'", ns[j].prefix, ns[j].uri, ns[nns].uri);
+                    goto out;
+                }
             nns++;
         } else if (!strcmp(argv[i], "--strict")) o.strict = true;
         else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;

@@ -297,6 +297,39 @@ static const char *class_name(unsigned m)
     return m & TC_NUM ? "a number" : m & TC_BOOL ? "a boolean" : "a string";
 }
 
+/* A test on a value the schema types as a boolean. EXI carries the value,
+ * not its lexical form ("1" and "true" arrive alike), so booleans compare as
+ * booleans (as numbers compare as numbers): = and != with a literal that
+ * denotes one (1, '1', 'true' mean true; 0, '0', 'false' false) become the
+ * equality with the canonical form the evaluator sees; any other literal,
+ * < <= > >= and the string functions are refused. *bn: the rewritten test. */
+static wm_xpf_status bool_test(cctx *c, const wm_xp_node *n, bool is_text, unsigned cls, wm_xp_node *bn)
+{
+    const char *what = is_text ? "the text" : "@";
+    const char *name = is_text ? "" : n->attr.local;
+    if (cls & (TC_STR | TC_NUM))
+        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean on some of the elements this step names and not on others: name the element",
+                     what, name);
+    if (n->kind != WM_XP_N_CMP)
+        return qfail(c, WM_XPF_E_TYPE, n->pos,
+                     "string test on %s%s, which the schema types as a boolean: EXI carries its value, not its lexical form; compare it with = or != and true/false/1/0",
+                     what, name);
+    if (n->op != WM_XP_EQ && n->op != WM_XP_NE)
+        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean, which has no order: compare it with = or != and true/false/1/0", what, name);
+    int t = -1;
+    if (n->num) t = n->x == 1 ? 1 : n->x == 0 ? 0 : -1;
+    else if (n->slen == 1 && (n->s[0] == '1' || n->s[0] == '0')) t = n->s[0] == '1';
+    else if (n->slen == 4 && !memcmp(n->s, "true", 4)) t = 1;
+    else if (n->slen == 5 && !memcmp(n->s, "false", 5)) t = 0;
+    if (t < 0)
+        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean: compare it with true/false/1/0, not this literal", what, name);
+    *bn = *n;
+    bn->num = false;
+    bn->s = t ? "true" : "false";
+    bn->slen = t ? 4 : 5;
+    return WM_XPF_OK;
+}
+
 /* AST node -> predicate tree. *out: pnode id. */
 static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uint32_t *out)
 {
@@ -327,6 +360,11 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
     if ((n->kind == WM_XP_N_CONTAINS || n->kind == WM_XP_N_STARTS) && n->slen == 0) {
         *out = new_pnode(c, XPF_P_TRUE, 0, 0); /* every string contains and starts with '' */
         return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
+    }
+    wm_xp_node bn = { 0 };
+    if ((cls & TC_BOOL) && n->kind != WM_XP_N_EXISTS) {
+        if ((st = bool_test(c, n, is_text, cls, &bn))) return st;
+        n = &bn;
     }
     bool string_test = n->kind == WM_XP_N_CONTAINS || n->kind == WM_XP_N_STARTS || n->kind == WM_XP_N_MATCHES ||
                        (n->kind == WM_XP_N_CMP && !n->num && (n->op == WM_XP_EQ || n->op == WM_XP_NE));

@@ -32,9 +32,17 @@
  * Schema typing (compile time): a string test (=, !=, contains, starts-with,
  * matches with a string literal) on an attribute or text the schema types as
  * a number is refused, since EXI transmits the value, not its lexical form;
- * compare it with a number instead. text() and '.' are accepted on elements
- * of simple content only. Differences from XPath 1.0 on the decoded XML,
- * by design: float INF/-INF/NaN compare as the IEEE values they denote.
+ * compare it with a number instead. A value the schema types as a boolean
+ * compares as a boolean: = and != with 1, '1', 'true' (true) or 0, '0',
+ * 'false' (false); any other literal, < <= > >=, contains, starts-with and
+ * matches on it are refused (WM_XPF_E_TYPE), as is a test on an attribute
+ * that is boolean on some of the named elements and not on others.
+ * text() and '.' are accepted on elements of simple content only.
+ * Differences from XPath 1.0 on the decoded XML, by design: float
+ * INF/-INF/NaN compare as the IEEE values they denote; non-canonical lexical
+ * forms are not seen (string tests on numbers are refused for this reason;
+ * a boolean written "1" equals 'true' and 1, where untyped XPath 1.0 on the
+ * source text says vb="1" = 'true' is false).
  *
  * Thread safety: a compiled wm_xpf is immutable and shared by any number of
  * threads; each thread evaluates through its own wm_xpf_ctx (decoder state,
@@ -53,7 +61,7 @@
 
 typedef enum wm_xpf_status {
     WM_XPF_OK = 0,
-    WM_XPF_E_QUERY,    /* a query is outside the subset or malformed (query, pos, msg) */
+    WM_XPF_E_QUERY,    /* a query is outside the subset, its bounds (also the pattern cost bounds of xpath_parse.h) or malformed (query, pos, msg) */
     WM_XPF_E_TYPE,     /* a test contradicts the schema's types (query, pos, msg) */
     WM_XPF_E_PATTERN,  /* Hyperscan refused a matches() pattern (query, pos, msg) */
     WM_XPF_E_LIMIT,    /* too many queries or automaton states (WM_XPF_MAX_*) */

@@ -17,6 +17,7 @@ typedef struct pctx {
     wm_xp_error *err;
     unsigned depth;
     bool failed;
+    uint64_t width;      /* expanded width of the matches() patterns so far */
 } pctx;
 
 static bool fail(pctx *p, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -199,6 +200,125 @@ static bool parse_string(pctx *p, const char **s, uint32_t *slen)
     return true;
 }
 
+/* Expanded width of a matches() pattern (Hyperscan/PCRE syntax), a bound on
+ * the positions Hyperscan's compiler builds: every atom (character, escape,
+ * class, '.') counts 1, a group the sum of its alternatives, a bounded
+ * repetition {m}, {m,}, {m,n} multiplies what it repeats by its largest
+ * count, '*', '+', '?' by 1. Hyperscan unrolls bounded repetitions, so its
+ * compile time and memory follow this width, not the pattern's length
+ * (".{30000}": ~20 s and ~430 MB before it refuses; ".{255}": 0.06 s).
+ * Over-counts escapes like \x41 (3): the bound errs on the safe side.
+ * at: position of the pattern's first byte in the query. */
+static bool pattern_width(pctx *p, const char *s, uint32_t n, size_t at, uint64_t *width)
+{
+    uint64_t sum[WM_XP_MAX_DEPTH + 1] = { 0 }, last = 0;
+    unsigned d = 0;
+    const uint64_t sat = UINT64_C(1) << 32; /* saturate: the product of nested counts overflows */
+    for (uint32_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t c_at = at + i;
+        i++;
+        if (c == '\\' && i < n && s[i] == 'Q') { /* \Q...\E: a literal run */
+            const char *e = NULL;
+            for (uint32_t k = i + 1; k + 1 < n && !e; k++)
+                if (s[k] == '\\' && s[k + 1] == 'E') e = s + k;
+            uint32_t k = e ? (uint32_t)(e - s) - (i + 1) : n - (i + 1);
+            sum[d] += k;
+            last = 1;
+            i += 1 + k + (e ? 2 : 0);
+            continue;
+        }
+        if (c == '\\') {
+            if (i < n && strchr("xopPNgk", s[i]) && i + 1 < n && s[i + 1] == '{') {
+                const char *e = memchr(s + i, '}', n - i);
+                i = e ? (uint32_t)(e - s) + 1 : n;
+            } else if (i < n && s[i] == 'c') i += 2 < n - i ? 2 : n - i;
+            else if (i < n) i++;
+        } else if (c == '[') {
+            if (i < n && s[i] == '^') i++;
+            if (i < n && s[i] == ']') i++;
+            while (i < n && s[i] != ']') {
+                if (s[i] == '\\') i += 2;
+                else if (s[i] == '[' && i + 1 < n && s[i + 1] == ':') {
+                    const char *e = memchr(s + i + 2, ']', n - i - 2);
+                    i = e ? (uint32_t)(e - s) + 1 : n;
+                } else i++;
+            }
+            i = i < n ? i + 1 : n;
+        } else if (c == '(') {
+            if (d == WM_XP_MAX_DEPTH) return fail(p, c_at, "matches() pattern nested deeper than %d groups", WM_XP_MAX_DEPTH);
+            sum[++d] = 0;
+            last = 0;
+            continue;
+        } else if (c == ')' && d) {
+            last = sum[d--];
+            sum[d] = sum[d] + last < sat ? sum[d] + last : sat;
+            continue;
+        } else if (c == '|' || c == '^' || c == '$') {
+            last = 0;
+            continue;
+        } else if (c == '*' || c == '+' || c == '?') {
+            continue;
+        } else if (c == '{' && i < n && s[i] >= '0' && s[i] <= '9') {
+            uint64_t m = 0, hi = 0;
+            uint32_t k = i;
+            bool has_hi = false;
+            while (k < n && s[k] >= '0' && s[k] <= '9') {
+                m = m < sat ? m * 10 + (uint64_t)(s[k] - '0') : sat;
+                k++;
+            }
+            if (k < n && s[k] == ',') {
+                k++;
+                while (k < n && s[k] >= '0' && s[k] <= '9') {
+                    hi = hi < sat ? hi * 10 + (uint64_t)(s[k] - '0') : sat;
+                    k++;
+                    has_hi = true;
+                }
+            }
+            if (k < n && s[k] == '}') { /* a bounded repetition; otherwise '{' is a literal */
+                uint64_t cnt = has_hi && hi > m ? hi : m;
+                if (cnt > WM_XP_MAX_REPEAT)
+                    return fail(p, c_at, "matches() repetition count %llu above %d (Hyperscan unrolls bounded repetitions)",
+                                (unsigned long long)cnt, WM_XP_MAX_REPEAT);
+                uint64_t grown = last * cnt < sat ? last * cnt : sat;
+                sum[d] = sum[d] - last + grown < sat ? sum[d] - last + grown : sat;
+                last = grown;
+                i = k + 1;
+                continue;
+            }
+        } else if (c >= 0x80) {
+            while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++; /* one UTF-8 character */
+        }
+        sum[d] = sum[d] + 1 < sat ? sum[d] + 1 : sat;
+        last = 1;
+    }
+    while (d) {
+        sum[d - 1] = sum[d - 1] + sum[d] < sat ? sum[d - 1] + sum[d] : sat;
+        d--;
+    }
+    *width = sum[0];
+    return true;
+}
+
+/* Bounds a string argument of contains/starts-with/matches (they go into
+ * the Hyperscan database) before any compile: its length, and for a pattern
+ * its width summed over the query (WM_XP_MAX_WIDTH). at: the literal's
+ * opening quote. */
+static bool bound_string_arg(pctx *p, uint8_t kind, const char *s, uint32_t n, size_t at)
+{
+    if (n > WM_XP_MAX_PATTERN)
+        return fail(p, at, "%s() argument of %u bytes, more than %d", kind == WM_XP_N_MATCHES ? "matches" : kind == WM_XP_N_CONTAINS ? "contains" : "starts-with",
+                    n, WM_XP_MAX_PATTERN);
+    if (kind != WM_XP_N_MATCHES) return true;
+    uint64_t w;
+    if (!pattern_width(p, s, n, at + 1, &w)) return false;
+    p->width = p->width + w < (UINT64_C(1) << 32) ? p->width + w : UINT64_C(1) << 32;
+    if (p->width > WM_XP_MAX_WIDTH)
+        return fail(p, at, "matches() patterns of this query expand to %llu positions, more than %d (a bounded repetition counts each copy)",
+                    (unsigned long long)p->width, WM_XP_MAX_WIDTH);
+    return true;
+}
+
 static bool at_number(pctx *p)
 {
     skip_ws(p);
@@ -345,7 +465,8 @@ static uint32_t parse_primary(pctx *p)
             if (parse_operand(p, n) && expect(p, ',', "between the function's arguments")) {
                 if (!at_char(p, '\'') && !at_char(p, '"'))
                     fail(p, p->i, "the function's second argument must be a string literal");
-                else if (parse_string(p, &n->s, &n->slen) && kind == WM_XP_N_MATCHES && eat(p, ',')) {
+                else if (parse_string(p, &n->s, &n->slen) && bound_string_arg(p, kind, n->s, n->slen, p->i - n->slen - 2) &&
+                         kind == WM_XP_N_MATCHES && eat(p, ',')) {
                     uint32_t fl;
                     const char *f;
                     if (parse_string(p, &f, &fl)) {

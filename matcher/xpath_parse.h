@@ -30,9 +30,21 @@
  * bound by the caller (PREFIX=URI), otherwise the query is refused.
  *
  * Bounds: queries up to WM_XP_MAX_LEN bytes, WM_XP_MAX_STEPS steps,
- * WM_XP_MAX_NODES predicate nodes, nesting WM_XP_MAX_DEPTH. Anything outside
- * the subset or the bounds is refused with a reason and the 1-based byte
- * position where it was found. Pure; thread safe (no global state).
+ * WM_XP_MAX_NODES predicate nodes, nesting WM_XP_MAX_DEPTH. The string
+ * arguments of contains/starts-with/matches go into one Hyperscan database,
+ * whose compile time and memory grow with what a pattern expands to, so they
+ * are bounded before any compile: at most WM_XP_MAX_PATTERN bytes each; in
+ * matches(), no bounded repetition ({m}, {m,}, {m,n}) above WM_XP_MAX_REPEAT
+ * and at most WM_XP_MAX_WIDTH positions per query, counting every atom
+ * (character, escape, class, '.') 1, a group the sum of its alternatives, a
+ * bounded repetition its largest count times what it repeats (nested counts
+ * multiply), '*', '+', '?' 1 — e.g. ".{255}" is 255, "(a|b){3}x" 7,
+ * "(.{20}){20}" 400 (refused). Measured (Hyperscan 5.4, one pattern alone):
+ * ".{255}" 0.06 s / 9 MB, ".{2000}" 2.2 s / 46 MB, ".{30000}" ~20 s /
+ * ~430 MB before Hyperscan itself refuses it; typical patterns ~1 ms.
+ * Anything outside the subset or the bounds is refused with a reason and the
+ * 1-based byte position where it was found (a repetition: its '{'; the
+ * width: the pattern's opening quote). Pure; thread safe (no global state).
  */
 #ifndef WM_MATCHER_XPATH_PARSE_H
 #define WM_MATCHER_XPATH_PARSE_H
@@ -45,6 +57,9 @@
 #define WM_XP_MAX_STEPS 32
 #define WM_XP_MAX_NODES 256
 #define WM_XP_MAX_DEPTH 32
+#define WM_XP_MAX_PATTERN 1024  /* bytes of a contains/starts-with/matches string argument */
+#define WM_XP_MAX_REPEAT 255    /* largest count of a bounded repetition in matches() */
+#define WM_XP_MAX_WIDTH 256     /* expanded width of a query's matches() patterns, summed */
 #define WM_XP_NONE UINT32_MAX
 
 typedef enum wm_xp_axis { WM_XP_CHILD = 0, WM_XP_DESC } wm_xp_axis;

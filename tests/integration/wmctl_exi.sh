@@ -106,6 +106,29 @@ expect 2 "root element is not xs:schema" "$W" exi decode --schema $S/ex2.gen.xml
 expect 2 "not a wirematch EXI grammar" "$W" exi decode --grammar $S/ex2.gen.exi $S/ex2.gen.exi
 echo '<a>' > "$work/bad.xml"
 expect 1 "XML is not well-formed" "$W" exi encode --schema $S/senml.gen.xsd "$work/bad.xml" "$work/o.exi"
+# libxml2's depth limit is said as such, not as "not well-formed"
+{ for i in $(seq 300); do printf '<a>'; done; for i in $(seq 300); do printf '</a>'; done; } > "$work/deep.xml"
+expect 1 "XML nested deeper than libxml2's limit of 256 levels" "$W" exi encode --schemaless "$work/deep.xml" "$work/o.exi"
+# encode: '-' is stdin as IN and stdout as OUT (no file named '-')
+Wabs=$(readlink -f "$W")
+(cd "$work" && timeout 30 "$Wabs" exi encode --schema $S/senml.gen.xsd --strict --byte-aligned --header-options --schema-id a \
+  - - < $S/ex1.gen.xml > "$work/ex1-stdout.exi")
+cmp -s "$work/ex1-stdout.exi" $S/ex1.gen.exi && [ ! -e "$work/-" ] || fail "encode - - did not write stdout"; ok
+# a prefix bound twice to different URIs is a usage error; twice to the same URI is fine
+expect 2 "--ns binds prefix 's' twice, to 'urn:a' and 'urn:b'" "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:a --ns s=urn:b \
+  --query '//s:senml' $S/ex2.gen.exi
+out=$(timeout 30 "${F[@]}" --ns s=urn:ietf:params:xml:ns:senml $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "same binding twice: $out"; ok
+# booleans compare as booleans: vb="1" is true for '1', 1 and 'true'; other literals are refused
+echo '<sensml xmlns="urn:ietf:params:xml:ns:senml"><senml n="a" vb="1"/></sensml>' > "$work/vb.xml"
+timeout 30 "$W" exi encode --schema $S/senml.gen.xsd "$work/vb.xml" "$work/vb.exi"
+out=$(timeout 30 "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml[@vb = "1"]' \
+      --query '//s:senml[@vb = 1]' --query '//s:senml[@vb = "true"]' --query '//s:senml[@vb = "0"]' "$work/vb.exi")
+[ "$out" = "[1,2,3]" ] || fail "boolean filter: $out"; ok
+expect 2 "query 1 at position 11: @vb is a boolean: compare it with true/false/1/0" \
+  "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml[@vb = "yes"]' $S/ex2.gen.exi
+# a costly pattern is refused before Hyperscan compiles it (it took ~26 s and ~420 MB before)
+expect 2 "query 1 at position 26: matches() repetition count 30000 above 255" \
+  "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml[matches(@vs, ".{30000}")]' $S/ex2.gen.exi
 expect 2 "no named type 'no-such-type' in the schema" "$W" exi grammar --schema $S/senml.gen.xsd no-such-type
 timeout 30 "$W" exi grammar --schema $S/senml.gen.xsd double | grep -q '^type [0-9]* double ' || fail "grammar TYPE"; ok
 
