@@ -3,14 +3,20 @@
  * wm_proxy_filter_packet (dataplane/proxy_filter.h) and the process-wide
  * registry of sessions and, optionally, --prefilter subscriptions
  * (dataplane/proxy_registry.h), over a two-neighborhood resolution of the
- * small test world.
+ * small test world, and hot reloads of the resolution between packets
+ * (dataplane/proxy_reload.h: the worker's side, wm_proxy_filter_reload_*,
+ * and the --prefilter registry's rebind) alternating with a second file
+ * that redefines N1 and replaces N2 by N3.
  *
  * Input: byte 0 = configuration (bit 0: --prefilter; bits 1..3: records per
- * connection - 1; bits 4..5: sessions in the table - 1), then steps, each
+ * connection - 1; bits 4..5: sessions in the table - 1; bit 6: reloads
+ * allowed), then steps, each
  * a header byte (bit 0: connection A or B, which share the registry and can
  * resume each other's sessions; bit 1: direction, 0 client -> broker;
- * bit 2: close that connection first, as the proxy does on EOF or error)
- * and a 1-byte length, then that many stream bytes.
+ * bit 2: close that connection first, as the proxy does on EOF or error;
+ * bit 3, with reloads allowed: reload the resolution first, as a SIGHUP
+ * does) and a 1-byte
+ * length, then that many stream bytes.
  *
  * Laws (any break aborts):
  *  - everything released towards a peer (framed bytes and the proxy's own
@@ -43,7 +49,8 @@ typedef struct conn {
     uint8_t mem[2][QCAP];
 } conn;
 
-static wm_proxy_spatial *sp;
+static char *paths[2];   /* the two resolution files a reload alternates between */
+static wm_proxy_spatial *fixed; /* the first one, for runs without reloads */
 static uint8_t scratch[MAX_PACKET + 65546];
 static conn conns[2];
 
@@ -51,11 +58,27 @@ static void setup(void)
 {
     static const char *const n1[] = { "sq1", "p_in", NULL };
     static const char *const n2[] = { "far", NULL };
-    const wm_test_nbhd nb[] = { { "N1", n1 }, { "N2", n2 } };
-    char *path = wm_test_write_wmr(wm_test_tmpdir(), "f.wmr", nb, 2);
+    static const char *const m1[] = { "far", NULL };
+    static const char *const m3[] = { "sq1", NULL };
+    const wm_test_nbhd nb[] = { { "N1", n1 }, { "N2", n2 } }, nb2[] = { { "N1", m1 }, { "N3", m3 } };
+    const char *dir = wm_test_tmpdir();
+    paths[0] = dir ? wm_test_write_wmr(dir, "f.wmr", nb, 2) : NULL;
+    paths[1] = dir ? wm_test_write_wmr(dir, "g.wmr", nb2, 2) : NULL;
+    if (!paths[0] || !paths[1]) abort();
     char err[256];
-    if (!path || !(sp = wm_proxy_spatial_open(path, err, sizeof err))) abort();
-    free(path);
+    if (!(fixed = wm_proxy_spatial_open(paths[0], err, sizeof err))) abort();
+}
+
+/* A fresh matcher for a run with reloads: a rebind leaves registrations in
+ * the replaced one, which the proxy closes (as here) once no worker reads
+ * it. (Runs without reloads share `fixed`: opening a matcher costs far more
+ * than a run.) */
+static wm_proxy_spatial *open_file(int i)
+{
+    char err[256];
+    wm_proxy_spatial *s = wm_proxy_spatial_open(paths[i], err, sizeof err);
+    if (!s) abort();
+    return s;
 }
 
 static void conn_open(conn *k, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
@@ -96,7 +119,10 @@ static void check_released(wm_proxy_queue *q, int d)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 16384) return 0;
-    if (!sp) setup();
+    if (!paths[0]) setup();
+    int file = 0;
+    bool reloads = data[0] & 0x40;
+    wm_proxy_spatial *sp = reloads ? open_file(file) : fixed;
     bool prefilter = data[0] & 1;
     wm_proxy_registry *reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL,
                                                    ((data[0] >> 4) & 3) + 1, ((data[0] >> 1) & 7) + 1);
@@ -119,6 +145,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             wm_proxy_filter_reset(&k->flt);
             conn_open(k, &sh, &c);
         }
+        if (reloads && (h & 8)) {
+            file ^= 1;
+            wm_proxy_spatial *nsp = open_file(file);
+            uint32_t gone = 0, nb_gone = 0, xp_gone = 0;
+            char err[256];
+            if (wm_proxy_registry_rebind(reg, wm_proxy_spatial_matcher(nsp), &gone, err, sizeof err)) abort();
+            wm_proxy_content old;
+            wm_proxy_filter_reload_begin(&sh, nsp, NULL, &old);
+            if (prefilter && !sh.rd) abort();
+            for (int i = 0; i < 2; i++) wm_proxy_filter_retable(&conns[i].flt, &nb_gone, &xp_gone);
+            wm_proxy_filter_reload_end(&sh, &old);
+            if (xp_gone) abort();   /* no content filters here */
+            wm_proxy_spatial_close(sp);   /* no reader of its matcher is left */
+            sp = nsp;
+        }
         if (wm_proxy_queue_append(&k->q[dir], data + off, (uint32_t)n)) {
             wm_proxy_frame(&k->ss, dir, &k->q[dir]);
             check_released(&k->q[WM_PROXY_C2U], WM_PROXY_C2U);
@@ -135,5 +176,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wm_proxy_registry_stats_get(reg, &st);
     if (st.sessions_live != 0 || st.deferred_live != 0 || st.added != st.removed) abort();
     wm_proxy_registry_free(reg);
+    if (sp != fixed) wm_proxy_spatial_close(sp);
     return 0;
 }
