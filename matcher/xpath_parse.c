@@ -207,7 +207,10 @@ static bool parse_string(pctx *p, const char **s, uint32_t *slen)
  * count, '*', '+', '?' by 1. Hyperscan unrolls bounded repetitions, so its
  * compile time and memory follow this width, not the pattern's length
  * (".{30000}": ~20 s and ~430 MB before it refuses; ".{255}": 0.06 s).
- * Over-counts escapes like \x41 (3): the bound errs on the safe side.
+ * A Unicode property (\p{..}, \P{..}, alone or in a class) counts
+ * WM_XP_UNICODE_CLASS_WIDTH: in UTF-8 mode it becomes hundreds of byte
+ * sequences ("\p{L}{30}": 3.1 s and 107 MB alone). Over-counts escapes
+ * like \x41 (3): the bound errs on the safe side.
  * at: position of the pattern's first byte in the query. */
 static bool pattern_width(pctx *p, const char *s, uint32_t n, size_t at, uint64_t *width)
 {
@@ -217,6 +220,7 @@ static bool pattern_width(pctx *p, const char *s, uint32_t n, size_t at, uint64_
     for (uint32_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
         size_t c_at = at + i;
+        uint64_t w = 1; /* this atom's width */
         i++;
         if (c == '\\' && i < n && s[i] == 'Q') { /* \Q...\E: a literal run */
             const char *e = NULL;
@@ -229,6 +233,7 @@ static bool pattern_width(pctx *p, const char *s, uint32_t n, size_t at, uint64_
             continue;
         }
         if (c == '\\') {
+            if (i < n && (s[i] == 'p' || s[i] == 'P')) w = WM_XP_UNICODE_CLASS_WIDTH;
             if (i < n && strchr("xopPNgk", s[i]) && i + 1 < n && s[i + 1] == '{') {
                 const char *e = memchr(s + i, '}', n - i);
                 i = e ? (uint32_t)(e - s) + 1 : n;
@@ -238,6 +243,7 @@ static bool pattern_width(pctx *p, const char *s, uint32_t n, size_t at, uint64_
             if (i < n && s[i] == '^') i++;
             if (i < n && s[i] == ']') i++;
             while (i < n && s[i] != ']') {
+                if (s[i] == '\\' && i + 1 < n && (s[i + 1] == 'p' || s[i + 1] == 'P')) w = WM_XP_UNICODE_CLASS_WIDTH;
                 if (s[i] == '\\') i += 2;
                 else if (s[i] == '[' && i + 1 < n && s[i + 1] == ':') {
                     const char *e = memchr(s + i + 2, ']', n - i - 2);
@@ -289,8 +295,8 @@ static bool pattern_width(pctx *p, const char *s, uint32_t n, size_t at, uint64_
         } else if (c >= 0x80) {
             while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++; /* one UTF-8 character */
         }
-        sum[d] = sum[d] + 1 < sat ? sum[d] + 1 : sat;
-        last = 1;
+        sum[d] = sum[d] + w < sat ? sum[d] + w : sat;
+        last = w;
     }
     while (d) {
         sum[d - 1] = sum[d - 1] + sum[d] < sat ? sum[d - 1] + sum[d] : sat;

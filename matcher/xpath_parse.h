@@ -36,12 +36,15 @@
  * are bounded before any compile: at most WM_XP_MAX_PATTERN bytes each; in
  * matches(), no bounded repetition ({m}, {m,}, {m,n}) above WM_XP_MAX_REPEAT
  * and at most WM_XP_MAX_WIDTH positions per query, counting every atom
- * (character, escape, class, '.') 1, a group the sum of its alternatives, a
+ * (character, escape, class, '.') 1 — a Unicode property \p{..}, \P{..}, or a
+ * class holding one, WM_XP_UNICODE_CLASS_WIDTH (UTF-8 mode expands it to
+ * hundreds of byte sequences) —, a group the sum of its alternatives, a
  * bounded repetition its largest count times what it repeats (nested counts
  * multiply), '*', '+', '?' 1 — e.g. ".{255}" is 255, "(a|b){3}x" 7,
  * "(.{20}){20}" 400 (refused). Measured (Hyperscan 5.4, one pattern alone):
  * ".{255}" 0.06 s / 9 MB, ".{2000}" 2.2 s / 46 MB, ".{30000}" ~20 s /
- * ~430 MB before Hyperscan itself refuses it; typical patterns ~1 ms.
+ * ~430 MB before Hyperscan itself refuses it, "\p{L}{4}" 0.3 s / 23 MB,
+ * "\p{L}{30}" 3.1 s / 107 MB; typical patterns ~1 ms.
  * Anything outside the subset or the bounds is refused with a reason and the
  * 1-based byte position where it was found (a repetition: its '{'; the
  * width: the pattern's opening quote). Pure; thread safe (no global state).
@@ -60,6 +63,7 @@
 #define WM_XP_MAX_PATTERN 1024  /* bytes of a contains/starts-with/matches string argument */
 #define WM_XP_MAX_REPEAT 255    /* largest count of a bounded repetition in matches() */
 #define WM_XP_MAX_WIDTH 256     /* expanded width of a query's matches() patterns, summed */
+#define WM_XP_UNICODE_CLASS_WIDTH 64 /* width of one \p{..}/\P{..} atom (or a class holding one) */
 #define WM_XP_NONE UINT32_MAX
 
 typedef enum wm_xp_axis { WM_XP_CHILD = 0, WM_XP_DESC } wm_xp_axis;

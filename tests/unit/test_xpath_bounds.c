@@ -107,6 +107,14 @@ Test(xpath_bounds, width_summed_over_the_query)
     compile_limited(q, WM_XPF_E_QUERY, 18, "expand to 300 positions");
 }
 
+Test(xpath_bounds, unicode_properties_weigh_more)
+{
+    /* UTF-8 mode expands \p{L} to hundreds of byte sequences: \p{L}{30} took 3.1 s and 107 MB alone */
+    compile_limited("//r[matches(@vs, '\\p{L}{30}')]", WM_XPF_E_QUERY, 18, "expand to 1920 positions");
+    compile_limited("//r[matches(@vs, '[^\\P{Lu}x]{5}')]", WM_XPF_E_QUERY, 18, "expand to 320 positions");
+    compile_limited("//r[matches(@vs, '^\\p{L}+$') and matches(@n, '[\\p{L}\\d]{3}')]", WM_XPF_OK, 0, "");
+}
+
 Test(xpath_bounds, long_arguments_refused)
 {
     char q[WM_XP_MAX_PATTERN + 64];
