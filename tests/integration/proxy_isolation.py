@@ -46,18 +46,7 @@ usage: proxy_isolation.py SCENARIO PORT RES_JSON WORLD [ARGS]
 import itertools, os, signal, struct, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client, packet
-from proxy_spatial import PROXY_SID_BASE, fail, ok, load
-
-APPLIED = "in use by every worker"
-
-def sighup(pid, log, marker, count):
-    os.kill(pid, signal.SIGHUP)
-    end = time.time() + 10
-    while time.time() < end:
-        with open(log) as f:
-            if f.read().count(marker) >= count: return
-        time.sleep(0.05)
-    fail("the proxy did not log %r after SIGHUP" % marker)
+from proxy_spatial import APPLIED, PROXY_SID_BASE, fail, ok, sighup, load
 
 def settle(c, n, timeout=10):
     c.wait_for(lambda: len(c.msgs) >= n, timeout)

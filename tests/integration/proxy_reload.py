@@ -27,22 +27,10 @@ workers), the publications dealt out among them:
 import json, os, random, signal, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client
-from proxy_spatial import PROXY_SID_BASE, fail, ok
+from proxy_spatial import APPLIED, PROXY_SID_BASE, fail, ok, sighup
 
 def sets_of(path):
     with open(path) as f: return {k: set(v["result"]) for k, v in json.load(f).items()}
-
-# Logged once every worker has taken a reload in (dataplane/proxy_reload.h).
-APPLIED = "in use by every worker"
-
-def sighup(pid, log, marker, count):
-    os.kill(pid, signal.SIGHUP)
-    end = time.time() + 10
-    while time.time() < end:
-        with open(log) as f:
-            if f.read().count(marker) >= count: return
-        time.sleep(0.05)
-    fail("the proxy did not log %r after SIGHUP" % marker)
 
 def replace(path, data):
     tmp = path + ".new"

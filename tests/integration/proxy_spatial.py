@@ -16,7 +16,7 @@ usage: proxy_spatial.py PROXY_PORT RESOLUTION_JSON WORLD_GEOJSON SCENARIO [ARGS]
                      String for every filter, nothing installed at the broker.
   mosquitto_sub ...  (driven from the shell script)
 """
-import json, random, sys, time, os
+import json, os, random, signal, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client
 
@@ -27,6 +27,19 @@ def fail(msg):
     sys.exit(1)
 
 def ok(msg): print("ok: " + msg, flush=True)
+
+# Logged once every worker has taken a reload in (dataplane/proxy_reload.h).
+APPLIED = "in use by every worker"
+
+# Sends SIGHUP to the proxy and waits (10 s) until its log holds marker count times.
+def sighup(pid, log, marker, count):
+    os.kill(pid, signal.SIGHUP)
+    end = time.time() + 10
+    while time.time() < end:
+        with open(log) as f:
+            if f.read().count(marker) >= count: return
+        time.sleep(0.05)
+    fail("the proxy did not log %r after SIGHUP" % marker)
 
 def load(res_json, world):
     with open(res_json) as f:

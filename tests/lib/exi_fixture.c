@@ -19,6 +19,12 @@ wm_exi_grammar *wm_test_exi_schema(const char *rel, wm_exi_error *err)
     return wm_exi_xsd_compile(path, &g, err) == WM_EXI_OK ? g : NULL;
 }
 
+wm_exi_grammar *wm_test_exi_schema_text(const char *xsd, wm_exi_error *err)
+{
+    wm_exi_grammar *g = NULL;
+    return wm_exi_xsd_compile_mem(xsd, strlen(xsd), &g, err) == WM_EXI_OK ? g : NULL;
+}
+
 size_t wm_test_exi_encode(const wm_exi_grammar *g, const char *xml, bool strict, uint8_t *out, size_t cap,
                           wm_exi_error *err)
 {

@@ -16,6 +16,10 @@
  * with *err filled on failure. Free with wm_exi_grammar_free. */
 wm_exi_grammar *wm_test_exi_schema(const char *rel, wm_exi_error *err);
 
+/* Compiles the XSD text xsd (NUL-terminated, no includes); NULL with *err
+ * filled on failure. Free with wm_exi_grammar_free. */
+wm_exi_grammar *wm_test_exi_schema_text(const char *xsd, wm_exi_error *err);
+
 /* Encodes xml (NUL-terminated) with g into out[0..cap): bit-packed, strict
  * as asked, options written in the header. Returns the stream length, or 0
  * with *err filled when the XML does not encode. */

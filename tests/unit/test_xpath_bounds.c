@@ -16,6 +16,7 @@
 
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
+#include "tests/lib/exi_fixture.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1 /* ASan reserves terabytes of address space: no RLIMIT_AS */
@@ -30,9 +31,9 @@ static const char xsd[] =
 
 static wm_exi_grammar *grammar(void)
 {
-    wm_exi_grammar *g = NULL;
-    wm_exi_error e;
-    cr_assert_eq(wm_exi_xsd_compile_mem(xsd, sizeof xsd - 1, &g, &e), WM_EXI_OK, "%s", e.msg);
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema_text(xsd, &e);
+    cr_assert_not_null(g, "%s", e.msg);
     return g;
 }
 

@@ -106,9 +106,9 @@ static const char paper_xsd[] =
 
 static wm_exi_grammar *paper_grammar(void)
 {
-    wm_exi_grammar *g = NULL;
-    wm_exi_error e;
-    cr_assert_eq(wm_exi_xsd_compile_mem(paper_xsd, sizeof paper_xsd - 1, &g, &e), WM_EXI_OK, "%s", e.msg);
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema_text(paper_xsd, &e);
+    cr_assert_not_null(g, "%s", e.msg);
     return g;
 }
 
