@@ -14,7 +14,7 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
     ss->max_packet = max_packet;
     ss->cfg[WM_PROXY_C2U] = (wm_mqtt5_config){ .from = WM_MQTT5_FROM_CLIENT, .maximum_packet_size = max_packet };
     ss->cfg[WM_PROXY_U2C] = (wm_mqtt5_config){ .from = WM_MQTT5_FROM_SERVER, .maximum_packet_size = max_packet };
-    ss->connack_sent = false;
+    ss->connack_sent = ss->connack_refused = ss->connect_seen = false;
     ss->stopped[0] = ss->stopped[1] = false;
     ss->filter = NULL;
     ss->queues = NULL;
@@ -92,7 +92,9 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         return res;
     }
     uint32_t rd = q->ready;   /* next packet; [q->ready, rd) is withheld */
+    bool hold = dir == WM_PROXY_C2U && wm_proxy_session_holding(ss);
     while (rd < q->tail) {
+        if (hold && q->buf[rd] >> 4 != WM_MQTT5_AUTH && q->buf[rd] >> 4 != WM_MQTT5_DISCONNECT) break;
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
         wm_mqtt5_status st = wm_mqtt5_decode(&ss->cfg[dir], q->buf + rd, q->tail - rd, &pkt, &r);
@@ -128,6 +130,10 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         }
         if (pkt.type == WM_MQTT5_PUBLISH) res.publishes++;
         res.packets++;
+        if (pkt.type == WM_MQTT5_CONNECT && dir == WM_PROXY_C2U) {
+            ss->connect_seen = true;
+            hold = wm_proxy_session_holding(ss);
+        }
         if (act == WM_PROXY_DROP) {
             res.dropped++;
             rd += len;
@@ -155,10 +161,11 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
                 return res;
             }
             res.rewritten += (uint32_t)rw;
-            if (pkt.type == WM_MQTT5_CONNACK) ss->connack_sent = true;
             rd = q->ready;
-        } else if (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C) {
-            ss->connack_sent = true;
+        }
+        if (pkt.type == WM_MQTT5_CONNACK && dir == WM_PROXY_U2C && !ss->connack_sent) {
+            ss->connack_sent = res.connack = true;
+            ss->connack_refused = pkt.reason_code >= 0x80;
         }
         if (rd != q->ready) memmove(q->buf + q->ready, q->buf + rd, len);
         q->ready += len;

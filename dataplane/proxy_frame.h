@@ -17,6 +17,24 @@
  * DISCONNECT with the reason code first, or a CONNACK before CONNECT is
  * acknowledged, §3.1.4 / §3.2.2.2).
  *
+ * Held behind the CONNACK: on a filtered connection (ss->filter), the
+ * client's packets after its CONNECT stay unframed in their queue until the
+ * broker's CONNACK has been framed towards the client (an AUTH or DISCONNECT
+ * at their front goes on: enhanced authentication needs AUTH before the
+ * CONNACK, §4.12, and [MQTT-3.1.2-30] allows nothing else then). After a
+ * successful CONNACK the caller frames them (result `connack`); after a
+ * refusing one they are never framed. Why (MQTT 5.0 §3.1.4 lets a client
+ * send before its CONNACK; [MQTT-3.2.0-1] makes the CONNACK the server's
+ * first packet): everything the filter answers itself (SUBACK refusals,
+ * --prefilter acknowledgements) then follows the CONNACK, nothing is
+ * answered on behalf of a client the broker refuses, and the filter's
+ * decisions that depend on the CONNACK (Subscription Identifier Available,
+ * the broker's Maximum Packet Size, which also bounds the held packets'
+ * decoding) are taken knowing it. Cost: a pipelining client's packets wait
+ * one broker round trip; held bytes count against the connection's buffer
+ * bound like queued ones (wm_proxy_session_holding). Unfiltered, the relay
+ * answers nothing itself and nothing is held.
+ *
  * The session learns the limits each end announced, because the decoder
  * checks packets against the receiver's: the client's CONNECT carries its
  * Maximum Packet Size and Topic Alias Maximum (§3.1.2.11.4-5), which bound
@@ -55,12 +73,16 @@ typedef struct wm_proxy_frame_result {
     wm_mqtt5_err err;            /* MALFORMED / TOO_LARGE: the codec's error */
     uint8_t reason_code;         /* reason code to give the sender (0x81, 0x82, 0x94, 0x95...) */
     uint32_t offset;             /* byte of the bad packet where it went wrong */
+    bool connack;                /* the broker's CONNACK was framed: frame the client's held packets
+                                    (unless ss->connack_refused) */
 } wm_proxy_frame_result;
 
 typedef struct wm_proxy_session {
     wm_mqtt5_config cfg[2];      /* decoder configuration per direction */
     uint32_t max_packet;         /* the proxy's own bound, bytes */
     bool connack_sent;           /* the broker's CONNACK went to the client */
+    bool connack_refused;        /* ... with a reason code >= 0x80 */
+    bool connect_seen;           /* the client's CONNECT went to the broker */
     bool stopped[2];             /* a direction hit an error */
     /* Filtering (NULL = byte-for-byte relay): every framed packet goes
      * through wm_proxy_filter_packet(); queues[2] are the connection's two
@@ -76,6 +98,14 @@ typedef struct wm_proxy_session {
  * spec's default), max_packet (bytes, >= 2) as the Maximum Packet Size, no
  * filter (set filter, queues and scratch after this call to filter). */
 void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet);
+
+/* Whether the client's packets after its CONNECT are held behind the
+ * broker's CONNACK (see above): filtered, CONNECT sent, and no CONNACK yet
+ * or a refusing one. */
+static inline bool wm_proxy_session_holding(const wm_proxy_session *ss)
+{
+    return ss->filter && ss->connect_seen && (!ss->connack_sent || ss->connack_refused);
+}
 
 /* Frames q, the queue of direction dir (WM_PROXY_C2U / WM_PROXY_U2C). After a
  * non-OK verdict the direction stays stopped: later calls frame nothing and

@@ -353,9 +353,18 @@ static void close_conn(worker *w, conn *k, uint32_t slot, uint64_t *why)
     if (k->ops == 0) finalize(w, k, slot);
 }
 
+/* Bytes of q[s] that count against conn_buffer: those framed for the peer,
+ * and on the client's side also those held behind the broker's CONNACK
+ * (proxy_frame.h), which are only framed once it comes. */
+static uint32_t queued(const conn *k, int s)
+{
+    return s == WM_PROXY_C2U && wm_proxy_session_holding(&k->ss) ? wm_proxy_queue_held(&k->q[s])
+                                                                   : wm_proxy_queue_pending(&k->q[s]);
+}
+
 static void check_bounds(worker *w, conn *k, uint32_t slot, int s)
 {
-    if (wm_proxy_queue_pending(&k->q[s]) > w->cfg->conn_buffer && !(k->paused[s] & PAUSE_CONN)) {
+    if (queued(k, s) > w->cfg->conn_buffer && !(k->paused[s] & PAUSE_CONN)) {
         w->c.limit_conn_buffer[s]++;
         pause_side(w, k, slot, s, PAUSE_CONN);
     }
@@ -379,6 +388,7 @@ static void stop_side(worker *w, conn *k, uint32_t slot, int s)
 }
 
 static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
+static bool release_held(worker *w, conn *k, uint32_t slot);
 
 /* Frames what q[s] holds; returns false if side s was stopped by an error. */
 static bool frame(worker *w, conn *k, uint32_t slot, int s)
@@ -393,7 +403,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     w->c.publishes[s] += r.publishes;
     w->c.max_packet_announced[s] += r.rewritten;
     if (k->ss.filter) want_send(w, k, slot, 1 - s);
-    if (r.verdict == WM_PROXY_FRAME_OK) return true;
+    if (r.verdict == WM_PROXY_FRAME_OK) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
     else w->c.malformed[s]++;
@@ -461,8 +471,9 @@ static void unpark(worker *w, conn *k, int s)
     }
 }
 
-/* Side s said EOF: once what it sent is flushed, the connection ends. After
- * an error (drain) both queues must be flushed first. */
+/* Side s said EOF: once what it sent is flushed, the connection ends (a
+ * client's packets held behind the CONNACK still go to the broker first).
+ * After an error (drain) both queues must be flushed first. */
 static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
 {
     if (k->state != ST_OPEN) return;
@@ -471,8 +482,28 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
             close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
-    if (k->eof[s] && k->npark[s] == 0 && wm_proxy_queue_pending(&k->q[s]) == 0)
+    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0)
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+}
+
+/* The broker's CONNACK was framed (proxy_frame.h): the client's packets
+ * held behind it are framed now; if it refused the client, they are dropped
+ * and the connection ends once the CONNACK is out (the broker closes too,
+ * [MQTT-3.2.2-7]). Returns false if framing them stopped the connection. */
+static bool release_held(worker *w, conn *k, uint32_t slot)
+{
+    if (k->ss.connack_refused) {
+        stop_side(w, k, slot, WM_PROXY_C2U);
+        k->drain = 1;
+        return true;
+    }
+    if (!frame(w, k, slot, WM_PROXY_C2U)) return false;
+    want_send(w, k, slot, WM_PROXY_C2U);
+    if ((k->paused[WM_PROXY_C2U] & PAUSE_CONN) && queued(k, WM_PROXY_C2U) <= w->cfg->conn_buffer / 2)
+        unpause_side(w, k, slot, WM_PROXY_C2U, PAUSE_CONN);
+    check_bounds(w, k, slot, WM_PROXY_C2U);
+    maybe_finish(w, k, slot, WM_PROXY_C2U);
+    return true;
 }
 
 static void on_accept(worker *w, struct io_uring_cqe *cqe)
@@ -599,7 +630,7 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
         arm_recv(w, k, slot, s);   /* if that emptied the parking */
     }
     want_send(w, k, slot, s);
-    if ((k->paused[s] & PAUSE_CONN) && wm_proxy_queue_pending(q) <= w->cfg->conn_buffer / 2)
+    if ((k->paused[s] & PAUSE_CONN) && queued(k, s) <= w->cfg->conn_buffer / 2)
         unpause_side(w, k, slot, s, PAUSE_CONN);
     maybe_finish(w, k, slot, s);
 }

@@ -161,7 +161,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             sp = nsp;
         }
         if (wm_proxy_queue_append(&k->q[dir], data + off, (uint32_t)n)) {
-            wm_proxy_frame(&k->ss, dir, &k->q[dir]);
+            /* as the proxy's loop: client packets held behind the CONNACK go on after it */
+            if (wm_proxy_frame(&k->ss, dir, &k->q[dir]).connack && !k->ss.connack_refused)
+                wm_proxy_frame(&k->ss, WM_PROXY_C2U, &k->q[WM_PROXY_C2U]);
             check_released(&k->q[WM_PROXY_C2U], WM_PROXY_C2U);
             check_released(&k->q[WM_PROXY_U2C], WM_PROXY_U2C);
         }

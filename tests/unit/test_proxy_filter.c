@@ -399,3 +399,97 @@ Test(proxy_filter, subscribe_over_the_broker_maximum_packet_size_with_the_identi
     /* the refused SUBSCRIBE used the first one (identifiers are never handed out twice) */
     cr_assert_eq(p.props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u, WM_PROXY_SID_BASE + 1);
 }
+
+/* A client that pipelines (§3.1.4): CONNECT, a SUBSCRIBE the proxy refuses
+ * and a PUBLISH in one chunk. Nothing after the CONNECT is framed until the
+ * broker's CONNACK, so the refusal follows the CONNACK ([MQTT-3.2.0-1]) and
+ * the SUBSCRIBE is judged with the CONNACK's Subscription Identifier
+ * Available 0 (0xA1, not an identifier added for a broker without them). */
+static size_t pipelined(wm_tb *out)
+{
+    wm_tb c = { 0 }, cb = { 0 }, cpr = { 0 }, s = { 0 }, sb = { 0 }, spr = { 0 }, p = { 0 }, pb = { 0 }, ppr = { 0 };
+    wm_tb_str(&cb, "MQTT"); wm_tb_u8(&cb, 5); wm_tb_u8(&cb, 0x02); wm_tb_u16(&cb, 60);
+    wm_tb_props(&cb, &cpr); wm_tb_str(&cb, "c");
+    size_t n = wm_tb_packet(&c, 0x10, &cb);
+    wm_tb_u16(&sb, 4);
+    wm_tb_u8(&spr, 0x26); wm_tb_str(&spr, "nbhd"); wm_tb_str(&spr, "N1");
+    wm_tb_props(&sb, &spr); wm_tb_str(&sb, "t/#"); wm_tb_u8(&sb, 1);
+    size_t ns = wm_tb_packet(&s, 0x82, &sb);
+    wm_tb_str(&pb, "t/1"); wm_tb_props(&pb, &ppr); wm_tb_raw(&pb, "x", 1);
+    size_t np = wm_tb_packet(&p, 0x30, &pb);
+    *out = (wm_tb){ 0 };
+    wm_tb_raw(out, c.b, n); wm_tb_raw(out, s.b, ns); wm_tb_raw(out, p.b, np);
+    return n + ns + np;
+}
+
+static wm_proxy_frame_result connack(uint8_t code, int sid_avail)
+{
+    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
+    if (sid_avail >= 0) { wm_tb_u8(&pr, 0x29); wm_tb_u8(&pr, (uint8_t)sid_avail); }
+    wm_tb_u8(&b, 0); wm_tb_u8(&b, code); wm_tb_props(&b, &pr);
+    size_t n = wm_tb_packet(&out, 0x20, &b);
+    cr_assert(wm_proxy_queue_append(&q[WM_PROXY_U2C], out.b, (uint32_t)n));
+    wm_proxy_frame_result r = wm_proxy_frame(&ss, WM_PROXY_U2C, &q[WM_PROXY_U2C]);
+    cr_assert_eq(r.verdict, WM_PROXY_FRAME_OK);
+    return r;
+}
+
+Test(proxy_filter, packets_pipelined_after_connect_wait_for_the_connack_and_are_judged_with_it)
+{
+    wm_tb in;
+    feed(WM_PROXY_C2U, in.b, pipelined(&in));
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_CONNECT);
+    cr_assert_not(next(WM_PROXY_C2U, &p), "nothing after the CONNECT goes on before the CONNACK");
+    cr_assert_not(next(WM_PROXY_U2C, &p), "nothing from the proxy before the CONNACK");
+    cr_assert(wm_proxy_session_holding(&ss));
+    cr_assert(connack(0, 0).connack);
+    cr_assert_not(wm_proxy_session_holding(&ss));
+    cr_assert_eq(wm_proxy_frame(&ss, WM_PROXY_C2U, &q[WM_PROXY_C2U]).verdict, WM_PROXY_FRAME_OK);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_CONNACK);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_SUBACK);
+    cr_assert_eq(p.payload.p[0], 0xA1, "judged with the CONNACK's Subscription Identifier Available 0");
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBLISH);
+    cr_assert_not(next(WM_PROXY_C2U, &p));
+}
+
+Test(proxy_filter, packets_pipelined_by_a_client_the_broker_refuses_are_never_framed)
+{
+    wm_tb in;
+    feed(WM_PROXY_C2U, in.b, pipelined(&in));
+    drain_all();
+    cr_assert(connack(0x87, -1).connack);
+    cr_assert(wm_proxy_session_holding(&ss), "after a refusing CONNACK the rest stays held");
+    wm_proxy_frame_result r = wm_proxy_frame(&ss, WM_PROXY_C2U, &q[WM_PROXY_C2U]);
+    cr_assert_eq(r.verdict, WM_PROXY_FRAME_OK);
+    cr_assert_eq(r.packets, 0);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_CONNACK);
+    cr_assert_not(next(WM_PROXY_U2C, &p), "no SUBACK for a refused client");
+    cr_assert_not(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(ctr.filter_sid_unavailable + ctr.filter_nbhd_subscribes, 0);
+}
+
+Test(proxy_filter, auth_before_the_connack_goes_on_while_the_rest_is_held)
+{
+    wm_tb c = { 0 }, cb = { 0 }, cpr = { 0 }, a = { 0 }, ab = { 0 }, in = { 0 };
+    wm_tb_str(&cb, "MQTT"); wm_tb_u8(&cb, 5); wm_tb_u8(&cb, 0x02); wm_tb_u16(&cb, 60);
+    wm_tb_u8(&cpr, 0x15); wm_tb_str(&cpr, "SCRAM-SHA-1");   /* Authentication Method: §4.12 */
+    wm_tb_props(&cb, &cpr); wm_tb_str(&cb, "c");
+    size_t n = wm_tb_packet(&c, 0x10, &cb);
+    wm_tb_u8(&ab, 0x18); wm_tb_props(&ab, &(wm_tb){ 0 });   /* AUTH: Continue authentication */
+    size_t na = wm_tb_packet(&a, 0xF0, &ab);
+    wm_tb_raw(&in, c.b, n); wm_tb_raw(&in, a.b, na); wm_tb_raw(&in, "\xc0\x00", 2);   /* + PINGREQ */
+    feed(WM_PROXY_C2U, in.b, n + na + 2);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_CONNECT);
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_AUTH);
+    cr_assert_not(next(WM_PROXY_C2U, &p), "the PINGREQ waits for the CONNACK");
+}
