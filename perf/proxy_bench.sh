@@ -63,7 +63,7 @@
 # The machine is shared: read ratios measured in the same run, run it twice.
 #
 # usage: perf/proxy_bench.sh BUILD
-#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=3
+#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=5
 #        THREADS=1 BATCH_WAIT_US=1000 (the proxy's --batch-wait-us) BATCH_RATE=75000 (its --batch-rate)
 #        PIN=CPULIST (run every component under taskset -c CPULIST; default: not pinned,
 #             since on a shared 2-core machine one pinned core is where everyone's benchmarks queue)
@@ -72,7 +72,7 @@
 set -euo pipefail
 BUILD=${1:-build}
 SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; PAYLOAD=${PAYLOAD:-64}; SECS=${SECS:-3}; SAT_ROUNDS=${SAT_ROUNDS:-3}; WINDOW=${WINDOW:-4000}
-RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-3}
+RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-5}
 THREADS=${THREADS:-1}; BATCH_WAIT_US=${BATCH_WAIT_US:-1000}; BATCH_RATE=${BATCH_RATE:-75000}; PIN=${PIN:-}; SPATIAL=${SPATIAL:-auto}; LAT_RT=${LAT_RT:-1}
 LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy; WMCTL=$BUILD/wmctl; RELAY=$BUILD/perf/tcp_relay
 PATH=$PATH:/usr/sbin
@@ -276,14 +276,15 @@ for s in lat_setups:
         io = S(f"lat_{s}")["io_uring"]
         lat_cpu[s]["proxy_batched_waits"], lat_cpu[s]["proxy_wakeups"] = io["batched_waits"], io["submits"]
     # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
-    # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions (every CQE that is
-    # not a send's), sends. Relay: epoll_wait returns with events, read() and write() calls.
+    # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions carrying data, sends
+    # (most finish within the enter that submits them, without a completion). Relay: epoll_wait
+    # returns with events, read() and write() calls.
     pub = sum(x["published"] for x in runs)
     if s == "relay":
         rl = json.load(open(f"{d}/lat_relay.summary"))
         lat_cpu[s]["per_message"] = {"waits": rl["wakeups"] / pub, "reads": rl["reads"] / pub, "sends": rl["writes"] / pub}
     elif s != "direct":
-        lat_cpu[s]["per_message"] = {"waits": io["submits"] / pub, "reads": (io["cqes"] - io["sends"]) / pub, "sends": io["sends"] / pub}
+        lat_cpu[s]["per_message"] = {"waits": io["submits"] / pub, "reads": io["recvs"] / pub, "sends": io["sends"] / pub}
 median = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2]) / 2
 added = {s: {"p50": lat[s]["p50"] - lat["direct"]["p50"], "p99": lat[s]["p99"] - lat["direct"]["p99"],
              "rounds_p99": [a - b for a, b in zip(lat[s]["rounds_p99"], lat["direct"]["rounds_p99"])]} for s in lat_setups if s != "direct"}
