@@ -465,10 +465,16 @@ static bool triggers(const wm_xpf *f, uint32_t p, lvec *out)
 {
     const xpf_pnode *n = &f->pnodes[p];
     switch (n->kind) {
-    case XPF_P_LIT:
-        if (f->lits[n->a].absent) out->always = true;
+    case XPF_P_LIT: {
+        const xpf_lit *l = &f->lits[n->a];
+        /* S op NaN (but !=) is false at every element: no trigger. It must
+         * stay out of the sorted threshold arrays too, where NaN has no
+         * place and would cut the scan of the others short. */
+        if (l->kind == XPF_L_NUM && l->op != WM_XP_NE && l->x != l->x) return true;
+        if (l->absent) out->always = true;
         else return lvec_push(out, n->a);
         return true;
+    }
     case XPF_P_FALSE: return true;
     case XPF_P_TRUE: case XPF_P_NOT: out->always = true; return true;
     case XPF_P_OR: return triggers(f, n->a, out) && triggers(f, n->b, out);
