@@ -232,6 +232,9 @@ def sat_round(s, r):
         e["batched_cpu_share"] = ratio(b["cpu_s"], b["cpu_s"] + u["cpu_s"])
         e["batched_frames_per_wakeup"] = ratio(b["frames"], b["wakeups"])
         e["batched_cpu_us_per_wakeup"] = ratio(b["cpu_s"] * 1e6, b["wakeups"])
+        # Socket reads (receive completions with data) per 100 MQTT packets, both directions: on
+        # loopback each read costs a round of kernel TCP (its ACK releases what the sender held back).
+        e["reads_per_100_frames"] = ratio(100 * io["recvs"], sum(sm["packets"].values()))
         fl = sm.get("filter")
         withheld = sum(fl["withheld"].values()) if fl else 0
         e["withheld"] = withheld
@@ -261,7 +264,7 @@ for s in setups:
         e["efficiency_ratio"] = ratio(e["proxy_messages_per_cpu_s"], e["mosquitto_deliveries_per_cpu_s"])
         e["efficiency_ratio_rounds"] = [x["efficiency_ratio"] for x in rs]
         e["batched_wakeups_rounds"] = [x["batched_wakeups"] for x in rs]
-        for k in ("batched_cpu_share", "batched_frames_per_wakeup", "batched_cpu_us_per_wakeup"):
+        for k in ("batched_cpu_share", "batched_frames_per_wakeup", "batched_cpu_us_per_wakeup", "reads_per_100_frames"):
             e[k + "_rounds"] = [x[k] for x in rs]
     sat[s] = e
 
@@ -320,6 +323,7 @@ row("  per round", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["efficiency_rati
 row("  proxy batched wake-ups, per round", ["-"] + [" ".join(f"{x:.0%}" for x in sat[s]["batched_wakeups_rounds"]) for s in setups[1:]])
 row("  share of proxy CPU when batching", ["-"] + [" ".join("-" if x is None else f"{x:.0%}" for x in sat[s]["batched_cpu_share_rounds"]) for s in setups[1:]])
 row("  batching: frames per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_frames_per_wakeup_rounds"]) for s in setups[1:]])
+row("  proxy socket reads per 100 packets", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["reads_per_100_frames_rounds"]) for s in setups[1:]])
 row("  batching: proxy CPU us per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_cpu_us_per_wakeup_rounds"]) for s in setups[1:]])
 print(f"latency at {params['rate_msg_s']} msg/s, us (pooled over {rounds} interleaved rounds{', SCHED_FIFO' if params['latency_sched_fifo'] == '1' else ''})")
 print(f"{'':36}" + "".join(f"{s:>{W}}" for s in lat_setups))
