@@ -15,8 +15,15 @@
  *   conn_buffer    bytes queued towards one peer; above it, the other side
  *                  stops being read until the queue drains to half of it.
  *   total_buffer   bytes held by all connections (split evenly over
- *                  workers); above it, the side that just delivered stops
- *                  being read until the worker is back under 3/4 of it.
+ *                  workers); above its share, a worker reads no connection
+ *                  until it is back under 3/4 of it, so it holds at most
+ *                  its share + one receive buffer (recv_buf_size) + what
+ *                  framing that buffer adds (proxy_frame.h: a few bytes per
+ *                  rewritten CONNECT/CONNACK/SUBSCRIBE, the filter's own
+ *                  acknowledgements; topics restored to alias-only
+ *                  PUBLISHes, each within the client's Maximum Packet
+ *                  Size). Received bytes beyond it wait in the worker's
+ *                  provided buffers (recv_buf_count x recv_buf_size).
  *   max_packet     bytes of one MQTT packet the framer accepts; announced
  *                  as Maximum Packet Size to the broker (in CONNECT) and to
  *                  the client (in CONNACK) unless they announced less.
@@ -84,7 +91,7 @@ typedef struct wm_proxy_counters {
     uint64_t malformed[2];           /* connections closed for a malformed packet (or protocol error) */
     uint64_t packet_too_large[2];    /* packets above max_packet */
     uint64_t limit_conn_buffer[2];   /* reading paused: peer's queue over conn_buffer */
-    uint64_t limit_total_buffer;     /* reading paused: worker over its total share */
+    uint64_t limit_total_buffer;     /* times a worker went over its total share (every side paused) */
     uint64_t held_peak;              /* gauge: most bytes queued at once in a worker (summed: a bound) */
     uint64_t held_at_exit;           /* gauge: bytes still accounted as held at exit (0 once all closed) */
     uint64_t resumed;                /* reading resumed after a pause */

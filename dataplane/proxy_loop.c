@@ -14,11 +14,12 @@
  * q[s] holding what side s sent and the other side has not received yet.
  * Receiving on side s appends to q[s] and frees the provided buffer at once;
  * at most one send per queue is in flight. Back-pressure: when q[s] holds
- * more than conn_buffer framed bytes, or the worker more than its share of
- * total_buffer, the multishot receive on side s is cancelled; it is armed
- * again once the queue is under half the bound (the worker under 3/4 of its
- * share). Chunks that still arrive after the cancel and do not fit are
- * parked (their provided buffer kept) and appended as sends complete.
+ * more than conn_buffer framed bytes, the receive on side s is cancelled
+ * and armed again once the queue is under half the bound; when the worker
+ * holds more than its share of total_buffer, the receives of every side are
+ * (check_bounds), until it is under 3/4 of its share. Chunks that still
+ * arrive on a paused side are parked (their provided buffer kept) and
+ * appended once it may grow again.
  *
  * user_data: op (8 bits) | side (8) | slot (24) | generation (24). A slot is
  * freed only once none of its operations is outstanding, so a completion
@@ -112,8 +113,9 @@ typedef struct worker {
     uint8_t *qmem;
     size_t qmem_bytes, qcap;
     uint64_t held, held_limit;
-    slot_ref *total_paused, *nobufs, *kicks;
-    uint32_t n_total_paused, n_nobufs, n_kicks;
+    bool over_total;          /* held went over held_limit: no connection is read (check_bounds) */
+    slot_ref *nobufs, *kicks;
+    uint32_t n_nobufs, n_kicks;
     inline_ref *inl;          /* inline sends not settled yet, in submission order */
     uint32_t n_inl, inl_cap, inl_tag;
     uint32_t parked;          /* chunks parked now, all connections */
@@ -354,18 +356,6 @@ static void pause_side(worker *w, conn *k, uint32_t slot, int s, uint8_t why)
 {
     if (k->paused[s] & why) return;
     k->paused[s] |= why;
-    if (why == PAUSE_TOTAL) {
-        if (w->n_total_paused == w->nconns * 2) {
-            /* Full of stale entries (their connections closed): keep the live ones. */
-            uint32_t n = 0;
-            for (uint32_t i = 0; i < w->n_total_paused; i++) {
-                slot_ref r = w->total_paused[i];
-                if (w->conns[r.slot].gen == r.gen && w->conns[r.slot].state == ST_OPEN) w->total_paused[n++] = r;
-            }
-            w->n_total_paused = n;
-        }
-        w->total_paused[w->n_total_paused++] = (slot_ref){ slot, k->gen, (uint8_t)s };
-    }
     if (k->recv_armed[s]) cancel_op(w, ud(OP_RECV, (unsigned)s, slot, k->gen));
 }
 
@@ -430,15 +420,26 @@ static uint32_t queued(const conn *k, int s)
                                                                    : wm_proxy_queue_pending(&k->q[s]);
 }
 
+/* The worker's share of total_buffer is a bound on what it holds, not only
+ * on what the side that crossed it holds: once over it, every side of every
+ * connection stops being read (PAUSE_TOTAL), and what their receives still
+ * bring is parked in its provided buffer (take_chunk), not queued, until
+ * the worker is back under 3/4 of its share (resume_total). So the worker
+ * holds at most its share + the one chunk that crossed it (a receive
+ * buffer) + what framing that chunk adds (proxy_frame.h rewrites, the
+ * filter's own packets). */
 static void check_bounds(worker *w, conn *k, uint32_t slot, int s)
 {
     if (queued(k, s) > w->cfg->conn_buffer && !(k->paused[s] & PAUSE_CONN)) {
         w->c.limit_conn_buffer[s]++;
         pause_side(w, k, slot, s, PAUSE_CONN);
     }
-    if (w->held > w->held_limit && !(k->paused[s] & PAUSE_TOTAL)) {
+    if (w->held > w->held_limit && !w->over_total) {
         w->c.limit_total_buffer++;
-        pause_side(w, k, slot, s, PAUSE_TOTAL);
+        w->over_total = true;
+        for (uint32_t i = 0; i < w->nconns; i++)
+            if (w->conns[i].state == ST_OPEN)
+                for (int d = 0; d < 2; d++) pause_side(w, &w->conns[i], i, d, PAUSE_TOTAL);
     }
 }
 
@@ -501,11 +502,13 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     return false;
 }
 
-/* Appends a received chunk to q[s] (or parks it behind earlier parked ones);
- * returns false if it could not be kept and the connection was closed. */
+/* Appends a received chunk to q[s], or parks it behind earlier parked ones
+ * (also when side s is paused: a receive cancelled for a bound may still
+ * bring chunks, which must not grow the queue past it); returns false if it
+ * could not be kept and the connection was closed. */
 static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, uint32_t len)
 {
-    if (k->npark[s] == 0 && wm_proxy_queue_append(&k->q[s], buf_addr(w, bid), len)) {
+    if (k->npark[s] == 0 && !k->paused[s] && wm_proxy_queue_append(&k->q[s], buf_addr(w, bid), len)) {
         buf_return(w, bid);
         w->held += len;
         if (w->held > w->c.held_peak) w->c.held_peak = w->held;
@@ -522,10 +525,12 @@ static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, u
     return true;
 }
 
+/* Queues parked chunks of side s while they fit and the worker is within its
+ * share of total_buffer (one chunk may cross it: check_bounds then). */
 static void unpark(worker *w, conn *k, int s)
 {
     unsigned i = 0;
-    while (i < k->npark[s] &&
+    while (i < k->npark[s] && w->held <= w->held_limit &&
            wm_proxy_queue_append(&k->q[s], buf_addr(w, k->parks[s][i].bid), k->parks[s][i].len)) {
         w->held += k->parks[s][i].len;
         if (w->held > w->c.held_peak) w->c.held_peak = w->held;
@@ -565,6 +570,9 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
         k->drain = 1;
         return true;
     }
+    /* Chunks parked while the client was paused for what it sent meanwhile
+     * (nothing of it was sendable, so no send completion would take them in). */
+    if (!(k->paused[WM_PROXY_C2U] & PAUSE_TOTAL)) unpark(w, k, WM_PROXY_C2U);
     if (!frame(w, k, slot, WM_PROXY_C2U)) return false;
     want_send(w, k, slot, WM_PROXY_C2U);
     if ((k->paused[WM_PROXY_C2U] & PAUSE_CONN) && queued(k, WM_PROXY_C2U) <= w->cfg->conn_buffer / 2)
@@ -639,6 +647,7 @@ static void on_connect(worker *w, conn *k, uint32_t slot, int res)
         return;
     }
     k->state = ST_OPEN;
+    if (w->over_total) k->paused[0] = k->paused[1] = PAUSE_TOTAL;   /* resume_total reads them */
     arm_recv(w, k, slot, 0);
     arm_recv(w, k, slot, 1);
 }
@@ -695,9 +704,10 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     w->c.bytes[s] += (uint64_t)res;
     w->held -= (uint64_t)res;
     wm_proxy_queue_sent(q, (uint32_t)res);
-    if (k->npark[s]) {
+    if (k->npark[s] && !(k->paused[s] & PAUSE_TOTAL)) {
         unpark(w, k, s);
         if (!frame(w, k, slot, s)) return;
+        check_bounds(w, k, slot, s);
         arm_recv(w, k, slot, s);   /* if that emptied the parking */
     }
     want_send(w, k, slot, s);
@@ -783,7 +793,7 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
  * that settles it. */
 static bool inline_prompt(const worker *w)
 {
-    if (w->n_total_paused) return true;
+    if (w->over_total) return true;
     for (uint32_t i = 0; i < w->n_inl; i++) {
         const conn *k = &w->conns[w->inl[i].slot];
         int s = w->inl[i].side;
@@ -831,6 +841,28 @@ static void arm_wake(worker *w)
     w->wake_armed = true;
 }
 
+/* The worker is back under 3/4 of its share of total_buffer: every side is
+ * read again, its parked chunks queued first. If that takes the worker over
+ * its share again, check_bounds pauses everything again and the rest waits. */
+static void resume_total(worker *w)
+{
+    w->over_total = false;
+    for (uint32_t i = 0; i < w->nconns && !w->over_total; i++) {
+        conn *k = &w->conns[i];
+        for (int s = 0; s < 2 && !w->over_total; s++) {
+            if (k->state != ST_OPEN || !(k->paused[s] & PAUSE_TOTAL)) continue;
+            if (k->npark[s]) {
+                unpark(w, k, s);
+                if (!frame(w, k, i, s)) continue;
+                want_send(w, k, i, s);
+                check_bounds(w, k, i, s);
+                if (w->over_total) break;
+            }
+            unpause_side(w, k, i, s, PAUSE_TOTAL);
+        }
+    }
+}
+
 /* After a batch: publish returned buffers, retry receives that ran out of
  * them, resume sides paused for the worker's total. */
 static void after_batch(worker *w)
@@ -850,15 +882,7 @@ static void after_batch(worker *w)
         }
     }
     w->bufs_freed = false;
-    if (w->n_total_paused && w->held <= w->held_limit / 4 * 3) {
-        uint32_t n = w->n_total_paused;
-        w->n_total_paused = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            slot_ref r = w->total_paused[i];
-            conn *k = &w->conns[r.slot];
-            if (k->gen == r.gen && k->state == ST_OPEN) unpause_side(w, k, r.slot, r.side, PAUSE_TOTAL);
-        }
-    }
+    if (w->over_total && w->held <= w->held_limit / 4 * 3) resume_total(w);
 }
 
 /* Reloaded tables (SIGHUP, dataplane/proxy_reload.h): swapped in as a whole,
@@ -1040,7 +1064,6 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->qmem_bytes = (size_t)w->nconns * 2 * w->qcap;
     w->qmem = mmap(NULL, w->qmem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     w->conns = calloc(w->nconns, sizeof(conn));
-    w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->kicks = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     /* One inline send per queue in flight, plus the failed ones of the
@@ -1063,7 +1086,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
             return -1;
         }
     }
-    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs || !w->kicks || !w->inl) {
+    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->nobufs || !w->kicks || !w->inl) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
     }
@@ -1103,7 +1126,6 @@ static void worker_free(worker *w)
     wm_content_free(w->content.tab);
     free(w->scratch);
     free(w->conns);
-    free(w->total_paused);
     free(w->nobufs);
     free(w->kicks);
     free(w->inl);

@@ -9,7 +9,9 @@
 #    reading the broker (counted), and once it reads again it gets every
 #    message, in order;
 #  - Maximum Packet Size: the proxy announces its bound to the broker, which
-#    then drops messages too large for the client instead of sending them.
+#    then drops messages too large for the client instead of sending them;
+#  - --total-buffer: three slow subscribers behind one worker; the bound is hit
+#    and the bytes held at once stay within it (+ one receive buffer).
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -66,6 +68,32 @@ mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t mps/x -q 1 -m small-after
 wait "$MPS" || fail "max-packet subscriber failed: $(tail -3 "$TMP/mps.out")"
 [ "$(grep '^MSG|' "$TMP/mps.out")" = "MSG|mps/x|small-after" ] || fail "max-packet subscriber got: $(grep '^MSG' "$TMP/mps.out")"
 
+# 6. --total-buffer: three subscribers that do not read for 3 s, 2000 messages of ~1 KB each
+#    (6 MB towards them) through a proxy that may hold 40,000 bytes in all (one worker): every
+#    message arrives, in order; the bound is hit (counted) and the most held at once stays
+#    within it + one 16 KiB receive buffer + the bytes the proxy adds to the CONNECTs and
+#    CONNACKs it rewrites (5 each) (before: 101,307 held, 2.5x the setting).
+px_proxy t --max-packet 2048 --conn-buffer 16384 --total-buffer 40000 --threads 1
+N6=2000
+for k in 1 2 3; do
+  timeout 60 "${RAW[@]}" "$PORT_t" slow-sub tb/x $N6 3 "slow-tb-$k" > "$TMP/tb$k.out" 2> "$TMP/tb$k.err" & eval "TB$k=\$!"
+done
+for k in 1 2 3; do
+  for _ in $(seq 100); do grep -q ready "$TMP/tb$k.out" 2>/dev/null && break; sleep 0.1; done
+  grep -q ready "$TMP/tb$k.out" || fail "total-buffer subscriber $k did not subscribe"
+done
+head -n $N6 "$TMP/lines" | timeout 30 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t tb/x -q 0 -l || fail "publisher failed"
+for k in 1 2 3; do
+  wait "$(eval echo "\$TB$k")" || fail "total-buffer subscriber $k: $(cat "$TMP/tb$k.out" "$TMP/tb$k.err")"
+  grep -q "^got $N6 first=1 last=$N6 in-order=True$" "$TMP/tb$k.out" || fail "total-buffer subscriber $k: $(cat "$TMP/tb$k.out")"
+done
+px_stop "$PID_t" || fail "proxy t exited with rc $?"
+T=$TMP/t.json
+tb=$(jq '.limits.total_buffer' "$T"); tpeak=$(jq '.limits.held_peak_bytes' "$T")
+[ "$tb" -ge 1 ] || fail "--total-buffer never hit: $(jq -c .limits "$T")"
+[ "$tpeak" -le $((40000 + 16384 + 3 * 2 * 5)) ] || fail "--total-buffer 40000: held $tpeak bytes at once"
+[ "$(jq '.limits.held_at_exit_bytes' "$T")" -eq 0 ] || fail "byte accounting drifted (t): $(jq -c .limits "$T")"
+
 px_stop "$PID_p" || fail "proxy exited with rc $?"
 S=$TMP/p.json
 [ "$(jq '.malformed.client_to_upstream' "$S")" -eq 2 ] || fail "malformed not counted: $(jq -c .malformed "$S")"
@@ -81,4 +109,4 @@ peak=$(jq '.limits.held_peak_bytes' "$S")
 [ "$(jq '.limits.held_at_exit_bytes' "$S")" -eq 0 ] || fail "byte accounting drifted: $(jq -c .limits "$S")"
 [ "$peak" -le $((2048 + 16384 + 16384)) ] || fail "held $peak bytes at once"
 grep -q 'malformed packet from the client: .* reason code 0x81' "$TMP/p.err" || fail "no diagnostic on stderr"
-echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order, max packet announced"
+echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order, max packet announced; --total-buffer 40000 hit $tb time(s), peak $tpeak bytes, 3 x $N6 delivered in order"

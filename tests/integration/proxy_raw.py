@@ -7,9 +7,10 @@ usage:
   proxy_raw.py PORT expect-close HEXBYTES...   send each packet (hex), then
       read until the peer closes (10 s bound); print the packets received as
       "TYPE:REASON" lines (e.g. "CONNACK:00", "DISCONNECT:81").
-  proxy_raw.py PORT slow-sub TOPIC N SLEEP     CONNECT + SUBSCRIBE (QoS 0),
-      print "ready", stay silent SLEEP seconds without reading, then read N
-      PUBLISH packets and print "got N first=P last=P in-order=B".
+  proxy_raw.py PORT slow-sub TOPIC N SLEEP [CID]  CONNECT (client identifier
+      CID, default slow-sub) + SUBSCRIBE (QoS 0), print "ready", stay silent
+      SLEEP seconds without reading, then read N PUBLISH packets and print
+      "got N first=P last=P in-order=B".
 """
 import socket, struct, sys, time
 
@@ -70,10 +71,10 @@ def expect_close(port, hexes):
     except (EOFError, ConnectionResetError):
         print("closed")
 
-def slow_sub(port, topic, n, pause):
+def slow_sub(port, topic, n, pause, cid="slow-sub"):
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
-    sock.sendall(connect("slow-sub"))
+    sock.sendall(connect(cid))
     r = Reader(sock)
     assert r.packet()[0] >> 4 == 2
     sock.sendall(packet(0x82, struct.pack(">H", 1) + b"\x00" + s(topic) + b"\x00"))
@@ -104,5 +105,5 @@ def slow_sub(port, topic, n, pause):
 if __name__ == "__main__":
     port, mode = int(sys.argv[1]), sys.argv[2]
     if mode == "expect-close": expect_close(port, sys.argv[3:])
-    elif mode == "slow-sub": slow_sub(port, sys.argv[3], int(sys.argv[4]), float(sys.argv[5]))
+    elif mode == "slow-sub": slow_sub(port, sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), *sys.argv[6:7])
     else: sys.exit("unknown mode " + mode)
