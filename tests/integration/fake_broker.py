@@ -7,7 +7,7 @@ the only way with the peers of this machine to put more than 64 identifiers
 on one PUBLISH (proxy_isolation.sh); and, with options, a late CONNACK with
 the properties a broker may set (proxy_pipeline.sh) and broker -> client
 Topic Aliases (proxy_aliases.sh).
-CONNECT, SUBSCRIBE (all granted), QoS 0 PUBLISH, PINGREQ, PUBACK, DISCONNECT;
+CONNECT, SUBSCRIBE (all granted the QoS asked), QoS 0 PUBLISH, PINGREQ, PUBACK, DISCONNECT;
 nothing else.
 usage: fake_broker.py PORT [OPTION...]   (serves until killed)
   --connack-delay S  wait S seconds after a CONNECT before the CONNACK (reading
@@ -86,7 +86,8 @@ def serve(c):
                 codes = b""
                 while off < len(body):
                     l = struct.unpack(">H", body[off:off + 2])[0]
-                    subs.append((body[off + 2:off + 2 + l].decode(), sid)); off += 2 + l + 1; codes += b"\x00"
+                    subs.append((body[off + 2:off + 2 + l].decode(), sid))
+                    codes += bytes([body[off + 2 + l] & 3]); off += 2 + l + 1   # the QoS asked for
                 c.sendall(packet(0x90, pid + props([]) + codes))
                 if ALIASES:
                     for i, (topic, alias, peid) in enumerate(ALIAS_SEQ, 1):

@@ -76,12 +76,12 @@ fake() {   # fake NAME OPTIONS...: a fake_broker.py on a free port -> FPORT_<NAM
 }
 fake nosid --connack-delay 0.5 --no-sub-ids
 fake small --connack-delay 1 --max-packet 2000
-expect "$FPORT_nosid" nbhd -- "CONNACK:00 SUBACK:00 PINGRESP"
+expect "$FPORT_nosid" nbhd -- "CONNACK:00 SUBACK:01 PINGRESP"
 BPORT=$FPORT_nosid px_proxy fa --resolution "$TMP/m.wmr"
 expect "$PORT_fa" nbhd -- "CONNACK:00 SUBACK:a1 PINGRESP"
 BPORT=$FPORT_small px_proxy fb --resolution "$TMP/m.wmr" --conn-buffer 16384
 expect "$PORT_fb" nbhd-size 2000 -- "CONNACK:00 SUBACK:83 PINGRESP"
-expect "$PORT_fb" nbhd-size 1990 -- "CONNACK:00 SUBACK:00 PINGRESP"
+expect "$PORT_fb" nbhd-size 1990 -- "CONNACK:00 SUBACK:01 PINGRESP"
 
 # 4. Held packets go on after the CONNACK, complete and in order; also those of
 #    a client that closed meanwhile.
