@@ -4,11 +4,14 @@
 exits 1 at the first failure.
 
 usage: proxy_spatial.py PROXY_PORT RESOLUTION_JSON WORLD_GEOJSON SCENARIO [ARGS]
-  isolation N        N random publications (QoS 0/1/2, random peids of the world,
+  isolation N [WANT]  N random publications (QoS 0/1/2, random peids of the world,
                      unknown peids, none) to subscribers of 5 neighborhoods, with
                      proxy-added and client identifiers and overlapping plain
                      subscriptions; every subscriber must get exactly what its
-                     subscriptions owe it, and never a proxy identifier.
+                     subscriptions owe it, and never a proxy identifier. WANT:
+                     a file to write the payloads owed to a subscriber of sp/#
+                     with neighborhood X4 into, one a line (the shell's
+                     mosquitto_sub).
   window N           a subscriber with Receive Maximum 5 and a neighborhood; N
                      publications outside it (QoS 1 and 2 alternating), then one
                      inside: that one must arrive, promptly.
@@ -55,7 +58,7 @@ def settle(clients_and_counts, timeout):
         c.wait_for(lambda: len(c.msgs) >= n, max(0.1, end - time.time()))
     time.sleep(1.0)
 
-def isolation(port, sets, peids, n):
+def isolation(port, sets, peids, n, want_x4=None):
     rnd = random.Random(7)
     # subscriber -> list of (filter, nbhd or None, qos, sid or None)
     A = Client(port, "sp-A")
@@ -86,6 +89,10 @@ def isolation(port, sets, peids, n):
     if not P.drain(30): fail("publisher: acknowledgements missing")
 
     def inn(name, peid): return peid is not None and peid in sets[name]
+    if want_x4:
+        with open(want_x4, "w") as f:
+            for p in pubs:
+                if inn("X4", p[2]): f.write("m%d\n" % p[0])
     t_match = lambda topic: topic.split("/")[2] == "t"
     u_match = lambda topic: topic.split("/")[2] == "u"
     want = {
@@ -249,7 +256,7 @@ def prefilter(port, sets, peids, broker_port, n):
 if __name__ == "__main__":
     port, res_json, world, scen = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     sets, peids = load(res_json, world)
-    if scen == "isolation": isolation(port, sets, peids, int(sys.argv[5]))
+    if scen == "isolation": isolation(port, sets, peids, int(sys.argv[5]), *sys.argv[6:7])
     elif scen == "window": window(port, sets, peids, int(sys.argv[5]))
     elif scen == "unknown": unknown(port, sets, peids)
     elif scen == "prefilter": prefilter(port, sets, peids, int(sys.argv[5]), int(sys.argv[6]))

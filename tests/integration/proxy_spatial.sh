@@ -4,7 +4,8 @@
 # neighborhoods X1..X5 of ../shared/data/world/monaco-examples.nbhd):
 #  - isolation: 3,000 random publications (QoS 0/1/2) to five subscribers of
 #    a small raw MQTT v5 client (proxy_mqtt5.py) and a mosquitto_sub: nobody
-#    receives a peid outside its neighborhood, every wanted one arrives,
+#    receives a peid outside its neighborhood, every wanted one arrives (once;
+#    for the mosquitto_sub, the owed list written by proxy_spatial.py),
 #    overlapping subscriptions with and without identifiers get exactly their
 #    copies, proxy identifiers never reach a client, a client's own are kept;
 #  - window: 10,000 withheld QoS 1/2 deliveries towards a client with Receive
@@ -38,17 +39,23 @@ timeout 60 stdbuf -oL mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$P" -i sp-mosq -t
 for _ in $(seq 100); do grep -q 'received SUBACK' "$TMP/mosq.out" 2>/dev/null && break; sleep 0.1; done
 grep -q 'received SUBACK' "$TMP/mosq.out" || fail "mosquitto_sub got no SUBACK"
 
-timeout 55 "${PY[@]}" "$P" "$TMP/m.json" "$WORLD" isolation 3000 || fail "isolation"
+timeout 55 "${PY[@]}" "$P" "$TMP/m.json" "$WORLD" isolation 3000 "$TMP/x4.want" || fail "isolation"
+# Until every owed publication is in (20 s), plus a moment for one too many.
+for _ in $(seq 200); do [ "$(grep -c '^MSG|' "$TMP/mosq.out")" -ge "$(wc -l < "$TMP/x4.want")" ] && break; sleep 0.1; done
 sleep 0.5
 kill -TERM $MOSQ 2>/dev/null || true; wait $MOSQ 2>/dev/null || true
-python3 - "$TMP/mosq.out" "$X4_WANT" "$TMP/m.json" <<'PY' || fail "mosquitto_sub deliveries"
+python3 - "$TMP/mosq.out" "$X4_WANT" "$TMP/x4.want" <<'PY' || fail "mosquitto_sub deliveries"
 import sys, re
 want = set(sys.argv[2].split())
 got = [l.rstrip("\n").split("|") for l in open(sys.argv[1]) if l.startswith("MSG|")]
 bad = [g for g in got if not any(p in want for p in re.findall(r"peid:([^,|]+)", g[2]))]
 if bad: sys.exit("mosquitto_sub got %d messages outside X4: %r" % (len(bad), bad[:3]))
-if not got: sys.exit("mosquitto_sub got nothing")
-print("ok: mosquitto_sub (X4): %d messages, all inside" % len(got))
+owed = sorted(l.strip() for l in open(sys.argv[3]))
+payloads = sorted(g[3] for g in got)
+if payloads != owed:
+    missing, extra = sorted(set(owed) - set(payloads)), [p for p in set(payloads) if payloads.count(p) > 1]
+    sys.exit("mosquitto_sub: got %d, owed %d (missing %r, twice %r)" % (len(payloads), len(owed), missing[:5], extra[:5]))
+print("ok: mosquitto_sub (X4): all %d owed publications, once each, nothing outside" % len(got))
 PY
 
 timeout 55 "${PY[@]}" "$P" "$TMP/m.json" "$WORLD" window 10000 || fail "window"
