@@ -28,6 +28,7 @@ FLOW=(timeout 30 python3 "$(dirname "$0")/proxy_flow.py")
 
 px_broker "max_inflight_messages 5" "max_packet_size 1000"
 px_proxy p --threads 2
+px_deploy f --threads 2
 t0=$(date +%s)
 
 # wait_ready FILE: until the background client printed "ready" (10 s)
@@ -71,6 +72,9 @@ scenario() {
 scenario "$BPORT" direct
 scenario "$PORT_p" proxied
 diff "$TMP/direct.out" "$TMP/proxied.out" >&2 || fail "the client saw different packets through the proxy"
+# The deployment mode: --resolution and --schemas loaded, no nbhd/xpath used.
+scenario "$PORT_f" filtered
+diff "$TMP/direct.out" "$TMP/filtered.out" >&2 || fail "the client saw different packets through the proxy in the deployment mode"
 
 # The transcripts hold what the cases are about (so equality is not vacuous).
 O=$TMP/proxied.out
@@ -98,4 +102,4 @@ S=$TMP/p.json
 [ "$(jq '.limits.packet_too_large.client_to_upstream' "$S")" -eq 1 ] || fail "oversized PUBLISH not counted by the proxy: $(jq -c .limits "$S")"
 [ "$(jq '.malformed.client_to_upstream + .malformed.upstream_to_client' "$S")" -eq 0 ] || fail "malformed counted"
 [ "$(jq '.connections.open_at_exit' "$S")" -eq 0 ] || fail "connections left open"
-echo "proxy_flow: Receive Maximum (broker 5: $n_ok of 8 QoS 2 accepted, PUBREC 0x97 for the rest where §3.3.4 says DISCONNECT 0x93; subscriber 3: first window 3) and Maximum Packet Size (0x95; 600 B dropped for a 300 B client) identical with and without the proxy, $(( $(date +%s) - t0 ))s$note"
+echo "proxy_flow: Receive Maximum (broker 5: $n_ok of 8 QoS 2 accepted, PUBREC 0x97 for the rest where §3.3.4 says DISCONNECT 0x93; subscriber 3: first window 3) and Maximum Packet Size (0x95; 600 B dropped for a 300 B client) identical with and without the proxy (also with --resolution --schemas), $(( $(date +%s) - t0 ))s$note"

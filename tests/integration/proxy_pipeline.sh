@@ -28,13 +28,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
 HERE=$(dirname "$0")
 PIPE=(timeout 30 python3 "$HERE/proxy_pipeline.py")
-SHARED=${WM_SHARED:-$WM_ROOT/../shared}
-S=$(cd "$SHARED/data/exi/senml" && pwd)
-px_monaco
-echo "senml $S/senml.gen.xsd s=urn:ietf:params:xml:ns:senml" > "$TMP/schemas.txt"
 
 px_broker "max_queued_messages 100000"
-px_proxy a --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" --prefilter --max-subs-per-conn 1
+px_deploy a --prefilter --max-subs-per-conn 1
 px_proxy b --resolution "$TMP/m.wmr" --conn-buffer 16384
 
 expect() {   # expect PORT SCENARIO [ARG] -- WANTED

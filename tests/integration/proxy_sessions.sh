@@ -24,6 +24,7 @@ set -euo pipefail
 
 px_broker
 px_proxy p --threads 2
+px_deploy f --threads 2
 t0=$(date +%s)
 N_SH=40
 
@@ -117,6 +118,9 @@ scenario() {
 scenario "$BPORT" direct > "$TMP/direct.out"
 scenario "$PORT_p" proxied > "$TMP/proxied.out"
 diff "$TMP/direct.out" "$TMP/proxied.out" >&2 || fail "different results through the proxy"
+# The deployment mode: --resolution and --schemas loaded, no nbhd/xpath used.
+scenario "$PORT_f" filtered > "$TMP/filtered.out"
+diff "$TMP/direct.out" "$TMP/filtered.out" >&2 || fail "different results through the proxy in the deployment mode"
 
 # The script's content is really there (so equality is not vacuous).
 O=$TMP/proxied.out
@@ -139,4 +143,4 @@ px_stop "$PID_p" || fail "proxy exited with rc $?"
 S=$TMP/p.json
 [ "$(jq '.malformed.client_to_upstream + .malformed.upstream_to_client' "$S")" -eq 0 ] || fail "malformed counted"
 [ "$(jq '.connections.open_at_exit' "$S")" -eq 0 ] || fail "connections left open"
-echo "proxy_sessions: persistent session (5 queued QoS 1), wills (SIGKILL, normal, delayed), retained (replace, clear, -R), shared subscription ($N_SH split $(grep -c '^MSG|' "$TMP/proxied/sh1")/$(grep -c '^MSG|' "$TMP/proxied/sh2")) identical with and without the proxy, $(( $(date +%s) - t0 ))s"
+echo "proxy_sessions: persistent session (5 queued QoS 1), wills (SIGKILL, normal, delayed), retained (replace, clear, -R), shared subscription ($N_SH split $(grep -c '^MSG|' "$TMP/proxied/sh1")/$(grep -c '^MSG|' "$TMP/proxied/sh2")) identical with and without the proxy (also with --resolution --schemas), $(( $(date +%s) - t0 ))s"

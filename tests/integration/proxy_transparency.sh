@@ -3,8 +3,10 @@
 # same mosquitto_pub/mosquitto_sub script (MQTT v5: QoS 0/1/2, retained
 # messages, user properties and other PUBLISH properties, thousands of
 # messages) gives the same deliveries straight to mosquitto and through the
-# proxy. Also checks the proxy's connection limit and clean SIGTERM stop with
-# its JSON summary. Everything runs on 127.0.0.1, bounded in time, and is
+# proxy, and through a proxy in the deployment mode (--resolution and
+# --schemas loaded, no nbhd/xpath used: every SUBSCRIBE gets the proxy's
+# plain identifier, every delivery is rewritten without it). Also checks the
+# proxy's connection limit and clean SIGTERM stop with its JSON summary. Everything runs on 127.0.0.1, bounded in time, and is
 # stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -13,6 +15,7 @@ set -euo pipefail
 px_broker "max_queued_messages 100000"
 px_proxy main --threads 2
 PPORT=$PORT_main; PROXY_PID=$PID_main
+px_deploy f --threads 2
 
 N1=2000; N2=1000; N0=500; NQ2=15
 seq 1 $N1 | sed 's/^/q1-/' > "$TMP/lines1"
@@ -65,10 +68,16 @@ scenario() {
 t0=$(date +%s)
 scenario "$BPORT" direct
 scenario "$PPORT" proxied
+scenario "$PORT_f" filtered
 TOTAL=$((EXPECT_A + EXPECT_B + 1))
 n=$(wc -l < "$TMP/direct.out")
 [ "$n" -eq $TOTAL ] || fail "direct run delivered $n lines, expected $TOTAL"
 diff "$TMP/direct.out" "$TMP/proxied.out" > "$TMP/diff" || { head -20 "$TMP/diff" >&2; fail "deliveries differ with the proxy"; }
+diff "$TMP/direct.out" "$TMP/filtered.out" > "$TMP/diff" || { head -20 "$TMP/diff" >&2; fail "deliveries differ with the proxy in the deployment mode"; }
+px_stop "$PID_f" || fail "deployment-mode proxy exited with rc $?"
+F=$TMP/f.json   # the filter really rewrote: identifiers added and stripped, nothing withheld
+[ "$(jq '.filter.sid_added' "$F")" -ge 3 ] && [ "$(jq '.filter.sid_stripped' "$F")" -ge $((EXPECT_A + EXPECT_B)) ] \
+  && [ "$(jq '[.filter.withheld[]] | add' "$F")" -eq 0 ] || fail "deployment mode: $(jq -c .filter "$F")"
 # The script's content is really there (so equality is not vacuous).
 O=$TMP/proxied.out
 # Retained: every subscription came after the publication, so each gets it with the retain flag (§3.3.1.3).
@@ -111,4 +120,4 @@ c2u=$(jq '.bytes.client_to_upstream' "$S"); u2c=$(jq '.bytes.upstream_to_client'
 # upstream; every delivery downstream.
 [ "$(jq '.publishes.client_to_upstream' "$S")" -eq $((1 + 3 + NQ2 + N1 + N2 + N0 + 1)) ] || fail "PUBLISH count upstream: $(jq -c .publishes "$S")"
 [ "$(jq '.publishes.upstream_to_client' "$S")" -eq $TOTAL ] || fail "PUBLISH count downstream: $(jq -c .publishes "$S")"
-echo "proxy_transparency: $TOTAL deliveries identical with and without the proxy; ${c2u}B up, ${u2c}B down, $(( $(date +%s) - t0 ))s"
+echo "proxy_transparency: $TOTAL deliveries identical with and without the proxy (also with --resolution --schemas); ${c2u}B up, ${u2c}B down, $(( $(date +%s) - t0 ))s"

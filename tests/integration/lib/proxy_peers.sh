@@ -8,6 +8,8 @@
 #   px_stop PID                  SIGTERM and wait; returns the exit status
 #   px_monaco                    Monaco world + example neighborhoods (WORLD, NBHD) resolved by
 #                                wmctl into $TMP/m.wmr and $TMP/m.json
+#   px_deploy NAME ARGS...       px_proxy in the deployment mode: --resolution $TMP/m.wmr (px_monaco)
+#                                and --schemas $TMP/schemas.txt (SenML, prefix s) loaded
 #   px_mqttjs                    MQTT.js installed (`npm ci` from tests/node's lock file, once) -> NODE_DIR
 #   fail MESSAGE                 prints "<test>: FAIL: MESSAGE" and exits 1
 BUILD=${WM_BUILD:-build}
@@ -65,6 +67,13 @@ px_mqttjs() {
   cp "$WM_ROOT/tests/node/package.json" "$WM_ROOT/tests/node/package-lock.json" "$NODE_DIR/"
   timeout 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund --ignore-scripts > "$TMP/npm.err" 2>&1 \
     || fail "npm ci of MQTT.js failed: $(tail -3 "$TMP/npm.err")"
+}
+px_deploy() {
+  local name=$1 shared=${WM_SHARED:-$WM_ROOT/../shared} senml; shift
+  [ -f "$TMP/m.wmr" ] || px_monaco
+  senml=$(cd "$shared/data/exi/senml" && pwd)
+  echo "senml $senml/senml.gen.xsd s=urn:ietf:params:xml:ns:senml" > "$TMP/schemas.txt"
+  px_proxy "$name" --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" "$@"
 }
 px_monaco() {
   local shared=${WM_SHARED:-$WM_ROOT/../shared}
