@@ -368,6 +368,39 @@ Test(xpath_filter, truncated_streams)
     wm_exi_grammar_free(g);
 }
 
+/* A query decided by an attribute stops decoding at that attribute, not at
+ * the next element event: with early stop, the first record's n decides
+ * "@n = 'a'", so the stream cut in its middle (records later) still answers
+ * OK, stopped early; whole-stream validation refuses the same cut. */
+Test(xpath_filter, decided_by_an_attribute_stops_there)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    const char *qs[] = { "/s:sensml/s:senml[@n = 'a']" };
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, &ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    char xml[2048] = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"1\"/>";
+    for (int i = 0; i < 12; i++) strcat(xml, "<senml n=\"other\" u=\"Cel\" v=\"22.5\"/>");
+    strcat(xml, "</sensml>");
+    uint8_t exi[1024];
+    size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+    cr_assert(len > 40, "%s", e.msg);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL), *whole = wm_xpf_ctx_new(f, NULL);
+    wm_xpf_ctx_set_whole_stream(whole, true);
+    uint64_t m = 0;
+    bool early = false;
+    cr_assert_eq(wm_xpf_match(c, exi, len / 2, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "cut at %zu of %zu: %s", len / 2, len, e.msg);
+    cr_assert(m == 1 && early);
+    cr_assert_eq(wm_xpf_match(whole, exi, len / 2, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_DECODE);
+    wm_xpf_ctx_free(c);
+    wm_xpf_ctx_free(whole);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
 Test(xpath_filter, bad_pattern_refused)
 {
     wm_exi_grammar *g = paper_grammar();
