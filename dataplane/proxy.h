@@ -87,7 +87,8 @@ typedef struct wm_proxy_counters {
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */
     uint64_t publishes[2];           /* of which PUBLISH */
-    uint64_t max_packet_announced[2]; /* CONNECT (c2u) / CONNACK (u2c) rewritten to carry max_packet */
+    uint64_t max_packet_announced[2]; /* CONNECT (c2u) / CONNACK (u2c) rewritten to carry max_packet
+                                         (filtering: a client's own + WM_PROXY_SID_ROOM) */
     uint64_t malformed[2];           /* connections closed for a malformed packet (or protocol error) */
     uint64_t packet_too_large[2];    /* packets above max_packet */
     uint64_t limit_conn_buffer[2];   /* reading paused: peer's queue over conn_buffer */

@@ -11,6 +11,7 @@
 
 #include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_topic.h"
+#include "codec/mqtt5_vbi.h"
 
 struct wm_proxy_sub_rec {
     char *filter;
@@ -393,6 +394,15 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 
 /* ------------------------------------------------------------ client -> broker */
 
+/* The largest packet the client takes: its own Maximum Packet Size, not the
+ * one announced for it to the broker (WM_PROXY_SID_ROOM more), within the
+ * proxy's bound (cfg). 0 = none. */
+static uint32_t client_max_of(const wm_proxy_filter *f, const wm_mqtt5_config cfg[2])
+{
+    uint32_t m = cfg[WM_PROXY_U2C].maximum_packet_size;
+    return f->client_max && (!m || f->client_max < m) ? f->client_max : m;
+}
+
 static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, uint8_t code, const char *why,
                               uint32_t client_max, wm_proxy_queue *back)
 {
@@ -404,7 +414,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
                                       uint32_t *vslot)
 {
     const wm_mqtt5_props *pr = &pkt->props;
-    uint32_t client_max = cfg[WM_PROXY_U2C].maximum_packet_size;
+    uint32_t client_max = client_max_of(f, cfg);
     uint32_t sid = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER)
                        ? pr->v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u : 0;
     if (sid >= WM_PROXY_SID_BASE) {
@@ -770,11 +780,16 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     if (!pass && cc.n) pass = content_passes(f, pkt, &cc);
     if (!pass && unknown) f->c->filter_unknown_sid++;
 
-    if (pass) {
-        if (!proxy_sid && !need_topic) {
+    uint32_t client_max = client_max_of(f, cfg);
+    if (pass && !proxy_sid && !need_topic) {
+        uint32_t len = 1 + (uint32_t)wm_mqtt5_vbi_size(pkt->remaining_length) + pkt->remaining_length;
+        if (!client_max || len <= client_max) {
             alias_outcome(f, WM_PROXY_U2C, &au, pkt, true);
             return WM_PROXY_KEEP;
         }
+        /* Within what the proxy announced for the client, not within its own bound. */
+        f->c->filter_too_large++;
+    } else if (pass) {
         /* The client's own identifiers stay: on the stack, or (more than
          * MAX_CANDS, only from a broker listing that many) allocated for
          * this packet. */
@@ -791,7 +806,6 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
         wm_mqtt5_enc_status es = wm_mqtt5_encode(&p2, scratch, cap, &len);
         if (kept != kept_buf) free(kept);
         if (es != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
-        uint32_t client_max = cfg[WM_PROXY_U2C].maximum_packet_size;
         if (!client_max || len <= client_max) {
             alias_outcome(f, WM_PROXY_U2C, &au, pkt, true);
             if (proxy_sid) f->c->filter_sid_stripped++;
@@ -799,8 +813,9 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
             *out_len = (uint32_t)len;
             return WM_PROXY_REPLACE;
         }
-        /* The topic put back made it too large for the client: §3.1.2.24
-         * says discard it as if delivered, so it is withheld. */
+        /* Still too large for the client once rewritten (the topic put back,
+         * or over its own bound already): §3.1.2.24 says discard it as if
+         * delivered, so it is withheld. */
         f->c->filter_too_large++;
     }
     alias_outcome(f, WM_PROXY_U2C, &au, pkt, false);
@@ -896,6 +911,8 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
             f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
                               pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
             f->clean_start = pkt->connect.clean_start;
+            f->client_max = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE)
+                                ? pkt->props.v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u : 0;
             if (!set_cid(f, pkt->connect.client_id)) return WM_PROXY_FAIL;
             __attribute__((fallthrough));   /* and the Session Expiry Interval */
         case WM_MQTT5_DISCONNECT:

@@ -109,6 +109,14 @@
 #ifndef WM_DATAPLANE_PROXY_FILTER_H
 #define WM_DATAPLANE_PROXY_FILTER_H
 
+/* Bytes of one proxy Subscription Identifier property on the wire (0x0B and
+ * a 4-byte Variable Byte Integer: WM_PROXY_SID_BASE and up). The client's
+ * Maximum Packet Size goes to the broker this much larger (proxy_frame.h),
+ * since the broker counts the identifier the proxy strips; a delivery that
+ * still exceeds the client's own bound once rewritten is discarded as
+ * §3.1.2.24 says and completed towards the broker like a withheld one. */
+#define WM_PROXY_SID_ROOM 5
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -165,6 +173,7 @@ typedef struct wm_proxy_filter {
     uint64_t *qos2_withheld[2];   /* 65,536 bits by sender: packet ids the proxy sent PUBREC for */
     bool problem_info;            /* the client's Request Problem Information (default 1) */
     uint32_t session_expiry;      /* seconds, CONNECT or DISCONNECT (§3.1.2.11.2, §3.14.2.2.2) */
+    uint32_t client_max;          /* the client's own Maximum Packet Size (CONNECT), 0 = none */
     bool sid_unavailable;         /* the broker's CONNACK: Subscription Identifier Available 0 (§3.2.2.3.12) */
     bool clean_start;             /* CONNECT's Clean Start (§3.1.2.4) */
     bool connected;               /* a successful CONNACK was seen */

@@ -34,24 +34,39 @@ static void close_gap(wm_proxy_queue *q, uint32_t *rd)
     *rd = q->ready;
 }
 
-/* What the receiver of direction `to` announced bounds the packets sent to it. */
-static void learn_limits(wm_proxy_session *ss, int to, const wm_mqtt5_props *pr)
+/* The Maximum Packet Size the proxy announces for the sender of pkt (its
+ * CONNECT or CONNACK) and holds the other direction to: the sender's own,
+ * capped at max_packet (none: max_packet). A filtering proxy adds its
+ * Subscription Identifier to SUBSCRIBEs, so the broker adds it to what it
+ * delivers and the proxy strips it again: the client's own bound goes to the
+ * broker WM_PROXY_SID_ROOM bytes larger, so the broker does not drop a
+ * message that reaches the client within it, and the filter holds the client
+ * to its own (proxy_filter.h). */
+static uint32_t announced_max(const wm_proxy_session *ss, const wm_mqtt5_packet *pkt)
 {
+    const wm_mqtt5_props *pr = &pkt->props;
+    if (!wm_mqtt5_props_has(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE)) return ss->max_packet;
+    uint64_t v = pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u;
+    if (ss->filter && pkt->type == WM_MQTT5_CONNECT) v += WM_PROXY_SID_ROOM;
+    return v < ss->max_packet ? (uint32_t)v : ss->max_packet;
+}
+
+/* What the receiver of direction `to` announced bounds the packets sent to it. */
+static void learn_limits(wm_proxy_session *ss, int to, const wm_mqtt5_packet *pkt)
+{
+    const wm_mqtt5_props *pr = &pkt->props;
     wm_mqtt5_config *c = &ss->cfg[to];
-    c->maximum_packet_size = ss->max_packet;
-    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE) &&
-        pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u < ss->max_packet)
-        c->maximum_packet_size = pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u;
+    c->maximum_packet_size = announced_max(ss, pkt);
     c->topic_alias_maximum = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM)
                                  ? (uint16_t)pr->v[WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM].u : 0;
 }
 
 /* Makes the CONNECT (to the broker) or successful CONNACK (to the client) at
- * q->ready announce a Maximum Packet Size no larger than the proxy's own, so
+ * q->ready announce announced_max(): no larger than the proxy's own bound, so
  * neither end sends the proxy a packet it would have to refuse: the broker
  * then drops oversized messages for this client as §3.1.2.11.4 says, instead
- * of the proxy closing the connection. An announced value already within the
- * bound is left alone; a larger one is overwritten in place; an absent one is
+ * of the proxy closing the connection. An announced value that is already
+ * right is left alone; another is overwritten in place; an absent one is
  * appended to the properties (the Property Length and Remaining Length grow
  * with it). *len is the packet's length, updated. Returns 1 if the packet was
  * rewritten, 0 if not, -1 if the queue has no room for the larger packet. */
@@ -59,9 +74,9 @@ static int announce_max_packet(const wm_proxy_session *ss, wm_proxy_queue *q, co
                                uint32_t *len)
 {
     const wm_mqtt5_props *pr = &pkt->props;
-    uint32_t want = ss->max_packet;
+    uint32_t want = announced_max(ss, pkt);
     if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE)) {
-        if (pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u <= want) return 0;
+        if (pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u == want) return 0;
         size_t at = wm_mqtt5_props_offset(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE);
         wm_mqtt5_wr_u32((uint8_t *)pr->raw.p + at + 1, want);
         return 1;
@@ -151,7 +166,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             rd = q->ready;
             res.replaced++;
         } else if (announce) {
-            learn_limits(ss, 1 - dir, &pkt.props);
+            learn_limits(ss, 1 - dir, &pkt);
             int rw = announce_max_packet(ss, q, &pkt, &len);
             if (rw < 0) {
                 ss->stopped[dir] = true;

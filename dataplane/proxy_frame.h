@@ -9,7 +9,9 @@
  * byte: a CONNECT or successful CONNACK whose Maximum Packet Size is absent
  * or above the proxy's max_packet is rewritten to announce max_packet, so
  * neither end sends the proxy more than it can frame (§3.1.2.11.4,
- * §3.2.2.3.6). A malformed packet, or one over
+ * §3.2.2.3.6); filtering, a client's own Maximum Packet Size goes to the
+ * broker WM_PROXY_SID_ROOM bytes larger (room for the identifier the proxy
+ * strips from deliveries, proxy_filter.h). A malformed packet, or one over
  * the Maximum Packet Size, stops that direction for good: the packets before
  * it are still delivered, the connection is then closed after telling the
  * sender why (MQTT 5.0 §4.13.1: the receiver of a Malformed Packet or

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codec/mqtt5_decode.h"
+#include "codec/mqtt5_vbi.h"
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_filter.h"
 #include "dataplane/proxy_frame.h"
@@ -492,4 +493,46 @@ Test(proxy_filter, auth_before_the_connack_goes_on_while_the_rest_is_held)
     cr_assert(next(WM_PROXY_C2U, &p));
     cr_assert_eq(p.type, WM_MQTT5_AUTH);
     cr_assert_not(next(WM_PROXY_C2U, &p), "the PINGREQ waits for the CONNACK");
+}
+
+/* The client's Maximum Packet Size 60 goes to the broker as 65: the broker
+ * counts the proxy's identifier (WM_PROXY_SID_ROOM) that the client never
+ * sees, so a message that reaches the client within 60 bytes is not dropped
+ * by the broker; what is over 60 once rewritten is the proxy's to discard. */
+Test(proxy_filter, client_maximum_packet_size_goes_to_the_broker_with_room_for_the_proxy_identifier)
+{
+    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
+    wm_tb_str(&b, "MQTT"); wm_tb_u8(&b, 5); wm_tb_u8(&b, 0x02); wm_tb_u16(&b, 60);
+    wm_tb_u8(&pr, 0x27); wm_tb_u16(&pr, 0); wm_tb_u16(&pr, 60);
+    wm_tb_props(&b, &pr);
+    wm_tb_str(&b, "c");
+    feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x10, &b));
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u, 60 + WM_PROXY_SID_ROOM);
+    cr_assert(connack(0, -1).connack);
+    drain_all();
+    subscribe(1, "t/#", NULL, true);   /* plain: the proxy's plain identifier added */
+    drain_all();
+    char topic[80];
+    /* 64 bytes from the broker with the plain identifier: 59 for the client, forwarded */
+    memset(topic, 'a', sizeof topic); topic[1] = '/'; topic[0] = 't'; topic[51] = 0;
+    wm_tb t;
+    size_t n = publish(&t, topic, 0, NULL, WM_PROXY_SID_PLAIN, 1, 7);
+    cr_assert_eq(n, 64);
+    feed(WM_PROXY_U2C, t.b, n);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBLISH);
+    cr_assert_eq(p.packet_id, 7);
+    cr_assert_eq(1 + wm_mqtt5_vbi_size(p.remaining_length) + p.remaining_length, 59);
+    /* 62 bytes without any identifier (a subscription the proxy never saw): over the client's 60 */
+    topic[51] = 'a'; topic[41] = 0;
+    n = publish(&t, topic, 0, "p_in", 0, 1, 8);
+    cr_assert_eq(n, 62);
+    feed(WM_PROXY_U2C, t.b, n);
+    cr_assert_not(next(WM_PROXY_U2C, &p), "over the client's own Maximum Packet Size");
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.type, WM_MQTT5_PUBACK);
+    cr_assert_eq(p.packet_id, 8);
+    cr_assert_eq(ctr.filter_too_large, 1);
 }
