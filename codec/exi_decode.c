@@ -556,17 +556,33 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         if (nil) f->state = g->tgrams[f->tgram].empty_start;
         return WM_EXI_OK;
     }
-    case WM_EXI_UD_AT_ANY: case WM_EXI_UD_AT_INVALID: {
+    case WM_EXI_UD_AT_INVALID: {
+        /* n.(m+1).x (§8.5.4.4.1): AT(qname_x) [untyped value] for the x-th
+         * attribute the state declares (no qname in the stream), then
+         * AT(*) [untyped value] */
+        uint32_t nat = 0, k;
+        for (uint32_t i = 0; i < s->n; i++) nat += g->prods[s->first + i].term == WM_EXI_T_AT;
+        if ((st = code(c, nat + 1, &k))) return st;
+        for (uint32_t i = 0; k < nat && i < s->n; i++) {
+            const wm_exi_prod *p = &g->prods[s->first + i];
+            if (p->term != WM_EXI_T_AT || k--) continue;
+            f->state = p->next;
+            return wm_exi_dec_attribute(c, p->uri, p->lid, WM_EXI_NONE, false, NULL);
+        }
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        return wm_exi_dec_attribute(c, uri, lid, WM_EXI_NONE, false, NULL);
+    }
+    case WM_EXI_UD_AT_ANY: {
         uint32_t uri, lid;
         if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
         /* an AT(*) for a declared attribute of this state keeps its type */
         uint32_t dt = WM_EXI_NONE;
-        if (ud == WM_EXI_UD_AT_ANY)
-            for (uint32_t i = 0; i < s->n; i++)
-                if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri &&
-                    g->prods[s->first + i].lid == lid)
-                    dt = g->prods[s->first + i].arg;
-        if (ud == WM_EXI_UD_AT_ANY && dt == WM_EXI_NONE && lid < g->n_lids) dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
+        for (uint32_t i = 0; i < s->n; i++)
+            if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri &&
+                g->prods[s->first + i].lid == lid)
+                dt = g->prods[s->first + i].arg;
+        if (dt == WM_EXI_NONE && lid < g->n_lids) dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
         return wm_exi_dec_attribute(c, uri, lid, dt, false, NULL);
     }
     case WM_EXI_UD_SE_ANY: {

@@ -203,6 +203,14 @@ static const vec strtab[] = {
 #define R_KA XS "<xs:element name=\"r\"><xs:complexType><xs:sequence><xs:element name=\"a\" type=\"xs:unsignedByte\"/>" \
     "</xs:sequence><xs:attribute name=\"k\" type=\"xs:boolean\"/></xs:complexType></xs:element></xs:schema>"
 
+/* The same with a global attribute g (unsignedByte): local names of "" a 0, g 1, k 2,
+ * r 3 (2-bit ids). An undeclared g is AT(*) typed by the global declaration when
+ * its value fits (§8.5.4.4.1 semantics of AT(*)), else AT(*) [untyped value] =
+ * n.(m+1).x with x = 1 declared attribute in s0. */
+#define R_KAG XS "<xs:attribute name=\"g\" type=\"xs:unsignedByte\"/>" \
+    "<xs:element name=\"r\"><xs:complexType><xs:sequence><xs:element name=\"a\" type=\"xs:unsignedByte\"/>" \
+    "</xs:sequence><xs:attribute name=\"k\" type=\"xs:boolean\"/></xs:complexType></xs:element></xs:schema>"
+
 static const vec nonstrict[] = {
     /* AT(*) then EE at the second level: s0 escape 10, AT(*) 011, URI "" 001,
      * local name "z" a miss: L+1 = 2, 'z' 122; value "q" a miss: L+2 = 3, 'q' 113
@@ -218,6 +226,20 @@ static const vec nonstrict[] = {
     { "CH untyped, SE(*) into a built-in grammar", R_KA, "<r>t<a>7</a><b>u</b></r>",
       HDR "0 | 10 110 00000011 01110100 | 0 | 0 00000111 0 | 1 0 001 00000010 01100010 | 11 00000011 01110101 | 0 | 0",
       false, NONE, NONE, false },
+    /* AT(k) [untyped value], third level: s0 escape 10, untyped attributes 100, AT(k) 0;
+     * no qname (the production names it); "maybe": L+2 = 7, 109 97 121 98 101; the
+     * production's next state is s1: SE(a) 0; a: 0 00000001 0; s2: EE 0. */
+    { "AT(k) with an untyped value (third level)", R_KA, "<r k=\"maybe\"><a>1</a></r>",
+      HDR "0 | 10 100 0 | 00000111 01101101 01100001 01111001 01100010 01100101 | 0 | 0 00000001 0 | 0",
+      false, NONE, NONE, false },
+    /* g="5": s0 escape 10, AT(*) 011, URI 001, local-name hit 0 then id 1 in 2 bits,
+     * 5 as n-bit 8; still s0: SE(a) 01; a: 0 00000001 0; s2: EE 0. */
+    { "AT(*) typed by a global attribute", R_KAG, "<r g=\"5\"><a>1</a></r>",
+      HDR "0 | 10 011 | 001 00000000 01 | 00000101 | 01 | 0 00000001 0 | 0", false, NONE, NONE, false },
+    /* g="x": s0 escape 10, untyped attributes 100, AT(*) [untyped value] = 1 of
+     * {AT(k), AT(*)}; URI 001, g 00000000 01; "x" a literal (3, 120); SE(a) 01 ... */
+    { "AT(*) with an untyped value (third level)", R_KAG, "<r g=\"x\"><a>1</a></r>",
+      HDR "0 | 10 100 1 | 001 00000000 01 | 00000011 01111000 | 01 | 0 00000001 0 | 0", false, NONE, NONE, false },
     /* a's text is no unsignedByte: CH [untyped] on a's Type_0 second level: 1 110,
      * "x" (3, 120) -> a's content2, a copy of Type_0 (content = 0) treated as
      * content < j: CH [typed] and the escape at the first level, second level EE 0
