@@ -476,7 +476,7 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     const wm_exi_state *s = &g->states[f->state];
     wm_exi_codes cc;
     wm_exi_rt_codes(g, &d->opts, f, &cc);
-    uint32_t n1 = cc.n1, x_type = cc.x_type, x_nil = cc.x_nil;
+    uint32_t n1 = cc.n1;
     unsigned n2 = cc.n2, n3 = cc.n3;
     const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t v;
@@ -533,17 +533,13 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         return wm_exi_fail(c->err, WM_EXI_E_GRAMMAR, c->r.pos, "corrupt grammar production");
     }
     unsigned ud;
-    if (v == x_type) ud = WM_EXI_UD_XSI_TYPE;
-    else if (v == x_nil) ud = WM_EXI_UD_XSI_NIL;
+    uint32_t k2;
+    if ((st = code(c, n2 + (n3 ? 1 : 0), &k2))) return st;
+    if (k2 < n2) ud = l2[k2];
     else {
-        uint32_t k;
-        if ((st = code(c, n2 + (n3 ? 1 : 0), &k))) return st;
-        if (k < n2) ud = l2[k];
-        else {
-            uint32_t k3;
-            if ((st = code(c, n3, &k3))) return st;
-            ud = l3[k3];
-        }
+        uint32_t k3;
+        if ((st = code(c, n3, &k3))) return st;
+        ud = l3[k3];
     }
     bool to_content = (s->flags & WM_EXI_S_ATTRS) != 0;
     switch (ud) {

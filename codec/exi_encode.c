@@ -371,16 +371,12 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
     bool strict = e->opts.strict;
     wm_exi_codes cc;
     wm_exi_rt_codes(g, &e->opts, f, &cc);
-    uint32_t n1 = cc.n1, x_type = cc.x_type, x_nil = cc.x_nil;
+    uint32_t n1 = cc.n1;
     unsigned n2 = cc.n2, n3 = cc.n3;
     const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
     if (xtype || xnil) {
-        if (strict) {
-            uint32_t c = xtype ? x_type : x_nil;
-            if (c == WM_EXI_NONE) return no_prod(e, "attribute", l, ll);
-            if ((st = put_code(e, wn, c))) return st;
-        } else if ((st = put_level2(e, n1, l2, n2, l3, n3, xtype ? WM_EXI_UD_XSI_TYPE : WM_EXI_UD_XSI_NIL)))
+        if ((st = put_level2(e, n1, l2, n2, l3, n3, xtype ? WM_EXI_UD_XSI_TYPE : WM_EXI_UD_XSI_NIL)))
             return no_prod(e, "attribute", l, ll);
         if (xtype) return put_xsi_type_value(e, f, v, vl);
         bool b;

@@ -139,6 +139,20 @@ static const vec datatypes[] = {
       "<v>blue</v>", HDR "0 | 10", true, NONE, NONE, false },
 };
 
+/* ------------------------------------------------------------ §8.5.4.4.2 strict xsi */
+
+/* Strict mode adds AT(xsi:type) (xs:decimal has the named sub-type xs:integer) and
+ * AT(xsi:nil) (nillable) to Element_i,0 as codes of length 2: n.m and n.(m+1). So
+ * v's first level is CH and the escape (1 bit), the second level xsi:type 0,
+ * xsi:nil 1 (1 bit). xsi:nil true continues with TypeEmpty: EE, 0 bits. */
+#define NILLABLE_DECIMAL XS "<xs:element name=\"v\" type=\"xs:decimal\" nillable=\"true\"/></xs:schema>"
+#define XSI "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\""
+
+static const vec strict_xsi[] = {
+    { "nillable decimal, a value", NILLABLE_DECIMAL, "<v>1.5</v>", HDR "0 | 0 | 0 00000001 00000101", true, NONE, NONE, false },
+    { "nillable decimal, xsi:nil", NILLABLE_DECIMAL, "<v " XSI " xsi:nil=\"true\"/>", HDR "0 | 1 1 | 1", true, NONE, NONE, false },
+};
+
 /* ------------------------------------------------------------ §7.3.3 string table */
 
 /* r holds any sequence of a and b, both strings of a named type without sub-types:
@@ -315,6 +329,11 @@ static void check(const vec *v)
 Test(exi_vectors, datatypes_of_section_7_1)
 {
     for (size_t i = 0; i < sizeof datatypes / sizeof datatypes[0]; i++) check(&datatypes[i]);
+}
+
+Test(exi_vectors, strict_xsi_type_and_nil_are_second_level_codes)
+{
+    for (size_t i = 0; i < sizeof strict_xsi / sizeof strict_xsi[0]; i++) check(&strict_xsi[i]);
 }
 
 Test(exi_vectors, string_table_value_partitions)
