@@ -132,11 +132,33 @@ typedef enum wm_proxy_action {
  * schema registry in force, recompiled (one automaton per schema) when a
  * text comes or goes, and this worker's reader of the current snapshot.
  * One thread: a replaced snapshot is freed at once. A reload of the
- * registry replaces the table as a whole (wm_proxy_filter_reload_begin). */
+ * registry replaces the table as a whole (wm_proxy_filter_reload_begin).
+ *
+ * Slots are reused: a text whose last record went leaves its slot, and the
+ * next new text takes it once the table has been committed without it
+ * (control/content_filters.h). The worker's thread is the table's only
+ * writer and only reader and rebuilds its reader on every snapshot it
+ * commits, freeing the old one, so no snapshot that still maps the slot to
+ * the old text survives the commit: the grace period is over when the
+ * commit returns. A record always holds a reference to its slot (a query
+ * that compiles for no schema has slot 0 and no reference); everything
+ * else that outlives it — the session entry (dataplane/proxy_registry.h), a
+ * reload's retry of a query gone from the registry — keeps the TEXT and
+ * looks the slot up again, and a delivery queued for a record that went is
+ * attributed by its Subscription Identifier, which no other record of the
+ * session ever carries. So a reused slot never decides for an old record.
+ * Bound: WM_CONTENT_MAX_SLOTS texts live at once per worker. */
 typedef struct wm_proxy_content {
     wm_content *tab;
     wm_content_reader *rd;
 } wm_proxy_content;
+
+/* Opens ct: an empty table over reg (borrowed: it must outlive the table),
+ * slots reused as above, no reader until the first commit. Returns 0, or
+ * -1 on out of memory (ct->tab NULL). One thread. */
+int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg);
+/* Frees ct's reader and table (not the registry); ct may be opened again. */
+void wm_proxy_content_close(wm_proxy_content *ct);
 
 /* Configuration shared by the connections of one worker. */
 typedef struct wm_proxy_filter_shared {
