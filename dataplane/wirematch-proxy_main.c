@@ -159,7 +159,7 @@ int main(int argc, char **argv)
     wm_proxy_tables *tables = NULL;
     if (resolution) {
         char why[512];
-        sp = wm_proxy_tables_open(resolution, why, sizeof why);
+        sp = wm_proxy_spatial_open(resolution, why, sizeof why);
         if (!sp) {
             fprintf(stderr, "wirematch-proxy: --resolution %s\n", why);
             wm_schema_reg_free(sreg);
