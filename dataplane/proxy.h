@@ -55,6 +55,9 @@ typedef struct wm_proxy_config {
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
+    uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
+                                    (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
+                                    process (wirematch-proxy_main.c), 0 = none */
     int verbose;
 } wm_proxy_config;
 

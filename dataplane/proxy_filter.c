@@ -178,6 +178,22 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
 
 /* ------------------------------------------------------------ records */
 
+/* A proxy identifier of the session (BASE up) as this process puts it on
+ * the wire, turned by its epoch (proxy_filter.h), and back. PLAIN and the
+ * client's own identifiers are never turned. */
+static uint32_t sid_to_wire(const wm_proxy_filter *f, uint32_t sid)
+{
+    if (sid < WM_PROXY_SID_BASE || sid >= WM_PROXY_SID_PLAIN) return sid;
+    return WM_PROXY_SID_BASE + (uint32_t)(((uint64_t)(sid - WM_PROXY_SID_BASE) + f->sh->sid_epoch) % WM_PROXY_SID_SPAN);
+}
+
+static uint32_t sid_from_wire(const wm_proxy_filter *f, uint32_t w)
+{
+    if (w < WM_PROXY_SID_BASE || w >= WM_PROXY_SID_PLAIN) return w;
+    return WM_PROXY_SID_BASE + (uint32_t)(((uint64_t)(w - WM_PROXY_SID_BASE) + WM_PROXY_SID_SPAN -
+                                           f->sh->sid_epoch % WM_PROXY_SID_SPAN) % WM_PROXY_SID_SPAN);
+}
+
 static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 {
     return r->filter_len == fl.len && memcmp(r->filter, fl.p, fl.len) == 0;
@@ -539,7 +555,8 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     if (*vslot) f->c->filter_xpath_subscribes++;
     if (!add_sid) return WM_PROXY_KEEP;
     wm_mqtt5_packet p2 = *pkt;
-    p2.props.subscription_identifiers = &sid;
+    uint32_t wire = sid_to_wire(f, sid);
+    p2.props.subscription_identifiers = &wire;
     p2.props.subscription_identifier_count = 1;
     size_t n;
     if (wm_mqtt5_encode(&p2, scratch, cap, &n) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
@@ -807,7 +824,8 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
     bool unknown = false;
     content_cands cc = { 0 };
-    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);) pass = sid_passes(f, s, topic, pkt, &ps, &unknown, &cc);
+    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);)
+        pass = sid_passes(f, sid_from_wire(f, s), topic, pkt, &ps, &unknown, &cc);
     if (!pass && cc.n) pass = content_passes(f, pkt, &cc);
     if (!pass && unknown) f->c->filter_unknown_sid++;
 

@@ -25,7 +25,18 @@
  *     content slots, nor after an UNSUBSCRIBE, whose queued deliveries the
  *     broker may still send with it), the session entry remembering the
  *     next free one across connections; a session out of them gets SUBACK
- *     0x97. A client's own identifier is kept. Either is recorded with the neighborhood (see
+ *     0x97. On the wire the identifier is turned by the process's epoch
+ *     (sid_epoch: BASE + (sid - BASE + epoch) mod WM_PROXY_SID_SPAN; the
+ *     records and the session table keep the session's own numbering). A
+ *     persistent session outlives the process at the broker, and a new
+ *     process, which starts the session's numbering again, must not hand
+ *     out an identifier under which the broker still delivers for a
+ *     subscription of the old one (it would be judged by the new record,
+ *     e.g. a second copy for an overlapping filter): with a random epoch per
+ *     process, the identifiers of two processes for one session meet only
+ *     if those ranges overlap, a chance of (used by the old + by the new) /
+ *     16,777,215; what the old one's deliveries carry then matches no
+ *     record and is withheld. A client's own identifier is kept. Either is recorded with the neighborhood (see
  *     Sessions below). A subscription with neither gets
  *     WM_PROXY_SID_PLAIN, so that every delivery says what it was delivered
  *     for even when the broker sends one PUBLISH for several overlapping
@@ -168,6 +179,7 @@ typedef struct wm_proxy_filter_shared {
     wm_proxy_registry *reg;       /* sessions (and --prefilter) of the process; NULL = neither */
     wm_matcher_reader *rd;        /* this worker's reader of reg's matcher (--prefilter), else NULL */
     uint64_t rd_gen;              /* the matcher generation rd reads (wm_proxy_registry_reader) */
+    uint32_t sid_epoch;           /* the process's turn of proxy identifiers on the wire (below), < WM_PROXY_SID_SPAN */
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;

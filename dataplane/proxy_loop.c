@@ -874,7 +874,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->kicks = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
-    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
+    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry,
+                                       .sid_epoch = cfg->sid_epoch };
     if (cfg->schemas) {
         if (wm_proxy_content_open(&w->content, cfg->schemas)) {
             fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
