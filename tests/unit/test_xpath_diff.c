@@ -22,7 +22,9 @@
  * the filter benchmark (wm_senml_gen_query), whose forms (trigger + numeric
  * or string cluster, not(...) guards, Hyperscan patterns) have their own
  * fast paths in the filter; a third with gen_guard_query, those forms with
- * literals drawn from the documents and often missing attributes.
+ * literals drawn from the documents and often missing attributes; a fourth
+ * with gen_large_cluster_query, many queries on few keys (large clusters),
+ * NaN literals among the thresholds.
  */
 #include <criterion/criterion.h>
 #include <libxml/parser.h>
@@ -220,6 +222,33 @@ static void gen_guard_query(sb *s)
     else put(s, "[(%s) and %s]", d.b, g);
 }
 
+/* Many queries on few keys, so that the filter's numeric clusters are large
+ * (the threshold searches and watermarks of several records with the same
+ * key in one document): "@K = 'L' and (S op x [or S op y])" and
+ * "not(@u = 'L') and S op x" with two names or units, thresholds from the
+ * documents' values (equal to the largest, between equal values of several
+ * records with the same key), string literals that are NaN as numbers
+ * ('INF', '-INF', 'x': XPath 1.0 number() knows no INF) and -0, and
+ * attributes often missing (t often, v in vs and vb records). */
+static void gen_large_cluster_query(sb *s)
+{
+    static const char *const keys[][2] = { { "n", "temperature" }, { "n", "voltage" }, { "u", "Cel" }, { "u", "V" }, { "vb", "true" } };
+    static const char *const cmp[] = { ">", ">", ">", ">", ">", "<", "<", "<", ">=", "<=" };
+    static const char *const special[] = { "'INF'", "'-INF'", "'x'", "-0", "'-0'" };
+    s->n = 0;
+    int ai = rnd(8) ? 0 : 1; /* v, t */
+    sb d = { .n = 0 };
+    for (int k = 0, n = rnd(4) ? 1 : 2; k < n; k++) {
+        put(&d, "%s@%s %s ", k ? " or " : "", num_attrs[ai], cmp[rnd(10)]);
+        if (rnd(8) == 0) put(&d, "%s", special[rnd(5)]);
+        else number(&d, ai);
+    }
+    unsigned kk = rnd(9) / 2; /* vb = 'true' half as often */
+    put(s, "%s", rnd(2) ? "//s:senml" : "/s:sensml/s:senml");
+    if (rnd(5) == 0) put(s, "[not(@u = '%s') and (%s)]", keys[2 + rnd(2)][1], d.b);
+    else put(s, "[@%s = '%s' and (%s)]", keys[kk][0], keys[kk][1], d.b);
+}
+
 /* fn:matches for libxml2 (POSIX ERE), the reference for our Hyperscan one */
 static void xp_matches(xmlXPathParserContextPtr ctxt, int nargs)
 {
@@ -259,7 +288,7 @@ static wm_exi_grammar *senml_grammar(void)
     return g;
 }
 
-enum { MIX_RANDOM, MIX_BENCH, MIX_GUARDS };
+enum { MIX_RANDOM, MIX_BENCH, MIX_GUARDS, MIX_LARGE };
 
 /* mix: MIX_RANDOM the random subset; MIX_BENCH the queries of
  * perf/bench_exi_filter.c; MIX_GUARDS gen_guard_query (the forms the
@@ -300,6 +329,7 @@ static void run_rounds(int mix)
             if (mix == MIX_BENCH) wm_senml_gen_query(&rng, qtext[i], sizeof qtext[i]);
             else {
                 if (mix == MIX_GUARDS) gen_guard_query(&s);
+                else if (mix == MIX_LARGE) gen_large_cluster_query(&s);
                 else gen_query(&s);
                 memcpy(qtext[i], s.b, s.n + 1);
             }
@@ -342,7 +372,8 @@ static void run_rounds(int mix)
     cr_assert_gt(matches, pairs / 10, "only %u of %u pairs match", matches, pairs);
     cr_assert_lt(matches, pairs - pairs / 10, "%u of %u pairs match", matches, pairs);
     cr_log_info("xpath_diff%s: %u doc x query pairs, %u matches, 0 differences\n",
-                mix == MIX_BENCH ? " (benchmark queries)" : mix == MIX_GUARDS ? " (cluster and guard queries)" : "", pairs, matches);
+                mix == MIX_BENCH ? " (benchmark queries)" : mix == MIX_GUARDS ? " (cluster and guard queries)"
+                : mix == MIX_LARGE ? " (large clusters)" : "", pairs, matches);
     wm_exi_grammar_free(g);
 }
 
@@ -351,3 +382,5 @@ Test(xpath_diff, senml_random_docs_x_random_queries) { run_rounds(MIX_RANDOM); }
 Test(xpath_diff, senml_random_docs_x_benchmark_queries) { run_rounds(MIX_BENCH); }
 
 Test(xpath_diff, senml_random_docs_x_cluster_guard_queries) { run_rounds(MIX_GUARDS); }
+
+Test(xpath_diff, senml_random_docs_x_large_cluster_queries) { run_rounds(MIX_LARGE); }
