@@ -8,6 +8,7 @@
 #   px_stop PID                  SIGTERM and wait; returns the exit status
 #   px_monaco                    Monaco world + example neighborhoods (WORLD, NBHD) resolved by
 #                                wmctl into $TMP/m.wmr and $TMP/m.json
+#   px_senml                     the SenML schema of ../shared: S (its directory), NS (its namespace)
 #   px_deploy NAME ARGS...       px_proxy in the deployment mode: --resolution $TMP/m.wmr (px_monaco)
 #                                and --schemas $TMP/schemas.txt (SenML, prefix s) loaded
 #   px_mqttjs                    MQTT.js installed (`npm ci` from tests/node's lock file, once) -> NODE_DIR
@@ -68,11 +69,15 @@ px_mqttjs() {
   timeout 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund --ignore-scripts > "$TMP/npm.err" 2>&1 \
     || fail "npm ci of MQTT.js failed: $(tail -3 "$TMP/npm.err")"
 }
+px_senml() {
+  S=$(cd "${WM_SHARED:-$WM_ROOT/../shared}/data/exi/senml" && pwd)
+  NS=urn:ietf:params:xml:ns:senml
+}
 px_deploy() {
-  local name=$1 shared=${WM_SHARED:-$WM_ROOT/../shared} senml; shift
+  local name=$1 S NS; shift
   [ -f "$TMP/m.wmr" ] || px_monaco
-  senml=$(cd "$shared/data/exi/senml" && pwd)
-  echo "senml $senml/senml.gen.xsd s=urn:ietf:params:xml:ns:senml" > "$TMP/schemas.txt"
+  px_senml
+  echo "senml $S/senml.gen.xsd s=$NS" > "$TMP/schemas.txt"
   px_proxy "$name" --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" "$@"
 }
 px_monaco() {
