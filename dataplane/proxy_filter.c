@@ -38,8 +38,37 @@ struct wm_proxy_sub_rec {
 
 /* ------------------------------------------------------------ content filters */
 
+/* The grace periods of a worker's table (proxy_filter.h): its one thread
+ * frees the replaced snapshot and reader within the commit, so a grace
+ * period started by a commit is over once the commit returns. The reader
+ * hooks are never called (the table only starts and checks). */
+static int qsbr_register(void *ctx, unsigned *idx) { (void)ctx; *idx = 0; return 0; }
+static void qsbr_reader(void *ctx, unsigned idx) { (void)ctx; (void)idx; }
+static uint64_t qsbr_start(void *ctx) { (void)ctx; return 1; }
+static bool qsbr_check(void *ctx, uint64_t tok, bool wait) { (void)ctx; (void)tok; (void)wait; return true; }
+static const wm_qsbr_ops one_thread_grace = { NULL, qsbr_register, qsbr_reader, qsbr_reader, qsbr_reader,
+                                              qsbr_reader, qsbr_start, qsbr_check };
+
+int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg)
+{
+    ct->rd = NULL;
+    if (!(ct->tab = wm_content_new_borrowed(reg))) return -1;
+    wm_content_reuse_slots(ct->tab, &one_thread_grace, WM_CONTENT_MAX_SLOTS);
+    return 0;
+}
+
+void wm_proxy_content_close(wm_proxy_content *ct)
+{
+    wm_content_reader_free(ct->rd);
+    wm_content_free(ct->tab);
+    ct->rd = NULL;
+    ct->tab = NULL;
+}
+
 /* Publishes the worker's content filters after a change: a new snapshot and
- * a reader on it; the old ones are freed at once (one thread). */
+ * a reader on it; the old ones are freed at once (one thread), which ends
+ * the grace period of the slots the change dropped: they are free for the
+ * next new text (the table stays as small as the live texts). */
 static void content_commit(const wm_proxy_filter_shared *sh)
 {
     wm_proxy_content *ct = sh->content;
@@ -52,6 +81,21 @@ static void content_commit(const wm_proxy_filter_shared *sh)
     wm_content_reader_free(ct->rd);
     ct->rd = rd;   /* NULL on out of memory: no content filter passes */
     wm_content_snap_free(old);
+    wm_content_reclaim(ct->tab, false);
+}
+
+/* A reference to text[0..len) in the worker's table (wm_content_ref),
+ * counting the slots: the most a table used, and the new texts that took a
+ * slot an earlier text had left. */
+static int content_ref(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, const char *text, size_t len,
+                       uint32_t *slot, char *why, size_t whylen)
+{
+    wm_content *tab = sh->content->tab;
+    uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
+    int rc = wm_content_ref(tab, text, len, slot, why, whylen);
+    if (rc == 0 && wm_content_count(tab) > live && wm_content_slots(tab) == used) c->filter_content_slots_reused++;
+    if (wm_content_slots(tab) > c->filter_content_slots_peak) c->filter_content_slots_peak = wm_content_slots(tab);
+    return rc;
 }
 
 static void slot_unref(const wm_proxy_filter_shared *sh, uint32_t slot)
@@ -134,6 +178,22 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
 
 /* ------------------------------------------------------------ records */
 
+/* A proxy identifier of the session (BASE up) as this process puts it on
+ * the wire, turned by its epoch (proxy_filter.h), and back. PLAIN and the
+ * client's own identifiers are never turned. */
+static uint32_t sid_to_wire(const wm_proxy_filter *f, uint32_t sid)
+{
+    if (sid < WM_PROXY_SID_BASE || sid >= WM_PROXY_SID_PLAIN) return sid;
+    return WM_PROXY_SID_BASE + (uint32_t)(((uint64_t)(sid - WM_PROXY_SID_BASE) + f->sh->sid_epoch) % WM_PROXY_SID_SPAN);
+}
+
+static uint32_t sid_from_wire(const wm_proxy_filter *f, uint32_t w)
+{
+    if (w < WM_PROXY_SID_BASE || w >= WM_PROXY_SID_PLAIN) return w;
+    return WM_PROXY_SID_BASE + (uint32_t)(((uint64_t)(w - WM_PROXY_SID_BASE) + WM_PROXY_SID_SPAN -
+                                           f->sh->sid_epoch % WM_PROXY_SID_SPAN) % WM_PROXY_SID_SPAN);
+}
+
 static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 {
     return r->filter_len == fl.len && memcmp(r->filter, fl.p, fl.len) == 0;
@@ -153,12 +213,12 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
 
 /* A content filter's slot in the worker's current table for text[0..len):
  * 0 if it compiles for no schema there (or no --schemas). */
-static uint32_t slot_ref(const wm_proxy_filter_shared *sh, const char *text, size_t len)
+static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len)
 {
     uint32_t slot = 0;
     char why[300];
-    if (!sh->content || !sh->content->tab || wm_content_ref(sh->content->tab, text, len, &slot, why, sizeof why))
-        return 0;
+    const wm_proxy_filter_shared *sh = f->sh;
+    if (!sh->content || !sh->content->tab || content_ref(sh, f->c, text, len, &slot, why, sizeof why)) return 0;
     return slot;
 }
 
@@ -191,7 +251,7 @@ static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t
         return false;
     }
     memcpy(s, fl.p, fl.len);
-    uint32_t slot = xp ? slot_ref(f->sh, xp, xpath->len) : 0;
+    uint32_t slot = xp ? slot_ref(f, xp, xpath->len) : 0;
     if (xp && !slot && xpath_gone) *xpath_gone = true;
     f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
@@ -219,8 +279,7 @@ void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spa
         /* A new table over the new registry; filled by _retable, committed
          * once by _end. On out of memory it stays NULL: no content filter
          * passes (every slot is 0). */
-        sh->content->tab = wm_content_new_borrowed(schemas);
-        sh->content->rd = NULL;
+        wm_proxy_content_open(sh->content, schemas);
     }
     if (sh->reg && wm_proxy_registry_prefilter(sh->reg)) {
         /* The old reader's matcher is closed once every worker has moved
@@ -241,9 +300,7 @@ void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *ol
             sh->content->rd = wm_content_reader_new(wm_content_current(sh->content->tab), NULL);
         wm_content_snap_free(none);
     }
-    wm_content_reader_free(old->rd);
-    wm_content_free(old->tab);
-    memset(old, 0, sizeof *old);
+    wm_proxy_content_close(old);
 }
 
 void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *xpath_gone)
@@ -259,7 +316,7 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
         }
         /* The old table goes as a whole: its references are not dropped one by one. */
         if (r->xpath) {
-            r->slot = slot_ref(f->sh, r->xpath, strlen(r->xpath));
+            r->slot = slot_ref(f, r->xpath, strlen(r->xpath));
             if (!r->slot) (*xpath_gone)++;
         }
     }
@@ -442,7 +499,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
         bool none = !f->sh->content || !f->sh->content->tab;   /* no --schemas; or out of memory at a reload */
         if (none) snprintf(why, sizeof why, "no schema registry is loaded (wirematch-proxy --schemas)");
         if (none ||
-            wm_content_ref(f->sh->content->tab, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
+            content_ref(f->sh, f->c, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
             f->c->filter_suback_bad_xpath += pkt->count;
             snprintf(msg, sizeof msg, "invalid xpath: %s", why);
             return refuse(f, pkt, 0x80, msg, client_max, back);
@@ -498,7 +555,8 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     if (*vslot) f->c->filter_xpath_subscribes++;
     if (!add_sid) return WM_PROXY_KEEP;
     wm_mqtt5_packet p2 = *pkt;
-    p2.props.subscription_identifiers = &sid;
+    uint32_t wire = sid_to_wire(f, sid);
+    p2.props.subscription_identifiers = &wire;
     p2.props.subscription_identifier_count = 1;
     size_t n;
     if (wm_mqtt5_encode(&p2, scratch, cap, &n) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
@@ -766,7 +824,8 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
     bool unknown = false;
     content_cands cc = { 0 };
-    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);) pass = sid_passes(f, s, topic, pkt, &ps, &unknown, &cc);
+    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);)
+        pass = sid_passes(f, sid_from_wire(f, s), topic, pkt, &ps, &unknown, &cc);
     if (!pass && cc.n) pass = content_passes(f, pkt, &cc);
     if (!pass && unknown) f->c->filter_unknown_sid++;
 

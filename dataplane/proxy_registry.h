@@ -74,6 +74,8 @@
 #define WM_PROXY_SID_BASE 0x0F000000u
 #define WM_PROXY_SID_MAX  0x0FFFFFFFu
 #define WM_PROXY_SID_PLAIN WM_PROXY_SID_MAX
+/* How many proxy identifiers a session has (BASE .. PLAIN - 1). */
+#define WM_PROXY_SID_SPAN (WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE)
 
 typedef struct wm_proxy_registry wm_proxy_registry;
 
