@@ -215,23 +215,30 @@ static int want_add(wm_proxy_filter *f, const char *text, size_t len, char *why,
     return 0;
 }
 
+/* The packet's content filter: its first `xpath` User Property. */
+static bool xpath_prop(const wm_mqtt5_packet *pkt, wm_mqtt5_bytes *xp)
+{
+    size_t pos = 0;
+    wm_mqtt5_pair up;
+    while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up))
+        if (up.key.len == 5 && memcmp(up.key.p, "xpath", 5) == 0) {
+            *xp = up.value;
+            return true;
+        }
+    return false;
+}
+
 void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt)
 {
     wm_proxy_content *ct = f->sh->content;
-    if (dir != WM_PROXY_C2U || pkt->type != WM_MQTT5_SUBSCRIBE || !ct || !ct->tab) return;
-    size_t pos = 0;
-    wm_mqtt5_pair up;
-    while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up)) {
-        if (up.key.len != 5 || memcmp(up.key.p, "xpath", 5) != 0) continue;
-        const char *text = (const char *)up.value.p;
-        uint32_t slot = wm_content_find(ct->tab, text, up.value.len);
-        const char *r;
-        char why[300];
-        if (wm_content_state(ct->tab, slot, &r) != WM_CONTENT_S_READY && !over_quota(f, text, up.value.len, slot) &&
-            want_index(f, slot) == UINT32_MAX)
-            want_add(f, text, up.value.len, why, sizeof why);   /* refused or no room: seen when it is framed */
-        return;   /* the first xpath is the packet's */
-    }
+    wm_mqtt5_bytes xp;
+    if (dir != WM_PROXY_C2U || pkt->type != WM_MQTT5_SUBSCRIBE || !ct || !ct->tab || !xpath_prop(pkt, &xp)) return;
+    const char *text = (const char *)xp.p, *r;
+    uint32_t slot = wm_content_find(ct->tab, text, xp.len);
+    char why[300];
+    if (wm_content_state(ct->tab, slot, &r) != WM_CONTENT_S_READY && !over_quota(f, text, xp.len, slot) &&
+        want_index(f, slot) == UINT32_MAX)
+        want_add(f, text, xp.len, why, sizeof why);   /* refused or no room: seen when it is framed */
 }
 
 void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
@@ -764,13 +771,22 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
 }
 
 /* The validation reference to the content filter (if any) is held while the
- * records take theirs, then dropped. */
+ * records take theirs, then dropped; so is the connection's interest in it
+ * once the SUBSCRIBE is decided. */
 static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
                                     wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
 {
     uint32_t vslot = 0;
     wm_proxy_action a = on_subscribe_x(f, pkt, cfg, back, scratch, cap, out_len, &vslot);
     if (vslot) slot_unref(f->sh, vslot);
+    /* Decided (refused before its text was looked at, too): the interest
+     * a look behind a held packet took for it goes. */
+    wm_proxy_content *ct = f->sh->content;
+    wm_mqtt5_bytes xp;
+    if (a != WM_PROXY_HOLD && ct && ct->tab && xpath_prop(pkt, &xp)) {
+        uint32_t wi = want_index(f, wm_content_find(ct->tab, (const char *)xp.p, xp.len));
+        if (wi != UINT32_MAX) want_drop(f, wi);
+    }
     return a;
 }
 

@@ -396,6 +396,7 @@ static void finalize(worker *w, conn *k, uint32_t slot)
     /* Give the queue pages back: a closed connection must not pin memory. */
     madvise(k->q[0].buf, 2 * w->qcap, MADV_DONTNEED);
     k->kick[0] = k->kick[1] = 0;
+    k->held = 0;
     k->state = ST_FREE;
     k->gen++;
     k->next_free = w->free_head;
