@@ -289,7 +289,8 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
         /* every PUBLISH with a content-filtered candidate ends in exactly one content outcome */
         struct wm_match_counters mc;
         wm_match_table_counters(match, &mc);
-        uint64_t co = mc.content_decoded + mc.content_no_content_type + mc.content_not_exi + mc.content_unknown_schema +
+        uint64_t co = mc.content_decoded + mc.content_no_content_type + mc.content_not_exi + mc.content_bad_content_type +
+                      mc.content_unknown_schema +
                       mc.content_no_filter_for_schema + mc.content_decode_error + mc.content_value_too_large;
         json_object_set_new(cons, "content_hold", json_boolean(co == mc.content_pubs));
     }
