@@ -886,7 +886,9 @@ static void resume_held(worker *w)
         check_bounds(w, k, i, WM_PROXY_C2U);
         maybe_finish(w, k, i, WM_PROXY_C2U);
     }
-    kick_wanted(w);   /* now, not at the end of the next batch of completions */
+    /* now, not at the end of the next batch of completions (unless second
+     * reads are armed: that batch comes at once, see after_batch) */
+    if (!w->reread) kick_wanted(w);
 }
 
 /* Reloaded tables (SIGHUP, dataplane/proxy_reload.h): swapped in as a whole,
