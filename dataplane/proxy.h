@@ -132,6 +132,9 @@ typedef struct wm_proxy_counters {
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
+    uint64_t filter_share_refused;       /* filters refused (0x9E): a shared subscription whose members here use
+                                            another neighborhood or xpath (dataplane/proxy_share.h) */
+    uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
     uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
     uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a resumed

@@ -11,6 +11,7 @@
 
 #include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_topic.h"
+#include "dataplane/proxy_share.h"
 
 struct wm_proxy_sub_rec {
     char *filter;
@@ -24,6 +25,7 @@ struct wm_proxy_sub_rec {
     uint32_t reg_sub;    /* its handle in the prefilter registry, WM_SUB_NONE if not there */
     char *xpath;         /* content filter text (kept across reloads), NULL = none */
     uint32_t slot;       /* its slot in the worker's table; 0 with xpath: compiles for no schema (passes nothing) */
+    bool shared;         /* holds a reference in the process's shared subscriptions (dataplane/proxy_share.h) */
 };
 
 /* The neighborhood of a record whose name the resolution no longer has
@@ -295,6 +297,8 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
         if (f->recs[i].slot) wm_content_unref(f->sh->content->tab, f->recs[i].slot);
+        if (f->recs[i].shared)
+            wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
         free(f->recs[i].filter);
         free(f->recs[i].name);
         free(f->recs[i].xpath);
@@ -340,6 +344,8 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
     if (f->recs[i].nbhd >= 0 || f->recs[i].xpath) f->n_nbhd_recs--;
     if (f->recs[i].xpath && !rec_has_text(f, f->recs[i].xpath, strlen(f->recs[i].xpath), i)) f->n_texts--;
     slot_unref(f->sh, f->recs[i].slot);
+    if (f->recs[i].shared)
+        wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
     if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
         wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
@@ -363,12 +369,17 @@ static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len)
  * for none, nbhd its index; xpath (may be NULL) is its content filter, which
  * takes a reference in the worker's table (validated by the caller when it
  * comes from a SUBSCRIBE; from a session entry it may no longer compile:
- * then it is recorded passing nothing, and *xpath_gone is set). False if
- * the record cannot be made (records full, memory). */
-static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, const char *name,
-                    uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath, bool *xpath_gone)
+ * then it is recorded passing nothing). A shared subscription takes a
+ * reference to its group's spec (dataplane/proxy_share.h); restored: the
+ * broker holds it already, so it is taken even when the group's members
+ * here use another spec (counted). Returns REC_OK, REC_FULL if the record
+ * cannot be made (records full, memory), or REC_SHARE_CONFLICT (nothing
+ * recorded; why[0..whylen) names the group's spec). */
+enum { REC_OK, REC_FULL, REC_SHARE_CONFLICT };
+static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, const char *name,
+                   uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath, bool restored, char *why, size_t whylen)
 {
-    if (f->n_recs == f->sh->max_records) return false;
+    if (f->n_recs == f->sh->max_records) return REC_FULL;
     if (f->n_recs == f->cap_recs) {
         uint32_t cap = f->cap_recs ? f->cap_recs * 2 : 8;
         wm_proxy_sub_rec *r = realloc(f->recs, (size_t)cap * sizeof *r);
@@ -385,16 +396,28 @@ static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t
         free(s);
         free(nm);
         free(xp);
-        return false;
+        return REC_FULL;
     }
     memcpy(s, fl.p, fl.len);
+    bool shared = false;
+    if (f->sh->reg && wm_topic_share_split((const char *)fl.p, fl.len, NULL)) {
+        int rc = wm_proxy_shares_ref(wm_proxy_registry_shares(f->sh->reg), (const char *)fl.p, fl.len, nm, xp, restored,
+                                     why, whylen);
+        if (rc == 1 && !restored) {
+            free(s);
+            free(nm);
+            free(xp);
+            return REC_SHARE_CONFLICT;
+        }
+        if (rc == 1) f->c->filter_share_mixed_restored++;
+        shared = rc >= 0;
+    }
     uint32_t slot = xp ? slot_ref(f, xp, xpath->len) : 0;
-    if (xp && !slot && xpath_gone) *xpath_gone = true;
     if (xp && !rec_has_text(f, xp, xpath->len, UINT32_MAX)) f->n_texts++;
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot };
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
     if (nbhd >= 0 || xp) f->n_nbhd_recs++;
-    return true;
+    return REC_OK;
 }
 
 /* Does topic t match the record's filter (the inner filter of a shared one)? */
@@ -553,8 +576,9 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
      * deliveries. A content filter that no longer compiles (the registry was
      * reloaded since) is recorded passing nothing. */
     wm_mqtt5_bytes xp = { (const uint8_t *)k->xpath, k->xpath ? (uint32_t)strlen(k->xpath) : 0 };
-    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, k->nbhd, 0, 0,
-                 k->xpath ? &xp : NULL, NULL))
+    char why[400];
+    if (rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, k->nbhd, 0, 0,
+                k->xpath ? &xp : NULL, true, why, sizeof why) != REC_OK)
         f->subs_unknown = true;
 }
 
@@ -736,9 +760,20 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     wm_mqtt5_subscription e;
     pos = 0;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
-        if (rec_add(f, e.filter, sid, nbhd, nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)nbhd) : NULL,
-                    pkt->packet_id, i, has_xpath ? &xpath : NULL, NULL))
-            continue;
+        char why[400], msg[700];
+        int rc = rec_add(f, e.filter, sid, nbhd, nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)nbhd) : NULL,
+                         pkt->packet_id, i, has_xpath ? &xpath : NULL, false, why, sizeof why);
+        if (rc == REC_OK) continue;
+        if (rc == REC_SHARE_CONFLICT) {
+            /* The broker would give each message to one member, whose filter
+             * may reject what another member wants (dataplane/proxy_share.h). */
+            while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
+            f->c->filter_share_refused += pkt->count;
+            snprintf(msg, sizeof msg, "shared subscription \"%.*s\": %s; all its members must use the same "
+                     "neighborhood and xpath, since the broker gives each message to one of them",
+                     e.filter.len > 100 ? 100 : (int)e.filter.len, (const char *)e.filter.p, why);
+            return refuse(f, pkt, 0x9E, msg, client_max, back);
+        }
         f->c->filter_records_full++;
         if (filtered) {
             while (f->n_recs > first) rec_remove(f, f->n_recs - 1);

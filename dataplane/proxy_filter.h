@@ -47,6 +47,11 @@
  *     subscriptions (§3.3.4: then it lists all their identifiers, and a
  *     subscription without one would be invisible). Identifiers >= WM_PROXY_SID_BASE are
  *     the proxy's: a client SUBSCRIBE using one gets SUBACK 0x83.
+ *   A shared subscription ($share/G/F) whose members on this process's
+ *     connections use another neighborhood or xpath (or none) is refused by
+ *     the proxy with SUBACK 0x9E and a Reason String naming theirs: the
+ *     broker gives each message to one member, whose filter would withhold
+ *     what the others want (dataplane/proxy_share.h).
  *   Every SUBSCRIBE is recorded per filter once the broker's SUBACK grants
  *     it (a refused filter is forgotten), replacing an earlier record of the
  *     same filter (§3.8.4); UNSUBSCRIBE forgets the filters at once.

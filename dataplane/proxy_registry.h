@@ -90,6 +90,10 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
 bool wm_proxy_registry_prefilter(const wm_proxy_registry *g);
 void wm_proxy_registry_free(wm_proxy_registry *g);
 
+/* The process's shared subscriptions (dataplane/proxy_share.h), made and
+ * freed with the registry; any thread. */
+struct wm_proxy_shares *wm_proxy_registry_shares(wm_proxy_registry *g);
+
 /* Worker: registers the calling thread as a reader (online) of the current
  * matcher, and its generation in *gen (for _receivable). NULL on failure,
  * and always without --prefilter (no reader is needed then: every rd

@@ -15,9 +15,7 @@
 # grew by one slot per distinct query, up to a lifetime limit of 4,194,304.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-SHARED=${WM_SHARED:-$WM_ROOT/../shared}
-S=$(cd "$SHARED/data/exi/senml" && pwd)
-NS=urn:ietf:params:xml:ns:senml
+px_senml
 N=20
 ROUNDS=90
 

@@ -19,9 +19,7 @@
 # texts again, and another connection's, are still taken.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-SHARED=${WM_SHARED:-$WM_ROOT/../shared}
-S=$(cd "$SHARED/data/exi/senml" && pwd)
-NS=urn:ietf:params:xml:ns:senml
+px_senml
 N=8
 Q=100
 BOUND_S=${BOUND_S:-1.5}
