@@ -1,6 +1,6 @@
 /* EXI known-answer vectors computed by hand from the W3C EXI 1.0 (Second
- * Edition) text, not from our encoder: the §7.1 datatypes (and §7.2
- * enumerations; restricted character sets are not derived from patterns yet), the §7.3.3 value partitions with valueMaxLength and
+ * Edition) text, not from our encoder: every §7.1 datatype (and §7.2
+ * enumerations), the §7.3.3 value partitions with valueMaxLength and
  * valuePartitionCapacity (wrap-around included), and the §8.5.4.4.1
  * undeclared productions of non-strict grammars. Java EXIficient, the
  * reference implementation, cannot be fetched here (no Maven repository is
@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "codec/exi_encode.h"
+#include "codec/exi_rcs.h"
 #include "codec/exi_xml.h"
 #include "tests/lib/exi_fixture.h"
 #include "tests/lib/exi_infoset.h"
@@ -137,6 +138,20 @@ static const vec datatypes[] = {
     { "enumeration", ANON("<xs:restriction base=\"xs:token\"><xs:enumeration value=\"red\"/><xs:enumeration value=\"green\"/>"
                           "<xs:enumeration value=\"blue\"/></xs:restriction>"),
       "<v>blue</v>", HDR "0 | 10", true, NONE, NONE, false },
+};
+
+/* §7.1.10.1 restricted character sets: strings whose pattern facet allows a
+ * small set of characters (Appendix E), through the string table as any string. */
+static const vec restricted[] = {
+    /* §7.1.10.1 Restricted character set from the pattern [a-d]*: {a,b,c,d}, each
+     * character ceil(log2(4+1)) = 3 bits, its index; "cab" = L+2 = 5, 2, 0, 1. */
+    { "restricted character set", ANON("<xs:restriction base=\"xs:string\"><xs:pattern value=\"[a-d]*\"/></xs:restriction>"),
+      "<v>cab</v>", HDR "0 | 00000101 | 010 000 001", true, NONE, NONE, false },
+    /* a character outside the set: index 4 (= the set's size), then its code point
+     * as Unsigned Integer: 'x' = 120 (the value breaks the pattern; EXI does not
+     * validate patterns, the escape exists for this) */
+    { "restricted character set, escape", ANON("<xs:restriction base=\"xs:string\"><xs:pattern value=\"[a-d]*\"/></xs:restriction>"),
+      "<v>cxa</v>", HDR "0 | 00000101 | 010 100 01111000 000", true, NONE, NONE, false },
 };
 
 /* ------------------------------------------------------------ §8.5.4.4.2 strict xsi */
@@ -329,6 +344,47 @@ static void check(const vec *v)
 Test(exi_vectors, datatypes_of_section_7_1)
 {
     for (size_t i = 0; i < sizeof datatypes / sizeof datatypes[0]; i++) check(&datatypes[i]);
+}
+
+Test(exi_vectors, restricted_character_sets)
+{
+    for (size_t i = 0; i < sizeof restricted / sizeof restricted[0]; i++) check(&restricted[i]);
+}
+
+/* Appendix E on its own: the characters of a pattern, or no restricted set. */
+Test(exi_vectors, pattern_character_sets)
+{
+    static const struct { const char *re; int n; uint32_t first, last; } cases[] = {
+        { "[a-d]*", 4, 'a', 'd' },
+        { "(ab|c)+x?", 4, 'a', 'x' },
+        { "[0-9]{3}-[0-9]{4}", 11, '-', '9' },
+        { "[a-z-[aeiou]]+", 21, 'b', 'z' },
+        { "\\s\\.\\-", 6, '\t', '.' },
+        { "[A-Za-z0-9_]{1,64}", 63, '0', 'z' },
+        { "[\\[\\]]", 2, '[', ']' },
+        { "", 0, 0, 0 },
+        { "\\d+", -1, 0, 0 },          /* multi-character escape */
+        { "\\p{Lu}", -1, 0, 0 },       /* category escape */
+        { "a.b", -1, 0, 0 },           /* wildcard */
+        { "[^a]", -1, 0, 0 },          /* negated group */
+        { "[!-\xc4\x9f]", 255, '!', 0x11f },  /* U+0021..U+011F: 255 characters, the most allowed */
+        { "[ -\xc4\x9f]", -1, 0, 0 },   /* U+0020..U+011F: 256, too many */
+        { "\xf0\x9f\x98\x80", -1, 0, 0 }, /* U+1F600, not in the BMP */
+        { "(a", -1, 0, 0 },            /* not a regular expression */
+        { "a)", -1, 0, 0 },
+        { "[b-a]", -1, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        wm_exi_rcs_set *set = calloc(1, sizeof *set);
+        uint32_t out[255];
+        int n = wm_exi_rcs_add_pattern(set, cases[i].re, strlen(cases[i].re)) ? wm_exi_rcs_list(set, out) : -1;
+        cr_assert_eq(n, cases[i].n, "pattern \"%s\": %d characters, expected %d", cases[i].re, n, cases[i].n);
+        if (n > 0) {
+            cr_assert_eq(out[0], cases[i].first, "pattern \"%s\": first U+%04X", cases[i].re, out[0]);
+            cr_assert_eq(out[n - 1], cases[i].last, "pattern \"%s\": last U+%04X", cases[i].re, out[n - 1]);
+        }
+        free(set);
+    }
 }
 
 Test(exi_vectors, strict_xsi_type_and_nil_are_second_level_codes)
