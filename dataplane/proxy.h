@@ -101,7 +101,8 @@ typedef struct wm_proxy_counters {
     uint64_t submits;                /* io_uring_enter calls (batches) */
     uint64_t batched_waits;          /* of which waited batch_wait_ns (busy, see batch_rate) */
     /* Where the worker's time goes, by wait mode ([0] waking at the first completion, [1] busy:
-     * batching, see batch_rate): thread CPU and wall time (ns), frames framed, io_uring_enter calls. */
+     * batching, see batch_rate): thread CPU and wall time (ns), frames framed, io_uring_enter calls
+     * that waited (wake-ups; submits also counts those that did not). */
     uint64_t mode_cpu_ns[2], mode_wall_ns[2], mode_frames[2], mode_wakeups[2];
     uint64_t sqes;
     /* Spatial filtering (dataplane/proxy_filter.h); all 0 without --resolution. */
