@@ -55,6 +55,9 @@ typedef struct wm_proxy_config {
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
+    uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
+                                    (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
+                                    process (wirematch-proxy_main.c), 0 = none */
     int verbose;
 } wm_proxy_config;
 
@@ -128,6 +131,11 @@ typedef struct wm_proxy_counters {
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
+    uint64_t filter_share_refused;       /* filters refused (0x9E): a shared subscription whose members here use
+                                            another neighborhood or xpath (dataplane/proxy_share.h) */
+    uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
+    uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
+    uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
     uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
 } wm_proxy_counters;

@@ -1060,9 +1060,10 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
      * current batch; a full list only means ordinary sends. */
     w->inl_cap = w->nconns * 4;
     w->inl = calloc(w->inl_cap, sizeof(inline_ref));
-    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
+    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry,
+                                       .sid_epoch = cfg->sid_epoch };
     if (cfg->schemas) {
-        if (!(w->content.tab = wm_content_new_borrowed(cfg->schemas))) {
+        if (wm_proxy_content_open(&w->content, cfg->schemas)) {
             fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
             return -1;
         }
@@ -1112,8 +1113,7 @@ static void worker_free(worker *w)
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    wm_content_reader_free(w->content.rd);
-    wm_content_free(w->content.tab);
+    wm_proxy_content_close(&w->content);
     free(w->scratch);
     free(w->conns);
     free(w->total_paused);

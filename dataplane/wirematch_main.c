@@ -328,6 +328,15 @@ static void progress_line(struct wm_worker *workers, unsigned n, double elapsed)
 
 int main(int argc, char **argv)
 {
+    /* Before anything slow (EAL initialisation, loading the tables): a
+     * SIGINT/SIGTERM arriving meanwhile then stops the run once it is set up,
+     * with its summary, instead of killing the process by the default action
+     * (seen under load: a test's SIGTERM during a slow start). A SIGHUP
+     * meanwhile asks for a reload of the tables being loaded (harmless), and
+     * without tables nobody acts on it. */
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
     int ret = rte_eal_init(argc, argv);
     if (ret < 0) {
         fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
@@ -357,10 +366,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     /* SIGHUP re-reads --resolution/--subs (reload_ctl.h); without tables it is ignored. */
-    signal(SIGHUP, match ? on_signal : SIG_IGN);
+    if (!match) signal(SIGHUP, SIG_IGN);
 
     unsigned n_ports = rte_eth_dev_count_avail();
     if (n_ports == 0) {
