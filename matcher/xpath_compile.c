@@ -13,7 +13,9 @@
 #include "matcher/xpath_filter_int.h"
 
 /* Type classes of values, from the schema. */
-enum { TC_STR = 1, TC_NUM = 2, TC_BOOL = 4, TC_CHILDREN = 8 };
+enum { TC_STR = 1, TC_NUM = 2, TC_BOOL = 4, TC_CHILDREN = 8, TC_BIN = 16, TC_DATE = 32, TC_LIST = 64 };
+/* values whose lexical form EXI does not keep, beyond numbers and booleans */
+#define TC_VALUE_ONLY (TC_BIN | TC_DATE | TC_LIST)
 
 typedef struct cctx {
     wm_xpf *f;
@@ -101,6 +103,9 @@ static unsigned dt_class(const wm_exi_grammar *g, uint32_t dt)
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: case WM_EXI_DT_FLOAT: case WM_EXI_DT_DECIMAL:
         return TC_NUM;
     case WM_EXI_DT_BOOLEAN: return TC_BOOL;
+    case WM_EXI_DT_HEX: case WM_EXI_DT_BASE64: return TC_BIN;
+    case WM_EXI_DT_DATETIME: return TC_DATE;
+    case WM_EXI_DT_LIST: return TC_LIST;
     default: return TC_STR;
     }
 }
@@ -307,7 +312,7 @@ static wm_xpf_status bool_test(cctx *c, const wm_xp_node *n, bool is_text, unsig
 {
     const char *what = is_text ? "the text" : "@";
     const char *name = is_text ? "" : n->attr.local;
-    if (cls & (TC_STR | TC_NUM))
+    if (cls & (TC_STR | TC_NUM | TC_VALUE_ONLY))
         return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean on some of the elements this step names and not on others: name the element",
                      what, name);
     if (n->kind != WM_XP_N_CMP)
@@ -372,6 +377,17 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
         return qfail(c, WM_XPF_E_TYPE, n->pos,
                      "string test on %s%s%s, which the schema types as %s: EXI carries its value, not its lexical form; compare it with a number",
                      is_text ? "the text" : "@", is_text ? "" : n->attr.local, "", class_name(TC_NUM));
+    /* Binary, date-time and list values: the decoder hands out a canonical
+     * form ('0aff' as '0AFF', '12:00:00.50' as '12:00:00.5', ' 1 2  255' as
+     * '1 2 255'), not what the publisher wrote, so a string test would miss
+     * silently; refused like those on numbers (review finding 11). */
+    if (string_test && (cls & TC_VALUE_ONLY))
+        return qfail(c, WM_XPF_E_TYPE, n->pos,
+                     "string test on %s%s, which the schema types as %s: EXI carries its value, not its lexical form (%s); test its presence only",
+                     is_text ? "the text" : "@", is_text ? "" : n->attr.local,
+                     cls & TC_BIN ? "hexBinary or base64Binary" : cls & TC_DATE ? "a date or time" : "a list",
+                     cls & TC_BIN ? "'0aff' arrives as '0AFF'" : cls & TC_DATE ? "'12:00:00.50' arrives as '12:00:00.5'"
+                                                                : "' 1 2  255' arrives as '1 2 255'");
     xpf_lit l = { .opd = n->opd };
     l.slot = get_slot(c, is_text, &n->attr);
     if (l.slot == XPF_NONE) return WM_XPF_E_MEMORY;
