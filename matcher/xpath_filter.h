@@ -32,7 +32,10 @@
  * Schema typing (compile time): a string test (=, !=, contains, starts-with,
  * matches with a string literal) on an attribute or text the schema types as
  * a number is refused, since EXI transmits the value, not its lexical form;
- * compare it with a number instead. A value the schema types as a boolean
+ * compare it with a number instead. The same holds, and string tests are
+ * refused, for hexBinary / base64Binary, the date-time family and lists
+ * (the decoder gives a canonical form: '0aff' as '0AFF'); presence and
+ * order comparisons (numeric in XPath 1.0: NaN, false) stay. A value the schema types as a boolean
  * compares as a boolean: = and != with 1, '1', 'true' (true) or 0, '0',
  * 'false' (false); any other literal, < <= > >=, contains, starts-with and
  * matches on it are refused (WM_XPF_E_TYPE), as is a test on an attribute
