@@ -290,11 +290,17 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
     case WM_EXI_DT_LIST: {
         uint64_t n;
         if ((st = wm_exi_read_uint(r, &n))) return st;
-        if (n > r->len_bits - r->pos + 1)
-            return wm_exi_fail(r->err, WM_EXI_E_LENGTH, r->pos, "list length %llu beyond the stream", (unsigned long long)n);
         const wm_exi_datatype *it = &types[dt->list_item];
         if (it->kind == WM_EXI_DT_LIST)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "list of lists");
+        /* Items of a one-value enumeration (§7.2) or an n-bit range with
+         * min = max (§7.1.9) take no bits, so the stream does not bound their
+         * count; the text does: every item after the first adds a separator. */
+        bool zero_bit = (it->kind == WM_EXI_DT_ENUM && it->n_enum <= 1) || (it->kind == WM_EXI_DT_NBIT && !it->nbit_width);
+        if (zero_bit ? n > tx->cap - tx->len + 1 : n > r->len_bits - r->pos + 1)
+            return wm_exi_fail(r->err, WM_EXI_E_LENGTH, r->pos, zero_bit ? "list of %llu 0-bit items beyond the value cap"
+                                                                         : "list length %llu beyond the stream",
+                               (unsigned long long)n);
         for (uint64_t i = 0; i < n; i++) {
             wm_exi_value iv;
             if (i && (st = tx_put(r, tx, " ", 1))) return st;
