@@ -207,8 +207,12 @@ static wm_exi_status read_string_value(dctx *c, uint32_t lid, const wm_exi_datat
         if ((st = wm_exi_read_nbit(&c->r, wm_exi_code_width(l->n_vals), &k))) return st;
         if (k >= l->n_vals)
             return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "local value compact id %u of %u (§7.3.3)", k, l->n_vals);
-        v->text = t->values[l->vals[k]].s.p;
-        v->len = t->values[l->vals[k]].s.len;
+        uint32_t gid = l->vals[k];
+        if (gid == WM_EXI_NONE)
+            return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at,
+                               "local value compact id %u was unassigned when valuePartitionCapacity replaced its value (§7.3.3)", k);
+        v->text = t->values[gid].s.p;
+        v->len = t->values[gid].s.len;
         return WM_EXI_OK;
     }
     if (x == 1) {

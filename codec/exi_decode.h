@@ -117,7 +117,9 @@ void wm_exi_decoder_free(wm_exi_decoder *d);
  *   WM_EXI_E_HEADER / _OPTIONS / _UNSUPPORTED from the header;
  *   WM_EXI_E_TRUNCATED      the stream ends inside an event;
  *   WM_EXI_E_EVENT_CODE     an event code no production has;
- *   WM_EXI_E_STRING_INDEX   a compact identifier beyond its partition;
+ *   WM_EXI_E_STRING_INDEX   a compact identifier beyond its partition, or a local value
+ *                           id left unassigned when valuePartitionCapacity replaced its
+ *                           value (§7.3.3);
  *   WM_EXI_E_VALUE          an out-of-range content value;
  *   WM_EXI_E_LENGTH         a string/binary length beyond the stream or limits;
  *   WM_EXI_E_MEMORY         the memory cap was reached;

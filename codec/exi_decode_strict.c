@@ -375,6 +375,7 @@ at_str: {
         uint32_t k = top(ww, kw);
         if (k >= l->n_vals) goto general;
         id = l->vals[k];
+        if (id == WM_EXI_NONE) goto general; /* replaced (§7.3.3): the general path reports it */
         q += kw;
     } else {
         unsigned kw = wm_exi_code_width(t->n_values);

@@ -80,7 +80,7 @@ static wm_exi_status put_string_value(wm_exi_encoder *e, uint32_t lid, const cha
     wm_exi_strtab *t = &e->st;
     wm_exi_status st;
     uint32_t gid = wm_exi_strtab_find_value(t, s, (uint32_t)len);
-    if (gid != WM_EXI_NONE && t->values[gid].live) {
+    if (gid != WM_EXI_NONE) {
         const wm_exi_st_value *v = &t->values[gid];
         if (v->lid == lid) {
             if ((st = wm_exi_write_uint(&e->w, 0))) return st;
