@@ -105,6 +105,19 @@ static bool typed_ok(wm_exi_encoder *e, uint32_t dt, const char *s, size_t len)
     return wm_exi_value_valid(e->g->types, t, s, len);
 }
 
+/* Strict mode has no untyped fallback: a declared value that is valid but
+ * beyond the codec's 64-bit limits is WM_EXI_E_UNSUPPORTED with that reason
+ * (what names the item: "attribute v", "text"); WM_EXI_OK otherwise, so the
+ * caller reports the value as not valid / not allowed. */
+static wm_exi_status strict_unsupported(wm_exi_encoder *e, uint32_t dt, const char *s, size_t len, const char *what,
+                                        const char *name, size_t nlen)
+{
+    wm_exi_error why = { 0 };
+    if (dt == WM_EXI_NONE || wm_exi_value_check(e->g->types, &e->g->types[dt], s, len, &why) != WM_EXI_E_UNSUPPORTED)
+        return WM_EXI_OK;
+    return wm_exi_fail(e->err, WM_EXI_E_UNSUPPORTED, e->w.pos, "%s%.*s: %s (strict)", what, (int)nlen, name, why.msg);
+}
+
 static wm_exi_status put_value(wm_exi_encoder *e, uint32_t lid, uint32_t dt, const char *s, size_t len)
 {
     if (dt == WM_EXI_NONE) return put_string_value(e, lid, s, len, NULL);
@@ -390,10 +403,11 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         return WM_EXI_OK;
     }
     bool declared_invalid = false;
+    uint32_t declared_dt = WM_EXI_NONE;
     for (uint32_t i = 0; i < s->n && lid != WM_EXI_NONE; i++) {
         const wm_exi_prod *p = &g->prods[s->first + i];
         if (p->term != WM_EXI_T_AT || p->uri != uri || p->lid != lid) continue;
-        if (!typed_ok(e, p->arg, v, vl)) { declared_invalid = true; break; }
+        if (!typed_ok(e, p->arg, v, vl)) { declared_invalid = true; declared_dt = p->arg; break; }
         if ((st = put_code(e, wn, i))) return st;
         f->state = p->next;
         return put_value(e, lid, p->arg, v, vl);
@@ -409,6 +423,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
             return put_value(e, lid, gdt, v, vl);
         }
     }
+    if (strict && declared_invalid && (st = strict_unsupported(e, declared_dt, v, vl, "attribute ", l, ll))) return st;
     if (strict) return declared_invalid ? wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "attribute %.*s: value \"%.*s\" is not valid for its type (strict)", (int)ll, l, (int)(vl > 40 ? 40 : vl), v)
                                         : no_prod(e, "attribute", l, ll);
     if ((st = put_level2(e, n1, l2, n2, l3, n3, declared_invalid ? WM_EXI_UD_AT_INVALID : WM_EXI_UD_AT_ANY)))
@@ -473,15 +488,17 @@ wm_exi_status wm_exi_encode_ch(wm_exi_encoder *e, const char *s, size_t n)
     unsigned n2 = cc.n2, n3 = cc.n3;
     const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
+    uint32_t invalid_dt = WM_EXI_NONE;
     for (uint32_t i = 0; i < st_->n; i++) {
         const wm_exi_prod *p = &g->prods[st_->first + i];
         if (p->term != WM_EXI_T_CH) continue;
-        if (!typed_ok(e, p->arg, s, n)) break;
+        if (!typed_ok(e, p->arg, s, n)) { invalid_dt = p->arg; break; }
         if ((st = put_code(e, wn, i))) return st;
         f->state = p->next;
         return put_value(e, f->lid, p->arg, s, n);
     }
     if (blank(s, n) && !(st_->flags & WM_EXI_S_CH)) return WM_EXI_OK;
+    if (strict && (st = strict_unsupported(e, invalid_dt, s, n, "text", "", 0))) return st;
     if (strict) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "text \"%.*s\" not allowed here (strict)", (int)(n > 30 ? 30 : n), s);
     if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_CH))) return no_prod(e, "text", s, n);
     if (st_->flags & WM_EXI_S_ATTRS) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }

@@ -327,37 +327,52 @@ static void trim(const char **s, size_t *len)
         (*len)--;
 }
 
-static bool parse_int(const char *s, size_t len, int64_t *out)
+/* Integer lexical forms: valid, not valid, or valid but beyond the 64 bits
+ * this codec keeps (WM_EXI_E_UNSUPPORTED, never "not valid"). */
+typedef enum { NUM_OK, NUM_BAD, NUM_BIG } numparse;
+
+/* v = v * 10 + d unless that passes UINT64_MAX. */
+static bool acc_digit(uint64_t *v, unsigned d)
+{
+    if (*v > UINT64_MAX / 10 || (*v == UINT64_MAX / 10 && d > UINT64_MAX % 10)) return false;
+    *v = *v * 10 + d;
+    return true;
+}
+
+/* One or more decimal digits, all of s[0..len). */
+static numparse parse_digits(const char *s, size_t len, uint64_t *out)
+{
+    if (!len) return NUM_BAD;
+    uint64_t v = 0;
+    bool big = false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return NUM_BAD;
+        big = big || !acc_digit(&v, (unsigned)(s[i] - '0'));
+    }
+    *out = v;
+    return big ? NUM_BIG : NUM_OK;
+}
+
+static numparse parse_int(const char *s, size_t len, int64_t *out)
 {
     trim(&s, &len);
     size_t i = 0;
     bool neg = false;
     if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-    if (i == len) return false;
-    uint64_t v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        if (v > (UINT64_MAX - 9) / 10) return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX) return false;
+    uint64_t v;
+    numparse r = parse_digits(s + i, len - i, &v);
+    if (r != NUM_OK) return r;
+    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX) return NUM_BIG;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
+    return NUM_OK;
 }
 
-static bool parse_uint(const char *s, size_t len, uint64_t *out)
+static numparse parse_uint(const char *s, size_t len, uint64_t *out)
 {
     trim(&s, &len);
     size_t i = 0;
     if (i < len && s[i] == '+') i++;
-    if (i == len) return false;
-    uint64_t v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10) return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
+    return parse_digits(s + i, len - i, out);
 }
 
 bool wm_exi_float_parse(const char *s, size_t len, int64_t *mantissa, int32_t *exponent)
@@ -369,30 +384,39 @@ bool wm_exi_float_parse(const char *s, size_t len, int64_t *mantissa, int32_t *e
     size_t i = 0;
     bool neg = false, digits = false;
     if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    /* §7.1.4: the mantissa is a 64-bit signed integer. Digits that do not
+     * fit (a lexical form may have any number) are rounded away, half up on
+     * the first dropped digit, as EXIficient does: 18 or 19 significant
+     * digits, more than a double holds. */
+    const uint64_t mmax = (uint64_t)INT64_MAX;
     uint64_t m = 0;
     int64_t e = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (m > (UINT64_MAX / 10) - 1) return false;
-        m = m * 10 + (uint64_t)(s[i] - '0');
+    int round = -1; /* the first dropped digit */
+    for (bool frac = false;; i++) {
+        if (i < len && s[i] == '.' && !frac) { frac = true; continue; }
+        if (i >= len || s[i] < '0' || s[i] > '9') break;
+        unsigned d = (unsigned)(s[i] - '0');
         digits = true;
-    }
-    if (i < len && s[i] == '.') {
-        for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (m > (UINT64_MAX / 10) - 1) return false;
-            m = m * 10 + (uint64_t)(s[i] - '0');
-            e--;
-            digits = true;
+        if (round < 0 && (m < mmax / 10 || (m == mmax / 10 && d <= mmax % 10))) {
+            m = m * 10 + d;
+            e -= frac;
+        } else {
+            if (round < 0) round = (int)d;
+            e += !frac; /* a dropped integer digit scales what is kept */
         }
     }
     if (!digits) return false;
+    if (round >= 5) {
+        if (m < mmax) m++;
+        else { m = mmax / 10 + 1; e++; } /* INT64_MAX ends in 7: rounds up */
+    }
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         int64_t x;
-        if (!parse_int(s + i + 1, len - i - 1, &x) || x > 100000 || x < -100000) return false;
+        if (parse_int(s + i + 1, len - i - 1, &x) != NUM_OK || x > 100000 || x < -100000) return false;
         e += x;
         i = len;
     }
     if (i != len) return false;
-    if (m > (uint64_t)INT64_MAX) return false;
     /* canonical mantissa: no trailing decimal zeros ("20" -> 2E1), as
      * deployed encoders write it; the value is the same either way */
     while (m != 0 && m % 10 == 0) { m /= 10; e++; }
@@ -580,6 +604,13 @@ static wm_exi_status bad_input(wm_exi_writer *w, const char *what, const char *s
     return wm_exi_fail(w->err, WM_EXI_E_INPUT, w->pos, "\"%.*s\" is not a valid %s", (int)(len > 40 ? 40 : len), s, what);
 }
 
+/* A valid value this codec cannot represent (its 64-bit limit). */
+static wm_exi_status too_big(wm_exi_writer *w, const char *what, const char *s, size_t len)
+{
+    return wm_exi_fail(w->err, WM_EXI_E_UNSUPPORTED, w->pos, "\"%.*s\": unsupported: %s beyond 64 bits",
+                       (int)(len > 40 ? 40 : len), s, what);
+}
+
 static bool bool_lex(const char *s, size_t len, unsigned *code)
 {
     trim(&s, &len);
@@ -602,17 +633,20 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
     }
     case WM_EXI_DT_INTEGER: {
         int64_t v;
-        if (!parse_int(s, len, &v)) return bad_input(w, "integer", s, len);
+        numparse r = parse_int(s, len, &v);
+        if (r != NUM_OK) return r == NUM_BIG ? too_big(w, "integer", s, len) : bad_input(w, "integer", s, len);
         return dry ? WM_EXI_OK : write_integer(w, v);
     }
     case WM_EXI_DT_UNSIGNED: {
         uint64_t v;
-        if (!parse_uint(s, len, &v)) return bad_input(w, "non-negative integer", s, len);
+        numparse r = parse_uint(s, len, &v);
+        if (r != NUM_OK)
+            return r == NUM_BIG ? too_big(w, "integer", s, len) : bad_input(w, "non-negative integer", s, len);
         return dry ? WM_EXI_OK : wm_exi_write_uint(w, v);
     }
     case WM_EXI_DT_NBIT: {
         int64_t v;
-        if (!parse_int(s, len, &v) || v < dt->nbit_min || (uint64_t)(v - dt->nbit_min) >= (1ull << dt->nbit_width))
+        if (parse_int(s, len, &v) != NUM_OK || v < dt->nbit_min || (uint64_t)(v - dt->nbit_min) >= (1ull << dt->nbit_width))
             return bad_input(w, "integer in the bounded range", s, len);
         return dry ? WM_EXI_OK : wm_exi_write_nbit(w, dt->nbit_width, (uint32_t)(v - dt->nbit_min));
     }
@@ -624,21 +658,19 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
         bool neg = false;
         if (i < n && (p[i] == '+' || p[i] == '-')) neg = p[i++] == '-';
         uint64_t ip = 0, fp = 0;
-        bool any = false;
-        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = true) {
-            if (ip > (UINT64_MAX - 9) / 10) return bad_input(w, "decimal (64-bit integral part)", s, len);
-            ip = ip * 10 + (uint64_t)(p[i] - '0');
-        }
+        bool any = false, big = false;
+        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = true)
+            big = big || !acc_digit(&ip, (unsigned)(p[i] - '0'));
         if (i < n && p[i] == '.') {
             size_t st0 = ++i;
             while (i < n && p[i] >= '0' && p[i] <= '9') i++;
             size_t end = i;
             while (end > st0 && p[end - 1] == '0') end--; /* trailing zeros carry no value */
-            if (end - st0 > 19) return bad_input(w, "decimal (19 fractional digits max)", s, len);
-            for (size_t k = end; k > st0; k--) fp = fp * 10 + (uint64_t)(p[k - 1] - '0');
+            for (size_t k = end; k > st0; k--) big = big || !acc_digit(&fp, (unsigned)(p[k - 1] - '0'));
             any = any || i > st0;
         }
         if (!any || i != n) return bad_input(w, "decimal", s, len);
+        if (big) return too_big(w, "decimal integral or (reversed) fractional part", s, len);
         if (dry) return WM_EXI_OK;
         if ((st = wm_exi_write_bool(w, neg && (ip || fp))) || (st = wm_exi_write_uint(w, ip))) return st;
         return wm_exi_write_uint(w, fp);
@@ -733,9 +765,16 @@ wm_exi_status wm_exi_value_write(wm_exi_writer *w, const wm_exi_datatype *types,
     return value_write(w, types, dt, s, len, false);
 }
 
-bool wm_exi_value_valid(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len)
+wm_exi_status wm_exi_value_check(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len,
+                                 wm_exi_error *err)
 {
     wm_exi_writer w;
     memset(&w, 0, sizeof w);
-    return value_write(&w, types, dt, s, len, true) == WM_EXI_OK;
+    w.err = err;
+    return value_write(&w, types, dt, s, len, true);
+}
+
+bool wm_exi_value_valid(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len)
+{
+    return wm_exi_value_check(types, dt, s, len, NULL) == WM_EXI_OK;
 }
