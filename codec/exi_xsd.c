@@ -673,7 +673,7 @@ static uint32_t build_complex(rd *r, xmlNodePtr n, uint32_t doc, const char *nam
             ty->n_attrs = bt->n_attrs;
         }
         if (!base_ur && ext && bt->has_awild) { ty->has_awild = true; ty->awild = bt->awild; }
-        if ((*st = collect_attrs(r, der, doc, t, 0))) return WM_EXI_NONE;
+        *st = collect_attrs(r, der, doc, t, 0);
     } else {
         xmlNodePtr mg = model_group(n);
         uint32_t part = mg ? build_particle(r, mg, doc, st) : WM_EXI_NONE;
@@ -681,11 +681,12 @@ static uint32_t build_complex(rd *r, xmlNodePtr n, uint32_t doc, const char *nam
         xs_type *ty = &r->s->types[t];
         ty->particle = part;
         ty->content = part == WM_EXI_NONE && !mixed ? XS_CT_EMPTY : mixed ? XS_CT_MIXED : XS_CT_ELEMENT;
-        if ((*st = collect_attrs(r, n, doc, t, 0))) return WM_EXI_NONE;
+        *st = collect_attrs(r, n, doc, t, 0);
     }
-    /* attribute arrays are malloc'ed per type: hand them to the model */
-    if (r->s->types[t].attrs && !wm_exi_schema_keep(r->s, r->s->types[t].attrs)) { *st = WM_EXI_E_MEMORY; return WM_EXI_NONE; }
-    return t;
+    /* attribute arrays are malloc'ed per type: hand them to the model, also
+     * when collecting stopped half-way at a bad declaration */
+    if (r->s->types[t].attrs && !wm_exi_schema_keep(r->s, r->s->types[t].attrs) && !*st) *st = WM_EXI_E_MEMORY;
+    return *st ? WM_EXI_NONE : t;
 }
 
 static wm_exi_status compile(rd *r, wm_exi_grammar **out)
