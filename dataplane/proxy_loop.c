@@ -1,11 +1,14 @@
 /* The proxy's workers: one io_uring per thread, everything asynchronous.
  *
  * Per worker: a SO_REUSEPORT listener with one multishot accept; a provided
- * buffer ring (IORING_REGISTER_PBUF_RING) that every multishot receive of the
- * worker draws from; a fixed table of connection slots allocated at start
- * (no allocation per connection or per message). A loop iteration submits
- * every SQE prepared while handling the previous batch of CQEs in one
- * io_uring_enter (io_uring_submit_and_wait), then handles all ready CQEs.
+ * buffer ring (IORING_REGISTER_PBUF_RING) that every receive of the worker
+ * draws from (multishot, or one per wake-up when batching: arm_recv); a
+ * fixed table of connection slots allocated at start (no allocation per
+ * connection or per message). A loop iteration submits every SQE prepared
+ * while handling the previous batch of CQEs in one io_uring_enter
+ * (io_uring_submit_and_wait), which also waits for the next ones, then
+ * handles all ready CQEs; sends finish inside that enter without a CQE when
+ * the socket has room (kick_send).
  *
  * A connection is two sockets (side 0 = client, 1 = upstream) and two queues,
  * q[s] holding what side s sent and the other side has not received yet.
@@ -44,7 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_CANCEL, OP_WAKE };
+enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_SEND_INLINE, OP_CANCEL, OP_WAKE };
 enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
 enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2 };
 #define PARK_MAX 256
@@ -61,10 +64,14 @@ typedef struct conn {
     uint32_t gen;
     uint8_t state;
     uint8_t recv_armed[2];
+    uint8_t recv_multi[2];    /* the armed receive is multishot (not batching) */
+    uint8_t nonempty[2];      /* the last receive left data in the socket */
     uint8_t paused[2];        /* PAUSE_* bits */
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
+    uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
+    uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
     uint16_t ops;             /* operations outstanding */
     uint32_t next_free;
     wm_proxy_queue q[2];
@@ -78,6 +85,13 @@ typedef struct slot_ref {
     uint32_t slot, gen;
     uint8_t side;
 } slot_ref;
+
+/* An inline send (send_inline) waiting to be settled; tag tells it from a
+ * later send of the same queue. */
+typedef struct inline_ref {
+    uint32_t slot, tag;
+    uint8_t side;
+} inline_ref;
 
 typedef struct worker {
     unsigned id;
@@ -100,6 +114,8 @@ typedef struct worker {
     uint64_t held, held_limit;
     slot_ref *total_paused, *nobufs, *kicks;
     uint32_t n_total_paused, n_nobufs, n_kicks;
+    inline_ref *inl;          /* inline sends not settled yet, in submission order */
+    uint32_t n_inl, inl_cap, inl_tag;
     uint32_t parked;          /* chunks parked now, all connections */
     wm_proxy_counters c;
     wm_proxy_filter_shared fsh;
@@ -221,6 +237,17 @@ static void buf_publish(worker *w)
 
 /* ------------------------------------------------------------ connections */
 
+/* Not batching, a multishot receive: each arrival is taken at once. When
+ * batching, one receive per socket and wake-up, armed with POLL_FIRST so it
+ * reads when the wake-up comes, everything that arrived meanwhile in one go.
+ * Why not multishot there too: a multishot receive reads again while the
+ * socket is not empty, and on loopback each read's ACK makes the sender's
+ * TCP (Nagle, cwnd) transmit what it held back, on our CPU, into the socket
+ * being read: a ping-pong of small reads, each a full round of kernel TCP
+ * work, for as long as the sender keeps writing (up to 32 reads per socket
+ * and wake-up). A single receive ends the round after one read; what its ACK
+ * releases waits for the next wake-up with the rest. If more than a buffer
+ * was waiting, the next receive reads at once instead. */
 static void arm_recv(worker *w, conn *k, uint32_t slot, int s)
 {
     /* Not while chunks are parked: a new receive would read more that can
@@ -228,14 +255,34 @@ static void arm_recv(worker *w, conn *k, uint32_t slot, int s)
     if (k->state != ST_OPEN || k->recv_armed[s] || k->paused[s] || k->eof[s] || k->npark[s]) return;
     struct io_uring_sqe *sqe = get_sqe(w);
     if (!sqe) return;
-    io_uring_prep_recv_multishot(sqe, k->fd[s], NULL, 0, 0);
+    bool multi = !(w->busy && w->cfg->batch_wait_ns);
+    if (multi) {
+        io_uring_prep_recv_multishot(sqe, k->fd[s], NULL, 0, 0);
+    } else {
+        io_uring_prep_recv(sqe, k->fd[s], NULL, 0, 0);
+        if (!k->nonempty[s]) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+    }
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BGID;
     io_uring_sqe_set_data64(sqe, ud(OP_RECV, (unsigned)s, slot, k->gen));
     k->recv_armed[s] = 1;
+    k->recv_multi[s] = multi;
     k->ops++;
 }
 
+/* Sends towards a peer are inline when they can be: MSG_DONTWAIT makes the
+ * kernel either finish one during the io_uring_enter that submits it or fail
+ * it at once (EAGAIN, or the bytes written so far when MSG_WAITALL could not
+ * be met; a MSG_DONTWAIT request is never parked on a poll), and
+ * IOSQE_CQE_SKIP_SUCCESS posts a completion only for such a failure. So a
+ * whole send posts nothing, and the wait for the next receive goes in the
+ * same io_uring_enter as the submission: one system call per wake-up instead
+ * of two (the second returning at once with the completions of the sends),
+ * which on this path are what the latency and the wake-ups are made of.
+ * settle_inline() completes the ones without a failure once the enter that
+ * submitted them has returned and its completions are handled
+ * (wm_proxy_probe checks the kernel does this). After a failure the queue's
+ * next send waits for room as an ordinary send with a completion. */
 static void kick_send(worker *w, conn *k, uint32_t slot, int s)
 {
     const uint8_t *p;
@@ -243,8 +290,17 @@ static void kick_send(worker *w, conn *k, uint32_t slot, int s)
     if (k->state != ST_OPEN || !wm_proxy_queue_next_send(&k->q[s], &p, &len)) return;
     struct io_uring_sqe *sqe = get_sqe(w);
     if (!sqe) { wm_proxy_queue_sent(&k->q[s], 0); return; }
-    io_uring_prep_send(sqe, k->fd[1 - s], p, len, MSG_NOSIGNAL);
-    io_uring_sqe_set_data64(sqe, ud(OP_SEND, (unsigned)s, slot, k->gen));
+    if (!k->slow[s] && w->n_inl < w->inl_cap) {
+        io_uring_prep_send(sqe, k->fd[1 - s], p, len, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_WAITALL);
+        sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+        io_uring_sqe_set_data64(sqe, ud(OP_SEND_INLINE, (unsigned)s, slot, k->gen));
+        if (++w->inl_tag == 0) w->inl_tag = 1;
+        k->inline_tag[s] = w->inl_tag;
+        w->inl[w->n_inl++] = (inline_ref){ slot, w->inl_tag, (uint8_t)s };
+    } else {
+        io_uring_prep_send(sqe, k->fd[1 - s], p, len, MSG_NOSIGNAL);
+        io_uring_sqe_set_data64(sqe, ud(OP_SEND, (unsigned)s, slot, k->gen));
+    }
     k->ops++;
     w->c.sends++;
 }
@@ -280,6 +336,18 @@ static void cancel_op(worker *w, uint64_t target)
     if (!sqe) return;
     io_uring_prep_cancel64(sqe, target, 0);
     io_uring_sqe_set_data64(sqe, OP_CANCEL);
+}
+
+/* Batching just started: the multishot receives end (on_recv arms single
+ * ones in their place, see arm_recv). */
+static void end_multishot(worker *w)
+{
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        conn *k = &w->conns[i];
+        for (int s = 0; s < 2; s++)
+            if (k->state == ST_OPEN && k->recv_armed[s] && k->recv_multi[s])
+                cancel_op(w, ud(OP_RECV, (unsigned)s, i, k->gen));
+    }
 }
 
 static void pause_side(worker *w, conn *k, uint32_t slot, int s, uint8_t why)
@@ -508,7 +576,8 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     k->state = ST_CONNECTING;
     k->ops = 0;
     for (int s = 0; s < 2; s++) {
-        k->recv_armed[s] = k->paused[s] = k->eof[s] = 0;
+        k->recv_armed[s] = k->paused[s] = k->eof[s] = k->slow[s] = k->nonempty[s] = 0;
+        k->inline_tag[s] = 0;
         k->npark[s] = 0;
     }
     k->drain = 0;
@@ -548,9 +617,11 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
     bool more = cqe->flags & IORING_CQE_F_MORE;
     if (!more) k->recv_armed[s] = 0;
     int res = cqe->res;
+    k->nonempty[s] = res > 0 && (cqe->flags & IORING_CQE_F_SOCK_NONEMPTY);
     if (res > 0) {
         uint16_t bid = (uint16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
         w->c.recv_bytes[s] += (uint64_t)res;
+        w->c.recvs++;
         if (k->state != ST_OPEN || k->eof[s]) {
             buf_return(w, bid);
         } else if (take_chunk(w, k, slot, s, bid, (uint32_t)res) && frame(w, k, slot, s)) {
@@ -622,6 +693,13 @@ static void stop_worker(worker *w)
 
 static void arm_wake(worker *w);
 
+/* One operation of connection k ended (last: its final completion). */
+static void op_done(worker *w, conn *k, uint32_t slot, bool last)
+{
+    if (last) k->ops--;
+    if (k->state == ST_CLOSING && k->ops == 0) finalize(w, k, slot);
+}
+
 static void handle(worker *w, struct io_uring_cqe *cqe)
 {
     uint64_t u = io_uring_cqe_get_data64(cqe);
@@ -648,11 +726,59 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
     switch (op) {
     case OP_CONNECT: on_connect(w, k, slot, cqe->res); break;
     case OP_RECV: on_recv(w, k, slot, (int)side, cqe); break;
-    case OP_SEND: on_send(w, k, slot, (int)side, cqe->res); break;
+    case OP_SEND:
+        k->slow[side] = 0;   /* the peer took what waited for room: inline again */
+        on_send(w, k, slot, (int)side, cqe->res);
+        break;
+    case OP_SEND_INLINE: {
+        /* An inline send that could not finish: what it wrote (none for
+         * EAGAIN) is sent, the rest goes as an ordinary send. */
+        int res = cqe->res == -EAGAIN ? 0 : cqe->res;
+        k->inline_tag[side] = 0;
+        if (res >= 0) k->slow[side] = 1;
+        on_send(w, k, slot, (int)side, res);
+        break;
+    }
     default: break;
     }
-    if (last) k->ops--;
-    if (k->state == ST_CLOSING && k->ops == 0) finalize(w, k, slot);
+    op_done(w, k, slot, last);
+}
+
+/* Whether completing an unsettled inline send has consequences of its own
+ * (on_send: a connection to close once flushed, parked chunks to take in, a
+ * side to resume reading): then the enter that submits it must not also
+ * wait, or they would wait for an unrelated completion. Otherwise the
+ * completion only frees the queue, and the next receive brings the wake-up
+ * that settles it. */
+static bool inline_prompt(const worker *w)
+{
+    if (w->n_total_paused) return true;
+    for (uint32_t i = 0; i < w->n_inl; i++) {
+        const conn *k = &w->conns[w->inl[i].slot];
+        int s = w->inl[i].side;
+        if (k->inline_tag[s] == w->inl[i].tag &&
+            (k->state != ST_OPEN || k->npark[s] || k->paused[s] || k->eof[s] || k->drain))
+            return true;
+    }
+    return false;
+}
+
+/* The inline sends submitted before the last io_uring_enter that consumed
+ * the whole SQ (n of them, the first in w->inl) and that posted no failure
+ * among the completions just handled wrote everything: complete them. */
+static void settle_inline(worker *w, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        inline_ref r = w->inl[i];
+        conn *k = &w->conns[r.slot];
+        if (k->inline_tag[r.side] != r.tag) continue;   /* failed: handled as a completion */
+        k->inline_tag[r.side] = 0;
+        w->c.sends_inline++;
+        on_send(w, k, r.slot, r.side, (int)k->q[r.side].sending);
+        op_done(w, k, r.slot, true);
+    }
+    memmove(w->inl, w->inl + n, (w->n_inl - n) * sizeof *w->inl);
+    w->n_inl -= n;
 }
 
 static void arm_accept(worker *w)
@@ -744,6 +870,9 @@ static void *worker_main(void *arg)
         w->err = 1;
     } else {
         w->ring_ok = true;
+        /* The ring's fd registered: io_uring_enter skips the fd lookup
+         * (5.18+; without it the plain fd is used, same behaviour). */
+        io_uring_register_ring_fd(&w->ring);
         struct io_uring_buf_reg reg = { .ring_addr = (unsigned long)w->br, .ring_entries = w->nbufs, .bgid = BGID };
         rc = io_uring_register_buf_ring(&w->ring, &reg, 0);
         if (rc < 0) {
@@ -781,12 +910,15 @@ static void *worker_main(void *arg)
         if (w->cfg->tables) tables_poll(w);
         int n;
         unsigned queued = io_uring_sq_ready(&w->ring);
+        uint32_t inl_before = w->n_inl;   /* the inline sends this enter submits */
         struct io_uring_cqe *cq;
         /* A reader blocked in the kernel must not hold grace periods back. */
         /* (after tables_poll: a reload replaces the reader) */
         wm_matcher_reader *rd = w->fsh.rd;
         if (rd) wm_matcher_reader_offline(rd);
-        if (stop_deadline) {
+        if (w->n_inl && inline_prompt(w)) {
+            n = io_uring_submit_and_wait(&w->ring, 0);
+        } else if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, 1, &ts, NULL);
         } else if (w->busy && w->cfg->batch_wait_ns && !w->parked) {
@@ -801,6 +933,9 @@ static void *worker_main(void *arg)
             n = io_uring_submit_and_wait(&w->ring, 1);
         }
         if (rd) wm_matcher_reader_online(rd);
+        /* All SQEs reached the kernel, the inline sends among them too (an
+         * enter that stopped short, e.g. EINTR, leaves them for the next). */
+        bool sent_all = io_uring_sq_ready(&w->ring) == 0;
         w->c.submits++;
         w->c.mode_wakeups[w->busy]++;
         if (n >= 0 || n == -ETIME) w->c.sqes += queued;
@@ -818,7 +953,10 @@ static void *worker_main(void *arg)
         }
         io_uring_cq_advance(&w->ring, seen);
         w->c.cqes += seen;
+        if (sent_all) settle_inline(w, inl_before);
+        bool was_busy = w->busy;
         update_rate(w, w->c.packets[0] + w->c.packets[1] - frames0);
+        if (w->busy && !was_busy && w->cfg->batch_wait_ns) end_multishot(w);
         after_batch(w);
         if (w->fsh.rd) wm_matcher_quiescent(w->fsh.rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
@@ -874,6 +1012,10 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->kicks = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
+    /* One inline send per queue in flight, plus the failed ones of the
+     * current batch; a full list only means ordinary sends. */
+    w->inl_cap = w->nconns * 4;
+    w->inl = calloc(w->inl_cap, sizeof(inline_ref));
     w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
     if (cfg->schemas) {
         if (!(w->content.tab = wm_content_new_borrowed(cfg->schemas))) {
@@ -890,7 +1032,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
             return -1;
         }
     }
-    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs || !w->kicks) {
+    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs || !w->kicks || !w->inl) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
     }
@@ -933,6 +1075,7 @@ static void worker_free(worker *w)
     free(w->total_paused);
     free(w->nobufs);
     free(w->kicks);
+    free(w->inl);
 }
 
 static void sum(wm_proxy_counters *t, const wm_proxy_counters *c)

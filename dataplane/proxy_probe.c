@@ -36,7 +36,7 @@ int wm_proxy_probe(void)
                         "(sysctl kernel.io_uring_disabled=0, no seccomp filter blocking it)\n", strerror(-rc));
         return -1;
     }
-    int ok = -1, sv[2] = { -1, -1 }, lfd = -1, cfd = -1;
+    int ok = -1, sv[2] = { -1, -1 }, fp[2] = { -1, -1 }, lfd = -1, cfd = -1;
     enum { NBUF = 4, BSZ = 64 };
     void *br = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     static char bufs[NBUF][BSZ];
@@ -81,11 +81,30 @@ int wm_proxy_probe(void)
         goto out;
     }
     close(res);
+    res = -1;
+
+    /* Inline sends (proxy_loop.c): a MSG_DONTWAIT send the socket has no room
+     * for must fail within its submission, never wait for room unseen. */
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fp) < 0) goto out;
+    static char junk[4096];
+    while (send(fp[0], junk, sizeof junk, MSG_DONTWAIT) > 0) {}
+    sqe = io_uring_get_sqe(&ring);
+    io_uring_prep_send(sqe, fp[0], junk, sizeof junk, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_WAITALL);
+    sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+    io_uring_submit(&ring);
+    struct io_uring_cqe *cqe;
+    if (io_uring_peek_cqe(&ring, &cqe) == 0) { res = cqe->res; io_uring_cqe_seen(&ring, cqe); }
+    if (res != -EAGAIN) {
+        fprintf(stderr, "wirematch-proxy: a MSG_DONTWAIT io_uring send without room did not fail at once (res %d): "
+                        "needs Linux 6.0+\n", res);
+        goto out;
+    }
     ok = 0;
 out:
     io_uring_queue_exit(&ring);   /* cancels what is still armed */
     if (sv[0] >= 0) close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
+    for (int i = 0; i < 2; i++) if (fp[i] >= 0) close(fp[i]);
     if (lfd >= 0) close(lfd);
     if (cfd >= 0) close(cfd);
     if (br != MAP_FAILED) munmap(br, 4096);

@@ -666,6 +666,26 @@ static void choose_prefixes(wm_xpf *f)
     }
 }
 
+/* Puts string literal lit with its post into pslot s's equality table
+ * (allocated); a literal already there is left as it is. Returns the
+ * literal a value equal to lit's string meets first when it probes the
+ * table (the first one of that string put in: they share a home entry). */
+static uint32_t eq_insert(const wm_xpf *f, xpf_pslot *s, uint32_t lit, xpf_post post)
+{
+    const xpf_lit *l = &f->lits[lit];
+    uint64_t h = wm_xpf_str_hash(f->strpool + l->s_off, l->s_len);
+    uint32_t k = (uint32_t)h & s->eq_mask, first = XPF_NONE;
+    for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+        const xpf_lit *o = &f->lits[s->eq[k].lit];
+        bool same = s->eq[k].h == h && o->s_len == l->s_len && !memcmp(f->strpool + o->s_off, f->strpool + l->s_off, l->s_len);
+        if (same && first == XPF_NONE) first = s->eq[k].lit;
+        if (s->eq[k].lit == lit) return first;
+        if (same) s->eq_dup = true;
+    }
+    s->eq[k] = (xpf_eqtrig){ h, lit, post };
+    return first != XPF_NONE ? first : lit;
+}
+
 static int cmp_centry_x(const void *a, const void *b)
 {
     const xpf_centry *x = a, *y = b;
@@ -943,23 +963,19 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                 break;
             }
             if (!s->eq) {
+                /* every string literal of the slot, triggers and not() guards: load <= 1/4, so a
+                 * value's probe ends after ~1.3 entries */
                 uint32_t cnt = 0;
                 for (uint32_t k = 0; k < n_pairs; k++)
-                    if ((k == 0 || pairs[k].lit != pairs[k - 1].lit) && f->lits[pairs[k].lit].slot == l->slot) cnt++;
+                    if ((k == 0 || pairs[k].lit != pairs[k - 1].lit) && pairs[k].lit < f->n_lits && f->lits[pairs[k].lit].slot == l->slot) cnt++;
+                cnt += ps->n_guards;
                 uint32_t sz = 4;
-                while (sz < cnt * 4) sz *= 2; /* load <= 1/4: a value's probe ends after ~1.3 entries */
+                while (sz < cnt * 4) sz *= 2;
                 if (!(s->eq = malloc(sz * sizeof *s->eq))) goto out;
                 for (uint32_t k = 0; k < sz; k++) s->eq[k].lit = XPF_NONE;
                 s->eq_mask = sz - 1;
             }
-            uint64_t h = wm_xpf_str_hash(f->strpool + l->s_off, l->s_len);
-            uint32_t k = (uint32_t)h & s->eq_mask;
-            for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
-                const xpf_lit *o = &f->lits[s->eq[k].lit];
-                if (s->eq[k].h == h && o->s_len == l->s_len && !memcmp(f->strpool + o->s_off, f->strpool + l->s_off, l->s_len))
-                    s->eq_dup = true;
-            }
-            s->eq[k] = (xpf_eqtrig){ h, lit, post };
+            eq_insert(f, s, lit, post);
             break;
         }
         case XPF_L_PAT: {
@@ -987,6 +1003,29 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     }
     if (ps->n_neg) qsort(ps->neg, ps->n_neg, sizeof *ps->neg, cmp_negguard);
     if (merge_neg_guards(f, ps)) goto out;
+    /* the merged guards' literals in their slot's equality table: the value's probe names the
+     * guard it falsifies (slotv.eqlit), no test per guard */
+    for (uint32_t i = 0; i < ps->n_neggroups; i++) {
+        const xpf_neggroup *grp = &ps->neggroups[i];
+        xpf_pslot *s = pslot_of(ps, grp->slot);
+        if (!s->eq) {
+            uint32_t sz = 4;
+            while (sz < grp->gn * 4) sz *= 2;
+            if (!(s->eq = malloc(sz * sizeof *s->eq))) goto out;
+            for (uint32_t k = 0; k < sz; k++) s->eq[k].lit = XPF_NONE;
+            s->eq_mask = sz - 1;
+        }
+        for (uint32_t k = 0; k < grp->gn; k++) {
+            /* entries name their guard by the literal the probe meets (text() = 'x' and . = 'x' are
+             * two literals of one string) */
+            uint32_t lit = ps->negm[grp->goff + k].lit, canon = eq_insert(f, s, lit, (xpf_post){ .n = 0 });
+            for (uint32_t m = 0; m < grp->cn; m++) {
+                const xpf_cluster *cl = &ps->negcl[grp->coff + m];
+                for (uint32_t e = 0; e < cl->n; e++)
+                    if (ps->centries[cl->off + e].lit == lit) ps->centries[cl->off + e].lit = canon;
+            }
+        }
+    }
     if (ps->n_pat) {
         uint32_t sz = 4;
         while (sz < ps->n_pat * 4) sz *= 2;
@@ -998,6 +1037,9 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             ps->pat_ix[k] = i + 1;
         }
     }
+    if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
+    for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
+        if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
@@ -1131,6 +1173,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->qs);
         free(ps->always);
         free(ps->slot_ix);
+        free(ps->pslot_of_lid);
         free(ps->pat);
         free(ps->qlist);
         free(ps->clusters);

@@ -31,11 +31,10 @@ typedef struct scan_memo {
     uint32_t ids[SCAN_MEMO_IDS];
 } scan_memo;
 
-/* Per cluster: the element serial it last fired in, and per document (doc)
- * the watermarks: entries [0, lo) and [hi, n) already matched. One record
- * per cluster so a fired cluster touches one cache line. */
+/* Per cluster and document (doc): the watermarks, entries [0, lo) and
+ * [hi, n) already matched. */
 typedef struct cstate {
-    uint32_t fired, doc, lo, hi;
+    uint32_t doc, lo, hi;
 } cstate;
 
 typedef struct slotv {
@@ -43,6 +42,8 @@ typedef struct slotv {
     uint8_t kind;               /* XPF_V_* */
     bool b;
     bool hashed;                /* h is wm_xpf_str_hash(the value's string) */
+    uint32_t eqlit;             /* the first literal of the slot's equality table the string equals, XPF_NONE:
+                                 * none (the tables hold every literal of the slot's merged not() guards) */
     uint64_t h;
     double num;                 /* NUM, or number() of a STR when the slot compares numbers */
     uint32_t off, len;          /* STR copy in sbuf (when needed) */
@@ -72,9 +73,12 @@ struct wm_xpf_ctx {
     uint32_t n_cand;
     uint32_t *cand_epoch;       /* [n_q] */
     uint32_t scan_slot;         /* slot being scanned (Hyperscan callback) */
-    /* clusters: fired in the current element; watermarks per document */
-    uint32_t *fired;            /* pstate cluster indexes */
-    uint32_t n_fired;
+    /* clusters: fired in the current element (the posts' cluster ranges:
+     * a post fires at most once per element, each cluster is in one post);
+     * watermarks per document */
+    uint32_t *fired;            /* pairs (pstate cluster index, count) */
+    uint32_t n_fired;           /* pairs */
+    uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
     uint32_t doc;
     bool failed;                /* a value did not fit sbuf */
@@ -107,7 +111,9 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
-    c->fired = malloc(ncl * sizeof *c->fired);
+    c->fired = malloc(2 * ncl * sizeof *c->fired);
+    c->n_lids = f->g->n_lids;
+    c->n_uris = f->g->n_uris;
     c->cs = calloc(ncl, sizeof *c->cs);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
@@ -186,27 +192,28 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
     }
     if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
     if (p->nc) {
-        const xpf_cluster *cl = ps->clusters + p->coff;
-        cstate *cs = c->cs;
-        uint32_t nf = c->n_fired;
-        for (uint32_t i = 0; i < p->nc; i++) {
-            cstate *st = &cs[cl[i].id];
-            if (st->fired == serial) continue;
-            st->fired = serial;
-            c->fired[nf++] = p->coff + i;
-        }
-        c->n_fired = nf;
+        c->fired[2 * c->n_fired] = p->coff;
+        c->fired[2 * c->n_fired + 1] = p->nc;
+        c->n_fired++;
     }
 }
 
-/* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi. */
-static uint32_t bound(const xpf_centry *e, uint32_t lo, uint32_t hi, double v, bool upper)
+/* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi.
+ * One loop per comparison, so the test is not chosen again at every step. */
+static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e, uint32_t lo, uint32_t hi, double v, bool upper)
 {
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (upper ? e[mid].x <= v : e[mid].x < v) lo = mid + 1;
-        else hi = mid;
-    }
+    if (upper)
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (e[mid].x <= v) lo = mid + 1;
+            else hi = mid;
+        }
+    else
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (e[mid].x < v) lo = mid + 1;
+            else hi = mid;
+        }
     return lo;
 }
 
@@ -370,20 +377,9 @@ static void run_neg_groups(wm_xpf_ctx *c)
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neggroups; i++) {
         const xpf_neggroup *g = &ps->neggroups[i];
-        slotv *v = &c->sv[g->slot];
-        uint32_t excl = XPF_NONE, n = 0;
-        const char *s = v->epoch == c->serial ? slot_str(c, v, &n) : NULL;
-        if (s) {
-            uint64_t h = slot_hash(v, s, n);
-            for (uint32_t k = 0; k < g->gn; k++) {
-                const xpf_negguard *ng = &ps->negm[g->goff + k];
-                const xpf_lit *l = &c->f->lits[ng->lit];
-                if (ng->h == h && l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) {
-                    excl = ng->lit;
-                    break;
-                }
-            }
-        }
+        const slotv *v = &c->sv[g->slot];
+        /* the value's probe of the slot's equality table, which holds the group's literals, found the one it equals */
+        uint32_t excl = v->epoch == c->serial ? v->eqlit : XPF_NONE;
         for (uint32_t k = 0; k < g->cn; k++) run_neg_cluster(c, &ps->negcl[g->coff + k], excl);
     }
 }
@@ -493,36 +489,60 @@ static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len)
     return NULL; /* numbers: string tests are refused at compile time */
 }
 
-/* One value of slot `slot` for the element being collected. */
-static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+/* The number of a typed numeric value; false if val is not a number. */
+static inline bool typed_number(const wm_exi_value *val, double *x)
 {
-    const wm_xpf *f = c->f;
+    switch (val->kind) {
+    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: *x = (double)val->i; return true;
+    case WM_EXI_DT_FLOAT: *x = wm_xpf_float_value(val->mantissa, val->exponent); return true;
+    case WM_EXI_DT_DECIMAL: *x = wm_xpf_str_number(val->text, val->len); return true;
+    default: return false;
+    }
+}
+
+/* dst[0..n) = src[0..n): names, units and states are short, and a call to
+ * memcpy costs more than two overlapping loads and stores. */
+static inline void copy_short(char *dst, const char *src, uint32_t n)
+{
+    uint64_t a, b;
+    uint32_t x, y;
+    if (n >= 8 && n <= 16) {
+        memcpy(&a, src, 8), memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8), memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(&x, src, 4), memcpy(&y, src + n - 4, 4);
+        memcpy(dst, &x, 4), memcpy(dst + n - 4, &y, 4);
+    } else if (n < 4) {
+        for (uint32_t i = 0; i < n; i++) dst[i] = src[i];
+    } else
+        memcpy(dst, src, n);
+}
+
+static void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen);
+
+/* One value of slot s for the element being collected: stored typed (a
+ * string copied where a test reads it), then its triggers. The common
+ * number no trigger reads costs a conversion and a store. */
+static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
     slotv *v = &c->sv[s->slot];
+    /* a second value of the slot (an attribute twice, which a non-strict or
+     * schema-less stream can carry and XML cannot) is ignored: each trigger
+     * then fires at most once per element, which bounds c->fired */
+    if (v->epoch == c->serial) return;
     v->epoch = c->serial;
     v->hashed = false;
+    v->eqlit = XPF_NONE;
     const char *text = val->text;
     uint32_t tlen = val->len;
-    switch (val->kind) {
-    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT:
-        v->kind = XPF_V_NUM;
-        v->num = (double)val->i;
-        break;
-    case WM_EXI_DT_FLOAT:
-        v->kind = XPF_V_NUM;
-        v->num = wm_xpf_float_value(val->mantissa, val->exponent);
-        break;
-    case WM_EXI_DT_DECIMAL:
-        v->kind = XPF_V_NUM;
-        v->num = wm_xpf_str_number(text, tlen);
-        break;
-    case WM_EXI_DT_BOOLEAN:
+    if (typed_number(val, &v->num)) v->kind = XPF_V_NUM;
+    else if (val->kind == WM_EXI_DT_BOOLEAN) {
         v->kind = XPF_V_BOOL;
         v->b = val->b;
         v->num = NAN;
         text = val->b ? "true" : "false";
         tlen = val->b ? 4 : 5;
-        break;
-    default:
+    } else {
         v->kind = XPF_V_STR;
         if (!text) text = "", tlen = 0;
         if (s->need_num) v->num = wm_xpf_str_number(text, tlen);
@@ -531,14 +551,19 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
                 c->failed = true;
                 return;
             }
-            memcpy(c->sbuf + c->sbuf_len, text, tlen);
+            copy_short(c->sbuf + c->sbuf_len, text, tlen);
             v->off = (uint32_t)c->sbuf_len;
             v->len = tlen;
             c->sbuf_len += tlen;
         }
-        break;
     }
-    if (!s->any_trig) return; /* read by predicates or clusters only */
+    if (s->any_trig) value_triggers(c, s, v, text, tlen); /* else read by predicates or clusters only */
+}
+
+/* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
+static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
+{
+    const wm_xpf *f = c->f;
     /* triggers */
     bool is_str = v->kind != XPF_V_NUM;
     if (s->eq_mask && is_str) {
@@ -548,6 +573,7 @@ static void put_value(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val
             const xpf_eqtrig *e = &s->eq[k];
             const xpf_lit *l = &f->lits[e->lit];
             if (e->h == h && l->s_len == tlen && bytes_eq(f->strpool + l->s_off, text, tlen)) {
+                if (v->eqlit == XPF_NONE) v->eqlit = e->lit;
                 set_lit(c, e->lit, true);
                 add_post(c, &e->post);
                 if (!s->eq_dup) break;
@@ -655,7 +681,8 @@ static void finish(wm_xpf_ctx *c)
         const xpf_guard *g = &ps->guards[ps->plain[i]];
         if (eval_pred(c, g->pred)) add_post(c, &g->post);
     }
-    for (uint32_t i = 0; i < c->n_fired; i++) run_cluster(c, &ps->clusters[c->fired[i]]);
+    for (uint32_t i = 0; i < c->n_fired; i++)
+        for (uint32_t k = c->fired[2 * i], e = k + c->fired[2 * i + 1]; k < e; k++) run_cluster(c, &ps->clusters[k]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -673,7 +700,6 @@ static void next_serial(wm_xpf_ctx *c)
         memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
         memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
         memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
-        for (uint32_t i = 0; i < c->f->n_clusters_total; i++) c->cs[i].fired = 0;
         c->serial = 1;
     }
 }
@@ -686,7 +712,11 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
     if (c->collecting) finish(c);
     uint32_t from = c->sp ? c->stack[c->sp - 1].dstate : 1;
     uint32_t to = 0;
-    if (from) to = f->trans[(size_t)from * f->n_syms + wm_xpf_symbol(f, ev->uri_id, ev->lid, &ev->uri, &ev->local)];
+    if (from) {
+        uint32_t sym = ev->lid < c->n_lids && ev->uri_id < c->n_uris ? f->sym_of_lid[ev->lid]
+                     : wm_xpf_symbol(f, ev->uri_id, ev->lid, &ev->uri, &ev->local);
+        to = f->trans[(size_t)from * f->n_syms + sym];
+    }
     if (c->sp <= c->max_depth) c->stack[c->sp++].dstate = to;
     const xpf_dstate *d = &f->dstates[to];
     for (uint32_t i = 0; i < d->n_acc; i++) match_query(c, f->acc[d->acc_off + i]);
@@ -708,6 +738,19 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
         if (!s->is_text && wm_xpf_sv_eq(s->uri, &ev->uri) && wm_xpf_sv_eq(s->local, &ev->local)) return i;
     }
     return XPF_NONE;
+}
+
+/* An attribute of the element being collected: its slot's value. */
+static __attribute__((noinline)) void attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
+{
+    const xpf_pstate *ps = c->ps;
+    uint32_t ix;
+    if (ev->lid < c->n_lids && ev->uri_id < c->n_uris) ix = ps->pslot_of_lid[ev->lid];
+    else {
+        uint32_t slot = slot_by_name(c->f, ev);
+        ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
+    }
+    if (ix) put_value(c, &ps->pslots[ix - 1], &ev->value);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -736,14 +779,9 @@ static int on_event(void *user, const wm_exi_event *ev)
         return 0;
     }
     switch (ev->type) {
-    case WM_EXI_EV_AT: {
-        if (!c->collecting || ev->xsi) break;
-        const wm_xpf *f = c->f;
-        uint32_t slot = ev->lid < f->g->n_lids && ev->uri_id < f->g->n_uris ? f->slot_of_lid[ev->lid] : slot_by_name(f, ev);
-        if (slot == XPF_NONE || !c->ps->slot_ix[slot]) break;
-        put_value(c, &c->ps->pslots[c->ps->slot_ix[slot] - 1], &ev->value);
+    case WM_EXI_EV_AT:
+        if (c->collecting && !ev->xsi) attribute(c, ev);
         break;
-    }
     case WM_EXI_EV_SE: start_element(c, ev); break;
     case WM_EXI_EV_EE:
         if (c->collecting) finish(c);

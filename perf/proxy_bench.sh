@@ -63,7 +63,7 @@
 # The machine is shared: read ratios measured in the same run, run it twice.
 #
 # usage: perf/proxy_bench.sh BUILD
-#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=3
+#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=5
 #        THREADS=1 BATCH_WAIT_US=1000 (the proxy's --batch-wait-us) BATCH_RATE=75000 (its --batch-rate)
 #        PIN=CPULIST (run every component under taskset -c CPULIST; default: not pinned,
 #             since on a shared 2-core machine one pinned core is where everyone's benchmarks queue)
@@ -72,7 +72,7 @@
 set -euo pipefail
 BUILD=${1:-build}
 SUBS=${SUBS:-4}; PUBS=${PUBS:-2}; PAYLOAD=${PAYLOAD:-64}; SECS=${SECS:-3}; SAT_ROUNDS=${SAT_ROUNDS:-3}; WINDOW=${WINDOW:-4000}
-RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-3}
+RATE=${RATE:-10000}; LAT_SECS=${LAT_SECS:-2}; ROUNDS=${ROUNDS:-5}
 THREADS=${THREADS:-1}; BATCH_WAIT_US=${BATCH_WAIT_US:-1000}; BATCH_RATE=${BATCH_RATE:-75000}; PIN=${PIN:-}; SPATIAL=${SPATIAL:-auto}; LAT_RT=${LAT_RT:-1}
 LG=$BUILD/perf/mqtt_loadgen; PROXY=$BUILD/wirematch-proxy; WMCTL=$BUILD/wmctl; RELAY=$BUILD/perf/tcp_relay
 PATH=$PATH:/usr/sbin
@@ -232,6 +232,9 @@ def sat_round(s, r):
         e["batched_cpu_share"] = ratio(b["cpu_s"], b["cpu_s"] + u["cpu_s"])
         e["batched_frames_per_wakeup"] = ratio(b["frames"], b["wakeups"])
         e["batched_cpu_us_per_wakeup"] = ratio(b["cpu_s"] * 1e6, b["wakeups"])
+        # Socket reads (receive completions with data) per 100 MQTT packets, both directions: on
+        # loopback each read costs a round of kernel TCP (its ACK releases what the sender held back).
+        e["reads_per_100_frames"] = ratio(100 * io["recvs"], sum(sm["packets"].values()))
         fl = sm.get("filter")
         withheld = sum(fl["withheld"].values()) if fl else 0
         e["withheld"] = withheld
@@ -261,7 +264,7 @@ for s in setups:
         e["efficiency_ratio"] = ratio(e["proxy_messages_per_cpu_s"], e["mosquitto_deliveries_per_cpu_s"])
         e["efficiency_ratio_rounds"] = [x["efficiency_ratio"] for x in rs]
         e["batched_wakeups_rounds"] = [x["batched_wakeups"] for x in rs]
-        for k in ("batched_cpu_share", "batched_frames_per_wakeup", "batched_cpu_us_per_wakeup"):
+        for k in ("batched_cpu_share", "batched_frames_per_wakeup", "batched_cpu_us_per_wakeup", "reads_per_100_frames"):
             e[k + "_rounds"] = [x[k] for x in rs]
     sat[s] = e
 
@@ -276,14 +279,15 @@ for s in lat_setups:
         io = S(f"lat_{s}")["io_uring"]
         lat_cpu[s]["proxy_batched_waits"], lat_cpu[s]["proxy_wakeups"] = io["batched_waits"], io["submits"]
     # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
-    # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions (every CQE that is
-    # not a send's), sends. Relay: epoll_wait returns with events, read() and write() calls.
+    # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions carrying data, sends
+    # (most finish within the enter that submits them, without a completion). Relay: epoll_wait
+    # returns with events, read() and write() calls.
     pub = sum(x["published"] for x in runs)
     if s == "relay":
         rl = json.load(open(f"{d}/lat_relay.summary"))
         lat_cpu[s]["per_message"] = {"waits": rl["wakeups"] / pub, "reads": rl["reads"] / pub, "sends": rl["writes"] / pub}
     elif s != "direct":
-        lat_cpu[s]["per_message"] = {"waits": io["submits"] / pub, "reads": (io["cqes"] - io["sends"]) / pub, "sends": io["sends"] / pub}
+        lat_cpu[s]["per_message"] = {"waits": io["submits"] / pub, "reads": io["recvs"] / pub, "sends": io["sends"] / pub}
 median = lambda v: sorted(v)[len(v) // 2] if len(v) % 2 else (sorted(v)[len(v) // 2 - 1] + sorted(v)[len(v) // 2]) / 2
 added = {s: {"p50": lat[s]["p50"] - lat["direct"]["p50"], "p99": lat[s]["p99"] - lat["direct"]["p99"],
              "rounds_p99": [a - b for a, b in zip(lat[s]["rounds_p99"], lat["direct"]["rounds_p99"])]} for s in lat_setups if s != "direct"}
@@ -319,6 +323,7 @@ row("  per round", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["efficiency_rati
 row("  proxy batched wake-ups, per round", ["-"] + [" ".join(f"{x:.0%}" for x in sat[s]["batched_wakeups_rounds"]) for s in setups[1:]])
 row("  share of proxy CPU when batching", ["-"] + [" ".join("-" if x is None else f"{x:.0%}" for x in sat[s]["batched_cpu_share_rounds"]) for s in setups[1:]])
 row("  batching: frames per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_frames_per_wakeup_rounds"]) for s in setups[1:]])
+row("  proxy socket reads per 100 packets", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["reads_per_100_frames_rounds"]) for s in setups[1:]])
 row("  batching: proxy CPU us per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_cpu_us_per_wakeup_rounds"]) for s in setups[1:]])
 print(f"latency at {params['rate_msg_s']} msg/s, us (pooled over {rounds} interleaved rounds{', SCHED_FIFO' if params['latency_sched_fifo'] == '1' else ''})")
 print(f"{'':36}" + "".join(f"{s:>{W}}" for s in lat_setups))

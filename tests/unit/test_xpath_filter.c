@@ -8,8 +8,10 @@
  * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "codec/exi_encode.h"
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
 #include "tests/lib/exi_fixture.h"
@@ -199,6 +201,60 @@ Test(xpath_filter, nan_literal_beside_thresholds)
     wm_exi_grammar_free(g);
 }
 
+/* XML cannot give an element the same attribute twice; an EXI stream can
+ * (schema-less or non-strict: AT(*) again). The filter takes the first
+ * value of a slot in an element and ignores the rest, so a trigger fires at
+ * most once per element (the evaluator's per-element buffers are sized on
+ * that): 3 elements of 40 duplicate n and v each, under 48 queries whose
+ * clusters the duplicates would fire again and again. */
+Test(xpath_filter, duplicate_attributes_first_value_counts)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_exi_grammar_schemaless();
+    cr_assert_not_null(g);
+    wm_exi_options o;
+    wm_exi_options_default(&o);
+    wm_exi_encoder enc;
+    wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
+    static uint8_t exi[16384];
+    size_t len = 0;
+    cr_assert_eq(wm_exi_encode_start(&enc, exi, sizeof exi, &e), WM_EXI_OK, "%s", e.msg);
+    cr_assert_eq(wm_exi_encode_se(&enc, "", 0, "r", 1), WM_EXI_OK);
+    for (int el = 0; el < 3; el++) {
+        cr_assert_eq(wm_exi_encode_se(&enc, "", 0, "a", 1), WM_EXI_OK);
+        for (int k = 0; k < 40; k++) {
+            const char *n = k == 0 ? "x" : "y";
+            char v[16];
+            snprintf(v, sizeof v, "%d", k == 0 ? 5 : 100 + k);
+            cr_assert_eq(wm_exi_encode_at(&enc, "", 0, "n", 1, n, 1), WM_EXI_OK);
+            cr_assert_eq(wm_exi_encode_at(&enc, "", 0, "v", 1, v, strlen(v)), WM_EXI_OK, "%s", v);
+        }
+        cr_assert_eq(wm_exi_encode_ee(&enc), WM_EXI_OK);
+    }
+    cr_assert_eq(wm_exi_encode_ee(&enc), WM_EXI_OK);
+    cr_assert_eq(wm_exi_encode_end(&enc, &len), WM_EXI_OK);
+    wm_exi_encoder_free(&enc);
+    /* queries 0..23: n = 'x' and v > i (true for i < 5: the first v is 5);
+     * 24..47: n = 'y' and v > i (never: the first n is 'x') */
+    static char qt[48][64];
+    const char *qs[48];
+    for (int i = 0; i < 48; i++) {
+        snprintf(qt[i], sizeof qt[i], "//a[@n = '%s' and @v > %d]", i < 24 ? "x" : "y", i % 24);
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 48, NULL, 0, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    uint64_t m = 0;
+    wm_exi_error xe;
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, NULL, &xe), WM_XPF_OK, "%s", xe.msg);
+    cr_assert_eq(m, 0x1f, "matched %#llx", (unsigned long long)m);
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
 static void type_refused(const char *q, const char *needle)
 {
     wm_exi_grammar *g = paper_grammar();
@@ -308,6 +364,39 @@ Test(xpath_filter, truncated_streams)
     cr_assert_gt(early_ok, 0);
     wm_xpf_ctx_free(early_ctx);
     wm_xpf_ctx_free(whole_ctx);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* A query decided by an attribute stops decoding at that attribute, not at
+ * the next element event: with early stop, the first record's n decides
+ * "@n = 'a'", so the stream cut in its middle (records later) still answers
+ * OK, stopped early; whole-stream validation refuses the same cut. */
+Test(xpath_filter, decided_by_an_attribute_stops_there)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    const char *qs[] = { "/s:sensml/s:senml[@n = 'a']" };
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, &ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    char xml[2048] = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"1\"/>";
+    for (int i = 0; i < 12; i++) strcat(xml, "<senml n=\"other\" u=\"Cel\" v=\"22.5\"/>");
+    strcat(xml, "</sensml>");
+    uint8_t exi[1024];
+    size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+    cr_assert(len > 40, "%s", e.msg);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL), *whole = wm_xpf_ctx_new(f, NULL);
+    wm_xpf_ctx_set_whole_stream(whole, true);
+    uint64_t m = 0;
+    bool early = false;
+    cr_assert_eq(wm_xpf_match(c, exi, len / 2, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "cut at %zu of %zu: %s", len / 2, len, e.msg);
+    cr_assert(m == 1 && early);
+    cr_assert_eq(wm_xpf_match(whole, exi, len / 2, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_DECODE);
+    wm_xpf_ctx_free(c);
+    wm_xpf_ctx_free(whole);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
 }
