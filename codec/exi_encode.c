@@ -5,6 +5,7 @@
 
 #include "codec/exi_rt.h"
 #include "codec/exi_utf8.h"
+#include "codec/exi_xmlchar.h"
 
 static wm_exi_status mem_fail(wm_exi_encoder *e)
 {
@@ -313,13 +314,16 @@ static wm_exi_status put_xsi_type_value(wm_exi_encoder *e, wm_exi_frame *f, cons
     const char *tu = "", *tl = v;
     size_t tul = 0, tll = vl;
     if (vl && v[0] == '{') {
-        const char *close = memchr(v, '}', vl);
+        const char *close = memrchr(v, '}', vl); /* the local name has none */
         if (!close) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:type value must be {uri}local");
         tu = v + 1;
         tul = (size_t)(close - v - 1);
         tl = close + 1;
         tll = vl - (size_t)(close - v) - 1;
     }
+    /* a QName's local part is an NCName: the decoder refuses anything else */
+    if (!wm_exi_ncname(tl, tll))
+        return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:type value \"%.*s\" is not a QName", (int)(vl > 40 ? 40 : vl), v);
     uint32_t uri, lid;
     wm_exi_status st = put_qname(e, false, &uri, tu, tul, &lid, tl, tll);
     if (st) return st;

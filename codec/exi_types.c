@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codec/exi_utf8.h"
+#include "codec/exi_xmlchar.h"
 
 /* ------------------------------------------------------------ text helpers */
 
@@ -280,8 +281,9 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
                 else if (c == dt->n_rcs) { if ((st = wm_exi_read_uint(r, &cp))) return st; }
                 else return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "restricted character index %u (§7.1.10.1)", c);
             } else if ((st = wm_exi_read_uint(r, &cp))) return st;
-            if (cp > 0x10ffff)
-                return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "code point %llu beyond U+10FFFF", (unsigned long long)cp);
+            if (!wm_exi_xml_char(cp))
+                return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "code point U+%04llX is not an XML 1.0 character",
+                                   (unsigned long long)cp);
             char u[4];
             if ((st = tx_put(r, tx, u, wm_exi_utf8_put((uint32_t)cp, u)))) return st;
         }

@@ -226,6 +226,10 @@ int wmctl_exi(int argc, char **argv)
             fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]\n", in, err.msg, (unsigned long long)err.bit_pos,
                     wm_exi_status_name(st));
             rc = 1;
+        } else if (sink.bad) { /* the sink stopped the decoder: XML 1.0 cannot carry this event */
+            fprintf(stderr, "wmctl exi: %s: %s (event ending at bit %llu) [value]\n", in, sink.why,
+                    (unsigned long long)d.stop_bit_pos);
+            rc = 1;
         } else if (sink.oom) {
             fprintf(stderr, "wmctl exi: out of memory writing XML\n");
             rc = 1;
