@@ -47,31 +47,14 @@ Test(exi_numbers, long_float_mantissas_round_to_64_bits)
     }
 }
 
-/* encode xml with g (strict as asked, bit-packed); returns the status and the
- * decoded XML (when it encoded) in out */
+/* encode xml with g (strict as asked, bit-packed), decode to XML in out */
 static wm_exi_status round_trip(const wm_exi_grammar *g, const char *xml, bool strict, char *out, size_t cap,
                                 wm_exi_error *e)
 {
     wm_exi_options o;
     wm_exi_options_default(&o);
     o.strict = strict;
-    wm_exi_encoder enc;
-    wm_exi_encoder_init(&enc, g, &o, false, false, NULL);
-    uint8_t buf[512];
-    size_t n = 0;
-    wm_exi_status st = wm_exi_encode_xml(&enc, xml, strlen(xml), buf, sizeof buf, &n, e);
-    wm_exi_encoder_free(&enc);
-    if (st) return st;
-    wm_exi_decoder d;
-    wm_exi_decoder_init(&d, g, NULL);
-    wm_exi_xml_sink s;
-    wm_exi_xml_sink_init(&s);
-    st = wm_exi_decode(&d, buf, n, &o, wm_exi_xml_sink_event, &s, NULL, e);
-    snprintf(out, cap, "%s", s.buf ? s.buf : "");
-    wm_exi_xml_sink_free(&s);
-    wm_exi_decoder_free(&d);
-    cr_assert_eq(st, WM_EXI_OK, "decode of %s: %s", xml, e->msg);
-    return st;
+    return wm_test_exi_xml_round_trip(g, &o, xml, out, cap, e);
 }
 
 /* the value of attribute v="..." in decoded XML */

@@ -25,15 +25,11 @@ typedef struct {
 static decoded decode(const wm_exi_grammar *g, const uint8_t *buf, size_t n, const wm_exi_options *o, bool general)
 {
     decoded r = { 0 };
-    wm_exi_decoder d;
-    wm_exi_decoder_init(&d, g, NULL);
-    d.general_only = general;
     wm_exi_xml_sink s;
     wm_exi_xml_sink_init(&s);
-    r.st = wm_exi_decode(&d, buf, n, o, wm_exi_xml_sink_event, &s, NULL, &r.e);
+    r.st = wm_test_exi_decode_xml(g, buf, n, o, general, &s, NULL, NULL, &r.e);
     snprintf(r.xml, sizeof r.xml, "%s", s.buf ? s.buf : "");
     wm_exi_xml_sink_free(&s);
-    wm_exi_decoder_free(&d);
     return r;
 }
 
