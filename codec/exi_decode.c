@@ -492,7 +492,7 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
     const wm_exi_state *s = &g->states[f->state];
     wm_exi_codes cc;
     wm_exi_rt_codes(g, &d->opts, f, &cc);
-    uint32_t n1 = cc.n1, x_type = cc.x_type, x_nil = cc.x_nil;
+    uint32_t n1 = cc.n1;
     unsigned n2 = cc.n2, n3 = cc.n3;
     const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t v;
@@ -549,17 +549,13 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         return wm_exi_fail(c->err, WM_EXI_E_GRAMMAR, c->r.pos, "corrupt grammar production");
     }
     unsigned ud;
-    if (v == x_type) ud = WM_EXI_UD_XSI_TYPE;
-    else if (v == x_nil) ud = WM_EXI_UD_XSI_NIL;
+    uint32_t k2;
+    if ((st = code(c, n2 + (n3 ? 1 : 0), &k2))) return st;
+    if (k2 < n2) ud = l2[k2];
     else {
-        uint32_t k;
-        if ((st = code(c, n2 + (n3 ? 1 : 0), &k))) return st;
-        if (k < n2) ud = l2[k];
-        else {
-            uint32_t k3;
-            if ((st = code(c, n3, &k3))) return st;
-            ud = l3[k3];
-        }
+        uint32_t k3;
+        if ((st = code(c, n3, &k3))) return st;
+        ud = l3[k3];
     }
     bool to_content = (s->flags & WM_EXI_S_ATTRS) != 0;
     switch (ud) {
@@ -572,17 +568,33 @@ static wm_exi_status step_schema(dctx *c, wm_exi_frame *f)
         if (nil) f->state = g->tgrams[f->tgram].empty_start;
         return WM_EXI_OK;
     }
-    case WM_EXI_UD_AT_ANY: case WM_EXI_UD_AT_INVALID: {
+    case WM_EXI_UD_AT_INVALID: {
+        /* n.(m+1).x (§8.5.4.4.1): AT(qname_x) [untyped value] for the x-th
+         * attribute the state declares (no qname in the stream), then
+         * AT(*) [untyped value] */
+        uint32_t nat = 0, k;
+        for (uint32_t i = 0; i < s->n; i++) nat += g->prods[s->first + i].term == WM_EXI_T_AT;
+        if ((st = code(c, nat + 1, &k))) return st;
+        for (uint32_t i = 0; k < nat && i < s->n; i++) {
+            const wm_exi_prod *p = &g->prods[s->first + i];
+            if (p->term != WM_EXI_T_AT || k--) continue;
+            f->state = p->next;
+            return wm_exi_dec_attribute(c, p->uri, p->lid, WM_EXI_NONE, false, NULL);
+        }
+        uint32_t uri, lid;
+        if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
+        return wm_exi_dec_attribute(c, uri, lid, WM_EXI_NONE, false, NULL);
+    }
+    case WM_EXI_UD_AT_ANY: {
         uint32_t uri, lid;
         if ((st = se_wild(c, false, 0, &uri, &lid))) return st;
         /* an AT(*) for a declared attribute of this state keeps its type */
         uint32_t dt = WM_EXI_NONE;
-        if (ud == WM_EXI_UD_AT_ANY)
-            for (uint32_t i = 0; i < s->n; i++)
-                if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri &&
-                    g->prods[s->first + i].lid == lid)
-                    dt = g->prods[s->first + i].arg;
-        if (ud == WM_EXI_UD_AT_ANY && dt == WM_EXI_NONE && lid < g->n_lids) dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
+        for (uint32_t i = 0; i < s->n; i++)
+            if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri &&
+                g->prods[s->first + i].lid == lid)
+                dt = g->prods[s->first + i].arg;
+        if (dt == WM_EXI_NONE && lid < g->n_lids) dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
         return wm_exi_dec_attribute(c, uri, lid, dt, false, NULL);
     }
     case WM_EXI_UD_SE_ANY: {

@@ -54,8 +54,7 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
         if (e->type >= g->n_tgrams || g->tgrams[e->type].start >= g->n_states) continue;
         const wm_exi_state *s = &g->states[g->tgrams[e->type].start];
         /* the frame-dependent width of the loop, fixed by the declaration */
-        unsigned w = (s->flags & WM_EXI_S_START) ? wm_exi_code_width(s->n + (g->tgrams[e->type].xsi_type_strict ? 1 : 0) +
-                                                                      (e->nillable ? 1 : 0))
+        unsigned w = (s->flags & WM_EXI_S_START) ? wm_exi_code_width(s->n + (g->tgrams[e->type].xsi_type_strict || e->nillable))
                                                  : wm_exi_code_width(s->n);
         t->elems[i] = (struct wm_exi_strict_elem){ .state = g->tgrams[e->type].start, .tgram = e->type, .first = s->first,
                                                    .n = s->n, .w = (uint8_t)w, .nillable = e->nillable };
@@ -245,7 +244,7 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
         s = &ss[f->state];                                                                                  \
         unsigned w_ = s->w;                                                                                 \
         if (s->flags & WM_EXI_S_START)                                                                      \
-            w_ = wm_exi_code_width(s->n + (g->tgrams[f->tgram].xsi_type_strict ? 1 : 0) + (f->nillable ? 1 : 0)); \
+            w_ = wm_exi_code_width(s->n + (g->tgrams[f->tgram].xsi_type_strict || f->nillable)); \
         DISPATCH(s->first, s->n, w_);                                                                       \
     } while (0)
 #define NEXT_AFTER()                                                                                        \

@@ -388,16 +388,12 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
     bool strict = e->opts.strict;
     wm_exi_codes cc;
     wm_exi_rt_codes(g, &e->opts, f, &cc);
-    uint32_t n1 = cc.n1, x_type = cc.x_type, x_nil = cc.x_nil;
+    uint32_t n1 = cc.n1;
     unsigned n2 = cc.n2, n3 = cc.n3;
     const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
     if (xtype || xnil) {
-        if (strict) {
-            uint32_t c = xtype ? x_type : x_nil;
-            if (c == WM_EXI_NONE) return no_prod(e, "attribute", l, ll);
-            if ((st = put_code(e, wn, c))) return st;
-        } else if ((st = put_level2(e, n1, l2, n2, l3, n3, xtype ? WM_EXI_UD_XSI_TYPE : WM_EXI_UD_XSI_NIL)))
+        if ((st = put_level2(e, n1, l2, n2, l3, n3, xtype ? WM_EXI_UD_XSI_TYPE : WM_EXI_UD_XSI_NIL)))
             return no_prod(e, "attribute", l, ll);
         if (xtype) return put_xsi_type_value(e, f, v, vl);
         bool b;
@@ -407,11 +403,14 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         return WM_EXI_OK;
     }
     bool declared_invalid = false;
-    uint32_t declared_dt = WM_EXI_NONE;
-    for (uint32_t i = 0; i < s->n && lid != WM_EXI_NONE; i++) {
+    uint32_t nat = 0, inv_k = 0; /* AT(qname) productions of s; the invalid one's index among them */
+    const wm_exi_prod *inv = NULL;
+    for (uint32_t i = 0; i < s->n; i++) nat += g->prods[s->first + i].term == WM_EXI_T_AT;
+    for (uint32_t i = 0, k = 0; i < s->n && lid != WM_EXI_NONE; i++) {
         const wm_exi_prod *p = &g->prods[s->first + i];
-        if (p->term != WM_EXI_T_AT || p->uri != uri || p->lid != lid) continue;
-        if (!typed_ok(e, p->arg, v, vl)) { declared_invalid = true; declared_dt = p->arg; break; }
+        if (p->term != WM_EXI_T_AT) continue;
+        if (p->uri != uri || p->lid != lid) { k++; continue; }
+        if (!typed_ok(e, p->arg, v, vl)) { declared_invalid = true; inv = p; inv_k = k; break; }
         if ((st = put_code(e, wn, i))) return st;
         f->state = p->next;
         return put_value(e, lid, p->arg, v, vl);
@@ -427,22 +426,26 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
             return put_value(e, lid, gdt, v, vl);
         }
     }
-    if (strict && declared_invalid && (st = strict_unsupported(e, declared_dt, v, vl, "attribute ", l, ll))) return st;
+    if (strict && declared_invalid && (st = strict_unsupported(e, inv->arg, v, vl, "attribute ", l, ll))) return st;
     if (strict) return declared_invalid ? wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "attribute %.*s: value \"%.*s\" is not valid for its type (strict)", (int)ll, l, (int)(vl > 40 ? 40 : vl), v)
                                         : no_prod(e, "attribute", l, ll);
-    if ((st = put_level2(e, n1, l2, n2, l3, n3, declared_invalid ? WM_EXI_UD_AT_INVALID : WM_EXI_UD_AT_ANY)))
+    if (declared_invalid) {
+        /* AT(qname_x) [untyped value] at n.(m+1).x (§8.5.4.4.1): no qname */
+        if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_AT_INVALID))) return no_prod(e, "attribute", l, ll);
+        if ((st = put_code(e, nat + 1, inv_k))) return st;
+        f->state = inv->next;
+        return put_value(e, lid, WM_EXI_NONE, v, vl);
+    }
+    /* AT(*): typed by a global declaration of the name if the value fits it,
+     * else AT(*) [untyped value] at n.(m+1).x, x = the declared attributes */
+    uint32_t dt = lid != WM_EXI_NONE && lid < g->n_lids ? wm_exi_grammar_global_attr_dt(g, uri, lid) : WM_EXI_NONE;
+    if (dt != WM_EXI_NONE && !typed_ok(e, dt, v, vl)) {
+        if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_AT_INVALID))) return no_prod(e, "attribute", l, ll);
+        if ((st = put_code(e, nat + 1, nat))) return st;
+        dt = WM_EXI_NONE;
+    } else if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_AT_ANY)))
         return no_prod(e, "attribute", l, ll);
     if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
-    /* AT(*) for a declared attribute keeps its datatype (decoder mirrors this) */
-    uint32_t dt = WM_EXI_NONE;
-    if (!declared_invalid)
-        for (uint32_t i = 0; i < s->n; i++)
-            if (g->prods[s->first + i].term == WM_EXI_T_AT && g->prods[s->first + i].uri == uri && g->prods[s->first + i].lid == lid)
-                dt = g->prods[s->first + i].arg;
-    if (!declared_invalid && dt == WM_EXI_NONE && lid < g->n_lids) {
-        dt = wm_exi_grammar_global_attr_dt(g, uri, lid);
-        if (!typed_ok(e, dt, v, vl)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "attribute %.*s: value not valid for its global declaration", (int)ll, l);
-    }
     return put_value(e, lid, dt, v, vl);
 }
 

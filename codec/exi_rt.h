@@ -98,11 +98,12 @@ static inline unsigned wm_exi_rt_bi_level2(const wm_exi_options *o, bool stc, ui
 }
 
 /* Event codes offered by a schema-informed state for frame f: first-level
- * count n1 (declared productions, plus the strict AT(xsi:type)/AT(xsi:nil)
- * of §8.5.4.4.2 at x_type/x_nil, else WM_EXI_NONE), then the undeclared
- * second and third levels in non-strict mode. */
+ * count n1 (the declared productions), then the second and third levels:
+ * in strict mode only AT(xsi:type) and AT(xsi:nil) of the start state, which
+ * §8.5.4.4.2 gives codes of length 2 (n.m, n.(m+1)); in non-strict mode the
+ * undeclared productions. */
 typedef struct wm_exi_codes {
-    uint32_t n1, x_type, x_nil;
+    uint32_t n1;
     unsigned n2, n3;
     uint8_t l2[16], l3[4];
 } wm_exi_codes;
@@ -112,14 +113,13 @@ static inline void wm_exi_rt_codes(const wm_exi_grammar *g, const wm_exi_options
 {
     const wm_exi_state *s = &g->states[f->state];
     c->n1 = s->n;
-    c->x_type = c->x_nil = WM_EXI_NONE;
     c->n3 = 0;
     if (o->strict) {
-        if (s->flags & WM_EXI_S_START) {
-            if (g->tgrams[f->tgram].xsi_type_strict) c->x_type = c->n1++;
-            if (f->nillable) c->x_nil = c->n1++;
-        }
         c->n2 = 0;
+        if (s->flags & WM_EXI_S_START) {
+            if (g->tgrams[f->tgram].xsi_type_strict) c->l2[c->n2++] = WM_EXI_UD_XSI_TYPE;
+            if (f->nillable) c->l2[c->n2++] = WM_EXI_UD_XSI_NIL;
+        }
     } else c->n2 = wm_exi_rt_schema_level2(o, s, f->content2, c->l2, c->l3, &c->n3);
 }
 

@@ -401,11 +401,16 @@ enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, s
     const wm_content_snap *s = r->s;
     for (uint32_t i = 0; i < n; i++) pass[i] = false;
     if (!ct) return WM_CONTENT_NO_CONTENT_TYPE;
-    const char *name;
-    size_t nl;
-    if (!wm_exi_content_type_schema(ct, ct_len, &name, &nl)) return WM_CONTENT_NOT_EXI;
-    uint32_t k = s->reg ? wm_schema_reg_find(s->reg, name, nl) : UINT32_MAX;
+    uint32_t k;
+    wm_exi_options oob;
+    exi_err->status = WM_EXI_E_OPTIONS;
+    exi_err->bit_pos = 0;
+    wm_exi_ct_status cs = wm_schema_reg_bind(s->reg, ct, ct_len, &k, &oob, exi_err->msg, sizeof exi_err->msg);
+    if (cs == WM_EXI_CT_NOT_EXI) return WM_CONTENT_NOT_EXI;
+    if (cs == WM_EXI_CT_BAD) return WM_CONTENT_BAD_CONTENT_TYPE;
     if (k == UINT32_MAX || k >= s->n_schemas) return WM_CONTENT_UNKNOWN_SCHEMA;
+    exi_err->status = WM_EXI_OK;
+    exi_err->msg[0] = 0;
     uint32_t ep = next_epoch(r), nc = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t q = qid_of(s, slots[i], k);
@@ -415,7 +420,7 @@ enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, s
     }
     if (!nc) return WM_CONTENT_NOT_APPLICABLE;
     uint32_t nout = 0;
-    wm_xpf_status st = wm_xpf_set_match(r->x, k, payload, len, NULL, r->cand, nc, r->out, &nout, exi_err);
+    wm_xpf_status st = wm_xpf_set_match(r->x, k, payload, len, &oob, r->cand, nc, r->out, &nout, exi_err);
     if (st == WM_XPF_E_DECODE) return WM_CONTENT_DECODE_ERROR;
     if (st != WM_XPF_OK) {
         exi_err->status = WM_EXI_E_LENGTH;

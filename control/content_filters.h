@@ -69,6 +69,7 @@ typedef struct wm_content_reader wm_content_reader;
     X(OK, "decoded")                      /* decoded: each candidate passed or not */      \
     X(NO_CONTENT_TYPE, "no_content_type") /* the PUBLISH has no Content Type */            \
     X(NOT_EXI, "not_exi")                 /* not "application/exi; schema=NAME" */         \
+    X(BAD_CONTENT_TYPE, "bad_content_type") /* application/exi, bad or unknown parameter */ \
     X(UNKNOWN_SCHEMA, "unknown_schema")   /* NAME is not in the registry */                \
     X(NOT_APPLICABLE, "no_filter_for_schema") /* no candidate's filter compiles for it */  \
     X(DECODE_ERROR, "decode_error")       /* the payload is not valid EXI for the schema */\
@@ -147,10 +148,16 @@ void wm_content_reader_free(wm_content_reader *r);
 
 /* Reader: decides the candidate slots slots[0..n) (each >= 1, repeats
  * allowed) for a publication with Content Type ct[0..ct_len) (ct NULL: none)
- * and payload[0..len). pass[i] = slots[i] passes. Decodes the payload once
- * (whole stream) only if some candidate applies to the named schema. On any
- * outcome but OK every pass[i] is false; for DECODE_ERROR / TOO_LARGE
- * *exi_err has the reason and bit position. No allocation. */
+ * and payload[0..len). pass[i] = slots[i] passes. The schema and the
+ * out-of-band EXI options (for a payload without an options header) come
+ * from wm_schema_reg_bind (control/schema_registry.h: the registry line's
+ * options, then the Content Type's option parameters). Decodes the payload
+ * once (whole stream) only if some candidate applies to the named schema.
+ * On any outcome but OK every pass[i] is false; for DECODE_ERROR / TOO_LARGE
+ * *exi_err has the reason and bit position, for NOT_EXI / BAD_CONTENT_TYPE /
+ * UNKNOWN_SCHEMA the reason (status WM_EXI_E_OPTIONS, bit position 0; for
+ * BAD_CONTENT_TYPE with the byte position in the Content Type). No
+ * allocation. */
 enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, size_t ct_len, const uint8_t *payload,
                                          size_t len, const uint32_t *slots, uint32_t n, bool *pass,
                                          wm_exi_error *exi_err);

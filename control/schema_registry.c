@@ -93,18 +93,31 @@ int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t 
             memcpy(e->path, file, dirlen);
             memcpy(e->path + dirlen, path, pl + 1);
         }
+        wm_exi_options_default(&e->oob);
+        wm_exi_oob ov = { 0 };
         for (char *b; (b = strtok_r(NULL, " \t\r\n", &save));) {
+            unsigned col = (unsigned)(b - line) + 1;
+            char *eq = strchr(b, '='), why[160];
+            size_t bl = strlen(b), kl = eq ? (size_t)(eq - b) : bl;
+            wm_exi_oob_status os = wm_exi_oob_set(&ov, b, kl, eq ? eq + 1 : NULL, eq ? bl - kl - 1 : 0, why, sizeof why);
+            if (os == WM_EXI_OOB_BAD) { rc = fail(err, errlen, file, ln, "column %u: %s", col, why); break; }
+            if (os == WM_EXI_OOB_OK) continue;
+            if (!eq) {
+                rc = fail(err, errlen, file, ln, "column %u: unknown option '%s' (%s; or a PREFIX=URI binding)", col, b, WM_EXI_OOB_NAMES);
+                break;
+            }
             char *copy = strdup(b);
             wm_xp_ns *nn = realloc(e->ns, (e->n_ns + 1) * sizeof *nn);
             if (nn) e->ns = nn;
             if (!copy || !nn) { free(copy); rc = fail(err, errlen, file, ln, "out of memory"); break; }
             if (!wm_xp_ns_parse(copy, &e->ns[e->n_ns])) {
                 free(copy);
-                rc = fail(err, errlen, file, ln, "bad namespace binding '%s' (PREFIX=URI)", b);
+                rc = fail(err, errlen, file, ln, "column %u: bad namespace binding '%s' (PREFIX=URI)", col, b);
                 break;
             }
             e->n_ns++;
         }
+        wm_exi_oob_apply(&ov, &e->oob);
         if (rc) break;
         wm_exi_error xe = { 0 };
         if (wm_exi_xsd_compile(e->path, &e->g, &xe)) { rc = fail(err, errlen, file, ln, "schema %s: %s", e->path, xe.msg); break; }
@@ -137,44 +150,112 @@ static bool tchar(char c)
     return isalnum((unsigned char)c) || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
-bool wm_exi_content_type_schema(const char *ct, size_t len, const char **name, size_t *nlen)
+static bool ows(char c)
 {
-    size_t i = 0;
+    return c == ' ' || c == '\t';
+}
+
+/* why = "position P: ..." (1-based) */
+static wm_exi_ct_status ct_bad(char *why, size_t whylen, size_t at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static wm_exi_ct_status ct_bad(char *why, size_t whylen, size_t at, const char *fmt, ...)
+{
+    if (why && whylen) {
+        int k = snprintf(why, whylen, "position %zu: ", at + 1);
+        if (k > 0 && (size_t)k < whylen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(why + k, whylen - (size_t)k, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return WM_EXI_CT_BAD;
+}
+
+wm_exi_ct_status wm_exi_content_type_parse(const char *ct, size_t len, const char **name, size_t *nlen, wm_exi_oob *ov,
+                                           char *why, size_t whylen)
+{
     static const char mt[] = "application/exi";
-    if (len < sizeof mt - 1 || strncasecmp(ct, mt, sizeof mt - 1)) return false;
-    i = sizeof mt - 1;
-    if (i < len && tchar(ct[i])) return false; /* e.g. application/exist */
+    *ov = (wm_exi_oob){ 0 };
+    /* e.g. application/exist */
+    if (len < sizeof mt - 1 || strncasecmp(ct, mt, sizeof mt - 1) || (len > sizeof mt - 1 && tchar(ct[sizeof mt - 1]))) {
+        snprintf(why, whylen, "not application/exi");
+        return WM_EXI_CT_NOT_EXI;
+    }
+    size_t i = sizeof mt - 1;
     bool found = false;
     while (i < len) {
-        while (i < len && (ct[i] == ' ' || ct[i] == '\t')) i++;
+        while (i < len && ows(ct[i])) i++;
         if (i == len) break;
-        if (ct[i++] != ';') return false;
-        while (i < len && (ct[i] == ' ' || ct[i] == '\t')) i++;
+        if (ct[i] != ';') return ct_bad(why, whylen, i, "';' expected before a parameter");
+        i++;
+        while (i < len && ows(ct[i])) i++;
         size_t k0 = i;
         while (i < len && tchar(ct[i])) i++;
         size_t kl = i - k0;
-        if (!kl || i >= len || ct[i++] != '=') return false;
+        if (!kl) return ct_bad(why, whylen, i, "parameter name expected");
+        if (i >= len || ct[i] != '=') return ct_bad(why, whylen, i, "'=' expected after parameter '%.*s'", (int)(kl > 64 ? 64 : kl), ct + k0);
+        i++;
         const char *v;
         size_t vl;
         if (i < len && ct[i] == '"') {
             const char *e = memchr(ct + i + 1, '"', len - i - 1);
-            if (!e) return false;
+            if (!e) return ct_bad(why, whylen, i, "unterminated quoted value");
             v = ct + i + 1;
             vl = (size_t)(e - v);
-            if (memchr(v, '\\', vl)) return false;
+            const char *bs = memchr(v, '\\', vl);
+            if (bs) return ct_bad(why, whylen, (size_t)(bs - ct), "escapes in quoted values are not supported");
             i = (size_t)(e - ct) + 1;
         } else {
             v = ct + i;
             while (i < len && tchar(ct[i])) i++;
             vl = (size_t)(ct + i - v);
-            if (!vl) return false;
+            if (!vl) return ct_bad(why, whylen, i, "value expected for parameter '%.*s'", (int)(kl > 64 ? 64 : kl), ct + k0);
         }
         if (kl == 6 && !strncasecmp(ct + k0, "schema", 6)) {
-            if (found) return false; /* ambiguous */
+            if (found) return ct_bad(why, whylen, k0, "schema given twice");
+            if (!vl) return ct_bad(why, whylen, k0, "empty schema name");
             found = true;
             *name = v;
             *nlen = vl;
+            continue;
         }
+        char w[160];
+        wm_exi_oob_status os = wm_exi_oob_set(ov, ct + k0, kl, v, vl, w, sizeof w);
+        if (os == WM_EXI_OOB_BAD) return ct_bad(why, whylen, k0, "%s", w);
+        if (os == WM_EXI_OOB_UNKNOWN)
+            return ct_bad(why, whylen, k0, "parameter '%.*s' is not an EXI option (schema, %s)", (int)(kl > 64 ? 64 : kl), ct + k0,
+                          WM_EXI_OOB_NAMES);
     }
-    return found && *nlen > 0;
+    if (!found) {
+        snprintf(why, whylen, "application/exi without a schema parameter");
+        return WM_EXI_CT_NOT_EXI;
+    }
+    return WM_EXI_CT_OK;
+}
+
+bool wm_exi_content_type_schema(const char *ct, size_t len, const char **name, size_t *nlen)
+{
+    wm_exi_oob ov;
+    char why[8];
+    return wm_exi_content_type_parse(ct, len, name, nlen, &ov, why, sizeof why) == WM_EXI_CT_OK;
+}
+
+wm_exi_ct_status wm_schema_reg_bind(const wm_schema_reg *r, const char *ct, size_t len, uint32_t *id,
+                                    wm_exi_options *oob, char *why, size_t whylen)
+{
+    const char *name;
+    size_t nl;
+    wm_exi_oob ov;
+    *id = UINT32_MAX;
+    wm_exi_ct_status st = wm_exi_content_type_parse(ct, len, &name, &nl, &ov, why, whylen);
+    if (st != WM_EXI_CT_OK) return st;
+    *id = r ? wm_schema_reg_find(r, name, nl) : UINT32_MAX;
+    if (*id == UINT32_MAX) {
+        snprintf(why, whylen, "schema '%.*s' is not in the registry", (int)(nl > 64 ? 64 : nl), name);
+        return WM_EXI_CT_OK;
+    }
+    *oob = r->e[*id].oob;
+    wm_exi_oob_apply(&ov, oob);
+    return WM_EXI_CT_OK;
 }

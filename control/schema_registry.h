@@ -6,15 +6,22 @@
  * File format (UTF-8 text, one schema per line):
  *
  *     # comment
- *     NAME  XSD-PATH  [PREFIX=URI ...]
+ *     NAME  XSD-PATH  [OPTION ...] [PREFIX=URI ...]
  *     senml ../shared/data/exi/senml/senml.gen.xsd s=urn:ietf:params:xml:ns:senml
+ *     senml-plain ../shared/data/exi/senml/senml.gen.xsd strict s=urn:ietf:params:xml:ns:senml
  *
  * NAME: 1..64 characters of [A-Za-z0-9._-], unique. XSD-PATH: no spaces;
- * relative paths are taken from the registry file's directory. PREFIX=URI:
- * the namespace bindings the schema's XPath filters use (matcher/xpath_parse.h).
+ * relative paths are taken from the registry file's directory. OPTION: the
+ * out-of-band EXI options of the schema's payloads that carry no options
+ * header (control/exi_oob.h: strict, byte-aligned, fragment,
+ * value-max-length=N, value-partition-capacity=N; EXI defaults for the rest).
+ * PREFIX=URI: the namespace bindings the schema's XPath filters use
+ * (matcher/xpath_parse.h); the option names are therefore not usable as
+ * prefixes. Options and bindings may be mixed in any order.
  * At most 1024 schemas, lines up to 4096 bytes. Every schema is compiled at
  * load (codec/exi_xsd.h); a bad line or schema fails the whole load with
- * "file:line: reason" and nothing loaded, so a bad file never replaces a good
+ * "file:line: reason" ("file:line: column C: reason" for a bad option or
+ * binding) and nothing loaded, so a bad file never replaces a good
  * registry. Schema ids are the line order of the entries (0-based), the ids
  * matcher/xpath_set.h takes. Not thread safe while loading; a loaded
  * registry is immutable.
@@ -27,6 +34,7 @@
 #include <stdint.h>
 
 #include "codec/exi_grammar.h"
+#include "control/exi_oob.h"
 #include "matcher/xpath_set.h"
 
 #define WM_SCHEMA_REG_MAX 1024u
@@ -37,6 +45,7 @@ typedef struct wm_schema_reg_entry {
     wm_exi_grammar *g;
     wm_xp_ns *ns;               /* bindings (strings owned by the registry) */
     size_t n_ns;
+    wm_exi_options oob;         /* EXI defaults + the line's options: for payloads without an options header */
 } wm_schema_reg_entry;
 
 typedef struct wm_schema_reg {
@@ -46,8 +55,9 @@ typedef struct wm_schema_reg {
 
 /* Loads and compiles the registry in `file`. Returns 0 and *out (free with
  * wm_schema_reg_free), or -1 with "file:line: reason" in err[0..errlen)
- * (unreadable file, bad name, duplicate name, missing path, bad binding,
- * schema that does not compile (with the compiler's reason), too many). */
+ * (unreadable file, bad name, duplicate name, missing path, unknown or bad
+ * option or bad binding (with its column), schema that does not compile
+ * (with the compiler's reason), too many). */
 int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t errlen);
 void wm_schema_reg_free(wm_schema_reg *r);
 
@@ -57,11 +67,41 @@ uint32_t wm_schema_reg_find(const wm_schema_reg *r, const char *name, size_t len
 /* Fills out[0..r->n) for wm_xpf_set_build (pointers into r). */
 void wm_schema_reg_schemas(const wm_schema_reg *r, wm_xpf_schema *out);
 
-/* The schema name of an MQTT Content Type naming EXI, media type syntax of
- * RFC 9110 §8.3.1: "application/exi" (case-insensitive) followed by
- * parameters, one of them "schema" (name case-insensitive) with a token or
- * quoted-string value (no escapes). On success *name and *nlen view into ct.
- * False for another media type, no schema parameter, or bad syntax. Pure. */
+/* What a Content Type says about EXI (wm_exi_content_type_parse). */
+typedef enum wm_exi_ct_status {
+    WM_EXI_CT_OK = 0,  /* application/exi with a schema and valid parameters */
+    WM_EXI_CT_NOT_EXI, /* another media type, or application/exi naming no schema */
+    WM_EXI_CT_BAD,     /* application/exi with bad syntax, an unknown, repeated or bad parameter */
+} wm_exi_ct_status;
+
+/* Parses an MQTT Content Type naming EXI, media type syntax of RFC 9110
+ * §8.3.1: "application/exi" (case-insensitive) followed by parameters
+ * ("; name=value", value a token or a quoted-string without escapes, names
+ * case-insensitive): "schema" (required, the registry name) and the
+ * out-of-band options of control/exi_oob.h ("strict=true",
+ * "value-max-length=64", ...), each at most once. Any other parameter is
+ * refused: an option this parser does not know could change how the
+ * payload decodes, and a guess would be a silent wrong answer.
+ * On OK: *name and *nlen view the schema name inside ct, *ov (zeroed first)
+ * holds the option parameters. NOT_EXI and BAD: the reason in
+ * why[0..whylen), for BAD with the 1-based byte position in ct
+ * ("position 31: parameter 'charset' is not an EXI option (schema, strict,
+ * ...)"); *name, *ov undefined. Pure, thread safe, bounded by len. */
+wm_exi_ct_status wm_exi_content_type_parse(const char *ct, size_t len, const char **name, size_t *nlen, wm_exi_oob *ov,
+                                           char *why, size_t whylen);
+
+/* True iff wm_exi_content_type_parse says OK; *name and *nlen as there. */
 bool wm_exi_content_type_schema(const char *ct, size_t len, const char **name, size_t *nlen);
+
+/* Binds a publication's Content Type ct[0..len) to a schema of r: its id and
+ * the out-of-band options to decode its payload with (the entry's options,
+ * then the Content Type's option parameters; a payload with an options
+ * header still uses its header). The one path the tool, the data plane and
+ * the proxy take (control/content_filters.h). Returns WM_EXI_CT_OK with *id
+ * and *oob; WM_EXI_CT_NOT_EXI / WM_EXI_CT_BAD as wm_exi_content_type_parse
+ * (reason in why); or WM_EXI_CT_OK with *id = UINT32_MAX when the name is
+ * not in r (reason in why). No allocation; thread safe on a loaded registry. */
+wm_exi_ct_status wm_schema_reg_bind(const wm_schema_reg *r, const char *ct, size_t len, uint32_t *id,
+                                    wm_exi_options *oob, char *why, size_t whylen);
 
 #endif

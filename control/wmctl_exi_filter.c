@@ -5,9 +5,11 @@
  *                    [--ns PREFIX=URI ...] --query Q [--query Q ...] [--strict]
  *                    [--byte-aligned] [--stats] IN.exi|-
  *
- * With --registry (control/schema_registry.h) the schema and its namespace
- * bindings come from the registry entry the Content Type names
- * ("application/exi; schema=NAME"), as the data plane binds them.
+ * With --registry (control/schema_registry.h) the schema, its namespace
+ * bindings and the out-of-band options come from the registry entry the
+ * Content Type names and the Content Type's option parameters
+ * ("application/exi; schema=NAME; strict=true", wm_schema_reg_bind), as the
+ * data plane binds them; --strict and --byte-aligned still apply on top.
  *
  * prints the 1-based indexes of the queries that select something in the
  * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
@@ -83,15 +85,18 @@ int wmctl_exi_filter(int argc, char **argv)
     wm_exi_error e = { 0 };
     if (regfile) {
         char rerr[512];
-        const char *nm;
-        size_t nl;
+        uint32_t id;
         if (wm_schema_reg_load(regfile, &reg, rerr, sizeof rerr)) { rc = wmctl_usage_error("exi", "%s", rerr); goto out; }
-        if (!wm_exi_content_type_schema(ctype, strlen(ctype), &nm, &nl)) {
-            rc = wmctl_usage_error("exi", "content type '%s' does not name an EXI schema (application/exi; schema=NAME)", ctype);
+        /* the publication's options as the data plane sees them; --strict/--byte-aligned on top */
+        bool strict = o.strict, aligned = o.alignment == WM_EXI_BYTE_ALIGNED;
+        wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, rerr, sizeof rerr);
+        if (cs != WM_EXI_CT_OK) {
+            rc = wmctl_usage_error("exi", "content type '%s': %s (application/exi; schema=NAME[; OPTION=VALUE ...])", ctype, rerr);
             goto out;
         }
-        uint32_t id = wm_schema_reg_find(reg, nm, nl);
-        if (id == UINT32_MAX) { rc = wmctl_usage_error("exi", "schema '%.*s' is not in %s", (int)nl, nm, regfile); goto out; }
+        if (id == UINT32_MAX) { rc = wmctl_usage_error("exi", "%s (%s)", rerr, regfile); goto out; }
+        if (strict) o.strict = true;
+        if (aligned) o.alignment = WM_EXI_BYTE_ALIGNED;
         const wm_schema_reg_entry *re = &reg->e[id];
         /* the registry's bindings first: --ns given here win (the last binding of a prefix counts) */
         wm_xp_ns *all = calloc(re->n_ns + nns + 1, sizeof *all);

@@ -689,6 +689,7 @@ static void count_content(struct wm_match_counters *c, enum wm_content_outcome o
     case WM_CONTENT_OK: c->content_decoded++; break;
     case WM_CONTENT_NO_CONTENT_TYPE: c->content_no_content_type++; break;
     case WM_CONTENT_NOT_EXI: c->content_not_exi++; break;
+    case WM_CONTENT_BAD_CONTENT_TYPE: c->content_bad_content_type++; break;
     case WM_CONTENT_UNKNOWN_SCHEMA: c->content_unknown_schema++; break;
     case WM_CONTENT_NOT_APPLICABLE: c->content_no_filter_for_schema++; break;
     case WM_CONTENT_DECODE_ERROR: c->content_decode_error++; break;
@@ -817,7 +818,10 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         if (w->had_content) {
             /* only when a candidate had a content filter: what its stage concluded */
             fprintf(w->log, ", \"content\": \"%s\"", wm_content_outcome_name(w->cout));
-            if (w->cout == WM_CONTENT_DECODE_ERROR || w->cout == WM_CONTENT_TOO_LARGE) {
+            if (w->cout == WM_CONTENT_BAD_CONTENT_TYPE) {
+                fputs(", \"content_error\": ", w->log);
+                json_str(w->log, w->cerr.msg, strnlen(w->cerr.msg, sizeof w->cerr.msg));
+            } else if (w->cout == WM_CONTENT_DECODE_ERROR || w->cout == WM_CONTENT_TOO_LARGE) {
                 char msg[224];
                 int k = snprintf(msg, sizeof msg, "%s at bit %llu", w->cerr.msg, (unsigned long long)w->cerr.bit_pos);
                 fputs(", \"content_error\": ", w->log);

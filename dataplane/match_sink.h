@@ -53,7 +53,9 @@
  *     per schema, into one automaton on subscription change, never per
  *     packet. After topic and spatial matching, if some candidate has a
  *     content filter, the payload is decoded ONCE (whole stream validated)
- *     with the schema the PUBLISH's Content Type names, deciding every such
+ *     with the schema the PUBLISH's Content Type names (and the out-of-band
+ *     EXI options of its registry line and Content Type parameters,
+ *     control/schema_registry.h wm_schema_reg_bind), deciding every such
  *     candidate; the others are untouched. A PUBLISH without a Content Type,
  *     with another media type or an unknown schema, or whose payload does
  *     not decode reaches none of its content-filtered candidates; each case
@@ -65,7 +67,7 @@
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
  *     plus, when a candidate had a content filter, "content": OUTCOME
  *     (wm_content_outcome_name) and, for a bad payload, "content_error":
- *     "REASON at bit N".
+ *     "REASON at bit N" (for a bad Content Type parameter: "position P: REASON").
  *     seq is the worker's PUBLISH sequence number (one log file per worker
  *     when there are several: FILE.<worker>), keys are sorted and unique.
  *
@@ -125,6 +127,7 @@ struct wm_match_worker; /* one per worker */
     X(content_decoded)              /* decoded; candidates passed or not */       \
     X(content_no_content_type)      /* no Content Type: no candidate reached */   \
     X(content_not_exi)              /* not "application/exi; schema=NAME" */      \
+    X(content_bad_content_type)     /* application/exi, bad/unknown parameter */  \
     X(content_unknown_schema)       /* NAME not in --schemas */                   \
     X(content_no_filter_for_schema) /* no candidate's filter compiles for it */   \
     X(content_decode_error)         /* payload not valid EXI for the schema */    \

@@ -55,6 +55,9 @@ typedef struct wm_proxy_config {
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
+    uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
+                                    (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
+                                    process (wirematch-proxy_main.c), 0 = none */
     int verbose;
 } wm_proxy_config;
 
@@ -101,7 +104,8 @@ typedef struct wm_proxy_counters {
     uint64_t submits;                /* io_uring_enter calls (batches) */
     uint64_t batched_waits;          /* of which waited batch_wait_ns (busy, see batch_rate) */
     /* Where the worker's time goes, by wait mode ([0] waking at the first completion, [1] busy:
-     * batching, see batch_rate): thread CPU and wall time (ns), frames framed, io_uring_enter calls. */
+     * batching, see batch_rate): thread CPU and wall time (ns), frames framed, io_uring_enter calls
+     * that waited (wake-ups; submits also counts those that did not). */
     uint64_t mode_cpu_ns[2], mode_wall_ns[2], mode_frames[2], mode_wakeups[2];
     uint64_t sqes;
     /* Spatial filtering (dataplane/proxy_filter.h); all 0 without --resolution. */
@@ -127,6 +131,11 @@ typedef struct wm_proxy_counters {
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
+    uint64_t filter_share_refused;       /* filters refused (0x9E): a shared subscription whose members here use
+                                            another neighborhood or xpath (dataplane/proxy_share.h) */
+    uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
+    uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
+    uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
     uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
 } wm_proxy_counters;

@@ -11,6 +11,7 @@
 
 #include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_topic.h"
+#include "dataplane/proxy_share.h"
 
 struct wm_proxy_sub_rec {
     char *filter;
@@ -24,6 +25,7 @@ struct wm_proxy_sub_rec {
     uint32_t reg_sub;    /* its handle in the prefilter registry, WM_SUB_NONE if not there */
     char *xpath;         /* content filter text (kept across reloads), NULL = none */
     uint32_t slot;       /* its slot in the worker's table; 0 with xpath: compiles for no schema (passes nothing) */
+    bool shared;         /* holds a reference in the process's shared subscriptions (dataplane/proxy_share.h) */
 };
 
 /* The neighborhood of a record whose name the resolution no longer has
@@ -38,8 +40,37 @@ struct wm_proxy_sub_rec {
 
 /* ------------------------------------------------------------ content filters */
 
+/* The grace periods of a worker's table (proxy_filter.h): its one thread
+ * frees the replaced snapshot and reader within the commit, so a grace
+ * period started by a commit is over once the commit returns. The reader
+ * hooks are never called (the table only starts and checks). */
+static int qsbr_register(void *ctx, unsigned *idx) { (void)ctx; *idx = 0; return 0; }
+static void qsbr_reader(void *ctx, unsigned idx) { (void)ctx; (void)idx; }
+static uint64_t qsbr_start(void *ctx) { (void)ctx; return 1; }
+static bool qsbr_check(void *ctx, uint64_t tok, bool wait) { (void)ctx; (void)tok; (void)wait; return true; }
+static const wm_qsbr_ops one_thread_grace = { NULL, qsbr_register, qsbr_reader, qsbr_reader, qsbr_reader,
+                                              qsbr_reader, qsbr_start, qsbr_check };
+
+int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg)
+{
+    ct->rd = NULL;
+    if (!(ct->tab = wm_content_new_borrowed(reg))) return -1;
+    wm_content_reuse_slots(ct->tab, &one_thread_grace, WM_CONTENT_MAX_SLOTS);
+    return 0;
+}
+
+void wm_proxy_content_close(wm_proxy_content *ct)
+{
+    wm_content_reader_free(ct->rd);
+    wm_content_free(ct->tab);
+    ct->rd = NULL;
+    ct->tab = NULL;
+}
+
 /* Publishes the worker's content filters after a change: a new snapshot and
- * a reader on it; the old ones are freed at once (one thread). */
+ * a reader on it; the old ones are freed at once (one thread), which ends
+ * the grace period of the slots the change dropped: they are free for the
+ * next new text (the table stays as small as the live texts). */
 static void content_commit(const wm_proxy_filter_shared *sh)
 {
     wm_proxy_content *ct = sh->content;
@@ -52,6 +83,21 @@ static void content_commit(const wm_proxy_filter_shared *sh)
     wm_content_reader_free(ct->rd);
     ct->rd = rd;   /* NULL on out of memory: no content filter passes */
     wm_content_snap_free(old);
+    wm_content_reclaim(ct->tab, false);
+}
+
+/* A reference to text[0..len) in the worker's table (wm_content_ref),
+ * counting the slots: the most a table used, and the new texts that took a
+ * slot an earlier text had left. */
+static int content_ref(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, const char *text, size_t len,
+                       uint32_t *slot, char *why, size_t whylen)
+{
+    wm_content *tab = sh->content->tab;
+    uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
+    int rc = wm_content_ref(tab, text, len, slot, why, whylen);
+    if (rc == 0 && wm_content_count(tab) > live && wm_content_slots(tab) == used) c->filter_content_slots_reused++;
+    if (wm_content_slots(tab) > c->filter_content_slots_peak) c->filter_content_slots_peak = wm_content_slots(tab);
+    return rc;
 }
 
 static void slot_unref(const wm_proxy_filter_shared *sh, uint32_t slot)
@@ -115,6 +161,8 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
         if (f->recs[i].slot) wm_content_unref(f->sh->content->tab, f->recs[i].slot);
+        if (f->recs[i].shared)
+            wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
         free(f->recs[i].filter);
         free(f->recs[i].name);
         free(f->recs[i].xpath);
@@ -134,6 +182,22 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
 
 /* ------------------------------------------------------------ records */
 
+/* A proxy identifier of the session (BASE up) as this process puts it on
+ * the wire, turned by its epoch (proxy_filter.h), and back. PLAIN and the
+ * client's own identifiers are never turned. */
+static uint32_t sid_to_wire(const wm_proxy_filter *f, uint32_t sid)
+{
+    if (sid < WM_PROXY_SID_BASE || sid >= WM_PROXY_SID_PLAIN) return sid;
+    return WM_PROXY_SID_BASE + (uint32_t)(((uint64_t)(sid - WM_PROXY_SID_BASE) + f->sh->sid_epoch) % WM_PROXY_SID_SPAN);
+}
+
+static uint32_t sid_from_wire(const wm_proxy_filter *f, uint32_t w)
+{
+    if (w < WM_PROXY_SID_BASE || w >= WM_PROXY_SID_PLAIN) return w;
+    return WM_PROXY_SID_BASE + (uint32_t)(((uint64_t)(w - WM_PROXY_SID_BASE) + WM_PROXY_SID_SPAN -
+                                           f->sh->sid_epoch % WM_PROXY_SID_SPAN) % WM_PROXY_SID_SPAN);
+}
+
 static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 {
     return r->filter_len == fl.len && memcmp(r->filter, fl.p, fl.len) == 0;
@@ -143,6 +207,8 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
 {
     if (f->recs[i].nbhd >= 0 || f->recs[i].xpath) f->n_nbhd_recs--;
     slot_unref(f->sh, f->recs[i].slot);
+    if (f->recs[i].shared)
+        wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
     if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
         wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
@@ -153,12 +219,12 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
 
 /* A content filter's slot in the worker's current table for text[0..len):
  * 0 if it compiles for no schema there (or no --schemas). */
-static uint32_t slot_ref(const wm_proxy_filter_shared *sh, const char *text, size_t len)
+static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len)
 {
     uint32_t slot = 0;
     char why[300];
-    if (!sh->content || !sh->content->tab || wm_content_ref(sh->content->tab, text, len, &slot, why, sizeof why))
-        return 0;
+    const wm_proxy_filter_shared *sh = f->sh;
+    if (!sh->content || !sh->content->tab || content_ref(sh, f->c, text, len, &slot, why, sizeof why)) return 0;
     return slot;
 }
 
@@ -166,12 +232,17 @@ static uint32_t slot_ref(const wm_proxy_filter_shared *sh, const char *text, siz
  * for none, nbhd its index; xpath (may be NULL) is its content filter, which
  * takes a reference in the worker's table (validated by the caller when it
  * comes from a SUBSCRIBE; from a session entry it may no longer compile:
- * then it is recorded passing nothing, and *xpath_gone is set). False if
- * the record cannot be made (records full, memory). */
-static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, const char *name,
-                    uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath, bool *xpath_gone)
+ * then it is recorded passing nothing). A shared subscription takes a
+ * reference to its group's spec (dataplane/proxy_share.h); restored: the
+ * broker holds it already, so it is taken even when the group's members
+ * here use another spec (counted). Returns REC_OK, REC_FULL if the record
+ * cannot be made (records full, memory), or REC_SHARE_CONFLICT (nothing
+ * recorded; why[0..whylen) names the group's spec). */
+enum { REC_OK, REC_FULL, REC_SHARE_CONFLICT };
+static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t nbhd, const char *name,
+                   uint16_t pid, uint32_t pos, const wm_mqtt5_bytes *xpath, bool restored, char *why, size_t whylen)
 {
-    if (f->n_recs == f->sh->max_records) return false;
+    if (f->n_recs == f->sh->max_records) return REC_FULL;
     if (f->n_recs == f->cap_recs) {
         uint32_t cap = f->cap_recs ? f->cap_recs * 2 : 8;
         wm_proxy_sub_rec *r = realloc(f->recs, (size_t)cap * sizeof *r);
@@ -188,16 +259,28 @@ static bool rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t
         free(s);
         free(nm);
         free(xp);
-        return false;
+        return REC_FULL;
     }
     memcpy(s, fl.p, fl.len);
-    uint32_t slot = xp ? slot_ref(f->sh, xp, xpath->len) : 0;
-    if (xp && !slot && xpath_gone) *xpath_gone = true;
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot };
+    bool shared = false;
+    if (f->sh->reg && wm_topic_share_split((const char *)fl.p, fl.len, NULL)) {
+        int rc = wm_proxy_shares_ref(wm_proxy_registry_shares(f->sh->reg), (const char *)fl.p, fl.len, nm, xp, restored,
+                                     why, whylen);
+        if (rc == 1 && !restored) {
+            free(s);
+            free(nm);
+            free(xp);
+            return REC_SHARE_CONFLICT;
+        }
+        if (rc == 1) f->c->filter_share_mixed_restored++;
+        shared = rc >= 0;
+    }
+    uint32_t slot = xp ? slot_ref(f, xp, xpath->len) : 0;
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
     if (nbhd >= 0 || xp) f->n_nbhd_recs++;
     if (slot) content_commit(f->sh);
-    return true;
+    return REC_OK;
 }
 
 /* Does topic t match the record's filter (the inner filter of a shared one)? */
@@ -219,8 +302,7 @@ void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spa
         /* A new table over the new registry; filled by _retable, committed
          * once by _end. On out of memory it stays NULL: no content filter
          * passes (every slot is 0). */
-        sh->content->tab = wm_content_new_borrowed(schemas);
-        sh->content->rd = NULL;
+        wm_proxy_content_open(sh->content, schemas);
     }
     if (sh->reg && wm_proxy_registry_prefilter(sh->reg)) {
         /* The old reader's matcher is closed once every worker has moved
@@ -241,9 +323,7 @@ void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *ol
             sh->content->rd = wm_content_reader_new(wm_content_current(sh->content->tab), NULL);
         wm_content_snap_free(none);
     }
-    wm_content_reader_free(old->rd);
-    wm_content_free(old->tab);
-    memset(old, 0, sizeof *old);
+    wm_proxy_content_close(old);
 }
 
 void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *xpath_gone)
@@ -259,7 +339,7 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
         }
         /* The old table goes as a whole: its references are not dropped one by one. */
         if (r->xpath) {
-            r->slot = slot_ref(f->sh, r->xpath, strlen(r->xpath));
+            r->slot = slot_ref(f, r->xpath, strlen(r->xpath));
             if (!r->slot) (*xpath_gone)++;
         }
     }
@@ -359,8 +439,9 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
      * deliveries. A content filter that no longer compiles (the registry was
      * reloaded since) is recorded passing nothing. */
     wm_mqtt5_bytes xp = { (const uint8_t *)k->xpath, k->xpath ? (uint32_t)strlen(k->xpath) : 0 };
-    if (!rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, k->nbhd, 0, 0,
-                 k->xpath ? &xp : NULL, NULL))
+    char why[400];
+    if (rec_add(f, (wm_mqtt5_bytes){ (const uint8_t *)k->filter, k->filter_len }, k->sid, nbhd, k->nbhd, 0, 0,
+                k->xpath ? &xp : NULL, true, why, sizeof why) != REC_OK)
         f->subs_unknown = true;
 }
 
@@ -442,7 +523,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
         bool none = !f->sh->content || !f->sh->content->tab;   /* no --schemas; or out of memory at a reload */
         if (none) snprintf(why, sizeof why, "no schema registry is loaded (wirematch-proxy --schemas)");
         if (none ||
-            wm_content_ref(f->sh->content->tab, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
+            content_ref(f->sh, f->c, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
             f->c->filter_suback_bad_xpath += pkt->count;
             snprintf(msg, sizeof msg, "invalid xpath: %s", why);
             return refuse(f, pkt, 0x80, msg, client_max, back);
@@ -485,9 +566,20 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     wm_mqtt5_subscription e;
     pos = 0;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
-        if (rec_add(f, e.filter, sid, nbhd, nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)nbhd) : NULL,
-                    pkt->packet_id, i, has_xpath ? &xpath : NULL, NULL))
-            continue;
+        char why[400], msg[700];
+        int rc = rec_add(f, e.filter, sid, nbhd, nbhd >= 0 ? wm_proxy_spatial_nbhd_name(f->sh->sp, (uint32_t)nbhd) : NULL,
+                         pkt->packet_id, i, has_xpath ? &xpath : NULL, false, why, sizeof why);
+        if (rc == REC_OK) continue;
+        if (rc == REC_SHARE_CONFLICT) {
+            /* The broker would give each message to one member, whose filter
+             * may reject what another member wants (dataplane/proxy_share.h). */
+            while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
+            f->c->filter_share_refused += pkt->count;
+            snprintf(msg, sizeof msg, "shared subscription \"%.*s\": %s; all its members must use the same "
+                     "neighborhood and xpath, since the broker gives each message to one of them",
+                     e.filter.len > 100 ? 100 : (int)e.filter.len, (const char *)e.filter.p, why);
+            return refuse(f, pkt, 0x9E, msg, client_max, back);
+        }
         f->c->filter_records_full++;
         if (filtered) {
             while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
@@ -498,7 +590,8 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
     if (*vslot) f->c->filter_xpath_subscribes++;
     if (!add_sid) return WM_PROXY_KEEP;
     wm_mqtt5_packet p2 = *pkt;
-    p2.props.subscription_identifiers = &sid;
+    uint32_t wire = sid_to_wire(f, sid);
+    p2.props.subscription_identifiers = &wire;
     p2.props.subscription_identifier_count = 1;
     size_t n;
     if (wm_mqtt5_encode(&p2, scratch, cap, &n) != WM_MQTT5_ENC_OK) return WM_PROXY_FAIL;
@@ -766,7 +859,8 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
     bool unknown = false;
     content_cands cc = { 0 };
-    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);) pass = sid_passes(f, s, topic, pkt, &ps, &unknown, &cc);
+    for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);)
+        pass = sid_passes(f, sid_from_wire(f, s), topic, pkt, &ps, &unknown, &cc);
     if (!pass && cc.n) pass = content_passes(f, pkt, &cc);
     if (!pass && unknown) f->c->filter_unknown_sid++;
 

@@ -25,13 +25,29 @@
  *     content slots, nor after an UNSUBSCRIBE, whose queued deliveries the
  *     broker may still send with it), the session entry remembering the
  *     next free one across connections; a session out of them gets SUBACK
- *     0x97. A client's own identifier is kept. Either is recorded with the neighborhood (see
+ *     0x97. On the wire the identifier is turned by the process's epoch
+ *     (sid_epoch: BASE + (sid - BASE + epoch) mod WM_PROXY_SID_SPAN; the
+ *     records and the session table keep the session's own numbering). A
+ *     persistent session outlives the process at the broker, and a new
+ *     process, which starts the session's numbering again, must not hand
+ *     out an identifier under which the broker still delivers for a
+ *     subscription of the old one (it would be judged by the new record,
+ *     e.g. a second copy for an overlapping filter): with a random epoch per
+ *     process, the identifiers of two processes for one session meet only
+ *     if those ranges overlap, a chance of (used by the old + by the new) /
+ *     16,777,215; what the old one's deliveries carry then matches no
+ *     record and is withheld. A client's own identifier is kept. Either is recorded with the neighborhood (see
  *     Sessions below). A subscription with neither gets
  *     WM_PROXY_SID_PLAIN, so that every delivery says what it was delivered
  *     for even when the broker sends one PUBLISH for several overlapping
  *     subscriptions (§3.3.4: then it lists all their identifiers, and a
  *     subscription without one would be invisible). Identifiers >= WM_PROXY_SID_BASE are
  *     the proxy's: a client SUBSCRIBE using one gets SUBACK 0x83.
+ *   A shared subscription ($share/G/F) whose members on this process's
+ *     connections use another neighborhood or xpath (or none) is refused by
+ *     the proxy with SUBACK 0x9E and a Reason String naming theirs: the
+ *     broker gives each message to one member, whose filter would withhold
+ *     what the others want (dataplane/proxy_share.h).
  *   Every SUBSCRIBE is recorded per filter once the broker's SUBACK grants
  *     it (a refused filter is forgotten), replacing an earlier record of the
  *     same filter (§3.8.4); UNSUBSCRIBE forgets the filters at once.
@@ -132,11 +148,33 @@ typedef enum wm_proxy_action {
  * schema registry in force, recompiled (one automaton per schema) when a
  * text comes or goes, and this worker's reader of the current snapshot.
  * One thread: a replaced snapshot is freed at once. A reload of the
- * registry replaces the table as a whole (wm_proxy_filter_reload_begin). */
+ * registry replaces the table as a whole (wm_proxy_filter_reload_begin).
+ *
+ * Slots are reused: a text whose last record went leaves its slot, and the
+ * next new text takes it once the table has been committed without it
+ * (control/content_filters.h). The worker's thread is the table's only
+ * writer and only reader and rebuilds its reader on every snapshot it
+ * commits, freeing the old one, so no snapshot that still maps the slot to
+ * the old text survives the commit: the grace period is over when the
+ * commit returns. A record always holds a reference to its slot (a query
+ * that compiles for no schema has slot 0 and no reference); everything
+ * else that outlives it — the session entry (dataplane/proxy_registry.h), a
+ * reload's retry of a query gone from the registry — keeps the TEXT and
+ * looks the slot up again, and a delivery queued for a record that went is
+ * attributed by its Subscription Identifier, which no other record of the
+ * session ever carries. So a reused slot never decides for an old record.
+ * Bound: WM_CONTENT_MAX_SLOTS texts live at once per worker. */
 typedef struct wm_proxy_content {
     wm_content *tab;
     wm_content_reader *rd;
 } wm_proxy_content;
+
+/* Opens ct: an empty table over reg (borrowed: it must outlive the table),
+ * slots reused as above, no reader until the first commit. Returns 0, or
+ * -1 on out of memory (ct->tab NULL). One thread. */
+int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg);
+/* Frees ct's reader and table (not the registry); ct may be opened again. */
+void wm_proxy_content_close(wm_proxy_content *ct);
 
 /* Configuration shared by the connections of one worker. */
 typedef struct wm_proxy_filter_shared {
@@ -146,6 +184,7 @@ typedef struct wm_proxy_filter_shared {
     wm_proxy_registry *reg;       /* sessions (and --prefilter) of the process; NULL = neither */
     wm_matcher_reader *rd;        /* this worker's reader of reg's matcher (--prefilter), else NULL */
     uint64_t rd_gen;              /* the matcher generation rd reads (wm_proxy_registry_reader) */
+    uint32_t sid_epoch;           /* the process's turn of proxy identifiers on the wire (below), < WM_PROXY_SID_SPAN */
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;

@@ -133,6 +133,16 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             rd += len;
             continue;
         }
+        if (act == WM_PROXY_REPLACE && new_len <= rd + len - q->ready) {
+            /* It fits where the gap and the packet were: written there, the
+             * bytes after it stay put (a splice would move them all, for
+             * every forwarded packet of a chunk that withholds most). */
+            memcpy(q->buf + q->ready, ss->scratch, new_len);
+            q->ready += new_len;
+            rd += len;
+            res.replaced++;
+            continue;
+        }
         if (act == WM_PROXY_REPLACE) {
             close_gap(q, &rd);
             if (!wm_proxy_queue_splice(q, q->ready, len, ss->scratch, new_len)) {

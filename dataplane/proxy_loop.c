@@ -65,7 +65,8 @@ typedef struct conn {
     uint8_t state;
     uint8_t recv_armed[2];
     uint8_t recv_multi[2];    /* the armed receive is multishot (not batching) */
-    uint8_t nonempty[2];      /* the last receive left data in the socket */
+    uint8_t again[2];         /* batching: the next receive reads at once (arm_recv) */
+    uint32_t read_wake[2];    /* batching: the wake-up (w->wakes) of the last read */
     uint8_t paused[2];        /* PAUSE_* bits */
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
@@ -116,6 +117,10 @@ typedef struct worker {
     uint32_t n_total_paused, n_nobufs, n_kicks;
     inline_ref *inl;          /* inline sends not settled yet, in submission order */
     uint32_t n_inl, inl_cap, inl_tag;
+    uint32_t wakes;           /* enters that waited */
+    bool reread;              /* batching: second reads armed, the next enter must not wait */
+    slot_ref *later;          /* batching: receives to arm at the next wake-up (arm_recv) */
+    uint32_t n_later;
     uint32_t parked;          /* chunks parked now, all connections */
     wm_proxy_counters c;
     wm_proxy_filter_shared fsh;
@@ -238,16 +243,20 @@ static void buf_publish(worker *w)
 /* ------------------------------------------------------------ connections */
 
 /* Not batching, a multishot receive: each arrival is taken at once. When
- * batching, one receive per socket and wake-up, armed with POLL_FIRST so it
- * reads when the wake-up comes, everything that arrived meanwhile in one go.
- * Why not multishot there too: a multishot receive reads again while the
- * socket is not empty, and on loopback each read's ACK makes the sender's
- * TCP (Nagle, cwnd) transmit what it held back, on our CPU, into the socket
- * being read: a ping-pong of small reads, each a full round of kernel TCP
- * work, for as long as the sender keeps writing (up to 32 reads per socket
- * and wake-up). A single receive ends the round after one read; what its ACK
- * releases waits for the next wake-up with the rest. If more than a buffer
- * was waiting, the next receive reads at once instead. */
+ * batching, single receives, two per socket and wake-up. Why not multishot
+ * there too: a multishot receive reads again as long as the socket is not
+ * empty, and on loopback each read's ACK makes the sender's TCP transmit
+ * what its Nagle held back, on our CPU, into the socket being read: a
+ * ping-pong of small reads, each a full round of kernel TCP work, for as
+ * long as the sender keeps writing (up to 32 reads per socket and wake-up).
+ * Two reads: the first takes what arrived since the last wake-up, and its
+ * ACK releases what the sender held back meanwhile, which the second takes;
+ * both are armed without POLL_FIRST and read within an enter that does not
+ * wait (w->reread). What the second read's ACK releases waits for the next
+ * wake-up, where the socket's receive is armed again (w->later): armed at
+ * once it would find that data ready and read it at the start of the wait,
+ * and everything the sender then held back would wait one wake-up more. A
+ * socket with nothing to read since has a POLL_FIRST receive armed. */
 static void arm_recv(worker *w, conn *k, uint32_t slot, int s)
 {
     /* Not while chunks are parked: a new receive would read more that can
@@ -260,7 +269,7 @@ static void arm_recv(worker *w, conn *k, uint32_t slot, int s)
         io_uring_prep_recv_multishot(sqe, k->fd[s], NULL, 0, 0);
     } else {
         io_uring_prep_recv(sqe, k->fd[s], NULL, 0, 0);
-        if (!k->nonempty[s]) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
+        if (!k->again[s]) sqe->ioprio |= IORING_RECVSEND_POLL_FIRST;
     }
     sqe->flags |= IOSQE_BUFFER_SELECT;
     sqe->buf_group = BGID;
@@ -576,7 +585,8 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     k->state = ST_CONNECTING;
     k->ops = 0;
     for (int s = 0; s < 2; s++) {
-        k->recv_armed[s] = k->paused[s] = k->eof[s] = k->slow[s] = k->nonempty[s] = 0;
+        k->recv_armed[s] = k->paused[s] = k->eof[s] = k->slow[s] = k->again[s] = 0;
+        k->read_wake[s] = 0;
         k->inline_tag[s] = 0;
         k->npark[s] = 0;
     }
@@ -617,7 +627,16 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
     bool more = cqe->flags & IORING_CQE_F_MORE;
     if (!more) k->recv_armed[s] = 0;
     int res = cqe->res;
-    k->nonempty[s] = res > 0 && (cqe->flags & IORING_CQE_F_SOCK_NONEMPTY);
+    bool later = false;
+    if (!k->recv_multi[s] && res > 0) {
+        bool first = k->read_wake[s] != w->wakes;
+        k->read_wake[s] = w->wakes;
+        k->again[s] = 1;
+        if (first) w->reread = true;
+        else later = w->n_later < w->nconns * 2;
+    } else {
+        k->again[s] = 0;
+    }
     if (res > 0) {
         uint16_t bid = (uint16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
         w->c.recv_bytes[s] += (uint64_t)res;
@@ -647,8 +666,21 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
     }
     if (!more && k->state == ST_OPEN) {
         w->c.recv_rearm++;
-        arm_recv(w, k, slot, s);
+        if (later) w->later[w->n_later++] = (slot_ref){ slot, k->gen, (uint8_t)s };
+        else arm_recv(w, k, slot, s);
     }
+}
+
+/* The receives left for this wake-up (see arm_recv). */
+static void arm_later(worker *w)
+{
+    for (uint32_t i = 0; i < w->n_later; i++) {
+        slot_ref r = w->later[i];
+        conn *k = &w->conns[r.slot];
+        if (k->gen == r.gen) arm_recv(w, k, r.slot, r.side);
+    }
+    if (w->n_later) w->reread = true;
+    w->n_later = 0;
 }
 
 static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
@@ -804,7 +836,9 @@ static void arm_wake(worker *w)
  * them, resume sides paused for the worker's total. */
 static void after_batch(worker *w)
 {
-    kick_wanted(w);
+    /* Second reads armed (arm_recv): their data leaves with this batch's in
+     * one send per socket, after the enter that takes them. */
+    if (!w->reread) kick_wanted(w);
     buf_publish(w);
     if (w->n_nobufs && w->bufs_freed) {
         uint32_t n = w->n_nobufs;
@@ -916,12 +950,17 @@ static void *worker_main(void *arg)
         /* (after tables_poll: a reload replaces the reader) */
         wm_matcher_reader *rd = w->fsh.rd;
         if (rd) wm_matcher_reader_offline(rd);
-        if (w->n_inl && inline_prompt(w)) {
+        bool timed = !stop_deadline && w->busy && w->cfg->batch_wait_ns && !w->parked;
+        /* Only a timed wait may leave receives unarmed (it ends anyway). */
+        if (!timed) arm_later(w);
+        bool prompt = w->reread || (w->n_inl && inline_prompt(w));
+        w->reread = false;
+        if (prompt) {
             n = io_uring_submit_and_wait(&w->ring, 0);
         } else if (stop_deadline) {
             struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 100000000 };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, 1, &ts, NULL);
-        } else if (w->busy && w->cfg->batch_wait_ns && !w->parked) {
+        } else if (timed) {
             /* (Not while chunks are parked: a peer is slower than its sender,
              * and a wait would let a burst of receives outrun the pause.) */
             /* Asking for a full CQ makes the timeout the only wake-up (short
@@ -936,8 +975,12 @@ static void *worker_main(void *arg)
         /* All SQEs reached the kernel, the inline sends among them too (an
          * enter that stopped short, e.g. EINTR, leaves them for the next). */
         bool sent_all = io_uring_sq_ready(&w->ring) == 0;
+        if (!prompt) {
+            w->wakes++;
+            arm_later(w);
+        }
         w->c.submits++;
-        w->c.mode_wakeups[w->busy]++;
+        if (!prompt) w->c.mode_wakeups[w->busy]++;
         if (n >= 0 || n == -ETIME) w->c.sqes += queued;
         if (n < 0 && n != -EINTR && n != -ETIME && n != -EAGAIN && n != -EBUSY) {
             fprintf(stderr, "wirematch-proxy: worker %u: io_uring_enter: %s\n", w->id, strerror(-n));
@@ -1012,13 +1055,15 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->total_paused = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->nobufs = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     w->kicks = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
+    w->later = calloc((size_t)w->nconns * 2, sizeof(slot_ref));
     /* One inline send per queue in flight, plus the failed ones of the
      * current batch; a full list only means ordinary sends. */
     w->inl_cap = w->nconns * 4;
     w->inl = calloc(w->inl_cap, sizeof(inline_ref));
-    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry };
+    w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry,
+                                       .sid_epoch = cfg->sid_epoch };
     if (cfg->schemas) {
-        if (!(w->content.tab = wm_content_new_borrowed(cfg->schemas))) {
+        if (wm_proxy_content_open(&w->content, cfg->schemas)) {
             fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
             return -1;
         }
@@ -1032,7 +1077,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
             return -1;
         }
     }
-    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs || !w->kicks || !w->inl) {
+    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->total_paused || !w->nobufs || !w->kicks || !w->inl || !w->later) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
     }
@@ -1068,14 +1113,14 @@ static void worker_free(worker *w)
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    wm_content_reader_free(w->content.rd);
-    wm_content_free(w->content.tab);
+    wm_proxy_content_close(&w->content);
     free(w->scratch);
     free(w->conns);
     free(w->total_paused);
     free(w->nobufs);
     free(w->kicks);
     free(w->inl);
+    free(w->later);
 }
 
 static void sum(wm_proxy_counters *t, const wm_proxy_counters *c)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/proxy_share.h"
+
 typedef struct deferred {
     uint32_t sub;           /* a handle (reg_ent index) */
     uint64_t expire_ns;
@@ -69,6 +71,7 @@ struct wm_proxy_registry {
     uint32_t n_bucket, n_sess, max_sessions, max_subs;
     uint64_t next_gen;
     uint64_t restored, incomplete, dropped, expired, full, lost;
+    wm_proxy_shares *shares;
 };
 
 wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, uint32_t max_subs)
@@ -83,7 +86,13 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
     g->n_bucket = 64;
     while (g->n_bucket < max_sessions && g->n_bucket < (1u << 20)) g->n_bucket <<= 1;
     g->bucket = calloc(g->n_bucket, sizeof *g->bucket);
-    if (!g->bucket) { free(g); return NULL; }
+    g->shares = wm_proxy_shares_new();
+    if (!g->bucket || !g->shares) {
+        free(g->bucket);
+        wm_proxy_shares_free(g->shares);
+        free(g);
+        return NULL;
+    }
     g->next_gen = 1;
     g->free_ent = UINT32_MAX;
     pthread_mutex_init(&g->mu, NULL);
@@ -118,8 +127,11 @@ void wm_proxy_registry_free(wm_proxy_registry *g)
     }
     free(g->ent);
     free(g->def);
+    wm_proxy_shares_free(g->shares);
     free(g);
 }
+
+wm_proxy_shares *wm_proxy_registry_shares(wm_proxy_registry *g) { return g->shares; }
 
 bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->prefilter; }
 

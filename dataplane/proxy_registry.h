@@ -74,6 +74,8 @@
 #define WM_PROXY_SID_BASE 0x0F000000u
 #define WM_PROXY_SID_MAX  0x0FFFFFFFu
 #define WM_PROXY_SID_PLAIN WM_PROXY_SID_MAX
+/* How many proxy identifiers a session has (BASE .. PLAIN - 1). */
+#define WM_PROXY_SID_SPAN (WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE)
 
 typedef struct wm_proxy_registry wm_proxy_registry;
 
@@ -87,6 +89,10 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
 /* True if the registry serves --prefilter (made with a matcher). */
 bool wm_proxy_registry_prefilter(const wm_proxy_registry *g);
 void wm_proxy_registry_free(wm_proxy_registry *g);
+
+/* The process's shared subscriptions (dataplane/proxy_share.h), made and
+ * freed with the registry; any thread. */
+struct wm_proxy_shares *wm_proxy_registry_shares(wm_proxy_registry *g);
 
 /* Worker: registers the calling thread as a reader (online) of the current
  * matcher, and its generation in *gen (for _receivable). NULL on failure,

@@ -21,17 +21,6 @@ struct wm_proxy_tables {
     uint64_t ok, failed;
 };
 
-wm_proxy_spatial *wm_proxy_tables_open(const char *path, char *err, size_t errcap)
-{
-    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, err, errcap);
-    if (sp && wm_proxy_spatial_nbhd_count(sp) >= WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE) {
-        snprintf(err, errcap, "%s: more than %u neighborhoods", path, WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE - 1);
-        wm_proxy_spatial_close(sp);
-        sp = NULL;
-    }
-    return sp;
-}
-
 static void set_free(wm_proxy_tableset *s)
 {
     if (!s) return;
@@ -107,7 +96,7 @@ int wm_proxy_tables_reload(wm_proxy_tables *t, char *err, size_t errcap)
         snprintf(err, errcap, "out of memory");
     } else if (!wm_proxy_tables_settle(t)) {
         snprintf(err, errcap, "the previous reload has not reached every worker yet");
-    } else if (!(s->sp = wm_proxy_tables_open(t->res_path, why, sizeof why))) {
+    } else if (!(s->sp = wm_proxy_spatial_open(t->res_path, why, sizeof why))) {
         snprintf(err, errcap, "--resolution %s", why);
     } else if (t->schemas_path && wm_schema_reg_load(t->schemas_path, &s->schemas, why, sizeof why)) {
         snprintf(err, errcap, "--schemas %s", why);

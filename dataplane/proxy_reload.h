@@ -47,12 +47,6 @@ typedef struct wm_proxy_tableset {
     wm_schema_reg *schemas;     /* --schemas, NULL without */
 } wm_proxy_tableset;
 
-/* Opens path as the proxy's spatial tables: wm_proxy_spatial_open plus the
- * proxy's own bound (every neighborhood needs a Subscription Identifier of
- * its own, dataplane/proxy_filter.h). NULL with a one-line reason in
- * err[0..errcap). */
-wm_proxy_spatial *wm_proxy_tables_open(const char *path, char *err, size_t errcap);
-
 /* Takes over `sp` (opened from res_path) and `schemas` (loaded from
  * schemas_path; both NULL without --schemas) for `workers` workers.
  * prefilter: the --prefilter registry made over sp's matcher (re-registered

@@ -38,6 +38,16 @@ wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errc
     }
     sp->n_nbhds = wm_resolution_count(sp->res);
     uint32_t n_peids = wm_resolution_peid_count(sp->res);
+    /* No bound of the proxy's own: a neighborhood's subscriptions get the
+     * session's next Subscription Identifier, not one derived from its index
+     * (dataplane/proxy_filter.h), so only the matcher's 32-bit ids limit the
+     * count (and a record's index UINT32_MAX means "not in the file"). */
+    if (sp->n_nbhds > UINT32_MAX - 16 || n_peids > UINT32_MAX - 1024) {
+        snprintf(err, errcap, "%s: %u neighborhoods and %u peids: more than the matcher's 32-bit ids hold", path,
+                 sp->n_nbhds, n_peids);
+        wm_proxy_spatial_close(sp);
+        return NULL;
+    }
     wm_matcher_config mc = { 0 };
     /* Room for the file's peids and neighborhoods, and subscriptions for the prefilter. */
     mc.max_peids = n_peids + 1024;

@@ -69,7 +69,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (!modes || json_object_set_new(json_object_get(o, "io_uring"), "modes", modes)) { json_decref(o); return -1; }
     json_t *flt = json_pack(
-        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I}",
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
         "nbhd_subscribes", I(c->filter_nbhd_subscribes),
         "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
@@ -84,7 +84,9 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "alias_rewritten", pair(c->filter_alias_rewritten),
         "sid_unavailable", I(c->filter_sid_unavailable),
         "too_large", I(c->filter_too_large),
-        "failed", I(c->filter_failed));
+        "failed", I(c->filter_failed),
+        "shared_refused", I(c->filter_share_refused),
+        "shared_mixed_restored", I(c->filter_share_mixed_restored));
     if (!flt || json_object_set_new(o, "filter", flt)) { json_decref(o); return -1; }
     if (cfg->tables) {
         uint64_t ok, failed;
@@ -95,8 +97,10 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->schemas) {
         /* content_pubs = the sum of the outcomes (control/content_filters.h) */
-        json_t *co = json_pack("{s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
-                               "suback_bad_xpath", I(c->filter_suback_bad_xpath), "pubs", I(c->filter_content_pubs));
+        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
+                               "suback_bad_xpath", I(c->filter_suback_bad_xpath), "pubs", I(c->filter_content_pubs),
+                               "slots_peak", I(c->filter_content_slots_peak),
+                               "slots_reused", I(c->filter_content_slots_reused));
         for (int k = 0; co && k < WM_CONTENT_OUTCOME_COUNT; k++)
             json_object_set_new(co, wm_content_outcome_name((enum wm_content_outcome)k), json_integer(I(c->filter_content[k])));
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -159,12 +162,23 @@ int main(int argc, char **argv)
     wm_proxy_tables *tables = NULL;
     if (resolution) {
         char why[512];
-        sp = wm_proxy_tables_open(resolution, why, sizeof why);
+        sp = wm_proxy_spatial_open(resolution, why, sizeof why);
         if (!sp) {
             fprintf(stderr, "wirematch-proxy: --resolution %s\n", why);
             wm_schema_reg_free(sreg);
             return 1;
         }
+        /* A persistent session outlives this process at the broker: its
+         * identifiers are turned by an epoch of this process's own so that a
+         * later process does not hand out the same ones (proxy_filter.h).
+         * Without the kernel's randomness, time and pid are unlikely to repeat. */
+        uint32_t epoch;
+        if (getrandom(&epoch, sizeof epoch, 0) != (ssize_t)sizeof epoch) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            epoch = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^ (uint32_t)getpid() << 16;
+        }
+        cfg.sid_epoch = epoch % WM_PROXY_SID_SPAN;
         /* Sessions always; the matcher only for --prefilter. The tables own
          * sp and sreg from here on (reloads replace them). */
         reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL, cfg.max_sessions, cfg.max_records);

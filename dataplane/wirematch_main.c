@@ -289,7 +289,8 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
         /* every PUBLISH with a content-filtered candidate ends in exactly one content outcome */
         struct wm_match_counters mc;
         wm_match_table_counters(match, &mc);
-        uint64_t co = mc.content_decoded + mc.content_no_content_type + mc.content_not_exi + mc.content_unknown_schema +
+        uint64_t co = mc.content_decoded + mc.content_no_content_type + mc.content_not_exi + mc.content_bad_content_type +
+                      mc.content_unknown_schema +
                       mc.content_no_filter_for_schema + mc.content_decode_error + mc.content_value_too_large;
         json_object_set_new(cons, "content_hold", json_boolean(co == mc.content_pubs));
     }
@@ -327,6 +328,15 @@ static void progress_line(struct wm_worker *workers, unsigned n, double elapsed)
 
 int main(int argc, char **argv)
 {
+    /* Before anything slow (EAL initialisation, loading the tables): a
+     * SIGINT/SIGTERM arriving meanwhile then stops the run once it is set up,
+     * with its summary, instead of killing the process by the default action
+     * (seen under load: a test's SIGTERM during a slow start). A SIGHUP
+     * meanwhile asks for a reload of the tables being loaded (harmless), and
+     * without tables nobody acts on it. */
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
     int ret = rte_eal_init(argc, argv);
     if (ret < 0) {
         fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
@@ -356,10 +366,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
     /* SIGHUP re-reads --resolution/--subs (reload_ctl.h); without tables it is ignored. */
-    signal(SIGHUP, match ? on_signal : SIG_IGN);
+    if (!match) signal(SIGHUP, SIG_IGN);
 
     unsigned n_ports = rte_eth_dev_count_avail();
     if (n_ports == 0) {

@@ -512,8 +512,8 @@ static inline void copy_short(char *dst, const char *src, uint32_t n)
     } else if (n >= 4 && n < 8) {
         memcpy(&x, src, 4), memcpy(&y, src + n - 4, 4);
         memcpy(dst, &x, 4), memcpy(dst + n - 4, &y, 4);
-    } else if (n < 4) {
-        for (uint32_t i = 0; i < n; i++) dst[i] = src[i];
+    } else if (n < 4) { /* first, middle and last byte: all of them */
+        if (n) dst[0] = src[0], dst[n >> 1] = src[n >> 1], dst[n - 1] = src[n - 1];
     } else
         memcpy(dst, src, n);
 }
@@ -681,8 +681,9 @@ static void finish(wm_xpf_ctx *c)
         const xpf_guard *g = &ps->guards[ps->plain[i]];
         if (eval_pred(c, g->pred)) add_post(c, &g->post);
     }
-    for (uint32_t i = 0; i < c->n_fired; i++)
-        for (uint32_t k = c->fired[2 * i], e = k + c->fired[2 * i + 1]; k < e; k++) run_cluster(c, &ps->clusters[k]);
+    const uint32_t *fired = c->fired;
+    for (uint32_t i = 0, nf = c->n_fired; i < nf; i++)
+        for (uint32_t k = fired[2 * i], e = k + fired[2 * i + 1]; k < e; k++) run_cluster(c, &ps->clusters[k]);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -778,10 +779,11 @@ static int on_event(void *user, const wm_exi_event *ev)
         c->decided_early = true;
         return 0;
     }
-    switch (ev->type) {
-    case WM_EXI_EV_AT:
+    if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
         if (c->collecting && !ev->xsi) attribute(c, ev);
-        break;
+        return (c->undecided == 0 && !c->whole_stream) || c->failed;
+    }
+    switch (ev->type) {
     case WM_EXI_EV_SE: start_element(c, ev); break;
     case WM_EXI_EV_EE:
         if (c->collecting) finish(c);

@@ -42,7 +42,9 @@
  * INF/-INF/NaN compare as the IEEE values they denote; non-canonical lexical
  * forms are not seen (string tests on numbers are refused for this reason;
  * a boolean written "1" equals 'true' and 1, where untyped XPath 1.0 on the
- * source text says vb="1" = 'true' is false).
+ * source text says vb="1" = 'true' is false). An attribute a stream gives
+ * twice in one element (EXI can, schema-less or non-strict; XML cannot):
+ * the first value counts, the others are ignored.
  *
  * Thread safety: a compiled wm_xpf is immutable and shared by any number of
  * threads; each thread evaluates through its own wm_xpf_ctx (decoder state,

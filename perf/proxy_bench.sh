@@ -226,9 +226,10 @@ def sat_round(s, r):
         # The proxy's messages are those same deliveries (relayed or withheld), counted once.
         e["mosquitto_deliveries"] = pu["upstream_to_client"]
         e["proxy_messages"] = pu["upstream_to_client"]
-        io = sm["io_uring"]; e["batched_wakeups"] = ratio(io["batched_waits"], io["submits"])
+        io = sm["io_uring"]
         # The proxy's CPU by wait mode: what one batching wake-up costs and how many frames it carries.
         b, u = io["modes"]["batched"], io["modes"]["unbatched"]
+        e["batched_wakeups"] = ratio(io["batched_waits"], b["wakeups"] + u["wakeups"])
         e["batched_cpu_share"] = ratio(b["cpu_s"], b["cpu_s"] + u["cpu_s"])
         e["batched_frames_per_wakeup"] = ratio(b["frames"], b["wakeups"])
         e["batched_cpu_us_per_wakeup"] = ratio(b["cpu_s"] * 1e6, b["wakeups"])
@@ -277,7 +278,8 @@ for s in lat_setups:
                   "published_per_s": sum(x["published_per_s"] for x in runs) / rounds}
     if s not in ("direct", "relay"):
         io = S(f"lat_{s}")["io_uring"]
-        lat_cpu[s]["proxy_batched_waits"], lat_cpu[s]["proxy_wakeups"] = io["batched_waits"], io["submits"]
+        lat_cpu[s]["proxy_batched_waits"] = io["batched_waits"]
+        lat_cpu[s]["proxy_wakeups"] = io["modes"]["batched"]["wakeups"] + io["modes"]["unbatched"]["wakeups"]
     # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
     # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions carrying data, sends
     # (most finish within the enter that submits them, without a completion). Relay: epoll_wait

@@ -10,7 +10,9 @@
  *
  * Input: byte 0 = configuration (bit 0: --prefilter; bits 1..3: records per
  * connection - 1; bits 4..5: sessions in the table - 1; bit 6: reloads
- * allowed), then steps, each
+ * allowed; bit 7: the process's identifier epoch is the last one, so the
+ * session's first proxy identifier goes on the wire as 0x0FFFFFFE and the
+ * next ones wrap to 0x0F000000), then steps, each
  * a header byte (bit 0: connection A or B, which share the registry and can
  * resume each other's sessions; bit 1: direction, 0 client -> broker;
  * bit 2: close that connection first, as the proxy does on EOF or error;
@@ -127,7 +129,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wm_proxy_registry *reg = wm_proxy_registry_new(prefilter ? wm_proxy_spatial_matcher(sp) : NULL,
                                                    ((data[0] >> 4) & 3) + 1, ((data[0] >> 1) & 7) + 1);
     if (!reg) abort();
-    wm_proxy_filter_shared sh = { .sp = sp, .max_records = ((data[0] >> 1) & 7) + 1, .reg = reg };
+    wm_proxy_filter_shared sh = { .sp = sp, .max_records = ((data[0] >> 1) & 7) + 1, .reg = reg,
+                                  .sid_epoch = data[0] & 0x80 ? WM_PROXY_SID_SPAN - 1 : 0 };
     if (prefilter && !(sh.rd = wm_proxy_registry_reader(reg, &sh.rd_gen))) abort();
     wm_proxy_counters c;
     memset(&c, 0, sizeof c);

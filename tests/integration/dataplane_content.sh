@@ -20,6 +20,14 @@
 #     garbage: none reaches a content-filtered subscriber, each is
 #     counted by reason; a publication on other/x (no content candidate) is
 #     not decoded at all.
+#   - then strict streams without an options header (finding 3 of the review):
+#     10 documents published with "schema=senml-strict" (a registry line
+#     carrying the out-of-band option `strict`) or "schema=senml; strict=true"
+#     (the Content Type's option parameter) reach exactly the subscribers
+#     libxml2 says; a document WITH an options header under senml-strict is
+#     read by its header (EXI §5.4); a strict stream under plain "senml"
+#     is a decode error; two bad Content Type parameters are counted as
+#     bad_content_type with their reason and position.
 #   - counters: content_pubs = sum of content outcomes (content_hold), publish
 #     conservation, candidates and passes equal to the expected sums.
 set -euo pipefail
@@ -34,7 +42,7 @@ NS=urn:ietf:params:xml:ns:senml
 Q1='//s:senml[@u = "Cel" and @v > 0]'
 Q2='/s:sensml/s:senml[starts-with(@n, "temp-") or @v < -100]'
 Q3='//s:senml[@n = "humidity"]'
-echo "senml $S/senml.gen.xsd s=$NS" > "$tmp/schemas.txt"
+printf 'senml %s s=%s\nsenml-strict %s strict s=%s\n' "$S/senml.gen.xsd" "$NS" "$S/senml.gen.xsd" "$NS" > "$tmp/schemas.txt"
 python3 "$R/tests/integration/senml_docs.py" "$tmp" 40 61 "$B/wmctl" "$S/senml.gen.xsd" "$Q1" "$Q2" "$Q3"
 python3 -c 'import json, sys; print(json.dumps({"id": "pre1", "client": "pre", "filter": "sen/#", "xpath": sys.argv[1]}))' \
   "$Q3" > "$tmp/pre.jsonl"
@@ -56,6 +64,16 @@ events += [["pub", "sen/noct", None, hexof(0)], ["pub", "sen/json", "application
            ["pub", "sen/unknown", "application/exi; schema=nope", hexof(0)],
            ["pub", "sen/cut", CT, hexof(1)[:len(hexof(1)) * 2 // 3 // 2 * 2]], ["pub", "sen/trailing", CT, hexof(2) + "00"],
            ["pub", "sen/garbage", CT, b"not exi at all".hex()], ["pub", "other/x", CT, "00"]]
+plain = lambda i: open("%s/d%02d.strict.exi" % (tmp, i), "rb").read().hex()
+refs = json.load(open("%s/refs.json" % tmp))
+sel = [i for i, r in enumerate(refs) if r[0]][:3] + [i for i, r in enumerate(refs) if not r[0]][:7]
+for k, i in enumerate(sel):
+    events.append(["pub", "sen/plain/%d" % i, "application/exi; schema=senml-strict" if k % 2 else
+                   "application/exi; schema=senml; strict=true", plain(i)])
+events += [["pub", "sen/hdr-strict", "application/exi; schema=senml-strict", hexof(0)],
+           ["pub", "sen/plain-default", CT, plain(0)],
+           ["pub", "sen/badparam", "application/exi; schema=senml; strict=yes", plain(0)],
+           ["pub", "sen/charset", "application/exi; schema=senml; charset=utf-8", plain(0)]]
 json.dump({"subs": subs, "events": events}, open("%s/plan.json" % tmp, "w"))
 EOF
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" plan "$tmp/content.pcap" 1883 "$tmp/plan.json" > /dev/null
@@ -70,7 +88,7 @@ import json, sys
 tmp = sys.argv[1]
 lines = [json.loads(l) for l in open("%s/match.jsonl" % tmp)]
 s = json.load(open("%s/sum.json" % tmp))
-assert len(lines) == 47, len(lines)
+assert len(lines) == 61, len(lines)
 refs = json.load(open("%s/refs.json" % tmp))
 # the documents must exercise both outcomes of every query, Q1 on both sides of cc's unsubscribe
 for k in range(3):
@@ -100,10 +118,32 @@ for d in lines[43:46]:
     assert " at bit " in d["content_error"], d
 assert lines[44]["topic"] == "sen/trailing" and "1 byte after the end of the document" in lines[44]["content_error"], lines[44]
 assert lines[46]["topic"] == "other/x" and lines[46]["matched"] == ["co#11"] and "content" not in lines[46], lines[46]
+# header-less strict streams, options out of band (registry line or Content Type), and a header under senml-strict
+sel = [i for i, r in enumerate(refs) if r[0]][:3] + [i for i, r in enumerate(refs) if not r[0]][:7]
+assert len(sel) == 10, sel
+for k, i in enumerate(sel + [0]):
+    d = lines[47 + k]
+    q1, q2, q3 = refs[i]
+    want = {"cd#4"} | ({"ca#1"} if q1 else set()) | ({"cb#2"} if q2 else set()) | ({"pre1"} if q3 else set())
+    got = set(d["matched"])
+    members = got & {"g1#9", "g2#10"}
+    ok_members = ({"g1#9"} if q1 else set()) | ({"g2#10"} if q2 else set())
+    assert d["content"] == "decoded" and got - members == want, (d, sorted(want))
+    assert len(members) == (1 if ok_members else 0) and members <= ok_members, (d, ok_members)
+    cand += 5
+    passed += q1 + q2 + q3 + q1 + q2
+d = lines[58]
+assert d["topic"] == "sen/plain-default" and d["content"] == "decode_error" and d["matched"] == ["cd#4"], d
+for d, needle in zip(lines[59:61], ["position 32: strict wants true or false, got 'yes'",
+                                    "position 32: parameter 'charset' is not an EXI option"]):
+    assert d["content"] == "bad_content_type" and d["matched"] == ["cd#4"], d
+    assert needle in d["content_error"], d
+cand += 15
 assert not any(k in {"ce#5", "cf#6", "cg#7"} for d in lines for k in d["matched"])
 m, mq = s["match"], s["mqtt"]
-exp = {"content_pubs": 46, "content_decoded": 40, "content_no_content_type": 1, "content_not_exi": 1,
-       "content_unknown_schema": 1, "content_decode_error": 3, "content_no_filter_for_schema": 0,
+exp = {"content_pubs": 60, "content_decoded": 51, "content_no_content_type": 1, "content_not_exi": 1,
+       "content_bad_content_type": 2, "content_unknown_schema": 1, "content_decode_error": 4,
+       "content_no_filter_for_schema": 0,
        "content_value_too_large": 0, "content_candidates": cand, "content_passed": passed,
        "subs_xpath": 5, "subs_xpath_refused": 3, "xpath_filters": 3}
 for k, v in exp.items():
@@ -111,7 +151,8 @@ for k, v in exp.items():
 assert mq["subs_xpath_invalid"] == 3 and mq["subs_installed"] == 7, mq
 assert "position" in m["last_xpath_error"], m["last_xpath_error"]
 assert s["conservation"]["content_hold"] and s["conservation"]["publish_hold"], s["conservation"]
-assert s["publish"]["seen"] == 47 and s["publish"]["matched"] == 47, s["publish"]
-print("content: 47 PUBLISHes, %d content candidates (%d passed) as libxml2 says on the source XML; "
-      "3 bad filters refused; 6 bad publications (one with a trailing byte) counted by reason" % (cand, passed))
+assert s["publish"]["seen"] == 61 and s["publish"]["matched"] == 61, s["publish"]
+print("content: 61 PUBLISHes (10 strict without options header), %d content candidates (%d passed) as libxml2 says "
+      "on the source XML; 3 bad filters refused; 9 bad publications (one with a trailing byte, two with a bad "
+      "Content Type parameter) counted by reason" % (cand, passed))
 EOF

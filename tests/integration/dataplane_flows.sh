@@ -2,8 +2,10 @@
 # Telemetry /wirematch/flows lists connections (dataplane/flow_report.h):
 # the crafted fragment capture (dataplane_mqtt_pcap.py frag) leaves two
 # connections open — "pub" (its PUBLISHes reassembled from IPv4 fragments)
-# and "sub" — and wirematch keeps polling after the capture ends
-# (--idle-exit-ms), so the answer is exact: both flows with their
+# and "sub" — and wirematch keeps polling after the capture ends until the
+# test stops it with SIGTERM (--idle-exit-ms only bounds a run the test lost
+# track of; a stop by idle time made the queries a race against the clock,
+# lost on a loaded machine), so the answer is exact: both flows with their
 # endpoints, client ids, state and the stream bytes and packets the
 # generator computed independently, biggest first; N bounds the list; a bad
 # N is refused.
@@ -26,11 +28,18 @@ s.send(sys.argv[2].encode())
 print(s.recv(1 << 20).decode())
 EOF
 }
-timeout 60 "$B/wirematch" -l 0 --no-huge --no-pci --no-shconf --file-prefix "$PFX" --log-level=lib.eal:error \
-  --log-level=user1:error --vdev "net_pcap0,rx_pcap=$tmp/frag.pcap" -- --mqtt-port 1883 --idle-exit-ms 6000 \
+# Not under timeout(1), whose own SIGTERM at its bound would look like ours.
+"$B/wirematch" -l 0 --no-huge --no-pci --no-shconf --file-prefix "$PFX" --log-level=lib.eal:error \
+  --log-level=user1:error --vdev "net_pcap0,rx_pcap=$tmp/frag.pcap" -- --mqtt-port 1883 --idle-exit-ms 300000 \
   --summary "$tmp/summary.json" 2> "$tmp/wm.log" &
 wm_pid=$!
-for _ in $(seq 50); do tel /wirematch/flows,32 > "$tmp/all.json" && grep -q '"flow2"' "$tmp/all.json" && break; sleep 0.1; done
+# However slow the start: until both flows are listed, wirematch has gone, or 120 s.
+SECONDS=0
+until tel /wirematch/flows,32 > "$tmp/all.json" && grep -q '"flow2"' "$tmp/all.json"; do
+  kill -0 "$wm_pid" 2>/dev/null || fail "wirematch exited before listing both flows: $(tail -3 "$tmp/wm.log")"
+  [ $SECONDS -lt 120 ] || fail "both flows not listed after 120 s: $(cat "$tmp/all.json")"
+  sleep 0.1
+done
 tel /wirematch/flows,1 > "$tmp/one.json"
 tel /wirematch/flows,0 > "$tmp/zero.json"
 # every command answers data or {"error": REASON}, never a bare null (this run has no match tables);
@@ -48,7 +57,9 @@ for c in sys.argv[2:]:
     answers.append(json.loads(s.recv(1 << 20).decode()))
 print(json.dumps(answers))
 EOF
-wait "$wm_pid" || fail "wirematch exited $?"
+kill -TERM "$wm_pid"
+timeout 60 tail --pid="$wm_pid" -f /dev/null || fail "wirematch still running 60 s after SIGTERM"
+wait "$wm_pid" || fail "wirematch exited $? on SIGTERM: $(tail -3 "$tmp/wm.log")"
 wm_pid=
 python3 - "$tmp" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
 import json, sys

@@ -133,17 +133,24 @@ for lcores in 0 0-1 0@0,1@1,2@1; do
 done
 
 # ---------------------------------------------------------------- 3. net_null, telemetry, SIGTERM
-timeout 60 "$WM" -l 0-1 "${EAL[@]}" --file-prefix "wmit$$" --vdev net_null0 -- --summary "$tmp/null.json" \
+# Not under timeout(1): at its bound it would send a SIGTERM of its own (and
+# exit 124) while this test still waits for a slow start, which read as
+# "wirematch died from SIGTERM". Bounded below: the start by 120 s, the stop by 60 s.
+"$WM" -l 0-1 "${EAL[@]}" --file-prefix "wmit$$" --vdev net_null0 -- --summary "$tmp/null.json" \
   > "$tmp/null.log" 2>&1 & wm=$!; pids+=($wm)
 stats=""
-for _ in $(seq 50); do
+SECONDS=0
+# Until the commands are registered the socket answers null for them; however
+# slow the start, until they answer, wirematch has gone, or 120 s.
+until [ -n "$stats" ]; do
+  kill -0 "$wm" 2>/dev/null || fail "wirematch exited before answering telemetry: $(cat "$tmp/null.log")"
+  [ $SECONDS -lt 120 ] || fail "no telemetry answer in 120 s: $(cat "$tmp/null.log")"
   sleep 0.2
-  # Until the commands are registered the socket answers null for them.
   stats=$(echo /wirematch/stats | timeout 5 dpdk-telemetry.py -f "wmit$$" 2>/dev/null | grep '"packets"' || true)
-  [ -n "$stats" ] && break
 done
 flows=$(echo /wirematch/flows | timeout 5 dpdk-telemetry.py -f "wmit$$" 2>/dev/null | grep wirematch || true)
 kill -TERM "$wm"
+timeout 60 tail --pid="$wm" -f /dev/null || fail "wirematch still running 60 s after SIGTERM"
 wait "$wm" || fail "wirematch exited $? on SIGTERM: $(cat "$tmp/null.log")"
 python3 - "$stats" "$flows" "$tmp/null.json" <<'EOF' || fail "telemetry or SIGTERM summary wrong"
 import json, sys

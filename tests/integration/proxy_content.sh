@@ -8,8 +8,13 @@
 #  - A: Q1 (proxy-added identifier); B: Q2 with its own identifier 7;
 #    C: neighborhood X4 AND Q3 (peids alternate inside/outside X4); D: no
 #    filter. Each gets exactly what it is owed, over 30 QoS 1 publications;
-#  - then no Content Type, an unknown schema and a cut payload: only D gets
-#    them; each is counted by reason in the summary;
+#  - the same 30 documents strict and without an options header (what
+#    constrained devices and exificient.js send; finding 3 of the review),
+#    published as "schema=senml-strict" (a registry line with the out-of-band
+#    option `strict`) or "schema=senml; strict=true" (a Content Type option
+#    parameter), alternately: each subscriber gets exactly what it is owed;
+#  - then no Content Type, an unknown schema, a cut payload and a bad Content
+#    Type parameter: only D gets them; each is counted by reason in the summary;
 #  - refused filters (string test on a number, syntax, unbound prefix; and
 #    --schemas absent): SUBACK 0x80 with a Reason String naming the reason,
 #    nothing installed at the broker (a plain subscriber of the same filter
@@ -36,7 +41,7 @@ N=30
 
 "$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --out "$TMP/m.wmr" || fail "wmctl resolve"
 "$BUILD/wmctl" resolve --world "$WORLD" --nbhd "$NBHD" --json > "$TMP/m.json" || fail "wmctl resolve --json"
-echo "senml $S/senml.gen.xsd s=$NS" > "$TMP/schemas.txt"
+printf 'senml %s s=%s\nsenml-strict %s strict s=%s\n' "$S/senml.gen.xsd" "$NS" "$S/senml.gen.xsd" "$NS" > "$TMP/schemas.txt"
 python3 "$(dirname "$0")/senml_docs.py" "$TMP" $N 17 "$BUILD/wmctl" "$S/senml.gen.xsd" "$Q1" "$Q2" "$Q3" \
   || fail "documents"
 read -r IN OUT < <(python3 - "$TMP/m.json" "$WORLD" <<'PY'
@@ -79,11 +84,18 @@ for i in $(seq -w 0 $((N - 1))); do
   peid=$IN; [ $((10#$i % 2)) -eq 1 ] && peid=$OUT
   pub -t "px/$i" -f "$TMP/d$i.exi" -D publish content-type "$CT" -D publish user-property peid "$peid"
 done
+for i in $(seq -w 0 $((N - 1))); do
+  peid=$IN; [ $((10#$i % 2)) -eq 1 ] && peid=$OUT
+  ct='application/exi; schema=senml-strict'; [ $((10#$i % 4)) -ge 2 ] && ct='application/exi; schema=senml; strict=true'
+  pub -t "px/p$i" -f "$TMP/d$i.strict.exi" -D publish content-type "$ct" -D publish user-property peid "$peid"
+done
+pub -t px/badparam -f "$TMP/d00.strict.exi" -D publish content-type 'application/exi; schema=senml; strict=yes' \
+  -D publish user-property peid "$IN"
 pub -t px/noct -f "$TMP/d00.exi" -D publish user-property peid "$IN"
 pub -t px/unknown -f "$TMP/d00.exi" -D publish content-type 'application/exi; schema=nope' -D publish user-property peid "$IN"
 head -c 20 "$TMP/d01.exi" > "$TMP/cut.exi"
 pub -t px/cut -f "$TMP/cut.exi" -D publish content-type "$CT" -D publish user-property peid "$IN"
-for _ in $(seq 100); do [ "$(grep -c '^MSG|' "$TMP/D.out")" -ge $((N + 3)) ] && break; sleep 0.1; done
+for _ in $(seq 100); do [ "$(grep -c '^MSG|' "$TMP/D.out")" -ge $((2 * N + 4)) ] && break; sleep 0.1; done
 sleep 1
 
 # Refused filters: the proxy's SUBACK, and nothing installed at the broker.
@@ -203,9 +215,11 @@ refs = json.load(open("%s/refs.json" % tmp))
 got = {k: sorted(l.strip().split("|", 1)[1] for l in open("%s/%s.out" % (tmp, k)) if l.startswith("MSG|"))
        for k in "ABCD"}
 topics = ["px/%02d" % i for i in range(n)]
-want = {"A": [t for t, r in zip(topics, refs) if r[0]], "B": [t for t, r in zip(topics, refs) if r[1]],
-        "C": [t for i, (t, r) in enumerate(zip(topics, refs)) if r[2] and i % 2 == 0],
-        "D": sorted(topics + ["px/noct", "px/unknown", "px/cut"])}
+plain = ["px/p%02d" % i for i in range(n)]   # the same documents, strict, no options header
+want = {"A": [t for ts in (topics, plain) for t, r in zip(ts, refs) if r[0]],
+        "B": [t for ts in (topics, plain) for t, r in zip(ts, refs) if r[1]],
+        "C": [t for ts in (topics, plain) for i, (t, r) in enumerate(zip(ts, refs)) if r[2] and i % 2 == 0],
+        "D": sorted(topics + plain + ["px/noct", "px/unknown", "px/cut", "px/badparam"])}
 for k in "ABCD":
     assert got[k] == sorted(want[k]), (k, got[k], sorted(want[k]))
 for k in range(3):   # the documents exercise both answers of every query
@@ -213,9 +227,10 @@ for k in range(3):   # the documents exercise both answers of every query
 s = json.load(open("%s/ct.json" % tmp))
 c = s["content"]
 assert c["xpath_subscribes"] == 4 and c["suback_bad_xpath"] == 7, c
-assert c["pubs"] == sum(c[k] for k in ("decoded", "no_content_type", "not_exi", "unknown_schema",
+assert c["pubs"] == sum(c[k] for k in ("decoded", "no_content_type", "not_exi", "bad_content_type", "unknown_schema",
                                         "no_filter_for_schema", "decode_error", "value_too_large")), c
 assert c["no_content_type"] > 0 and c["unknown_schema"] > 0 and c["decode_error"] > 0 and c["decoded"] > 0, c
+assert c["bad_content_type"] > 0, c
 assert s["filter"]["failed"] == 0, s["filter"]
 print("ok: %s" % ", ".join("%s %d" % (k, len(got[k])) for k in "ABCD"), "; content", json.dumps(c))
 PY

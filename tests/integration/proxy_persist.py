@@ -16,6 +16,12 @@ usage: proxy_persist.py PROXY_PORT RESOLUTION_JSON WORLD_GEOJSON PHASE N
              subscribers resume; N publications: no neighborhood subscriber
              gets a single message (nothing can be attributed: withheld,
              never guessed); they leave with their sessions kept.
+  resubscribed  (after restarted, same process) ps-proxy, whose ps/# in X2
+             was made through the previous process under its first proxy
+             identifier, subscribes ps/a/# in X1: the broker sends a copy
+             for each subscription, the old one's under the old identifier;
+             exactly the ps/a publications in X1 arrive, each once (the new
+             process's identifiers do not repeat the old one's).
   clean      a subscriber starts a fresh session (Clean Start 1) with a plain
              subscription, then another fresh one with only a neighborhood
              subscription under the same identifier; N publications are
@@ -121,6 +127,23 @@ def restarted(port, sets, peids, n):
         ok("%s: nothing forwarded for subscriptions the proxy does not know (%d publications)" % (name, len(pubs)))
     for c in cs.values(): c.disconnect()
 
+def resubscribed(port, sets, peids, n):
+    rnd = random.Random(14)
+    c = connect(port, "ps-proxy", False)
+    codes, _ = c.subscribe(["ps/a/#"], qos=1, user=[("nbhd", "X1")])
+    if codes[0] >= 0x80: fail("ps-proxy: SUBACK 0x%02x" % codes[0])
+    SUBS["ps-proxy"] = [("ps/a/#", None, "X1")]   # what this process knows of the session
+    pubs = publish(port, rnd, sets, peids, n, "resub")
+    check("ps-proxy", c, pubs, sets, "resub")
+    seen = {}
+    for m in c.msgs: seen[m.payload] = seen.get(m.payload, 0) + 1
+    twice = [p for p, k in seen.items() if k > 1]
+    if twice:
+        fail("ps-proxy: %d publications arrived twice: the broker's copy for the old process's ps/# (X2) "
+             "was taken for the new ps/a/# (X1), e.g. %r" % (len(twice), twice[:3]))
+    ok("ps-proxy: the old process's subscription's copies withheld, each wanted publication once")
+    c.disconnect()
+
 def clean(port, sets, peids, n):
     rnd = random.Random(13)
     # Plain "ps/#" under identifier 5, then a fresh session whose only
@@ -209,5 +232,5 @@ def unacked(port, sets, peids, n):
 if __name__ == "__main__":
     port, res_json, world, phase, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
     sets, peids = load(res_json, world)
-    {"resume": resume, "restarted": restarted, "clean": clean, "unsubscribed": unsubscribed,
+    {"resume": resume, "restarted": restarted, "resubscribed": resubscribed, "clean": clean, "unsubscribed": unsubscribed,
      "unacked": unacked}[phase](port, sets, peids, n)

@@ -10,6 +10,11 @@
 #    gets exactly what its neighborhoods owe it;
 #  - restarted: a new proxy process, which never saw those subscriptions,
 #    forwards none of their deliveries (withheld and counted, not leaked);
+#  - resubscribed: through the new process, a resumed session subscribes a
+#    filter overlapping one it made through the old process: the old one's
+#    copies (under the old process's identifier) are withheld, not taken for
+#    the new subscription's (each process turns its identifiers by a random
+#    epoch: before, both processes started at 0x0F000000);
 #  - clean: Clean Start 1 drops the proxy's records of the session;
 #  - expiry: a session with a 1 s Session Expiry Interval leaves the table;
 #  - the table bound (--max-sessions 4): a neighborhood SUBSCRIBE
@@ -33,6 +38,7 @@ px_stop "$PID_a" || fail "proxy a exit status"
 # A second process: the records of the first are gone with it.
 px_proxy b --resolution "$TMP/m.wmr" --threads 2 --max-sessions 4
 "${PY[@]}" "$PORT_b" "$TMP/m.json" "$WORLD" restarted $N || fail "restarted"
+"${PY[@]}" "$PORT_b" "$TMP/m.json" "$WORLD" resubscribed $N || fail "resubscribed"
 "${PY[@]}" "$PORT_b" "$TMP/m.json" "$WORLD" clean $N || fail "clean"
 # Expiry: a 1 s session; the table entry must go (and stay within the bound).
 python3 - "$PORT_b" <<'PY' || fail "expiry"

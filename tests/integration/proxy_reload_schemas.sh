@@ -12,9 +12,7 @@
 # content outcomes. Bounded; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
-SHARED=${WM_SHARED:-$WM_ROOT/../shared}
-S=$(cd "$SHARED/data/exi/senml" && pwd)
-NS=urn:ietf:params:xml:ns:senml
+px_senml
 N=30
 
 px_monaco

@@ -91,6 +91,12 @@ scenario() {
   "${pub[@]}" -t "$pre/ret/b" -q 1 -r -m b-set
   "${pub[@]}" -t "$pre/ret/b" -q 1 -r -n            # clears b (§3.3.1.3)
   "${pub[@]}" -t "$pre/ret/c" -q 0 -r -m c-set
+  # QoS 0 has no acknowledgement: mosquitto_pub's exit does not say the broker has c-set, and MQTT
+  # orders nothing across connections. Through the proxy the next subscriber's connection may be
+  # served by another worker thread and reach the broker first, getting c-set live (retain flag 0)
+  # instead of retained. A probe that receives c-set (retained, or live if it was still on its way)
+  # shows the broker has it.
+  "${sub[@]}" -t "$pre/ret/c" -q 0 -C 1 -W 10 > /dev/null || fail "$name: c-set never reached the broker"
   bg_sub "$d/ret-all" -p "$port" -t "$pre/ret/#" -q 1; local ra=$bg_pid
   bg_sub "$d/ret-live" -p "$port" -t "$pre/ret/#" -q 1 -R; local rl=$bg_pid
   "${pub[@]}" -t "$pre/ret/a" -q 1 -m a-live

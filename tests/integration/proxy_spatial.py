@@ -179,6 +179,51 @@ def unknown(port, sets, peids):
     ok("refused subscriptions installed nothing; reserved identifier refused with 0x83")
     for c in (U, V, P, Q): c.disconnect()
 
+def shared(port, sets, peids):
+    """Members of one shared subscription must use one neighborhood: the broker
+    gives each message to one member, whose filter would withhold what
+    another member wants (proxy_share.h)."""
+    F = "$share/g1/sh/#"
+    A = Client(port, "sh-A"); D = Client(port, "sh-D"); B = Client(port, "sh-B"); C = Client(port, "sh-C")
+    codes, _ = A.subscribe([F], qos=1, user=[("nbhd", "X1")])
+    if codes != [1]: fail("first member: SUBACK %r" % codes)
+    codes, pr = B.subscribe([F], qos=1, user=[("nbhd", "X2")])
+    if codes != [0x9E] or '"X1"' not in pr.get(0x1F, ""): fail("member with X2: SUBACK %r %r" % (codes, pr))
+    ok("a member with another neighborhood: SUBACK 0x9E, %r" % pr[0x1F])
+    codes, pr = C.subscribe(["sh/x", F], qos=1)
+    if codes != [0x9E, 0x9E]: fail("plain member: SUBACK %r %r" % (codes, pr))
+    codes, _ = D.subscribe([F], qos=1, user=[("nbhd", "X1")])
+    if codes != [1]: fail("second member with X1: SUBACK %r" % codes)
+    E = Client(port, "sh-E")
+    codes, _ = E.subscribe(["$share/g2/sh/#"], qos=1, user=[("nbhd", "X2")])
+    if codes != [1]: fail("another group with X2: SUBACK %r" % codes)
+    inside, outside = sorted(sets["X1"]), [p for p in peids if p not in sets["X1"]]
+    P = Client(port, "sh-pub")
+    want = set()
+    for i in range(40):
+        pe = inside[i % len(inside)] if i % 2 == 0 else outside[i % len(outside)]
+        if i % 2 == 0: want.add("m%d" % i)
+        P.publish("sh/a", "m%d" % i, qos=1, user=[("peid", pe)])
+    P.drain()
+    got = lambda: [m.payload.decode() for m in A.msgs + D.msgs]
+    A.wait_for(lambda: len(got()) >= len(want), 10)
+    time.sleep(0.5)
+    if sorted(got()) != sorted(want): fail("members with X1 together: %r, want %r" % (sorted(got()), sorted(want)))
+    if B.msgs or C.msgs: fail("refused members received %d / %d" % (len(B.msgs), len(C.msgs)))
+    ok("members with X1 together got each of the %d in X1 once (%d / %d), refused ones nothing"
+       % (len(want), len(A.msgs), len(D.msgs)))
+    A.disconnect(); D.disconnect()
+    end, refused = time.time() + 10, 0
+    while True:   # the members' records go when the proxy sees them close
+        codes, _ = B.subscribe([F], qos=1, user=[("nbhd", "X2")])
+        if codes == [1]: break
+        if codes != [0x9E] or time.time() > end: fail("after the X1 members left: SUBACK %r" % codes)
+        refused += 1
+        time.sleep(0.1)
+    ok("once the X1 members left, a member with X2 is taken (refused %d times while they were closing)" % refused)
+    print("shared-refused-while-closing %d" % refused, flush=True)
+    for c in (B, C, E, P): c.disconnect()
+
 def prefilter(port, sets, peids, broker_port, n):
     """The proxy runs with --prefilter; a subscriber straight on the broker
     (invisible to the proxy) shows what the broker received."""
@@ -252,5 +297,6 @@ if __name__ == "__main__":
     if scen == "isolation": isolation(port, sets, peids, int(sys.argv[5]))
     elif scen == "window": window(port, sets, peids, int(sys.argv[5]))
     elif scen == "unknown": unknown(port, sets, peids)
+    elif scen == "shared": shared(port, sets, peids)
     elif scen == "prefilter": prefilter(port, sets, peids, int(sys.argv[5]), int(sys.argv[6]))
     else: sys.exit("unknown scenario " + scen)

@@ -11,6 +11,10 @@
 #    Maximum 5 (broker max_inflight_messages 5), then a wanted one arrives at
 #    once: the proxy acknowledged the withheld ones on the client's behalf;
 #  - unknown neighborhood: SUBACK 0x80 with a Reason String, nothing installed;
+#  - shared subscription: a member with another neighborhood than the
+#    group's members through the proxy (or none) gets SUBACK 0x9E with a
+#    Reason String, and is taken once they left; members with the same one
+#    together get each wanted message once;
 #  - the counters of the JSON summary agree with what the clients saw.
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
@@ -53,11 +57,15 @@ PY
 
 timeout 55 "${PY[@]}" "$P" "$TMP/m.json" "$WORLD" window 10000 || fail "window"
 timeout 30 "${PY[@]}" "$P" "$TMP/m.json" "$WORLD" unknown || fail "unknown"
+timeout 40 "${PY[@]}" "$P" "$TMP/m.json" "$WORLD" shared > "$TMP/shared.out" || { cat "$TMP/shared.out"; fail "shared"; }
+grep -v '^shared-refused' "$TMP/shared.out"
+CLOSING=$(sed -n 's/^shared-refused-while-closing //p' "$TMP/shared.out")
 
 px_stop "$PID_sp" || fail "proxy exit status"
-python3 - "$TMP/sp.json" <<'PY' || fail "summary"
+python3 - "$TMP/sp.json" "$CLOSING" <<'PY' || fail "summary"
 import json, sys
 s = json.load(open(sys.argv[1]))
+closing = int(sys.argv[2])
 f = s["filter"]
 w = f["withheld"]
 assert w["qos1"] + w["qos2"] >= 10000, f
@@ -67,6 +75,8 @@ assert f["suback_unknown_nbhd"] == 3, f          # two filters, then one (quiet 
 assert f["sid_reserved"] == 1, f
 assert f["sid_added"] >= 4 and f["sid_stripped"] > 0, f
 assert f["failed"] == 0, f
+# one filter, then two, then one per retry while the first members were closing
+assert f["shared_refused"] == 3 + closing and f["shared_mixed_restored"] == 0, (f, closing)
 assert s["connections"]["open_at_exit"] == 0, s["connections"]
 print("ok: summary: withheld %r, acked_on_behalf %d, pubcomp_on_behalf %d" %
       (w, f["acked_on_behalf"], f["pubcomp_on_behalf"]))

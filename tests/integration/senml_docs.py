@@ -4,7 +4,9 @@ expected answers from an independent XPath engine.
 
 usage: senml_docs.py DIR N SEED WMCTL XSD QUERY...
 Writes DIR/dNN.xml (seeded random RFC 8428 packs, 1..5 records), DIR/dNN.exi
-(encoded by `WMCTL exi encode --schema XSD --header-options`) and
+(encoded by `WMCTL exi encode --schema XSD --header-options`), DIR/dNN.strict.exi
+(the same, strict and without an options header: what constrained devices
+and exificient.js send, readable only with out-of-band options) and
 DIR/refs.json: for each document, one boolean per QUERY, the answer of
 libxml2's own XPath (`xmllint --shell`, prefix s bound to the SenML
 namespace) on the SOURCE XML — not on anything our decoder produced."""
@@ -30,6 +32,8 @@ for i in range(n):
     with open(xml, "w") as f:
         f.write('<sensml xmlns="%s">%s</sensml>' % (NS, "".join(recs)))
     subprocess.run([wmctl, "exi", "encode", "--schema", xsd, "--header-options", xml, "%s/d%02d.exi" % (out, i)],
+                   check=True)
+    subprocess.run([wmctl, "exi", "encode", "--schema", xsd, "--strict", xml, "%s/d%02d.strict.exi" % (out, i)],
                    check=True)
     script = "setns s=%s\n" % NS + "".join("xpath boolean(%s)\n" % q for q in queries)
     r = subprocess.run(["xmllint", "--shell", xml], input=script, capture_output=True, text=True, check=True)

@@ -5,9 +5,6 @@
  * input ends in a precise error. */
 #include <criterion/criterion.h>
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +14,7 @@
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "perf/exi_senml_gen.h"
+#include "tests/lib/exi_infoset.h"
 
 static const char *shared(void)
 {
@@ -52,147 +50,48 @@ static wm_exi_grammar *schema(const char *rel)
 
 /* ------------------------------------------------------------ infoset */
 
-static bool numeric(const char *s, double *v)
+/* Decoded XML vs reference XML, values compared by the type the stream gave
+ * them (tests/lib/exi_infoset.h: hex case-insensitive only for hexBinary,
+ * numbers by value only for float/decimal/integer types, exact text for strings). */
+static void same_infoset(const wm_test_exi_doc *got, const char *want, const char *ctx)
 {
-    char *end;
-    while (*s == ' ' || *s == '\n' || *s == '\t') s++;
-    if (!*s) return false;
-    *v = strtod(s, &end);
-    while (*end == ' ' || *end == '\n' || *end == '\t') end++;
-    return *end == 0;
-}
-
-/* XML Schema whitespace collapse: typed values (lists, numbers, dates) are
- * compared after it, as EXI keeps their value, not their spacing. */
-static void collapse(const char *s, char *out)
-{
-    size_t n = 0;
-    bool sp = false;
-    for (; *s; s++) {
-        if (*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r') { sp = n > 0; continue; }
-        if (sp) out[n++] = ' ';
-        sp = false;
-        out[n++] = *s;
-    }
-    out[n] = 0;
-}
-
-static bool same_value(const char *a, const char *b)
-{
-    double x, y;
-    if (numeric(a, &x) && numeric(b, &y)) return x == y || fabs(x - y) <= 1e-12 * fmax(fabs(x), fabs(y));
-    if (!strcmp(a, b)) return true;
-    char *ca = malloc(strlen(a) + 1), *cb = malloc(strlen(b) + 1);
-    collapse(a, ca);
-    collapse(b, cb);
-    bool same = !strcmp(ca, cb);
-    /* hexBinary is case-insensitive */
-    if (!same && strlen(ca) == strlen(cb)) {
-        same = true;
-        for (size_t i = 0; ca[i]; i++)
-            if ((ca[i] | 0x20) != (cb[i] | 0x20)) same = false;
-    }
-    free(ca);
-    free(cb);
-    return same;
-}
-
-static char *trimmed_text(xmlNodePtr n, bool *has_elems)
-{
-    size_t cap = 64, len = 0;
-    char *t = malloc(cap);
-    *has_elems = false;
-    t[0] = 0;
-    for (xmlNodePtr c = n->children; c; c = c->next) {
-        if (c->type == XML_ELEMENT_NODE) { *has_elems = true; continue; }
-        if (c->type != XML_TEXT_NODE && c->type != XML_CDATA_SECTION_NODE) continue;
-        size_t k = strlen((const char *)c->content);
-        if (len + k + 1 > cap) { cap = (len + k + 1) * 2; t = realloc(t, cap); }
-        memcpy(t + len, c->content, k + 1);
-        len += k;
-    }
-    return t;
-}
-
-static bool blank(const char *s)
-{
-    for (; *s; s++) if (*s != ' ' && *s != '\n' && *s != '\t' && *s != '\r') return false;
-    return true;
-}
-
-static void same_element(xmlNodePtr a, xmlNodePtr b, const char *ctx)
-{
-    const char *ua = a->ns ? (const char *)a->ns->href : "", *ub = b->ns ? (const char *)b->ns->href : "";
-    cr_assert_str_eq((const char *)a->name, (const char *)b->name, "%s: element name", ctx);
-    cr_assert_str_eq(ua, ub, "%s: namespace of <%s>", ctx, a->name);
-    int na = 0, nb = 0;
-    for (xmlAttrPtr x = a->properties; x; x = x->next) na++;
-    for (xmlAttrPtr x = b->properties; x; x = x->next) nb++;
-    cr_assert_eq(na, nb, "%s: <%s> has %d attributes, expected %d", ctx, a->name, na, nb);
-    for (xmlAttrPtr x = a->properties; x; x = x->next) {
-        const char *ns = x->ns ? (const char *)x->ns->href : NULL;
-        xmlChar *va = xmlNodeListGetString(a->doc, x->children, 1);
-        xmlChar *vb = ns ? xmlGetNsProp(b, x->name, (const xmlChar *)ns) : xmlGetNoNsProp(b, x->name);
-        cr_assert(vb, "%s: <%s> lacks attribute %s", ctx, a->name, x->name);
-        if (ns && !strcmp(ns, "http://www.w3.org/2001/XMLSchema-instance") && !strcmp((const char *)x->name, "type")) {
-            /* QName values: compare expanded names */
-            const char *ca = strchr((const char *)va, ':'), *cb = strchr((const char *)vb, ':');
-            cr_assert_str_eq(ca ? ca + 1 : (const char *)va, cb ? cb + 1 : (const char *)vb, "%s: xsi:type", ctx);
-        } else
-            cr_assert(same_value((const char *)va, (const char *)vb), "%s: <%s %s=\"%s\">, expected \"%s\"", ctx, a->name,
-                      x->name, va, vb);
-        xmlFree(va);
-        xmlFree(vb);
-    }
-    bool ea, eb;
-    char *ta = trimmed_text(a, &ea), *tb = trimmed_text(b, &eb);
-    if (!(ea && blank(ta) && blank(tb)))
-        cr_assert(same_value(ta, tb) || (blank(ta) && blank(tb)), "%s: text of <%s> \"%s\", expected \"%s\"", ctx, a->name, ta, tb);
-    free(ta);
-    free(tb);
-    xmlNodePtr ca = a->children, cb = b->children;
-    for (;;) {
-        while (ca && ca->type != XML_ELEMENT_NODE) ca = ca->next;
-        while (cb && cb->type != XML_ELEMENT_NODE) cb = cb->next;
-        if (!ca || !cb) break;
-        same_element(ca, cb, ctx);
-        ca = ca->next;
-        cb = cb->next;
-    }
-    cr_assert(!ca && !cb, "%s: <%s> has a different number of children", ctx, a->name);
-}
-
-/* Compares a decoded document or fragment (several roots allowed) with the reference XML. */
-static void same_infoset(const char *got, const char *want, const char *ctx)
-{
-    /* fragments may have several top-level elements: wrap both */
-    size_t lg = strlen(got), lw = strlen(want);
-    char *wg = malloc(lg + 16), *ww = malloc(lw + 16);
-    const char *w2 = want;
-    if (!strncmp(w2, "<?xml", 5)) { const char *e = strstr(w2, "?>"); if (e) w2 = e + 2; }
-    sprintf(wg, "<w>%s</w>", got);
-    sprintf(ww, "<w>%s</w>", w2);
-    xmlDocPtr a = xmlReadMemory(wg, (int)strlen(wg), NULL, NULL, XML_PARSE_NONET);
-    xmlDocPtr b = xmlReadMemory(ww, (int)strlen(ww), NULL, NULL, XML_PARSE_NONET);
-    cr_assert(a, "%s: decoded XML is not well-formed:\n%s", ctx, got);
-    cr_assert(b, "%s: reference XML is not well-formed", ctx);
-    same_element(xmlDocGetRootElement(a), xmlDocGetRootElement(b), ctx);
-    xmlFreeDoc(a);
-    xmlFreeDoc(b);
-    free(wg);
-    free(ww);
+    char why[512];
+    cr_assert(wm_test_exi_same_infoset(got, want, why, sizeof why), "%s: %s", ctx, why);
 }
 
 static wm_exi_status decode_to_xml(const wm_exi_grammar *g, const uint8_t *buf, size_t len, const wm_exi_options *oob,
-                                   wm_exi_xml_sink *sink, wm_exi_error *e, wm_exi_options *used)
+                                   wm_test_exi_doc *doc, wm_exi_error *e, wm_exi_options *used)
 {
-    wm_exi_decoder d;
-    wm_exi_decoder_init(&d, g, NULL);
-    wm_exi_xml_sink_init(sink);
-    wm_exi_status st = wm_exi_decode(&d, buf, len, oob, wm_exi_xml_sink_event, sink, NULL, e);
-    if (used) *used = d.opts;
-    wm_exi_decoder_free(&d);
-    return st;
+    return wm_test_exi_decode_doc(g, buf, len, oob, doc, e, used);
+}
+
+/* The comparison goes by type: what is equal for one type is a difference for another. */
+Test(exi_infoset, values_compare_by_their_type)
+{
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_STRING, "Cel", "cel"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_STRING, "[x]", "{x}"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_STRING, "1000", "1e3"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_STRING, "inf", "INF"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_STRING, " a", "a"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_FLOAT, "1000", "1e3"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_FLOAT, "231E-1", "23.1"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_FLOAT, "INF", "inf"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_FLOAT, "16", "0x10"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_FLOAT, "23.1", "23.10001"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_DECIMAL, "-12.50", "-12.5"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_DECIMAL, "007", "7.0"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_DECIMAL, "12.5", "-12.5"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_INTEGER, "+5", "05"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_INTEGER, "5", "5.0"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_HEX, "0aff", "0AFF"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_HEX, "0aff", "0aef"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_BOOLEAN, "1", "true"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_BOOLEAN, "0", "true"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_DATETIME, "2010-04-28T12:00:00.50+00:00", "2010-04-28T12:00:00.5Z"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_DATETIME, "2010-04-28T12:00:00Z", "2010-04-28T12:00:01Z"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_LIST, " 1 2  255", "1 2 255"));
+    cr_assert_not(wm_test_exi_same_value(WM_EXI_DT_LIST, "1 2", "1 2 3"));
+    cr_assert(wm_test_exi_same_value(WM_EXI_DT_ENUM, " red ", "red"));
 }
 
 /* ------------------------------------------------------------ SenML */
@@ -209,13 +108,13 @@ Test(exi_senml, vectors_decode_to_their_xml)
         size_t n = slurp(rel, &exi);
         snprintf(rel, sizeof rel, "senml/%s.gen.xml", senml[i]);
         slurp(rel, &xml);
-        wm_exi_xml_sink sink;
+        wm_test_exi_doc sink;
         wm_exi_error e;
         wm_exi_options used;
         cr_assert_eq(decode_to_xml(g, exi, n, NULL, &sink, &e, &used), WM_EXI_OK, "%s: %s", senml[i], e.msg);
         cr_assert(used.strict, "%s: options come from the header", senml[i]);
-        same_infoset(sink.buf, (const char *)xml, senml[i]);
-        wm_exi_xml_sink_free(&sink);
+        same_infoset(&sink, (const char *)xml, senml[i]);
+        wm_test_exi_doc_free(&sink);
         free(exi);
         free(xml);
     }
@@ -314,11 +213,11 @@ Test(exi_interop, declared_productions_and_datatypes_decode)
         wm_exi_options o;
         interop_options(c->exi, c->strict, c->fragment, &o);
         o.preserve_prefixes = c->prefixes;
-        wm_exi_xml_sink sink;
+        wm_test_exi_doc sink;
         wm_exi_error e;
         cr_assert_eq(decode_to_xml(g, exi, n, &o, &sink, &e, NULL), WM_EXI_OK, "%s: %s", c->exi, e.msg);
-        same_infoset(sink.buf, (const char *)xml, c->exi);
-        wm_exi_xml_sink_free(&sink);
+        same_infoset(&sink, (const char *)xml, c->exi);
+        wm_test_exi_doc_free(&sink);
         free(exi);
         free(xml);
         wm_exi_grammar_free(g);
@@ -335,11 +234,11 @@ Test(exi_interop, compression_is_refused_with_a_reason)
         size_t n = slurp(files[i], &exi);
         wm_exi_options o;
         interop_options(files[i], true, false, &o);
-        wm_exi_xml_sink sink;
+        wm_test_exi_doc sink;
         wm_exi_error e;
         cr_assert_eq(decode_to_xml(g, exi, n, &o, &sink, &e, NULL), WM_EXI_E_UNSUPPORTED, "%s", files[i]);
         cr_assert(strstr(e.msg, "compression"), "%s: %s", files[i], e.msg);
-        wm_exi_xml_sink_free(&sink);
+        wm_test_exi_doc_free(&sink);
         free(exi);
     }
     wm_exi_grammar_free(g);
@@ -359,18 +258,18 @@ Test(exi_interop, flipped_strict_option_changes_the_result)
         wm_exi_options o;
         interop_options(c->exi, c->strict, c->fragment, &o);
         o.preserve_prefixes = c->prefixes;
-        wm_exi_xml_sink good, flipped;
+        wm_test_exi_doc good, flipped;
         wm_exi_error e;
         cr_assert_eq(decode_to_xml(g, exi, n, &o, &good, &e, NULL), WM_EXI_OK, "%s: %s", c->exi, e.msg);
         o.strict = !c->strict;
         if (o.strict) o.preserve_prefixes = false;
         wm_exi_status st = decode_to_xml(g, exi, n, &o, &flipped, &e, NULL);
         if (c->either_mode)
-            cr_assert(st == WM_EXI_OK && !strcmp(good.buf, flipped.buf), "%s: expected the same result in both modes", c->exi);
+            cr_assert(st == WM_EXI_OK && !strcmp(good.sink.buf, flipped.sink.buf), "%s: expected the same result in both modes", c->exi);
         else
-            cr_assert(st != WM_EXI_OK || strcmp(good.buf, flipped.buf), "%s decodes the same with strict=%d", c->exi, o.strict);
-        wm_exi_xml_sink_free(&good);
-        wm_exi_xml_sink_free(&flipped);
+            cr_assert(st != WM_EXI_OK || strcmp(good.sink.buf, flipped.sink.buf), "%s decodes the same with strict=%d", c->exi, o.strict);
+        wm_test_exi_doc_free(&good);
+        wm_test_exi_doc_free(&flipped);
         free(exi);
         wm_exi_grammar_free(g);
     }
@@ -388,10 +287,10 @@ static void round_trip(const wm_exi_grammar *g, const wm_exi_options *o, bool hd
     cr_assert_eq(wm_exi_encode_xml(&enc, xml, strlen(xml), out, sizeof out, &olen, &e), WM_EXI_OK, "%s: encode: %s\n%s", ctx,
                  e.msg, xml);
     wm_exi_encoder_free(&enc);
-    wm_exi_xml_sink sink;
+    wm_test_exi_doc sink;
     cr_assert_eq(decode_to_xml(g, out, olen, hdr ? NULL : o, &sink, &e, NULL), WM_EXI_OK, "%s: decode: %s\n%s", ctx, e.msg, xml);
-    same_infoset(sink.buf, xml, ctx);
-    wm_exi_xml_sink_free(&sink);
+    same_infoset(&sink, xml, ctx);
+    wm_test_exi_doc_free(&sink);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -605,12 +504,12 @@ Test(exi_grammar_io, saved_grammar_decodes_like_the_compiled_one_and_bad_files_a
         uint8_t *exi;
         snprintf(rel, sizeof rel, "senml/%s.gen.exi", senml[i]);
         size_t n = slurp(rel, &exi);
-        wm_exi_xml_sink a, b;
+        wm_test_exi_doc a, b;
         cr_assert_eq(decode_to_xml(g, exi, n, NULL, &a, &e, NULL), WM_EXI_OK);
         cr_assert_eq(decode_to_xml(h, exi, n, NULL, &b, &e, NULL), WM_EXI_OK, "%s", e.msg);
-        cr_assert_str_eq(a.buf, b.buf);
-        wm_exi_xml_sink_free(&a);
-        wm_exi_xml_sink_free(&b);
+        cr_assert_str_eq(a.sink.buf, b.sink.buf);
+        wm_test_exi_doc_free(&a);
+        wm_test_exi_doc_free(&b);
         free(exi);
     }
     wm_exi_grammar_free(h);
@@ -630,9 +529,9 @@ Test(exi_grammar_io, saved_grammar_decodes_like_the_compiled_one_and_bad_files_a
         if (wm_exi_grammar_deserialize(m, blen, &h, &e) == WM_EXI_OK) {
             uint8_t *exi;
             size_t n = slurp("senml/ex5.gen.exi", &exi);
-            wm_exi_xml_sink a;
+            wm_test_exi_doc a;
             decode_to_xml(h, exi, n, NULL, &a, &e, NULL); /* any status, never a crash */
-            wm_exi_xml_sink_free(&a);
+            wm_test_exi_doc_free(&a);
             free(exi);
             wm_exi_grammar_free(h);
         }

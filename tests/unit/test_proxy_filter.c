@@ -151,6 +151,39 @@ Test(proxy_filter, nbhd_subscribe_gets_the_next_proxy_identifier_of_the_session)
     cr_assert_eq(ctr.filter_sid_added, 1);
 }
 
+/* A process's identifiers on the wire are turned by its epoch (the last
+ * one here: the session's first goes out as 0x0FFFFFFE, its second wraps to
+ * 0x0F000000), so a restarted proxy, whose sessions number again from the
+ * start, never takes what the broker sends for an earlier process's first
+ * subscription for its own. */
+Test(proxy_filter, identifiers_on_the_wire_are_turned_by_the_process_epoch)
+{
+    fsh.sid_epoch = WM_PROXY_SID_SPAN - 1;
+    connect_alias_max(4);
+    subscribe(1, "t/#", "N1", true);
+    subscribe(2, "u/#", "N1", true);
+    wm_mqtt5_packet p;
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u, WM_PROXY_SID_PLAIN - 1);
+    cr_assert(next(WM_PROXY_C2U, &p));
+    cr_assert_eq(p.props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u, WM_PROXY_SID_BASE);
+    drain_all();
+    wm_tb a, b, c;
+    size_t na = publish(&a, "t/a", 0, "p_in", WM_PROXY_SID_PLAIN - 1, 0, 0);  /* t/#: delivered */
+    size_t nb = publish(&b, "t/b", 0, "p_in", WM_PROXY_SID_BASE, 0, 0);      /* u/#'s identifier on t/b: no record */
+    size_t nc = publish(&c, "u/c", 0, "p_in", WM_PROXY_SID_BASE, 0, 0);      /* u/#: delivered */
+    feed(WM_PROXY_U2C, a.b, na);
+    feed(WM_PROXY_U2C, b.b, nb);
+    feed(WM_PROXY_U2C, c.b, nc);
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert(p.topic.len == 3 && memcmp(p.topic.p, "t/a", 3) == 0);
+    cr_assert_not(wm_mqtt5_props_has(&p.props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER));
+    cr_assert(next(WM_PROXY_U2C, &p));
+    cr_assert(p.topic.len == 3 && memcmp(p.topic.p, "u/c", 3) == 0);
+    cr_assert_not(next(WM_PROXY_U2C, &p));
+    cr_assert_eq(ctr.filter_withheld[0], 1);
+}
+
 Test(proxy_filter, withheld_binding_makes_the_next_alias_only_publish_carry_its_topic)
 {
     connect_alias_max(4);

@@ -10,6 +10,8 @@
 
 #include "control/content_filters.h"
 #include "control/schema_registry.h"
+#include "codec/exi_encode.h"
+#include "codec/exi_xml.h"
 #include "control/tables.h"
 #include "tests/lib/exi_fixture.h"
 
@@ -84,7 +86,7 @@ Test(schema_registry, load_find_and_errors)
         { "tiny tiny.xsd\ntiny tiny.xsd\n", "reg.txt:2: schema 'tiny' defined twice" },
         { "bad/name tiny.xsd\n", "reg.txt:1: bad schema name" },
         { "tiny\n", "reg.txt:1: schema 'tiny' has no XSD path" },
-        { "tiny tiny.xsd s\n", "reg.txt:1: bad namespace binding 's'" },
+        { "tiny tiny.xsd s\n", "reg.txt:1: column 15: unknown option 's' (strict, byte-aligned, fragment, value-max-length, value-partition-capacity; or a PREFIX=URI binding)" },
         { "\n\nnone missing.xsd\n", "reg.txt:3: schema" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -101,7 +103,7 @@ Test(schema_registry, content_type)
     static const struct { const char *ct, *name; } ok[] = {
         { "application/exi; schema=senml", "senml" },
         { "Application/EXI;schema=\"senml\"", "senml" },
-        { "application/exi ; charset=x ; SCHEMA=a.b-c", "a.b-c" },
+        { "application/exi ; strict=TRUE ; SCHEMA=a.b-c", "a.b-c" },
     };
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         const char *n;
@@ -112,7 +114,9 @@ Test(schema_registry, content_type)
     }
     static const char *const no[] = { "application/exi", "application/exist; schema=a", "text/xml; schema=a",
                                       "application/exi; schema=", "application/exi; schema=\"a", "application/exi; schema=a; schema=b",
-                                      "application/exi schema=a" };
+                                      "application/exi schema=a",
+                                      /* an unknown parameter could be an option we would misread: refused */
+                                      "application/exi ; charset=x ; SCHEMA=a.b-c" };
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
         const char *n;
         size_t nl;
@@ -431,4 +435,154 @@ Test(schema_registry, tables_with_schemas)
     snprintf(subs, sizeof subs, "%s/good.jsonl", dir);
     cr_assert_null(wm_tables_compile_paths(NULL, &p, err, sizeof err));
     cr_assert(strstr(err, "good.jsonl:1: \"xpath\": no schema registry"), "%s", err);
+}
+
+/* --------------------------- out-of-band EXI options (control/exi_oob.h) */
+
+Test(schema_registry, registry_exi_options)
+{
+    char err[512];
+    wm_schema_reg *r = load("a tiny.xsd\n"
+                            "b tiny.xsd strict byte-aligned x=urn:x fragment value-max-length=16 value-partition-capacity=unbounded\n"
+                            "c tiny.xsd STRICT=false value-partition-capacity=0 byte-aligned=true\n", err);
+    cr_assert(r, "%s", err);
+    wm_exi_options d;
+    wm_exi_options_default(&d);
+    cr_assert_eq(memcmp(&r->e[0].oob, &d, sizeof d), 0, "no option: the EXI defaults");
+    const wm_exi_options *b = &r->e[1].oob, *c = &r->e[2].oob;
+    cr_assert(b->strict && b->alignment == WM_EXI_BYTE_ALIGNED && b->fragment);
+    cr_assert_eq(b->value_max_length, 16);
+    cr_assert_eq(b->value_partition_capacity, WM_EXI_UNBOUNDED);
+    cr_assert_eq(r->e[1].n_ns, 1, "options and bindings mix");
+    cr_assert_str_eq(r->e[1].ns[0].uri, "urn:x");
+    cr_assert(!c->strict && c->alignment == WM_EXI_BYTE_ALIGNED && !c->fragment);
+    cr_assert_eq(c->value_partition_capacity, 0);
+    cr_assert_eq(c->value_max_length, WM_EXI_UNBOUNDED);
+    wm_schema_reg_free(r);
+
+    static const struct { const char *text, *needle; } bad[] = {
+        { "tiny tiny.xsd strcit\n", "reg.txt:1: column 15: unknown option 'strcit' (strict, byte-aligned" },
+        { "tiny tiny.xsd strict=yes\n", "reg.txt:1: column 15: strict wants true or false, got 'yes'" },
+        { "tiny tiny.xsd value-max-length\n", "column 15: value-max-length wants a value" },
+        { "tiny tiny.xsd value-max-length=4294967295\n", "column 15: value-max-length wants a number 0..4294967294 or unbounded" },
+        { "tiny tiny.xsd value-partition-capacity=99999999999\n", "column 15: value-partition-capacity wants a number" },
+        { "tiny tiny.xsd value-partition-capacity=-1\n", "got '-1'" },
+        { "\ntiny tiny.xsd   strict  strict\n", "reg.txt:2: column 25: strict given twice" },
+        { "tiny tiny.xsd s=urn:x =x\n", "reg.txt:1: column 23: bad namespace binding '=x'" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_null(load(bad[i].text, err), "accepted: %s", bad[i].text);
+        cr_assert(strstr(err, bad[i].needle), "'%s' lacks '%s'", err, bad[i].needle);
+    }
+}
+
+Test(schema_registry, content_type_options)
+{
+    const char *ct = "application/exi; schema=s; strict=true; byte-aligned=\"false\"; Fragment=TRUE; value-max-length=8;"
+                     " value-partition-capacity=unbounded";
+    const char *n;
+    size_t nl;
+    wm_exi_oob ov;
+    char why[160];
+    cr_assert_eq(wm_exi_content_type_parse(ct, strlen(ct), &n, &nl, &ov, why, sizeof why), WM_EXI_CT_OK, "%s", why);
+    cr_assert(nl == 1 && *n == 's');
+    cr_assert_eq(ov.set, WM_EXI_OOB_STRICT | WM_EXI_OOB_BYTE_ALIGNED | WM_EXI_OOB_FRAGMENT | WM_EXI_OOB_VALUE_MAX_LENGTH |
+                             WM_EXI_OOB_VALUE_PARTITION_CAPACITY);
+    cr_assert(ov.strict && !ov.byte_aligned && ov.fragment && ov.value_max_length == 8 &&
+              ov.value_partition_capacity == WM_EXI_UNBOUNDED);
+    static const struct { const char *ct; wm_exi_ct_status st; const char *needle; } bad[] = {
+        { "text/plain; schema=s", WM_EXI_CT_NOT_EXI, "not application/exi" },
+        { "application/exi; strict=true", WM_EXI_CT_NOT_EXI, "without a schema parameter" },
+        { "application/exi; schema=s; charset=utf-8", WM_EXI_CT_BAD, "position 28: parameter 'charset' is not an EXI option" },
+        { "application/exi; schema=s; strict=1", WM_EXI_CT_BAD, "position 28: strict wants true or false, got '1'" },
+        { "application/exi; schema=s; value-max-length=4294967295", WM_EXI_CT_BAD, "position 28: value-max-length wants a number" },
+        { "application/exi; schema=s; value-max-length=8; value-max-length=9", WM_EXI_CT_BAD, "position 48: value-max-length given twice" },
+        { "application/exi; schema=s; schema=t", WM_EXI_CT_BAD, "position 28: schema given twice" },
+        { "application/exi; schema=s; strict", WM_EXI_CT_BAD, "position 34: '=' expected after parameter 'strict'" },
+        { "application/exi; schema=s strict=true", WM_EXI_CT_BAD, "position 27: ';' expected" },
+        { "application/exi; schema=\"s\\\"\"", WM_EXI_CT_BAD, "position 27: escapes" },
+        { "application/exi; schema=s; strict=", WM_EXI_CT_BAD, "position 35: value expected for parameter 'strict'" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        why[0] = 0;
+        cr_assert_eq(wm_exi_content_type_parse(bad[i].ct, strlen(bad[i].ct), &n, &nl, &ov, why, sizeof why), bad[i].st,
+                     "%s: %s", bad[i].ct, why);
+        cr_assert(strstr(why, bad[i].needle), "%s: '%s' lacks '%s'", bad[i].ct, why, bad[i].needle);
+    }
+}
+
+static size_t encode_opts(const wm_exi_grammar *g, const char *xml, const wm_exi_options *o, bool header, uint8_t *out,
+                          size_t cap)
+{
+    wm_exi_encoder enc;
+    wm_exi_encoder_init(&enc, g, o, false, header, NULL);
+    size_t n = 0;
+    wm_exi_error e;
+    wm_exi_status st = wm_exi_encode_xml(&enc, xml, strlen(xml), out, cap, &n, &e);
+    wm_exi_encoder_free(&enc);
+    cr_assert_eq(st, WM_EXI_OK, "%s", e.msg);
+    return n;
+}
+
+/* Finding 3 of the review: a strict stream without an options header (what
+ * constrained devices and exificient.js send) is decoded with the options of
+ * its registry line, or of its Content Type; a header still wins (§5.4). */
+Test(schema_registry, header_less_streams)
+{
+    char text[2048], err[512];
+    snprintf(text, sizeof text,
+             "senml %s s=urn:ietf:params:xml:ns:senml\n"
+             "senml-strict %s strict s=urn:ietf:params:xml:ns:senml\n",
+             senml_xsd(), senml_xsd());
+    wm_content *c = content_of(text, err);
+    const char *q = "//s:senml[@u = 'Cel' and @v > 20]";
+    uint32_t a;
+    cr_assert_eq(wm_content_ref(c, q, strlen(q), &a, err, sizeof err), 0, "%s", err);
+    wm_content_snap *old = NULL;
+    cr_assert_eq(wm_content_commit(c, &old, err, sizeof err), 0, "%s", err);
+    wm_content_reader *rd = wm_content_reader_new(wm_content_current(c), NULL);
+    cr_assert(rd);
+    const wm_exi_grammar *g = wm_content_registry(c)->e[0].g;
+    const char *yes = "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='t' u='Cel' v='21.5'/>"
+                      "<senml n='t' u='Cel' v='22'/></sensml>";
+    wm_exi_options o;
+    wm_exi_options_default(&o);
+    uint8_t hdr[512], plain[512], plain_ba[512];
+    size_t lh = encode_opts(g, yes, &o, true, hdr, sizeof hdr);  /* non-strict, options in the header */
+    o.strict = true;
+    size_t lp = encode_opts(g, yes, &o, false, plain, sizeof plain);
+    o.alignment = WM_EXI_BYTE_ALIGNED;
+    size_t lb = encode_opts(g, yes, &o, false, plain_ba, sizeof plain_ba);
+    bool pass;
+    wm_exi_error e;
+#define M(ct, p, l) (memset(&e, 0, sizeof e), pass = true, wm_content_match(rd, ct, strlen(ct), p, l, &a, 1, &pass, &e))
+    /* the default options cannot read it: before the fix, the only outcome */
+    cr_assert_eq(M("application/exi; schema=senml", plain, lp), WM_CONTENT_DECODE_ERROR);
+    cr_assert_not(pass);
+    cr_assert_eq(M("application/exi; schema=senml-strict", plain, lp), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert(pass, "strict from the registry line");
+    cr_assert_eq(M("application/exi; schema=senml; strict=true", plain, lp), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert(pass, "strict from the Content Type");
+    cr_assert_eq(M("application/exi; schema=senml-strict; byte-aligned=true", plain_ba, lb), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert(pass, "registry strict + Content Type byte-aligned");
+    cr_assert_eq(M("application/exi; schema=senml-strict", plain_ba, lb), WM_CONTENT_DECODE_ERROR);
+    cr_assert_eq(M("application/exi; schema=senml-strict; strict=false", plain, lp), WM_CONTENT_DECODE_ERROR,
+                 "the Content Type overrides the registry line");
+    /* 'Cel' repeats: its second occurrence is a value hit, which value-max-length=0 (nothing enters the table) cannot have */
+    cr_assert_eq(M("application/exi; schema=senml-strict; value-max-length=0", plain, lp), WM_CONTENT_DECODE_ERROR);
+    cr_assert_eq(M("application/exi; schema=senml-strict; value-partition-capacity=unbounded", plain, lp), WM_CONTENT_OK);
+    cr_assert(pass);
+    /* an options header is used whatever the out-of-band options say */
+    cr_assert_eq(M("application/exi; schema=senml-strict; byte-aligned=true", hdr, lh), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert(pass, "the header wins (§5.4)");
+    /* a bad parameter: counted apart, with the reason and its position */
+    cr_assert_eq(M("application/exi; schema=senml; strict=yes", plain, lp), WM_CONTENT_BAD_CONTENT_TYPE);
+    cr_assert_not(pass);
+    cr_assert(strstr(e.msg, "position 32: strict wants true or false, got 'yes'"), "%s", e.msg);
+    cr_assert_str_eq(wm_content_outcome_name(WM_CONTENT_BAD_CONTENT_TYPE), "bad_content_type");
+    cr_assert_eq(M("application/exi; schema=nope; strict=true", plain, lp), WM_CONTENT_UNKNOWN_SCHEMA);
+    cr_assert(strstr(e.msg, "schema 'nope' is not in the registry"), "%s", e.msg);
+#undef M
+    wm_content_reader_free(rd);
+    wm_content_free(c);
 }

@@ -8,6 +8,7 @@
 #   px_stop PID                  SIGTERM and wait; returns the exit status
 #   px_monaco                    Monaco world + example neighborhoods (WORLD, NBHD) resolved by
 #                                wmctl into $TMP/m.wmr and $TMP/m.json
+#   px_senml                     the SenML schema of ../shared: S (its directory), NS (its namespace)
 #   px_mqttjs                    MQTT.js installed (`npm ci` from tests/node's lock file, once) -> NODE_DIR
 #   fail MESSAGE                 prints "<test>: FAIL: MESSAGE" and exits 1
 BUILD=${WM_BUILD:-build}
@@ -65,6 +66,10 @@ px_mqttjs() {
   cp "$WM_ROOT/tests/node/package.json" "$WM_ROOT/tests/node/package-lock.json" "$NODE_DIR/"
   timeout 300 npm ci --prefix "$NODE_DIR" --no-audit --no-fund --ignore-scripts > "$TMP/npm.err" 2>&1 \
     || fail "npm ci of MQTT.js failed: $(tail -3 "$TMP/npm.err")"
+}
+px_senml() {
+  S=$(cd "${WM_SHARED:-$WM_ROOT/../shared}/data/exi/senml" && pwd)
+  NS=urn:ietf:params:xml:ns:senml
 }
 px_monaco() {
   local shared=${WM_SHARED:-$WM_ROOT/../shared}
