@@ -26,10 +26,11 @@ void wm_exi_xml_sink_free(wm_exi_xml_sink *s)
     free(s->buf);
     free(s->bound);
     free(s->seen);
+    free(s->ok_uri);
     memset(s, 0, sizeof *s);
 }
 
-static bool sv_is(wm_exi_sview v, const char *lit) { return v.len == strlen(lit) && !memcmp(v.p, lit, v.len); }
+#define SV_IS(v, lit) ((v).len == sizeof(lit) - 1 && !memcmp((v).p, lit, sizeof(lit) - 1))
 static bool sv_eq(wm_exi_sview a, wm_exi_sview b) { return a.len == b.len && !memcmp(a.p, b.p, a.len); }
 
 static int refuse(wm_exi_xml_sink *s, const char *what, wm_exi_sview name)
@@ -39,13 +40,14 @@ static int refuse(wm_exi_xml_sink *s, const char *what, wm_exi_sview name)
     return 1;
 }
 
+/* the local name and the URI's length: attributes of one tag rarely share
+ * a local name, and namespace names are long (hashing them cost ~10 % of
+ * decoding to XML); equal names still compare in full */
 static uint32_t seen_hash(wm_exi_sview u, wm_exi_sview l)
 {
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < u.len; i++) h = (h ^ (uint8_t)u.p[i]) * 16777619u;
-    h = (h ^ 0xff) * 16777619u;
+    uint32_t h = 2166136261u ^ u.len;
     for (uint32_t i = 0; i < l.len; i++) h = (h ^ (uint8_t)l.p[i]) * 16777619u;
-    return h;
+    return h ^ (h >> 15);
 }
 
 /* Adds {u}l to the open tag's names; false if it is there already. Names
@@ -121,7 +123,7 @@ enum { NS_NONE, NS_XML, NS_DECLARED };
 static int ns_kind(uint32_t uri, wm_exi_sview u)
 {
     if (uri == 0 || !u.len) return NS_NONE;
-    if (uri == 1 || sv_is(u, XML_URI)) return NS_XML;
+    if (uri == 1 || SV_IS(u, XML_URI)) return NS_XML;
     return NS_DECLARED;
 }
 
@@ -151,15 +153,24 @@ static bool need_decl(wm_exi_xml_sink *s, uint32_t uri)
  * (libxml2 reports anything else as a namespace error). */
 static bool uri_ref(wm_exi_xml_sink *s, wm_exi_sview u)
 {
+    /* a feed declares the same namespace in every document: the last one
+     * that passed is kept */
+    if (s->ok_uri && s->ok_len == u.len && !memcmp(s->ok_uri, u.p, u.len)) return true;
     char *z = malloc((size_t)u.len + 1);
     if (!z) { s->oom = true; return true; }
     memcpy(z, u.p, u.len);
     z[u.len] = 0;
     xmlURIPtr p = xmlParseURI(z);
+    if (p) {
+        xmlFreeURI(p);
+        free(s->ok_uri);
+        s->ok_uri = z;
+        s->ok_len = u.len;
+        return true;
+    }
     free(z);
-    if (p) xmlFreeURI(p);
-    else refuse(s, "namespace name (not a URI reference)", u);
-    return p != NULL;
+    refuse(s, "namespace name (not a URI reference)", u);
+    return false;
 }
 
 static void declare(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
@@ -191,7 +202,7 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
     wm_exi_xml_sink *s = user;
     switch (ev->type) {
     case WM_EXI_EV_SE:
-        if (sv_is(ev->uri, XMLNS_URI)) return refuse(s, "element in the xmlns namespace", ev->local);
+        if (SV_IS(ev->uri, XMLNS_URI)) return refuse(s, "element in the xmlns namespace", ev->local);
         close_open(s);
         s->depth = ev->depth;
         s->gen++;
@@ -203,7 +214,7 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
         s->open = true;
         return s->bad;
     case WM_EXI_EV_AT:
-        if (sv_is(ev->uri, XMLNS_URI) || (ns_kind(ev->uri_id, ev->uri) == NS_NONE && sv_is(ev->local, "xmlns")))
+        if (SV_IS(ev->uri, XMLNS_URI) || (ns_kind(ev->uri_id, ev->uri) == NS_NONE && SV_IS(ev->local, "xmlns")))
             return refuse(s, "attribute (a namespace declaration)", ev->local);
         if (!seen_add(s, ns_kind(ev->uri_id, ev->uri) == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
             return refuse(s, "second attribute", ev->local);

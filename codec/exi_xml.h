@@ -42,6 +42,8 @@ typedef struct wm_exi_xml_sink {
     char why[160];
     struct wm_exi_xml_seen *seen; /* internal: attribute names of the open start tag */
     uint32_t n_seen, cap_seen, gen;
+    char *ok_uri;             /* internal: the last namespace name found a URI reference */
+    uint32_t ok_len;
 } wm_exi_xml_sink;
 
 void wm_exi_xml_sink_init(wm_exi_xml_sink *s);
