@@ -114,8 +114,12 @@ int wmctl_exi(int argc, char **argv)
         if (wm_exi_grammar_serialize(gg, &bytes, &blen)) rc2 = wmctl_usage_error("exi", "out of memory");
         else {
             FILE *f = fopen(in, "wb");
-            if (!f || fwrite(bytes, 1, blen, f) != blen) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
-            if (f) fclose(f);
+            if (!f) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
+            else {
+                bool short_write = fwrite(bytes, 1, blen, f) != blen;
+                rc2 = wmctl_close_output("exi", f, in);
+                if (short_write && !rc2) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
+            }
         }
         free(bytes);
         wm_exi_grammar_free(gg);
@@ -248,9 +252,13 @@ int wmctl_exi(int argc, char **argv)
         } else {
             bool to_stdout = !strcmp(out, "-"); /* as IN, '-' is the standard stream */
             FILE *f = to_stdout ? stdout : fopen(out, "wb");
-            if (!f || fwrite(obuf, 1, olen, f) != olen || (to_stdout && fflush(f)))
-                rc = wmctl_usage_error("exi", "cannot write %s", to_stdout ? "stdout" : out);
-            if (f && !to_stdout) fclose(f);
+            const char *name = to_stdout ? "stdout" : out;
+            if (!f) rc = wmctl_usage_error("exi", "cannot write %s", name);
+            else {
+                bool short_write = fwrite(obuf, 1, olen, f) != olen;
+                rc = wmctl_close_output("exi", f, name);
+                if (short_write && !rc) rc = wmctl_usage_error("exi", "cannot write %s", name);
+            }
         }
         free(obuf);
         wm_exi_encoder_free(&e);

@@ -117,6 +117,13 @@ expect 1 'code point U+0001 is not an XML 1.0 character at bit 56 [value]' "${XD
 expect 1 'second attribute "k" cannot be written as XML (event ending at bit 104) [value]' "${XD[@]}" $X/dupattr.exi
 [ ! -s "$work/out" ] || fail "dupattr wrote XML: $(cat "$work/out")"; ok
 expect 1 'attribute (a namespace declaration) "xmlns" cannot be written as XML' "${XD[@]}" $X/xmlnsattr.exi
+# output that cannot be written (review finding 12: a full disk): exit 2 "cannot write", never 0
+expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi decode --schema "$1" "$2" > /dev/full' "$W" $S/senml.gen.xsd $S/ex2.gen.exi
+expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi filter --schema "$1" --ns s=urn:ietf:params:xml:ns:senml --query //s:senml "$2" > /dev/full' \
+  "$W" $S/senml.gen.xsd $S/ex2.gen.exi
+expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi grammar --schema "$1" > /dev/full' "$W" $S/senml.gen.xsd
+expect 2 "wmctl exi: cannot write /dev/full" "$W" exi encode --schema $S/senml.gen.xsd $S/ex2.gen.xml /dev/full
+expect 2 "wmctl exi: cannot write /dev/full" "$W" exi compile --schema $S/senml.gen.xsd /dev/full
 echo '<a>' > "$work/bad.xml"
 expect 1 "XML is not well-formed" "$W" exi encode --schema $S/senml.gen.xsd "$work/bad.xml" "$work/o.exi"
 # libxml2's depth limit is said as such, not as "not well-formed"
