@@ -4,8 +4,10 @@
  * memoisation, so recursive types and forward references resolve. */
 #include "codec/exi_xsd.h"
 
+#include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,12 +170,38 @@ static wm_exi_status load_doc(rd *r, xmlDocPtr doc, const char *path, const char
     return WM_EXI_OK;
 }
 
+/* Reads a schema document (from mem[0..len) when mem is set, else the file
+ * at path) into *doc. Errors: WM_EXI_E_SCHEMA with the file's errno text, or
+ * libxml2's message and line, taken from the parser context (per call,
+ * unlike xmlGetLastError()); WM_EXI_E_MEMORY. */
+static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm_exi_error *err, xmlDocPtr *doc)
+{
+    *doc = NULL;
+    if (!mem) {
+        FILE *f = fopen(path, "rb");
+        if (!f) return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "%s: cannot read the schema document: %s", path, strerror(errno));
+        fclose(f);
+    }
+    xmlParserCtxtPtr ctx = xmlNewParserCtxt();
+    if (!ctx) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
+    int opts = XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR;
+    *doc = mem ? xmlCtxtReadMemory(ctx, mem, (int)len, path, NULL, opts) : xmlCtxtReadFile(ctx, path, NULL, opts);
+    wm_exi_status st = WM_EXI_OK;
+    if (!*doc) {
+        const char *why = ctx->lastError.message ? ctx->lastError.message : "no reason given";
+        st = wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "%s: the schema document is not well-formed XML (line %d): %.*s", path,
+                         ctx->lastError.line, (int)strcspn(why, "\n"), why);
+    }
+    xmlFreeParserCtxt(ctx);
+    return st;
+}
+
 static wm_exi_status load(rd *r, const char *path, const char *chameleon, xmlDocPtr given)
 {
     if (r->n_docs > 256) return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "more than 256 schema documents");
-    xmlDocPtr doc = given ? given : xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
-    if (!doc) return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "%s: cannot read or parse the schema document", path);
-    return load_doc(r, doc, path, chameleon);
+    xmlDocPtr doc = given;
+    wm_exi_status st = doc ? WM_EXI_OK : parse_doc(path, NULL, 0, r->err, &doc);
+    return st ? st : load_doc(r, doc, path, chameleon);
 }
 
 /* ----------------------------------------------------------- building */
@@ -728,8 +756,8 @@ static wm_exi_status run(const char *path, const char *mem, size_t len, wm_exi_g
     if (mem) {
         if (len > 16u << 20) { wm_exi_schema_free(&s); return wm_exi_fail(err, WM_EXI_E_LENGTH, 0, "schema larger than 16 MiB"); }
         r.no_includes = true;
-        xmlDocPtr d = xmlReadMemory(mem, (int)len, "memory.xsd", NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
-        if (!d) { wm_exi_schema_free(&s); return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "schema is not well-formed XML"); }
+        xmlDocPtr d;
+        if ((st = parse_doc("memory.xsd", mem, len, err, &d))) { wm_exi_schema_free(&s); return st; }
         st = load(&r, "memory.xsd", NULL, d);
     } else st = load(&r, path, NULL, NULL);
     if (!st) st = compile(&r, out);

@@ -102,6 +102,10 @@ expect 2 "compile does not take --strict" "$W" exi compile --schema $S/senml.gen
 expect 2 "grammar does not take --grammar" "$W" exi grammar --grammar "$work/senml.wmg"
 expect 2 "usage" "$W" exi transcode $S/ex1.gen.exi
 [ ! -e "$work/o.exi" ] && [ ! -e "$work/c.wmg" ] || fail "a refused command wrote its output"; ok
+# a schema that does not parse: libxml2's reason and line (review finding 19); a missing one: errno's text
+printf '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">\n<xs:element name="a" type="xs:int">\n</xs:schema>\n' > "$work/unclosed.xsd"
+expect 2 "unclosed.xsd: the schema document is not well-formed XML (line 4): " "$W" exi compile --schema "$work/unclosed.xsd" "$work/u.wmg"
+expect 2 "missing.xsd: cannot read the schema document: No such file or directory" "$W" exi compile --schema "$work/missing.xsd" "$work/u.wmg"
 expect 2 "root element is not xs:schema" "$W" exi decode --schema $S/ex2.gen.xml $S/ex2.gen.exi
 expect 2 "not a wirematch EXI grammar" "$W" exi decode --grammar $S/ex2.gen.exi $S/ex2.gen.exi
 # crafted schema-less streams (tests/data/exi-bad, review finding 6) never become non-well-formed XML or
