@@ -13,11 +13,11 @@
  * buffer, valid until the callback returns. Typed values also carry their
  * typed form (codec/exi_types.h) so filters need not parse text.
  *
- * Not supported (refused with WM_EXI_E_UNSUPPORTED): compression,
- * pre-compression, selfContained, datatype representation maps,
- * Preserve.prefixes / Preserve.lexicalValues (reported clearly), the relaxed
- * ElementFragment grammar for fragments whose element names have several
- * types. Bad input never reads out of bounds; see wm_exi_decode().
+ * Not supported (refused with WM_EXI_E_UNSUPPORTED and the reason):
+ * compression, pre-compression, selfContained, datatype representation maps
+ * and user-defined meta-data (codec/exi_header.h), Preserve.lexicalValues and
+ * Preserve.dtd streams, integers beyond 64 bits (codec/exi_types.h). Bad input
+ * never reads out of bounds; see wm_exi_decode().
  */
 #ifndef WM_CODEC_EXI_DECODE_H
 #define WM_CODEC_EXI_DECODE_H
