@@ -56,6 +56,16 @@ static void parses(const char *xml)
     xmlFreeParserCtxt(ctx);
 }
 
+/* a crafted schema-less stream that must decode to exactly want, which parses */
+static void decodes_to(const uint8_t *b, size_t n, const char *want)
+{
+    run r = schemaless(b, n);
+    cr_assert_eq(r.st, WM_EXI_OK, "%s", r.e.msg);
+    cr_assert_str_eq(r.s.buf, want);
+    parses(r.s.buf);
+    wm_exi_xml_sink_free(&r.s);
+}
+
 /* a crafted schema-less stream and the bit its refusal must name */
 typedef struct {
     const char *what;
@@ -92,11 +102,7 @@ Test(exi_xml_names, names_that_are_not_ncnames_are_refused_with_their_position)
     refused(cases, sizeof cases / sizeof cases[0], "is not an XML NCName");
     /* non-ASCII NCNames are fine: "é" (U+00E9 as one Unsigned Integer 0xe9 0x01) */
     static const uint8_t ok[] = { 0x80, 0x01, 0x02, 0xe9, 0x01, 0x00 };
-    run r = schemaless(ok, sizeof ok);
-    cr_assert_eq(r.st, WM_EXI_OK, "%s", r.e.msg);
-    cr_assert_str_eq(r.s.buf, "<\xc3\xa9/>\n");
-    parses(r.s.buf);
-    wm_exi_xml_sink_free(&r.s);
+    decodes_to(ok, sizeof ok, "<\xc3\xa9/>\n");
 }
 
 Test(exi_xml_names, characters_outside_xml_char_are_refused)
@@ -111,11 +117,7 @@ Test(exi_xml_names, characters_outside_xml_char_are_refused)
     refused(cases, sizeof cases / sizeof cases[0], "is not an XML 1.0 character");
     /* tab, newline, CR and '<' are characters: escaped where needed */
     static const uint8_t ok[] = { 0x80, 0x01, 0x02, 'a', 0x01, 0x01, 0x02, 'k', 0x05, '\t', '\n', '<', 0x01, 0x03, 0x05, '\r', '&', '\n', 0x00 };
-    run r = schemaless(ok, sizeof ok);
-    cr_assert_eq(r.st, WM_EXI_OK, "%s", r.e.msg);
-    cr_assert_str_eq(r.s.buf, "<a k=\"&#9;&#10;&lt;\">&#13;&amp;\n</a>\n");
-    parses(r.s.buf);
-    wm_exi_xml_sink_free(&r.s);
+    decodes_to(ok, sizeof ok, "<a k=\"&#9;&#10;&lt;\">&#13;&amp;\n</a>\n");
 }
 
 Test(exi_xml_names, the_sink_refuses_duplicate_and_xmlns_attributes_and_escapes_uris)
@@ -135,11 +137,7 @@ Test(exi_xml_names, the_sink_refuses_duplicate_and_xmlns_attributes_and_escapes_
     wm_exi_xml_sink_free(&r.s);
     /* an element in the URI `u:?a&b='c'` (a URI miss: 0, length 10, the characters): escaped in its declaration */
     static const uint8_t uri[] = { 0x80, 0x00, 0x0a, 'u', ':', '?', 'a', '&', 'b', '=', '\'', 'c', '\'', 0x02, 'e', 0x00 };
-    r = schemaless(uri, sizeof uri);
-    cr_assert_eq(r.st, WM_EXI_OK, "%s", r.e.msg);
-    cr_assert_str_eq(r.s.buf, "<ns3:e xmlns:ns3=\"u:?a&amp;b='c'\"/>\n");
-    parses(r.s.buf);
-    wm_exi_xml_sink_free(&r.s);
+    decodes_to(uri, sizeof uri, "<ns3:e xmlns:ns3=\"u:?a&amp;b='c'\"/>\n");
     /* `a"<` is no URI reference: a declaration with it would not be namespace-well-formed */
     static const uint8_t nouri[] = { 0x80, 0x00, 0x03, 'a', '"', '<', 0x02, 'e', 0x00 };
     r = schemaless(nouri, sizeof nouri);
@@ -151,11 +149,7 @@ Test(exi_xml_names, the_sink_refuses_duplicate_and_xmlns_attributes_and_escapes_
     static const uint8_t empty[] = { 0x80, 0x00, 0x00, 0x02, 'e', 0x01, 0x00, 0x24, 'h', 't', 't', 'p', ':', '/', '/', 'w', 'w', 'w', '.', 'w', '3', '.',
                                      'o', 'r', 'g', '/', 'X', 'M', 'L', '/', '1', '9', '9', '8', '/', 'n', 'a', 'm', 'e', 's', 'p', 'a', 'c', 'e',
                                      0x02, 'l', 0x03, 'v', 0x01, 0x00 };
-    r = schemaless(empty, sizeof empty);
-    cr_assert_eq(r.st, WM_EXI_OK, "%s", r.e.msg);
-    cr_assert_str_eq(r.s.buf, "<e xml:l=\"v\"/>\n");
-    parses(r.s.buf);
-    wm_exi_xml_sink_free(&r.s);
+    decodes_to(empty, sizeof empty, "<e xml:l=\"v\"/>\n");
 }
 
 /* The strict bit-packed loop reads ASCII attribute literals itself: a
