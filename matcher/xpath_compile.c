@@ -698,7 +698,7 @@ static uint32_t eq_insert(const wm_xpf *f, xpf_pslot *s, uint32_t lit, xpf_post 
         if (s->eq[k].lit == lit) return first;
         if (same) s->eq_dup = true;
     }
-    s->eq[k] = (xpf_eqtrig){ h, lit, post };
+    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .post = post };
     return first != XPF_NONE ? first : lit;
 }
 
@@ -1075,6 +1075,57 @@ out:
     return rc;
 }
 
+/* What the Hyperscan database says of each equality literal of a scanned
+ * slot: a value equal to the literal gets the same answer, so the
+ * evaluator replays it instead of scanning (pstate eqpat). */
+typedef struct eqpat_acc { uint32_t *ids; uint32_t n, cap, start; const wm_xpf *f; uint32_t slot; bool oom; } eqpat_acc;
+
+static int eqpat_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+    eqpat_acc *a = ctx;
+    (void)from, (void)to, (void)flags;
+    if (a->f->lits[id].slot != a->slot) return 0;
+    for (uint32_t i = a->start; i < a->n; i++)
+        if (a->ids[i] == id) return 0;
+    if (a->n == a->cap) {
+        uint32_t nc = a->cap ? a->cap * 2 : 16;
+        uint32_t *ni = realloc(a->ids, nc * sizeof *ni);
+        if (!ni) { a->oom = true; return 1; }
+        a->ids = ni;
+        a->cap = nc;
+    }
+    a->ids[a->n++] = id;
+    return 0;
+}
+
+static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
+{
+    eqpat_acc a = { .f = f };
+    for (uint32_t i = 0; i < ps->n_pslots; i++) {
+        xpf_pslot *s = &ps->pslots[i];
+        if (!s->scan || !s->eq) continue;
+        a.slot = s->slot;
+        for (uint32_t k = 0; k <= s->eq_mask; k++) {
+            xpf_eqtrig *e = &s->eq[k];
+            if (e->lit == XPF_NONE) continue;
+            const xpf_lit *l = &f->lits[e->lit];
+            e->pat_off = a.start = a.n;
+            if (hs_scan(f->hs_db, f->strpool + l->s_off, l->s_len, 0, f->hs_proto, eqpat_cb, &a) != HS_SUCCESS) {
+                if (a.oom) {
+                    free(a.ids);
+                    return -1;
+                }
+                a.n = e->pat_off;
+                e->pat_n = XPF_NONE; /* unknown: the evaluator scans */
+                continue;
+            }
+            e->pat_n = a.n - e->pat_off;
+        }
+    }
+    ps->eqpat = a.ids;
+    return 0;
+}
+
 /* ----------------------------------------------------------------- main */
 
 wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries, uint32_t n, const wm_xp_ns *ns,
@@ -1155,6 +1206,8 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
         if (!okdb) goto fail;
         if (hs_alloc_scratch(f->hs_db, &f->hs_proto) != HS_SUCCESS) { rc = WM_XPF_E_MEMORY; goto fail; }
         f->n_patterns = np;
+        for (uint32_t p = 0; p < f->n_pstates; p++)
+            if (eq_patterns(f, &f->pstates[p])) { rc = WM_XPF_E_MEMORY; goto fail; }
     }
     for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
     free(pq);
@@ -1199,6 +1252,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->neggroups);
         free(ps->plain);
         free(ps->pat_ix);
+        free(ps->eqpat);
         free(ps->negm);
         free(ps->negcl);
     }
