@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/exi_rcs.h"
 #include "codec/exi_schema.h"
 
 #define XSD_NS "http://www.w3.org/2001/XMLSchema"
@@ -275,6 +276,15 @@ static uint32_t restrict_dt(rd *r, xmlNodePtr rest, uint32_t t, uint32_t base, w
     const char **ev = NULL;
     uint32_t nev = 0;
     bool pattern = false;
+    /* §7.1.10.1: the most-derived string type with pattern facets of its own
+     * decides the restricted character set, from the union of those patterns */
+    bool from_string = false;
+    for (uint32_t b = base; b != WM_EXI_NONE; b = r->s->types[b].base)
+        if (r->s->types[b].name && r->s->types[b].uri && !strcmp(r->s->types[b].uri, XSD_NS) &&
+            !strcmp(r->s->types[b].name, "string"))
+            from_string = true;
+    wm_exi_rcs_set *rset = NULL;
+    bool rcs_ok = true;
     for (xmlNodePtr f = rest->children; f; f = f->next) {
         if (!is_xs(f, NULL)) continue;
         xmlChar *v = xmlGetNoNsProp(f, (const xmlChar *)"value");
@@ -286,7 +296,11 @@ static uint32_t restrict_dt(rd *r, xmlNodePtr rest, uint32_t t, uint32_t base, w
             if (!ne) { xmlFree(v); free(ev); *st = WM_EXI_E_MEMORY; return WM_EXI_NONE; }
             ev = ne;
             ev[nev++] = wm_exi_schema_strdup(r->s, (const char *)v);
-        } else if (!strcmp(fn, "pattern")) pattern = true;
+        } else if (!strcmp(fn, "pattern")) {
+            pattern = true;
+            if (from_string && rcs_ok && !rset && !(rset = calloc(1, sizeof *rset))) rcs_ok = false;
+            if (from_string && rcs_ok) rcs_ok = wm_exi_rcs_add_pattern(rset, (const char *)v, strlen((const char *)v));
+        }
         else if (integer && !strcmp(fn, "minInclusive")) { if (!has_min || x > mn) mn = x; has_min = true; }
         else if (integer && !strcmp(fn, "minExclusive")) { if (!has_min || x + 1 > mn) mn = x + 1; has_min = true; }
         else if (integer && !strcmp(fn, "maxInclusive")) { if (!has_max || x < mx) mx = x; has_max = true; }
@@ -306,6 +320,22 @@ static uint32_t restrict_dt(rd *r, xmlNodePtr rest, uint32_t t, uint32_t base, w
         else d.kind = WM_EXI_DT_INTEGER;
     }
     if (d.kind == WM_EXI_DT_BOOLEAN && pattern) d.pattern_bool = true;
+    if (pattern && from_string && (d.kind == WM_EXI_DT_STRING || d.kind == WM_EXI_DT_RCS_STRING)) {
+        uint32_t set[255];
+        int n = rcs_ok ? wm_exi_rcs_list(rset, set) : -1;
+        d.kind = WM_EXI_DT_STRING;
+        d.n_rcs = 0;
+        d.rcs = NULL;
+        if (n >= 0) {
+            uint32_t *keep = malloc(((size_t)n + 1) * sizeof *keep);
+            if (!keep || !wm_exi_schema_keep(r->s, keep)) { free(rset); free(ev); *st = WM_EXI_E_MEMORY; return WM_EXI_NONE; }
+            memcpy(keep, set, (size_t)n * sizeof *keep);
+            d.kind = WM_EXI_DT_RCS_STRING;
+            d.n_rcs = (uint32_t)n;
+            d.rcs = keep;
+        }
+    }
+    free(rset);
     /* §7.2: enumerations use the enumeration representation, except for
      * QName/NOTATION-derived types and unions, whose values keep their own. */
     bool qn = false;

@@ -10,21 +10,48 @@
 #include "matcher/qsbr.h"
 #include "matcher/xpath_set.h"
 
-/* A slot's life: LIVE (referenced) -> DEAD (last reference dropped; the
- * published snapshot may still map it to its old text) -> GRACE (a snapshot
- * without it is published; readers may still hold older ones) -> FREE (a
- * grace period later: no reader can map it to the old text any more) ->
- * LIVE again. Without wm_content_reuse_slots a DEAD slot stays DEAD. */
-enum { E_LIVE, E_DEAD, E_GRACE, E_FREE };
+/* A slot's life: LIVE (referenced, validated) -> DEAD (last reference
+ * dropped; the published snapshot may still map it to its old text) ->
+ * GRACE (a snapshot without it is published; readers may still hold older
+ * ones) -> FREE (a grace period later: no reader can map it to the old text
+ * any more) -> LIVE again. Without wm_content_reuse_slots a DEAD slot stays
+ * DEAD. wm_content_want makes a slot PENDING instead of LIVE: its text is
+ * validated by the next job, which makes it LIVE or REFUSED (the reason
+ * kept for whoever holds a reference); both go DEAD like LIVE. */
+enum { E_LIVE, E_DEAD, E_GRACE, E_FREE, E_PENDING, E_REFUSED };
 
 typedef struct entry {
-    char *text;          /* NULL unless LIVE */
+    char *text;          /* NULL unless LIVE, PENDING or REFUSED */
     uint32_t refs;
     uint32_t hash;
-    uint8_t *ok;         /* [n_schemas]: compiles for that schema */
+    uint8_t *ok;         /* [n_schemas]: compiles for that schema (LIVE) */
+    char *why;           /* REFUSED: the reason */
     uint8_t state;
+    bool jobbed;         /* taken by the job in flight */
+    bool pub;            /* LIVE and in the published snapshot */
     uint32_t next_free;  /* FREE: the next free slot, 0 = none */
 } entry;
+
+/* One text of a job: its slot, a copy of its text, and which schemas it
+ * compiles for (known for a LIVE one; found by the job for a PENDING one). */
+typedef struct job_item {
+    uint32_t slot;
+    char *text;
+    uint8_t *ok;         /* [n_schemas] */
+    bool validate;       /* PENDING when the job was made */
+    char why[300];       /* validate: the refusal's reason, "" if accepted */
+} job_item;
+
+struct wm_content_job {
+    const wm_schema_reg *reg;
+    uint32_t n_slots, ns;
+    job_item *it;
+    uint32_t n_it;
+    uint32_t *dead;      /* slots DEAD when the job was made: out of its snapshot */
+    uint32_t n_dead;
+    wm_content_snap *snap; /* built by wm_content_job_run, NULL if it failed */
+    char err[300];
+};
 
 struct wm_content {
     wm_schema_reg *reg;
@@ -41,6 +68,7 @@ struct wm_content {
     uint32_t *g_slot;
     uint64_t *g_tok;
     uint32_t g_head, g_n, g_cap;
+    wm_content_job *job; /* in flight (wm_content_job_begin .. _end), NULL = none */
     _Atomic(wm_content_snap *) cur;
 };
 
@@ -117,6 +145,7 @@ void wm_content_free(wm_content *c)
     for (uint32_t i = 0; i < c->n; i++) {
         free(c->e[i].text);
         free(c->e[i].ok);
+        free(c->e[i].why);
     }
     free(c->e);
     free(c->g_slot);
@@ -215,9 +244,23 @@ static bool slot_available(wm_content *c)
     return c->free_head != 0;
 }
 
-int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen)
+/* The slot holding text[0..len) (LIVE, PENDING or REFUSED), 0 if none. */
+static uint32_t find(const wm_content *c, const char *xpath, size_t len, uint32_t h)
 {
-    *slot = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->e[i].text && c->e[i].hash == h && strlen(c->e[i].text) == len && !memcmp(c->e[i].text, xpath, len))
+            return i + 1;
+    return 0;
+}
+
+uint32_t wm_content_find(const wm_content *c, const char *xpath, size_t len)
+{
+    return find(c, xpath, len, fnv(xpath, len));
+}
+
+/* Checks what every reference needs; -1 with the reason if refused. */
+static int check_text(const wm_content *c, const char *xpath, size_t len, char *err, size_t errlen)
+{
     if (!n_schemas(c)) {
         snprintf(err, errlen, "no schema registry is loaded (--schemas), so no content filter can be bound");
         return -1;
@@ -227,51 +270,131 @@ int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot,
                  WM_CONTENT_MAX_TEXT);
         return -1;
     }
-    uint32_t h = fnv(xpath, len);
-    for (uint32_t i = 0; i < c->n; i++)
-        if (c->e[i].text && c->e[i].hash == h && strlen(c->e[i].text) == len && !memcmp(c->e[i].text, xpath, len)) {
-            c->e[i].refs++;
-            *slot = i + 1;
-            return 0;
-        }
+    return 0;
+}
+
+/* A new entry for text[0..len) in a free or unused slot, in state st (ok
+ * may be NULL for PENDING). Returns the slot, or 0 (err set: -2 in *rc
+ * when every slot is taken, -1 out of memory). */
+static uint32_t new_entry(wm_content *c, const char *xpath, size_t len, uint32_t h, uint8_t st, uint8_t *ok,
+                          int *rc, char *err, size_t errlen)
+{
     if (!slot_available(c)) {
-        bool waiting = c->qsbr && c->g_n;
+        bool waiting = c->qsbr && (c->g_n || c->n_dead);
         snprintf(err, errlen, "all %u content-filter slots are %s", c->n,
                  waiting ? "live or waiting for a grace period" : "live or were used since the tables were loaded");
-        return waiting ? -2 : -1;
+        *rc = waiting ? -2 : -1;
+        return 0;
     }
-    if (!c->free_head && c->n == c->cap) {
+    char *text = malloc(len + 1);
+    if (!text || (!c->free_head && c->n == c->cap)) {
         uint32_t nc = c->cap ? c->cap * 2 : 16;
-        entry *ne = realloc(c->e, nc * sizeof *ne);
-        if (!ne) goto nomem;
+        entry *ne = text ? realloc(c->e, nc * sizeof *ne) : NULL;
+        if (!ne) {
+            free(text);
+            snprintf(err, errlen, "out of memory");
+            *rc = -1;
+            return 0;
+        }
         c->e = ne;
         c->cap = nc;
     }
-    uint8_t *ok = calloc(n_schemas(c), 1);
-    char *text = malloc(len + 1);
-    if (!ok || !text) {
-        free(ok);
-        free(text);
-        goto nomem;
+    memcpy(text, xpath, len);
+    text[len] = 0;
+    uint32_t s = c->free_head;
+    if (s) c->free_head = c->e[s - 1].next_free;
+    else s = ++c->n;
+    c->e[s - 1] = (entry){ .text = text, .refs = 1, .hash = h, .ok = ok, .state = st };
+    c->live++;
+    c->dirty = true;
+    return s;
+}
+
+/* Validates a PENDING entry now (LIVE or REFUSED); 0 if it is LIVE. */
+static int settle(wm_content *c, entry *e, char *err, size_t errlen)
+{
+    if (e->state == E_PENDING) {
+        uint8_t *ok = calloc(n_schemas(c), 1);
+        char why[300];
+        if (!ok) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (validate(c, e->text, ok, why, sizeof why)) {
+            e->ok = ok;
+            e->state = E_LIVE;
+        } else {
+            free(ok);
+            e->why = strdup(why);
+            e->state = E_REFUSED;
+        }
     }
+    if (e->state == E_REFUSED) {
+        snprintf(err, errlen, "%s", e->why ? e->why : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen)
+{
+    *slot = 0;
+    if (check_text(c, xpath, len, err, errlen)) return -1;
+    uint32_t h = fnv(xpath, len), s = find(c, xpath, len, h);
+    if (s) {
+        if (settle(c, &c->e[s - 1], err, errlen)) return -1;
+        c->e[s - 1].refs++;
+        *slot = s;
+        return 0;
+    }
+    uint8_t *ok = calloc(n_schemas(c), 1);
+    if (!ok) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* validated before it takes a slot: a refused text leaves nothing behind */
+    char text[WM_CONTENT_MAX_TEXT + 1];
     memcpy(text, xpath, len);
     text[len] = 0;
     if (!validate(c, text, ok, err, errlen)) {
         free(ok);
-        free(text);
         return -1;
     }
-    uint32_t s = c->free_head;
-    if (s) c->free_head = c->e[s - 1].next_free;
-    else s = ++c->n;
-    c->e[s - 1] = (entry){ .text = text, .refs = 1, .hash = h, .ok = ok, .state = E_LIVE };
+    int rc = 0;
+    if (!(s = new_entry(c, xpath, len, h, E_LIVE, ok, &rc, err, errlen))) {
+        free(ok);
+        return rc;
+    }
     *slot = s;
-    c->live++;
-    c->dirty = true;
     return 0;
-nomem:
-    snprintf(err, errlen, "out of memory");
-    return -1;
+}
+
+int wm_content_want(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen)
+{
+    *slot = 0;
+    if (check_text(c, xpath, len, err, errlen)) return -1;
+    uint32_t h = fnv(xpath, len), s = find(c, xpath, len, h);
+    if (s) {
+        c->e[s - 1].refs++;
+        *slot = s;
+        return 0;
+    }
+    int rc = 0;
+    if (!(s = new_entry(c, xpath, len, h, E_PENDING, NULL, &rc, err, errlen))) return rc;
+    *slot = s;
+    return 0;
+}
+
+enum wm_content_state wm_content_state(const wm_content *c, uint32_t slot, const char **why)
+{
+    *why = NULL;
+    if (slot < 1 || slot > c->n || !c->e[slot - 1].text) return WM_CONTENT_S_NONE;
+    const entry *e = &c->e[slot - 1];
+    if (e->state == E_REFUSED) {
+        *why = e->why ? e->why : "out of memory";
+        return WM_CONTENT_S_REFUSED;
+    }
+    return e->state == E_LIVE && e->pub ? WM_CONTENT_S_READY : WM_CONTENT_S_PENDING;
 }
 
 void wm_content_unref(wm_content *c, uint32_t slot)
@@ -281,66 +404,175 @@ void wm_content_unref(wm_content *c, uint32_t slot)
     if (--e->refs) return;
     free(e->text);
     free(e->ok);
+    free(e->why);
     e->text = NULL;
     e->ok = NULL;
+    e->why = NULL;
     e->state = E_DEAD;
+    e->pub = false;
     c->n_dead++;
     c->live--;
     c->dirty = true;
 }
 
-int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen)
+/* ------------------------------------------------------------ jobs */
+
+static void job_free(wm_content_job *j)
 {
-    *old = NULL;
-    if (!c->dirty) return 0;
-    uint32_t ns = n_schemas(c), nq = 0;
-    for (uint32_t i = 0; i < c->n; i++)
-        for (uint32_t k = 0; c->e[i].text && k < ns; k++) nq += c->e[i].ok[k];
+    if (!j) return;
+    for (uint32_t i = 0; i < j->n_it; i++) {
+        free(j->it[i].text);
+        free(j->it[i].ok);
+    }
+    free(j->it);
+    free(j->dead);
+    wm_content_snap_free(j->snap);
+    free(j);
+}
+
+wm_content_job *wm_content_job_begin(wm_content *c, int *rc)
+{
+    *rc = c->job ? -1 : 0;
+    if (c->job || !c->dirty) return NULL;
+    *rc = -1;
+    wm_content_job *j = calloc(1, sizeof *j);
+    uint32_t ns = n_schemas(c);
+    if (!j || !(j->it = calloc(c->live ? c->live : 1, sizeof *j->it)) ||
+        !(j->dead = malloc((c->n_dead ? c->n_dead : 1) * sizeof *j->dead)))
+        goto nomem;
+    j->reg = c->reg;
+    j->n_slots = c->n;
+    j->ns = ns;
+    for (uint32_t i = 0; i < c->n; i++) {
+        entry *e = &c->e[i];
+        if (e->state == E_DEAD) j->dead[j->n_dead++] = i + 1;
+        if (e->state != E_LIVE && e->state != E_PENDING) continue;
+        job_item *it = &j->it[j->n_it++];
+        it->slot = i + 1;
+        it->validate = e->state == E_PENDING;
+        if (!(it->text = strdup(e->text)) || !(it->ok = calloc(ns ? ns : 1, 1))) goto nomem;
+        if (!it->validate) memcpy(it->ok, e->ok, ns);
+    }
+    for (uint32_t k = 0; k < j->n_it; k++) c->e[j->it[k].slot - 1].jobbed = true;
+    c->job = j;
+    c->dirty = false;
+    *rc = 0;
+    return j;
+nomem:
+    job_free(j);
+    return NULL;
+}
+
+/* Builds the job's snapshot: its PENDING texts validated, then every
+ * accepted text, per schema, in one automaton. Touches nothing but the job
+ * and the (immutable) registry. */
+void wm_content_job_run(wm_content_job *j)
+{
+    uint32_t ns = j->ns, nq = 0;
+    wm_content table = { .reg = (wm_schema_reg *)j->reg };
+    for (uint32_t i = 0; i < j->n_it; i++) {
+        job_item *it = &j->it[i];
+        if (it->validate && !validate(&table, it->text, it->ok, it->why, sizeof it->why)) continue;
+        if (it->validate) it->why[0] = 0;
+        for (uint32_t k = 0; k < ns; k++) nq += it->ok[k];
+    }
     wm_content_snap *s = calloc(1, sizeof *s);
     wm_xpf_schema *sch = calloc(ns ? ns : 1, sizeof *sch);
     wm_xpf_query_def *defs = malloc((nq ? nq : 1) * sizeof *defs);
-    size_t nmap = (size_t)c->n * ns;
+    size_t nmap = (size_t)j->n_slots * ns;
     if (!s || !sch || !defs || !(s->qid = malloc((nmap ? nmap : 1) * sizeof *s->qid))) {
-        snprintf(err, errlen, "out of memory");
+        snprintf(j->err, sizeof j->err, "out of memory");
         goto fail;
     }
-    s->reg = c->reg;
-    s->n_slots = c->n;
+    s->reg = j->reg;
+    s->n_slots = j->n_slots;
     s->n_schemas = ns;
     s->n_q = nq;
-    if (ns) wm_schema_reg_schemas(c->reg, sch);
+    if (ns) wm_schema_reg_schemas(j->reg, sch);
+    for (size_t m = 0; m < nmap; m++) s->qid[m] = UINT32_MAX;
     uint32_t q = 0;
-    for (uint32_t i = 0; i < c->n; i++)
+    for (uint32_t i = 0; i < j->n_it; i++)
         for (uint32_t k = 0; k < ns; k++) {
-            uint32_t *id = &s->qid[(size_t)i * ns + k];
-            *id = UINT32_MAX;
-            if (!c->e[i].text || !c->e[i].ok[k]) continue;
-            defs[q] = (wm_xpf_query_def){ k, c->e[i].text };
-            *id = q++;
+            if (!j->it[i].ok[k]) continue;
+            defs[q] = (wm_xpf_query_def){ k, j->it[i].text };
+            s->qid[(size_t)(j->it[i].slot - 1) * ns + k] = q++;
         }
     wm_xpf_error fe;
     if (wm_xpf_set_build(sch, ns, defs, nq, &s->set, &fe) != WM_XPF_OK) {
-        snprintf(err, errlen, "content filters do not compile together: %s", fe.msg);
+        snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
         goto fail;
     }
     free(sch);
     free(defs);
-    *old = atomic_exchange_explicit(&c->cur, s, memory_order_acq_rel);
-    c->dirty = false;
-    /* the DEAD slots are in no snapshot from now on; readers may still hold
-     * older ones for a grace period */
-    uint64_t tok = c->qsbr && c->n_dead ? c->qsbr->start(c->qsbr->ctx) : 0;
-    for (uint32_t i = 0; tok && i < c->n; i++)
-        if (c->e[i].state == E_DEAD && grace_push(c, i + 1, tok) == 0) { /* out of memory: stays DEAD */
-            c->e[i].state = E_GRACE;
-            c->n_dead--;
-        }
-    return 0;
+    j->snap = s;
+    return;
 fail:
     free(sch);
     free(defs);
     wm_content_snap_free(s);
-    return -1;
+}
+
+int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen)
+{
+    *old = NULL;
+    c->job = NULL;
+    for (uint32_t i = 0; i < j->n_it; i++) {
+        job_item *it = &j->it[i];
+        entry *e = &c->e[it->slot - 1];
+        e->jobbed = false;
+        /* still PENDING (a reference left, not validated meanwhile by wm_content_ref) */
+        if (e->state != E_PENDING) continue;
+        if (it->why[0] || !j->snap) {
+            e->why = strdup(it->why[0] ? it->why : j->err);
+            e->state = E_REFUSED;
+        } else {
+            e->ok = it->ok;
+            it->ok = NULL;
+            e->state = E_LIVE;
+        }
+    }
+    if (!j->snap) {
+        /* the published snapshot stays; what the job took is refused, the
+         * rest is tried again by the next job */
+        snprintf(err, errlen, "%s", j->err);
+        c->dirty = true;
+        job_free(j);
+        return -1;
+    }
+    for (uint32_t i = 0; i < c->n; i++) c->e[i].pub = false;
+    for (uint32_t i = 0; i < j->n_it; i++) {
+        entry *e = &c->e[j->it[i].slot - 1];
+        e->pub = e->state == E_LIVE && !j->it[i].why[0];
+    }
+    *old = atomic_exchange_explicit(&c->cur, j->snap, memory_order_acq_rel);
+    j->snap = NULL;
+    /* the slots DEAD when the job was made are in no snapshot from now on;
+     * readers may still hold older ones for a grace period */
+    uint64_t tok = c->qsbr && j->n_dead ? c->qsbr->start(c->qsbr->ctx) : 0;
+    for (uint32_t i = 0; tok && i < j->n_dead; i++) {
+        uint32_t s = j->dead[i];
+        if (c->e[s - 1].state == E_DEAD && grace_push(c, s, tok) == 0) { /* out of memory: stays DEAD */
+            c->e[s - 1].state = E_GRACE;
+            c->n_dead--;
+        }
+    }
+    job_free(j);
+    return 0;
+}
+
+void wm_content_job_free(wm_content_job *j) { job_free(j); }
+
+int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen)
+{
+    *old = NULL;
+    int rc;
+    wm_content_job *j = wm_content_job_begin(c, &rc);
+    if (!j) {
+        if (rc) snprintf(err, errlen, c->job ? "a compile of the table is in flight" : "out of memory");
+        return rc;
+    }
+    wm_content_job_run(j);
+    return wm_content_job_end(c, j, old, err, errlen);
 }
 
 const wm_content_snap *wm_content_current(const wm_content *c)

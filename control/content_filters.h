@@ -38,8 +38,23 @@
  * schema, with whole-stream validation (a truncated or damaged payload is an
  * error, never a match).
  *
- * Thread safety: ONE writer (wm_content_ref/unref/commit, the holder's
- * writer lock); any number of readers call wm_content_current (acquire) and
+ * Compiling away from the writer. A writer that must not stall (a proxy
+ * worker serving other connections) splits the work: wm_content_want takes
+ * a reference to a text WITHOUT validating it (the slot is PENDING);
+ * wm_content_job_begin captures every live and pending text into a job;
+ * wm_content_job_run, on any thread, validates the pending texts and
+ * compiles the set; wm_content_job_end, back on the writer, makes each
+ * pending text READY or REFUSED (with its reason) and publishes the
+ * snapshot. Meanwhile the writer goes on: what it changes after _begin is
+ * the next job's (texts wanted while a compile is in flight are compiled
+ * together by the next one). wm_content_state tells a holder of a
+ * reference when its text is usable: READY only once a published snapshot
+ * has it, so a subscription made then never misses a publication for want
+ * of a compiled filter. wm_content_commit is the three steps in a row.
+ *
+ * Thread safety: ONE writer (wm_content_ref/want/unref/commit/job_begin/
+ * job_end, the holder's writer lock); wm_content_job_run on any thread,
+ * touching only its job and the registry; any number of readers call wm_content_current (acquire) and
  * use a snapshot until the writer retires it: commit hands the replaced
  * snapshot back, and the holder frees it (wm_content_snap_free) once no
  * reader can hold it (a QSBR grace period). wm_content_free frees the
@@ -120,9 +135,29 @@ uint32_t wm_content_slots(const wm_content *c);
  * an older snapshot does not know the slot (or knows it as unused), and its
  * subscriptions do not match there (never "everything"). */
 int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen);
-/* Writer: drops a reference taken by wm_content_ref. */
+/* Writer: a reference to the filter xpath[0..len) without validating it
+ * (cheap: no compile). A known text is shared whatever its state; a new one
+ * takes a slot PENDING, validated by the next job (wm_content_state).
+ * Returns 0 and its slot, -1 (no registry, empty or longer than
+ * WM_CONTENT_MAX_TEXT, out of memory; reason in err) or -2 as
+ * wm_content_ref. */
+int wm_content_want(wm_content *c, const char *xpath, size_t len, uint32_t *slot, char *err, size_t errlen);
+/* Writer: the slot of text xpath[0..len) (any state), 0 if none. No reference taken. */
+uint32_t wm_content_find(const wm_content *c, const char *xpath, size_t len);
+enum wm_content_state {
+    WM_CONTENT_S_NONE = 0,   /* no text in that slot */
+    WM_CONTENT_S_PENDING,    /* not validated yet, or not in the published snapshot yet */
+    WM_CONTENT_S_READY,      /* validated, and the published snapshot has it */
+    WM_CONTENT_S_REFUSED,    /* compiles for no schema (or the set did not compile with it): *why */
+};
+/* Writer: where slot's text stands; *why (REFUSED: the reason, valid while
+ * the slot is referenced) else NULL. */
+enum wm_content_state wm_content_state(const wm_content *c, uint32_t slot, const char **why);
+/* Writer: drops a reference taken by wm_content_ref or wm_content_want. A
+ * slot whose last reference goes is DEAD until a job made after this call
+ * has been published (and its grace period over). */
 void wm_content_unref(wm_content *c, uint32_t slot);
-/* The text of a live slot (NUL-terminated), NULL otherwise. Writer. */
+/* The text of a referenced slot (NUL-terminated), NULL otherwise. Writer. */
 const char *wm_content_text(const wm_content *c, uint32_t slot);
 /* Number of live distinct filters. Writer. */
 uint32_t wm_content_count(const wm_content *c);
@@ -132,9 +167,31 @@ uint32_t wm_content_count(const wm_content *c);
  * the slots dropped since start their grace period (wm_content_reuse_slots).
  * *old receives the replaced snapshot (to free after a grace period), NULL
  * if none was replaced. Returns 0, or -1 with the reason in err (the
- * compiled set hit a bound, out of memory): the published snapshot stays,
- * the caller should drop the references it just took and commit again. */
+ * compiled set hit a bound, out of memory, a job is in flight): the
+ * published snapshot stays, the caller should drop the references it just
+ * took and commit again. = job_begin, job_run and job_end in a row. */
 int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen);
+/* A compile of the table's texts (see "Compiling away from the writer"). */
+typedef struct wm_content_job wm_content_job;
+/* Writer: a job over every live and pending text (copied: the table may
+ * change meanwhile), or NULL: nothing changed since the last job (*rc 0),
+ * or a job is in flight / out of memory (*rc -1). At most one job per table
+ * is in flight. */
+wm_content_job *wm_content_job_begin(wm_content *c, int *rc);
+/* Any thread, once: validates the job's pending texts against every schema
+ * and compiles the set (the heavy part: Hyperscan). Reads the registry,
+ * which must outlive the job; touches nothing else of the table. */
+void wm_content_job_run(wm_content_job *j);
+/* Writer, after _run: the job's pending texts still referenced become LIVE
+ * (READY) or REFUSED; the snapshot is published (*old: the replaced one, to
+ * free after a grace period, as commit); the slots DEAD at _begin start
+ * their grace period. Frees j. Returns 0, or -1 with the reason in err (the
+ * set did not compile together, out of memory: the published snapshot
+ * stays and the job's pending texts are REFUSED with that reason). */
+int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen);
+/* Frees a job that was begun but will never end (its table is being freed). */
+void wm_content_job_free(wm_content_job *j);
+
 /* Frees a snapshot that commit replaced. */
 void wm_content_snap_free(wm_content_snap *s);
 

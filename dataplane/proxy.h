@@ -53,6 +53,7 @@ typedef struct wm_proxy_config {
     struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */
+    uint32_t max_texts;          /* distinct content-filter texts per connection (--max-xpath-per-conn) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
     uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
@@ -136,6 +137,10 @@ typedef struct wm_proxy_counters {
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
     uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
+    uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a resumed
+                                            session / reload on it) */
+    uint64_t filter_xpath_held;          /* SUBSCRIBEs held until their new content filter was compiled */
+    uint64_t filter_suback_xpath_quota;  /* filters refused (0x97): the connection's --max-xpath-per-conn */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
     uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
 } wm_proxy_counters;

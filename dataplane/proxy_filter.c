@@ -54,31 +54,25 @@ static const wm_qsbr_ops one_thread_grace = { NULL, qsbr_register, qsbr_reader, 
 int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg)
 {
     ct->rd = NULL;
+    ct->req.job = NULL;
     if (!(ct->tab = wm_content_new_borrowed(reg))) return -1;
     wm_content_reuse_slots(ct->tab, &one_thread_grace, WM_CONTENT_MAX_SLOTS);
     return 0;
 }
 
-void wm_proxy_content_close(wm_proxy_content *ct)
+/* The compile in flight has run: its snapshot is published with a new
+ * reader; the old ones are freed at once (one thread), which ends the grace
+ * period of the slots the change dropped: they are free for the next new
+ * text (the table stays as small as the live texts). */
+static void content_publish(wm_proxy_content *ct)
 {
-    wm_content_reader_free(ct->rd);
-    wm_content_free(ct->tab);
-    ct->rd = NULL;
-    ct->tab = NULL;
-}
-
-/* Publishes the worker's content filters after a change: a new snapshot and
- * a reader on it; the old ones are freed at once (one thread), which ends
- * the grace period of the slots the change dropped: they are free for the
- * next new text (the table stays as small as the live texts). */
-static void content_commit(const wm_proxy_filter_shared *sh)
-{
-    wm_proxy_content *ct = sh->content;
-    if (!ct->tab) return;   /* reloading: wm_proxy_filter_reload_end commits once */
+    wm_content_job *j = ct->req.job;
+    ct->req.job = NULL;
     wm_content_snap *old = NULL;
     char why[300];
-    if (wm_content_commit(ct->tab, &old, why, sizeof why)) return; /* the old snapshot stays: new slots never pass */
-    if (!old && ct->rd) return;
+    /* failed: the old snapshot stays; the job's new texts are REFUSED with the reason */
+    if (wm_content_job_end(ct->tab, j, &old, why, sizeof why)) return;
+    if (ct->cnt) ct->cnt->filter_content_compiles++;
     wm_content_reader *rd = wm_content_reader_new(wm_content_current(ct->tab), NULL);
     wm_content_reader_free(ct->rd);
     ct->rd = rd;   /* NULL on out of memory: no content filter passes */
@@ -86,25 +80,167 @@ static void content_commit(const wm_proxy_filter_shared *sh)
     wm_content_reclaim(ct->tab, false);
 }
 
-/* A reference to text[0..len) in the worker's table (wm_content_ref),
- * counting the slots: the most a table used, and the new texts that took a
- * slot an earlier text had left. */
+void wm_proxy_content_kick(wm_proxy_content *ct)
+{
+    if (!ct->tab || ct->req.job) return;
+    int rc;
+    if (!(ct->req.job = wm_content_job_begin(ct->tab, &rc))) return;   /* nothing changed (or out of memory) */
+    if (ct->cc) {
+        wm_proxy_compiler_submit(ct->cc, &ct->req);
+        return;
+    }
+    wm_content_job_run(ct->req.job);
+    content_publish(ct);
+}
+
+bool wm_proxy_content_poll(wm_proxy_content *ct)
+{
+    if (!ct->req.job || !wm_proxy_compile_done(&ct->req)) return false;
+    content_publish(ct);
+    wm_proxy_content_kick(ct);
+    return true;
+}
+
+/* Settles the table now, on the worker: the compile in flight published
+ * (content_drain), then whatever changed since compiled inline
+ * (content_settle). For what cannot wait (a reload, a resumed session's
+ * records). */
+static void content_drain(wm_proxy_content *ct)
+{
+    if (!ct->req.job) return;
+    if (ct->cc) wm_proxy_compiler_wait(ct->cc, &ct->req);
+    content_publish(ct);
+}
+
+static void content_settle(wm_proxy_content *ct)
+{
+    content_drain(ct);
+    wm_proxy_compiler *cc = ct->cc;
+    ct->cc = NULL;
+    wm_proxy_content_kick(ct);
+    ct->cc = cc;
+}
+
+void wm_proxy_content_close(wm_proxy_content *ct)
+{
+    if (ct->req.job) {
+        if (ct->cc) wm_proxy_compiler_wait(ct->cc, &ct->req);
+        wm_content_job_free(ct->req.job);
+        ct->req.job = NULL;
+    }
+    wm_content_reader_free(ct->rd);
+    wm_content_free(ct->tab);
+    ct->rd = NULL;
+    ct->tab = NULL;
+}
+
+/* Counts the slots of a reference just taken: the most a table used, and
+ * the new texts that took a slot an earlier text had left. */
+static void count_slots(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, uint32_t live, uint32_t used)
+{
+    wm_content *tab = sh->content->tab;
+    if (wm_content_count(tab) > live && wm_content_slots(tab) == used) c->filter_content_slots_reused++;
+    if (wm_content_slots(tab) > c->filter_content_slots_peak) c->filter_content_slots_peak = wm_content_slots(tab);
+}
+
+/* A reference to text[0..len) in the worker's table (wm_content_ref: a new
+ * text is validated here, on the worker), slots counted. */
 static int content_ref(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, const char *text, size_t len,
                        uint32_t *slot, char *why, size_t whylen)
 {
     wm_content *tab = sh->content->tab;
     uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
     int rc = wm_content_ref(tab, text, len, slot, why, whylen);
-    if (rc == 0 && wm_content_count(tab) > live && wm_content_slots(tab) == used) c->filter_content_slots_reused++;
-    if (wm_content_slots(tab) > c->filter_content_slots_peak) c->filter_content_slots_peak = wm_content_slots(tab);
+    if (rc == 0) count_slots(sh, c, live, used);
     return rc;
 }
 
+/* Drops a reference; the slot leaves the automaton with the next compile
+ * (the worker's loop starts it: wm_proxy_content_kick). */
 static void slot_unref(const wm_proxy_filter_shared *sh, uint32_t slot)
 {
-    if (!slot) return;
-    wm_content_unref(sh->content->tab, slot);
-    content_commit(sh);
+    if (slot) wm_content_unref(sh->content->tab, slot);
+}
+
+/* ------------------------------------------------------------ awaited texts */
+
+static uint32_t want_index(const wm_proxy_filter *f, uint32_t slot)
+{
+    for (uint32_t i = 0; slot && i < f->n_want; i++)
+        if (f->want[i] == slot) return i;
+    return UINT32_MAX;
+}
+
+static void want_drop(wm_proxy_filter *f, uint32_t i)
+{
+    slot_unref(f->sh, f->want[i]);
+    f->want[i] = f->want[--f->n_want];
+}
+
+/* Has a record of f the content filter text? */
+static bool rec_has_text(const wm_proxy_filter *f, const char *text, size_t len, uint32_t skip)
+{
+    for (uint32_t i = 0; i < f->n_recs; i++)
+        if (i != skip && f->recs[i].xpath && strlen(f->recs[i].xpath) == len && !memcmp(f->recs[i].xpath, text, len))
+            return true;
+    return false;
+}
+
+/* Would text be one more distinct text for the connection, over its bound? */
+static bool over_quota(const wm_proxy_filter *f, const char *text, size_t len, uint32_t slot)
+{
+    return want_index(f, slot) == UINT32_MAX && !rec_has_text(f, text, len, UINT32_MAX) &&
+           f->n_texts + f->n_want >= f->sh->max_texts;
+}
+
+/* Awaits text: an interest (wm_content_want, no compile) the next compile
+ * validates. 0, or -1 / -2 (why set) as wm_content_want. */
+static int want_add(wm_proxy_filter *f, const char *text, size_t len, char *why, size_t whylen)
+{
+    const wm_proxy_filter_shared *sh = f->sh;
+    if (f->n_want == f->cap_want) {
+        uint32_t cap = f->cap_want ? 2 * f->cap_want : 4;
+        uint32_t *w = realloc(f->want, (size_t)cap * sizeof *w);
+        if (!w) {
+            snprintf(why, whylen, "out of memory");
+            return -1;
+        }
+        f->want = w;
+        f->cap_want = cap;
+    }
+    wm_content *tab = sh->content->tab;
+    uint32_t live = wm_content_count(tab), used = wm_content_slots(tab), slot;
+    int rc = wm_content_want(tab, text, len, &slot, why, whylen);
+    if (rc) return rc;
+    count_slots(sh, f->c, live, used);
+    f->want[f->n_want++] = slot;
+    return 0;
+}
+
+/* The packet's content filter: its first `xpath` User Property. */
+static bool xpath_prop(const wm_mqtt5_packet *pkt, wm_mqtt5_bytes *xp)
+{
+    size_t pos = 0;
+    wm_mqtt5_pair up;
+    while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up))
+        if (up.key.len == 5 && memcmp(up.key.p, "xpath", 5) == 0) {
+            *xp = up.value;
+            return true;
+        }
+    return false;
+}
+
+void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt)
+{
+    wm_proxy_content *ct = f->sh->content;
+    wm_mqtt5_bytes xp;
+    if (dir != WM_PROXY_C2U || pkt->type != WM_MQTT5_SUBSCRIBE || !ct || !ct->tab || !xpath_prop(pkt, &xp)) return;
+    const char *text = (const char *)xp.p, *r;
+    uint32_t slot = wm_content_find(ct->tab, text, xp.len);
+    char why[300];
+    if (wm_content_state(ct->tab, slot, &r) != WM_CONTENT_S_READY && !over_quota(f, text, xp.len, slot) &&
+        want_index(f, slot) == UINT32_MAX)
+        want_add(f, text, xp.len, why, sizeof why);   /* refused or no room: seen when it is framed */
 }
 
 void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
@@ -167,8 +303,8 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         free(f->recs[i].name);
         free(f->recs[i].xpath);
     }
-    /* one recompile for all the texts the connection leaves, not one per record */
-    if (f->sh->content) content_commit(f->sh);
+    while (f->n_want) want_drop(f, f->n_want - 1);
+    free(f->want);
     if (f->sess_gen)
         wm_proxy_registry_session_detach(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, expire);
     free(f->cid);
@@ -206,6 +342,7 @@ static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
 static void rec_remove(wm_proxy_filter *f, uint32_t i)
 {
     if (f->recs[i].nbhd >= 0 || f->recs[i].xpath) f->n_nbhd_recs--;
+    if (f->recs[i].xpath && !rec_has_text(f, f->recs[i].xpath, strlen(f->recs[i].xpath), i)) f->n_texts--;
     slot_unref(f->sh, f->recs[i].slot);
     if (f->recs[i].shared)
         wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
@@ -276,10 +413,10 @@ static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t 
         shared = rc >= 0;
     }
     uint32_t slot = xp ? slot_ref(f, xp, xpath->len) : 0;
+    if (xp && !rec_has_text(f, xp, xpath->len, UINT32_MAX)) f->n_texts++;
     f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
     if (nbhd >= 0 || xp) f->n_nbhd_recs++;
-    if (slot) content_commit(f->sh);
     return REC_OK;
 }
 
@@ -298,10 +435,13 @@ void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spa
     sh->sp = sp;
     memset(old, 0, sizeof *old);
     if (sh->content) {
+        /* the compile thread holds &sh->content->req until the job has run */
+        content_drain(sh->content);
         *old = *sh->content;
         /* A new table over the new registry; filled by _retable, committed
          * once by _end. On out of memory it stays NULL: no content filter
-         * passes (every slot is 0). */
+         * passes (every slot is 0). The compile in flight is the old
+         * table's (closed by _end). */
         wm_proxy_content_open(sh->content, schemas);
     }
     if (sh->reg && wm_proxy_registry_prefilter(sh->reg)) {
@@ -315,14 +455,8 @@ void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spa
 
 void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *old)
 {
-    if (sh->content && sh->content->tab) {
-        wm_content_snap *none = NULL;
-        char why[300];
-        /* A set that does not compile together leaves no snapshot: no reader, nothing passes. */
-        if (wm_content_commit(sh->content->tab, &none, why, sizeof why) == 0)
-            sh->content->rd = wm_content_reader_new(wm_content_current(sh->content->tab), NULL);
-        wm_content_snap_free(none);
-    }
+    /* A set that does not compile together leaves no snapshot: no reader, nothing passes. */
+    if (sh->content && sh->content->tab) content_settle(sh->content);
     wm_proxy_content_close(old);
 }
 
@@ -343,6 +477,9 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
             if (!r->slot) (*xpath_gone)++;
         }
     }
+    /* Likewise the texts awaited: a held SUBSCRIBE asks again in the new
+     * table when it is framed again. */
+    f->n_want = 0;
 }
 
 /* ------------------------------------------------------------ packets the proxy sends */
@@ -469,6 +606,14 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
     f->sess_gen = ref.gen;
     if (ref.sid_next > f->sid_next) f->sid_next = ref.sid_next;
     if (!ref.complete) f->subs_unknown = true;
+    /* The session's queued deliveries follow the CONNACK at once: its
+     * content filters are compiled now, on the worker, if some are not yet. */
+    const char *r;
+    for (uint32_t i = 0; i < f->n_recs; i++)
+        if (f->recs[i].slot && wm_content_state(f->sh->content->tab, f->recs[i].slot, &r) != WM_CONTENT_S_READY) {
+            content_settle(f->sh->content);
+            break;
+        }
     return true;
 }
 
@@ -478,6 +623,43 @@ static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, ui
                               uint32_t client_max, wm_proxy_queue *back)
 {
     return send_suback_refusal(f, pkt, code, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
+}
+
+/* Beyond enum wm_content_state: why a content filter was not taken. */
+enum { XPATH_QUOTA = 16, XPATH_NO_SLOT };
+
+/* Where the content filter xpath of SUBSCRIBE pkt stands for f: READY (its
+ * slot referenced in *vslot), REFUSED (reason in why: it compiles for no
+ * schema, no --schemas), PENDING (awaited: the compile is requested, the
+ * SUBSCRIBE waits), XPATH_QUOTA (one distinct text more than the
+ * connection's max_texts) or XPATH_NO_SLOT (the worker's table is full). A
+ * text's interest is dropped once it is READY or REFUSED. */
+static int xpath_ready(wm_proxy_filter *f, wm_mqtt5_bytes xpath, uint32_t *vslot,
+                       char *why, size_t whylen)
+{
+    wm_proxy_content *ct = f->sh->content;
+    if (!ct || !ct->tab) {   /* no --schemas; or out of memory at a reload */
+        snprintf(why, whylen, "no schema registry is loaded (wirematch-proxy --schemas)");
+        return WM_CONTENT_S_REFUSED;
+    }
+    const char *text = (const char *)xpath.p, *r;
+    uint32_t slot = wm_content_find(ct->tab, text, xpath.len), wi = want_index(f, slot);
+    if (wi == UINT32_MAX && over_quota(f, text, xpath.len, slot)) return XPATH_QUOTA;
+    int st = wm_content_state(ct->tab, slot, &r);
+    if (st == WM_CONTENT_S_READY) {
+        content_ref(f->sh, f->c, text, xpath.len, vslot, why, whylen);   /* found: cannot fail */
+    } else if (st == WM_CONTENT_S_REFUSED) {
+        snprintf(why, whylen, "%s", r);
+    } else if (wi == UINT32_MAX) {
+        int rc = want_add(f, text, xpath.len, why, whylen);
+        if (rc) return rc == -2 ? XPATH_NO_SLOT : WM_CONTENT_S_REFUSED;
+        f->c->filter_xpath_held++;
+        return WM_CONTENT_S_PENDING;
+    } else {
+        return WM_CONTENT_S_PENDING;
+    }
+    if (wi != UINT32_MAX) want_drop(f, wi);
+    return st;
 }
 
 static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
@@ -516,14 +698,26 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
             xpath = up.value;
         }
     }
-    /* A content filter is validated before anything reaches the broker: a
-     * bad one is never installed (the subscriber must not get everything). */
+    /* A content filter is validated and compiled before anything reaches
+     * the broker: a bad one is never installed (the subscriber must not get
+     * everything), and the broker delivers for a good one only once the
+     * worker's automaton has it. */
     if (has_xpath) {
         char why[360], msg[400];
-        bool none = !f->sh->content || !f->sh->content->tab;   /* no --schemas; or out of memory at a reload */
-        if (none) snprintf(why, sizeof why, "no schema registry is loaded (wirematch-proxy --schemas)");
-        if (none ||
-            content_ref(f->sh, f->c, (const char *)xpath.p, xpath.len, vslot, why, sizeof why)) {
+        int st = xpath_ready(f, xpath, vslot, why, sizeof why);
+        if (st == WM_CONTENT_S_PENDING) return WM_PROXY_HOLD;
+        if (st == XPATH_QUOTA) {
+            f->c->filter_suback_xpath_quota += pkt->count;
+            snprintf(msg, sizeof msg, "too many distinct content filters on this connection (at most %u, "
+                     "wirematch-proxy --max-xpath-per-conn)", f->sh->max_texts);
+            return refuse(f, pkt, 0x97, msg, client_max, back);
+        }
+        if (st == XPATH_NO_SLOT) {
+            f->c->filter_suback_xpath_quota += pkt->count;
+            snprintf(msg, sizeof msg, "the worker's content filters are full: %s", why);
+            return refuse(f, pkt, 0x97, msg, client_max, back);
+        }
+        if (st != WM_CONTENT_S_READY) {
             f->c->filter_suback_bad_xpath += pkt->count;
             snprintf(msg, sizeof msg, "invalid xpath: %s", why);
             return refuse(f, pkt, 0x80, msg, client_max, back);
@@ -612,13 +806,22 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
 }
 
 /* The validation reference to the content filter (if any) is held while the
- * records take theirs, then dropped. */
+ * records take theirs, then dropped; so is the connection's interest in it
+ * once the SUBSCRIBE is decided. */
 static wm_proxy_action on_subscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
                                     wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
 {
     uint32_t vslot = 0;
     wm_proxy_action a = on_subscribe_x(f, pkt, cfg, back, scratch, cap, out_len, &vslot);
     if (vslot) slot_unref(f->sh, vslot);
+    /* Decided (refused before its text was looked at, too): the interest
+     * a look behind a held packet took for it goes. */
+    wm_proxy_content *ct = f->sh->content;
+    wm_mqtt5_bytes xp;
+    if (a != WM_PROXY_HOLD && ct && ct->tab && xpath_prop(pkt, &xp)) {
+        uint32_t wi = want_index(f, wm_content_find(ct->tab, (const char *)xp.p, xp.len));
+        if (wi != UINT32_MAX) want_drop(f, wi);
+    }
     return a;
 }
 

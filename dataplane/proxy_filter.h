@@ -10,7 +10,11 @@
  *     with SUBACK 0x80 for every filter and the Reason String "invalid xpath:
  *     REASON" and never reaches the broker. A valid one is recorded with the
  *     subscription; without a client identifier it gets a proxy identifier
- *     of its own (below), so its deliveries are attributed to it.
+ *     of its own (below), so its deliveries are attributed to it. The
+ *     SUBSCRIBE waits (WM_PROXY_HOLD) until its text is compiled (see
+ *     wm_proxy_content). A connection holds at most max_texts distinct
+ *     texts (recorded or awaited): one more gets SUBACK 0x97 and a Reason
+ *     String.
  *   SUBSCRIBE with a `nbhd` User Property (the first one names the
  *     neighborhood of every filter of the packet, as in the data plane,
  *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
@@ -130,6 +134,7 @@
 
 #include "codec/mqtt5_packet.h"
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_spatial.h"
@@ -141,6 +146,8 @@ typedef enum wm_proxy_action {
     WM_PROXY_DROP,       /* withhold: remove it from the queue */
     WM_PROXY_REPLACE,    /* forward scratch[0..*out_len) instead */
     WM_PROXY_FAIL,       /* no room for a packet the proxy had to send: close the connection */
+    WM_PROXY_HOLD,       /* not yet: leave it (and what follows) unframed; present it again
+                            once wm_proxy_content_poll says a compile ended */
 } wm_proxy_action;
 
 /* The content filters of one worker's connections (--schemas): the XPath
@@ -149,6 +156,24 @@ typedef enum wm_proxy_action {
  * text comes or goes, and this worker's reader of the current snapshot.
  * One thread: a replaced snapshot is freed at once. A reload of the
  * registry replaces the table as a whole (wm_proxy_filter_reload_begin).
+ *
+ * Compiles happen on the process's compile thread (dataplane/proxy_compile.h),
+ * never on the worker (finding 7: one client's 100 new matches() texts
+ * stalled every connection of its worker for 20 s). A SUBSCRIBE whose text
+ * is not compiled yet takes an interest (wm_content_want: no compile) and
+ * answers HOLD: the framer stops that client's stream at it, and looks at
+ * the packets already received behind it so that their texts join the same
+ * compile (wm_proxy_filter_prefetch). The worker serves its other
+ * connections meanwhile. At most one compile per worker is in flight; the
+ * texts that come meanwhile all go into the next one (N pipelined
+ * SUBSCRIBEs cost a few compiles, not N). When a compile is published the
+ * held streams are framed again: the SUBSCRIBE finds its text READY and goes
+ * to the broker only now, so the broker never delivers for a filter that
+ * does not exist yet; or REFUSED, and the proxy answers SUBACK 0x80. The
+ * client's later packets stay behind its SUBSCRIBE. What still compiles on
+ * the worker: a reload (with every recorded text, as before) and a session
+ * resumed with texts the table lacks (its queued deliveries come right
+ * after the CONNACK and must be judged by compiled filters).
  *
  * Slots are reused: a text whose last record went leaves its slot, and the
  * next new text takes it once the table has been committed without it
@@ -167,14 +192,28 @@ typedef enum wm_proxy_action {
 typedef struct wm_proxy_content {
     wm_content *tab;
     wm_content_reader *rd;
+    wm_proxy_compiler *cc;        /* the compile thread; NULL: compiles run inline (tests, tools) */
+    wm_proxy_compile_req req;     /* req.job: the compile in flight, NULL = none */
+    wm_proxy_counters *cnt;       /* compiles are counted here (may be NULL) */
 } wm_proxy_content;
 
 /* Opens ct: an empty table over reg (borrowed: it must outlive the table),
- * slots reused as above, no reader until the first commit. Returns 0, or
- * -1 on out of memory (ct->tab NULL). One thread. */
+ * slots reused as above, no reader until the first commit. cc, req.wake_fd
+ * and cnt are the caller's to set (a reload keeps them). Returns 0, or -1
+ * on out of memory (ct->tab NULL). One thread. */
 int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg);
-/* Frees ct's reader and table (not the registry); ct may be opened again. */
+/* Frees ct's reader and table (not the registry), after waiting for its
+ * compile in flight; ct may be opened again. */
 void wm_proxy_content_close(wm_proxy_content *ct);
+/* Starts a compile of what changed in ct's table (texts wanted or dropped)
+ * if none is in flight: on cc, or inline without one. Cheap when nothing
+ * changed: the worker calls it once per loop turn, so everything a turn
+ * brought goes into one compile. */
+void wm_proxy_content_kick(wm_proxy_content *ct);
+/* Publishes the compile in flight if it has run: a new snapshot and reader
+ * (held SUBSCRIBEs may go on: frame them again), and starts the next one
+ * if texts came meanwhile. Returns true if one was published. */
+bool wm_proxy_content_poll(wm_proxy_content *ct);
 
 /* Configuration shared by the connections of one worker. */
 typedef struct wm_proxy_filter_shared {
@@ -185,6 +224,8 @@ typedef struct wm_proxy_filter_shared {
     wm_matcher_reader *rd;        /* this worker's reader of reg's matcher (--prefilter), else NULL */
     uint64_t rd_gen;              /* the matcher generation rd reads (wm_proxy_registry_reader) */
     uint32_t sid_epoch;           /* the process's turn of proxy identifiers on the wire (below), < WM_PROXY_SID_SPAN */
+    uint32_t max_texts;           /* distinct content-filter texts per connection (recorded or awaited);
+                                     a SUBSCRIBE with one more gets SUBACK 0x97 */
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;
@@ -212,6 +253,8 @@ typedef struct wm_proxy_filter {
     uint32_t cid_len;
     uint64_t sess_gen;            /* the registry's session entry, 0 = none */
     uint32_t sid_next;            /* the next proxy identifier of the session (never one it used) */
+    uint32_t n_texts;             /* distinct content-filter texts of the records */
+    uint32_t *want, n_want, cap_want; /* slots of texts awaited by held SUBSCRIBEs (one reference each) */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */
@@ -237,8 +280,10 @@ void wm_proxy_filter_reset(wm_proxy_filter *f);
  *     (their deliveries are withheld: never more than before, never a
  *     guess); both stay recorded and are tried again at the next reload.
  *     Adds the records of each kind to *nbhd_gone / *xpath_gone.
+ *     The texts awaited by held SUBSCRIBEs are forgotten with the old
+ *     table: framed again, a held SUBSCRIBE asks the new one.
  *   _reload_end: compiles the new table once (one automaton per schema) and
- *     frees *old.
+ *     frees *old (after the compile in flight, if any, has run).
  * Compiling the connections' texts is the only work on the worker's
  * thread (as when a subscription comes); files and schemas were compiled
  * by the main thread. Allocation failures leave nothing passing. */
@@ -247,13 +292,21 @@ void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spa
 void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *xpath_gone);
 void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *old);
 
+/* A packet `pkt` from side dir received behind one held (WM_PROXY_HOLD),
+ * not framed yet: a SUBSCRIBE with a content filter takes its interest now
+ * (within the connection's max_texts), so that its text joins the compile
+ * the held one waits for. Changes nothing else; the packet is handled when
+ * framed. */
+void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt);
+
 /* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /
  * WM_PROXY_U2C). cfg[2] are the decoder configurations of the session
  * (cfg[d] = limits announced by the receiver of direction d). `back` is the
  * queue towards the sender (packets the proxy answers with are appended at
  * its framed end). scratch holds scratch_cap bytes (at least the packet's
  * length + 65,546) for a replacement. Returns the action; on REPLACE
- * *out_len is its length. */
+ * *out_len is its length; HOLD only for a client SUBSCRIBE whose content
+ * filter is not compiled yet (above). */
 wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
                                        const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
                                        uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len);

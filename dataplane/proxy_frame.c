@@ -20,6 +20,23 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
     ss->queues = NULL;
     ss->scratch = NULL;
     ss->scratch_cap = 0;
+    ss->peeked[0] = ss->peeked[1] = 0;
+}
+
+/* Shows the filter the complete packets after the held one at q->ready
+ * (len bytes), from where the last look stopped; decode errors are left to
+ * the framing that reaches them. */
+static void peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len)
+{
+    uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len);
+    while (at < q->tail) {
+        wm_mqtt5_packet pkt;
+        wm_mqtt5_result r;
+        if (wm_mqtt5_decode(&ss->cfg[dir], q->buf + at, q->tail - at, &pkt, &r) != WM_MQTT5_DONE) break;
+        wm_proxy_filter_prefetch(ss->filter, dir, &pkt);
+        at += (uint32_t)r.length;
+    }
+    ss->peeked[dir] = at - q->ready;
 }
 
 /* Withheld packets leave a gap [q->ready, rd) between the framed bytes and
@@ -92,6 +109,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         return res;
     }
     uint32_t rd = q->ready;   /* next packet; [q->ready, rd) is withheld */
+    uint32_t moved = 0;       /* bytes of the stream framed by this call (as received) */
     while (rd < q->tail) {
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
@@ -125,7 +143,15 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
                 res.reason_code = 0x97;   /* Quota exceeded */
                 return res;
             }
+            if (act == WM_PROXY_HOLD) {
+                close_gap(q, &rd);
+                ss->peeked[dir] = ss->peeked[dir] > moved ? ss->peeked[dir] - moved : 0;
+                peek_behind(ss, dir, q, len);
+                res.held = true;
+                return res;
+            }
         }
+        moved += len;
         if (pkt.type == WM_MQTT5_PUBLISH) res.publishes++;
         res.packets++;
         if (act == WM_PROXY_DROP) {
@@ -175,6 +201,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         rd += len;
     }
     close_gap(q, &rd);
+    ss->peeked[dir] = 0;
     return res;
 }
 

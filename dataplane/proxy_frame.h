@@ -24,6 +24,13 @@
  * §3.2.2.3.8), which bound packets from the client. The proxy's own
  * max_packet caps both.
  *
+ * A packet the filter holds (WM_PROXY_HOLD: a SUBSCRIBE whose content
+ * filter is being compiled) stops the direction there, unframed, so the
+ * packets behind it keep their order; the complete ones already received
+ * behind it are shown to wm_proxy_filter_prefetch (decoded, not consumed),
+ * once each, so that what they need is prepared together. The next call
+ * presents the held packet again.
+ *
  * Direction index = the side that sent the bytes: WM_PROXY_C2U (0, from the
  * client, WM_MQTT5_FROM_CLIENT) and WM_PROXY_U2C (1, from the broker). One
  * session per connection, one thread; no allocation.
@@ -51,6 +58,8 @@ typedef struct wm_proxy_frame_result {
     uint32_t rewritten;          /* CONNECT/CONNACK made to announce max_packet */
     uint32_t dropped;            /* packets withheld by the filter */
     uint32_t replaced;           /* packets the filter rewrote */
+    bool held;                   /* stopped at a packet the filter holds (WM_PROXY_HOLD): it and what
+                                    follows stay unframed until the next call */
     wm_proxy_frame_verdict verdict;
     wm_mqtt5_err err;            /* MALFORMED / TOO_LARGE: the codec's error */
     uint8_t reason_code;         /* reason code to give the sender (0x81, 0x82, 0x94, 0x95...) */
@@ -70,6 +79,7 @@ typedef struct wm_proxy_session {
     wm_proxy_queue *queues;
     uint8_t *scratch;
     uint32_t scratch_cap;
+    uint32_t peeked[2];          /* held: bytes after the held packet shown to wm_proxy_filter_prefetch */
 } wm_proxy_session;
 
 /* Starts a session: no limits announced yet (Topic Alias Maximum 0, the

@@ -26,6 +26,7 @@
  */
 #include "codec/mqtt5_error.h"
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_frame.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
@@ -49,7 +50,7 @@
 
 enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_SEND_INLINE, OP_CANCEL, OP_WAKE };
 enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
-enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2 };
+enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2, PAUSE_HOLD = 4 };
 #define PARK_MAX 256
 #define BGID 1
 #define STOP_GRACE_NS 2000000000ull
@@ -71,6 +72,7 @@ typedef struct conn {
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
+    uint8_t held;             /* the client's stream waits at a SUBSCRIBE (WM_PROXY_HOLD) */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
     uint16_t ops;             /* operations outstanding */
@@ -403,6 +405,7 @@ static void finalize(worker *w, conn *k, uint32_t slot)
     /* Give the queue pages back: a closed connection must not pin memory. */
     madvise(k->q[0].buf, 2 * w->qcap, MADV_DONTNEED);
     k->kick[0] = k->kick[1] = 0;
+    k->held = 0;
     k->state = ST_FREE;
     k->gen++;
     k->next_free = w->free_head;
@@ -470,6 +473,13 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     w->c.publishes[s] += r.publishes;
     w->c.max_packet_announced[s] += r.rewritten;
     if (k->ss.filter) want_send(w, k, slot, 1 - s);
+    /* A held stream is read on until its unframed bytes pass conn_buffer
+     * (what is read is looked at for the texts to compile with it). */
+    if (s == WM_PROXY_C2U) {   /* only a client's SUBSCRIBE is held */
+        k->held = r.held;
+        if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
+        if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
+    }
     if (r.verdict == WM_PROXY_FRAME_OK) return true;
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
@@ -548,7 +558,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
             close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
-    if (k->eof[s] && k->npark[s] == 0 && wm_proxy_queue_pending(&k->q[s]) == 0)
+    if (k->eof[s] && k->npark[s] == 0 && wm_proxy_queue_pending(&k->q[s]) == 0 && !(s == WM_PROXY_C2U && k->held))
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
 }
 
@@ -864,6 +874,23 @@ static void after_batch(worker *w)
     }
 }
 
+/* Streams held at a SUBSCRIBE whose content filter was being compiled go
+ * on (or hold again, for a text of the next compile). */
+static void resume_held(worker *w)
+{
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        conn *k = &w->conns[i];
+        if (!k->held || k->state != ST_OPEN) continue;
+        if (!frame(w, k, i, WM_PROXY_C2U)) continue;
+        want_send(w, k, i, WM_PROXY_C2U);
+        check_bounds(w, k, i, WM_PROXY_C2U);
+        maybe_finish(w, k, i, WM_PROXY_C2U);
+    }
+    /* now, not at the end of the next batch of completions (unless second
+     * reads are armed: that batch comes at once, see after_batch) */
+    if (!w->reread) kick_wanted(w);
+}
+
 /* Reloaded tables (SIGHUP, dataplane/proxy_reload.h): swapped in as a whole,
  * and every connection's records resolved / compiled again. */
 static void tables_poll(worker *w)
@@ -876,6 +903,8 @@ static void tables_poll(worker *w)
     for (uint32_t i = 0; i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_retable(&w->conns[i].flt, &nbhd_gone, &xpath_gone);
     wm_proxy_filter_reload_end(&w->fsh, &old);
+    for (uint32_t i = 0; i < w->nconns; i++) w->conns[i].ss.peeked[WM_PROXY_C2U] = 0;   /* awaited texts went with the table */
+    resume_held(w);
     w->c.filter_nbhd_gone += nbhd_gone;
     w->c.filter_xpath_gone += xpath_gone;
     wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen, nbhd_gone, xpath_gone);
@@ -942,6 +971,8 @@ static void *worker_main(void *arg)
         if (stop_deadline && now_ns() > stop_deadline) break;
         if (!w->stopping && !w->accept_armed) arm_accept(w);
         if (w->cfg->tables) tables_poll(w);
+        if (w->fsh.content && wm_proxy_content_poll(w->fsh.content)) resume_held(w);
+        if (w->fsh.content) wm_proxy_content_kick(w->fsh.content);   /* what this turn changed, in one compile */
         int n;
         unsigned queued = io_uring_sq_ready(&w->ring);
         uint32_t inl_before = w->n_inl;   /* the inline sends this enter submits */
@@ -1061,13 +1092,14 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->inl_cap = w->nconns * 4;
     w->inl = calloc(w->inl_cap, sizeof(inline_ref));
     w->fsh = (wm_proxy_filter_shared){ .sp = cfg->spatial, .max_records = cfg->max_records, .reg = cfg->registry,
-                                       .sid_epoch = cfg->sid_epoch };
+                                       .sid_epoch = cfg->sid_epoch, .max_texts = cfg->max_texts };
     if (cfg->schemas) {
         if (wm_proxy_content_open(&w->content, cfg->schemas)) {
             fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
             return -1;
         }
         w->fsh.content = &w->content;
+        w->content.cnt = &w->c;
     }
     if (cfg->spatial) {
         w->scratch_cap = cfg->max_packet + 65546 + 16;
@@ -1097,6 +1129,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     }
     w->wake_fd = eventfd(0, EFD_CLOEXEC);
     if (w->wake_fd < 0) return -1;
+    w->content.req.wake_fd = w->wake_fd;   /* the compile thread wakes the worker */
     return 0;
 }
 
@@ -1107,13 +1140,13 @@ static void worker_free(worker *w)
         for (int s = 0; s < 2; s++)
             if (w->conns[i].fd[s] >= 0) close(w->conns[i].fd[s]);
     if (w->listen_fd >= 0) close(w->listen_fd);
-    if (w->wake_fd >= 0) close(w->wake_fd);
     if (w->br && w->br != MAP_FAILED) munmap(w->br, w->br_bytes);
     if (w->bufs && w->bufs != MAP_FAILED) munmap(w->bufs, (size_t)w->nbufs * w->bufsz);
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    wm_proxy_content_close(&w->content);
+    wm_proxy_content_close(&w->content);   /* waits for its compile, which writes wake_fd when done */
+    if (w->wake_fd >= 0) close(w->wake_fd);
     free(w->scratch);
     free(w->conns);
     free(w->total_paused);
@@ -1144,6 +1177,7 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->batch_wait_ns = 1000000;
     cfg->batch_rate = 75000;
     cfg->max_records = 4096;
+    cfg->max_texts = 128;
     cfg->max_sessions = 65536;
 }
 
@@ -1173,6 +1207,10 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     unsigned started = 0;
     for (unsigned i = 0; i < n; i++)
         if (worker_alloc(&ws[i], cfg, i) < 0) { rc = -1; break; }
+    /* Content filters compile on their own thread, never on a worker. */
+    wm_proxy_compiler *cc = NULL;
+    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start())) rc = -1;
+    for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
     if (rc == 0) {
@@ -1231,6 +1269,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         sum(total, &ws[i].c);
         worker_free(&ws[i]);
     }
+    wm_proxy_compiler_stop(cc);
     /* Peak is a gauge: the sum of worker peaks bounds the process peak. */
     free(ws);
     return rc;

@@ -56,6 +56,8 @@ static void usage(FILE *f)
         "                       something in, with the schema the PUBLISH's Content Type\n"
         "                       \"application/exi; schema=NAME\" names in the registry REG\n"
         "                       (lines NAME XSD [PREFIX=URI...]); see README\n"
+        "  --max-xpath-per-conn N  distinct `xpath` texts one connection may hold (default\n"
+        "                       128; a SUBSCRIBE with one more gets SUBACK 0x97 Quota exceeded)\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
         "  -v, --verbose        log connection errors to stderr\n"
         "  -h, --help\n"
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
         { "batch-rate", required_argument, 0, 'r' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
-        { "max-sessions", required_argument, 0, 'X' },
+        { "max-sessions", required_argument, 0, 'X' }, { "max-xpath-per-conn", required_argument, 0, 'x' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -126,6 +128,7 @@ int main(int argc, char **argv)
         case 'R': resolution = optarg; break;
         case 'P': prefilter = 1; break;
         case 'S': schemas = optarg; break;
+        case 'x': if (parse_u64("--max-xpath-per-conn", optarg, 1, WM_CONTENT_MAX_SLOTS, &x)) return 2; cfg.max_texts = (uint32_t)x; break;
         case 'M': if (parse_u64("--max-subs-per-conn", optarg, 1, 1u << 24, &x)) return 2; cfg.max_records = (uint32_t)x; break;
         case 'X': if (parse_u64("--max-sessions", optarg, 1, 1u << 24, &x)) return 2; cfg.max_sessions = (uint32_t)x; break;
         case 'v': cfg.verbose = 1; break;

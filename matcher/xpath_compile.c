@@ -13,7 +13,9 @@
 #include "matcher/xpath_filter_int.h"
 
 /* Type classes of values, from the schema. */
-enum { TC_STR = 1, TC_NUM = 2, TC_BOOL = 4, TC_CHILDREN = 8 };
+enum { TC_STR = 1, TC_NUM = 2, TC_BOOL = 4, TC_CHILDREN = 8, TC_BIN = 16, TC_DATE = 32, TC_LIST = 64 };
+/* values whose lexical form EXI does not keep, beyond numbers and booleans */
+#define TC_VALUE_ONLY (TC_BIN | TC_DATE | TC_LIST)
 
 typedef struct cctx {
     wm_xpf *f;
@@ -101,6 +103,9 @@ static unsigned dt_class(const wm_exi_grammar *g, uint32_t dt)
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: case WM_EXI_DT_FLOAT: case WM_EXI_DT_DECIMAL:
         return TC_NUM;
     case WM_EXI_DT_BOOLEAN: return TC_BOOL;
+    case WM_EXI_DT_HEX: case WM_EXI_DT_BASE64: return TC_BIN;
+    case WM_EXI_DT_DATETIME: return TC_DATE;
+    case WM_EXI_DT_LIST: return TC_LIST;
     default: return TC_STR;
     }
 }
@@ -307,7 +312,7 @@ static wm_xpf_status bool_test(cctx *c, const wm_xp_node *n, bool is_text, unsig
 {
     const char *what = is_text ? "the text" : "@";
     const char *name = is_text ? "" : n->attr.local;
-    if (cls & (TC_STR | TC_NUM))
+    if (cls & (TC_STR | TC_NUM | TC_VALUE_ONLY))
         return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean on some of the elements this step names and not on others: name the element",
                      what, name);
     if (n->kind != WM_XP_N_CMP)
@@ -372,6 +377,17 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
         return qfail(c, WM_XPF_E_TYPE, n->pos,
                      "string test on %s%s%s, which the schema types as %s: EXI carries its value, not its lexical form; compare it with a number",
                      is_text ? "the text" : "@", is_text ? "" : n->attr.local, "", class_name(TC_NUM));
+    /* Binary, date-time and list values: the decoder hands out a canonical
+     * form ('0aff' as '0AFF', '12:00:00.50' as '12:00:00.5', ' 1 2  255' as
+     * '1 2 255'), not what the publisher wrote, so a string test would miss
+     * silently; refused like those on numbers (review finding 11). */
+    if (string_test && (cls & TC_VALUE_ONLY))
+        return qfail(c, WM_XPF_E_TYPE, n->pos,
+                     "string test on %s%s, which the schema types as %s: EXI carries its value, not its lexical form (%s); test its presence only",
+                     is_text ? "the text" : "@", is_text ? "" : n->attr.local,
+                     cls & TC_BIN ? "hexBinary or base64Binary" : cls & TC_DATE ? "a date or time" : "a list",
+                     cls & TC_BIN ? "'0aff' arrives as '0AFF'" : cls & TC_DATE ? "'12:00:00.50' arrives as '12:00:00.5'"
+                                                                : "' 1 2  255' arrives as '1 2 255'");
     xpf_lit l = { .opd = n->opd };
     l.slot = get_slot(c, is_text, &n->attr);
     if (l.slot == XPF_NONE) return WM_XPF_E_MEMORY;
@@ -682,7 +698,7 @@ static uint32_t eq_insert(const wm_xpf *f, xpf_pslot *s, uint32_t lit, xpf_post 
         if (s->eq[k].lit == lit) return first;
         if (same) s->eq_dup = true;
     }
-    s->eq[k] = (xpf_eqtrig){ h, lit, post };
+    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .post = post };
     return first != XPF_NONE ? first : lit;
 }
 
@@ -1059,6 +1075,57 @@ out:
     return rc;
 }
 
+/* What the Hyperscan database says of each equality literal of a scanned
+ * slot: a value equal to the literal gets the same answer, so the
+ * evaluator replays it instead of scanning (pstate eqpat). */
+typedef struct eqpat_acc { uint32_t *ids; uint32_t n, cap, start; const wm_xpf *f; uint32_t slot; bool oom; } eqpat_acc;
+
+static int eqpat_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+    eqpat_acc *a = ctx;
+    (void)from, (void)to, (void)flags;
+    if (a->f->lits[id].slot != a->slot) return 0;
+    for (uint32_t i = a->start; i < a->n; i++)
+        if (a->ids[i] == id) return 0;
+    if (a->n == a->cap) {
+        uint32_t nc = a->cap ? a->cap * 2 : 16;
+        uint32_t *ni = realloc(a->ids, nc * sizeof *ni);
+        if (!ni) { a->oom = true; return 1; }
+        a->ids = ni;
+        a->cap = nc;
+    }
+    a->ids[a->n++] = id;
+    return 0;
+}
+
+static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
+{
+    eqpat_acc a = { .f = f };
+    for (uint32_t i = 0; i < ps->n_pslots; i++) {
+        xpf_pslot *s = &ps->pslots[i];
+        if (!s->scan || !s->eq) continue;
+        a.slot = s->slot;
+        for (uint32_t k = 0; k <= s->eq_mask; k++) {
+            xpf_eqtrig *e = &s->eq[k];
+            if (e->lit == XPF_NONE) continue;
+            const xpf_lit *l = &f->lits[e->lit];
+            e->pat_off = a.start = a.n;
+            if (hs_scan(f->hs_db, f->strpool + l->s_off, l->s_len, 0, f->hs_proto, eqpat_cb, &a) != HS_SUCCESS) {
+                if (a.oom) {
+                    free(a.ids);
+                    return -1;
+                }
+                a.n = e->pat_off;
+                e->pat_n = XPF_NONE; /* unknown: the evaluator scans */
+                continue;
+            }
+            e->pat_n = a.n - e->pat_off;
+        }
+    }
+    ps->eqpat = a.ids;
+    return 0;
+}
+
 /* ----------------------------------------------------------------- main */
 
 wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries, uint32_t n, const wm_xp_ns *ns,
@@ -1139,6 +1206,8 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
         if (!okdb) goto fail;
         if (hs_alloc_scratch(f->hs_db, &f->hs_proto) != HS_SUCCESS) { rc = WM_XPF_E_MEMORY; goto fail; }
         f->n_patterns = np;
+        for (uint32_t p = 0; p < f->n_pstates; p++)
+            if (eq_patterns(f, &f->pstates[p])) { rc = WM_XPF_E_MEMORY; goto fail; }
     }
     for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
     free(pq);
@@ -1183,6 +1252,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->neggroups);
         free(ps->plain);
         free(ps->pat_ix);
+        free(ps->eqpat);
         free(ps->negm);
         free(ps->negcl);
     }

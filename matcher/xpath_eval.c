@@ -494,7 +494,7 @@ static inline bool typed_number(const wm_exi_value *val, double *x)
 {
     switch (val->kind) {
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: *x = (double)val->i; return true;
-    case WM_EXI_DT_FLOAT: *x = wm_xpf_float_value(val->mantissa, val->exponent); return true;
+    case WM_EXI_DT_FLOAT: *x = wm_xpf_float(val->mantissa, val->exponent); return true;
     case WM_EXI_DT_DECIMAL: *x = wm_xpf_str_number(val->text, val->len); return true;
     default: return false;
     }
@@ -566,6 +566,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
     const wm_xpf *f = c->f;
     /* triggers */
     bool is_str = v->kind != XPF_V_NUM;
+    const xpf_eqtrig *hit = NULL;
     if (s->eq_mask && is_str) {
         uint64_t h = slot_hash(v, text, tlen);
         uint32_t k = (uint32_t)h & s->eq_mask;
@@ -573,7 +574,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
             const xpf_eqtrig *e = &s->eq[k];
             const xpf_lit *l = &f->lits[e->lit];
             if (e->h == h && l->s_len == tlen && bytes_eq(f->strpool + l->s_off, text, tlen)) {
-                if (v->eqlit == XPF_NONE) v->eqlit = e->lit;
+                if (!hit) hit = e, v->eqlit = e->lit;
                 set_lit(c, e->lit, true);
                 add_post(c, &e->post);
                 if (!s->eq_dup) break;
@@ -613,8 +614,12 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
     }
     if (s->n_plens && is_str) prefix_scan(c, s, text, tlen);
     if (s->scan && is_str && f->hs_db) {
-        c->scan_slot = s->slot;
-        scan_value(c, v, text, tlen);
+        if (hit && hit->pat_n != XPF_NONE) /* the literal it equals was scanned when compiling */
+            for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, c->ps->eqpat[hit->pat_off + i]);
+        else {
+            c->scan_slot = s->slot;
+            scan_value(c, v, text, tlen);
+        }
     }
     if (s->exists.off != XPF_NONE) add_post(c, &s->exists);
 }

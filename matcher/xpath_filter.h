@@ -32,14 +32,18 @@
  * Schema typing (compile time): a string test (=, !=, contains, starts-with,
  * matches with a string literal) on an attribute or text the schema types as
  * a number is refused, since EXI transmits the value, not its lexical form;
- * compare it with a number instead. A value the schema types as a boolean
+ * compare it with a number instead. The same holds, and string tests are
+ * refused, for hexBinary / base64Binary, the date-time family and lists
+ * (the decoder gives a canonical form: '0aff' as '0AFF'); presence and
+ * order comparisons (numeric in XPath 1.0: NaN, false) stay. A value the schema types as a boolean
  * compares as a boolean: = and != with 1, '1', 'true' (true) or 0, '0',
  * 'false' (false); any other literal, < <= > >=, contains, starts-with and
  * matches on it are refused (WM_XPF_E_TYPE), as is a test on an attribute
  * that is boolean on some of the named elements and not on others.
  * text() and '.' are accepted on elements of simple content only.
  * Differences from XPath 1.0 on the decoded XML, by design: float
- * INF/-INF/NaN compare as the IEEE values they denote; non-canonical lexical
+ * INF/-INF/NaN compare as the IEEE values they denote, "+5" as 5, a
+ * subnormal as itself (libxml2's number(): NaN, NaN, 0); non-canonical lexical
  * forms are not seen (string tests on numbers are refused for this reason;
  * a boolean written "1" equals 'true' and 1, where untyped XPath 1.0 on the
  * source text says vb="1" = 'true' is false). An attribute a stream gives

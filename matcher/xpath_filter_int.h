@@ -129,6 +129,9 @@ typedef struct xpf_eqtrig {
     uint64_t h;
     uint32_t lit;       /* XPF_NONE: empty */
     xpf_post post;
+    uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
+                              * (pstate eqpat): a value equal to it needs no scan (pat_n
+                              * XPF_NONE: not known, scan) */
 } xpf_eqtrig;
 
 /* A starts-with() literal in a slot's prefix table. */
@@ -175,6 +178,7 @@ typedef struct xpf_pstate {
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
     uint32_t *pat_ix;           /* open addressing by literal id: pat index + 1, 0 = empty (NULL without pat) */
+    uint32_t *eqpat;            /* pattern literal ids of the equality literals (xpf_eqtrig pat_off) */
     uint32_t *qlist;            /* postings */
     uint32_t n_qlist;
     uint32_t n_clusters;
@@ -259,6 +263,14 @@ double wm_xpf_str_number(const char *s, size_t len);
 /* The IEEE double an EXI float (§7.1.4: mantissa * 10^exponent) denotes,
  * correctly rounded; exponent -16384 gives INF/-INF/NaN. */
 double wm_xpf_float_value(int64_t mantissa, int32_t exponent);
+extern const double wm_xpf_p10[23];   /* 1e0 .. 1e22, exact */
+/* wm_xpf_float_value with its common case inline: a mantissa of at most 53
+ * bits and a small negative exponent (sensor readings: one division). */
+static inline double wm_xpf_float(int64_t m, int32_t e)
+{
+    if (e <= 0 && e >= -22 && m > -(1ll << 53) && m < (1ll << 53)) return (double)m / wm_xpf_p10[-e];
+    return wm_xpf_float_value(m, e);
+}
 /* The numeric comparison op of XPath 1.0 (§3.4) on doubles (NaN: all false but !=). */
 bool wm_xpf_cmp(uint8_t op, double v, double x);
 

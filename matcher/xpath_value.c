@@ -36,14 +36,15 @@ double wm_xpf_str_number(const char *s, size_t len)
     return v;
 }
 
+const double wm_xpf_p10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
 double wm_xpf_float_value(int64_t m, int32_t e)
 {
-    static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
     if (e == -16384) return m == 1 ? INFINITY : m == -1 ? -INFINITY : NAN;
     /* Clinger's fast path: both operands exact, one rounding */
     if (m > -(1ll << 53) && m < (1ll << 53) && e >= -22 && e <= 22)
-        return e >= 0 ? (double)m * p10[e] : (double)m / p10[-e];
+        return e >= 0 ? (double)m * wm_xpf_p10[e] : (double)m / wm_xpf_p10[-e];
     char buf[48];
     snprintf(buf, sizeof buf, "%lldE%d", (long long)m, (int)e);
     return strtod(buf, NULL);

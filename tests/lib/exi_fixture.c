@@ -2,6 +2,7 @@
  * (see exi_fixture.h). */
 #include "tests/lib/exi_fixture.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +71,27 @@ wm_exi_status wm_test_exi_xml_round_trip(const wm_exi_grammar *g, const wm_exi_o
     }
     free(buf);
     return st;
+}
+
+const char *wm_test_senml_fixture(char *dir, char *reg, size_t cap, uint8_t pack[2][512], size_t len[2])
+{
+    char xsd[PATH_MAX], rel[PATH_MAX];
+    if (!mkdtemp(dir)) return "mkdtemp";
+    const char *sh = getenv("WM_SHARED");
+    snprintf(rel, sizeof rel, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
+    if (!realpath(rel, xsd)) return "the SenML schema of the shared data set is missing";
+    snprintf(reg, cap, "%s/reg.txt", dir);
+    FILE *f = fopen(reg, "w");
+    if (!f) return "cannot write the registry file";
+    fprintf(f, "senml %s s=urn:ietf:params:xml:ns:senml\n", xsd);
+    fclose(f);
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    if (!g) return "the SenML schema does not compile";
+    const char *docs[2] = { "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='t' u='V' v='3'/>"
+                            "<senml n='t' u='Cel' v='21.5'/></sensml>",
+                            "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='t' u='V' v='30'/></sensml>" };
+    for (int d = 0; d < 2; d++) len[d] = wm_test_exi_encode(g, docs[d], false, pack[d], 512, &e);
+    wm_exi_grammar_free(g);
+    return len[0] && len[1] ? NULL : "a SenML pack does not encode";
 }

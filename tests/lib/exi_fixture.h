@@ -42,4 +42,13 @@ wm_exi_status wm_test_exi_decode_xml(const wm_exi_grammar *g, const uint8_t *buf
 wm_exi_status wm_test_exi_xml_round_trip(const wm_exi_grammar *g, const wm_exi_options *o, const char *xml, char *out,
                                          size_t cap, wm_exi_error *err);
 
+/* The SenML fixture of the content-filter concurrency tests: in a new
+ * directory dir (a mkdtemp template, rewritten), a schema registry file
+ * (its path in reg, cap bytes) with the line "senml XSD
+ * s=urn:ietf:params:xml:ns:senml"; and two packs encoded into pack[d]
+ * (len[d] bytes): pack 0 has a "Cel" record with v = 21.5 (and a "V" one),
+ * pack 1 only a "V" record with v = 30. Returns NULL, or why it failed
+ * (static text). The caller removes reg and dir. */
+const char *wm_test_senml_fixture(char *dir, char *reg, size_t cap, uint8_t pack[2][512], size_t len[2]);
+
 #endif

@@ -115,27 +115,9 @@ static void *worker_main(void *arg)
 static void content_under_churn(bool distinct_texts)
 {
     distinct = distinct_texts;
-    char dir[] = "/tmp/wm_content_conc_XXXXXX", reg[128], xsd[1024], rel[1024], err[512];
-    CHECK(mkdtemp(dir), "mkdtemp");
-    const char *sh = getenv("WM_SHARED");
-    snprintf(rel, sizeof rel, "%s/data/exi/senml/senml.gen.xsd", sh ? sh : "../shared");
-    CHECK(realpath(rel, xsd), "%s", rel);
-    snprintf(reg, sizeof reg, "%s/reg.txt", dir);
-    FILE *f = fopen(reg, "w");
-    CHECK(f, "%s", reg);
-    fprintf(f, "senml %s s=urn:ietf:params:xml:ns:senml\n", xsd);
-    fclose(f);
-    wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    CHECK(g, "%s", e.msg);
-    const char *docs[2] = { "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='t' u='V' v='3'/>"
-                            "<senml n='t' u='Cel' v='21.5'/></sensml>",
-                            "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='t' u='V' v='30'/></sensml>" };
-    for (int d = 0; d < 2; d++) {
-        pack_len[d] = wm_test_exi_encode(g, docs[d], false, pack[d], sizeof pack[d], &e);
-        CHECK(pack_len[d], "%s", e.msg);
-    }
-    wm_exi_grammar_free(g);
+    char dir[] = "/tmp/wm_content_conc_XXXXXX", reg[128], err[512];
+    const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
+    CHECK(!why, "%s", why);
     T = wm_match_table_new(NULL, NULL, reg, 65536, err, sizeof err);
     CHECK(T, "%s", err);
     if (distinct) wm_match_table_set_xpath_slots(T, SLOTS);
