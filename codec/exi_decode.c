@@ -8,6 +8,7 @@
 
 #include "codec/exi_rt.h"
 #include "codec/exi_utf8.h"
+#include "codec/exi_xmlchar.h"
 
 typedef wm_exi_dctx dctx;
 
@@ -63,17 +64,19 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
          * seven at a time from a 64-bit window */
         const uint8_t *buf = c->r.buf;
         uint64_t nbytes = c->r.len_bits >> 3;
-        /* seven characters per step when all seven are ASCII and non-zero:
-         * no octet has its high bit, none is zero (p has room for the 8-byte
-         * store: 4 bytes per character were reserved) */
+        /* seven characters per step when all seven are in 0x20..0x7f (XML
+         * Char, one octet): + 0x60 sets the high bit of each, which none has
+         * itself (a byte >= 0xa0 carries into the one before it, but fails
+         * itself); the low byte is not looked at. p has room for the 8-byte
+         * store: 4 bytes per character were reserved */
         while (i + 7 <= nchars) {
             uint64_t byte = c->r.pos >> 3;
             if (byte + 8 > nbytes) break;
             uint64_t win;
             memcpy(&win, buf + byte, 8);
             win = __builtin_bswap64(win) << (c->r.pos & 7);
-            const uint64_t hi = 0x8080808080808000ull, lo = 0x0101010101010100ull;
-            if ((win & hi) || ((win - lo) & ~win & hi)) break;
+            const uint64_t hi = 0x8080808080808000ull, k60 = 0x6060606060606000ull;
+            if (((win + k60) & ~win & hi) ^ hi) break;
             uint64_t le = __builtin_bswap64(win);
             memcpy(p + n, &le, 8);
             n += 7;
@@ -89,7 +92,7 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
             unsigned k = 0;
             for (; k < 7 && i < nchars; k++, i++) {
                 uint32_t b = (uint32_t)(win >> 56);
-                if (b - 1 >= 0x7f) break; /* multi-octet code point, or 0: slow path */
+                if (b - 0x20 >= 0x60) break; /* multi-octet code point, or a control character: slow path */
                 p[n++] = (char)b;
                 win <<= 8;
                 c->r.pos += 8;
@@ -107,8 +110,8 @@ static wm_exi_status read_chars(dctx *c, uint64_t nchars, const wm_exi_datatype 
             else if (k == rcs->n_rcs) { if ((st = wm_exi_read_uint(&c->r, &cp))) return st; }
             else return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "restricted character index %u (§7.1.10.1)", k);
         } else if ((st = wm_exi_read_uint(&c->r, &cp))) return st;
-        if (cp > 0x10ffff || cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
-            return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "code point %llu is not an XML character",
+        if (!wm_exi_xml_char(cp))
+            return wm_exi_fail(c->err, WM_EXI_E_VALUE, c->r.pos, "code point U+%04llX is not an XML 1.0 character",
                                (unsigned long long)cp);
         n += wm_exi_utf8_put((uint32_t)cp, p + n);
     }
@@ -155,6 +158,10 @@ static wm_exi_status read_lname(dctx *c, uint32_t uri, uint32_t *lid)
     }
     wm_exi_sview s;
     if ((st = read_chars(c, v - 1, NULL, &s))) return st;
+    /* only misses are checked: the table's other names are schema names or
+     * were checked when they were added */
+    if (!wm_exi_ncname(s.p, s.len))
+        return wm_exi_fail(c->err, WM_EXI_E_VALUE, at, "local name \"%.*s\" is not an XML NCName", (int)(s.len > 40 ? 40 : s.len), s.p);
     if ((*lid = wm_exi_strtab_add_lname(t, uri, s.p, s.len)) == WM_EXI_NONE) return wm_exi_dec_mem_fail(c);
     return WM_EXI_OK;
 }
@@ -185,6 +192,8 @@ static wm_exi_status namespace_decl(dctx *c)
         uint64_t n;
         wm_exi_sview s;
         if ((st = wm_exi_read_uint(&c->r, &n)) || (st = read_chars(c, n, NULL, &s))) return st;
+        if (s.len && !wm_exi_ncname(s.p, s.len)) /* "" declares the default namespace */
+            return wm_exi_fail(c->err, WM_EXI_E_VALUE, at, "prefix \"%.*s\" is not an XML NCName", (int)(s.len > 40 ? 40 : s.len), s.p);
         if (!wm_exi_strtab_add_prefix(&c->d->st, uri, s.p, s.len)) return wm_exi_dec_mem_fail(c);
     } else if (k - 1 >= u->n_prefixes)
         return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "prefix compact id %u of %u (§7.3.2)", k - 1, u->n_prefixes);
@@ -207,8 +216,12 @@ static wm_exi_status read_string_value(dctx *c, uint32_t lid, const wm_exi_datat
         if ((st = wm_exi_read_nbit(&c->r, wm_exi_code_width(l->n_vals), &k))) return st;
         if (k >= l->n_vals)
             return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "local value compact id %u of %u (§7.3.3)", k, l->n_vals);
-        v->text = t->values[l->vals[k]].s.p;
-        v->len = t->values[l->vals[k]].s.len;
+        uint32_t gid = l->vals[k];
+        if (gid == WM_EXI_NONE)
+            return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at,
+                               "local value compact id %u was unassigned when valuePartitionCapacity replaced its value (§7.3.3)", k);
+        v->text = t->values[gid].s.p;
+        v->len = t->values[gid].s.len;
         return WM_EXI_OK;
     }
     if (x == 1) {
@@ -245,7 +258,10 @@ static wm_exi_status read_value(dctx *c, uint32_t lid, uint32_t dt, wm_exi_value
 static wm_exi_status emit(dctx *c, wm_exi_event *ev)
 {
     ev->depth = c->d->depth;
-    if (!c->stop && c->fn(c->user, ev)) c->stop = true;
+    if (!c->stop && c->fn(c->user, ev)) {
+        c->stop = true;
+        c->d->stop_bit_pos = c->r.pos;
+    }
     return WM_EXI_OK;
 }
 

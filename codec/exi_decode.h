@@ -13,11 +13,11 @@
  * buffer, valid until the callback returns. Typed values also carry their
  * typed form (codec/exi_types.h) so filters need not parse text.
  *
- * Not supported (refused with WM_EXI_E_UNSUPPORTED): compression,
- * pre-compression, selfContained, datatype representation maps,
- * Preserve.prefixes / Preserve.lexicalValues (reported clearly), the relaxed
- * ElementFragment grammar for fragments whose element names have several
- * types. Bad input never reads out of bounds; see wm_exi_decode().
+ * Not supported (refused with WM_EXI_E_UNSUPPORTED and the reason):
+ * compression, pre-compression, selfContained, datatype representation maps
+ * and user-defined meta-data (codec/exi_header.h), Preserve.lexicalValues and
+ * Preserve.dtd streams, integers beyond 64 bits (codec/exi_types.h). Bad input
+ * never reads out of bounds; see wm_exi_decode().
  */
 #ifndef WM_CODEC_EXI_DECODE_H
 #define WM_CODEC_EXI_DECODE_H
@@ -47,7 +47,7 @@ typedef struct wm_exi_event {
 } wm_exi_event;
 
 /* Return 0 to continue, non-zero to stop decoding early (wm_exi_decode then
- * returns WM_EXI_OK with *stopped set). */
+ * returns WM_EXI_OK with *stopped set and decoder.stop_bit_pos after that event). */
 typedef int (*wm_exi_event_fn)(void *user, const wm_exi_event *ev);
 
 typedef struct wm_exi_limits {
@@ -91,6 +91,9 @@ typedef struct wm_exi_decoder {
                                  (codec/exi_decode_strict.c; malloc'ed at init) */
     bool general_only;        /* set by tests to force the general path: the strict loop
                                  must decode exactly the same events */
+    uint64_t stop_bit_pos;    /* after a decode the callback stopped: the bit just after
+                                 the event it stopped at (for reports such as the XML
+                                 sink's refusals, codec/exi_xml.h) */
     struct {                  /* internal: the last header read without out-of-band options
                                  (its bits, what it yielded): a stream starting with the same
                                  bits is not parsed again (a feed's headers repeat) */
@@ -117,8 +120,13 @@ void wm_exi_decoder_free(wm_exi_decoder *d);
  *   WM_EXI_E_HEADER / _OPTIONS / _UNSUPPORTED from the header;
  *   WM_EXI_E_TRUNCATED      the stream ends inside an event;
  *   WM_EXI_E_EVENT_CODE     an event code no production has;
- *   WM_EXI_E_STRING_INDEX   a compact identifier beyond its partition;
- *   WM_EXI_E_VALUE          an out-of-range content value;
+ *   WM_EXI_E_STRING_INDEX   a compact identifier beyond its partition, or a local value
+ *                           id left unassigned when valuePartitionCapacity replaced its
+ *                           value (§7.3.3);
+ *   WM_EXI_E_VALUE          an out-of-range content value, a character outside XML 1.0
+ *                           Char in any string, or a local name / prefix string-table
+ *                           miss that is not an NCName (codec/exi_xmlchar.h); the
+ *                           position is the string's (names) or the character's;
  *   WM_EXI_E_LENGTH         a string/binary length beyond the stream or limits;
  *   WM_EXI_E_MEMORY         the memory cap was reached;
  *   WM_EXI_E_DEPTH          nesting beyond max_depth;

@@ -169,7 +169,8 @@ static inline bool float_at(const uint8_t *buf, uint64_t nbytes, uint64_t *q, ui
 /* A literal string value of nchars characters at bit *q (§7.3.3 miss,
  * §7.1.10), written in place in the arena and added to `lid`'s partitions
  * like the general path does (the same allocations, in the same order):
- * ASCII without NUL only, seven characters per window, up to LIT_MAX
+ * printable ASCII only (what read_chars() takes in one step: no control
+ * character, XML 1.0 Char), seven characters per window, up to LIT_MAX
  * characters, and only when the arena's current block has room for them.
  * false: anything else, with nothing changed, for the general path to take
  * from the value's first bit. true: *st is WM_EXI_OK (the value in *v, *q
@@ -187,12 +188,15 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
     uint64_t cq = *q;
     for (uint32_t i = 0; i < nchars; i += 7) {
         uint32_t k = nchars - i < 7 ? (uint32_t)(nchars - i) : 7;
-        uint64_t w = window(buf, nbytes, cq), mask = ~0ull << (64 - 8 * k);
-        uint64_t x = w | ~mask; /* bytes past the characters read as 0xff: neither NUL nor counted */
-        const uint64_t hi = 0x8080808080808080ull, lo = 0x0101010101010101ull;
-        if ((w & mask & hi) || ((x - lo) & ~x & hi)) return false;
+        /* le: the characters from its low byte up, what is stored */
+        uint64_t le = __builtin_bswap64(window(buf, nbytes, cq)), mask = ~0ull >> (64 - 8 * k);
+        /* each character in 0x20..0x7f (XML Char, one octet): + 0x60 sets
+         * its high bit, which it has not itself. A byte >= 0xa0 carries into
+         * the next, higher one, but fails itself; carries leave upwards, past
+         * the characters, so what follows them never matters */
+        const uint64_t hi = 0x8080808080808080ull, k60 = 0x6060606060606060ull;
+        if ((((le + k60) & ~le & hi) ^ hi) & mask) return false;
         /* 8 bytes at p + i: within the 16-byte rounded reservation of 4n + 1 */
-        uint64_t le = __builtin_bswap64(w);
         memcpy(p + i, &le, 8);
         cq += 8 * k;
     }
@@ -374,6 +378,7 @@ at_str: {
         uint32_t k = top(ww, kw);
         if (k >= l->n_vals) goto general;
         id = l->vals[k];
+        if (id == WM_EXI_NONE) goto general; /* replaced (§7.3.3): the general path reports it */
         q += kw;
     } else {
         unsigned kw = wm_exi_code_width(t->n_values);
@@ -423,6 +428,7 @@ resume:
 
 stop:
     c->stop = true;
+    d->stop_bit_pos = pos;
 out:
     d->depth = depth;
     c->r.pos = pos;

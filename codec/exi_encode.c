@@ -5,6 +5,7 @@
 
 #include "codec/exi_rt.h"
 #include "codec/exi_utf8.h"
+#include "codec/exi_xmlchar.h"
 
 static wm_exi_status mem_fail(wm_exi_encoder *e)
 {
@@ -80,7 +81,7 @@ static wm_exi_status put_string_value(wm_exi_encoder *e, uint32_t lid, const cha
     wm_exi_strtab *t = &e->st;
     wm_exi_status st;
     uint32_t gid = wm_exi_strtab_find_value(t, s, (uint32_t)len);
-    if (gid != WM_EXI_NONE && t->values[gid].live) {
+    if (gid != WM_EXI_NONE) {
         const wm_exi_st_value *v = &t->values[gid];
         if (v->lid == lid) {
             if ((st = wm_exi_write_uint(&e->w, 0))) return st;
@@ -103,6 +104,19 @@ static bool typed_ok(wm_exi_encoder *e, uint32_t dt, const char *s, size_t len)
     const wm_exi_datatype *t = &e->g->types[dt];
     if (t->kind == WM_EXI_DT_STRING || t->kind == WM_EXI_DT_RCS_STRING) return true;
     return wm_exi_value_valid(e->g->types, t, s, len);
+}
+
+/* Strict mode has no untyped fallback: a declared value that is valid but
+ * beyond the codec's 64-bit limits is WM_EXI_E_UNSUPPORTED with that reason
+ * (what names the item: "attribute v", "text"); WM_EXI_OK otherwise, so the
+ * caller reports the value as not valid / not allowed. */
+static wm_exi_status strict_unsupported(wm_exi_encoder *e, uint32_t dt, const char *s, size_t len, const char *what,
+                                        const char *name, size_t nlen)
+{
+    wm_exi_error why = { 0 };
+    if (dt == WM_EXI_NONE || wm_exi_value_check(e->g->types, &e->g->types[dt], s, len, &why) != WM_EXI_E_UNSUPPORTED)
+        return WM_EXI_OK;
+    return wm_exi_fail(e->err, WM_EXI_E_UNSUPPORTED, e->w.pos, "%s%.*s: %s (strict)", what, (int)nlen, name, why.msg);
 }
 
 static wm_exi_status put_value(wm_exi_encoder *e, uint32_t lid, uint32_t dt, const char *s, size_t len)
@@ -300,13 +314,16 @@ static wm_exi_status put_xsi_type_value(wm_exi_encoder *e, wm_exi_frame *f, cons
     const char *tu = "", *tl = v;
     size_t tul = 0, tll = vl;
     if (vl && v[0] == '{') {
-        const char *close = memchr(v, '}', vl);
+        const char *close = memrchr(v, '}', vl); /* the local name has none */
         if (!close) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:type value must be {uri}local");
         tu = v + 1;
         tul = (size_t)(close - v - 1);
         tl = close + 1;
         tll = vl - (size_t)(close - v) - 1;
     }
+    /* a QName's local part is an NCName: the decoder refuses anything else */
+    if (!wm_exi_ncname(tl, tll))
+        return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:type value \"%.*s\" is not a QName", (int)(vl > 40 ? 40 : vl), v);
     uint32_t uri, lid;
     wm_exi_status st = put_qname(e, false, &uri, tu, tul, &lid, tl, tll);
     if (st) return st;
@@ -409,6 +426,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
             return put_value(e, lid, gdt, v, vl);
         }
     }
+    if (strict && declared_invalid && (st = strict_unsupported(e, inv->arg, v, vl, "attribute ", l, ll))) return st;
     if (strict) return declared_invalid ? wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "attribute %.*s: value \"%.*s\" is not valid for its type (strict)", (int)ll, l, (int)(vl > 40 ? 40 : vl), v)
                                         : no_prod(e, "attribute", l, ll);
     if (declared_invalid) {
@@ -477,15 +495,17 @@ wm_exi_status wm_exi_encode_ch(wm_exi_encoder *e, const char *s, size_t n)
     unsigned n2 = cc.n2, n3 = cc.n3;
     const uint8_t *l2 = cc.l2, *l3 = cc.l3;
     uint32_t wn = n1 + (n2 ? 1 : 0);
+    uint32_t invalid_dt = WM_EXI_NONE;
     for (uint32_t i = 0; i < st_->n; i++) {
         const wm_exi_prod *p = &g->prods[st_->first + i];
         if (p->term != WM_EXI_T_CH) continue;
-        if (!typed_ok(e, p->arg, s, n)) break;
+        if (!typed_ok(e, p->arg, s, n)) { invalid_dt = p->arg; break; }
         if ((st = put_code(e, wn, i))) return st;
         f->state = p->next;
         return put_value(e, f->lid, p->arg, s, n);
     }
     if (blank(s, n) && !(st_->flags & WM_EXI_S_CH)) return WM_EXI_OK;
+    if (strict && (st = strict_unsupported(e, invalid_dt, s, n, "text", "", 0))) return st;
     if (strict) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "text \"%.*s\" not allowed here (strict)", (int)(n > 30 ? 30 : n), s);
     if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_CH))) return no_prod(e, "text", s, n);
     if (st_->flags & WM_EXI_S_ATTRS) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }

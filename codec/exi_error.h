@@ -21,7 +21,9 @@ typedef enum wm_exi_status {
                                 integers beyond 64 bits */
     WM_EXI_E_EVENT_CODE,     /* an event code that no production of the current grammar has (§6.2) */
     WM_EXI_E_STRING_INDEX,   /* a string-table compact identifier out of range (§7.3) */
-    WM_EXI_E_VALUE,          /* a content value out of its datatype's range (§7.1) */
+    WM_EXI_E_VALUE,          /* a content value out of its datatype's range (§7.1), or a string
+                                no XML document can hold: a character outside XML 1.0 Char,
+                                a local name or prefix that is not an NCName (decoder) */
     WM_EXI_E_LENGTH,         /* a length beyond the configured limits */
     WM_EXI_E_MEMORY,         /* the configured memory cap was reached */
     WM_EXI_E_DEPTH,          /* element nesting beyond the configured limit */

@@ -190,7 +190,7 @@ static bool hash_rebuild(wm_exi_strtab *t, uint32_t cap)
     t->hash = h;
     t->hash_cap = cap;
     for (uint32_t i = 0; i < t->n_values; i++)
-        if (t->values[i].live && !hash_put(t, i)) return false;
+        if (!hash_put(t, i)) return false;
     return true;
 }
 
@@ -224,10 +224,12 @@ bool wm_exi_strtab_add_value_slow(wm_exi_strtab *t, uint32_t lid, const char *by
         t->n_values++;
     } else {
         /* §7.3.3: the partition is full; the oldest entry is replaced and
-         * leaves its local partition too. */
+         * "removed from its associated local value partition by rendering
+         * its compact identifier permanently unassigned": that partition
+         * keeps its size (and so its id width), the id resolves to nothing. */
         wm_exi_st_value *old = &t->values[gid];
         if (t->hash) hash_del(t, gid);
-        old->live = false;
+        t->lnames[old->lid].vals[old->local_idx] = WM_EXI_NONE;
     }
     wm_exi_st_lname *l = &t->lnames[lid];
     if (!GROW(t, l->vals, l->n_vals, l->cap_vals) || !wm_exi_strtab_touch(t, lid)) return false;

@@ -38,7 +38,9 @@ typedef struct wm_exi_st_uri {
 typedef struct wm_exi_st_lname {
     wm_exi_sview s;
     uint32_t uri;
-    uint32_t *vals;                   /* local value partition: global value ids */
+    uint32_t *vals;                   /* local value partition: global value ids; WM_EXI_NONE
+                                         for an id left permanently unassigned when its value was
+                                         replaced in the global partition (§7.3.3) */
     uint32_t n_vals, cap_vals;
     uint32_t bi;                      /* built-in element grammar (index), WM_EXI_NONE */
     bool dirty;
@@ -48,7 +50,6 @@ typedef struct wm_exi_st_value {
     wm_exi_sview s;
     uint32_t lid;                     /* owner qname's local-name id */
     uint32_t local_idx;               /* its compact id in that local partition */
-    bool live;                        /* false once replaced (capacity wrap) */
 } wm_exi_st_value;
 
 typedef struct wm_exi_strtab {
@@ -117,7 +118,6 @@ static inline void wm_exi_strtab_put_value(wm_exi_strtab *t, wm_exi_st_lname *l,
     v->s.len = len;
     v->lid = lid;
     v->local_idx = l->n_vals;
-    v->live = true;
     l->vals[l->n_vals++] = gid;
 }
 static inline bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codec/exi_utf8.h"
+#include "codec/exi_xmlchar.h"
 
 /* ------------------------------------------------------------ text helpers */
 
@@ -280,8 +281,9 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
                 else if (c == dt->n_rcs) { if ((st = wm_exi_read_uint(r, &cp))) return st; }
                 else return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "restricted character index %u (§7.1.10.1)", c);
             } else if ((st = wm_exi_read_uint(r, &cp))) return st;
-            if (cp > 0x10ffff)
-                return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "code point %llu beyond U+10FFFF", (unsigned long long)cp);
+            if (!wm_exi_xml_char(cp))
+                return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "code point U+%04llX is not an XML 1.0 character",
+                                   (unsigned long long)cp);
             char u[4];
             if ((st = tx_put(r, tx, u, wm_exi_utf8_put((uint32_t)cp, u)))) return st;
         }
@@ -290,11 +292,17 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
     case WM_EXI_DT_LIST: {
         uint64_t n;
         if ((st = wm_exi_read_uint(r, &n))) return st;
-        if (n > r->len_bits - r->pos + 1)
-            return wm_exi_fail(r->err, WM_EXI_E_LENGTH, r->pos, "list length %llu beyond the stream", (unsigned long long)n);
         const wm_exi_datatype *it = &types[dt->list_item];
         if (it->kind == WM_EXI_DT_LIST)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "list of lists");
+        /* Items of a one-value enumeration (§7.2) or an n-bit range with
+         * min = max (§7.1.9) take no bits, so the stream does not bound their
+         * count; the text does: every item after the first adds a separator. */
+        bool zero_bit = (it->kind == WM_EXI_DT_ENUM && it->n_enum <= 1) || (it->kind == WM_EXI_DT_NBIT && !it->nbit_width);
+        if (zero_bit ? n > tx->cap - tx->len + 1 : n > r->len_bits - r->pos + 1)
+            return wm_exi_fail(r->err, WM_EXI_E_LENGTH, r->pos, zero_bit ? "list of %llu 0-bit items beyond the value cap"
+                                                                         : "list length %llu beyond the stream",
+                               (unsigned long long)n);
         for (uint64_t i = 0; i < n; i++) {
             wm_exi_value iv;
             if (i && (st = tx_put(r, tx, " ", 1))) return st;
@@ -321,37 +329,52 @@ static void trim(const char **s, size_t *len)
         (*len)--;
 }
 
-static bool parse_int(const char *s, size_t len, int64_t *out)
+/* Integer lexical forms: valid, not valid, or valid but beyond the 64 bits
+ * this codec keeps (WM_EXI_E_UNSUPPORTED, never "not valid"). */
+typedef enum { NUM_OK, NUM_BAD, NUM_BIG } numparse;
+
+/* v = v * 10 + d unless that passes UINT64_MAX. */
+static bool acc_digit(uint64_t *v, unsigned d)
+{
+    if (*v > UINT64_MAX / 10 || (*v == UINT64_MAX / 10 && d > UINT64_MAX % 10)) return false;
+    *v = *v * 10 + d;
+    return true;
+}
+
+/* One or more decimal digits, all of s[0..len). */
+static numparse parse_digits(const char *s, size_t len, uint64_t *out)
+{
+    if (!len) return NUM_BAD;
+    uint64_t v = 0;
+    bool big = false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') return NUM_BAD;
+        big = big || !acc_digit(&v, (unsigned)(s[i] - '0'));
+    }
+    *out = v;
+    return big ? NUM_BIG : NUM_OK;
+}
+
+static numparse parse_int(const char *s, size_t len, int64_t *out)
 {
     trim(&s, &len);
     size_t i = 0;
     bool neg = false;
     if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-    if (i == len) return false;
-    uint64_t v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9') return false;
-        if (v > (UINT64_MAX - 9) / 10) return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX) return false;
+    uint64_t v;
+    numparse r = parse_digits(s + i, len - i, &v);
+    if (r != NUM_OK) return r;
+    if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX) return NUM_BIG;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
+    return NUM_OK;
 }
 
-static bool parse_uint(const char *s, size_t len, uint64_t *out)
+static numparse parse_uint(const char *s, size_t len, uint64_t *out)
 {
     trim(&s, &len);
     size_t i = 0;
     if (i < len && s[i] == '+') i++;
-    if (i == len) return false;
-    uint64_t v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10) return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    *out = v;
-    return true;
+    return parse_digits(s + i, len - i, out);
 }
 
 bool wm_exi_float_parse(const char *s, size_t len, int64_t *mantissa, int32_t *exponent)
@@ -363,30 +386,39 @@ bool wm_exi_float_parse(const char *s, size_t len, int64_t *mantissa, int32_t *e
     size_t i = 0;
     bool neg = false, digits = false;
     if (i < len && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
+    /* §7.1.4: the mantissa is a 64-bit signed integer. Digits that do not
+     * fit (a lexical form may have any number) are rounded away, half up on
+     * the first dropped digit, as EXIficient does: 18 or 19 significant
+     * digits, more than a double holds. */
+    const uint64_t mmax = (uint64_t)INT64_MAX;
     uint64_t m = 0;
     int64_t e = 0;
-    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (m > (UINT64_MAX / 10) - 1) return false;
-        m = m * 10 + (uint64_t)(s[i] - '0');
+    int round = -1; /* the first dropped digit */
+    for (bool frac = false;; i++) {
+        if (i < len && s[i] == '.' && !frac) { frac = true; continue; }
+        if (i >= len || s[i] < '0' || s[i] > '9') break;
+        unsigned d = (unsigned)(s[i] - '0');
         digits = true;
-    }
-    if (i < len && s[i] == '.') {
-        for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (m > (UINT64_MAX / 10) - 1) return false;
-            m = m * 10 + (uint64_t)(s[i] - '0');
-            e--;
-            digits = true;
+        if (round < 0 && (m < mmax / 10 || (m == mmax / 10 && d <= mmax % 10))) {
+            m = m * 10 + d;
+            e -= frac;
+        } else {
+            if (round < 0) round = (int)d;
+            e += !frac; /* a dropped integer digit scales what is kept */
         }
     }
     if (!digits) return false;
+    if (round >= 5) {
+        if (m < mmax) m++;
+        else { m = mmax / 10 + 1; e++; } /* INT64_MAX ends in 7: rounds up */
+    }
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         int64_t x;
-        if (!parse_int(s + i + 1, len - i - 1, &x) || x > 100000 || x < -100000) return false;
+        if (parse_int(s + i + 1, len - i - 1, &x) != NUM_OK || x > 100000 || x < -100000) return false;
         e += x;
         i = len;
     }
     if (i != len) return false;
-    if (m > (uint64_t)INT64_MAX) return false;
     /* canonical mantissa: no trailing decimal zeros ("20" -> 2E1), as
      * deployed encoders write it; the value is the same either way */
     while (m != 0 && m % 10 == 0) { m /= 10; e++; }
@@ -574,6 +606,13 @@ static wm_exi_status bad_input(wm_exi_writer *w, const char *what, const char *s
     return wm_exi_fail(w->err, WM_EXI_E_INPUT, w->pos, "\"%.*s\" is not a valid %s", (int)(len > 40 ? 40 : len), s, what);
 }
 
+/* A valid value this codec cannot represent (its 64-bit limit). */
+static wm_exi_status too_big(wm_exi_writer *w, const char *what, const char *s, size_t len)
+{
+    return wm_exi_fail(w->err, WM_EXI_E_UNSUPPORTED, w->pos, "\"%.*s\": unsupported: %s beyond 64 bits",
+                       (int)(len > 40 ? 40 : len), s, what);
+}
+
 static bool bool_lex(const char *s, size_t len, unsigned *code)
 {
     trim(&s, &len);
@@ -596,17 +635,20 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
     }
     case WM_EXI_DT_INTEGER: {
         int64_t v;
-        if (!parse_int(s, len, &v)) return bad_input(w, "integer", s, len);
+        numparse r = parse_int(s, len, &v);
+        if (r != NUM_OK) return r == NUM_BIG ? too_big(w, "integer", s, len) : bad_input(w, "integer", s, len);
         return dry ? WM_EXI_OK : write_integer(w, v);
     }
     case WM_EXI_DT_UNSIGNED: {
         uint64_t v;
-        if (!parse_uint(s, len, &v)) return bad_input(w, "non-negative integer", s, len);
+        numparse r = parse_uint(s, len, &v);
+        if (r != NUM_OK)
+            return r == NUM_BIG ? too_big(w, "integer", s, len) : bad_input(w, "non-negative integer", s, len);
         return dry ? WM_EXI_OK : wm_exi_write_uint(w, v);
     }
     case WM_EXI_DT_NBIT: {
         int64_t v;
-        if (!parse_int(s, len, &v) || v < dt->nbit_min || (uint64_t)(v - dt->nbit_min) >= (1ull << dt->nbit_width))
+        if (parse_int(s, len, &v) != NUM_OK || v < dt->nbit_min || (uint64_t)(v - dt->nbit_min) >= (1ull << dt->nbit_width))
             return bad_input(w, "integer in the bounded range", s, len);
         return dry ? WM_EXI_OK : wm_exi_write_nbit(w, dt->nbit_width, (uint32_t)(v - dt->nbit_min));
     }
@@ -618,21 +660,19 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
         bool neg = false;
         if (i < n && (p[i] == '+' || p[i] == '-')) neg = p[i++] == '-';
         uint64_t ip = 0, fp = 0;
-        bool any = false;
-        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = true) {
-            if (ip > (UINT64_MAX - 9) / 10) return bad_input(w, "decimal (64-bit integral part)", s, len);
-            ip = ip * 10 + (uint64_t)(p[i] - '0');
-        }
+        bool any = false, big = false;
+        for (; i < n && p[i] >= '0' && p[i] <= '9'; i++, any = true)
+            big = big || !acc_digit(&ip, (unsigned)(p[i] - '0'));
         if (i < n && p[i] == '.') {
             size_t st0 = ++i;
             while (i < n && p[i] >= '0' && p[i] <= '9') i++;
             size_t end = i;
             while (end > st0 && p[end - 1] == '0') end--; /* trailing zeros carry no value */
-            if (end - st0 > 19) return bad_input(w, "decimal (19 fractional digits max)", s, len);
-            for (size_t k = end; k > st0; k--) fp = fp * 10 + (uint64_t)(p[k - 1] - '0');
+            for (size_t k = end; k > st0; k--) big = big || !acc_digit(&fp, (unsigned)(p[k - 1] - '0'));
             any = any || i > st0;
         }
         if (!any || i != n) return bad_input(w, "decimal", s, len);
+        if (big) return too_big(w, "decimal integral or (reversed) fractional part", s, len);
         if (dry) return WM_EXI_OK;
         if ((st = wm_exi_write_bool(w, neg && (ip || fp))) || (st = wm_exi_write_uint(w, ip))) return st;
         return wm_exi_write_uint(w, fp);
@@ -727,9 +767,16 @@ wm_exi_status wm_exi_value_write(wm_exi_writer *w, const wm_exi_datatype *types,
     return value_write(w, types, dt, s, len, false);
 }
 
-bool wm_exi_value_valid(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len)
+wm_exi_status wm_exi_value_check(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len,
+                                 wm_exi_error *err)
 {
     wm_exi_writer w;
     memset(&w, 0, sizeof w);
-    return value_write(&w, types, dt, s, len, true) == WM_EXI_OK;
+    w.err = err;
+    return value_write(&w, types, dt, s, len, true);
+}
+
+bool wm_exi_value_valid(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len)
+{
+    return wm_exi_value_check(types, dt, s, len, NULL) == WM_EXI_OK;
 }

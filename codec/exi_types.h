@@ -15,7 +15,8 @@
  *
  * Limits: integers and the integral/fractional parts of decimals are kept in
  * 64 bits (WM_EXI_E_UNSUPPORTED beyond); float mantissas are 64-bit signed and
- * exponents 14-bit as §7.1.4 requires. Pure functions; thread safe.
+ * exponents 14-bit as §7.1.4 requires (longer decimal mantissas are rounded to
+ * 64 bits when encoding). Pure functions; thread safe.
  */
 #ifndef WM_CODEC_EXI_TYPES_H
 #define WM_CODEC_EXI_TYPES_H
@@ -96,11 +97,19 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
 
 /* Encodes lexical text s[0..len) as datatype dt. Errors: WM_EXI_E_INPUT when the
  * text is not in the type's lexical space (the caller may then fall back to an
- * untyped string where the grammar allows it), WM_EXI_E_LENGTH (buffer full). */
+ * untyped string where the grammar allows it), WM_EXI_E_UNSUPPORTED when it is
+ * but the value passes this codec's 64-bit limits (integers, decimal parts;
+ * the reason says "unsupported: ... beyond 64 bits"), WM_EXI_E_LENGTH (buffer
+ * full). Floats with more digits than a 64-bit mantissa holds are rounded
+ * (§7.1.4), not refused. */
 wm_exi_status wm_exi_value_write(wm_exi_writer *w, const wm_exi_datatype *types, const wm_exi_datatype *dt,
                                  const char *s, size_t len);
 
-/* Checks that s[0..len) is in dt's lexical space (what value_write would accept). */
+/* Checks s[0..len) as wm_exi_value_write would, without writing: WM_EXI_OK,
+ * WM_EXI_E_INPUT or WM_EXI_E_UNSUPPORTED with the reason in *err (may be NULL). */
+wm_exi_status wm_exi_value_check(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len,
+                                 wm_exi_error *err);
+/* wm_exi_value_check() == WM_EXI_OK. */
 bool wm_exi_value_valid(const wm_exi_datatype *types, const wm_exi_datatype *dt, const char *s, size_t len);
 
 /* Parses an xs:double/xs:float lexical into the §7.1.4 decimal mantissa and

@@ -1,6 +1,7 @@
 /* EXI <-> XML text adaptors (see exi_xml.h). */
 #include "codec/exi_xml.h"
 
+#include <libxml/uri.h>
 #include <libxml/xmlreader.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +9,69 @@
 
 /* ------------------------------------------------------------ XML writer */
 
+/* One slot of the open start tag's attribute-name set: open addressing,
+ * stamped with the tag's generation so a new tag empties the set in O(1). */
+struct wm_exi_xml_seen {
+    wm_exi_sview uri, local;
+    uint32_t gen;
+};
+
+#define XMLNS_URI "http://www.w3.org/2000/xmlns/"
+#define XML_URI "http://www.w3.org/XML/1998/namespace"
+
 void wm_exi_xml_sink_init(wm_exi_xml_sink *s) { memset(s, 0, sizeof *s); }
 
 void wm_exi_xml_sink_free(wm_exi_xml_sink *s)
 {
     free(s->buf);
     free(s->bound);
+    free(s->seen);
+    free(s->ok_uri);
     memset(s, 0, sizeof *s);
+}
+
+#define SV_IS(v, lit) ((v).len == sizeof(lit) - 1 && !memcmp((v).p, lit, sizeof(lit) - 1))
+static bool sv_eq(wm_exi_sview a, wm_exi_sview b) { return a.len == b.len && !memcmp(a.p, b.p, a.len); }
+
+static int refuse(wm_exi_xml_sink *s, const char *what, wm_exi_sview name)
+{
+    s->bad = true;
+    snprintf(s->why, sizeof s->why, "%s \"%.*s\" cannot be written as XML", what, (int)(name.len > 40 ? 40 : name.len), name.p);
+    return 1;
+}
+
+/* the local name and the URI's length: attributes of one tag rarely share
+ * a local name, and namespace names are long (hashing them cost ~10 % of
+ * decoding to XML); equal names still compare in full */
+static uint32_t seen_hash(wm_exi_sview u, wm_exi_sview l)
+{
+    uint32_t h = 2166136261u ^ u.len;
+    for (uint32_t i = 0; i < l.len; i++) h = (h ^ (uint8_t)l.p[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+/* Adds {u}l to the open tag's names; false if it is there already. Names
+ * are compared as text: a stream may add the same string twice to a
+ * partition, and two ids of one name are still one XML attribute name. */
+static bool seen_add(wm_exi_xml_sink *s, wm_exi_sview u, wm_exi_sview l)
+{
+    if ((s->n_seen + 1) * 2 > s->cap_seen) {
+        uint32_t nc = s->cap_seen ? s->cap_seen * 2 : 16;
+        struct wm_exi_xml_seen *n = calloc(nc, sizeof *n), *old = s->seen;
+        if (!n) { s->oom = true; return true; }
+        for (uint32_t i = 0; i < s->cap_seen; i++)
+            if (old[i].gen == s->gen)
+                for (uint32_t j = seen_hash(old[i].uri, old[i].local) & (nc - 1);; j = (j + 1) & (nc - 1))
+                    if (n[j].gen != s->gen) { n[j] = old[i]; break; }
+        free(old);
+        s->seen = n;
+        s->cap_seen = nc;
+    }
+    for (uint32_t j = seen_hash(u, l) & (s->cap_seen - 1);; j = (j + 1) & (s->cap_seen - 1)) {
+        struct wm_exi_xml_seen *e = &s->seen[j];
+        if (e->gen != s->gen) { *e = (struct wm_exi_xml_seen){ u, l, s->gen }; s->n_seen++; return true; }
+        if (sv_eq(e->uri, u) && sv_eq(e->local, l)) return false;
+    }
 }
 
 static void put(wm_exi_xml_sink *s, const char *p, size_t n)
@@ -59,10 +116,21 @@ static void escaped(wm_exi_xml_sink *s, const char *p, size_t n, bool attr)
 
 /* Writes the prefix for URI id `uri` (declaring it on the open start tag if
  * needed). The value text of the URI is `u`. */
+/* How a qname's namespace is written: no prefix (no namespace: URI id 0,
+ * or another entry with the empty string), "xml" (the XML namespace, which
+ * is never declared), or a declared prefix. */
+enum { NS_NONE, NS_XML, NS_DECLARED };
+static int ns_kind(uint32_t uri, wm_exi_sview u)
+{
+    if (uri == 0 || !u.len) return NS_NONE;
+    if (uri == 1 || SV_IS(u, XML_URI)) return NS_XML;
+    return NS_DECLARED;
+}
+
 static void prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u, bool for_attr_value)
 {
     char tmp[32];
-    if (uri == 1) { puts_(s, "xml"); return; }
+    if (ns_kind(uri, u) == NS_XML) { puts_(s, "xml"); return; }
     const char *pre = uri == 2 ? "xsi" : (snprintf(tmp, sizeof tmp, "ns%u", uri), tmp);
     puts_(s, pre);
     (void)for_attr_value;
@@ -70,7 +138,6 @@ static void prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u, bool for_at
 
 static bool need_decl(wm_exi_xml_sink *s, uint32_t uri)
 {
-    if (uri == 0 || uri == 1) return false;
     if (uri >= s->n_bound) {
         uint32_t n = uri + 16;
         uint32_t *b = realloc(s->bound, n * sizeof *b);
@@ -82,9 +149,33 @@ static bool need_decl(wm_exi_xml_sink *s, uint32_t uri)
     return s->bound[uri] == 0;
 }
 
+/* Namespaces in XML 1.0 §3: a declaration's value MUST be a URI reference
+ * (libxml2 reports anything else as a namespace error). */
+static bool uri_ref(wm_exi_xml_sink *s, wm_exi_sview u)
+{
+    /* a feed declares the same namespace in every document: the last one
+     * that passed is kept */
+    if (s->ok_uri && s->ok_len == u.len && !memcmp(s->ok_uri, u.p, u.len)) return true;
+    char *z = malloc((size_t)u.len + 1);
+    if (!z) { s->oom = true; return true; }
+    memcpy(z, u.p, u.len);
+    z[u.len] = 0;
+    xmlURIPtr p = xmlParseURI(z);
+    if (p) {
+        xmlFreeURI(p);
+        free(s->ok_uri);
+        s->ok_uri = z;
+        s->ok_len = u.len;
+        return true;
+    }
+    free(z);
+    refuse(s, "namespace name (not a URI reference)", u);
+    return false;
+}
+
 static void declare(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
 {
-    if (!need_decl(s, uri)) return;
+    if (ns_kind(uri, u) != NS_DECLARED || !need_decl(s, uri) || !uri_ref(s, u)) return;
     s->bound[uri] = s->depth;
     puts_(s, " xmlns:");
     prefix(s, uri, u, false);
@@ -98,30 +189,48 @@ static void close_open(wm_exi_xml_sink *s)
     if (s->open) { puts_(s, ">"); s->open = false; }
 }
 
+/* "prefix:" for a qname in URI `uri` (nothing for no namespace) */
+static void qname_prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
+{
+    if (ns_kind(uri, u) == NS_NONE) return;
+    prefix(s, uri, u, false);
+    puts_(s, ":");
+}
+
 int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
 {
     wm_exi_xml_sink *s = user;
     switch (ev->type) {
     case WM_EXI_EV_SE:
+        if (SV_IS(ev->uri, XMLNS_URI)) return refuse(s, "element in the xmlns namespace", ev->local);
         close_open(s);
         s->depth = ev->depth;
+        s->gen++;
+        s->n_seen = 0;
         puts_(s, "<");
-        if (ev->uri_id) { prefix(s, ev->uri_id, ev->uri, false); puts_(s, ":"); }
+        qname_prefix(s, ev->uri_id, ev->uri);
         put(s, ev->local.p, ev->local.len);
-        if (ev->uri_id) declare(s, ev->uri_id, ev->uri);
+        declare(s, ev->uri_id, ev->uri);
         s->open = true;
-        break;
+        return s->bad;
     case WM_EXI_EV_AT:
-        if (ev->uri_id) declare(s, ev->uri_id, ev->uri);
+        if (SV_IS(ev->uri, XMLNS_URI) || (ns_kind(ev->uri_id, ev->uri) == NS_NONE && SV_IS(ev->local, "xmlns")))
+            return refuse(s, "attribute (a namespace declaration)", ev->local);
+        if (!seen_add(s, ns_kind(ev->uri_id, ev->uri) == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
+            return refuse(s, "second attribute", ev->local);
+        declare(s, ev->uri_id, ev->uri);
+        if (s->bad) return 1;
         if (ev->xsi && ev->value.kind == WM_EXI_DT_QNAME) {
-            /* "{uri}local": give the type's namespace a prefix */
-            const char *close = memchr(ev->value.text, '}', ev->value.len);
+            /* "{uri}local": give the type's namespace a prefix (the local
+             * name is an NCName, so the last '}' ends the URI) */
+            const char *close = memrchr(ev->value.text, '}', ev->value.len);
             wm_exi_sview tu = { ev->value.text + 1, (uint32_t)(close - ev->value.text - 1) };
             /* find the uri id by text among what we know: declare with a synthetic id */
             char pre[48];
             if (tu.len == 0) pre[0] = 0;
             else if (tu.len == 32 && !memcmp(tu.p, "http://www.w3.org/2001/XMLSchema", 32)) strcpy(pre, "xsd");
             else snprintf(pre, sizeof pre, "t%u", (unsigned)(s->len % 100000));
+            if (pre[0] && !uri_ref(s, tu)) return 1;
             if (pre[0]) {
                 puts_(s, " xmlns:"); puts_(s, pre); puts_(s, "=\""); escaped(s, tu.p, tu.len, true); puts_(s, "\"");
             }
@@ -132,7 +241,7 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
             break;
         }
         puts_(s, " ");
-        if (ev->uri_id) { prefix(s, ev->uri_id, ev->uri, false); puts_(s, ":"); }
+        qname_prefix(s, ev->uri_id, ev->uri);
         put(s, ev->local.p, ev->local.len);
         puts_(s, "=\"");
         escaped(s, ev->value.text, ev->value.len, true);
@@ -146,7 +255,7 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
         if (s->open) { puts_(s, "/>"); s->open = false; }
         else {
             puts_(s, "</");
-            if (ev->uri_id) { prefix(s, ev->uri_id, ev->uri, false); puts_(s, ":"); }
+            qname_prefix(s, ev->uri_id, ev->uri);
             put(s, ev->local.p, ev->local.len);
             puts_(s, ">");
         }

@@ -2,10 +2,17 @@
  *
  * wm_exi_xml_sink turns a decoder's events (codec/exi_decode.h) into XML
  * text: element and attribute namespaces get generated prefixes ("ns<id>",
- * "xsi", "xml") declared where first needed, text is escaped, xsi:type values
- * are written as prefix:local. The text is appended to a growable buffer the
- * sink owns (malloc); the infoset — expanded names, attribute values, text —
- * is what EXI preserves with default fidelity options (§6.3).
+ * "xsi", "xml") declared where first needed, text and namespace names are
+ * escaped, xsi:type values are written as prefix:local. The text is appended
+ * to a growable buffer the sink owns (malloc); the infoset — expanded names,
+ * attribute values, text — is what EXI preserves with default fidelity
+ * options (§6.3). The output is namespace-well-formed XML 1.0: the decoder
+ * already refuses characters outside XML 1.0 Char and names that are not
+ * NCNames (codec/exi_xmlchar.h); what only the sink can see — an attribute
+ * name twice in one start tag, an attribute named xmlns in no namespace, a
+ * name in the xmlns namespace (http://www.w3.org/2000/xmlns/) — stops the
+ * decoder (the event callback returns 1) with `bad` set and the reason in
+ * `why`; wm_exi_decoder.stop_bit_pos then says where.
  *
  * wm_exi_encode_xml() reads XML with libxml2's xmlReader and feeds the
  * encoder (codec/exi_encode.h): attributes in the EXI order (§6: xsi:type,
@@ -31,6 +38,12 @@ typedef struct wm_exi_xml_sink {
     uint32_t *bound;          /* per URI id: depth where its prefix was declared (0 = none) */
     uint32_t n_bound;
     uint32_t depth;
+    bool bad;                 /* an event XML 1.0 cannot carry: output incomplete, see why */
+    char why[160];
+    struct wm_exi_xml_seen *seen; /* internal: attribute names of the open start tag */
+    uint32_t n_seen, cap_seen, gen;
+    char *ok_uri;             /* internal: the last namespace name found a URI reference */
+    uint32_t ok_len;
 } wm_exi_xml_sink;
 
 void wm_exi_xml_sink_init(wm_exi_xml_sink *s);

@@ -4,8 +4,10 @@
  * memoisation, so recursive types and forward references resolve. */
 #include "codec/exi_xsd.h"
 
+#include <errno.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,12 +171,38 @@ static wm_exi_status load_doc(rd *r, xmlDocPtr doc, const char *path, const char
     return WM_EXI_OK;
 }
 
+/* Reads a schema document (from mem[0..len) when mem is set, else the file
+ * at path) into *doc. Errors: WM_EXI_E_SCHEMA with the file's errno text, or
+ * libxml2's message and line, taken from the parser context (per call,
+ * unlike xmlGetLastError()); WM_EXI_E_MEMORY. */
+static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm_exi_error *err, xmlDocPtr *doc)
+{
+    *doc = NULL;
+    if (!mem) {
+        FILE *f = fopen(path, "rb");
+        if (!f) return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "%s: cannot read the schema document: %s", path, strerror(errno));
+        fclose(f);
+    }
+    xmlParserCtxtPtr ctx = xmlNewParserCtxt();
+    if (!ctx) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
+    int opts = XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR;
+    *doc = mem ? xmlCtxtReadMemory(ctx, mem, (int)len, path, NULL, opts) : xmlCtxtReadFile(ctx, path, NULL, opts);
+    wm_exi_status st = WM_EXI_OK;
+    if (!*doc) {
+        const char *why = ctx->lastError.message ? ctx->lastError.message : "no reason given";
+        st = wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "%s: the schema document is not well-formed XML (line %d): %.*s", path,
+                         ctx->lastError.line, (int)strcspn(why, "\n"), why);
+    }
+    xmlFreeParserCtxt(ctx);
+    return st;
+}
+
 static wm_exi_status load(rd *r, const char *path, const char *chameleon, xmlDocPtr given)
 {
     if (r->n_docs > 256) return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "more than 256 schema documents");
-    xmlDocPtr doc = given ? given : xmlReadFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
-    if (!doc) return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "%s: cannot read or parse the schema document", path);
-    return load_doc(r, doc, path, chameleon);
+    xmlDocPtr doc = given;
+    wm_exi_status st = doc ? WM_EXI_OK : parse_doc(path, NULL, 0, r->err, &doc);
+    return st ? st : load_doc(r, doc, path, chameleon);
 }
 
 /* ----------------------------------------------------------- building */
@@ -703,7 +731,7 @@ static uint32_t build_complex(rd *r, xmlNodePtr n, uint32_t doc, const char *nam
             ty->n_attrs = bt->n_attrs;
         }
         if (!base_ur && ext && bt->has_awild) { ty->has_awild = true; ty->awild = bt->awild; }
-        if ((*st = collect_attrs(r, der, doc, t, 0))) return WM_EXI_NONE;
+        *st = collect_attrs(r, der, doc, t, 0);
     } else {
         xmlNodePtr mg = model_group(n);
         uint32_t part = mg ? build_particle(r, mg, doc, st) : WM_EXI_NONE;
@@ -711,11 +739,12 @@ static uint32_t build_complex(rd *r, xmlNodePtr n, uint32_t doc, const char *nam
         xs_type *ty = &r->s->types[t];
         ty->particle = part;
         ty->content = part == WM_EXI_NONE && !mixed ? XS_CT_EMPTY : mixed ? XS_CT_MIXED : XS_CT_ELEMENT;
-        if ((*st = collect_attrs(r, n, doc, t, 0))) return WM_EXI_NONE;
+        *st = collect_attrs(r, n, doc, t, 0);
     }
-    /* attribute arrays are malloc'ed per type: hand them to the model */
-    if (r->s->types[t].attrs && !wm_exi_schema_keep(r->s, r->s->types[t].attrs)) { *st = WM_EXI_E_MEMORY; return WM_EXI_NONE; }
-    return t;
+    /* attribute arrays are malloc'ed per type: hand them to the model, also
+     * when collecting stopped half-way at a bad declaration */
+    if (r->s->types[t].attrs && !wm_exi_schema_keep(r->s, r->s->types[t].attrs) && !*st) *st = WM_EXI_E_MEMORY;
+    return *st ? WM_EXI_NONE : t;
 }
 
 static wm_exi_status compile(rd *r, wm_exi_grammar **out)
@@ -757,8 +786,8 @@ static wm_exi_status run(const char *path, const char *mem, size_t len, wm_exi_g
     if (mem) {
         if (len > 16u << 20) { wm_exi_schema_free(&s); return wm_exi_fail(err, WM_EXI_E_LENGTH, 0, "schema larger than 16 MiB"); }
         r.no_includes = true;
-        xmlDocPtr d = xmlReadMemory(mem, (int)len, "memory.xsd", NULL, XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR);
-        if (!d) { wm_exi_schema_free(&s); return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "schema is not well-formed XML"); }
+        xmlDocPtr d;
+        if ((st = parse_doc("memory.xsd", mem, len, err, &d))) { wm_exi_schema_free(&s); return st; }
         st = load(&r, "memory.xsd", NULL, d);
     } else st = load(&r, path, NULL, NULL);
     if (!st) st = compile(&r, out);

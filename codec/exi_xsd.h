@@ -26,8 +26,9 @@
 
 /* Compiles the schema at `path` (a local file). On success *out owns a new
  * grammar (free with wm_exi_grammar_free). Errors: WM_EXI_E_SCHEMA (file
- * unreadable, not XML, not a schema, unresolved reference, remote
- * schemaLocation; err->msg names file and component), WM_EXI_E_GRAMMAR
+ * unreadable: errno's text; not well-formed XML: libxml2's reason and line;
+ * not a schema, unresolved reference, remote schemaLocation; err->msg names
+ * file and component), WM_EXI_E_LENGTH (compile_mem: above 16 MiB), WM_EXI_E_GRAMMAR
  * (content model too large), WM_EXI_E_MEMORY. */
 wm_exi_status wm_exi_xsd_compile(const char *path, wm_exi_grammar **out, wm_exi_error *err);
 

@@ -59,6 +59,13 @@ fail:
     return NULL;
 }
 
+int wmctl_close_output(const char *command, FILE *f, const char *name)
+{
+    bool bad = fflush(f) != 0 || ferror(f);
+    if (f != stdout) bad = fclose(f) != 0 || bad;
+    return bad ? wmctl_usage_error(command, "cannot write %s", name) : 0;
+}
+
 int wmctl_usage_error(const char *command, const char *fmt, ...)
 {
     va_list ap;

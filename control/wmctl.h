@@ -60,6 +60,12 @@ FILE *wmctl_open(const char *path, char *msg, size_t cap);
 #define WMCTL_MAX_FILTERS (1ull << 30)   /* wmctl match --filters JSON, bytes */
 unsigned char *wmctl_read_file(const char *path, size_t max, size_t *len, char *msg, size_t cap);
 
+/* Finishes an output written with stdio: flushes f and checks its error
+ * flag, and closes it unless it is stdout (a small file's write error, e.g.
+ * ENOSPC or /dev/full, only shows at fflush/fclose). Returns 0, or prints
+ * "wmctl <command>: cannot write <name>" and returns 2. */
+int wmctl_close_output(const char *command, FILE *f, const char *name);
+
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -114,8 +114,12 @@ int wmctl_exi(int argc, char **argv)
         if (wm_exi_grammar_serialize(gg, &bytes, &blen)) rc2 = wmctl_usage_error("exi", "out of memory");
         else {
             FILE *f = fopen(in, "wb");
-            if (!f || fwrite(bytes, 1, blen, f) != blen) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
-            if (f) fclose(f);
+            if (!f) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
+            else {
+                bool short_write = fwrite(bytes, 1, blen, f) != blen;
+                rc2 = wmctl_close_output("exi", f, in);
+                if (short_write && !rc2) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
+            }
         }
         free(bytes);
         wm_exi_grammar_free(gg);
@@ -226,6 +230,10 @@ int wmctl_exi(int argc, char **argv)
             fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]\n", in, err.msg, (unsigned long long)err.bit_pos,
                     wm_exi_status_name(st));
             rc = 1;
+        } else if (sink.bad) { /* the sink stopped the decoder: XML 1.0 cannot carry this event */
+            fprintf(stderr, "wmctl exi: %s: %s (event ending at bit %llu) [value]\n", in, sink.why,
+                    (unsigned long long)d.stop_bit_pos);
+            rc = 1;
         } else if (sink.oom) {
             fprintf(stderr, "wmctl exi: out of memory writing XML\n");
             rc = 1;
@@ -244,9 +252,13 @@ int wmctl_exi(int argc, char **argv)
         } else {
             bool to_stdout = !strcmp(out, "-"); /* as IN, '-' is the standard stream */
             FILE *f = to_stdout ? stdout : fopen(out, "wb");
-            if (!f || fwrite(obuf, 1, olen, f) != olen || (to_stdout && fflush(f)))
-                rc = wmctl_usage_error("exi", "cannot write %s", to_stdout ? "stdout" : out);
-            if (f && !to_stdout) fclose(f);
+            const char *name = to_stdout ? "stdout" : out;
+            if (!f) rc = wmctl_usage_error("exi", "cannot write %s", name);
+            else {
+                bool short_write = fwrite(obuf, 1, olen, f) != olen;
+                rc = wmctl_close_output("exi", f, name);
+                if (short_write && !rc) rc = wmctl_usage_error("exi", "cannot write %s", name);
+            }
         }
         free(obuf);
         wm_exi_encoder_free(&e);

@@ -55,8 +55,11 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            /* results go to stdout: a full disk must not look like success */
+            return rc ? rc : wmctl_close_output(argv[1], stdout, "stdout");
+        }
     fprintf(stderr, "wmctl: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -42,7 +42,8 @@
  * that is boolean on some of the named elements and not on others.
  * text() and '.' are accepted on elements of simple content only.
  * Differences from XPath 1.0 on the decoded XML, by design: float
- * INF/-INF/NaN compare as the IEEE values they denote; non-canonical lexical
+ * INF/-INF/NaN compare as the IEEE values they denote, "+5" as 5, a
+ * subnormal as itself (libxml2's number(): NaN, NaN, 0); non-canonical lexical
  * forms are not seen (string tests on numbers are refused for this reason;
  * a boolean written "1" equals 'true' and 1, where untyped XPath 1.0 on the
  * source text says vb="1" = 'true' is false). An attribute a stream gives

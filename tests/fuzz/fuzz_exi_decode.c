@@ -9,7 +9,11 @@
  * and decodes again to the same number of events; and the general path
  * (wm_exi_decoder.general_only) gives the same events, status and error
  * position as the default one (the strict bit-packed loop,
- * codec/exi_decode_strict.c, when the options allow it). Memory cap 1 MiB. */
+ * codec/exi_decode_strict.c, when the options allow it); and a decoded
+ * document written by the XML sink (codec/exi_xml.h) parses with libxml2 as
+ * namespace-well-formed XML, unless the sink refused an event with a reason.
+ * Memory cap 1 MiB. */
+#include <libxml/parser.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +21,7 @@
 
 #include "codec/exi_decode.h"
 #include "codec/exi_encode.h"
+#include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -151,5 +156,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     wm_exi_encoder_free(&enc);
+    if (!st && !o.fragment && !d.opts.fragment) {
+        /* the XML of a decoded document parses (fragments may have several roots) */
+        wm_exi_xml_sink sink;
+        wm_exi_xml_sink_init(&sink);
+        if (wm_exi_decode(&d, data + 1, size - 1, &o, wm_exi_xml_sink_event, &sink, NULL, &e) != WM_EXI_OK) abort();
+        if (sink.bad && !sink.why[0]) abort();
+        if (!sink.bad && !sink.oom) {
+            xmlParserCtxtPtr px = xmlNewParserCtxt();
+            xmlDocPtr doc = px ? xmlCtxtReadMemory(px, sink.buf, (int)sink.len, NULL, NULL,
+                                                   XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_HUGE)
+                               : NULL;
+            if (px && (!doc || !px->wellFormed || !px->nsWellFormed)) {
+                fprintf(stderr, "decoded XML does not parse: %s\n%.400s\n", px->lastError.message ? px->lastError.message : "",
+                        sink.buf);
+                abort();
+            }
+            xmlFreeDoc(doc);
+            xmlFreeParserCtxt(px);
+        }
+        wm_exi_xml_sink_free(&sink);
+    }
     return 0;
 }

@@ -102,8 +102,32 @@ expect 2 "compile does not take --strict" "$W" exi compile --schema $S/senml.gen
 expect 2 "grammar does not take --grammar" "$W" exi grammar --grammar "$work/senml.wmg"
 expect 2 "usage" "$W" exi transcode $S/ex1.gen.exi
 [ ! -e "$work/o.exi" ] && [ ! -e "$work/c.wmg" ] || fail "a refused command wrote its output"; ok
+# a schema that does not parse: libxml2's reason and line (review finding 19); a missing one: errno's text
+printf '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">\n<xs:element name="a" type="xs:int">\n</xs:schema>\n' > "$work/unclosed.xsd"
+expect 2 "unclosed.xsd: the schema document is not well-formed XML (line 4): " "$W" exi compile --schema "$work/unclosed.xsd" "$work/u.wmg"
+expect 2 "missing.xsd: cannot read the schema document: No such file or directory" "$W" exi compile --schema "$work/missing.xsd" "$work/u.wmg"
 expect 2 "root element is not xs:schema" "$W" exi decode --schema $S/ex2.gen.xml $S/ex2.gen.exi
 expect 2 "not a wirematch EXI grammar" "$W" exi decode --grammar $S/ex2.gen.exi $S/ex2.gen.exi
+# crafted schema-less streams (tests/data/exi-bad, review finding 6) never become non-well-formed XML or
+# injected markup: names that are not NCNames and characters outside XML 1.0 Char are refused by the decoder
+# with their position, an attribute the XML cannot hold by the XML writer; exit 1, nothing on stdout
+X=$ROOT/tests/data/exi-bad
+XD=("$W" exi decode --schemaless --byte-aligned)
+expect 1 'local name "k="v" admin="true" z" is not an XML NCName at bit 48 [value]' "${XD[@]}" $X/attrinj.exi
+[ ! -s "$work/out" ] || fail "attrinj wrote XML: $(cat "$work/out")"; ok
+expect 1 'local name "a evil="1"><injected/" is not an XML NCName at bit 16 [value]' "${XD[@]}" $X/inject.exi
+expect 1 'local name " " is not an XML NCName at bit 16 [value]' "${XD[@]}" $X/badname.exi
+expect 1 'code point U+0001 is not an XML 1.0 character at bit 56 [value]' "${XD[@]}" $X/c1.exi
+expect 1 'second attribute "k" cannot be written as XML (event ending at bit 104) [value]' "${XD[@]}" $X/dupattr.exi
+[ ! -s "$work/out" ] || fail "dupattr wrote XML: $(cat "$work/out")"; ok
+expect 1 'attribute (a namespace declaration) "xmlns" cannot be written as XML' "${XD[@]}" $X/xmlnsattr.exi
+# output that cannot be written (review finding 12: a full disk): exit 2 "cannot write", never 0
+expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi decode --schema "$1" "$2" > /dev/full' "$W" $S/senml.gen.xsd $S/ex2.gen.exi
+expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi filter --schema "$1" --ns s=urn:ietf:params:xml:ns:senml --query //s:senml "$2" > /dev/full' \
+  "$W" $S/senml.gen.xsd $S/ex2.gen.exi
+expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi grammar --schema "$1" > /dev/full' "$W" $S/senml.gen.xsd
+expect 2 "wmctl exi: cannot write /dev/full" "$W" exi encode --schema $S/senml.gen.xsd $S/ex2.gen.xml /dev/full
+expect 2 "wmctl exi: cannot write /dev/full" "$W" exi compile --schema $S/senml.gen.xsd /dev/full
 echo '<a>' > "$work/bad.xml"
 expect 1 "XML is not well-formed" "$W" exi encode --schema $S/senml.gen.xsd "$work/bad.xml" "$work/o.exi"
 # libxml2's depth limit is said as such, not as "not well-formed"

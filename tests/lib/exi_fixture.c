@@ -40,6 +40,39 @@ size_t wm_test_exi_encode(const wm_exi_grammar *g, const char *xml, bool strict,
     return st ? 0 : n;
 }
 
+wm_exi_status wm_test_exi_decode_xml(const wm_exi_grammar *g, const uint8_t *buf, size_t n, const wm_exi_options *o,
+                                     bool general, wm_exi_xml_sink *s, bool *stopped, uint64_t *stop_pos,
+                                     wm_exi_error *err)
+{
+    wm_exi_decoder d;
+    wm_exi_decoder_init(&d, g, NULL);
+    d.general_only = general;
+    wm_exi_status st = wm_exi_decode(&d, buf, n, o, wm_exi_xml_sink_event, s, stopped, err);
+    if (stop_pos) *stop_pos = d.stop_bit_pos;
+    wm_exi_decoder_free(&d);
+    return st;
+}
+
+wm_exi_status wm_test_exi_xml_round_trip(const wm_exi_grammar *g, const wm_exi_options *o, const char *xml, char *out,
+                                         size_t cap, wm_exi_error *err)
+{
+    wm_exi_encoder enc;
+    wm_exi_encoder_init(&enc, g, o, false, false, NULL);
+    size_t n = 0, bcap = strlen(xml) * 4 + 256;
+    uint8_t *buf = malloc(bcap);
+    wm_exi_status st = buf ? wm_exi_encode_xml(&enc, xml, strlen(xml), buf, bcap, &n, err) : WM_EXI_E_MEMORY;
+    wm_exi_encoder_free(&enc);
+    if (!st) {
+        wm_exi_xml_sink s;
+        wm_exi_xml_sink_init(&s);
+        st = wm_test_exi_decode_xml(g, buf, n, o, false, &s, NULL, NULL, err);
+        if (!st) snprintf(out, cap, "%s", s.buf ? s.buf : "");
+        wm_exi_xml_sink_free(&s);
+    }
+    free(buf);
+    return st;
+}
+
 const char *wm_test_senml_fixture(char *dir, char *reg, size_t cap, uint8_t pack[2][512], size_t len[2])
 {
     char xsd[PATH_MAX], rel[PATH_MAX];

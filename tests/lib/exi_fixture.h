@@ -11,6 +11,8 @@
 
 #include "codec/exi_error.h"
 #include "codec/exi_grammar.h"
+#include "codec/exi_header.h"
+#include "codec/exi_xml.h"
 
 /* Compiles $WM_SHARED/data/exi/<rel> (e.g. "senml/senml.gen.xsd"); NULL
  * with *err filled on failure. Free with wm_exi_grammar_free. */
@@ -25,6 +27,20 @@ wm_exi_grammar *wm_test_exi_schema_text(const char *xsd, wm_exi_error *err);
  * with *err filled when the XML does not encode. */
 size_t wm_test_exi_encode(const wm_exi_grammar *g, const char *xml, bool strict, uint8_t *out, size_t cap,
                           wm_exi_error *err);
+
+/* Decodes buf[0..n) with g and the out-of-band options o into the XML sink
+ * s (initialised by the caller, freed by it); general forces the decoder's
+ * general path. *stopped and *stop_pos (may be NULL): whether the sink
+ * stopped the decoder, and where (wm_exi_decoder.stop_bit_pos). */
+wm_exi_status wm_test_exi_decode_xml(const wm_exi_grammar *g, const uint8_t *buf, size_t n, const wm_exi_options *o,
+                                     bool general, wm_exi_xml_sink *s, bool *stopped, uint64_t *stop_pos,
+                                     wm_exi_error *err);
+
+/* Encodes xml with g and options o (out of band: no options header), then
+ * decodes the stream to XML text in out[0..cap) (truncated to fit). Returns
+ * the status of the step that failed, with *err filled, or WM_EXI_OK. */
+wm_exi_status wm_test_exi_xml_round_trip(const wm_exi_grammar *g, const wm_exi_options *o, const char *xml, char *out,
+                                         size_t cap, wm_exi_error *err);
 
 /* The SenML fixture of the content-filter concurrency tests: in a new
  * directory dir (a mkdtemp template, rewritten), a schema registry file
