@@ -11,6 +11,7 @@
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
 #include "tests/lib/exi_fixture.h"
+#include "tests/lib/xpf_check.h"
 
 static const char xsd[] =
     "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'>"
@@ -52,13 +53,7 @@ static bool matches(const char *q, const char *xml)
 static void refused(const char *q, unsigned pos, const char *needle)
 {
     wm_exi_grammar *g = grammar();
-    wm_xpf *f = NULL;
-    wm_xpf_error fe;
-    const char *qs[] = { "//e", q };
-    cr_assert_eq(wm_xpf_compile(g, qs, 2, NULL, 0, &f, &fe), WM_XPF_E_TYPE, "%s accepted", q);
-    cr_assert_eq(fe.query, 1);
-    cr_assert_eq(fe.pos, pos, "%s: position %u, expected %u (%s)", q, fe.pos, pos, fe.msg);
-    cr_assert(strstr(fe.msg, needle), "%s: '%s' lacks '%s'", q, fe.msg, needle);
+    wm_test_xpf_refused(g, "//e", NULL, 0, q, pos, needle);
     wm_exi_grammar_free(g);
 }
 

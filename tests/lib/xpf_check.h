@@ -1,0 +1,27 @@
+/* Assertions shared by the content-filter unit tests (Criterion only). */
+#ifndef WM_TESTS_LIB_XPF_CHECK_H
+#define WM_TESTS_LIB_XPF_CHECK_H
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "codec/exi_grammar.h"
+#include "matcher/xpath_filter.h"
+
+/* Compiles {first, q} with g (which the caller keeps) and bindings ns[0..n_ns)
+ * and asserts the filter is refused as WM_XPF_E_TYPE on q (query 1) at
+ * position pos, with a reason containing needle. first is a query that
+ * compiles, so the index shows the refusal names the right query. */
+static inline void wm_test_xpf_refused(const wm_exi_grammar *g, const char *first, const wm_xp_ns *ns, size_t n_ns,
+                                       const char *q, unsigned pos, const char *needle)
+{
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    const char *qs[] = { first, q };
+    cr_assert_eq(wm_xpf_compile(g, qs, 2, ns, n_ns, &f, &fe), WM_XPF_E_TYPE, "%s accepted", q);
+    cr_assert_eq(fe.query, 1);
+    cr_assert_eq(fe.pos, pos, "%s: position %u, expected %u (%s)", q, fe.pos, pos, fe.msg);
+    cr_assert(strstr(fe.msg, needle), "%s: '%s' lacks '%s'", q, fe.msg, needle);
+}
+
+#endif
