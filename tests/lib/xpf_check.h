@@ -6,7 +6,18 @@
 #include <string.h>
 
 #include "codec/exi_grammar.h"
+#include "tests/lib/exi_fixture.h"
 #include "matcher/xpath_filter.h"
+
+/* The grammar of the XSD text xsd (asserted to compile); free with
+ * wm_exi_grammar_free. */
+static inline wm_exi_grammar *wm_test_xpf_grammar(const char *xsd)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema_text(xsd, &e);
+    cr_assert_not_null(g, "%s", e.msg);
+    return g;
+}
 
 /* Compiles {first, q} with g (which the caller keeps) and bindings ns[0..n_ns)
  * and asserts the filter is refused as WM_XPF_E_TYPE on q (query 1) at

@@ -17,6 +17,7 @@
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
 #include "tests/lib/exi_fixture.h"
+#include "tests/lib/xpf_check.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1 /* ASan reserves terabytes of address space: no RLIMIT_AS */
@@ -34,10 +35,7 @@ static const char xsd[] =
 
 static wm_exi_grammar *grammar(void)
 {
-    wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema_text(xsd, &e);
-    cr_assert_not_null(g, "%s", e.msg);
-    return g;
+    return wm_test_xpf_grammar(xsd);
 }
 
 static size_t vm_bytes(void)

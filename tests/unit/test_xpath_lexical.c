@@ -46,10 +46,7 @@ static const char doc[] =
 
 static wm_exi_grammar *grammar(void)
 {
-    wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema_text(xsd, &e);
-    cr_assert_not_null(g, "%s", e.msg);
-    return g;
+    return wm_test_xpf_grammar(xsd);
 }
 
 static const wm_xp_ns ns[] = { { "t", "urn:t" } };
