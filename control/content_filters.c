@@ -51,6 +51,8 @@ struct wm_content_job {
     uint32_t n_dead;
     wm_content_snap *snap; /* built by wm_content_job_run, NULL if it failed */
     char err[300];
+    atomic_bool cancel;  /* wm_content_job_cancel: stop at the next text / before the set */
+    bool cancelled;      /* _run stopped for it: nothing validated is kept */
 };
 
 struct wm_content {
@@ -472,6 +474,7 @@ void wm_content_job_run(wm_content_job *j)
     wm_content table = { .reg = (wm_schema_reg *)j->reg };
     for (uint32_t i = 0; i < j->n_it; i++) {
         job_item *it = &j->it[i];
+        if (it->validate && atomic_load_explicit(&j->cancel, memory_order_relaxed)) goto cancelled;
         if (it->validate && !validate(&table, it->text, it->ok, it->why, sizeof it->why)) continue;
         if (it->validate) it->why[0] = 0;
         for (uint32_t k = 0; k < ns; k++) nq += it->ok[k];
@@ -498,6 +501,13 @@ void wm_content_job_run(wm_content_job *j)
             s->qid[(size_t)(j->it[i].slot - 1) * ns + k] = q++;
         }
     wm_xpf_error fe;
+    /* the set build is one Hyperscan compile: it cannot stop once started */
+    if (atomic_load_explicit(&j->cancel, memory_order_relaxed)) {
+        free(sch);
+        free(defs);
+        wm_content_snap_free(s);
+        goto cancelled;
+    }
     if (wm_xpf_set_build(sch, ns, defs, nq, &s->set, &fe) != WM_XPF_OK) {
         snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
         goto fail;
@@ -510,6 +520,35 @@ fail:
     free(sch);
     free(defs);
     wm_content_snap_free(s);
+    return;
+cancelled:
+    j->cancelled = true;
+    snprintf(j->err, sizeof j->err, "the compile was cancelled");
+}
+
+void wm_content_job_cancel(wm_content_job *j)
+{
+    atomic_store_explicit(&j->cancel, true, memory_order_relaxed);
+}
+
+void wm_content_job_drop(wm_content *c)
+{
+    const wm_content_job *j = c->job;
+    for (uint32_t i = 0; j && i < j->n_it; i++) c->e[j->it[i].slot - 1].jobbed = false;
+    c->job = NULL;
+    c->dirty = true;   /* what it took (pending texts, dead slots) goes into the next job */
+}
+
+bool wm_content_job_stale(const wm_content *c)
+{
+    const wm_content_job *j = c->job;
+    bool any = false;
+    for (uint32_t i = 0; j && i < j->n_it; i++) {
+        if (!j->it[i].validate) continue;
+        if (c->e[j->it[i].slot - 1].state == E_PENDING) return false;
+        any = true;
+    }
+    return any;
 }
 
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen)
@@ -521,7 +560,7 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         entry *e = &c->e[it->slot - 1];
         e->jobbed = false;
         /* still PENDING (a reference left, not validated meanwhile by wm_content_ref) */
-        if (e->state != E_PENDING) continue;
+        if (e->state != E_PENDING || j->cancelled) continue;
         if (it->why[0] || !j->snap) {
             e->why = strdup(it->why[0] ? it->why : j->err);
             e->state = E_REFUSED;
@@ -532,8 +571,8 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         }
     }
     if (!j->snap) {
-        /* the published snapshot stays; what the job took is refused, the
-         * rest is tried again by the next job */
+        /* the published snapshot stays; what the job took is refused (or,
+         * cancelled, left PENDING), the rest is tried again by the next job */
         snprintf(err, errlen, "%s", j->err);
         c->dirty = true;
         job_free(j);
