@@ -73,7 +73,8 @@ typedef struct conn {
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
-    uint8_t held;             /* the client's stream waits at a SUBSCRIBE (WM_PROXY_HOLD) */
+    uint8_t held;             /* bit s: side s's stream waits at a packet the filter holds (WM_PROXY_HOLD:
+                                 a client SUBSCRIBE, a broker PUBLISH to a resumed session) */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
     uint8_t sent_on[2];       /* something was sent on fd[s] since its last read (ack_at_read) */
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
@@ -513,11 +514,9 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     if (k->ss.filter) want_send(w, k, slot, 1 - s);
     /* A held stream is read on until its unframed bytes pass conn_buffer
      * (what is read is looked at for the texts to compile with it). */
-    if (s == WM_PROXY_C2U) {   /* only a client's SUBSCRIBE is held */
-        k->held = r.held;
-        if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
-        if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
-    }
+    k->held = (uint8_t)(r.held ? k->held | 1u << s : k->held & ~(1u << s));
+    if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
+    if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
     if (r.verdict == WM_PROXY_FRAME_OK) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
@@ -602,7 +601,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
             close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
-    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(s == WM_PROXY_C2U && k->held))
+    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s))
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
 }
 
@@ -729,6 +728,13 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
     } else if (res == 0) {
         if (k->state == ST_OPEN && !k->eof[s]) {
             k->eof[s] = 1;
+            /* A client that leaves while held waits for no compile: its
+             * held SUBSCRIBEs go, what follows them reaches the broker,
+             * and the connection ends as the client's (REVIEW6 finding 3). */
+            if (s == WM_PROXY_C2U && (k->held & 1u << s)) {
+                wm_proxy_filter_client_gone(&k->flt);
+                if (frame(w, k, slot, s)) want_send(w, k, slot, s);
+            }
             maybe_finish(w, k, slot, s);
         }
     } else if (res == -ENOBUFS) {
@@ -958,17 +964,20 @@ static void after_batch(worker *w)
     if (w->over_total && w->held <= w->held_limit / 4 * 3) resume_total(w);
 }
 
-/* Streams held at a SUBSCRIBE whose content filter was being compiled go
- * on (or hold again, for a text of the next compile). */
+/* Streams held at a packet waiting for a compile (a client's SUBSCRIBE, the
+ * broker's deliveries to a resumed session) go on (or hold again, for a
+ * text of the next compile). */
 static void resume_held(worker *w)
 {
     for (uint32_t i = 0; i < w->nconns; i++) {
         conn *k = &w->conns[i];
-        if (!k->held || k->state != ST_OPEN) continue;
-        if (!frame(w, k, i, WM_PROXY_C2U)) continue;
-        want_send(w, k, i, WM_PROXY_C2U);
-        check_bounds(w, k, i, WM_PROXY_C2U);
-        maybe_finish(w, k, i, WM_PROXY_C2U);
+        for (int s = 0; s < 2; s++) {
+            if (!(k->held & 1u << s) || k->state != ST_OPEN) continue;
+            if (!frame(w, k, i, s)) continue;
+            want_send(w, k, i, s);
+            check_bounds(w, k, i, s);
+            maybe_finish(w, k, i, s);
+        }
     }
     /* now, not at the end of the next batch of completions (unless second
      * reads are armed: that batch comes at once, see after_batch) */
@@ -1183,6 +1192,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
         }
         w->fsh.content = &w->content;
         w->content.cnt = &w->c;
+        /* four connections' worth of new texts may await a compile at once */
+        w->content.max_awaiting = cfg->max_texts > UINT32_MAX / 4 ? UINT32_MAX : 4 * cfg->max_texts;
     }
     if (cfg->spatial) {
         w->scratch_cap = cfg->max_packet + 65546 + 16;
@@ -1289,9 +1300,10 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     unsigned started = 0;
     for (unsigned i = 0; i < n; i++)
         if (worker_alloc(&ws[i], cfg, i) < 0) { rc = -1; break; }
-    /* Content filters compile on their own thread, never on a worker. */
+    /* Content filters compile on their own threads, one per worker, never
+     * on a worker (dataplane/proxy_compile.h). */
     wm_proxy_compiler *cc = NULL;
-    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start())) rc = -1;
+    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start(n))) rc = -1;
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
@@ -1351,7 +1363,9 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         sum(total, &ws[i].c);
         worker_free(&ws[i]);
     }
-    wm_proxy_compiler_stop(cc);
+    /* A compile still running was abandoned by its worker: the caller must
+     * not free the registry it reads (wirematch-proxy _exits). */
+    if (wm_proxy_compiler_stop(cc)) total->compile_detached = 1;
     /* Peak is a gauge: the sum of worker peaks bounds the process peak. */
     free(ws);
     return rc;
