@@ -1,7 +1,7 @@
 /* Content filters compiled away from the proxy's workers
  * (dataplane/proxy_compile.h, control/content_filters.h "Compiling away from
  * the writer"): two worker threads, each with its own table, hand their new
- * texts to ONE compile thread and go on matching publications with the
+ * texts to the compile threads (two) and go on matching publications with the
  * snapshot they have while the compile runs. Each round a worker wants a
  * batch of new texts (all distinct, one of them refused: an unbalanced
  * matches() pattern), drops the previous batch, starts one compile
