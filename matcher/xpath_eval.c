@@ -313,7 +313,11 @@ static inline __attribute__((always_inline)) bool cluster_range(wm_xpf_ctx *c, c
 }
 
 /* A fired cluster: its trigger is true, so its queries match exactly where
- * their own test on the cluster's slot holds. */
+ * their own test on the cluster's slot holds. The slot's number is NaN for
+ * a boolean or a string that is no number, which makes every comparison
+ * below false, as XPath wants. The entry next to a watermark tells, without
+ * a search, whether anything is new: the common case once a document's
+ * first values are in. */
 static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
     slotv *v = &c->sv[cl->slot];
@@ -322,22 +326,46 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         run_str_cluster(c, cl, v);
         return;
     }
-    uint32_t a, b;
-    if (!cluster_range(c, cl, &a, &b)) return;
-    cstate *st = &c->cs[cl->id];
-    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = b;
-    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = a;
+    double x = v->num;
     const xpf_centry *e = c->ps->centries + cl->off;
+    cstate *st = &c->cs[cl->id];
+    uint32_t n = cl->n, a, b;
+    if (st->doc != c->doc) *st = (cstate){ c->doc, 0, n };
+    switch (cl->op) { /* one comparison per case: the op is not tested again at every step */
+    case WM_XP_GT: /* entries with x < v: a prefix */
+        a = st->lo;
+        if (a == n || !(e[a].x < x)) return;
+        st->lo = b = bound(e, a + 1, n, x, false);
+        break;
+    case WM_XP_GE:
+        a = st->lo;
+        if (a == n || !(e[a].x <= x)) return;
+        st->lo = b = bound(e, a + 1, n, x, true);
+        break;
+    case WM_XP_LT: /* entries with x > v: a suffix */
+        b = st->hi;
+        if (!b || !(e[b - 1].x > x)) return;
+        st->hi = a = bound(e, 0, b - 1, x, true);
+        break;
+    case WM_XP_LE:
+        b = st->hi;
+        if (!b || !(e[b - 1].x >= x)) return;
+        st->hi = a = bound(e, 0, b - 1, x, false);
+        break;
+    default: /* EQ */
+        a = bound(e, 0, n, x, false);
+        b = bound(e, a, n, x, true);
+        if (a == b) return;
+    }
     if (!(cl->sole && c->all_cand)) {
         match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
         return;
     }
-    uint64_t *dec = c->decided, *mat = c->matched;
-    for (uint32_t i = a; i < b; i++) {
-        uint32_t q = e[i].q;
-        dec[q >> 6] |= 1ull << (q & 63);
-        mat[q >> 6] |= 1ull << (q & 63);
-    }
+    /* entries past a sole cluster's watermark are undecided, and nothing
+     * else reads the decided bit of its queries (they are in no posting, no
+     * other cluster, no candidate list): the match bit alone */
+    uint64_t *mat = c->matched;
+    for (uint32_t i = a; i < b; i++) mat[e[i].q >> 6] |= 1ull << (e[i].q & 63);
     c->undecided -= b - a;
 }
 
