@@ -831,6 +831,41 @@ static int mark_sole_clusters(wm_xpf *f)
     return 0;
 }
 
+/* Builds the rows of the numeric range clusters (wm_xpf.pmask, xpf_cluster
+ * pm) up to XPF_PMASK_CAP bytes. Nonzero on allocation failure. */
+static int build_cluster_rows(wm_xpf *f)
+{
+    size_t rows = 0, cap_rows = XPF_PMASK_CAP / (f->n_qw * sizeof(uint64_t));
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            xpf_cluster *cl = &ps->clusters[k];
+            cl->pm = XPF_NONE;
+            if (cl->str || cl->op == WM_XP_EQ || rows + cl->n + 1 > cap_rows) continue;
+            cl->pm = (uint32_t)rows;
+            rows += cl->n + 1;
+        }
+    }
+    if (!rows) return 0;
+    if (!(f->pmask = calloc(rows, f->n_qw * sizeof(uint64_t)))) return -1;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        const xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            const xpf_cluster *cl = &ps->clusters[k];
+            if (cl->pm == XPF_NONE) continue;
+            uint64_t *row = f->pmask + (size_t)cl->pm * f->n_qw;
+            bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
+            for (uint32_t r = 0; r < cl->n; r++) {
+                /* low: row r + 1 = row r and entry r; else row n - r - 1 = row n - r and entry n - r - 1 */
+                uint32_t from = low ? r : cl->n - r, to = low ? r + 1 : cl->n - r - 1, q = ps->centries[cl->off + (low ? r : to)].q;
+                memcpy(row + (size_t)to * f->n_qw, row + (size_t)from * f->n_qw, f->n_qw * sizeof(uint64_t));
+                row[(size_t)to * f->n_qw + q / 64] |= 1ull << (q % 64);
+            }
+        }
+    }
+    return 0;
+}
+
 static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
 {
     wm_xpf_status rc = WM_XPF_E_MEMORY;
@@ -1180,6 +1215,9 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
         if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
     rc = WM_XPF_E_MEMORY;
     if (mark_sole_clusters(f)) goto fail;
+    f->n_qw = (n + 64 * XPF_QW - 1) / (64 * XPF_QW) * XPF_QW;
+    if (!f->n_qw) f->n_qw = XPF_QW;
+    if (build_cluster_rows(f)) goto fail;
     /* the Hyperscan database of every pattern literal */
     uint32_t np = 0;
     for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix;
@@ -1257,6 +1295,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->negcl);
     }
     free(f->pstates);
+    free(f->pmask);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);
     if (f->hs_db) hs_free_database(f->hs_db);
     for (uint32_t i = 0; i < f->n_owned; i++) free(f->owned[i]);

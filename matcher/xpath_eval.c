@@ -58,8 +58,11 @@ struct wm_xpf_ctx {
     uint32_t sp;
     /* per document */
     uint64_t *matched;
-    uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything) */
-    uint32_t undecided;
+    uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
+                                 * a query of a sole cluster has its matched bit only (run_cluster) */
+    uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
+    bool any_no;                /* a query was decided without a match: cluster rows, which mark
+                                 * entries without testing them, cannot be used (run_cluster) */
     /* the element being collected */
     bool collecting;
     const xpf_pstate *ps;
@@ -103,8 +106,8 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
-    c->matched = calloc((nq + 63) / 64, sizeof *c->matched);
-    c->decided = calloc((nq + 63) / 64, sizeof *c->decided);
+    c->matched = calloc(f->n_qw, sizeof *c->matched); /* n_qw >= (nq + 63) / 64, padded for or_rows */
+    c->decided = calloc(f->n_qw, sizeof *c->decided);
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
@@ -148,12 +151,34 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
 
 static inline bool is_decided(const wm_xpf_ctx *c, uint32_t q) { return c->decided[q >> 6] >> (q & 63) & 1; }
 
+/* The undecided queries, counted: neither decided nor matched. */
+static __attribute__((noinline)) uint32_t count_undecided(const wm_xpf_ctx *c)
+{
+    uint32_t n = 0, nq = c->f->n_q;
+    for (uint32_t w = 0; w < (nq + 63) / 64; w++) {
+        uint64_t open = ~(c->decided[w] | c->matched[w]);
+        if (w == nq / 64) open &= (1ull << (nq % 64)) - 1;
+        n += (uint32_t)__builtin_popcountll(open);
+    }
+    return n;
+}
+
+/* k queries were decided, or at most k (rows OR-ed into the bit sets do not
+ * say how many of their queries were open): c->undecided stays a lower
+ * bound that reaches 0 only by a count, so the early stop is exact. */
+static inline void lose(wm_xpf_ctx *c, uint32_t k)
+{
+    if (k < c->undecided) c->undecided -= k;
+    else if (k) c->undecided = count_undecided(c);
+}
+
 /* Decides q without a match (impossible, not a candidate). */
 static inline void decide_no(wm_xpf_ctx *c, uint32_t q)
 {
     if (is_decided(c, q)) return;
     c->decided[q >> 6] |= 1ull << (q & 63);
-    c->undecided--;
+    c->any_no = true;
+    lose(c, 1);
 }
 
 /* Matches the undecided ones of q[0..n) (stride: uint32_t words between
@@ -170,7 +195,7 @@ static inline void match_queries(wm_xpf_ctx *c, const uint32_t *q, uint32_t n, u
         mat[x >> 6] |= b;
         nd++;
     }
-    c->undecided -= nd;
+    lose(c, nd);
 }
 
 static inline void match_query(wm_xpf_ctx *c, uint32_t q) { match_queries(c, &q, 1, 1); }
@@ -218,6 +243,19 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
 }
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
+
+/* dst[0..nw) |= src[0..nw), nw a multiple of XPF_QW: 256 bits a step. */
+typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
+static inline void or_rows(uint64_t *dst, const uint64_t *src, uint32_t nw)
+{
+    for (uint32_t w = 0; w < nw; w += XPF_QW) {
+        xpf_v4 a, b;
+        memcpy(&a, dst + w, sizeof a);
+        memcpy(&b, src + w, sizeof b);
+        a |= b;
+        memcpy(dst + w, &a, sizeof a);
+    }
+}
 
 /* a[0..n) == b[0..n): names, units and states are short, and a call to
  * memcmp costs more than comparing them in two loads. */
@@ -357,7 +395,17 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         b = bound(e, a, n, x, true);
         if (a == b) return;
     }
-    if (!(cl->sole && c->all_cand)) {
+    bool sole = cl->sole && c->all_cand;
+    if (cl->pm != XPF_NONE && !c->any_no) {
+        /* the entries before the watermark are matched already: one row holds them and the new ones */
+        const wm_xpf *f = c->f;
+        const uint64_t *row = f->pmask + (size_t)(cl->pm + (cl->op == WM_XP_GT || cl->op == WM_XP_GE ? b : a)) * f->n_qw;
+        or_rows(c->matched, row, f->n_qw);
+        if (!sole) or_rows(c->decided, row, f->n_qw); /* a sole cluster: the match bit alone (below) */
+        lose(c, b - a);
+        return;
+    }
+    if (!sole) {
         match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
         return;
     }
@@ -366,7 +414,7 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
      * other cluster, no candidate list): the match bit alone */
     uint64_t *mat = c->matched;
     for (uint32_t i = a; i < b; i++) mat[e[i].q >> 6] |= 1ull << (e[i].q & 63);
-    c->undecided -= b - a;
+    lose(c, b - a);
 }
 
 /* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
@@ -392,7 +440,7 @@ static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
         mat[q >> 6] |= bit;
         nd++;
     }
-    c->undecided -= nd;
+    lose(c, nd);
     cstate *st = &c->cs[cl->id];
     if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = first != XPF_NONE ? first : b;
     if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = last != XPF_NONE ? last + 1 : a;
@@ -842,6 +890,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     uint32_t nw = (f->n_q + 63) / 64;
     memset(c->matched, 0, (nw ? nw : 1) * sizeof *c->matched);
     c->all_cand = !cand;
+    c->any_no = cand != NULL;
     if (cand) {
         memset(c->decided, 0xff, nw * sizeof *c->decided);
         c->undecided = 0;
