@@ -13,8 +13,8 @@
 
 #define XPF_NONE UINT32_MAX
 /* Query bit sets (matched, decided, cluster rows) are padded to a multiple
- * of this many 64-bit words, so they are OR-ed 256 bits at a time. */
-#define XPF_QW 4
+ * of this many 64-bit words, so they are OR-ed 512 bits at a time. */
+#define XPF_QW 8
 
 /* Literal (value test) kinds. */
 enum { XPF_L_NUM = 0, XPF_L_STREQ, XPF_L_STRNE, XPF_L_PAT, XPF_L_EXISTS };
@@ -261,7 +261,7 @@ struct wm_xpf {
      * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
      * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */
     uint64_t *pmask;
-    uint32_t n_qw;              /* words of a query bit set, a multiple of 4 (XPF_QW) */
+    uint32_t n_qw;              /* words of a query bit set, a multiple of XPF_QW */
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;
     hs_scratch_t *hs_proto;
