@@ -831,8 +831,22 @@ static int mark_sole_clusters(wm_xpf *f)
     return 0;
 }
 
-/* Builds the rows of the numeric range clusters (wm_xpf.pmask, xpf_cluster
- * pm) up to XPF_PMASK_CAP bytes. Nonzero on allocation failure. */
+/* Rows [0, n] of a cluster's entries e[0..n) at row block `row`: row r
+ * is the entries [0, r) (op > >=, low) or [r, n) (op < <=), only those whose
+ * literal is not `skip` when `excl`. */
+static void fill_rows(const wm_xpf *f, const xpf_centry *e, uint32_t n, bool low, uint64_t *row, bool excl, uint32_t skip)
+{
+    for (uint32_t r = 0; r < n; r++) {
+        /* low: row r + 1 = row r and entry r; else row n - r - 1 = row n - r and entry n - r - 1 */
+        uint32_t from = low ? r : n - r, to = low ? r + 1 : n - r - 1, i = low ? r : to, q = e[i].q;
+        memcpy(row + (size_t)to * f->n_qw, row + (size_t)from * f->n_qw, f->n_qw * sizeof(uint64_t));
+        if (!excl || e[i].lit != skip) row[(size_t)to * f->n_qw + q / 64] |= 1ull << (q % 64);
+    }
+}
+
+/* Builds the rows of the numeric range clusters, merged not() clusters
+ * included (wm_xpf.pmask, xpf_cluster pm), up to XPF_PMASK_CAP bytes.
+ * Nonzero on allocation failure. */
 static int build_cluster_rows(wm_xpf *f)
 {
     size_t rows = 0, cap_rows = XPF_PMASK_CAP / (f->n_qw * sizeof(uint64_t));
@@ -845,6 +859,27 @@ static int build_cluster_rows(wm_xpf *f)
             cl->pm = (uint32_t)rows;
             rows += cl->n + 1;
         }
+        uint32_t ncl = 0, nul = 0;
+        for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
+        for (uint32_t k = 0; k < ncl; k++) nul += ps->negcl[k].n;
+        if (ncl && !(ps->neglits = malloc(nul * sizeof *ps->neglits))) return -1;
+        nul = 0;
+        for (uint32_t k = 0; k < ncl; k++) {
+            xpf_cluster *cl = &ps->negcl[k];
+            cl->pm = XPF_NONE;
+            cl->ul_off = nul;
+            cl->n_ul = 0;
+            if (cl->op == WM_XP_EQ) continue;
+            for (uint32_t i = 0; i < cl->n; i++) {
+                uint32_t lit = ps->centries[cl->off + i].lit, j = 0;
+                while (j < cl->n_ul && ps->neglits[nul + j] != lit) j++;
+                if (j == cl->n_ul) ps->neglits[nul + cl->n_ul++] = lit;
+            }
+            if (rows + (size_t)(cl->n_ul + 1) * (cl->n + 1) > cap_rows) continue;
+            nul += cl->n_ul;
+            cl->pm = (uint32_t)rows;
+            rows += (size_t)(cl->n_ul + 1) * (cl->n + 1);
+        }
     }
     if (!rows) return 0;
     if (!(f->pmask = calloc(rows, f->n_qw * sizeof(uint64_t)))) return -1;
@@ -852,15 +887,18 @@ static int build_cluster_rows(wm_xpf *f)
         const xpf_pstate *ps = &f->pstates[p];
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
+            if (cl->pm != XPF_NONE)
+                fill_rows(f, ps->centries + cl->off, cl->n, cl->op == WM_XP_GT || cl->op == WM_XP_GE,
+                          f->pmask + (size_t)cl->pm * f->n_qw, false, 0);
+        }
+        uint32_t ncl = 0;
+        for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
+        for (uint32_t k = 0; k < ncl; k++) {
+            const xpf_cluster *cl = &ps->negcl[k];
             if (cl->pm == XPF_NONE) continue;
-            uint64_t *row = f->pmask + (size_t)cl->pm * f->n_qw;
-            bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
-            for (uint32_t r = 0; r < cl->n; r++) {
-                /* low: row r + 1 = row r and entry r; else row n - r - 1 = row n - r and entry n - r - 1 */
-                uint32_t from = low ? r : cl->n - r, to = low ? r + 1 : cl->n - r - 1, q = ps->centries[cl->off + (low ? r : to)].q;
-                memcpy(row + (size_t)to * f->n_qw, row + (size_t)from * f->n_qw, f->n_qw * sizeof(uint64_t));
-                row[(size_t)to * f->n_qw + q / 64] |= 1ull << (q % 64);
-            }
+            for (uint32_t j = 0; j <= cl->n_ul; j++)
+                fill_rows(f, ps->centries + cl->off, cl->n, cl->op == WM_XP_GT || cl->op == WM_XP_GE,
+                          f->pmask + ((size_t)cl->pm + (size_t)j * (cl->n + 1)) * f->n_qw, j > 0, j ? ps->neglits[cl->ul_off + j - 1] : 0);
         }
     }
     return 0;
@@ -1293,6 +1331,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->eqpat);
         free(ps->negm);
         free(ps->negcl);
+        free(ps->neglits);
     }
     free(f->pstates);
     free(f->pmask);

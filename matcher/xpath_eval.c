@@ -32,9 +32,11 @@ typedef struct scan_memo {
 } scan_memo;
 
 /* Per cluster and document (doc): the watermarks, entries [0, lo) and
- * [hi, n) already matched. */
+ * [hi, n) already matched (merged not() clusters with rows: see run_neg_rows). */
 typedef struct cstate {
     uint32_t doc, lo, hi;
+    uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
+    double m1, m2;
 } cstate;
 
 typedef struct slotv {
@@ -380,7 +382,7 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
     const xpf_centry *e = c->ps->centries + cl->off;
     cstate *st = &c->cs[cl->id];
     uint32_t n = cl->n, a, b;
-    if (st->doc != c->doc) *st = (cstate){ c->doc, 0, n };
+    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .hi = n };
     switch (cl->op) { /* one comparison per case: the op is not tested again at every step */
     case WM_XP_GT: /* entries with x < v: a prefix */
         a = st->lo;
@@ -428,11 +430,72 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
     lose(c, b - a);
 }
 
+/* How many entries of e[0..n) the value m makes true under op (> >= < <=),
+ * r of them known already (m only moves one way); 0 while m is NaN (no value yet). */
+static uint32_t neg_rank(const xpf_centry *e, uint32_t n, uint8_t op, double m, uint32_t r)
+{
+    if (m != m) return 0;
+    switch (op) {
+    case WM_XP_GT: return bound(e, r, n, m, false);
+    case WM_XP_GE: return bound(e, r, n, m, true);
+    case WM_XP_LT: return n - bound(e, 0, n - r, m, true);
+    default: return n - bound(e, 0, n - r, m, false);
+    }
+}
+
+/* A merged cluster with rows (xpf_cluster pm) at an element whose S names
+ * the literal u (XPF_NONE: none of them) and whose S' holds y (not NaN).
+ * Over a document, an entry (L, x) of op > holds iff some element has an S
+ * other than L and a y above x. So the largest y so far (m1, at an element
+ * naming u1) and the largest y at an element naming another literal than
+ * u1 (m2) decide every entry: x < m2, or x < m1 and L != u1. Both only
+ * grow: the entries they make true are the r2 smallest (cstate hi) and, of
+ * the r1 smallest (lo), those whose L is not u1: two rows, OR-ed in. An
+ * element that moves neither costs two comparisons. Ops < <= alike with
+ * the smallest y. */
+static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
+{
+    cstate *st = &c->cs[cl->id];
+    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
+    bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
+    /* beyond(y, m): y makes more entries true than m (any y is beyond a NaN m: no value yet) */
+#define BEYOND(y, m) (low ? !((y) <= (m)) : !((y) >= (m)))
+    if (BEYOND(y, st->m1)) {
+        if (u != st->u1) { /* the largest so far is now the largest at another literal */
+            st->m2 = st->m1;
+            st->u1 = u;
+        }
+        st->m1 = y;
+    } else if (u != st->u1 && BEYOND(y, st->m2))
+        st->m2 = y;
+    else
+        return;
+#undef BEYOND
+    const xpf_centry *e = c->ps->centries + cl->off;
+    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, st->m1, st->lo), r2 = neg_rank(e, n, cl->op, st->m2, st->hi), j = 0;
+    const uint32_t *ul = c->ps->neglits + cl->ul_off;
+    while (j < cl->n_ul && ul[j] != st->u1) j++;
+    j = j < cl->n_ul ? j + 1 : 0; /* block 0: every entry (u1 is none of the L) */
+    const wm_xpf *f = c->f;
+    const uint64_t *ra = f->pmask + ((size_t)cl->pm + (low ? r2 : n - r2)) * f->n_qw;
+    const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + (low ? r1 : n - r1)) * f->n_qw;
+    or_rows(c->matched, c->decided, ra, rb, f->n_qw);
+    lose(c, r1 - st->hi); /* at most the entries of rank [old r2, r1) */
+    st->lo = r1;
+    st->hi = r2;
+}
+
 /* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
  * test holds, except those whose L is `excl` (S's value; XPF_NONE: none).
- * A skipped entry holds the watermark back until a later element decides it. */
+ * Without rows, a skipped entry holds the watermark back until a later
+ * element decides it. */
 static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
 {
+    if (cl->pm != XPF_NONE && !c->any_no) {
+        const slotv *v = &c->sv[cl->slot];
+        if (v->epoch == c->serial && v->num == v->num) run_neg_rows(c, cl, excl, v->num); /* absent, NaN: all false */
+        return;
+    }
     uint32_t a, b;
     if (!cluster_range(c, cl, &a, &b)) return;
     const xpf_centry *e = c->ps->centries + cl->off;

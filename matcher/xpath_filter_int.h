@@ -79,7 +79,10 @@ typedef struct xpf_cluster {
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
     uint32_t pm;                /* numeric range cluster: the first of its n + 1 rows of wm_xpf.pmask,
-                                 * XPF_NONE: none (see XPF_PMASK_CAP) */
+                                 * XPF_NONE: none (see XPF_PMASK_CAP); a merged not() cluster has
+                                 * 1 + n_ul blocks of n + 1 rows: every entry, then per literal
+                                 * ul[k] the entries whose L is another one */
+    uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
 } xpf_cluster;
 
 /* The bytes of cluster rows (wm_xpf.pmask) a filter may hold: a row is a
@@ -205,6 +208,7 @@ typedef struct xpf_pstate {
     xpf_neggroup *neggroups;
     xpf_negguard *negm;         /* the merged guards, by group */
     xpf_cluster *negcl;         /* the merged clusters, by group */
+    uint32_t *neglits;          /* the distinct L of merged clusters with rows (xpf_cluster ul_off) */
     bool any_text;
 } xpf_pstate;
 
