@@ -23,6 +23,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
@@ -38,6 +39,14 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
           "closed_at_shutdown", I(c->closed_at_shutdown),
           "upstream_connect_failed", I(c->upstream_connect_failed),
+        "upstream_failures",
+          "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
+          "connect_other", I(c->upstream_connect_failed - c->upstream_refused - c->upstream_timed_out),
+          "lost", I(c->upstream_lost),
+        "told_clients",
+          "connack_0x88_server_unavailable", I(c->sent_connack_unavailable),
+          "disconnect_0x80_upstream_lost", I(c->sent_disconnect_lost),
+          "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),

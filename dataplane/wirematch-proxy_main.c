@@ -22,7 +22,10 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: wirematch-proxy --listen ADDR:PORT --upstream ADDR:PORT [options]\n"
         "  Relays MQTT v5 between clients and an upstream broker; one upstream\n"
-        "  connection per client connection. Stops on SIGINT/SIGTERM and prints a\n"
+        "  connection per client connection; a client whose broker cannot be reached\n"
+        "  gets CONNACK 0x88 (Server unavailable), one whose broker connection ends\n"
+        "  without a DISCONNECT gets DISCONNECT 0x80. Stops on SIGINT/SIGTERM (every\n"
+        "  acknowledged client gets DISCONNECT 0x8B, Server shutting down) and prints a\n"
         "  JSON summary (stdout, or --summary FILE). SIGHUP reloads --resolution\n"
         "  and --schemas together, live connections included (a bad file is refused\n"
         "  and the current ones stay).\n"
@@ -33,6 +36,8 @@ static void usage(FILE *f)
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
+        "  --connect-timeout MS a connect to the upstream not done by then fails: the\n"
+        "                       client gets CONNACK 0x88 (default 5000)\n"
         "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
         "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
         "  --batch-rate N       a worker batches once two of its last eight 4 ms windows\n"
@@ -93,6 +98,7 @@ int main(int argc, char **argv)
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
         { "batch-wait-us", required_argument, 0, 'W' },
         { "batch-rate", required_argument, 0, 'r' },
+        { "connect-timeout", required_argument, 0, 'T' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
         { "max-sessions", required_argument, 0, 'X' }, { "max-xpath-per-conn", required_argument, 0, 'x' },
@@ -124,6 +130,7 @@ int main(int argc, char **argv)
         case 'p': if (parse_u64("--max-packet", optarg, 2, 268435460u, &x)) return 2; cfg.max_packet = (uint32_t)x; break;
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 'r': if (parse_u64("--batch-rate", optarg, 0, 1000000000, &x)) return 2; cfg.batch_rate = (uint32_t)x; break;
+        case 'T': if (parse_u64("--connect-timeout", optarg, 1, 600000, &x)) return 2; cfg.connect_timeout_ms = (uint32_t)x; break;
         case 's': summary = optarg; break;
         case 'R': resolution = optarg; break;
         case 'P': prefilter = 1; break;
