@@ -8,6 +8,7 @@
 
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
+#include "dataplane/proxy_state.h"
 
 static json_t *pair(const uint64_t v[2])
 {
@@ -127,6 +128,15 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
                                "unknown_sid_withheld", I(c->filter_unknown_sid),
                                "subscribe_refused_full", I(c->filter_session_full));
         if (!ss || json_object_set_new(o, "sessions", ss)) { json_decref(o); return -1; }
+    }
+    if (cfg->state) {
+        const wm_proxy_state_saver *sv = cfg->state;
+        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I}", "file", sv->path,
+                               "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
+                               "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
+                               "expired", I(sv->loaded.expired),
+                               "saves", I(sv->saves), "save_errors", I(sv->save_errors));
+        if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {
         json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:b}}",
