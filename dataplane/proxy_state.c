@@ -343,37 +343,21 @@ int wm_proxy_state_load(const char *path, wm_proxy_registry *g, wm_proxy_state_i
 
 /* ------------------------------------------------------------ writing */
 
+/* The text goes to an open_memstream (libc's growable buffer). */
 typedef struct out {
-    char *p;
-    size_t n, cap;
-    bool oom;
+    FILE *f;
     int64_t now_rt_s;
     uint64_t now_mono_ns;
 } out;
 
-static void put(out *o, const void *s, size_t n)
-{
-    if (o->oom) return;
-    if (o->n + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 4096;
-        while (cap < o->n + n) cap *= 2;
-        char *np = realloc(o->p, cap);
-        if (!np) { o->oom = true; return; }
-        o->p = np;
-        o->cap = cap;
-    }
-    memcpy(o->p + o->n, s, n);
-    o->n += n;
-}
+static void put(out *o, const void *s, size_t n) { fwrite(s, 1, n, o->f); }
 
 static void putf(out *o, const char *fmt, ...)
 {
-    char b[128];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(b, sizeof b, fmt, ap);
+    vfprintf(o->f, fmt, ap);
     va_end(ap);
-    if (n > 0) put(o, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
 }
 
 /* A string field (see the format), preceded by a space. */
@@ -436,17 +420,20 @@ static void count_rec(void *ctx, const wm_proxy_saved_sub *r)
 int wm_proxy_state_format(wm_proxy_registry *g, uint32_t epoch, bool clean, int64_t now_rt_s, uint64_t now_mono_ns,
                           char **text, size_t *len)
 {
-    out o = { .now_rt_s = now_rt_s, .now_mono_ns = now_mono_ns };
+    *text = NULL;
+    *len = 0;
+    out o = { open_memstream(text, len), now_rt_s, now_mono_ns };
+    if (!o.f) return -1;
     putf(&o, MAGIC "\nepoch %" PRIu32 "\nclean %d\n", epoch, clean ? 1 : 0);
     counter k = { &o, 0, 0 };
     wm_proxy_registry_sessions_each(g, count_sess, count_rec, &k);
     putf(&o, "end %" PRIu64 " %" PRIu64 "\n", k.sessions, k.records);
-    if (o.oom) {
-        free(o.p);
+    bool bad = ferror(o.f) != 0;
+    if (fclose(o.f) != 0 || bad) {
+        free(*text);
+        *text = NULL;
         return -1;
     }
-    *text = o.p;
-    *len = o.n;
     return 0;
 }
 
@@ -455,16 +442,17 @@ int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, 
     struct timespec rt, mono;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mono);
-    out o = { 0 };
+    char *text;
+    size_t n;
     if (wm_proxy_state_format(g, epoch, clean, rt.tv_sec, (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec,
-                              &o.p, &o.n)) {
+                              &text, &n)) {
         snprintf(err, errcap, "%s: out of memory", path);
         return -1;
     }
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 5);
     if (!tmp) {
-        free(o.p);
+        free(text);
         snprintf(err, errcap, "%s: out of memory", path);
         return -1;
     }
@@ -473,8 +461,8 @@ int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, 
     const char *step = "open";
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < o.n;) {
-        ssize_t w = write(fd, o.p + done, o.n - done);
+    for (size_t done = 0; ok && done < n;) {
+        ssize_t w = write(fd, text + done, n - done);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) { ok = false; step = "write"; break; }
         done += (size_t)w;
@@ -496,7 +484,7 @@ int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, 
         if (dfd >= 0) { fsync(dfd); close(dfd); }
     }
     free(tmp);
-    free(o.p);
+    free(text);
     return ok ? 0 : -1;
 }
 
