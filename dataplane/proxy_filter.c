@@ -90,8 +90,8 @@ void wm_proxy_content_kick(wm_proxy_content *ct)
          * waits for it. Abandoned (cancelled; one inside its set build runs
          * on to its end on its thread, its result discarded), so the next
          * compile, of what is still wanted, starts now, on another thread. */
+        wm_content_job_drop(ct->tab);   /* reads the job: before it can be freed */
         wm_content_job_free(ct->cc ? wm_proxy_compiler_abandon(ct->cc, &ct->req) : NULL);
-        wm_content_job_drop(ct->tab);
         ct->req.job = NULL;
         if (ct->cnt) ct->cnt->filter_content_cancelled++;
     }
