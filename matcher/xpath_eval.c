@@ -247,28 +247,37 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
 
 /* d1[0..nw) |= row, and d2 too unless NULL (row = r1 | r2, r2 may be
- * NULL); nw a multiple of XPF_QW: 512 bits a step, one load of each source. */
-typedef uint64_t xpf_vq __attribute__((vector_size(XPF_QW * 8)));
+ * NULL); nw a multiple of XPF_QW: 512 bits a step, in 256-bit vectors
+ * (wider ones, split by the compiler where the CPU has none, went through
+ * the stack), one loop per case. */
+typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
+static inline xpf_v4 ld4(const uint64_t *p)
+{
+    xpf_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void or4(uint64_t *d, xpf_v4 b)
+{
+    xpf_v4 a = ld4(d) | b;
+    memcpy(d, &a, sizeof a);
+}
 static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, uint32_t nw)
 {
-    for (const uint64_t *end = r1 + nw; r1 < end; r1 += XPF_QW, d1 += XPF_QW) {
-        xpf_vq a, b;
-        memcpy(&b, r1, sizeof b);
-        if (r2) {
-            memcpy(&a, r2, sizeof a);
-            b |= a;
-            r2 += XPF_QW;
+    _Static_assert(XPF_QW == 8, "or_rows steps 8 words");
+    const uint64_t *end = r1 + nw;
+    if (!d2)
+        for (; r1 < end; r1 += 8, d1 += 8) or4(d1, ld4(r1)), or4(d1 + 4, ld4(r1 + 4));
+    else if (!r2)
+        for (; r1 < end; r1 += 8, d1 += 8, d2 += 8) {
+            xpf_v4 a = ld4(r1), b = ld4(r1 + 4);
+            or4(d1, a), or4(d1 + 4, b), or4(d2, a), or4(d2 + 4, b);
         }
-        memcpy(&a, d1, sizeof a);
-        a |= b;
-        memcpy(d1, &a, sizeof a);
-        if (d2) {
-            memcpy(&a, d2, sizeof a);
-            a |= b;
-            memcpy(d2, &a, sizeof a);
-            d2 += XPF_QW;
+    else
+        for (; r1 < end; r1 += 8, r2 += 8, d1 += 8, d2 += 8) {
+            xpf_v4 a = ld4(r1) | ld4(r2), b = ld4(r1 + 4) | ld4(r2 + 4);
+            or4(d1, a), or4(d1 + 4, b), or4(d2, a), or4(d2 + 4, b);
         }
-    }
 }
 
 /* a[0..n) == b[0..n): names, units and states are short, and a call to
