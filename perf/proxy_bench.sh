@@ -312,7 +312,7 @@ g = lambda x: "-" if x is None else f"{x:.2f}"
 W = 16
 title = f"saturation ({sat_rounds} x {params['saturation_s']}s, pooled)"
 print(f"{title:36}" + "".join(f"{s:>{W}}" for s in setups))
-row = lambda label, vals: print(f"{label:36}" + "".join(f"{v:>{W}}" for v in vals))
+row = lambda label, vals: print(f"{label:36}" + "".join(f" {v:>{W - 1}}" for v in vals))   # a value wider than its column stays apart
 row("delivered msg/s (to subscribers)", [f(sat[s]["delivered_per_s"]) for s in setups])
 row("proxy: forwarded / withheld", ["-"] + [f"{f(sat[s]['proxy_forwarded_to_clients'])}/{f(sat[s]['proxy_withheld'])}" for s in setups[1:]])
 row("mosquitto CPU s", [g(sat[s]["cpu_s"]["mosquitto"]) for s in setups])
