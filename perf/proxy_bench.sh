@@ -280,6 +280,7 @@ for s in lat_setups:
         io = S(f"lat_{s}")["io_uring"]
         lat_cpu[s]["proxy_batched_waits"] = io["batched_waits"]
         lat_cpu[s]["proxy_wakeups"] = io["modes"]["batched"]["wakeups"] + io["modes"]["unbatched"]["wakeups"]
+        lat_cpu[s]["proxy_quickacks"] = io["quickacks"]   # reads after a send on that socket (README "ACKs at read")
     # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
     # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions carrying data, sends
     # (most finish within the enter that submits them, without a completion). Relay: epoll_wait
@@ -334,12 +335,13 @@ row("  p99", [str(lat[s]["p99"]) for s in lat_setups])
 row("  added p50 (vs direct)", ["-"] + [str(added[s]["p50"]) for s in lat_setups[1:]])
 row("  added p99, pooled", ["-"] + [str(added[s]["p99"]) for s in lat_setups[1:]])
 row("  added p99, round median (<= 100)", ["-"] + [f'{added[s]["p99_median_of_rounds"]:g}' for s in lat_setups[1:]])
-row("  per-round p99", [" ".join(map(str, lat[s]["rounds_p99"])) for s in lat_setups])
+row("  per-round p99", [",".join(map(str, lat[s]["rounds_p99"])) for s in lat_setups])
 row("  over relay: p50; p99, round median", ["-", "-"] + [f'{added[s]["p50_over_relay_median_of_rounds"]:g}; {added[s]["p99_over_relay_median_of_rounds"]:g}' for s in lat_setups[2:]])
 row("  CPU s: mosquitto", [g(lat_cpu[s]["mosquitto"]) for s in lat_setups])
 row("  CPU s: relay or proxy", ["-"] + [g(lat_cpu[s]["proxy"]) for s in lat_setups[1:]])
 row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_message'][k]:.1f}" for k in ("waits", "reads", "sends")) for s in lat_setups[1:]])
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
+row("  proxy quickacks (ACKs at read)", ["-", "-"] + [str(lat_cpu[s]["proxy_quickacks"]) for s in lat_setups[2:]])
 print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")
 if not spatial: print("spatial filtering: not measured (this wirematch-proxy has no --resolution)")
