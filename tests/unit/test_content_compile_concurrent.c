@@ -149,21 +149,8 @@ static void unsubscribe(struct wm_mqtt_sink *sk, const char *client, const char 
 static enum wm_mqtt_pub_outcome publish(struct wm_mqtt_sink *sk, const char *topic, int d)
 {
     static uint64_t seq;
-    wm_mqtt5_packet pkt;
-    memset(&pkt, 0, sizeof pkt);
-    pkt.type = WM_MQTT5_PUBLISH;
-    pkt.props.present = 1ull << WM_MQTT5_PROP_CONTENT_TYPE;
-    pkt.props.v[WM_MQTT5_PROP_CONTENT_TYPE].s = bytes("application/exi; schema=senml");
-    pkt.payload = (wm_mqtt5_bytes){ pack[d], (uint32_t)pack_len[d] };
-    struct wm_mqtt_publish p;
-    memset(&p, 0, sizeof p);
-    p.seq = ++seq;
-    p.client = "pub";
-    p.client_len = 3;
-    p.topic = topic;
-    p.topic_len = (uint32_t)strlen(topic);
-    p.pkt = &pkt;
-    enum wm_mqtt_pub_outcome o = sk->publish(sk->ctx, &p);
+    enum wm_mqtt_pub_outcome o = (enum wm_mqtt_pub_outcome)wm_test_publish_exi(
+        sk, ++seq, topic, "application/exi; schema=senml", pack[d], pack_len[d]);
     atomic_fetch_add(&pubs, 1);
     return o;
 }

@@ -88,21 +88,8 @@ static void *worker_main(void *arg)
          * SUBSCRIBE took it into the new set, which the worker must follow
          * at once (match_sink.c, w_subscribe) */
         for (int d = 0; d < 2; d++) {
-            wm_mqtt5_packet pkt;
-            memset(&pkt, 0, sizeof pkt);
-            pkt.type = WM_MQTT5_PUBLISH;
-            pkt.props.present = 1ull << WM_MQTT5_PROP_CONTENT_TYPE;
-            pkt.props.v[WM_MQTT5_PROP_CONTENT_TYPE].s = bytes(ct);
-            pkt.payload = (wm_mqtt5_bytes){ pack[d], (uint32_t)pack_len[d] };
-            struct wm_mqtt_publish p;
-            memset(&p, 0, sizeof p);
-            p.seq = ++seq;
-            p.client = "pub";
-            p.client_len = 3;
-            p.topic = topic;
-            p.topic_len = (uint32_t)strlen(topic);
-            p.pkt = &pkt;
-            enum wm_mqtt_pub_outcome o = sk.publish(sk.ctx, &p);
+            enum wm_mqtt_pub_outcome o =
+                (enum wm_mqtt_pub_outcome)wm_test_publish_exi(&sk, ++seq, topic, ct, pack[d], pack_len[d]);
             /* (distinct: the worker's own topic, so only its subscription is a candidate) */
             bool want = d == 0 && k < 21.5;
             CHECK(o == (want ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH), "worker %d, iteration %d, pack %d (K %d): %s",
