@@ -109,6 +109,8 @@ typedef struct wm_proxy_counters {
     uint64_t sends_short;            /* sends that wrote less than asked */
     uint64_t sends_inline;           /* of the sends, finished within their submission (no completion) */
     uint64_t recvs;                  /* receive completions carrying data */
+    uint64_t quickacks;              /* reads after a send on the same socket, acknowledged at once
+                                        (TCP_QUICKACK: the socket had turned to delaying its ACKs) */
     uint64_t cqes;
     uint64_t submits;                /* io_uring_enter calls (batches) */
     uint64_t batched_waits;          /* of which waited batch_wait_ns (busy, see batch_rate) */

@@ -75,6 +75,7 @@ typedef struct conn {
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
     uint8_t held;             /* the client's stream waits at a SUBSCRIBE (WM_PROXY_HOLD) */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
+    uint8_t sent_on[2];       /* something was sent on fd[s] since its last read (ack_at_read) */
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
     uint16_t ops;             /* operations outstanding */
     uint32_t next_free;
@@ -314,8 +315,34 @@ static void kick_send(worker *w, conn *k, uint32_t slot, int s)
         io_uring_prep_send(sqe, k->fd[1 - s], p, len, MSG_NOSIGNAL);
         io_uring_sqe_set_data64(sqe, ud(OP_SEND, (unsigned)s, slot, k->gen));
     }
+    k->sent_on[1 - s] = 1;
     k->ops++;
     w->c.sends++;
+}
+
+/* The proxy acknowledges what it reads when it reads it, on both sides.
+ * Linux delays the ACKs of a socket that sent data within the delayed-ACK
+ * timeout (~40 ms) of receiving some ("pingpong", interactive mode): it
+ * expects a reply to carry them, and then a read no longer sends the ACK of
+ * a small segment. The proxy's sends are no replies (they relay the other
+ * side), and its peers write with Nagle (mosquitto does not set
+ * TCP_NODELAY), so a peer's small packet written while its previous one is
+ * unacknowledged waits for that ACK: a subscriber's upstream socket, which
+ * sent the SUBSCRIBE right after reading the CONNACK (a client waiting for
+ * its CONNACK, or the proxy releasing what a pipelining client sent behind
+ * it, proxy_frame.h), then got mosquitto's deliveries in bursts about every
+ * 1.8 ms instead of one by one (the ACK of a full-sized segment still goes
+ * at once, so the delayed-ACK timer, which would end the mode, never
+ * fired). TCP_QUICKACK leaves the mode and sends the ACK due for the read
+ * just done; only the first read after a send on that socket needs it, so a
+ * socket that is only read (most of a QoS 0 stream's) pays it once. Test
+ * proxy_acks. */
+static void ack_at_read(worker *w, conn *k, int s)
+{
+    if (!k->sent_on[s]) return;
+    k->sent_on[s] = 0;
+    int one = 1;
+    if (setsockopt(k->fd[s], IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one) == 0) w->c.quickacks++;
 }
 
 /* Sends start once a batch of completions is handled, not as each receive
@@ -635,7 +662,7 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     k->state = ST_CONNECTING;
     k->ops = 0;
     for (int s = 0; s < 2; s++) {
-        k->recv_armed[s] = k->paused[s] = k->eof[s] = k->slow[s] = k->again[s] = 0;
+        k->recv_armed[s] = k->paused[s] = k->eof[s] = k->slow[s] = k->again[s] = k->sent_on[s] = 0;
         k->read_wake[s] = 0;
         k->inline_tag[s] = 0;
         k->npark[s] = 0;
@@ -692,6 +719,7 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
         uint16_t bid = (uint16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
         w->c.recv_bytes[s] += (uint64_t)res;
         w->c.recvs++;
+        ack_at_read(w, k, s);
         if (k->state != ST_OPEN || k->eof[s]) {
             buf_return(w, bid);
         } else if (take_chunk(w, k, slot, s, bid, (uint32_t)res) && frame(w, k, slot, s)) {

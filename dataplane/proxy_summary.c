@@ -26,7 +26,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
         "listen", cfg->listen_text ? cfg->listen_text : "",
         "upstream", cfg->upstream_text ? cfg->upstream_text : "",
@@ -57,7 +57,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "io_uring",
           "submits", I(c->submits), "batched_waits", I(c->batched_waits), "sqes", I(c->sqes), "cqes", I(c->cqes),
           "sends", I(c->sends), "sends_short", I(c->sends_short), "sends_inline", I(c->sends_inline), "recvs", I(c->recvs),
-          "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm),
+          "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm), "quickacks", I(c->quickacks),
           "accept_rearm", I(c->accept_rearm));
     if (!o) return -1;
     json_t *modes = json_object();
