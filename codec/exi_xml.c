@@ -399,6 +399,29 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
     return st;
 }
 
+/* The first namespace error libxml2 reports (an undeclared prefix, the XML
+ * or xmlns namespace bound to another prefix, "xmlns:p" bound to "", ...):
+ * libxml2 goes on, but such a document is not namespace-well-formed and has
+ * no infoset EXI could carry (a prefixed name would become a local name
+ * with a colon, which the decoder refuses). */
+typedef struct ns_error {
+    int line; /* 0: none yet */
+    char msg[120];
+} ns_error;
+
+#if LIBXML_VERSION >= 21200
+static void on_xml_error(void *arg, const xmlError *e)
+#else
+static void on_xml_error(void *arg, xmlErrorPtr e)
+#endif
+{
+    ns_error *ne = arg;
+    if (ne->line || !e || e->domain != XML_FROM_NAMESPACE || e->level < XML_ERR_ERROR) return;
+    ne->line = e->line > 0 ? e->line : -1;
+    const char *m = e->message ? e->message : "";
+    snprintf(ne->msg, sizeof ne->msg, "%.*s", (int)strcspn(m, "\n"), m);
+}
+
 wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,
                                 size_t *out_len, wm_exi_error *err)
 {
@@ -430,11 +453,17 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
     xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL,
                                              XML_PARSE_NONET | XML_PARSE_NOENT | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
+    ns_error nse = { 0 };
+    xmlTextReaderSetStructuredErrorHandler(rd, on_xml_error, &nse);
     int ret;
     /* text is gathered so that text split around comments is one CH */
     char *text = NULL;
     size_t tlen = 0, tcap = 0;
     while (!st && (ret = xmlTextReaderRead(rd)) == 1) {
+        if (nse.line) {
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not namespace-well-formed (line %d): %s", nse.line, nse.msg);
+            break;
+        }
         int type = xmlTextReaderNodeType(rd);
         if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_CDATA || type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE ||
             type == XML_READER_TYPE_WHITESPACE) {

@@ -60,9 +60,9 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);
 
 /* Encodes the XML document xml[0..len) with encoder e (already initialised
  * with its grammar and options), writing the EXI stream to out[0..cap) and
- * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed:
- * message has the line and libxml2's reason; an xsi:type prefix not
- * declared, with the line; nesting deeper than libxml2's
+ * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed or
+ * not namespace-well-formed: message has the line and libxml2's reason; an
+ * xsi:type prefix not declared, with the line; nesting deeper than libxml2's
  * depth limit, 256 levels, says so), the encoder's errors (WM_EXI_E_GRAMMAR when the
  * document does not fit the grammar in strict mode, WM_EXI_E_LENGTH when out
  * is full). */

@@ -48,6 +48,9 @@ Test(exi_xml_namespaces, xsi_type_values_keep_their_namespace_with_allowed_prefi
         /* the review's repro: the XML namespace is written xml:, never declared */
         { "<r " XMLNS_DECL " xsi:type='xml:lang'/>", { "xsi:type=\"xml:lang\"" } },
         { "<r " XMLNS_DECL " xsi:type=' xml:space\t'/>", { "xsi:type=\"xml:space\"" } },
+        /* the xml prefix may be declared (to its own namespace only); it is written undeclared */
+        { "<r xmlns:xml='http://www.w3.org/XML/1998/namespace' " XMLNS_DECL " xml:lang='en' xsi:type='xml:id'/>",
+          { "xml:lang=\"en\"", "xsi:type=\"xml:id\"" } },
         /* the XSI namespace: its prefix is in scope already (the attribute uses it) */
         { "<r " XMLNS_DECL " xsi:type='xsi:nil'/>", { "xsi:type=\"xsi:nil\"" } },
         { "<r " XMLNS_DECL " xmlns:xs='http://www.w3.org/2001/XMLSchema' xsi:type='xs:int'/>",
@@ -163,14 +166,25 @@ Test(exi_xml_namespaces, names_and_type_values_in_the_xmlns_namespace_are_refuse
 }
 
 /* The XML reader resolves an xsi:type value's prefix; one that is not
- * declared is an error, not "no namespace" (the type would change). */
-Test(exi_xml_namespaces, xsi_type_with_an_undeclared_prefix_is_refused_by_the_reader)
+ * declared is an error, not "no namespace" (the type would change). XML that
+ * is well-formed but not namespace-well-formed is refused with libxml2's
+ * reason: it has no infoset (an undeclared p:a would have become the local
+ * name "p:a", a stream the decoder refuses). */
+Test(exi_xml_namespaces, the_reader_refuses_what_is_not_namespace_well_formed)
 {
     wm_exi_grammar *g = wm_exi_grammar_schemaless();
     cr_assert(g);
     static const struct { const char *xml, *needle; } bad[] = {
         { "<r " XMLNS_DECL ">\n<e xsi:type='q:T'/></r>", "xsi:type=\"q:T\": prefix 'q' is not declared (line 2)" },
         { "<r " XMLNS_DECL " xsi:type='xmlns:T'/>", "prefix 'xmlns' is not declared" },
+        { "<r>\n\n<p:a/></r>", "XML is not namespace-well-formed (line 3): Namespace prefix p on a is not defined" },
+        { "<r p:b='1'/>", "not namespace-well-formed (line 1)" },
+        { "<r xmlns:p='http://www.w3.org/XML/1998/namespace'/>", "xml namespace URI mapped to wrong prefix" },
+        { "<r xmlns:xml='urn:x'/>", "xml namespace prefix mapped to wrong URI" },
+        { "<r xmlns='http://www.w3.org/2000/xmlns/'/>", "reuse of the xmlns namespace name is forbidden" },
+        { "<xmlns:r/>", "not namespace-well-formed" },
+        { "<r xmlns:p=''/>", "not namespace-well-formed" },
+        { "<r xmlns:p='urn:p' xmlns:q='urn:p' p:x='1' q:x='2'/>", "not namespace-well-formed" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint8_t buf[512];
