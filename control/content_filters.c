@@ -54,6 +54,7 @@ struct wm_content_job {
     uint32_t *dead;      /* slots DEAD when the job was made: out of its snapshot */
     uint32_t n_dead;
     wm_content_snap *snap; /* built by wm_content_job_run, NULL if it failed */
+    bool whole;          /* wm_content_commit: all texts or none (no add_fresh) */
     char err[300];
 };
 
@@ -603,6 +604,7 @@ void wm_content_job_run(wm_content_job *j)
     bool nomem;
     if ((j->snap = build(j, &fe, &nomem))) return;
     if (nomem) snprintf(j->err, sizeof j->err, "out of memory");
+    else if (j->whole) snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
     else add_fresh(j);
 }
 
@@ -672,6 +674,7 @@ int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t er
         if (rc) snprintf(err, errlen, c->job ? "a compile of the table is in flight" : "out of memory");
         return rc;
     }
+    j->whole = true;
     wm_content_job_run(j);
     return wm_content_job_end(c, j, old, err, errlen);
 }

@@ -61,7 +61,9 @@
  * together with the content filters accepted before it (N): ...") only for
  * the texts accepted before it, never for one that came with it, and the
  * others of the job are accepted. Texts already accepted are never
- * dropped for a new one.
+ * dropped for a new one. wm_content_commit keeps all or nothing (below):
+ * its callers refuse what they just added (an offline --subs file whole, a
+ * data-plane SUBSCRIBE its own text).
  *
  * Thread safety: ONE writer (wm_content_ref/want/unref/commit/job_begin/
  * job_end, the holder's writer lock); wm_content_job_run on any thread,
@@ -186,7 +188,8 @@ uint32_t wm_content_count(const wm_content *c);
  * if none was replaced. Returns 0, or -1 with the reason in err (the
  * compiled set hit a bound, out of memory, a job is in flight): the
  * published snapshot stays, the caller should drop the references it just
- * took and commit again. = job_begin, job_run and job_end in a row. */
+ * took and commit again. = job_begin, job_run and job_end in a row, except
+ * that a set that does not compile fails whole (no "No room" isolation). */
 int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen);
 /* A compile of the table's texts (see "Compiling away from the writer"). */
 typedef struct wm_content_job wm_content_job;
