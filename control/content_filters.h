@@ -212,7 +212,7 @@ void wm_content_job_run(wm_content_job *j);
  * that reason). */
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen);
 /* Any thread, at any time before or during _run: asks _run to stop. It
- * stops before the next text it validates and before it builds the set; a
+ * stops before the next text it validates and before each set it builds; a
  * set build already started (one Hyperscan compile) runs to its end. A job
  * that stopped for it ends (_end) with -1 "the compile was cancelled",
  * publishes nothing and refuses nothing: its pending texts stay PENDING for
