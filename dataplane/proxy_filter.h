@@ -13,8 +13,9 @@
  *     of its own (below), so its deliveries are attributed to it. The
  *     SUBSCRIBE waits (WM_PROXY_HOLD) until its text is compiled (see
  *     wm_proxy_content). A connection holds at most max_texts distinct
- *     texts (recorded or awaited): one more gets SUBACK 0x97 and a Reason
- *     String.
+ *     texts (recorded or awaited; a text only the records a SUBSCRIBE
+ *     replaces hold does not count for it): one more gets SUBACK 0x97 and a
+ *     Reason String.
  *   SUBSCRIBE with a `nbhd` User Property (the first one names the
  *     neighborhood of every filter of the packet, as in the data plane,
  *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
@@ -48,7 +49,8 @@
  *     subscription without one would be invisible). Identifiers >= WM_PROXY_SID_BASE are
  *     the proxy's: a client SUBSCRIBE using one gets SUBACK 0x83.
  *   A shared subscription ($share/G/F) whose members on this process's
- *     connections use another neighborhood or xpath (or none) is refused by
+ *     connections (the connection's own records of that filter, which it
+ *     replaces, aside) use another neighborhood or xpath (or none) is refused by
  *     the proxy with SUBACK 0x9E and a Reason String naming theirs: the
  *     broker gives each message to one member, whose filter would withhold
  *     what the others want (dataplane/proxy_share.h).
