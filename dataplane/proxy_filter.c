@@ -342,6 +342,8 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
     alias_free(&f->alias[1]);
     free(f->qos2_withheld[0]);
     free(f->qos2_withheld[1]);
+    wm_proxy_answers_reset(&f->answers[0]);
+    wm_proxy_answers_reset(&f->answers[1]);
     wm_proxy_filter_init(f, f->sh, f->c);
 }
 
@@ -541,14 +543,18 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
 
 /* ------------------------------------------------------------ packets the proxy sends */
 
-static bool inject(wm_proxy_queue *back, const uint8_t *p, uint32_t n)
+/* The proxy's answer p[0..n) to side s, the sender of the packet it
+ * answers, into the queue towards it (back), behind the peer's answers to
+ * s's earlier packets (dataplane/proxy_answers.h). */
+static bool answer(wm_proxy_filter *f, int s, wm_proxy_queue *back, const uint8_t *p, uint32_t n)
 {
-    if (!wm_proxy_queue_splice(back, back->ready, 0, p, n)) return false;
-    back->ready += n;
-    return true;
+    wm_proxy_answers_put_result r = wm_proxy_answers_put(&f->answers[s], back, p, n);
+    if (r == WM_PROXY_ANSWERS_WAITS) f->c->filter_acks_waited++;
+    if (r == WM_PROXY_ANSWERS_OVERFLOW) f->c->filter_acks_overflow++;
+    return r != WM_PROXY_ANSWERS_FAILED;
 }
 
-static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t reason)
+static bool send_ack(wm_proxy_filter *f, int s, wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t reason)
 {
     wm_mqtt5_packet a;
     memset(&a, 0, sizeof a);
@@ -558,7 +564,7 @@ static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t r
     uint8_t out[8];
     size_t n;
     if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
-    return inject(back, out, (uint32_t)n);
+    return answer(f, s, back, out, (uint32_t)n);
 }
 
 /* A SUBACK refusing every filter of `sub` with `code`, with `why` as Reason
@@ -584,12 +590,12 @@ static bool send_suback_refusal(wm_proxy_filter *f, const wm_mqtt5_packet *sub, 
         a.props.present = 1ull << WM_MQTT5_PROP_REASON_STRING;
         a.props.v[WM_MQTT5_PROP_REASON_STRING].s = (wm_mqtt5_bytes){ (const uint8_t *)why, (uint32_t)why_len };
         if (wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && (!client_max || n <= client_max)) {
-            ok = inject(back, out, (uint32_t)n);
+            ok = answer(f, WM_PROXY_C2U, back, out, (uint32_t)n);
             goto done;
         }
         a.props.present = 0;   /* §3.9.2.1.2: not if it would exceed the Maximum Packet Size */
     }
-    ok = wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && inject(back, out, (uint32_t)n);
+    ok = wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && answer(f, WM_PROXY_C2U, back, out, (uint32_t)n);
 done:
     free(codes);
     free(out);
@@ -601,7 +607,7 @@ done:
 static bool receive_qos2(wm_proxy_filter *f, int dir, uint16_t id, uint8_t reason, wm_proxy_queue *back)
 {
     if (!f->qos2_withheld[dir] && !(f->qos2_withheld[dir] = calloc(65536 / 64, sizeof(uint64_t)))) return false;
-    if (!send_ack(back, WM_MQTT5_PUBREC, id, reason)) return false;
+    if (!send_ack(f, dir, back, WM_MQTT5_PUBREC, id, reason)) return false;
     f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
     return true;
 }
@@ -1174,7 +1180,7 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     alias_outcome(f, WM_PROXY_U2C, &au, pkt, false);
     f->c->filter_withheld[pkt->qos]++;
     if (pkt->qos == 1) {
-        if (!send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0)) return WM_PROXY_FAIL;
+        if (!send_ack(f, WM_PROXY_U2C, back, WM_MQTT5_PUBACK, pkt->packet_id, 0)) return WM_PROXY_FAIL;
         f->c->filter_acked_on_behalf++;
     } else if (pkt->qos == 2) {
         if (!receive_qos2(f, WM_PROXY_U2C, pkt->packet_id, 0, back)) return WM_PROXY_FAIL;
@@ -1233,7 +1239,7 @@ static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *
     }
     f->c->filter_prefiltered[pkt->qos]++;
     /* 0x10 No matching subscribers: what the broker itself would answer (§3.4.2.1). */
-    if (pkt->qos == 1 && !send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0x10)) return WM_PROXY_FAIL;
+    if (pkt->qos == 1 && !send_ack(f, WM_PROXY_C2U, back, WM_MQTT5_PUBACK, pkt->packet_id, 0x10)) return WM_PROXY_FAIL;
     if (pkt->qos == 2 && !receive_qos2(f, WM_PROXY_C2U, pkt->packet_id, 0x10, back)) return WM_PROXY_FAIL;
     return WM_PROXY_DROP;
 }
@@ -1245,15 +1251,15 @@ static wm_proxy_action on_pubrel(wm_proxy_filter *f, int dir, const wm_mqtt5_pac
     uint16_t id = pkt->packet_id;
     uint64_t *bits = f->qos2_withheld[dir];
     if (!bits || !(bits[id >> 6] >> (id & 63) & 1)) return WM_PROXY_KEEP;
-    if (!send_ack(back, WM_MQTT5_PUBCOMP, id, 0)) return WM_PROXY_FAIL;
+    if (!send_ack(f, dir, back, WM_MQTT5_PUBCOMP, id, 0)) return WM_PROXY_FAIL;
     bits[id >> 6] &= ~(1ull << (id & 63));
     f->c->filter_pubcomp_on_behalf++;
     return WM_PROXY_DROP;
 }
 
-wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
-                                       const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
-                                       uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
+static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
+                                     const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
+                                     uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
 {
     if (dir == WM_PROXY_C2U) {
         switch (pkt->type) {
@@ -1291,4 +1297,17 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
     case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;
     default: return WM_PROXY_KEEP;
     }
+}
+
+wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
+                                       const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
+                                       uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
+{
+    wm_proxy_action a = filter_packet(f, dir, pkt, cfg, back, scratch, scratch_cap, out_len);
+    /* what goes on: the order of the answers to each side (proxy_answers.h) */
+    if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) {
+        if (wm_proxy_answers_expected(dir, pkt)) f->answers[dir].asked++;
+        if (wm_proxy_answers_is_answer(dir, pkt)) wm_proxy_answers_relayed(&f->answers[1 - dir]);
+    }
+    return a;
 }

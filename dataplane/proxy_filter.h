@@ -117,7 +117,10 @@
  *   refused (SUBACK 0x97) rather than made unrecoverable.
  *
  * Packets the proxy sends itself go into the queue towards the packet's
- * sender (`back`), at its framed end, so they follow what is already queued.
+ * sender (`back`), at its framed end, so they follow what is already queued,
+ * and after the peer's answers to that side's earlier packets: an answer
+ * that must wait for them is queued by the framer right after the one it
+ * waits for (dataplane/proxy_answers.h, wm_proxy_filter.answers).
  * A packet that must change is re-encoded into the caller's scratch buffer
  * (codec/mqtt5_encode.h) and the caller replaces the original with it.
  *
@@ -144,6 +147,7 @@
 
 #include "codec/mqtt5_packet.h"
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_answers.h"
 #include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
@@ -266,6 +270,7 @@ typedef struct wm_proxy_filter {
     uint32_t sid_next;            /* the next proxy identifier of the session (never one it used) */
     uint32_t n_texts;             /* distinct content-filter texts of the records */
     uint32_t *want, n_want, cap_want; /* slots of texts awaited by held SUBSCRIBEs (one reference each) */
+    wm_proxy_answers answers[2];  /* by side (as dir): the order of the answers it receives (proxy_answers.h) */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */
