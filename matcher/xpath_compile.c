@@ -831,6 +831,79 @@ static int mark_sole_clusters(wm_xpf *f)
     return 0;
 }
 
+/* Rows [0, n] of a cluster's entries e[0..n) at row block `row`: row r
+ * is the entries [0, r) (op > >=, low) or [r, n) (op < <=), only those whose
+ * literal is not `skip` when `excl`. */
+static void fill_rows(const wm_xpf *f, const xpf_centry *e, uint32_t n, bool low, uint64_t *row, bool excl, uint32_t skip)
+{
+    for (uint32_t r = 0; r < n; r++) {
+        /* low: row r + 1 = row r and entry r; else row n - r - 1 = row n - r and entry n - r - 1 */
+        uint32_t from = low ? r : n - r, to = low ? r + 1 : n - r - 1, i = low ? r : to, q = e[i].q;
+        memcpy(row + (size_t)to * f->n_qw, row + (size_t)from * f->n_qw, f->n_qw * sizeof(uint64_t));
+        if (!excl || e[i].lit != skip) row[(size_t)to * f->n_qw + q / 64] |= 1ull << (q % 64);
+    }
+}
+
+/* Builds the rows of the numeric range clusters, merged not() clusters
+ * included (wm_xpf.pmask, xpf_cluster pm), up to XPF_PMASK_CAP bytes.
+ * Nonzero on allocation failure. */
+static int build_cluster_rows(wm_xpf *f)
+{
+    size_t rows = 0, cap_rows = XPF_PMASK_CAP / (f->n_qw * sizeof(uint64_t));
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            xpf_cluster *cl = &ps->clusters[k];
+            cl->pm = XPF_NONE;
+            if (cl->str || cl->op == WM_XP_EQ || rows + cl->n + 1 > cap_rows) continue;
+            cl->pm = (uint32_t)rows;
+            rows += cl->n + 1;
+        }
+        uint32_t ncl = 0, nul = 0;
+        for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
+        for (uint32_t k = 0; k < ncl; k++) nul += ps->negcl[k].n;
+        if (ncl && !(ps->neglits = malloc(nul * sizeof *ps->neglits))) return -1;
+        nul = 0;
+        for (uint32_t k = 0; k < ncl; k++) {
+            xpf_cluster *cl = &ps->negcl[k];
+            cl->pm = XPF_NONE;
+            cl->ul_off = nul;
+            cl->n_ul = 0;
+            if (cl->op == WM_XP_EQ) continue;
+            for (uint32_t i = 0; i < cl->n; i++) {
+                uint32_t lit = ps->centries[cl->off + i].lit, j = 0;
+                while (j < cl->n_ul && ps->neglits[nul + j] != lit) j++;
+                if (j == cl->n_ul) ps->neglits[nul + cl->n_ul++] = lit;
+            }
+            if (rows + (size_t)(cl->n_ul + 1) * (cl->n + 1) > cap_rows) continue;
+            nul += cl->n_ul;
+            cl->pm = (uint32_t)rows;
+            rows += (size_t)(cl->n_ul + 1) * (cl->n + 1);
+        }
+    }
+    if (!rows) return 0;
+    if (!(f->pmask = calloc(rows, f->n_qw * sizeof(uint64_t)))) return -1;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        const xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            const xpf_cluster *cl = &ps->clusters[k];
+            if (cl->pm != XPF_NONE)
+                fill_rows(f, ps->centries + cl->off, cl->n, cl->op == WM_XP_GT || cl->op == WM_XP_GE,
+                          f->pmask + (size_t)cl->pm * f->n_qw, false, 0);
+        }
+        uint32_t ncl = 0;
+        for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
+        for (uint32_t k = 0; k < ncl; k++) {
+            const xpf_cluster *cl = &ps->negcl[k];
+            if (cl->pm == XPF_NONE) continue;
+            for (uint32_t j = 0; j <= cl->n_ul; j++)
+                fill_rows(f, ps->centries + cl->off, cl->n, cl->op == WM_XP_GT || cl->op == WM_XP_GE,
+                          f->pmask + ((size_t)cl->pm + (size_t)j * (cl->n + 1)) * f->n_qw, j > 0, j ? ps->neglits[cl->ul_off + j - 1] : 0);
+        }
+    }
+    return 0;
+}
+
 static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
 {
     wm_xpf_status rc = WM_XPF_E_MEMORY;
@@ -1180,6 +1253,9 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
         if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
     rc = WM_XPF_E_MEMORY;
     if (mark_sole_clusters(f)) goto fail;
+    f->n_qw = (n + 64 * XPF_QW - 1) / (64 * XPF_QW) * XPF_QW;
+    if (!f->n_qw) f->n_qw = XPF_QW;
+    if (build_cluster_rows(f)) goto fail;
     /* the Hyperscan database of every pattern literal */
     uint32_t np = 0;
     for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix;
@@ -1255,8 +1331,10 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->eqpat);
         free(ps->negm);
         free(ps->negcl);
+        free(ps->neglits);
     }
     free(f->pstates);
+    free(f->pmask);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);
     if (f->hs_db) hs_free_database(f->hs_db);
     for (uint32_t i = 0; i < f->n_owned; i++) free(f->owned[i]);

@@ -32,9 +32,11 @@ typedef struct scan_memo {
 } scan_memo;
 
 /* Per cluster and document (doc): the watermarks, entries [0, lo) and
- * [hi, n) already matched. */
+ * [hi, n) already matched (merged not() clusters with rows: see run_neg_rows). */
 typedef struct cstate {
     uint32_t doc, lo, hi;
+    uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
+    double m1, m2;
 } cstate;
 
 typedef struct slotv {
@@ -58,8 +60,11 @@ struct wm_xpf_ctx {
     uint32_t sp;
     /* per document */
     uint64_t *matched;
-    uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything) */
-    uint32_t undecided;
+    uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
+                                 * a query of a sole cluster has its matched bit only (run_cluster) */
+    uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
+    bool any_no;                /* a query was decided without a match: cluster rows, which mark
+                                 * entries without testing them, cannot be used (run_cluster) */
     /* the element being collected */
     bool collecting;
     const xpf_pstate *ps;
@@ -103,8 +108,8 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
-    c->matched = calloc((nq + 63) / 64, sizeof *c->matched);
-    c->decided = calloc((nq + 63) / 64, sizeof *c->decided);
+    c->matched = calloc(f->n_qw, sizeof *c->matched); /* n_qw >= (nq + 63) / 64, padded for or_rows */
+    c->decided = calloc(f->n_qw, sizeof *c->decided);
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
@@ -148,12 +153,34 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
 
 static inline bool is_decided(const wm_xpf_ctx *c, uint32_t q) { return c->decided[q >> 6] >> (q & 63) & 1; }
 
+/* The undecided queries, counted: neither decided nor matched. */
+static __attribute__((noinline)) uint32_t count_undecided(const wm_xpf_ctx *c)
+{
+    uint32_t n = 0, nq = c->f->n_q;
+    for (uint32_t w = 0; w < (nq + 63) / 64; w++) {
+        uint64_t open = ~(c->decided[w] | c->matched[w]);
+        if (w == nq / 64) open &= (1ull << (nq % 64)) - 1;
+        n += (uint32_t)__builtin_popcountll(open);
+    }
+    return n;
+}
+
+/* k queries were decided, or at most k (rows OR-ed into the bit sets do not
+ * say how many of their queries were open): c->undecided stays a lower
+ * bound that reaches 0 only by a count, so the early stop is exact. */
+static inline void lose(wm_xpf_ctx *c, uint32_t k)
+{
+    if (k < c->undecided) c->undecided -= k;
+    else if (k) c->undecided = count_undecided(c);
+}
+
 /* Decides q without a match (impossible, not a candidate). */
 static inline void decide_no(wm_xpf_ctx *c, uint32_t q)
 {
     if (is_decided(c, q)) return;
     c->decided[q >> 6] |= 1ull << (q & 63);
-    c->undecided--;
+    c->any_no = true;
+    lose(c, 1);
 }
 
 /* Matches the undecided ones of q[0..n) (stride: uint32_t words between
@@ -170,7 +197,7 @@ static inline void match_queries(wm_xpf_ctx *c, const uint32_t *q, uint32_t n, u
         mat[x >> 6] |= b;
         nd++;
     }
-    c->undecided -= nd;
+    lose(c, nd);
 }
 
 static inline void match_query(wm_xpf_ctx *c, uint32_t q) { match_queries(c, &q, 1, 1); }
@@ -218,6 +245,31 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
 }
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
+
+/* d1[0..nw) |= row, and d2 too unless NULL (row = r1 | r2, r2 may be
+ * NULL); nw a multiple of XPF_QW: 512 bits a step, one load of each source. */
+typedef uint64_t xpf_vq __attribute__((vector_size(XPF_QW * 8)));
+static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, uint32_t nw)
+{
+    for (const uint64_t *end = r1 + nw; r1 < end; r1 += XPF_QW, d1 += XPF_QW) {
+        xpf_vq a, b;
+        memcpy(&b, r1, sizeof b);
+        if (r2) {
+            memcpy(&a, r2, sizeof a);
+            b |= a;
+            r2 += XPF_QW;
+        }
+        memcpy(&a, d1, sizeof a);
+        a |= b;
+        memcpy(d1, &a, sizeof a);
+        if (d2) {
+            memcpy(&a, d2, sizeof a);
+            a |= b;
+            memcpy(d2, &a, sizeof a);
+            d2 += XPF_QW;
+        }
+    }
+}
 
 /* a[0..n) == b[0..n): names, units and states are short, and a call to
  * memcmp costs more than comparing them in two loads. */
@@ -313,7 +365,11 @@ static inline __attribute__((always_inline)) bool cluster_range(wm_xpf_ctx *c, c
 }
 
 /* A fired cluster: its trigger is true, so its queries match exactly where
- * their own test on the cluster's slot holds. */
+ * their own test on the cluster's slot holds. The slot's number is NaN for
+ * a boolean or a string that is no number, which makes every comparison
+ * below false, as XPath wants. The entry next to a watermark tells, without
+ * a search, whether anything is new: the common case once a document's
+ * first values are in. */
 static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
     slotv *v = &c->sv[cl->slot];
@@ -322,30 +378,124 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         run_str_cluster(c, cl, v);
         return;
     }
-    uint32_t a, b;
-    if (!cluster_range(c, cl, &a, &b)) return;
-    cstate *st = &c->cs[cl->id];
-    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = b;
-    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = a;
+    double x = v->num;
     const xpf_centry *e = c->ps->centries + cl->off;
-    if (!(cl->sole && c->all_cand)) {
+    cstate *st = &c->cs[cl->id];
+    uint32_t n = cl->n, a, b;
+    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .hi = n };
+    switch (cl->op) { /* one comparison per case: the op is not tested again at every step */
+    case WM_XP_GT: /* entries with x < v: a prefix */
+        a = st->lo;
+        if (a == n || !(e[a].x < x)) return;
+        st->lo = b = bound(e, a + 1, n, x, false);
+        break;
+    case WM_XP_GE:
+        a = st->lo;
+        if (a == n || !(e[a].x <= x)) return;
+        st->lo = b = bound(e, a + 1, n, x, true);
+        break;
+    case WM_XP_LT: /* entries with x > v: a suffix */
+        b = st->hi;
+        if (!b || !(e[b - 1].x > x)) return;
+        st->hi = a = bound(e, 0, b - 1, x, true);
+        break;
+    case WM_XP_LE:
+        b = st->hi;
+        if (!b || !(e[b - 1].x >= x)) return;
+        st->hi = a = bound(e, 0, b - 1, x, false);
+        break;
+    default: /* EQ */
+        a = bound(e, 0, n, x, false);
+        b = bound(e, a, n, x, true);
+        if (a == b) return;
+    }
+    bool sole = cl->sole && c->all_cand;
+    if (cl->pm != XPF_NONE && !c->any_no) {
+        /* the entries before the watermark are matched already: one row holds them and the new ones */
+        const wm_xpf *f = c->f;
+        const uint64_t *row = f->pmask + (size_t)(cl->pm + (cl->op == WM_XP_GT || cl->op == WM_XP_GE ? b : a)) * f->n_qw;
+        or_rows(c->matched, sole ? NULL : c->decided, row, NULL, f->n_qw); /* a sole cluster: the match bit alone (below) */
+        lose(c, b - a);
+        return;
+    }
+    if (!sole) {
         match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
         return;
     }
-    uint64_t *dec = c->decided, *mat = c->matched;
-    for (uint32_t i = a; i < b; i++) {
-        uint32_t q = e[i].q;
-        dec[q >> 6] |= 1ull << (q & 63);
-        mat[q >> 6] |= 1ull << (q & 63);
+    /* entries past a sole cluster's watermark are undecided, and nothing
+     * else reads the decided bit of its queries (they are in no posting, no
+     * other cluster, no candidate list): the match bit alone */
+    uint64_t *mat = c->matched;
+    for (uint32_t i = a; i < b; i++) mat[e[i].q >> 6] |= 1ull << (e[i].q & 63);
+    lose(c, b - a);
+}
+
+/* How many entries of e[0..n) the value m makes true under op (> >= < <=),
+ * r of them known already (m only moves one way); 0 while m is NaN (no value yet). */
+static uint32_t neg_rank(const xpf_centry *e, uint32_t n, uint8_t op, double m, uint32_t r)
+{
+    if (m != m) return 0;
+    switch (op) {
+    case WM_XP_GT: return bound(e, r, n, m, false);
+    case WM_XP_GE: return bound(e, r, n, m, true);
+    case WM_XP_LT: return n - bound(e, 0, n - r, m, true);
+    default: return n - bound(e, 0, n - r, m, false);
     }
-    c->undecided -= b - a;
+}
+
+/* A merged cluster with rows (xpf_cluster pm) at an element whose S names
+ * the literal u (XPF_NONE: none of them) and whose S' holds y (not NaN).
+ * Over a document, an entry (L, x) of op > holds iff some element has an S
+ * other than L and a y above x. So the largest y so far (m1, at an element
+ * naming u1) and the largest y at an element naming another literal than
+ * u1 (m2) decide every entry: x < m2, or x < m1 and L != u1. Both only
+ * grow: the entries they make true are the r2 smallest (cstate hi) and, of
+ * the r1 smallest (lo), those whose L is not u1: two rows, OR-ed in. An
+ * element that moves neither costs two comparisons. Ops < <= alike with
+ * the smallest y. */
+static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
+{
+    cstate *st = &c->cs[cl->id];
+    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
+    bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
+    /* beyond(y, m): y makes more entries true than m (any y is beyond a NaN m: no value yet) */
+#define BEYOND(y, m) (low ? !((y) <= (m)) : !((y) >= (m)))
+    if (BEYOND(y, st->m1)) {
+        if (u != st->u1) { /* the largest so far is now the largest at another literal */
+            st->m2 = st->m1;
+            st->u1 = u;
+        }
+        st->m1 = y;
+    } else if (u != st->u1 && BEYOND(y, st->m2))
+        st->m2 = y;
+    else
+        return;
+#undef BEYOND
+    const xpf_centry *e = c->ps->centries + cl->off;
+    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, st->m1, st->lo), r2 = neg_rank(e, n, cl->op, st->m2, st->hi), j = 0;
+    const uint32_t *ul = c->ps->neglits + cl->ul_off;
+    while (j < cl->n_ul && ul[j] != st->u1) j++;
+    j = j < cl->n_ul ? j + 1 : 0; /* block 0: every entry (u1 is none of the L) */
+    const wm_xpf *f = c->f;
+    const uint64_t *ra = f->pmask + ((size_t)cl->pm + (low ? r2 : n - r2)) * f->n_qw;
+    const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + (low ? r1 : n - r1)) * f->n_qw;
+    or_rows(c->matched, c->decided, ra, rb, f->n_qw);
+    lose(c, r1 - st->hi); /* at most the entries of rank [old r2, r1) */
+    st->lo = r1;
+    st->hi = r2;
 }
 
 /* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
  * test holds, except those whose L is `excl` (S's value; XPF_NONE: none).
- * A skipped entry holds the watermark back until a later element decides it. */
+ * Without rows, a skipped entry holds the watermark back until a later
+ * element decides it. */
 static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
 {
+    if (cl->pm != XPF_NONE && !c->any_no) {
+        const slotv *v = &c->sv[cl->slot];
+        if (v->epoch == c->serial && v->num == v->num) run_neg_rows(c, cl, excl, v->num); /* absent, NaN: all false */
+        return;
+    }
     uint32_t a, b;
     if (!cluster_range(c, cl, &a, &b)) return;
     const xpf_centry *e = c->ps->centries + cl->off;
@@ -364,7 +514,7 @@ static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
         mat[q >> 6] |= bit;
         nd++;
     }
-    c->undecided -= nd;
+    lose(c, nd);
     cstate *st = &c->cs[cl->id];
     if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = first != XPF_NONE ? first : b;
     if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = last != XPF_NONE ? last + 1 : a;
@@ -814,6 +964,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     uint32_t nw = (f->n_q + 63) / 64;
     memset(c->matched, 0, (nw ? nw : 1) * sizeof *c->matched);
     c->all_cand = !cand;
+    c->any_no = cand != NULL;
     if (cand) {
         memset(c->decided, 0xff, nw * sizeof *c->decided);
         c->undecided = 0;

@@ -12,6 +12,9 @@
 #include "matcher/xpath_filter.h"
 
 #define XPF_NONE UINT32_MAX
+/* Query bit sets (matched, decided, cluster rows) are padded to a multiple
+ * of this many 64-bit words, so they are OR-ed 512 bits at a time. */
+#define XPF_QW 8
 
 /* Literal (value test) kinds. */
 enum { XPF_L_NUM = 0, XPF_L_STREQ, XPF_L_STRNE, XPF_L_PAT, XPF_L_EXISTS };
@@ -75,7 +78,17 @@ typedef struct xpf_cluster {
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
+    uint32_t pm;                /* numeric range cluster: the first of its n + 1 rows of wm_xpf.pmask,
+                                 * XPF_NONE: none (see XPF_PMASK_CAP); a merged not() cluster has
+                                 * 1 + n_ul blocks of n + 1 rows: every entry, then per literal
+                                 * ul[k] the entries whose L is another one */
+    uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
 } xpf_cluster;
+
+/* The bytes of cluster rows (wm_xpf.pmask) a filter may hold: a row is a
+ * bit set over all queries, so their size grows with queries times cluster
+ * entries; clusters beyond the cap mark their entries one by one. */
+#define XPF_PMASK_CAP (8u << 20)
 
 typedef struct xpf_centry {
     union {
@@ -195,6 +208,7 @@ typedef struct xpf_pstate {
     xpf_neggroup *neggroups;
     xpf_negguard *negm;         /* the merged guards, by group */
     xpf_cluster *negcl;         /* the merged clusters, by group */
+    uint32_t *neglits;          /* the distinct L of merged clusters with rows (xpf_cluster ul_off) */
     bool any_text;
 } xpf_pstate;
 
@@ -247,6 +261,11 @@ struct wm_xpf {
     bool product_done;          /* the analysis ran (no wildcards, no xsi:type switches) */
     uint32_t product_pairs;     /* reachable (path state, element declaration) pairs: the filter grammar */
     uint32_t n_clusters_total;
+    /* rows of the numeric range clusters (xpf_cluster.pm): row r of a cluster of op > or >= is the
+     * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
+     * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */
+    uint64_t *pmask;
+    uint32_t n_qw;              /* words of a query bit set, a multiple of XPF_QW */
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;
     hs_scratch_t *hs_proto;

@@ -14,6 +14,7 @@
 #include "codec/exi_encode.h"
 #include "codec/exi_xsd.h"
 #include "matcher/xpath_filter.h"
+#include "matcher/xpath_filter_int.h" /* cluster_rows_and_entry_by_entry: which clusters have rows */
 #include "tests/lib/exi_fixture.h"
 
 /* ------------------------------------------------------------- parser */
@@ -476,6 +477,86 @@ Test(xpath_filter, early_stop_counts_each_query_once)
     uint32_t cand[] = { 0, 1, 2 };
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 3, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
     cr_assert_eq(m, 7, "candidates: got %#llx", (unsigned long long)m);
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* Numeric clusters mark their matching entries by OR-ing one precomputed
+ * row (a bit set over all queries) into the result, as long as the rows fit
+ * in XPF_PMASK_CAP bytes; beyond that, a cluster marks entry by entry. Here
+ * the first cluster (64 queries on humidity) gets rows and the second
+ * (16,384 queries on temperature: 16,385 rows of 2,112 bytes) does not, and
+ * 32 queries "u = 'V' and (v < -i or v > i)" sit in two clusters with rows
+ * each (a query OR-ed in twice: the count of undecided queries is a lower
+ * bound then, recounted before it can reach 0). Expected: a threshold query
+ * matches iff the largest value of its name in the document is above it. */
+Test(xpath_filter, cluster_rows_and_entry_by_entry)
+{
+    enum { NH = 64, NT = 16384, NU = 32, NQ = NH + NT + NU + 1 };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    static char qt[NQ][96];
+    static const char *qs[NQ];
+    for (int i = 0; i < NQ; i++) {
+        if (i < NH) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'humidity' and @v > %d]", i - 32);
+        else if (i < NH + NT) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'temperature' and @v > %d]", i - NH);
+        else if (i < NH + NT + NU) snprintf(qt[i], sizeof qt[i], "//s:senml[@u = 'V' and (@v < %d or @v > %d)]", -(i - NH - NT) - 1, i - NH - NT + 1);
+        else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, NQ, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    /* which clusters have rows: the humidity one and the two of u = 'V', not the temperature one */
+    unsigned with = 0, without = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+            const xpf_cluster *cl = &f->pstates[p].clusters[k];
+            if (cl->pm != XPF_NONE) {
+                with++;
+                continue;
+            }
+            cr_assert_eq(cl->n, NT, "a cluster of %u entries without rows", cl->n);
+            without++;
+        }
+    cr_assert_eq(with, 3);
+    cr_assert_eq(without, 1);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    /* documents: records (name, unit, value); the largest humidity and temperature decide */
+    /* hmax, tmax: the largest humidity, temperature (-1e9: none); vmin, vmax: the extremes at u = 'V' */
+    static const struct { const char *recs; double hmax, tmax, vmin, vmax; bool last; } docs[] = {
+        { "<senml n='humidity' u='%RH' v='-5'/><senml n='temperature' u='Cel' v='100'/><senml n='humidity' u='%RH' v='10'/>"
+          "<senml n='temperature' u='Cel' v='5000.5'/>", 10, 5000.5, 0, 0, false },
+        { "<senml n='temperature' u='Cel' v='16000'/><senml n='voltage' u='V' v='-7'/>", -1e9, 16000, -7, -7, false },
+        { "<senml n='humidity' u='%RH' v='40'/><senml n='temperature' u='Cel' v='7'/><senml n='voltage' u='V' v='20'/>"
+          "<senml n='voltage' u='V' v='3'/>", 40, 7, 3, 20, false },
+        /* every query matches by the fifth record: decided there, before the document's end */
+        { "<senml n='voltage' u='V' v='-1000'/><senml n='humidity' u='%RH' v='100'/><senml n='voltage' u='V' v='1000'/>"
+          "<senml n='temperature' u='Cel' v='99999'/><senml n='last' u='V' v='0'/><senml n='x' u='V' v='0'/>", 100, 99999, -1000, 1000, true },
+    };
+    static uint64_t m[(NQ + 63) / 64];
+    for (int round = 0; round < 2; round++) /* the same context again: per-document state starts afresh */
+        for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+            char xml[1024];
+            snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", docs[d].recs);
+            uint8_t exi[512];
+            size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+            cr_assert(len, "%s", e.msg);
+            bool early = false;
+            cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, m, &early, &e), WM_XPF_OK, "%s", e.msg);
+            for (int q = 0; q < NQ; q++) {
+                bool want = q < NH ? docs[d].hmax > q - 32
+                          : q < NH + NT ? docs[d].tmax > q - NH
+                          : q < NH + NT + NU ? docs[d].vmin < -(q - NH - NT) - 1 || docs[d].vmax > q - NH - NT + 1
+                          : docs[d].last;
+                cr_assert_eq((bool)(m[q >> 6] >> (q & 63) & 1), want, "document %zu, query %s", d, qs[q]);
+            }
+            cr_assert_eq(early, docs[d].last, "document %zu: decided early %d", d, early);
+        }
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
