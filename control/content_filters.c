@@ -73,6 +73,7 @@ struct wm_content {
 };
 
 struct wm_content_snap {
+    uint64_t id;         /* wm_content_snap_id */
     wm_xpf_set *set;
     const wm_schema_reg *reg;
     uint32_t n_slots, n_schemas, n_q;
@@ -484,6 +485,8 @@ void wm_content_job_run(wm_content_job *j)
         snprintf(j->err, sizeof j->err, "out of memory");
         goto fail;
     }
+    static atomic_uint_fast64_t ids;
+    s->id = atomic_fetch_add_explicit(&ids, 1, memory_order_relaxed) + 1;
     s->reg = j->reg;
     s->n_slots = j->n_slots;
     s->n_schemas = ns;
@@ -574,6 +577,8 @@ int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t er
     wm_content_job_run(j);
     return wm_content_job_end(c, j, old, err, errlen);
 }
+
+uint64_t wm_content_snap_id(const wm_content_snap *s) { return s ? s->id : 0; }
 
 const wm_content_snap *wm_content_current(const wm_content *c)
 {

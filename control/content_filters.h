@@ -197,6 +197,12 @@ void wm_content_snap_free(wm_content_snap *s);
 
 /* Readers: the published snapshot (acquire), NULL before the first commit. */
 const wm_content_snap *wm_content_current(const wm_content *c);
+/* The snapshot's identity: a number no other snapshot of the process has
+ * had or will have (0 for NULL). A reader that let go of a snapshot (a
+ * quiescent state, or offline) and finds the current one at the same
+ * address tells a new snapshot there from the one it had by this, not by
+ * the pointer. Any thread, on a snapshot it may use. */
+uint64_t wm_content_snap_id(const wm_content_snap *s);
 
 /* A reader context over snapshot s (which must outlive its use, not its
  * free). NULL on out of memory. */

@@ -55,6 +55,7 @@ typedef struct wm_proxy_config {
     uint32_t ring_entries;       /* SQ entries per worker ring */
     uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
     uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
+    uint32_t connect_timeout_ms; /* a connect to the upstream not done by then failed (timed out) */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
     const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
     struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
@@ -63,6 +64,8 @@ typedef struct wm_proxy_config {
     uint32_t max_texts;          /* distinct content-filter texts per connection (--max-xpath-per-conn) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
+    struct wm_proxy_state_saver *state; /* --state FILE (dataplane/proxy_state.h): saved by the main
+                                    thread when the sessions change; NULL = none */
     uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
                                     (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
                                     process (wirematch-proxy_main.c), 0 = none */
@@ -87,6 +90,15 @@ typedef struct wm_proxy_counters {
     uint64_t closed_by_client;       /* EOF or error from the client side */
     uint64_t closed_by_upstream;
     uint64_t closed_at_shutdown;
+    /* The upstream broker failing a client (README "Upstream failures and
+     * shutdown"): of upstream_connect_failed, connects refused (ECONNREFUSED)
+     * and timed out (connect_timeout_ms); the rest had another error. */
+    uint64_t upstream_refused;
+    uint64_t upstream_timed_out;
+    uint64_t upstream_lost;          /* open upstream connections that ended (EOF, error) without a DISCONNECT */
+    uint64_t sent_connack_unavailable; /* CONNACK 0x88 Server unavailable sent to a client (§3.2.2.2) */
+    uint64_t sent_disconnect_lost;   /* DISCONNECT 0x80 Unspecified error: its broker connection ended */
+    uint64_t sent_disconnect_shutdown; /* DISCONNECT 0x8B Server shutting down (SIGINT/SIGTERM) */
     uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */

@@ -16,6 +16,7 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
     ss->cfg[WM_PROXY_U2C] = (wm_mqtt5_config){ .from = WM_MQTT5_FROM_SERVER, .maximum_packet_size = max_packet };
     ss->connack_sent = ss->connack_refused = ss->connect_seen = false;
     ss->stopped[0] = ss->stopped[1] = false;
+    ss->disconnect_seen[0] = ss->disconnect_seen[1] = false;
     ss->filter = NULL;
     ss->queues = NULL;
     ss->scratch = NULL;
@@ -194,6 +195,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             ss->connect_seen = true;
             hold = wm_proxy_session_holding(ss);
         }
+        if (pkt.type == WM_MQTT5_DISCONNECT) ss->disconnect_seen[dir] = true;
         if (act == WM_PROXY_DROP) {
             res.dropped++;
             rd += len;

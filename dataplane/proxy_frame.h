@@ -94,6 +94,8 @@ typedef struct wm_proxy_session {
     bool connack_sent;           /* the broker's CONNACK went to the client */
     bool connack_refused;        /* ... with a reason code >= 0x80 */
     bool connect_seen;           /* the client's CONNECT went to the broker */
+    bool disconnect_seen[2];     /* a DISCONNECT was framed from side dir: that side ended the
+                                    connection itself, nobody needs telling why it closes */
     bool stopped[2];             /* a direction hit an error */
     /* Filtering (NULL = byte-for-byte relay): every framed packet goes
      * through wm_proxy_filter_packet(); queues[2] are the connection's two

@@ -32,6 +32,7 @@
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
+#include "dataplane/proxy_state.h"
 
 #include <errno.h>
 #include <liburing.h>
@@ -72,6 +73,8 @@ typedef struct conn {
     uint8_t paused[2];        /* PAUSE_* bits */
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
+    uint8_t up_gone;          /* the upstream takes nothing more: unreachable, or ended (upstream_gone) */
+    uint8_t stop;             /* draining for a shutdown (closed_at_shutdown) */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
     uint8_t held;             /* the client's stream waits at a SUBSCRIBE (WM_PROXY_HOLD) */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
@@ -142,6 +145,7 @@ typedef struct worker {
     pthread_t th;
     int err;
     pthread_barrier_t *ready;
+    struct __kernel_timespec connect_ts;   /* cfg->connect_timeout_ms, read by the kernel at submission */
 } worker;
 
 static atomic_int g_fatal;
@@ -301,7 +305,7 @@ static void kick_send(worker *w, conn *k, uint32_t slot, int s)
 {
     const uint8_t *p;
     uint32_t len;
-    if (k->state != ST_OPEN || !wm_proxy_queue_next_send(&k->q[s], &p, &len)) return;
+    if (k->state != ST_OPEN || k->fd[1 - s] < 0 || !wm_proxy_queue_next_send(&k->q[s], &p, &len)) return;
     struct io_uring_sqe *sqe = get_sqe(w);
     if (!sqe) { wm_proxy_queue_sent(&k->q[s], 0); return; }
     if (!k->slow[s] && w->n_inl < w->inl_cap) {
@@ -497,6 +501,23 @@ static void stop_side(worker *w, conn *k, uint32_t slot, int s)
 
 static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
 static bool release_held(worker *w, conn *k, uint32_t slot);
+static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended);
+
+/* Queues the proxy's own packet telling side s why the connection ends
+ * (wm_proxy_error_packet: a CONNACK before the client is acknowledged, else
+ * a DISCONNECT with reason) after what is framed for it, and sends it. Side
+ * 1 - s must be stopped (stop_side: no partial packet behind the framed
+ * bytes). Returns whether it was queued. */
+static bool tell(worker *w, conn *k, uint32_t slot, int s, uint8_t reason)
+{
+    uint8_t pkt[WM_PROXY_ERROR_PACKET_MAX];
+    uint32_t n = wm_proxy_error_packet(&k->ss, s, reason, pkt);
+    if (!n || !wm_proxy_queue_append(&k->q[1 - s], pkt, n)) return false;
+    k->q[1 - s].ready = k->q[1 - s].tail;
+    w->held += n;
+    kick_send(w, k, slot, 1 - s);
+    return true;
+}
 
 /* Frames what q[s] holds; returns false if side s was stopped by an error. */
 static bool frame(worker *w, conn *k, uint32_t slot, int s)
@@ -518,6 +539,11 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
         if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
         if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
     }
+    if (r.verdict == WM_PROXY_FRAME_OK && k->up_gone && s == WM_PROXY_C2U) {
+        /* No broker to take it: a CONNECT now gets its CONNACK 0x88. */
+        if (k->ss.connect_seen) upstream_gone(w, k, slot, false);
+        return false;
+    }
     if (r.verdict == WM_PROXY_FRAME_OK) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
@@ -536,13 +562,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     stop_side(w, k, slot, s);
     stop_side(w, k, slot, 1 - s);
     kick_send(w, k, slot, s);
-    uint8_t pkt[WM_PROXY_ERROR_PACKET_MAX];
-    uint32_t n = wm_proxy_error_packet(&k->ss, s, r.reason_code, pkt);
-    if (n && wm_proxy_queue_append(&k->q[1 - s], pkt, n)) {
-        k->q[1 - s].ready = k->q[1 - s].tail;
-        w->held += n;
-        kick_send(w, k, slot, 1 - s);
-    }
+    tell(w, k, slot, s, r.reason_code);
     k->drain = 1;
     maybe_finish(w, k, slot, s);
     return false;
@@ -608,7 +628,8 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
     if (k->state != ST_OPEN) return;
     if (k->drain) {
         if (wm_proxy_queue_pending(&k->q[0]) == 0 && wm_proxy_queue_pending(&k->q[1]) == 0)
-            close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+            close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
+                                   : s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
     if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(s == WM_PROXY_C2U && k->held))
@@ -636,6 +657,39 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
     check_bounds(w, k, slot, WM_PROXY_C2U);
     maybe_finish(w, k, slot, WM_PROXY_C2U);
     return true;
+}
+
+/* The upstream broker takes nothing more: its connect failed, it closed
+ * (EOF) or an error ended it. Unless an end already spoke (a DISCONNECT
+ * either way, a refusing CONNACK), the client is told after what is queued
+ * for it (MQTT 5.0 §4.13: the broker's own DISCONNECT, if any, passed as it
+ * was): before its CONNACK, CONNACK 0x88 Server unavailable (§3.2.2.2), so a
+ * client of an unreachable broker learns why instead of seeing a bare close
+ * (its CONNECT is read first: the CONNACK answers it); once acknowledged,
+ * DISCONNECT 0x80 Unspecified error (§3.14.2.1 lists no 0x88 for
+ * DISCONNECT, and the proxy cannot tell a broker's crash from a network
+ * fault or a restart). What the client sent that is not on its way is
+ * dropped; the connection closes once the rest is flushed. ended: an open
+ * upstream connection ended (counted as lost if nobody had spoken). */
+static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
+{
+    const wm_proxy_session *ss = &k->ss;
+    bool spoke = ss->disconnect_seen[WM_PROXY_C2U] || ss->disconnect_seen[WM_PROXY_U2C] || ss->connack_refused;
+    if (ended && !k->up_gone && !k->drain && !spoke) w->c.upstream_lost++;
+    k->up_gone = 1;
+    stop_side(w, k, slot, WM_PROXY_U2C);
+    if (k->state != ST_OPEN || k->drain) return;
+    if (!ss->connect_seen && k->fd[1] < 0) return;   /* unreachable: wait for the CONNECT (frame) */
+    stop_side(w, k, slot, WM_PROXY_C2U);
+    wm_proxy_queue *q = &k->q[WM_PROXY_C2U];
+    w->held -= q->tail - (q->head + q->sending);     /* a send in flight keeps its bytes until it ends */
+    q->ready = q->tail = q->head + q->sending;
+    if (ss->connect_seen && !ss->connack_sent && tell(w, k, slot, WM_PROXY_C2U, 0x88))
+        w->c.sent_connack_unavailable++;
+    else if (ss->connack_sent && !spoke && tell(w, k, slot, WM_PROXY_C2U, 0x80))
+        w->c.sent_disconnect_lost++;
+    k->drain = 1;
+    maybe_finish(w, k, slot, WM_PROXY_U2C);
 }
 
 static void on_accept(worker *w, struct io_uring_cqe *cqe)
@@ -676,7 +730,7 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
         k->inline_tag[s] = 0;
         k->npark[s] = 0;
     }
-    k->drain = 0;
+    k->drain = k->up_gone = k->stop = 0;
     wm_proxy_session_init(&k->ss, w->cfg->max_packet);
     if (w->cfg->spatial) {
         wm_proxy_filter_init(&k->flt, &w->fsh, &w->c);
@@ -687,10 +741,20 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     }
     w->open++;
     if (w->open > w->c.conns_peak) w->c.conns_peak = w->open;
-    struct io_uring_sqe *sqe = get_sqe(w);
+    /* The connect and its timeout are linked: both in one submission. */
+    if (io_uring_sq_space_left(&w->ring) < 2) {
+        int n = io_uring_submit(&w->ring);
+        w->c.submits++;
+        if (n > 0) w->c.sqes += (uint64_t)n;
+    }
+    struct io_uring_sqe *sqe = io_uring_sq_space_left(&w->ring) >= 2 ? get_sqe(w) : NULL;
     if (!sqe) { close_conn(w, k, slot, &w->c.upstream_connect_failed); return; }
     io_uring_prep_connect(sqe, up, (const struct sockaddr *)&w->cfg->upstream_addr, w->cfg->upstream_len);
     io_uring_sqe_set_data64(sqe, ud(OP_CONNECT, 0, slot, k->gen));
+    sqe->flags |= IOSQE_IO_LINK;
+    sqe = get_sqe(w);
+    io_uring_prep_link_timeout(sqe, &w->connect_ts, 0);
+    io_uring_sqe_set_data64(sqe, OP_CANCEL);   /* its own completion says nothing the connect's does not */
     k->ops++;
 }
 
@@ -698,9 +762,23 @@ static void on_connect(worker *w, conn *k, uint32_t slot, int res)
 {
     if (k->state != ST_CONNECTING) return;
     if (res < 0) {
+        /* -ECANCELED: the linked timeout fired (a close cancels only a
+         * connection no longer ST_CONNECTING). */
         if (w->cfg->verbose)
-            fprintf(stderr, "wirematch-proxy: worker %u: upstream %s: %s\n", w->id, w->cfg->upstream_text, strerror(-res));
-        close_conn(w, k, slot, &w->c.upstream_connect_failed);
+            fprintf(stderr, "wirematch-proxy: worker %u: upstream %s: %s\n", w->id, w->cfg->upstream_text,
+                    res == -ECANCELED ? "connect timed out" : strerror(-res));
+        w->c.upstream_connect_failed++;
+        if (res == -ECONNREFUSED) w->c.upstream_refused++;
+        if (res == -ECANCELED || res == -ETIMEDOUT) w->c.upstream_timed_out++;
+        /* The client's CONNECT is read and answered (upstream_gone), plainly:
+         * nothing of it is filtered or recorded. */
+        close(k->fd[1]);
+        k->fd[1] = -1;
+        if (k->ss.filter) wm_proxy_filter_reset(&k->flt);
+        k->ss.filter = NULL;
+        k->state = ST_OPEN;
+        upstream_gone(w, k, slot, false);
+        arm_recv(w, k, slot, WM_PROXY_C2U);
         return;
     }
     k->state = ST_OPEN;
@@ -736,7 +814,9 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
             check_bounds(w, k, slot, s);
         }
     } else if (res == 0) {
-        if (k->state == ST_OPEN && !k->eof[s]) {
+        if (k->state == ST_OPEN && !k->eof[s] && s == WM_PROXY_U2C) {
+            upstream_gone(w, k, slot, true);
+        } else if (k->state == ST_OPEN && !k->eof[s]) {
             k->eof[s] = 1;
             maybe_finish(w, k, slot, s);
         }
@@ -749,6 +829,8 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
         fprintf(stderr, "wirematch-proxy: multishot receive refused (EINVAL): it needs Linux 6.0 or later\n");
         atomic_store(&g_fatal, 1);
         close_conn(w, k, slot, NULL);
+    } else if (res != -ECANCELED && s == WM_PROXY_U2C && k->state == ST_OPEN && !k->up_gone) {
+        upstream_gone(w, k, slot, true);
     } else if (res != -ECANCELED) {
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
     }
@@ -774,9 +856,19 @@ static void arm_later(worker *w)
 static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
 {
     if (k->state != ST_OPEN) return;
+    if (res < 0 && s == WM_PROXY_C2U) {
+        /* The upstream is gone: the client is told (once), the rest of its
+         * stream dropped. */
+        k->q[s].sending = 0;
+        w->held -= wm_proxy_queue_held(&k->q[s]);
+        k->q[s].head = k->q[s].ready = k->q[s].tail = 0;
+        upstream_gone(w, k, slot, true);
+        maybe_finish(w, k, slot, WM_PROXY_U2C);
+        return;
+    }
     if (res < 0) {
-        /* The receiving side (1 - s) is gone. */
-        close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_upstream : &w->c.closed_by_client);
+        /* The client is gone. */
+        close_conn(w, k, slot, &w->c.closed_by_client);
         return;
     }
     wm_proxy_queue *q = &k->q[s];
@@ -806,9 +898,29 @@ static void stop_worker(worker *w)
             io_uring_sqe_set_data64(sqe, OP_CANCEL);
         }
     }
-    for (uint32_t i = 0; i < w->nconns; i++)
-        if (w->conns[i].state == ST_CONNECTING || w->conns[i].state == ST_OPEN)
-            close_conn(w, &w->conns[i], i, &w->c.closed_at_shutdown);
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        conn *k = &w->conns[i];
+        if (k->state == ST_OPEN && k->drain) continue;   /* closes once flushed, already told why */
+        if (k->state == ST_OPEN && k->ss.connack_sent && !k->ss.connack_refused && !k->up_gone) {
+            /* An acknowledged client is told the server is shutting down
+             * (MQTT 5.0 §3.14.2.1, 0x8B) after what is framed for it, and what
+             * it sent goes to the broker first; the loop waits for that up to
+             * STOP_GRACE_NS. The broker sees the network connection close
+             * without DISCONNECT: the client's Will is its to publish
+             * (§3.1.2.5), as for any client whose connection is lost. */
+            k->stop = 1;
+            stop_side(w, k, i, WM_PROXY_C2U);
+            stop_side(w, k, i, WM_PROXY_U2C);
+            if (!k->ss.disconnect_seen[WM_PROXY_C2U] && !k->ss.disconnect_seen[WM_PROXY_U2C] &&
+                tell(w, k, i, WM_PROXY_C2U, 0x8B))
+                w->c.sent_disconnect_shutdown++;
+            kick_send(w, k, i, WM_PROXY_C2U);
+            k->drain = 1;
+            maybe_finish(w, k, i, WM_PROXY_C2U);
+        } else if (k->state == ST_CONNECTING || k->state == ST_OPEN) {
+            close_conn(w, k, i, &w->c.closed_at_shutdown);
+        }
+    }
 }
 
 static void arm_wake(worker *w);
@@ -1164,6 +1276,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->listen_fd = w->wake_fd = -1;
     w->nconns = (cfg->max_conns + cfg->threads - 1) / cfg->threads;
     w->held_limit = cfg->total_buffer / cfg->threads;
+    w->connect_ts = (struct __kernel_timespec){ .tv_sec = cfg->connect_timeout_ms / 1000,
+                                                .tv_nsec = (long long)(cfg->connect_timeout_ms % 1000) * 1000000 };
     w->nbufs = cfg->recv_buf_count;
     w->bufsz = cfg->recv_buf_size;
     w->br_bytes = (w->nbufs * sizeof(struct io_uring_buf) + 4095) & ~(size_t)4095;
@@ -1265,6 +1379,7 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->ring_entries = 1024;
     cfg->batch_wait_ns = 1000000;
     cfg->batch_rate = 75000;
+    cfg->connect_timeout_ms = 5000;
     cfg->max_records = 4096;
     cfg->max_texts = 128;
     cfg->max_sessions = 65536;
@@ -1344,6 +1459,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             }
             if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
+            if (cfg->state) wm_proxy_state_tick(cfg->state, cfg->registry, false);
         }
         atomic_store(&g_stop, 1);
         uint64_t one = 1;

@@ -71,8 +71,15 @@ struct wm_proxy_registry {
     uint32_t n_bucket, n_sess, max_sessions, max_subs;
     uint64_t next_gen;
     uint64_t restored, incomplete, dropped, expired, full, lost;
+    _Atomic uint64_t changes;   /* session entries changed (wm_proxy_registry_changes) */
     wm_proxy_shares *shares;
 };
+
+/* Lock held: a session entry changed. */
+static void changed(wm_proxy_registry *g)
+{
+    atomic_fetch_add_explicit(&g->changes, 1, memory_order_relaxed);
+}
 
 wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, uint32_t max_subs)
 {
@@ -351,8 +358,9 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
         g->dropped++;
     }
     sess *s = *l;
+    changed(g);
     if (s) {
-        for (uint32_t i = 0; i < s->n && !s->incomplete; i++) {
+        for (uint32_t i = 0; i < s->n; i++) {
             const sess_rec *r = &s->recs[i];
             each(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, r->reg_sub, r->xpath });
         }
@@ -406,6 +414,7 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
     lock(g, rd);
     sess *s = sess_get(g, cid, cid_len, gen);
     if (!s) goto out;
+    changed(g);
     /* Even a record not kept below used its identifier in the broker's session. */
     if (rec->sid >= WM_PROXY_SID_BASE && rec->sid < WM_PROXY_SID_PLAIN && rec->sid >= s->sid_next)
         s->sid_next = rec->sid + 1;
@@ -448,6 +457,7 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
     sess *s = sess_get(g, cid, cid_len, gen);
     for (uint32_t i = 0; s && i < s->n; i++)
         if (s->recs[i].filter_len == filter_len && memcmp(s->recs[i].filter, filter, filter_len) == 0) {
+            changed(g);
             if (leaves_unknown(&s->recs[i])) s->incomplete = true;
             rec_unregister(g, &s->recs[i]);
             rec_free(&s->recs[i]);
@@ -463,6 +473,7 @@ void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *r
     lock(g, rd);
     sess **l = sess_link(g, cid, cid_len);
     if (*l && (*l)->gen == gen && gen && --(*l)->attached == 0) {
+        changed(g);
         (*l)->expire_ns = expire_ns;
         if (expire_ns == 0) {
             sess_drop(g, l);
@@ -480,6 +491,7 @@ void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
             if ((*l)->attached == 0 && (*l)->expire_ns <= now_ns) {
                 sess_drop(g, l);
                 g->expired++;
+                changed(g);
             } else {
                 l = &(*l)->next;
             }
@@ -518,4 +530,85 @@ void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *
     st->sessions_full = g->full;
     st->records_lost = g->lost;
     pthread_mutex_unlock(&g->mu);
+}
+
+uint64_t wm_proxy_registry_changes(wm_proxy_registry *g)
+{
+    return atomic_load_explicit(&g->changes, memory_order_relaxed);
+}
+
+void wm_proxy_registry_sessions_each(wm_proxy_registry *g,
+                                     void (*sess_cb)(void *ctx, const wm_proxy_saved_session *s),
+                                     void (*rec_cb)(void *ctx, const wm_proxy_saved_sub *r), void *ctx)
+{
+    pthread_mutex_lock(&g->mu);
+    for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
+        for (const sess *e = g->bucket[b]; e; e = e->next) {
+            sess_cb(ctx, &(wm_proxy_saved_session){ e->cid, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
+                                                    e->expire_ns });
+            for (uint32_t i = 0; i < e->n; i++) {
+                const sess_rec *r = &e->recs[i];
+                rec_cb(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, WM_SUB_NONE, r->xpath });
+            }
+        }
+    pthread_mutex_unlock(&g->mu);
+}
+
+int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved_session *s,
+                                      const wm_proxy_saved_sub *recs, uint32_t n, char *err, size_t errcap)
+{
+    if (n > g->max_subs) {
+        snprintf(err, errcap, "%u subscriptions, more than --max-subs-per-conn (%u)", n, g->max_subs);
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < i; j++)
+            if (recs[i].filter_len == recs[j].filter_len && memcmp(recs[i].filter, recs[j].filter, recs[j].filter_len) == 0) {
+                snprintf(err, errcap, "two subscriptions of one filter");
+                return -1;
+            }
+    pthread_mutex_lock(&g->mu);
+    sess **l = sess_link(g, s->cid, s->cid_len);
+    sess *e = NULL;
+    const char *why = NULL;
+    if (*l) why = "client identifier already has a session";
+    else if (g->n_sess == g->max_sessions) why = "more sessions than --max-sessions";
+    else if (!(e = calloc(1, sizeof *e)) || !(e->cid = malloc(s->cid_len ? s->cid_len : 1)) ||
+             (n && !(e->recs = calloc(n, sizeof *e->recs))))
+        why = "out of memory";
+    for (uint32_t i = 0; !why && i < n; i++) {
+        const wm_proxy_saved_sub *r = &recs[i];
+        e->recs[i] = (sess_rec){ dup_bytes(r->filter, r->filter_len), r->filter_len, r->sid,
+                                 r->nbhd ? dup_bytes(r->nbhd, strlen(r->nbhd)) : NULL, WM_SUB_NONE,
+                                 r->xpath ? dup_bytes(r->xpath, strlen(r->xpath)) : NULL };
+        e->n = i + 1;
+        if (!e->recs[i].filter || (r->nbhd && !e->recs[i].nbhd) || (r->xpath && !e->recs[i].xpath)) why = "out of memory";
+    }
+    if (why) {
+        pthread_mutex_unlock(&g->mu);
+        if (e) sess_free(e);
+        snprintf(err, errcap, "%s", why);
+        return -1;
+    }
+    memcpy(e->cid, s->cid, s->cid_len);
+    e->cid_len = s->cid_len;
+    e->cap = n;
+    e->gen = g->next_gen++;
+    e->incomplete = s->incomplete;
+    e->sid_next = s->sid_next;
+    e->expire_ns = s->attached ? UINT64_MAX : s->expire_ns;
+    e->next = *l;
+    *l = e;
+    g->n_sess++;
+    changed(g);
+    pthread_mutex_unlock(&g->mu);
+    /* --prefilter: the records count for ingress as any session's do (the
+     * registrations are added outside the lock they take themselves; no
+     * worker runs yet). */
+    for (uint32_t i = 0; g->prefilter && i < n; i++) {
+        sess_rec *r = &e->recs[i];
+        r->reg_sub = wm_proxy_registry_add(g, NULL, (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len },
+                                           r->nbhd, r->xpath != NULL);
+    }
+    return 0;
 }

@@ -176,7 +176,8 @@ typedef struct wm_proxy_session_ref {
  * prefilter registrations removed) and an empty, complete one made. Else
  * the entry's records are handed to each(ctx, rec) (under the registry's
  * lock: each must not call the registry) and complete says whether they are
- * all; with no entry, an empty incomplete one is made (the broker has a
+ * all (an incomplete entry's records are handed too: each is a subscription
+ * the broker granted, only others may be missing); with no entry, an empty incomplete one is made (the broker has a
  * session the proxy does not know). keep: make an entry even if none is
  * needed (the session may outlive the connection); without it and without
  * an entry, nothing is made (gen 0, complete = fresh). Never fails: when the
@@ -211,6 +212,45 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
  * (0 = now, UINT64_MAX = never), which wm_proxy_registry_reclaim applies. */
 void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
                                       uint32_t cid_len, uint64_t gen, uint64_t expire_ns);
+
+/* ------------------------------------------------------------ saving sessions */
+
+/* A session entry as wm_proxy_registry_sessions_each shows it and
+ * wm_proxy_registry_session_restore takes it (the --state file,
+ * dataplane/proxy_state.h). cid: bytes, not NUL-terminated. */
+typedef struct wm_proxy_saved_session {
+    const uint8_t *cid;
+    uint32_t cid_len;
+    uint32_t sid_next;     /* WM_PROXY_SID_BASE .. WM_PROXY_SID_PLAIN */
+    bool incomplete;       /* see "Sessions" above */
+    bool attached;         /* a connection uses it now: its expiry is not known yet */
+    uint64_t expire_ns;    /* not attached: CLOCK_MONOTONIC deadline; UINT64_MAX = never */
+} wm_proxy_saved_session;
+
+/* Any thread: a counter that moves whenever a session entry changes (made,
+ * dropped, expired, a record put or deleted, attached, detached), so that a
+ * saver knows whether there is anything new to write. Lock-free. */
+uint64_t wm_proxy_registry_changes(wm_proxy_registry *g);
+
+/* Any thread that is not a worker holding the lock: shows every entry to
+ * sess(ctx, s), then each of its records to rec(ctx, r) (reg_sub is
+ * WM_SUB_NONE in what is shown), all under the registry's lock (the
+ * callbacks must not call the registry, and should be quick: workers that
+ * subscribe wait). Views valid during the callback only. */
+void wm_proxy_registry_sessions_each(wm_proxy_registry *g,
+                                     void (*sess)(void *ctx, const wm_proxy_saved_session *s),
+                                     void (*rec)(void *ctx, const wm_proxy_saved_sub *r), void *ctx);
+
+/* At start, before any worker runs (no reader): makes the entry s with
+ * records recs[0..n) (filter, sid, nbhd, xpath as in wm_proxy_saved_sub;
+ * reg_sub ignored: with --prefilter each record is registered here, and an
+ * attached session is taken as detached with expiry never, since the
+ * connection that used it is gone). The strings are copied.
+ * Returns 0, or -1 with the reason in err[0..errcap): a client identifier
+ * already in the table, more than max_subs records, two records of one
+ * filter, max_sessions reached, out of memory (nothing of s is kept then). */
+int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved_session *s,
+                                      const wm_proxy_saved_sub *recs, uint32_t n, char *err, size_t errcap);
 
 /* Counts since start (any thread). */
 typedef struct wm_proxy_registry_stats {

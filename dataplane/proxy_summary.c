@@ -8,6 +8,7 @@
 
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
+#include "dataplane/proxy_state.h"
 
 static json_t *pair(const uint64_t v[2])
 {
@@ -23,6 +24,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
@@ -38,6 +40,14 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
           "closed_at_shutdown", I(c->closed_at_shutdown),
           "upstream_connect_failed", I(c->upstream_connect_failed),
+        "upstream_failures",
+          "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
+          "connect_other", I(c->upstream_connect_failed - c->upstream_refused - c->upstream_timed_out),
+          "lost", I(c->upstream_lost),
+        "told_clients",
+          "connack_0x88_server_unavailable", I(c->sent_connack_unavailable),
+          "disconnect_0x80_upstream_lost", I(c->sent_disconnect_lost),
+          "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
@@ -120,6 +130,15 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
                                "unknown_sid_withheld", I(c->filter_unknown_sid),
                                "subscribe_refused_full", I(c->filter_session_full));
         if (!ss || json_object_set_new(o, "sessions", ss)) { json_decref(o); return -1; }
+    }
+    if (cfg->state) {
+        const wm_proxy_state_saver *sv = cfg->state;
+        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I}", "file", sv->path,
+                               "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
+                               "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
+                               "expired", I(sv->loaded.expired),
+                               "saves", I(sv->saves), "save_errors", I(sv->save_errors));
+        if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {
         json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:b}}",

@@ -7,6 +7,7 @@
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
 #include "dataplane/proxy_spatial.h"
+#include "dataplane/proxy_state.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +23,10 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: wirematch-proxy --listen ADDR:PORT --upstream ADDR:PORT [options]\n"
         "  Relays MQTT v5 between clients and an upstream broker; one upstream\n"
-        "  connection per client connection. Stops on SIGINT/SIGTERM and prints a\n"
+        "  connection per client connection; a client whose broker cannot be reached\n"
+        "  gets CONNACK 0x88 (Server unavailable), one whose broker connection ends\n"
+        "  without a DISCONNECT gets DISCONNECT 0x80. Stops on SIGINT/SIGTERM (every\n"
+        "  acknowledged client gets DISCONNECT 0x8B, Server shutting down) and prints a\n"
         "  JSON summary (stdout, or --summary FILE). SIGHUP reloads --resolution\n"
         "  and --schemas together, live connections included (a bad file is refused\n"
         "  and the current ones stay).\n"
@@ -33,6 +37,8 @@ static void usage(FILE *f)
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
+        "  --connect-timeout MS a connect to the upstream not done by then fails: the\n"
+        "                       client gets CONNACK 0x88 (default 5000)\n"
         "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
         "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
         "  --batch-rate N       a worker batches once two of its last eight 4 ms windows\n"
@@ -47,6 +53,10 @@ static void usage(FILE *f)
         "  --max-sessions N     persistent sessions whose filters are remembered across\n"
         "                       reconnects (default 65536; beyond it a neighborhood SUBSCRIBE\n"
         "                       on a session with a Session Expiry Interval gets SUBACK 0x97)\n"
+        "  --state FILE         (with --resolution) keep the persistent sessions' filtered\n"
+        "                       subscriptions in FILE across restarts: saved atomically when\n"
+        "                       they change (every 200 ms at most) and at the stop, loaded at\n"
+        "                       start; a bad FILE is refused with its line and column\n"
         "  --prefilter          (with --resolution) keep a client PUBLISH that no subscription\n"
         "                       made through this proxy can receive from the broker; QoS > 0\n"
         "                       is acknowledged with 0x10 No matching subscribers; retained\n"
@@ -84,7 +94,8 @@ int main(int argc, char **argv)
     wm_proxy_block_signals(&sigs);
     wm_proxy_config cfg;
     wm_proxy_config_defaults(&cfg);
-    const char *summary = NULL, *resolution = NULL, *schemas = NULL;
+    const char *summary = NULL, *resolution = NULL, *schemas = NULL, *state = NULL;
+    wm_proxy_state_saver saver = { 0 };
     int prefilter = 0;
     static const struct option opts[] = {
         { "listen", required_argument, 0, 'l' },      { "upstream", required_argument, 0, 'u' },
@@ -93,6 +104,8 @@ int main(int argc, char **argv)
         { "max-packet", required_argument, 0, 'p' },  { "summary", required_argument, 0, 's' },
         { "batch-wait-us", required_argument, 0, 'W' },
         { "batch-rate", required_argument, 0, 'r' },
+        { "connect-timeout", required_argument, 0, 'T' },
+        { "state", required_argument, 0, 'Z' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
         { "max-sessions", required_argument, 0, 'X' }, { "max-xpath-per-conn", required_argument, 0, 'x' },
@@ -124,7 +137,9 @@ int main(int argc, char **argv)
         case 'p': if (parse_u64("--max-packet", optarg, 2, 268435460u, &x)) return 2; cfg.max_packet = (uint32_t)x; break;
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 'r': if (parse_u64("--batch-rate", optarg, 0, 1000000000, &x)) return 2; cfg.batch_rate = (uint32_t)x; break;
+        case 'T': if (parse_u64("--connect-timeout", optarg, 1, 600000, &x)) return 2; cfg.connect_timeout_ms = (uint32_t)x; break;
         case 's': summary = optarg; break;
+        case 'Z': state = optarg; break;
         case 'R': resolution = optarg; break;
         case 'P': prefilter = 1; break;
         case 'S': schemas = optarg; break;
@@ -145,6 +160,12 @@ int main(int argc, char **argv)
     if (cfg.max_conns < cfg.threads) cfg.max_conns = cfg.threads;
     if (prefilter && !resolution) {
         fprintf(stderr, "wirematch-proxy: --prefilter needs --resolution\n");
+        usage(stderr);
+        return 2;
+    }
+    if (state && !resolution) {
+        /* only the filtering keeps sessions (what the file holds) */
+        fprintf(stderr, "wirematch-proxy: --state needs --resolution\n");
         usage(stderr);
         return 2;
     }
@@ -198,6 +219,31 @@ int main(int argc, char **argv)
         cfg.resolution_text = resolution;
         cfg.registry = reg;
     }
+    if (state) {
+        /* Before relaying: a bad file is refused with its position, and the
+         * first save (also a check that FILE can be written) holds what it
+         * had, with the epoch its identifiers were turned by. */
+        saver.path = state;
+        saver.epoch = cfg.sid_epoch;
+        if (wm_proxy_state_load(state, reg, &saver.loaded, err, sizeof err) == 0) {
+            if (saver.loaded.found) saver.epoch = cfg.sid_epoch = saver.loaded.epoch;
+            if (wm_proxy_state_save(state, reg, saver.epoch, false, err, sizeof err) == 0) {
+                saver.saved_once = true;
+                saver.saved_changes = wm_proxy_registry_changes(reg);
+            }
+        }
+        if (!saver.saved_once) {
+            fprintf(stderr, "wirematch-proxy: --state %s\n", err);
+            wm_proxy_registry_free(reg);
+            wm_proxy_tables_free(tables);
+            return 1;
+        }
+        if (cfg.verbose)
+            fprintf(stderr, "wirematch-proxy: --state %s: %u sessions, %u records restored (%s)\n", state,
+                    saver.loaded.sessions, saver.loaded.records,
+                    !saver.loaded.found ? "no file yet" : saver.loaded.clean ? "clean stop" : "not a clean stop");
+        cfg.state = &saver;
+    }
 
     /* Opened before relaying: an unwritable --summary is refused at start,
      * not discovered at the stop, when the counters would be lost. */
@@ -212,6 +258,8 @@ int main(int argc, char **argv)
     wm_proxy_counters total;
     uint64_t elapsed;
     int rc = wm_proxy_run(&cfg, &total, &elapsed);
+    /* Every connection has detached from its session now: a clean save. */
+    if (cfg.state && wm_proxy_state_tick(cfg.state, reg, true)) rc = -1;
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
     wm_proxy_registry_free(reg);    /* before the tables: it points into their matcher */

@@ -1,0 +1,111 @@
+/* The proxy's --state file: the persistent-session table of the registry
+ * (dataplane/proxy_registry.h) saved across a restart of the proxy.
+ *
+ * Why: the broker keeps a persistent session's subscriptions when the proxy
+ * restarts (MQTT 5.0 §4.1, §3.1.2.4), but which Subscription Identifier
+ * means which neighborhood or content filter is known to the proxy only.
+ * Without the file a restarted proxy withholds every delivery of such a
+ * session it cannot attribute until the client subscribes again; with it, a
+ * connection resuming the session (CONNACK Session Present 1) gets its
+ * records back, exactly as across reconnects to one process. The file also
+ * keeps the process's identifier epoch (proxy_filter.h) and each session's
+ * next free proxy identifier, so the restarted proxy numbers on where the old
+ * one stopped and identifiers mean the same thing on both sides of the
+ * restart.
+ *
+ * Format (text, one item per line, fields separated by one space, '\n' line
+ * ends):
+ *   wirematch-proxy-state 1
+ *   epoch E                  E < WM_PROXY_SID_SPAN: identifiers' turn on the wire
+ *   clean C                  1: written at a clean stop (every change is in it);
+ *                            0: while running (a crash may have lost the last changes)
+ *   session CID NEXT INC EXP a session entry: client identifier, next free proxy
+ *                            identifier (WM_PROXY_SID_BASE..WM_PROXY_SID_PLAIN), 1 if
+ *                            incomplete, expiry: "never", "live" (in use when
+ *                            written) or the Unix time in seconds (CLOCK_REALTIME)
+ *   sub FILTER SID NBHD XPATH  a record of the session above: topic filter,
+ *                            Subscription Identifier (1..268,435,455), neighborhood
+ *                            name and XPath text ("-" = none; none of the three empty)
+ *   end S R                  S sessions and R records above (a truncated file is
+ *                            refused)
+ * Strings: bytes 0x21..0x7E as they are except '%', every other byte as %XX
+ * (hex); "-" alone is "none" and "~" alone the empty string (a string that
+ * is "-" or "~" is written %2D / %7E). Bounds: strings up to 65,535 bytes
+ * (MQTT's), %00 refused; at most max_sessions sessions and max_subs records
+ * each (the registry's). Loaded from a file written without a clean stop,
+ * every session is taken as incomplete (its unknown identifiers withheld).
+ *
+ * Writes are atomic: FILE.tmp written, fsync'd, renamed over FILE, the
+ * directory fsync'd; a crash leaves the old file or the new one. Only the
+ * thread that calls wm_proxy_state_save writes; the registry is read under
+ * its lock into memory first, so workers wait only for that copy.
+ */
+#ifndef WM_DATAPLANE_PROXY_STATE_H
+#define WM_DATAPLANE_PROXY_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dataplane/proxy_registry.h"
+
+/* What a load found. */
+typedef struct wm_proxy_state_info {
+    bool found;           /* the file existed */
+    bool clean;           /* ... and was written at a clean stop */
+    uint32_t epoch;       /* its epoch (found only) */
+    uint32_t sessions;    /* sessions restored */
+    uint32_t records;     /* records restored */
+    uint32_t expired;     /* sessions whose expiry had passed: not restored */
+} wm_proxy_state_info;
+
+/* Parses buf[0..len) (the file's bytes; modified in place: strings are
+ * decoded there) into g, which must have no worker running. now_rt_s /
+ * now_mono_ns: the current CLOCK_REALTIME (s) and CLOCK_MONOTONIC (ns), to
+ * turn expiries into the registry's deadlines. Fills *info.
+ * Returns 0, or -1 with "line L, column C: REASON" in err[0..errcap): the
+ * first error stops the parse; sessions restored before it stay in g (the
+ * caller discards g: a bad file is refused as a whole). No allocation but
+ * the registry's; reads nothing beyond len. */
+int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t now_rt_s, uint64_t now_mono_ns,
+                         wm_proxy_state_info *info, char *err, size_t errcap);
+
+/* Reads the file at path (at most 1 GiB) and parses it into g as
+ * wm_proxy_state_parse does. A missing file is no error (info->found false:
+ * a first start). Returns 0, or -1 with "PATH: REASON" or "PATH:LINE:COL:
+ * REASON" in err. */
+int wm_proxy_state_load(const char *path, wm_proxy_registry *g, wm_proxy_state_info *info, char *err, size_t errcap);
+
+/* The file's text for g's sessions and epoch (the format above), clean as
+ * the "clean" line; expiries turned into Unix seconds with now_rt_s /
+ * now_mono_ns (CLOCK_REALTIME s, CLOCK_MONOTONIC ns). *text is malloc'ed
+ * (the caller frees it), *len its bytes. Takes the registry's lock while
+ * reading it (any thread but a worker). Returns 0, or -1 if memory ran out. */
+int wm_proxy_state_format(wm_proxy_registry *g, uint32_t epoch, bool clean, int64_t now_rt_s, uint64_t now_mono_ns,
+                          char **text, size_t *len);
+
+/* Writes g's sessions and epoch to path atomically (above), clean as the
+ * "clean" line. Any thread but a worker (it takes the registry's lock while
+ * copying). Returns 0, or -1 with "PATH: REASON" (errno's text) in err; the
+ * previous file then stays as it was. */
+int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, bool clean, char *err, size_t errcap);
+
+/* The main thread's saver: what a process with --state FILE keeps. */
+typedef struct wm_proxy_state_saver {
+    const char *path;        /* FILE */
+    uint32_t epoch;          /* the process's identifier epoch, written with the sessions */
+    wm_proxy_state_info loaded;   /* what the load at start found */
+    uint64_t saved_changes;  /* wm_proxy_registry_changes() at the last good save */
+    bool saved_once;
+    bool failing;            /* the last save failed (reported once on stderr) */
+    uint64_t saves, save_errors;
+} wm_proxy_state_saver;
+
+/* Main thread (not a worker): saves g to sv->path if it changed since the
+ * last good save (clean 0: written while running), or always when final
+ * (clean 1: after the workers stopped, every connection detached). A failed
+ * save is counted, reported on stderr when saves start failing, and retried
+ * at the next call. Returns 0, or -1 if this call's save failed. */
+int wm_proxy_state_tick(wm_proxy_state_saver *sv, wm_proxy_registry *g, bool final);
+
+#endif

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# What a client of wirematch-proxy is told when the broker behind it fails or
+# the proxy stops (MQTT 5.0 §3.2.2.2, §3.14.2.1), seen by the stock
+# mosquitto_sub / mosquitto_pub (MQTT v5), which print the reason code:
+#  - upstream port nobody listens on (connect refused): CONNACK 0x88
+#    "Server unavailable" to mosquitto_sub and mosquitto_pub (exit 136);
+#  - upstream that never answers the connect (a listener whose accept queue is
+#    full drops SYNs): CONNACK 0x88 after --connect-timeout;
+#  - the real mosquitto killed (SIGKILL: no DISCONNECT of its own) under two
+#    connected subscribers: each gets DISCONNECT 0x80;
+#  - SIGTERM to the proxy: every acknowledged subscriber (3, one a QoS 1
+#    subscriber with a message in flight) gets DISCONNECT 0x8B, all within the
+#    stop's bound; the summary counts each case by reason.
+# The binary before this change gave a bare TCP close in every case (each
+# check fails on it). Everything on 127.0.0.1, bounded in time.
+set -euo pipefail
+. "$(dirname "$0")/lib/proxy_peers.sh"
+
+# proxy_to NAME UPSTREAM_PORT ARGS...: a proxy in front of UPSTREAM_PORT
+proxy_to() { local name=$1 b=$BPORT; BPORT=$2; shift 2; px_proxy "$name" "$@"; BPORT=$b; }
+BPORT=0
+
+# --- 1. connect refused
+DEAD=$(free_port)
+proxy_to dead "$DEAD"
+rc=0; timeout 10 mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$PORT_dead" -t a -C 1 > "$TMP/sub1.out" 2>&1 || rc=$?
+[ "$rc" = 136 ] || fail "refused upstream: mosquitto_sub rc $rc (want 136, CONNACK 0x88): $(cat "$TMP/sub1.out")"
+grep -q 'Connection error: Server unavailable' "$TMP/sub1.out" || fail "refused upstream: $(cat "$TMP/sub1.out")"
+rc=0; timeout 10 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$PORT_dead" -t a -m x -d > "$TMP/pub1.out" 2>&1 || rc=$?
+grep -q 'received CONNACK (136)' "$TMP/pub1.out" || fail "refused upstream: mosquitto_pub: $(cat "$TMP/pub1.out")"
+px_stop "$PID_dead" || fail "proxy dead exited with $?"
+# (every connection was refused, the start-up probe of px_proxy's wait_port too)
+jq -e '.upstream_failures.connect_refused == .connections.accepted and .told_clients.connack_0x88_server_unavailable == 2
+       and .connections.upstream_connect_failed == .connections.accepted and .connections.open_at_exit == 0' "$TMP/dead.json" > /dev/null \
+  || fail "refused upstream: summary $(jq -c '{upstream_failures, told_clients, connections}' "$TMP/dead.json")"
+
+# --- 2. connect that never completes: a listener whose accept queue is full
+python3 - "$TMP/black.port" <<'PY' & BLACK_PID=$!
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)
+fill = []
+for _ in range(3):      # backlog 0 holds one; the rest of the SYNs are dropped
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(s.getsockname())
+    except BlockingIOError: pass
+    fill.append(c)
+time.sleep(0.5)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+time.sleep(60)
+PY
+px_track $BLACK_PID
+for _ in $(seq 50); do [ -s "$TMP/black.port" ] && break; sleep 0.1; done
+proxy_to black "$(cat "$TMP/black.port")" --connect-timeout 400
+t0=$(date +%s%N)
+rc=0; timeout 10 mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$PORT_black" -t a -C 1 > "$TMP/sub2.out" 2>&1 || rc=$?
+tms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$rc" = 136 ] || fail "silent upstream: mosquitto_sub rc $rc after $tms ms (want 136): $(cat "$TMP/sub2.out")"
+[ "$tms" -ge 350 ] || fail "silent upstream: answered after $tms ms, before the 400 ms --connect-timeout"
+px_stop "$PID_black" || fail "proxy black exited with $?"
+jq -e '.upstream_failures.connect_timed_out == .connections.accepted and .told_clients.connack_0x88_server_unavailable == 1' \
+  "$TMP/black.json" > /dev/null || fail "silent upstream: summary $(jq -c '{upstream_failures, told_clients, connections}' "$TMP/black.json")"
+
+# sub NAME QOS: a mosquitto_sub through proxy "live", -d log in $TMP/NAME.out;
+# returns once its SUBACK arrived; pid in $sub_pid
+sub() {
+  timeout 30 stdbuf -oL mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$PORT_live" -i "$1" -t "t/#" -q "$2" -d \
+      > "$TMP/$1.out" 2>&1 & sub_pid=$!
+  for _ in $(seq 100); do grep -q 'received SUBACK' "$TMP/$1.out" 2>/dev/null && return 0; sleep 0.1; done
+  fail "$1: no SUBACK"
+}
+
+# --- 3. the broker dies under connected clients (no DISCONNECT from it)
+px_broker
+proxy_to live "$BPORT"
+sub lost1 0; p1=$sub_pid
+sub lost2 1; p2=$sub_pid
+kill -KILL "$BROKER_PID"; wait "$BROKER_PID" 2>/dev/null || true; WM_BROKER_PID=""
+wait "$p1" || true; wait "$p2" || true
+for n in lost1 lost2; do
+  grep -q 'Received DISCONNECT (128)' "$TMP/$n.out" || fail "broker killed: $n: $(tail -3 "$TMP/$n.out")"
+done
+px_stop "$PID_live" || fail "proxy live exited with $?"
+jq -e '.upstream_failures.lost == 2 and .told_clients.disconnect_0x80_upstream_lost == 2' "$TMP/live.json" > /dev/null \
+  || fail "broker killed: summary $(jq -c '{upstream_failures, told_clients}' "$TMP/live.json")"
+
+# --- 4. the proxy stops under acknowledged clients
+px_broker
+proxy_to live "$BPORT"
+sub stop1 0; s1=$sub_pid
+sub stop2 1; s2=$sub_pid
+sub stop3 2; s3=$sub_pid
+mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$PORT_live" -t t/x -m before -q 1
+for n in stop1 stop2 stop3; do
+  for _ in $(seq 100); do grep -q 'before' "$TMP/$n.out" && break; sleep 0.1; done
+  grep -q 'before' "$TMP/$n.out" || fail "proxy stop: $n got nothing before the stop"
+done
+t0=$(date +%s%N)
+px_stop "$PID_live" || fail "proxy live exited with $? at SIGTERM"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ms" -lt 4000 ] || fail "proxy stop took $ms ms (bound: 2 s grace)"
+wait "$s1" || true; wait "$s2" || true; wait "$s3" || true
+for n in stop1 stop2 stop3; do
+  grep -q 'Received DISCONNECT (139)' "$TMP/$n.out" || fail "proxy stop: $n: $(tail -3 "$TMP/$n.out")"
+done
+jq -e '.told_clients.disconnect_0x8b_shutting_down == 3 and .connections.closed_at_shutdown == 3
+       and .connections.open_at_exit == 0' "$TMP/live.json" > /dev/null \
+  || fail "proxy stop: summary $(jq -c '{told_clients, connections}' "$TMP/live.json")"
+echo "proxy_upstream: CONNACK 0x88 (refused x2, timed out after $tms ms), DISCONNECT 0x80 x2 (broker killed), DISCONNECT 0x8B x3 (SIGTERM, stop $ms ms)"
