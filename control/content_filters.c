@@ -82,6 +82,7 @@ struct wm_content_snap {
 
 struct wm_content_reader {
     const wm_content_snap *s;
+    uint64_t sid;          /* s's identity (s may be gone when it is asked) */
     wm_xpf_set_ctx *x;
     uint32_t *cand, *out;  /* [n_q] */
     uint32_t *mark;        /* [n_q]: epoch of the last candidate / pass marking */
@@ -590,6 +591,7 @@ wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_
     wm_content_reader *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->s = s;
+    r->sid = s->id;
     size_t n = s->n_q ? s->n_q : 1;
     r->cand = malloc(n * sizeof *r->cand);
     r->out = malloc(n * sizeof *r->out);
@@ -605,6 +607,10 @@ wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_
     wm_xpf_set_ctx_set_whole_stream(r->x, true);
     return r;
 }
+
+uint64_t wm_content_reader_snap_id(const wm_content_reader *r) { return r ? r->sid : 0; }
+
+const wm_content_snap *wm_content_job_snap(const wm_content_job *j) { return j->snap; }
 
 void wm_content_reader_free(wm_content_reader *r)
 {

@@ -191,6 +191,12 @@ void wm_content_job_run(wm_content_job *j);
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen);
 /* Frees a job that was begun but will never end (its table is being freed). */
 void wm_content_job_free(wm_content_job *j);
+/* The snapshot a run job built, which wm_content_job_end will publish;
+ * NULL if the run failed. A holder may build its readers' contexts over it
+ * (wm_content_reader_new) before it is published, off the readers' threads.
+ * Valid until job_end or job_free. The thread that ran the job, or the
+ * writer after the run. */
+const wm_content_snap *wm_content_job_snap(const wm_content_job *j);
 
 /* Frees a snapshot that commit replaced. */
 void wm_content_snap_free(wm_content_snap *s);
@@ -205,9 +211,15 @@ const wm_content_snap *wm_content_current(const wm_content *c);
 uint64_t wm_content_snap_id(const wm_content_snap *s);
 
 /* A reader context over snapshot s (which must outlive its use, not its
- * free). NULL on out of memory. */
+ * free). NULL on out of memory. It may be built on one thread and handed
+ * to the reader that uses it (one thread at a time, with release/acquire
+ * ordering between them): the decoders and Hyperscan scratch are plain
+ * memory. */
 wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_limits *lim);
 void wm_content_reader_free(wm_content_reader *r);
+/* The identity (wm_content_snap_id) of the snapshot r was made over, 0 for
+ * NULL; valid after that snapshot is freed. Any thread. */
+uint64_t wm_content_reader_snap_id(const wm_content_reader *r);
 
 /* Reader: decides the candidate slots slots[0..n) (each >= 1, repeats
  * allowed) for a publication with Content Type ct[0..ct_len) (ct NULL: none)
