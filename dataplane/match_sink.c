@@ -108,8 +108,6 @@ struct wm_match_table {
     atomic_uint_fast64_t rounds; /* compile rounds settled (compiles and reloads): waiters watch it */
     void (*hook)(void *ctx, bool done);
     void *hook_ctx;
-    pthread_mutex_t workers_mu;  /* the worker sides, for the compile's reader handoff */
-    struct wm_match_worker *workers;
 };
 
 struct wm_match_worker {
@@ -139,11 +137,6 @@ struct wm_match_worker {
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
     uint32_t *ppos;              /* [max_subs]: result positions of pending candidates */
     uint32_t npend;              /* ... of the PUBLISH being matched */
-    /* A reader context the compile thread built for the snapshot it is
-     * about to publish, so the worker need not build its own (decoders,
-     * Hyperscan scratch: up to a millisecond) when it follows it. */
-    _Atomic(wm_content_reader *) handoff;
-    struct wm_match_worker *wnext; /* under workers_mu */
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -411,7 +404,6 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     }
     pthread_mutex_init(&t->reload_mu, NULL);
     pthread_mutex_init(&t->work_mu, NULL);
-    pthread_mutex_init(&t->workers_mu, NULL);
     pthread_cond_init(&t->work_cv, NULL);
     pthread_cond_init(&t->done_cv, NULL);
     rte_spinlock_init(&t->lock);
@@ -518,7 +510,6 @@ void wm_match_table_free(struct wm_match_table *t)
     pthread_cond_destroy(&t->work_cv);
     pthread_cond_destroy(&t->done_cv);
     pthread_mutex_destroy(&t->work_mu);
-    pthread_mutex_destroy(&t->workers_mu);
     free(t);
 }
 
@@ -706,15 +697,6 @@ int wm_match_table_compile(struct wm_match_table *t)
     if (t->hook) t->hook(t->hook_ctx, false);
     uint64_t t0 = mono_ns();
     wm_content_job_run(j); /* the heavy part, with no lock: workers go on */
-    /* ... and each worker's reader context for the new snapshot, before it
-     * is published: a worker that finds it in its handoff slot switches at
-     * no cost. A slot's older context (never taken) is freed here. */
-    const wm_content_snap *ns = wm_content_job_snap(j);
-    pthread_mutex_lock(&t->workers_mu);
-    for (struct wm_match_worker *w = t->workers; ns && w; w = w->wnext)
-        wm_content_reader_free(atomic_exchange_explicit(&w->handoff, wm_content_reader_new(ns, NULL),
-                                                        memory_order_acq_rel));
-    pthread_mutex_unlock(&t->workers_mu);
     uint64_t us = (mono_ns() - t0) / 1000;
     if (t->hook) t->hook(t->hook_ctx, true);
     tlock(&t->lock);
@@ -789,12 +771,7 @@ static void content_attach(struct wm_match_worker *w)
     uint64_t id = wm_content_snap_id(s);
     if (s == w->csnap && id == w->csnap_id) return;
     wm_content_reader_free(w->creader);
-    wm_content_reader *r = atomic_exchange_explicit(&w->handoff, NULL, memory_order_acq_rel);
-    if (r && wm_content_reader_snap_id(r) != id) { /* for another snapshot (a reload came between) */
-        wm_content_reader_free(r);
-        r = NULL;
-    }
-    w->creader = r ? r : s ? wm_content_reader_new(s, NULL) : NULL;
+    w->creader = s ? wm_content_reader_new(s, NULL) : NULL;
     w->csnap = s;
     w->csnap_id = id;
 }
@@ -1143,10 +1120,6 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
      * (control/tables.h), never while readers use it, and attach() empties
      * the cache on every switch: an unknown peid stays unknown for the set. */
     w->peids->cache_unknown = true;
-    pthread_mutex_lock(&t->workers_mu);
-    w->wnext = t->workers;
-    t->workers = w;
-    pthread_mutex_unlock(&t->workers_mu);
     w->rd = wm_reload_reader_new(t->rl);
     if (w->rd) attach(w);
     if (!w->rd || !w->r) {
@@ -1174,14 +1147,6 @@ nomem:
 void wm_match_worker_free(struct wm_match_worker *w)
 {
     if (!w) return;
-    pthread_mutex_lock(&w->t->workers_mu);
-    for (struct wm_match_worker **pp = &w->t->workers; *pp; pp = &(*pp)->wnext)
-        if (*pp == w) {
-            *pp = w->wnext;
-            break;
-        }
-    pthread_mutex_unlock(&w->t->workers_mu);
-    wm_content_reader_free(atomic_load_explicit(&w->handoff, memory_order_acquire));
     if (w->log) fclose(w->log);
     free(w->logbuf);
     if (w->rd) {

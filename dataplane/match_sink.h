@@ -73,10 +73,8 @@
  *     and wakes the compile thread (wm_match_table_compile: the data
  *     plane's control thread, reload_ctl.h). The compile thread validates
  *     and compiles every pending text of the set at once (a burst of N new
- *     filters costs one or two compiles, not N), builds each worker's
- *     reader context for it (decoders, Hyperscan scratch: up to a
- *     millisecond for a large set) and hands it over, publishes the new
- *     snapshot through the same QSBR path as a reload, and then marks the
+ *     filters costs one or two compiles, not N), publishes the new snapshot
+ *     through the same QSBR path as a reload, and then marks the
  *     subscriptions ready. The filter applies to every PUBLISH a worker
  *     matches after that. Until then a worker either
  *       async (default for live ports): does not deliver to the pending
