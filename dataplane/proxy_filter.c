@@ -583,6 +583,17 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
         f->subs_unknown = true;
 }
 
+/* Whether a record's content filter is still being compiled (neither READY
+ * nor REFUSED in the worker's table). */
+static bool resume_pending(const wm_proxy_filter *f)
+{
+    const char *r;
+    for (uint32_t i = 0; i < f->n_recs; i++)
+        if (f->recs[i].slot && wm_content_state(f->sh->content->tab, f->recs[i].slot, &r) == WM_CONTENT_S_PENDING)
+            return true;
+    return false;
+}
+
 /* The broker accepted the connection: which session goes on (§3.2.2.1.1). */
 static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
@@ -607,14 +618,13 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
     f->sess_gen = ref.gen;
     if (ref.sid_next > f->sid_next) f->sid_next = ref.sid_next;
     if (!ref.complete) f->subs_unknown = true;
-    /* The session's queued deliveries follow the CONNACK at once: its
-     * content filters are compiled now, on the worker, if some are not yet. */
-    const char *r;
-    for (uint32_t i = 0; i < f->n_recs; i++)
-        if (f->recs[i].slot && wm_content_state(f->sh->content->tab, f->recs[i].slot, &r) != WM_CONTENT_S_READY) {
-            content_settle(f->sh->content);
-            break;
-        }
+    /* The session's queued deliveries follow the CONNACK at once: if some
+     * of its content filters are not compiled yet, they wait for the
+     * compile thread (the worker's loop starts the compile). */
+    if (resume_pending(f)) {
+        f->resume_wait = true;
+        f->c->filter_resume_held++;
+    }
     return true;
 }
 
@@ -1224,6 +1234,10 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
         case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(f, pkt); return WM_PROXY_KEEP;
         default: return WM_PROXY_KEEP;
         }
+    }
+    if (f->resume_wait && pkt->type != WM_MQTT5_CONNACK) {
+        if (resume_pending(f)) return WM_PROXY_HOLD;
+        f->resume_wait = false;
     }
     switch (pkt->type) {
     case WM_MQTT5_CONNACK:

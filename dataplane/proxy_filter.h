@@ -178,10 +178,13 @@ typedef enum wm_proxy_action {
  * held streams are framed again: the SUBSCRIBE finds its text READY and goes
  * to the broker only now, so the broker never delivers for a filter that
  * does not exist yet; or REFUSED, and the proxy answers SUBACK 0x80. The
- * client's later packets stay behind its SUBSCRIBE. What still compiles on
- * the worker: a reload (with every recorded text, as before) and a session
- * resumed with texts the table lacks (its queued deliveries come right
- * after the CONNACK and must be judged by compiled filters).
+ * client's later packets stay behind its SUBSCRIBE. A session resumed with
+ * texts the table lacks (CONNACK Session Present 1) is served the same way
+ * from the other side: its texts join the next compile, and the broker's
+ * packets after the CONNACK (its queued deliveries) are held (HOLD, direction
+ * WM_PROXY_U2C) until every one of them is READY or REFUSED, so none is
+ * judged by a filter not compiled yet. What still compiles on the worker: a
+ * reload (with every recorded text, as before).
  *
  * Slots are reused: a text whose last record went leaves its slot, and the
  * next new text takes it once the table has been committed without it
@@ -258,6 +261,8 @@ typedef struct wm_proxy_filter {
     bool clean_start;             /* CONNECT's Clean Start (§3.1.2.4) */
     bool connected;               /* a successful CONNACK was seen */
     bool subs_unknown;            /* the session may hold subscriptions the proxy does not know */
+    bool resume_wait;             /* resumed with texts not compiled yet: broker packets after the CONNACK
+                                     are held until they are (see wm_proxy_content) */
     uint8_t *cid;                 /* client identifier (CONNECT, or the broker's assigned one), malloc'd */
     uint32_t cid_len;
     uint64_t sess_gen;            /* the registry's session entry, 0 = none */

@@ -76,7 +76,8 @@ typedef struct conn {
     uint8_t up_gone;          /* the upstream takes nothing more: unreachable, or ended (upstream_gone) */
     uint8_t stop;             /* draining for a shutdown (closed_at_shutdown) */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
-    uint8_t held;             /* the client's stream waits at a SUBSCRIBE (WM_PROXY_HOLD) */
+    uint8_t held;             /* bit 1 << s: side s's stream waits at a packet the filter holds (WM_PROXY_HOLD:
+                                 a client's SUBSCRIBE, a resumed session's deliveries) until a compile */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
     uint8_t sent_on[2];       /* something was sent on fd[s] since its last read (ack_at_read) */
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
@@ -534,11 +535,9 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     if (k->ss.filter) want_send(w, k, slot, 1 - s);
     /* A held stream is read on until its unframed bytes pass conn_buffer
      * (what is read is looked at for the texts to compile with it). */
-    if (s == WM_PROXY_C2U) {   /* only a client's SUBSCRIBE is held */
-        k->held = r.held;
-        if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
-        if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
-    }
+    k->held = (uint8_t)(r.held ? k->held | 1u << s : k->held & ~(1u << s));
+    if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
+    if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
     if (r.verdict == WM_PROXY_FRAME_OK && k->up_gone && s == WM_PROXY_C2U) {
         /* No broker to take it: a CONNECT now gets its CONNACK 0x88. */
         if (k->ss.connect_seen) upstream_gone(w, k, slot, false);
@@ -623,7 +622,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
                                    : s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
-    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(s == WM_PROXY_C2U && k->held))
+    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s))
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
 }
 
@@ -1070,17 +1069,20 @@ static void after_batch(worker *w)
     if (w->over_total && w->held <= w->held_limit / 4 * 3) resume_total(w);
 }
 
-/* Streams held at a SUBSCRIBE whose content filter was being compiled go
- * on (or hold again, for a text of the next compile). */
+/* Streams held for a content filter being compiled (a client's SUBSCRIBE,
+ * a resumed session's deliveries) go on (or hold again, for a text of the
+ * next compile). */
 static void resume_held(worker *w)
 {
     for (uint32_t i = 0; i < w->nconns; i++) {
         conn *k = &w->conns[i];
-        if (!k->held || k->state != ST_OPEN) continue;
-        if (!frame(w, k, i, WM_PROXY_C2U)) continue;
-        want_send(w, k, i, WM_PROXY_C2U);
-        check_bounds(w, k, i, WM_PROXY_C2U);
-        maybe_finish(w, k, i, WM_PROXY_C2U);
+        for (int s = 0; s < 2; s++) {
+            if (!(k->held & 1u << s) || k->state != ST_OPEN) continue;
+            if (!frame(w, k, i, s)) continue;
+            want_send(w, k, i, s);
+            check_bounds(w, k, i, s);
+            maybe_finish(w, k, i, s);
+        }
     }
     /* now, not at the end of the next batch of completions (unless second
      * reads are armed: that batch comes at once, see after_batch) */
@@ -1099,7 +1101,8 @@ static void tables_poll(worker *w)
     for (uint32_t i = 0; i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_retable(&w->conns[i].flt, &nbhd_gone, &xpath_gone);
     wm_proxy_filter_reload_end(&w->fsh, &old);
-    for (uint32_t i = 0; i < w->nconns; i++) w->conns[i].ss.peeked[WM_PROXY_C2U] = 0;   /* awaited texts went with the table */
+    for (uint32_t i = 0; i < w->nconns; i++)   /* awaited texts went with the table */
+        w->conns[i].ss.peeked[WM_PROXY_C2U] = w->conns[i].ss.peeked[WM_PROXY_U2C] = 0;
     resume_held(w);
     w->c.filter_nbhd_gone += nbhd_gone;
     w->c.filter_xpath_gone += xpath_gone;

@@ -107,7 +107,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->schemas) {
         /* content_pubs = the sum of the outcomes (control/content_filters.h) */
-        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
+        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
+                               "resumes_held", I(c->filter_resume_held),
                                "suback_bad_xpath", I(c->filter_suback_bad_xpath), "pubs", I(c->filter_content_pubs),
                                "slots_peak", I(c->filter_content_slots_peak),
                                "slots_reused", I(c->filter_content_slots_reused),
