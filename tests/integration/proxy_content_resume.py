@@ -16,12 +16,10 @@ publications libxml2 selects."""
 import json, os, struct, sys, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client, packet, props, s
-from proxy_spatial import fail, ok
+from proxy_spatial import fail, ok, load_docs
 
 port, d, n, bound = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-queries = [l.rstrip("\n") for l in open(os.path.join(d, "queries.txt"))]
-refs = json.load(open(os.path.join(d, "refs.json")))
-docs = [open(os.path.join(d, "d%02d.exi" % i), "rb").read() for i in range(n)]
+queries, refs, docs = load_docs(d, n)
 CT = "application/exi; schema=senml"
 valid = [i for i, q in enumerate(queries) if "INVALID" not in q]
 
