@@ -356,13 +356,24 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
 }
 
 /* A content filter's slot in the worker's current table for text[0..len):
- * 0 if it compiles for no schema there (or no --schemas). */
-static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len)
+ * 0 if it compiles for no schema there (or no --schemas). defer: not
+ * validated here but by the compile thread's next job (wm_content_want: a
+ * new text is PENDING until then, REFUSED if it compiles for no schema),
+ * for a resumed session, whose deliveries wait for that job anyway. */
+static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len, bool defer)
 {
     uint32_t slot = 0;
     char why[300];
     const wm_proxy_filter_shared *sh = f->sh;
-    if (!sh->content || !sh->content->tab || content_ref(sh, f->c, text, len, &slot, why, sizeof why)) return 0;
+    if (!sh->content || !sh->content->tab) return 0;
+    if (defer) {
+        wm_content *tab = sh->content->tab;
+        uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
+        if (wm_content_want(tab, text, len, &slot, why, sizeof why)) return 0;
+        count_slots(sh, f->c, live, used);
+        return slot;
+    }
+    if (content_ref(sh, f->c, text, len, &slot, why, sizeof why)) return 0;
     return slot;
 }
 
@@ -413,7 +424,7 @@ static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t 
         if (rc == 1) f->c->filter_share_mixed_restored++;
         shared = rc >= 0;
     }
-    uint32_t slot = xp ? slot_ref(f, xp, xpath->len) : 0;
+    uint32_t slot = xp ? slot_ref(f, xp, xpath->len, restored) : 0;
     if (xp && !rec_has_text(f, xp, xpath->len, UINT32_MAX)) f->n_texts++;
     f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
@@ -474,7 +485,7 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
         }
         /* The old table goes as a whole: its references are not dropped one by one. */
         if (r->xpath) {
-            r->slot = slot_ref(f, r->xpath, strlen(r->xpath));
+            r->slot = slot_ref(f, r->xpath, strlen(r->xpath), false);
             if (!r->slot) (*xpath_gone)++;
         }
     }
