@@ -13,7 +13,7 @@ const char *wm_app_options_usage(void)
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--summary FILE]\n"
            "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n"
-           "         [--frag-max N] [--frag-timeout-ms MS]\n";
+           "         [--frag-max N] [--frag-timeout-ms MS] [--xpath-apply auto|async|wait]\n";
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -64,6 +64,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"share-policy", required_argument, NULL, 'P'},
         {"frag-max", required_argument, NULL, 'F'},
         {"frag-timeout-ms", required_argument, NULL, 'T'},
+        {"xpath-apply", required_argument, NULL, 'X'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -149,6 +150,15 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
             else if (!strcmp(optarg, "hash")) o->share_policy = WM_SHARE_HASH;
             else {
                 snprintf(err, errlen, "--share-policy: \"%s\" is not one of round-robin, hash", optarg);
+                return -1;
+            }
+            break;
+        case 'X':
+            if (!strcmp(optarg, "auto")) o->xpath_apply = WM_XPATH_APPLY_AUTO;
+            else if (!strcmp(optarg, "async")) o->xpath_apply = WM_XPATH_APPLY_ASYNC;
+            else if (!strcmp(optarg, "wait")) o->xpath_apply = WM_XPATH_APPLY_WAIT;
+            else {
+                snprintf(err, errlen, "--xpath-apply: \"%s\" is not one of auto, async, wait", optarg);
                 return -1;
             }
             break;

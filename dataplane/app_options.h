@@ -18,6 +18,11 @@
  *   --frag-timeout-ms MS  a datagram not complete within MS is freed (default 2000)
  *   --share-policy round-robin|hash  which member of a $share group the match
  *                         log reports (match_sink.h; default round-robin)
+ *   --xpath-apply auto|async|wait  what a PUBLISH does with a subscription whose new
+ *                         content filter is still being compiled (match_sink.h, "When a
+ *                         new content filter applies"): async skips that subscription,
+ *                         wait waits for the compile; auto (default) = wait on workers
+ *                         that only replay captures, async on the others
  *   --mbufs N             size of the mbuf pool (default: enough for the rings; a net_pcap
  *                         infinite_rx replay holds its whole capture in mbufs, so give at
  *                         least its packet count plus 8192)
@@ -34,6 +39,7 @@
 #include "dataplane/pkt_path.h"
 
 enum wm_tx_mode { WM_TX_NONE = 0, WM_TX_MATCHED, WM_TX_ALL };
+enum wm_xpath_apply { WM_XPATH_APPLY_AUTO = 0, WM_XPATH_APPLY_ASYNC, WM_XPATH_APPLY_WAIT };
 
 struct wm_app_options {
     const char *resolution;  /* NULL if absent; strings point into argv */
@@ -52,6 +58,7 @@ struct wm_app_options {
     enum wm_share_policy share_policy;
     uint32_t frag_max;       /* 0: no reassembly */
     uint32_t frag_timeout_ms;
+    enum wm_xpath_apply xpath_apply;
 };
 
 /* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).

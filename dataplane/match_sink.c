@@ -16,8 +16,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <rte_spinlock.h>
@@ -66,6 +68,12 @@ struct sub_node {
     char *nbhd;              /* neighborhood name, NULL: none */
     char *xpath;             /* content filter text, NULL: none */
     uint32_t slot, next_slot; /* its content slot in the current / next set */
+    /* Its content filter awaits the compile that validates it and puts it
+     * in a published snapshot. Written under the lock (release), read by
+     * workers through the matcher cookie (acquire): once it reads false,
+     * the current snapshot has the filter. */
+    atomic_bool pending;
+    struct sub_node *pnext, **pprev; /* under lock: the pending list */
 };
 
 /* A set's preloaded keys, cookie-indexed, with their member hashes. */
@@ -91,6 +99,15 @@ struct wm_match_table {
     char last_error[512];        /* under reload_mu */
     char last_xpath_error[400];  /* under lock: why the last `xpath` was refused */
     struct wm_match_counters c;  /* under lock */
+    struct sub_node *pend;       /* under lock: nodes whose content filter is pending */
+    /* The compile thread's wake-up and the waiting workers' (wait mode). */
+    pthread_mutex_t work_mu;
+    pthread_cond_t work_cv, done_cv;
+    bool work;                   /* under work_mu: content filters changed since the thread looked */
+    atomic_bool kick;            /* set under lock by a change; the changer wakes the thread after unlocking */
+    atomic_uint_fast64_t rounds; /* compile rounds settled (compiles and reloads): waiters watch it */
+    void (*hook)(void *ctx, bool done);
+    void *hook_ctx;
 };
 
 struct wm_match_worker {
@@ -108,6 +125,7 @@ struct wm_match_worker {
     struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
     /* content stage: the snapshot of the attached set's filters and this worker's decoders */
     const wm_content_snap *csnap;
+    uint64_t csnap_id;           /* its wm_content_snap_id: the address may come back for another */
     wm_content_reader *creader;
     uint32_t *cslot;             /* [max_subs]: candidates' content slots */
     uint32_t *cpos;              /* [max_subs]: where each candidate sits (see w_content) */
@@ -116,6 +134,9 @@ struct wm_match_worker {
     wm_exi_error cerr;           /* the last content failure (match log) */
     enum wm_content_outcome cout;
     bool had_content;
+    bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
+    uint32_t *ppos;              /* [max_subs]: result positions of pending candidates */
+    uint32_t npend;              /* ... of the PUBLISH being matched */
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -162,16 +183,6 @@ static void snap_retired(void *ctx, uint64_t arg)
     wm_content_snap_free(ctx);
 }
 
-/* Writer (lock held): publishes the content filters' changes, if any, and
- * retires the replaced snapshot for a grace period. */
-static int content_commit(struct wm_match_table *t, wm_content *c, char *err, size_t errlen)
-{
-    wm_content_snap *old = NULL;
-    if (wm_content_commit(c, &old, err, errlen)) return -1;
-    if (old) wm_retire_call(&t->node_retire, snap_retired, old, 0);
-    return 0;
-}
-
 /* Writer (lock held): the content counters of the current set. */
 static void content_counts(struct wm_match_table *t, const wm_content *c)
 {
@@ -179,20 +190,70 @@ static void content_counts(struct wm_match_table *t, const wm_content *c)
     t->c.xpath_slots = wm_content_slots(c);
 }
 
-/* Writer (lock held): a reference to a filter text. When every slot is live
- * or waiting for its grace period, waits for one grace period (the caller's
- * reader is paused; other workers pass quiescent states between bursts):
- * a stall of one grace period, counted, instead of a refusal. */
+/* Writer (lock held): a reference to a filter text, validated now
+ * (wm_content_ref: a compile, for the control thread) or left for the next
+ * compile (wm_content_want: no compile, for a worker). When every slot is
+ * live or waiting for its grace period, waits for one grace period (the
+ * caller's reader is paused; other workers pass quiescent states between
+ * bursts): a stall of one grace period, counted, instead of a refusal. */
 static int content_ref(struct wm_match_table *t, wm_content *c, const char *x, size_t len, uint32_t *slot,
-                       char *why, size_t whylen)
+                       char *why, size_t whylen, bool validate)
 {
-    int rc = wm_content_ref(c, x, len, slot, why, whylen);
+    int (*take)(wm_content *, const char *, size_t, uint32_t *, char *, size_t) =
+        validate ? wm_content_ref : wm_content_want;
+    int rc = take(c, x, len, slot, why, whylen);
     if (rc == -2) {
         t->c.xpath_slot_waits++;
         wm_content_reclaim(c, true);
-        rc = wm_content_ref(c, x, len, slot, why, whylen);
+        rc = take(c, x, len, slot, why, whylen);
     }
     return rc ? -1 : 0;
+}
+
+/* Writer (lock held): the content filters changed; the compile thread is
+ * woken by the changer once it has released the lock (wake_compiler). */
+static void content_changed(struct wm_match_table *t) { atomic_store_explicit(&t->kick, true, memory_order_relaxed); }
+
+static void wake_compiler(struct wm_match_table *t)
+{
+    if (!atomic_exchange_explicit(&t->kick, false, memory_order_relaxed)) return;
+    pthread_mutex_lock(&t->work_mu);
+    t->work = true;
+    pthread_cond_signal(&t->work_cv);
+    pthread_mutex_unlock(&t->work_mu);
+}
+
+/* After pending filters were settled (a compile or a reload): wakes the
+ * workers waiting for one (wait mode). */
+static void rounds_settled(struct wm_match_table *t)
+{
+    pthread_mutex_lock(&t->work_mu);
+    atomic_fetch_add_explicit(&t->rounds, 1, memory_order_release);
+    pthread_cond_broadcast(&t->done_cv);
+    pthread_mutex_unlock(&t->work_mu);
+}
+
+/* Writer (lock held): the pending list. */
+static void pend_link(struct wm_match_table *t, struct sub_node *n)
+{
+    atomic_store_explicit(&n->pending, true, memory_order_relaxed);
+    n->pnext = t->pend;
+    if (t->pend) t->pend->pprev = &n->pnext;
+    n->pprev = &t->pend;
+    t->pend = n;
+    t->c.xpath_pending++;
+}
+
+static void pend_unlink(struct wm_match_table *t, struct sub_node *n)
+{
+    if (!n->pprev) return;
+    *n->pprev = n->pnext;
+    if (n->pnext) n->pnext->pprev = n->pprev;
+    n->pnext = NULL;
+    n->pprev = NULL;
+    t->c.xpath_pending--;
+    /* release: the snapshot that has the filter was published before */
+    atomic_store_explicit(&n->pending, false, memory_order_release);
 }
 
 static void node_retired(void *ctx, uint64_t arg)
@@ -276,7 +337,8 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
             /* the filter is re-validated against the new registry: one that no
              * longer compiles drops the subscription, as a lost neighborhood does */
             char why[300];
-            if (!n->drop && n->xpath && content_ref(t, content, n->xpath, strlen(n->xpath), &n->next_slot, why, sizeof why)) {
+            if (!n->drop && n->xpath &&
+                content_ref(t, content, n->xpath, strlen(n->xpath), &n->next_slot, why, sizeof why, true)) {
                 n->drop = 1;
                 snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s (reload, %s)", why, n->key);
             }
@@ -307,6 +369,8 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
         return -1;
     }
     t->cur = nt;
+    /* every carried filter was validated and is in the published snapshot */
+    while (t->pend) pend_unlink(t, t->pend);
     for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
         for (struct sub_node **pp = &t->buckets[b]; *pp;) {
             struct sub_node *n = *pp;
@@ -326,6 +390,7 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
     t->c.subs_preloaded = wm_tables_sub_count(nt);
     t->c.generation = wm_reload_generation(t->rl);
     tunlock(&t->lock);
+    rounds_settled(t);
     return 0;
 }
 
@@ -338,6 +403,9 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
         return NULL;
     }
     pthread_mutex_init(&t->reload_mu, NULL);
+    pthread_mutex_init(&t->work_mu, NULL);
+    pthread_cond_init(&t->work_cv, NULL);
+    pthread_cond_init(&t->done_cv, NULL);
     rte_spinlock_init(&t->lock);
     t->max_subs = max_subs;
     /* live filters <= subscriptions; the other half of the slots absorbs
@@ -439,6 +507,9 @@ void wm_match_table_free(struct wm_match_table *t)
     free(t->subs_path);
     free(t->schemas_path);
     pthread_mutex_destroy(&t->reload_mu);
+    pthread_cond_destroy(&t->work_cv);
+    pthread_cond_destroy(&t->done_cv);
+    pthread_mutex_destroy(&t->work_mu);
     free(t);
 }
 
@@ -458,12 +529,12 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
 {
     struct sub_node *n = *pp;
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
+    pend_unlink(t, n);
     if (n->slot) {
-        char why[300];
+        /* the next compile leaves a filter without references out; until
+         * then the removed subscription is unreachable anyway */
         wm_content_unref(wm_tables_content(t->cur), n->slot);
-        /* dropping a filter only shrinks the automata; if even that fails the
-         * old snapshot stays, where the removed subscription is unreachable */
-        content_commit(t, wm_tables_content(t->cur), why, sizeof why);
+        content_changed(t);
         content_counts(t, wm_tables_content(t->cur));
     }
     *pp = n->next;
@@ -501,16 +572,27 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     }
     wm_content *content = wm_tables_content(t->cur);
     uint32_t slot = 0;
+    bool pending = false;
     if (s->xpath.len) {
         char why[300];
-        /* a refused filter is never installed: the subscriber must not receive everything */
-        if (content_ref(t, content, (const char *)s->xpath.p, s->xpath.len, &slot, why, sizeof why)) {
-            snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
-            t->c.subs_xpath_refused++;
-            return WM_MQTT_SUB_XPATH_INVALID;
+        const char *refused = NULL;
+        /* No compile here (a worker must keep polling): a new text is
+         * PENDING, validated and compiled by the compile thread
+         * (wm_match_table_compile); a known one is settled already. A
+         * refused filter is never installed (or is removed when its compile
+         * refuses it): the subscriber must not receive everything. */
+        if (content_ref(t, content, (const char *)s->xpath.p, s->xpath.len, &slot, why, sizeof why, false)) {
+            refused = why;
+        } else {
+            enum wm_content_state cs = wm_content_state(content, slot, &refused);
+            if (cs == WM_CONTENT_S_REFUSED) {
+                snprintf(why, sizeof why, "%s", refused);
+                wm_content_unref(content, slot);
+                refused = why;
+            }
+            pending = cs == WM_CONTENT_S_PENDING;
         }
-        if (content_commit(t, content, why, sizeof why)) {
-            wm_content_unref(content, slot);
+        if (refused) {
             snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
             t->c.subs_xpath_refused++;
             return WM_MQTT_SUB_XPATH_INVALID;
@@ -545,9 +627,8 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     if (node_add(m, n, nbhd, slot, &n->sub) != WM_MATCHER_OK) {
         node_free(n);
         if (slot) {
-            char why[300];
             wm_content_unref(content, slot);
-            content_commit(t, content, why, sizeof why);
+            content_changed(t);
         }
         return WM_MQTT_SUB_REJECTED;
     }
@@ -555,6 +636,10 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     *pp = n;
     t->c.subs_live++;
     if (slot) t->c.subs_xpath++;
+    if (pending) {
+        pend_link(t, n);
+        content_changed(t);
+    }
     content_counts(t, content);
     return WM_MQTT_SUB_INSTALLED;
 }
@@ -565,6 +650,90 @@ static void uninstall(struct wm_match_table *t, const struct wm_mqtt_subscribe *
     struct sub_node **pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, h);
     if (*pp) remove_node(t, pp);
     else t->c.unsub_unknown++;
+}
+
+/* Writer (lock held), after a compile: the pending subscriptions whose
+ * filter it validated become visible (READY) or are removed (REFUSED, with
+ * the reason); those whose text came after the compile began stay. */
+static void settle_pending(struct wm_match_table *t, wm_content *c)
+{
+    for (struct sub_node *n = t->pend, *nx; n; n = nx) {
+        nx = n->pnext;
+        const char *why;
+        enum wm_content_state cs = wm_content_state(c, n->slot, &why);
+        if (cs == WM_CONTENT_S_READY) {
+            pend_unlink(t, n);
+        } else if (cs == WM_CONTENT_S_REFUSED) {
+            snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s: %s", n->client, why);
+            struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
+            if (*pp != n) continue; /* cannot be: every pending node is in its bucket */
+            remove_node(t, pp);
+            t->c.subs_removed--;
+            t->c.subs_xpath--;
+            t->c.subs_xpath_refused++;
+        }
+    }
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int wm_match_table_compile(struct wm_match_table *t)
+{
+    pthread_mutex_lock(&t->reload_mu); /* the current set stays while its job runs */
+    tlock(&t->lock);
+    wm_content *c = wm_tables_content(t->cur);
+    int rc;
+    wm_content_job *j = wm_content_job_begin(c, &rc);
+    tunlock(&t->lock);
+    if (!j) {
+        pthread_mutex_unlock(&t->reload_mu);
+        return rc;
+    }
+    if (t->hook) t->hook(t->hook_ctx, false);
+    uint64_t t0 = mono_ns();
+    wm_content_job_run(j); /* the heavy part, with no lock: workers go on */
+    uint64_t us = (mono_ns() - t0) / 1000;
+    if (t->hook) t->hook(t->hook_ctx, true);
+    tlock(&t->lock);
+    wm_content_snap *old = NULL;
+    char why[300];
+    rc = wm_content_job_end(c, j, &old, why, sizeof why);
+    if (old) wm_retire_call(&t->node_retire, snap_retired, old, 0);
+    settle_pending(t, c);
+    if (rc == 0) t->c.xpath_compiles++;
+    else t->c.xpath_compile_failures++;
+    t->c.xpath_compile_us_last = us;
+    if (us > t->c.xpath_compile_us_max) t->c.xpath_compile_us_max = us;
+    content_counts(t, c);
+    tunlock(&t->lock);
+    pthread_mutex_unlock(&t->reload_mu);
+    rounds_settled(t);
+    return rc ? -1 : 1;
+}
+
+void wm_match_table_wait_work(struct wm_match_table *t, unsigned timeout_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    ts.tv_sec += timeout_ms / 1000 + ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&t->work_mu);
+    while (!t->work)
+        if (pthread_cond_timedwait(&t->work_cv, &t->work_mu, &ts) != 0) break;
+    t->work = false;
+    pthread_mutex_unlock(&t->work_mu);
+}
+
+void wm_match_table_set_compile_hook(struct wm_match_table *t, void (*fn)(void *ctx, bool done), void *ctx)
+{
+    t->hook = fn;
+    t->hook_ctx = ctx;
 }
 
 void wm_match_table_counters(struct wm_match_table *t, struct wm_match_counters *out)
@@ -589,18 +758,22 @@ uint64_t wm_match_table_visit(struct wm_match_table *t, unsigned max,
 
 /* ------------------------------------------------------------ worker side */
 
-/* Follows the content snapshot of the attached set. Called where no
- * snapshot can be reclaimed meanwhile: at the quiescent point (the worker
- * holds nothing from before), or under the writer lock after the worker's
- * own subscription change (it was offline, so the snapshot it held may be
- * gone: the reader is freed without touching it). */
+/* Follows the content snapshot of the attached set. Called where the
+ * current snapshot cannot be freed before the worker's next quiescent
+ * state: online (after the quiescent state of a burst end, or within a
+ * burst), or under the writer lock. The snapshot the worker held may be
+ * gone (it passed a quiescent state or was offline since) and its address
+ * taken by a newer one: the identity decides, and the old reader is freed
+ * without touching its snapshot. */
 static void content_attach(struct wm_match_worker *w)
 {
     const wm_content_snap *s = w->tables ? wm_content_current(wm_tables_content(w->tables)) : NULL;
-    if (s == w->csnap) return;
+    uint64_t id = wm_content_snap_id(s);
+    if (s == w->csnap && id == w->csnap_id) return;
     wm_content_reader_free(w->creader);
     w->creader = s ? wm_content_reader_new(s, NULL) : NULL;
     w->csnap = s;
+    w->csnap_id = id;
 }
 
 static void attach(struct wm_match_worker *w);
@@ -618,6 +791,7 @@ static enum wm_mqtt_sub_status w_subscribe(void *ctx, const struct wm_mqtt_subsc
     enum wm_mqtt_sub_status st = install(w->t, s);
     content_attach(w);
     tunlock(&w->t->lock);
+    wake_compiler(w->t);
     wm_reload_reader_resume(w->rd);
     attach(w);
     return st;
@@ -631,6 +805,7 @@ static void w_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s)
     uninstall(w->t, s);
     content_attach(w);
     tunlock(&w->t->lock);
+    wake_compiler(w->t);
     wm_reload_reader_resume(w->rd);
     attach(w);
 }
@@ -697,27 +872,32 @@ static void count_content(struct wm_match_counters *c, enum wm_content_outcome o
     }
 }
 
-/* The content stage (ARCHITECTURE.md §3): the subscriptions and shared
- * members that survived topic and spatial matching and carry a content
- * filter are decided by ONE decode of the payload with the schema its
- * Content Type names; those that fail are removed from the result. Without
- * such a candidate nothing is decoded. A publication without a usable
- * Content Type or with a bad payload reaches none of them (counted by
- * reason). */
-static void w_content(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
+/* Is the content filter of matched subscription sub still waiting for its
+ * compile? Only learned subscriptions can be: preloaded ones are compiled
+ * with their set. */
+static bool sub_pending(const wm_matcher *m, uint32_t sub)
 {
-    wm_match_result *r = &w->res;
-    uint32_t nc = 0;
-    w->had_content = false;
-    for (uint32_t i = 0; i < r->n_subs; i++) {
-        uint32_t slot = wm_matcher_sub_content(m, r->subs[i]);
-        if (slot) w->cslot[nc] = slot, w->cpos[nc++] = i;
-    }
-    for (uint32_t j = 0; j < r->n_members; j++) {
-        uint32_t slot = wm_matcher_sub_content(m, r->members[j]);
-        if (slot) w->cslot[nc] = slot, w->cpos[nc++] = r->n_subs + j;
-    }
-    if (!nc) return;
+    uint64_t cookie = wm_matcher_sub_cookie(m, sub);
+    if (!(cookie & WM_TABLES_COOKIE_EXT)) return false;
+    const struct sub_node *n = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+    return atomic_load_explicit(&n->pending, memory_order_acquire);
+}
+
+/* A content candidate at result position pos: decided by the snapshot, or
+ * (its filter still pending) set aside. */
+static inline void w_candidate(struct wm_match_worker *w, const wm_matcher *m, uint32_t sub, uint32_t pos,
+                               uint32_t *nc)
+{
+    uint32_t slot = wm_matcher_sub_content(m, sub);
+    if (!slot) return;
+    if (sub_pending(m, sub)) w->ppos[w->npend++] = pos;
+    else w->cslot[*nc] = slot, w->cpos[(*nc)++] = pos;
+}
+
+/* Decides the candidates cslot[0..nc) with one decode of the payload;
+ * marks the failures in cdrop. */
+static void w_decide(struct wm_match_worker *w, const struct wm_mqtt_publish *p, uint32_t nc)
+{
     w->had_content = true;
     w->c.content_pubs++;
     w->c.content_candidates += nc;
@@ -734,12 +914,44 @@ static void w_content(struct wm_match_worker *w, const wm_matcher *m, const stru
         snprintf(w->cerr.msg, sizeof w->cerr.msg, "no content filter context (out of memory)");
     }
     count_content(&w->c, w->cout);
-    /* drop the candidates that failed: mark by position, then compact */
-    uint8_t *drop = w->cdrop;
     for (uint32_t k = 0; k < nc; k++) {
-        drop[w->cpos[k]] = !w->cpass[k];
+        w->cdrop[w->cpos[k]] = !w->cpass[k];
         w->c.content_passed += w->cpass[k];
     }
+}
+
+/* The content stage (ARCHITECTURE.md §3): the subscriptions and shared
+ * members that survived topic and spatial matching and carry a content
+ * filter are decided by ONE decode of the payload with the schema its
+ * Content Type names; those that fail are removed from the result. Without
+ * such a candidate nothing is decoded. A publication without a usable
+ * Content Type or with a bad payload reaches none of them (counted by
+ * reason). A candidate whose filter is still pending (match_sink.h, "When a
+ * new content filter applies") is not reached, counted; in wait mode the
+ * function returns false instead, deciding nothing, and the caller waits
+ * for the compile and matches again. */
+static bool w_content(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
+{
+    wm_match_result *r = &w->res;
+    uint32_t nc = 0;
+    w->had_content = false;
+    w->npend = 0;
+    for (uint32_t i = 0; i < r->n_subs; i++) w_candidate(w, m, r->subs[i], i, &nc);
+    for (uint32_t j = 0; j < r->n_members; j++) w_candidate(w, m, r->members[j], r->n_subs + j, &nc);
+    if (w->npend && w->wait) return false;
+    if (!nc && !w->npend) return true;
+    uint8_t *drop = w->cdrop;
+    for (uint32_t k = 0; k < w->npend; k++) drop[w->ppos[k]] = 1;
+    w->c.content_pending += w->npend;
+    if (nc) {
+        /* A filter no longer pending is in the current snapshot (published
+         * before its flag was cleared), which this worker may not hold yet
+         * (it follows snapshots at burst ends). The current one cannot be
+         * freed before this worker's next quiescent state. */
+        content_attach(w);
+        w_decide(w, p, nc);
+    }
+    /* remove what failed or is pending: marked by position, then compacted */
     uint32_t ns = 0;
     for (uint32_t i = 0; i < r->n_subs; i++)
         if (!drop[i]) r->subs[ns++] = r->subs[i];
@@ -752,9 +964,32 @@ static void w_content(struct wm_match_worker *w, const wm_matcher *m, const stru
         if (nm > first) r->groups[ng++] = (wm_match_group){grp.group, first, nm - first};
     }
     for (uint32_t k = 0; k < nc; k++) drop[w->cpos[k]] = 0;
+    for (uint32_t k = 0; k < w->npend; k++) drop[w->ppos[k]] = 0;
     r->n_subs = ns;
     r->n_members = nm;
     r->n_groups = ng;
+    return true;
+}
+
+/* Wait mode: a candidate's filter was pending when the worker had seen
+ * `round` compile rounds settled. Waits, holding nothing from the lookup
+ * and with its reader paused (grace periods go on), until a later round has
+ * settled (a compile, or a reload, which validates every learned filter),
+ * then follows the current set; the caller matches again. A round that did
+ * not take this filter (it came after the round began) makes the caller
+ * wait once more. The flags are cleared before the round count moves, so a
+ * flag seen set means the count is still `round` or the wake is coming. */
+static void wait_compile(struct wm_match_worker *w, uint64_t round)
+{
+    struct wm_match_table *t = w->t;
+    w->c.content_waits++;
+    wm_reload_reader_pause(w->rd);
+    pthread_mutex_lock(&t->work_mu);
+    while (atomic_load_explicit(&t->rounds, memory_order_acquire) == round)
+        pthread_cond_wait(&t->done_cv, &t->work_mu);
+    pthread_mutex_unlock(&t->work_mu);
+    wm_reload_reader_resume(w->rd);
+    attach(w);
 }
 
 static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publish *p)
@@ -766,28 +1001,33 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         peids[i].len = p->peids[i].len;
     }
     w->c.lookups++;
-    if (!w->r) {
-        w->c.lookup_errors++;
-        return WM_MQTT_PUB_MATCH_ERROR;
+    for (;;) {
+        if (!w->r) {
+            w->c.lookup_errors++;
+            return WM_MQTT_PUB_MATCH_ERROR;
+        }
+        /* wait mode: read before the pending flags (see wait_compile) */
+        uint64_t round = w->wait ? atomic_load_explicit(&w->t->rounds, memory_order_acquire) : 0;
+        /* wm_matcher_lookup_str's checks, then its peid lookups through the
+         * worker's cache and the lookup by ids. */
+        const wm_matcher *m = wm_tables_matcher(w->tables);
+        uint32_t ids[WM_MQTT_MAX_PEIDS];
+        wm_matcher_status st = p->topic_len == 0 ? WM_MATCHER_E_INVALID_TOPIC : WM_MATCHER_OK;
+        for (uint32_t i = 0; st == WM_MATCHER_OK && i < p->n_peids; i++) {
+            if (peids[i].len == 0) st = WM_MATCHER_E_BAD_PEID;
+            else ids[i] = wm_peid_cache_find(w->peids, m, peids[i].s, peids[i].len);
+        }
+        if (st == WM_MATCHER_OK) {
+            wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
+            st = wm_matcher_lookup(w->r, &pub, &w->res);
+        }
+        if (st != WM_MATCHER_OK) {
+            w->c.lookup_errors++;
+            return WM_MQTT_PUB_MATCH_ERROR;
+        }
+        if (w_content(w, m, p)) break;
+        wait_compile(w, round);
     }
-    /* wm_matcher_lookup_str's checks, then its peid lookups through the
-     * worker's cache and the lookup by ids. */
-    const wm_matcher *m = wm_tables_matcher(w->tables);
-    uint32_t ids[WM_MQTT_MAX_PEIDS];
-    wm_matcher_status st = p->topic_len == 0 ? WM_MATCHER_E_INVALID_TOPIC : WM_MATCHER_OK;
-    for (uint32_t i = 0; st == WM_MATCHER_OK && i < p->n_peids; i++) {
-        if (peids[i].len == 0) st = WM_MATCHER_E_BAD_PEID;
-        else ids[i] = wm_peid_cache_find(w->peids, m, peids[i].s, peids[i].len);
-    }
-    if (st == WM_MATCHER_OK) {
-        wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
-        st = wm_matcher_lookup(w->r, &pub, &w->res);
-    }
-    if (st != WM_MATCHER_OK) {
-        w->c.lookup_errors++;
-        return WM_MQTT_PUB_MATCH_ERROR;
-    }
-    w_content(w, m, p);
     /* Without a log only the outcome is needed: any subscription or shared
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
@@ -815,6 +1055,7 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             json_str(w->log, w->keys[i], strlen(w->keys[i]));
         }
         fputc(']', w->log);
+        if (w->npend) fprintf(w->log, ", \"content_pending\": %u", w->npend);
         if (w->had_content) {
             /* only when a candidate had a content filter: what its stage concluded */
             fprintf(w->log, ", \"content\": \"%s\"", wm_content_outcome_name(w->cout));
@@ -871,8 +1112,9 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->cpos = malloc(sizeof(uint32_t) * cap);
     w->cpass = malloc(sizeof(bool) * cap);
     w->cdrop = calloc(2 * (size_t)cap, 1);
+    w->ppos = malloc(sizeof(uint32_t) * cap);
     if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids ||
-        !w->cslot || !w->cpos || !w->cpass || !w->cdrop)
+        !w->cslot || !w->cpos || !w->cpass || !w->cdrop || !w->ppos)
         goto nomem;
     /* A table set's peids are all interned when it is compiled
      * (control/tables.h), never while readers use it, and attach() empties
@@ -933,6 +1175,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->cpos);
     free(w->cpass);
     free(w->cdrop);
+    free(w->ppos);
     free(w);
 }
 
@@ -942,9 +1185,12 @@ struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w)
     return s;
 }
 
+void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait) { w->wait = wait; }
+
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns)
 {
     (void)now_ns;
-    attach(w);
+    /* quiescent first: what attach loads is then safe until the next one */
     wm_reload_reader_quiescent(w->rd);
+    attach(w);
 }

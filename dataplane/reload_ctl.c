@@ -5,9 +5,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <unistd.h>
+#include <time.h>
 
 #include <rte_lcore.h>
+
+#define CTL_PERIOD_MS 50u /* housekeeping, and the longest sleep between looks at the flags */
 
 static pthread_t ctl_tid;
 static volatile int ctl_reload_wanted, ctl_stop, ctl_running;
@@ -26,13 +28,29 @@ static void reload_now(struct wm_match_table *t)
             c.generation, c.nbhds, c.subs_preloaded, c.subs_live, c.reload_subs_dropped);
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 static void *ctl_main(void *arg)
 {
     struct wm_match_table *t = arg;
+    uint64_t last_hk = 0;
     while (!__atomic_load_n(&ctl_stop, __ATOMIC_ACQUIRE)) {
         if (__atomic_exchange_n(&ctl_reload_wanted, 0, __ATOMIC_ACQ_REL)) reload_now(t);
-        wm_match_table_housekeeping(t);
-        usleep(50000);
+        /* content filters first: a worker's new filter waits for this */
+        int rc = wm_match_table_compile(t);
+        uint64_t now = now_ms();
+        if (now - last_hk >= CTL_PERIOD_MS) {
+            wm_match_table_housekeeping(t);
+            last_hk = now;
+        }
+        /* after a compile, look again at once: filters that came during it
+         * are compiled together by the next one */
+        if (rc != 1) wm_match_table_wait_work(t, CTL_PERIOD_MS);
     }
     return NULL;
 }

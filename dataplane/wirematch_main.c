@@ -439,6 +439,7 @@ int main(int argc, char **argv)
         w->tx = o.tx;
         w->quit = &force_quit;
         w->idle_exit_tsc = rte_get_tsc_hz() / 1000 * o.idle_exit_ms;
+        w->xpath_apply = o.xpath_apply;
         w->match_table = match;
         if (o.match_log) {
             char *path = NULL;

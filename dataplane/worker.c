@@ -156,6 +156,11 @@ int wm_worker_main(void *arg)
     }
     /* Only a worker whose every port is a one-shot replay stops by itself. */
     int may_finish = polled_ports > 0 && replay_ports == polled_ports;
+    /* Such a worker loses nothing by waiting for a content compile, and its
+     * result then does not depend on how fast the compile was. */
+    if (w->match)
+        wm_match_worker_set_content_wait(w->match, w->xpath_apply == WM_XPATH_APPLY_WAIT ||
+                                                       (w->xpath_apply == WM_XPATH_APPLY_AUTO && may_finish));
     uint64_t last_rx = rte_rdtsc();
     /* A worker left without a queue (the ports offer fewer rx queues than
      * there are workers) has nothing to wait for: it must not hold up the

@@ -68,6 +68,7 @@ struct wm_worker {
     struct wm_match_table *match_table;   /* shared; NULL: PUBLISHes end as no_table */
     const char *match_log;                /* this worker's match log file, or NULL */
     struct wm_match_worker *match;        /* created on the worker's thread */
+    enum wm_xpath_apply xpath_apply;      /* a pending content filter: skip or wait (match_sink.h) */
     struct wm_ip_reasm *reasm;            /* IPv4 reassembly; NULL: fragments dropped */
     struct wm_flow_report flows_report;   /* /wirematch/flows asks, the worker answers */
     volatile bool *quit;                  /* set by the signal handler or the main lcore */

@@ -280,6 +280,7 @@ for s in lat_setups:
         io = S(f"lat_{s}")["io_uring"]
         lat_cpu[s]["proxy_batched_waits"] = io["batched_waits"]
         lat_cpu[s]["proxy_wakeups"] = io["modes"]["batched"]["wakeups"] + io["modes"]["unbatched"]["wakeups"]
+        lat_cpu[s]["proxy_quickacks"] = io["quickacks"]   # reads after a send on that socket (README "ACKs at read")
     # Kernel crossings per published message (each feeds SUBS deliveries): where the relay's and the
     # proxy's microseconds go. Proxy: io_uring_enter calls, receive completions carrying data, sends
     # (most finish within the enter that submits them, without a completion). Relay: epoll_wait
@@ -312,7 +313,7 @@ g = lambda x: "-" if x is None else f"{x:.2f}"
 W = 16
 title = f"saturation ({sat_rounds} x {params['saturation_s']}s, pooled)"
 print(f"{title:36}" + "".join(f"{s:>{W}}" for s in setups))
-row = lambda label, vals: print(f"{label:36}" + "".join(f"{v:>{W}}" for v in vals))
+row = lambda label, vals: print(f"{label:36}" + "".join(f" {v:>{W - 1}}" for v in vals))   # a value wider than its column stays apart
 row("delivered msg/s (to subscribers)", [f(sat[s]["delivered_per_s"]) for s in setups])
 row("proxy: forwarded / withheld", ["-"] + [f"{f(sat[s]['proxy_forwarded_to_clients'])}/{f(sat[s]['proxy_withheld'])}" for s in setups[1:]])
 row("mosquitto CPU s", [g(sat[s]["cpu_s"]["mosquitto"]) for s in setups])
@@ -334,12 +335,13 @@ row("  p99", [str(lat[s]["p99"]) for s in lat_setups])
 row("  added p50 (vs direct)", ["-"] + [str(added[s]["p50"]) for s in lat_setups[1:]])
 row("  added p99, pooled", ["-"] + [str(added[s]["p99"]) for s in lat_setups[1:]])
 row("  added p99, round median (<= 100)", ["-"] + [f'{added[s]["p99_median_of_rounds"]:g}' for s in lat_setups[1:]])
-row("  per-round p99", [" ".join(map(str, lat[s]["rounds_p99"])) for s in lat_setups])
+row("  per-round p99", [",".join(map(str, lat[s]["rounds_p99"])) for s in lat_setups])
 row("  over relay: p50; p99, round median", ["-", "-"] + [f'{added[s]["p50_over_relay_median_of_rounds"]:g}; {added[s]["p99_over_relay_median_of_rounds"]:g}' for s in lat_setups[2:]])
 row("  CPU s: mosquitto", [g(lat_cpu[s]["mosquitto"]) for s in lat_setups])
 row("  CPU s: relay or proxy", ["-"] + [g(lat_cpu[s]["proxy"]) for s in lat_setups[1:]])
 row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_message'][k]:.1f}" for k in ("waits", "reads", "sends")) for s in lat_setups[1:]])
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
+row("  proxy quickacks (ACKs at read)", ["-", "-"] + [str(lat_cpu[s]["proxy_quickacks"]) for s in lat_setups[2:]])
 print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")
 if not spatial: print("spatial filtering: not measured (this wirematch-proxy has no --resolution)")

@@ -29,6 +29,12 @@
  * payload carries the peid's index (bytes 16..19), and a delivery outside
  * the neighborhood is counted in `unwanted` (and fails the run).
  *
+ * --connack-first: subscribers send their SUBSCRIBE once they have their
+ * CONNACK, as mosquitto_sub, Paho and MQTT.js do (by default it follows the
+ * CONNECT at once, MQTT 5.0 §3.1.4). Through a proxy that makes the proxy
+ * send the SUBSCRIBE right after reading the CONNACK from the broker, which
+ * once cost every delivery ~1 ms (README "ACKs at read").
+ *
  * Prints one JSON object: published, delivered, expected, unwanted,
  * elapsed_s, published_per_s, delivered_per_s, latency_us {p50, p90, p99,
  * max}, hist (the latency histogram: [[bucket lower bound us, count], ...],
@@ -75,13 +81,16 @@ typedef struct lg_conn {
     uint32_t frame_stride, *frame_len, *ts_off;
     /* subscribers with --nbhds: bit k set = peid k is in the neighborhood */
     uint64_t *wants;
+    /* subscribers with --connack-first: the SUBSCRIBE, sent at the CONNACK */
+    uint8_t *sub_frame;
+    uint32_t sub_len;
 } lg_conn;
 
 static struct {
     const char *host, *peids_file, *nbhds_file;
-    int port, subs, pubs, spread, payload, duration, drain;
+    int port, subs, pubs, spread, payload, duration, drain, connack_first;
     long long count, rate, window;
-} opt = { "127.0.0.1", NULL, NULL, 1883, 4, 1, 0, 64, 10, 5, 1000000, 0, 1000 };
+} opt = { "127.0.0.1", NULL, NULL, 1883, 4, 1, 0, 64, 10, 5, 0, 1000000, 0, 1000 };
 
 #define MAX_PEIDS 65536u
 #define MAX_NBHDS 4096u
@@ -328,6 +337,10 @@ static void on_packet(lg_conn *c, const wm_mqtt5_packet *pkt, uint64_t now)
     case WM_MQTT5_CONNACK:
         if (pkt->reason_code >= 0x80) { fprintf(stderr, "mqtt_loadgen: CONNACK 0x%02x\n", pkt->reason_code); exit(1); }
         c->connected = true;
+        if (c->sub_frame) {
+            tx_put(c, c->sub_frame, c->sub_len);
+            tx_flush(c);
+        }
         break;
     case WM_MQTT5_SUBACK:
         if (pkt->count < 1 || pkt->payload.p[0] >= 0x80) { fprintf(stderr, "mqtt_loadgen: SUBACK refused\n"); exit(1); }
@@ -393,7 +406,7 @@ static void usage(void)
         "usage: mqtt_loadgen [--host A] [--port P] [--subs S] [--pubs P] [--spread K]\n"
         "                    [--payload BYTES>=16] [--count N] [--duration SEC] [--drain SEC]\n"
         "                    [--rate MSG/S (0 = closed loop)] [--window N]\n"
-        "                    [--peids FILE [--nbhds FILE]]\n");
+        "                    [--peids FILE [--nbhds FILE]] [--connack-first]\n");
     exit(2);
 }
 
@@ -403,7 +416,7 @@ int main(int argc, char **argv)
         { "host", 1, 0, 'h' }, { "port", 1, 0, 'p' }, { "subs", 1, 0, 's' }, { "pubs", 1, 0, 'P' },
         { "spread", 1, 0, 'k' }, { "payload", 1, 0, 'l' }, { "count", 1, 0, 'n' }, { "duration", 1, 0, 'd' },
         { "drain", 1, 0, 'D' }, { "rate", 1, 0, 'r' }, { "window", 1, 0, 'w' },
-        { "peids", 1, 0, 'e' }, { "nbhds", 1, 0, 'N' }, { 0, 0, 0, 0 } };
+        { "peids", 1, 0, 'e' }, { "nbhds", 1, 0, 'N' }, { "connack-first", 0, 0, 'C' }, { 0, 0, 0, 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -420,6 +433,7 @@ int main(int argc, char **argv)
         case 'w': opt.window = atoll(optarg); break;
         case 'e': opt.peids_file = optarg; break;
         case 'N': opt.nbhds_file = optarg; break;
+        case 'C': opt.connack_first = 1; break;
         default: usage();
         }
     }
@@ -457,7 +471,14 @@ int main(int argc, char **argv)
                 c->wants = nbhd_bits[(uint32_t)c->idx % n_nbhds];
             }
             static uint8_t sub_buf[1024];
-            tx_put(c, sub_buf, enc_subscribe(sub_buf, sizeof sub_buf, name, nbhd));
+            uint32_t len = enc_subscribe(sub_buf, sizeof sub_buf, name, nbhd);
+            if (opt.connack_first) {
+                if (!(c->sub_frame = malloc(len))) return 1;
+                memcpy(c->sub_frame, sub_buf, len);
+                c->sub_len = len;
+            } else {
+                tx_put(c, sub_buf, len);
+            }
         } else {
             snprintf(name, sizeof name, "lg/%d/x", opt.spread ? c->idx % opt.spread : c->idx);
             c->frame_stride = (uint32_t)opt.payload + 512 + PEID_MAX_LEN;
@@ -558,6 +579,7 @@ int main(int argc, char **argv)
         close(cs[i].fd);
         free(cs[i].rx);
         free(cs[i].tx);
+        free(cs[i].sub_frame);
         free(cs[i].frames);
         free(cs[i].frame_len);
         free(cs[i].ts_off);

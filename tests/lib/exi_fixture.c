@@ -10,6 +10,7 @@
 #include "codec/exi_encode.h"
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
+#include "dataplane/mqtt_session.h"
 
 wm_exi_grammar *wm_test_exi_schema(const char *rel, wm_exi_error *err)
 {
@@ -94,4 +95,24 @@ const char *wm_test_senml_fixture(char *dir, char *reg, size_t cap, uint8_t pack
     for (int d = 0; d < 2; d++) len[d] = wm_test_exi_encode(g, docs[d], false, pack[d], 512, &e);
     wm_exi_grammar_free(g);
     return len[0] && len[1] ? NULL : "a SenML pack does not encode";
+}
+
+int wm_test_publish_exi(const struct wm_mqtt_sink *sk, uint64_t seq, const char *topic, const char *ct,
+                        const uint8_t *payload, size_t len)
+{
+    wm_mqtt5_packet pkt;
+    memset(&pkt, 0, sizeof pkt);
+    pkt.type = WM_MQTT5_PUBLISH;
+    pkt.props.present = 1ull << WM_MQTT5_PROP_CONTENT_TYPE;
+    pkt.props.v[WM_MQTT5_PROP_CONTENT_TYPE].s = (wm_mqtt5_bytes){ (const uint8_t *)ct, (uint32_t)strlen(ct) };
+    pkt.payload = (wm_mqtt5_bytes){ payload, (uint32_t)len };
+    struct wm_mqtt_publish p;
+    memset(&p, 0, sizeof p);
+    p.seq = seq;
+    p.client = "pub";
+    p.client_len = 3;
+    p.topic = topic;
+    p.topic_len = (uint32_t)strlen(topic);
+    p.pkt = &pkt;
+    return (int)sk->publish(sk->ctx, &p);
 }

@@ -51,4 +51,11 @@ wm_exi_status wm_test_exi_xml_round_trip(const wm_exi_grammar *g, const wm_exi_o
  * (static text). The caller removes reg and dir. */
 const char *wm_test_senml_fixture(char *dir, char *reg, size_t cap, uint8_t pack[2][512], size_t len[2]);
 
+struct wm_mqtt_sink;
+/* Hands the match sink sk a client PUBLISH (client "pub", sequence number
+ * seq) on topic with Content Type ct and payload[0..len), as the MQTT layer
+ * would; returns the sink's outcome (an enum wm_mqtt_pub_outcome). */
+int wm_test_publish_exi(const struct wm_mqtt_sink *sk, uint64_t seq, const char *topic, const char *ct,
+                        const uint8_t *payload, size_t len);
+
 #endif

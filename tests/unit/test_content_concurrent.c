@@ -2,9 +2,12 @@
  * under concurrency: two worker threads keep re-subscribing with XPath
  * filters whose texts keep changing (every change recompiles the automata
  * and publishes a new snapshot, retiring the old one) and match publications
- * in between, while the control thread runs housekeeping (grace periods,
- * frees of retired snapshots) and reloads the tables (learned filters carried
- * into a new set). Every publication must get the answer its payload
+ * in between, while the control thread compiles the new filters
+ * (wm_match_table_compile), runs housekeeping (grace periods, frees of
+ * retired snapshots) and reloads the tables (learned filters carried into a
+ * new set). The workers are in wait mode (match_sink.h, "When a new content
+ * filter applies"): a PUBLISH right after a SUBSCRIBE waits for the compile
+ * of its new filter, so every answer is that of its text. Every publication must get the answer its payload
  * implies: pack A (a "Cel" record with v = 21.5) reaches the worker's own
  * subscription, whose filter is `@u = 'Cel' and @v > K` with K < 0; pack B
  * (only "V") reaches none. ASan/TSan catch a snapshot or reader freed under
@@ -54,6 +57,7 @@ static void *worker_main(void *arg)
     char err[256], client[16], xp[128];
     struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
     CHECK(w, "%s", err);
+    wm_match_worker_set_content_wait(w, true);
     struct wm_mqtt_sink sk = wm_match_worker_sink(w);
     snprintf(client, sizeof client, "c%d", id);
     char filter[16], topic[16];
@@ -84,21 +88,8 @@ static void *worker_main(void *arg)
          * SUBSCRIBE took it into the new set, which the worker must follow
          * at once (match_sink.c, w_subscribe) */
         for (int d = 0; d < 2; d++) {
-            wm_mqtt5_packet pkt;
-            memset(&pkt, 0, sizeof pkt);
-            pkt.type = WM_MQTT5_PUBLISH;
-            pkt.props.present = 1ull << WM_MQTT5_PROP_CONTENT_TYPE;
-            pkt.props.v[WM_MQTT5_PROP_CONTENT_TYPE].s = bytes(ct);
-            pkt.payload = (wm_mqtt5_bytes){ pack[d], (uint32_t)pack_len[d] };
-            struct wm_mqtt_publish p;
-            memset(&p, 0, sizeof p);
-            p.seq = ++seq;
-            p.client = "pub";
-            p.client_len = 3;
-            p.topic = topic;
-            p.topic_len = (uint32_t)strlen(topic);
-            p.pkt = &pkt;
-            enum wm_mqtt_pub_outcome o = sk.publish(sk.ctx, &p);
+            enum wm_mqtt_pub_outcome o =
+                (enum wm_mqtt_pub_outcome)wm_test_publish_exi(&sk, ++seq, topic, ct, pack[d], pack_len[d]);
             /* (distinct: the worker's own topic, so only its subscription is a candidate) */
             bool want = d == 0 && k < 21.5;
             CHECK(o == (want ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH), "worker %d, iteration %d, pack %d (K %d): %s",
@@ -128,12 +119,13 @@ static void content_under_churn(bool distinct_texts)
     unsigned reloads = 0;
     pthread_barrier_wait(&start);
     for (unsigned k = 0; atomic_load(&running) > 0; k++) {
+        while (wm_match_table_compile(T) == 1) {}
         wm_match_table_housekeeping(T);
         if (!distinct && k % 3 == 0) { /* (the distinct run keeps one set: its slot count is the test) */
             CHECK(wm_match_table_reload(T, err, sizeof err) == 0, "reload: %s", err);
             reloads++;
         }
-        usleep(200);
+        wm_match_table_wait_work(T, 1);
     }
     for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
     pthread_barrier_destroy(&start);

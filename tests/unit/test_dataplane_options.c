@@ -90,6 +90,22 @@ Test(options, share_policy)
     cr_assert(strstr(err, "--share-policy") && strstr(err, "random"), "%s", err);
 }
 
+Test(options, xpath_apply)
+{
+    const char *def[] = {"wirematch"};
+    cr_assert_eq(parse(1, def), 0);
+    cr_assert_eq(o.xpath_apply, WM_XPATH_APPLY_AUTO);
+    const char *as[] = {"wirematch", "--xpath-apply", "async"};
+    cr_assert_eq(parse(3, as), 0, "%s", err);
+    cr_assert_eq(o.xpath_apply, WM_XPATH_APPLY_ASYNC);
+    const char *wt[] = {"wirematch", "--xpath-apply", "wait"};
+    cr_assert_eq(parse(3, wt), 0, "%s", err);
+    cr_assert_eq(o.xpath_apply, WM_XPATH_APPLY_WAIT);
+    const char *bad[] = {"wirematch", "--xpath-apply", "sync"};
+    cr_assert_eq(parse(3, bad), -1);
+    cr_assert(strstr(err, "--xpath-apply") && strstr(err, "sync"), "%s", err);
+}
+
 Test(options, fragments)
 {
     const char *def[] = {"wirematch"};

@@ -1,0 +1,381 @@
+/* Content-filter compiles off the worker (dataplane/match_sink.h, "When a
+ * new content filter applies"): a worker thread subscribes with new XPath
+ * texts and matches publications while a control thread compiles them
+ * (wm_match_table_compile, as the data plane's reload_ctl thread does).
+ *
+ *   worker_matches_during_compile: a burst of 1,000 new filters; the
+ *     compile hook holds every compile of the burst until the worker has
+ *     matched 50 more publications, so a compile that ran ON the worker (or
+ *     made it wait) would never end: the hook gives up after 60 s and the
+ *     test fails. Meanwhile a filter compiled before the burst matches
+ *     exactly as its text says, and the burst's pending subscriptions reach
+ *     nothing (counted in content_pending); after the compile every one of
+ *     them matches as its own text says. The 1,000 SUBSCRIBEs cost at most
+ *     two compiles (coalescing: the one begun at the first SUBSCRIBE, then
+ *     one for all the rest).
+ *   wait_mode_sees_its_subscribe: a worker in wait mode matches a PUBLISH
+ *     right after its SUBSCRIBE as if the filter had been compiled at the
+ *     SUBSCRIBE (it waited once, counted); an already compiled text does
+ *     not wait.
+ *   refused_after_compile, unsubscribe_and_reload_while_pending: a text
+ *     that compiles for no schema is installed pending, never matches, and
+ *     is removed with its reason by the compile; a pending subscription
+ *     removed or carried by a reload before its compile leaves nothing
+ *     dangling (ASan).
+ *
+ * Run under ThreadSanitizer by CI (`make test TSAN=1 TEST_FILTER=concurrent`;
+ * own main() there, tests/lib/concurrent_check.h). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dataplane/match_sink.h"
+#include "tests/lib/concurrent_check.h"
+#include "tests/lib/exi_fixture.h"
+
+#define BURST 1000
+#define DURING 50  /* publications the worker must match while one compile runs */
+#define MAX_COMPILES 64
+
+static struct wm_match_table *T;
+static uint8_t pack[2][512];
+static size_t pack_len[2];
+static char dir[64], reg[128];
+
+/* the compile thread */
+static pthread_t ctl;
+static atomic_bool ctl_stop;
+/* the hook: what the worker did while each compile ran */
+static atomic_bool hold;           /* hold compiles until the worker matched DURING more */
+static atomic_ulong pubs;          /* publications the worker matched */
+static atomic_bool worker_done;
+static unsigned long win_start[MAX_COMPILES], win_end[MAX_COMPILES];
+static atomic_int n_win;
+static atomic_bool hook_gave_up;
+static atomic_bool hold_publish;     /* hold compiles until the worker is about to publish */
+static atomic_bool about_to_publish;
+
+static wm_mqtt5_bytes bytes(const char *s) { return (wm_mqtt5_bytes){ (const uint8_t *)s, (uint32_t)strlen(s) }; }
+
+static void hook(void *ctx, bool done)
+{
+    (void)ctx;
+    int k = atomic_load(&n_win);
+    if (k >= MAX_COMPILES) return;
+    if (!done) {
+        win_start[k] = atomic_load(&pubs);
+        if (!atomic_load(&hold)) return;
+        /* Bounded: a worker that cannot match while this compile runs never
+         * gets there, and the test fails on hook_gave_up. */
+        for (int ms = 0; ms < 60000 && atomic_load(&pubs) < win_start[k] + DURING && !atomic_load(&worker_done); ms++)
+            usleep(1000);
+        if (atomic_load(&pubs) < win_start[k] + DURING && !atomic_load(&worker_done)) atomic_store(&hook_gave_up, true);
+    } else {
+        for (int ms = 0; ms < 60000 && atomic_load(&hold_publish) && !atomic_load(&about_to_publish); ms++) usleep(1000);
+        win_end[k] = atomic_load(&pubs);
+        atomic_store(&n_win, k + 1);
+    }
+}
+
+/* The compile side of reload_ctl.c's loop. (Not its housekeeping: that
+ * waits for grace periods under the writer lock, which a test thread that
+ * reads counters while it is a reader would never let pass; the real
+ * workers take that lock paused. test_content_concurrent runs it.) */
+static void *ctl_main(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&ctl_stop)) {
+        int rc = wm_match_table_compile(T);
+        if (rc != 1) wm_match_table_wait_work(T, 5);
+    }
+    return NULL;
+}
+
+static void setup(void)
+{
+    char err[512];
+    strcpy(dir, "/tmp/wm_cc_XXXXXX");
+    const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
+    CHECK(!why, "%s", why);
+    T = wm_match_table_new(NULL, NULL, reg, 65536, err, sizeof err);
+    CHECK(T, "%s", err);
+    atomic_store(&ctl_stop, false);
+    atomic_store(&hold, false);
+    atomic_store(&pubs, 0);
+    atomic_store(&worker_done, false);
+    atomic_store(&n_win, 0);
+    atomic_store(&hook_gave_up, false);
+    atomic_store(&hold_publish, false);
+    atomic_store(&about_to_publish, false);
+    wm_match_table_set_compile_hook(T, hook, NULL);
+    CHECK(pthread_create(&ctl, NULL, ctl_main, NULL) == 0, "compile thread");
+}
+
+static void teardown(void)
+{
+    atomic_store(&ctl_stop, true);
+    pthread_join(ctl, NULL);
+    wm_match_table_free(T);
+    unlink(reg);
+    rmdir(dir);
+}
+
+static struct wm_match_counters counters(void)
+{
+    struct wm_match_counters c;
+    wm_match_table_counters(T, &c);
+    return c;
+}
+
+static enum wm_mqtt_sub_status subscribe(struct wm_mqtt_sink *sk, const char *client, const char *filter, const char *xp)
+{
+    struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, xp ? bytes(xp) : (wm_mqtt5_bytes){ 0 },
+                                   1, false };
+    return sk->subscribe(sk->ctx, &s);
+}
+
+static void unsubscribe(struct wm_mqtt_sink *sk, const char *client, const char *filter)
+{
+    struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, { 0 }, 0, false };
+    sk->unsubscribe(sk->ctx, &s);
+}
+
+/* Pack d published on topic; counted in pubs. */
+static enum wm_mqtt_pub_outcome publish(struct wm_mqtt_sink *sk, const char *topic, int d)
+{
+    static uint64_t seq;
+    enum wm_mqtt_pub_outcome o = (enum wm_mqtt_pub_outcome)wm_test_publish_exi(
+        sk, ++seq, topic, "application/exi; schema=senml", pack[d], pack_len[d]);
+    atomic_fetch_add(&pubs, 1);
+    return o;
+}
+
+/* Burst filter i: pack 0 (a Cel record with v = 21.5) passes iff K < 21.5;
+ * the name test keeps every text distinct. */
+static int burst_k(int i) { return i % 61 - 30; }
+static void burst_text(int i, char *xp, size_t cap)
+{
+    snprintf(xp, cap, "//s:senml[@u = 'Cel' and @v > %d and @n != 'b%d']", burst_k(i), i);
+}
+
+/* Until no learned filter is pending, the worker keeps matching (its
+ * burst ends are its quiescent states). Bounded. */
+static void settle(struct wm_match_worker *w, struct wm_mqtt_sink *sk)
+{
+    for (int k = 0; k < 600000 && counters().xpath_pending; k++) {
+        publish(sk, "none", 0);
+        wm_match_worker_quiescent(w, 0);
+        if (k % 64 == 63) usleep(100);
+    }
+    CHECK(counters().xpath_pending == 0, "filters still pending");
+}
+
+static void worker_matches_during_compile(void)
+{
+    setup();
+    char err[256], xp[128], topic[32];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    CHECK(subscribe(&sk, "r", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "ready subscription");
+    settle(w, &sk);
+    uint64_t before = counters().xpath_compiles;
+    atomic_store(&hold, true);
+    int first = atomic_load(&n_win);
+    for (int i = 0; i < BURST; i++) {
+        burst_text(i, xp, sizeof xp);
+        snprintf(topic, sizeof topic, "t/b/%d", i);
+        CHECK(subscribe(&sk, "b", topic, xp) == WM_MQTT_SUB_INSTALLED, "burst subscription %d", i);
+    }
+    /* while the burst compiles: the compiled filter answers by its text,
+     * the pending ones reach nobody */
+    unsigned long during = 0, pending_seen = 0;
+    for (int k = 0; counters().xpath_pending; k++) {
+        CHECK(publish(&sk, "t/r", 0) == WM_MQTT_PUB_MATCHED, "compiled filter, pack 0, during the compile");
+        CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH, "compiled filter, pack 1, during the compile");
+        snprintf(topic, sizeof topic, "t/b/%d", k % BURST);
+        enum wm_mqtt_pub_outcome o = publish(&sk, topic, 0);
+        /* pending: nothing; compiled meanwhile: its own answer */
+        CHECK(o == WM_MQTT_PUB_NO_MATCH || (o == WM_MQTT_PUB_MATCHED && burst_k(k % BURST) < 21.5),
+              "burst filter %d during the compile: %s", k % BURST, wm_mqtt_pub_outcome_name(o));
+        during += 3;
+        wm_match_worker_quiescent(w, 0);
+        CHECK(k < 10000000, "the burst never compiled");
+    }
+    atomic_store(&worker_done, true);
+    atomic_store(&hold, false);
+    wm_match_worker_quiescent(w, 0);
+    struct wm_match_counters c = counters();
+    int wins = atomic_load(&n_win) - first;
+    CHECK(!atomic_load(&hook_gave_up), "a compile waited 60 s for the worker to match %d publications", DURING);
+    CHECK(wins >= 1 && c.xpath_compiles - before == (uint64_t)wins, "%d compile windows, %llu compiles", wins,
+          (unsigned long long)(c.xpath_compiles - before));
+    CHECK(c.xpath_compiles - before <= 2, "%d SUBSCRIBEs took %llu compiles, not coalesced", BURST,
+          (unsigned long long)(c.xpath_compiles - before));
+    for (int k = first; k < first + wins; k++)
+        CHECK(win_end[k] - win_start[k] >= DURING, "compile %d: the worker matched %lu publications while it ran",
+              k - first, win_end[k] - win_start[k]);
+    /* after: every burst filter answers by its own text */
+    for (int i = 0; i < BURST; i++) {
+        snprintf(topic, sizeof topic, "t/b/%d", i);
+        enum wm_mqtt_pub_outcome o = publish(&sk, topic, 0);
+        CHECK(o == (burst_k(i) < 21.5 ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH), "burst filter %d after: %s", i,
+              wm_mqtt_pub_outcome_name(o));
+        CHECK(publish(&sk, topic, 1) == WM_MQTT_PUB_NO_MATCH, "burst filter %d, pack 1", i);
+    }
+    wm_match_worker_free(w);
+    c = counters();
+    pending_seen = c.content_pending;
+    CHECK(c.content_pending > 0 && c.xpath_filters == BURST + 1 && c.subs_xpath == BURST + 1 && c.subs_xpath_refused == 0,
+          "pending %llu, filters %llu, subs_xpath %llu, refused %llu", (unsigned long long)c.content_pending,
+          (unsigned long long)c.xpath_filters, (unsigned long long)c.subs_xpath, (unsigned long long)c.subs_xpath_refused);
+    LOG_INFO("during_compile: %d SUBSCRIBEs, %d compiles (longest %llu us), %lu publications matched while pending, "
+             "%llu pending candidates skipped", BURST, wins, (unsigned long long)c.xpath_compile_us_max, during,
+             (unsigned long long)pending_seen);
+    teardown();
+}
+
+static void wait_mode_sees_its_subscribe(void)
+{
+    setup();
+    char err[256];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    wm_match_worker_set_content_wait(w, true);
+    atomic_store(&hold_publish, true);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    for (int i = 0; i < 20; i++) {
+        char xp[128], topic[32];
+        burst_text(i, xp, sizeof xp);
+        snprintf(topic, sizeof topic, "t/w/%d", i);
+        CHECK(subscribe(&sk, "w", topic, xp) == WM_MQTT_SUB_INSTALLED, "subscription %d", i);
+        atomic_store(&about_to_publish, true);
+        enum wm_mqtt_pub_outcome o = publish(&sk, topic, 0);
+        atomic_store(&about_to_publish, false);
+        CHECK(o == (burst_k(i) < 21.5 ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH), "filter %d right after: %s", i,
+              wm_mqtt_pub_outcome_name(o));
+        CHECK(publish(&sk, topic, 1) == WM_MQTT_PUB_NO_MATCH, "filter %d, pack 1", i);
+        /* a second subscriber of the same, compiled text does not wait */
+        CHECK(subscribe(&sk, "w2", topic, xp) == WM_MQTT_SUB_INSTALLED, "second subscription %d", i);
+        CHECK(publish(&sk, topic, 0) == o, "filter %d, two subscribers", i);
+        wm_match_worker_quiescent(w, 0);
+    }
+    wm_match_worker_free(w);
+    struct wm_match_counters c = counters();
+    /* each compile was held until the worker was about to publish, so it
+     * found the filter pending (unless the compile won the last few
+     * microseconds of the race, which it cannot do 20 times) */
+    CHECK(c.content_waits >= 1 && c.content_waits <= 20 && c.content_pending == 0, "waits %llu (1..20), pending %llu",
+          (unsigned long long)c.content_waits, (unsigned long long)c.content_pending);
+    LOG_INFO("wait mode: 20 SUBSCRIBE + PUBLISH pairs, %llu PUBLISHes waited for their compile",
+             (unsigned long long)c.content_waits);
+    teardown();
+}
+
+static void refused_after_compile(void)
+{
+    setup();
+    char err[256], why[400];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    /* unbound prefix: compiles for no schema */
+    CHECK(subscribe(&sk, "bad", "t/x", "//q:senml") == WM_MQTT_SUB_INSTALLED, "installed pending");
+    CHECK(subscribe(&sk, "all", "t/x", NULL) == WM_MQTT_SUB_INSTALLED, "plain subscription");
+    settle(w, &sk);
+    wm_match_table_last_xpath_error(T, why, sizeof why);
+    struct wm_match_counters c = counters();
+    CHECK(c.subs_xpath_refused == 1 && c.subs_xpath == 0 && c.subs_live == 1, "refused %llu, subs_xpath %llu, live %llu",
+          (unsigned long long)c.subs_xpath_refused, (unsigned long long)c.subs_xpath, (unsigned long long)c.subs_live);
+    CHECK(strstr(why, "bad: schema senml") != NULL, "%s", why);
+    /* the refused text went with its last subscription: a new one is
+     * compiled (and refused) again, and matches nothing meanwhile */
+    CHECK(subscribe(&sk, "bad2", "t/x", "//q:senml") == WM_MQTT_SUB_INSTALLED, "installed pending again");
+    CHECK(publish(&sk, "t/x", 0) == WM_MQTT_PUB_MATCHED, "the plain subscriber");
+    settle(w, &sk);
+    c = counters();
+    CHECK(c.subs_xpath_refused == 2 && c.subs_live == 1, "refused %llu, live %llu",
+          (unsigned long long)c.subs_xpath_refused, (unsigned long long)c.subs_live);
+    wm_match_worker_free(w);
+    teardown();
+}
+
+static atomic_bool reload_done;
+static int reload_rc;
+static char reload_err[512];
+
+static void *reload_main(void *arg)
+{
+    (void)arg;
+    reload_rc = wm_match_table_reload(T, reload_err, sizeof reload_err);
+    atomic_store(&reload_done, true);
+    return NULL;
+}
+
+static void unsubscribe_and_reload_while_pending(void)
+{
+    setup();
+    char err[512];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    atomic_store(&hold, true); /* the compile waits for the worker: the changes below happen while it is pending */
+    for (int i = 0; i < 200; i++) {
+        char xp[128], topic[32];
+        burst_text(i, xp, sizeof xp);
+        snprintf(topic, sizeof topic, "t/u/%d", i);
+        CHECK(subscribe(&sk, "u", topic, xp) == WM_MQTT_SUB_INSTALLED, "subscription %d", i);
+        if (i % 2) unsubscribe(&sk, "u", topic);
+        publish(&sk, topic, 0);
+        wm_match_worker_quiescent(w, 0);
+    }
+    /* a reload validates (and carries) the pending ones itself; it waits
+     * for a grace period, so it runs on its own thread while the worker
+     * goes on passing quiescent states */
+    atomic_store(&hold, false);
+    atomic_store(&worker_done, true);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, reload_main, NULL) == 0, "reload thread");
+    for (int k = 0; !atomic_load(&reload_done); k++) {
+        publish(&sk, "none", 0);
+        wm_match_worker_quiescent(w, 0);
+        if (k % 64 == 63) usleep(100);
+    }
+    pthread_join(th, NULL);
+    CHECK(reload_rc == 0, "reload: %s", reload_err);
+    settle(w, &sk);
+    for (int i = 0; i < 200; i++) {
+        char topic[32];
+        snprintf(topic, sizeof topic, "t/u/%d", i);
+        enum wm_mqtt_pub_outcome o = publish(&sk, topic, 0);
+        CHECK(o == (i % 2 == 0 && burst_k(i) < 21.5 ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH), "filter %d: %s", i,
+              wm_mqtt_pub_outcome_name(o));
+    }
+    struct wm_match_counters c = counters();
+    CHECK(c.subs_live == 100 && c.xpath_filters == 100, "live %llu, filters %llu", (unsigned long long)c.subs_live,
+          (unsigned long long)c.xpath_filters);
+    wm_match_worker_free(w);
+    teardown();
+}
+
+#if defined(__SANITIZE_THREAD__)
+int main(void)
+{
+    worker_matches_during_compile();
+    wait_mode_sees_its_subscribe();
+    refused_after_compile();
+    unsubscribe_and_reload_while_pending();
+    fprintf(stderr, "[====] Synthesis: Tested: 4 | Passing: 4 | Failing: 0 | Crashing: 0\n");
+    return 0;
+}
+#else
+Test(content_compile_concurrent, worker_matches_during_compile, .timeout = 600) { worker_matches_during_compile(); }
+Test(content_compile_concurrent, wait_mode_sees_its_subscribe, .timeout = 600) { wait_mode_sees_its_subscribe(); }
+Test(content_compile_concurrent, refused_after_compile, .timeout = 600) { refused_after_compile(); }
+Test(content_compile_concurrent, unsubscribe_and_reload_while_pending, .timeout = 600) { unsubscribe_and_reload_while_pending(); }
+#endif
