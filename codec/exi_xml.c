@@ -18,6 +18,8 @@ struct wm_exi_xml_seen {
 
 #define XMLNS_URI "http://www.w3.org/2000/xmlns/"
 #define XML_URI "http://www.w3.org/XML/1998/namespace"
+#define XSI_URI "http://www.w3.org/2001/XMLSchema-instance"
+#define XSD_URI "http://www.w3.org/2001/XMLSchema"
 
 void wm_exi_xml_sink_init(wm_exi_xml_sink *s) { memset(s, 0, sizeof *s); }
 
@@ -114,26 +116,33 @@ static void escaped(wm_exi_xml_sink *s, const char *p, size_t n, bool attr)
     put(s, p + from, n - from);
 }
 
-/* Writes the prefix for URI id `uri` (declaring it on the open start tag if
- * needed). The value text of the URI is `u`. */
-/* How a qname's namespace is written: no prefix (no namespace: URI id 0,
- * or another entry with the empty string), "xml" (the XML namespace, which
- * is never declared), or a declared prefix. */
-enum { NS_NONE, NS_XML, NS_DECLARED };
-static int ns_kind(uint32_t uri, wm_exi_sview u)
+/* How a namespace is written (Namespaces in XML 1.0 §3 "Reserved Prefixes
+ * and Namespace Names"): no prefix (no namespace: URI id 0, or another entry
+ * with the empty string; the sink never declares a default namespace, so an
+ * unprefixed name or QName value is in no namespace), "xml" (the XML
+ * namespace: bound by definition, never declared, and no other prefix may be
+ * bound to it), not writable (the xmlns namespace: its prefix only declares
+ * namespaces and no other prefix may be bound to it), or a declared prefix
+ * (never "xml"/"xmlns" nor another starting with "xml"). */
+enum { NS_NONE, NS_XML, NS_XMLNS, NS_DECLARED };
+static int ns_kind_text(wm_exi_sview u)
 {
-    if (uri == 0 || !u.len) return NS_NONE;
-    if (uri == 1 || SV_IS(u, XML_URI)) return NS_XML;
+    if (!u.len) return NS_NONE;
+    if (SV_IS(u, XML_URI)) return NS_XML;
+    if (SV_IS(u, XMLNS_URI)) return NS_XMLNS;
     return NS_DECLARED;
 }
 
-static void prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u, bool for_attr_value)
+/* ids 0 and 1 are "" and the XML namespace in every string table (§7.3.1) */
+static int ns_kind(uint32_t uri, wm_exi_sview u) { return uri == 0 ? NS_NONE : uri == 1 ? NS_XML : ns_kind_text(u); }
+
+/* the prefix of URI id `uri` (not NS_NONE, not NS_XMLNS) */
+static void prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
 {
     char tmp[32];
     if (ns_kind(uri, u) == NS_XML) { puts_(s, "xml"); return; }
     const char *pre = uri == 2 ? "xsi" : (snprintf(tmp, sizeof tmp, "ns%u", uri), tmp);
     puts_(s, pre);
-    (void)for_attr_value;
 }
 
 static bool need_decl(wm_exi_xml_sink *s, uint32_t uri)
@@ -178,7 +187,7 @@ static void declare(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
     if (ns_kind(uri, u) != NS_DECLARED || !need_decl(s, uri) || !uri_ref(s, u)) return;
     s->bound[uri] = s->depth;
     puts_(s, " xmlns:");
-    prefix(s, uri, u, false);
+    prefix(s, uri, u);
     puts_(s, "=\"");
     escaped(s, u.p, u.len, true);
     puts_(s, "\"");
@@ -193,8 +202,44 @@ static void close_open(wm_exi_xml_sink *s)
 static void qname_prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
 {
     if (ns_kind(uri, u) == NS_NONE) return;
-    prefix(s, uri, u, false);
+    prefix(s, uri, u);
     puts_(s, ":");
+}
+
+/* Writes ` xsi:type="QNAME"` (declaring the prefix QNAME needs first) for
+ * the decoder's "{uri}local" value (the local name is an NCName, so the last
+ * '}' ends the URI). The XML namespace is written xml: and the XSI
+ * namespace xsi: (both in scope already); the xmlns namespace cannot be
+ * named by a QName (§3: its prefix only declares namespaces, no other may be
+ * bound to it); any other namespace gets a prefix declared on this tag,
+ * where it is used ("xsd" for XML Schema's, "t" otherwise: the tag has one
+ * xsi:type and the sink's own prefixes are "ns<id>", "xsi" and "xml"). */
+static int xsi_type_value(wm_exi_xml_sink *s, const char *v, uint32_t vl)
+{
+    const char *close = memrchr(v, '}', vl);
+    wm_exi_sview tu = { v + 1, (uint32_t)(close - v - 1) }, tl = { close + 1, (uint32_t)(v + vl - close - 1) };
+    const char *pre = NULL;
+    switch (ns_kind_text(tu)) {
+    case NS_NONE: break;
+    case NS_XML: pre = "xml"; break;
+    case NS_XMLNS: return refuse(s, "xsi:type value in the xmlns namespace", tl);
+    default:
+        if (SV_IS(tu, XSI_URI)) pre = "xsi";
+        else {
+            if (!uri_ref(s, tu)) return 1;
+            pre = SV_IS(tu, XSD_URI) ? "xsd" : "t";
+            puts_(s, " xmlns:");
+            puts_(s, pre);
+            puts_(s, "=\"");
+            escaped(s, tu.p, tu.len, true);
+            puts_(s, "\"");
+        }
+    }
+    puts_(s, " xsi:type=\"");
+    if (pre) { puts_(s, pre); puts_(s, ":"); }
+    escaped(s, tl.p, tl.len, true);
+    puts_(s, "\"");
+    return 0;
 }
 
 int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
@@ -202,7 +247,7 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
     wm_exi_xml_sink *s = user;
     switch (ev->type) {
     case WM_EXI_EV_SE:
-        if (SV_IS(ev->uri, XMLNS_URI)) return refuse(s, "element in the xmlns namespace", ev->local);
+        if (ns_kind(ev->uri_id, ev->uri) == NS_XMLNS) return refuse(s, "element in the xmlns namespace", ev->local);
         close_open(s);
         s->depth = ev->depth;
         s->gen++;
@@ -214,30 +259,14 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
         s->open = true;
         return s->bad;
     case WM_EXI_EV_AT:
-        if (SV_IS(ev->uri, XMLNS_URI) || (ns_kind(ev->uri_id, ev->uri) == NS_NONE && SV_IS(ev->local, "xmlns")))
+        if (ns_kind(ev->uri_id, ev->uri) == NS_XMLNS || (ns_kind(ev->uri_id, ev->uri) == NS_NONE && SV_IS(ev->local, "xmlns")))
             return refuse(s, "attribute (a namespace declaration)", ev->local);
         if (!seen_add(s, ns_kind(ev->uri_id, ev->uri) == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
             return refuse(s, "second attribute", ev->local);
         declare(s, ev->uri_id, ev->uri);
         if (s->bad) return 1;
         if (ev->xsi && ev->value.kind == WM_EXI_DT_QNAME) {
-            /* "{uri}local": give the type's namespace a prefix (the local
-             * name is an NCName, so the last '}' ends the URI) */
-            const char *close = memrchr(ev->value.text, '}', ev->value.len);
-            wm_exi_sview tu = { ev->value.text + 1, (uint32_t)(close - ev->value.text - 1) };
-            /* find the uri id by text among what we know: declare with a synthetic id */
-            char pre[48];
-            if (tu.len == 0) pre[0] = 0;
-            else if (tu.len == 32 && !memcmp(tu.p, "http://www.w3.org/2001/XMLSchema", 32)) strcpy(pre, "xsd");
-            else snprintf(pre, sizeof pre, "t%u", (unsigned)(s->len % 100000));
-            if (pre[0] && !uri_ref(s, tu)) return 1;
-            if (pre[0]) {
-                puts_(s, " xmlns:"); puts_(s, pre); puts_(s, "=\""); escaped(s, tu.p, tu.len, true); puts_(s, "\"");
-            }
-            puts_(s, " xsi:type=\"");
-            if (pre[0]) { puts_(s, pre); puts_(s, ":"); }
-            escaped(s, close + 1, ev->value.len - (size_t)(close + 1 - ev->value.text), true);
-            puts_(s, "\"");
+            if (xsi_type_value(s, ev->value.text, ev->value.len)) return 1;
             break;
         }
         puts_(s, " ");
@@ -288,7 +317,47 @@ static int cmp_xattr(const void *pa, const void *pb)
     return c ? c : strcmp(a->uri, b->uri);
 }
 
-#define XSI "http://www.w3.org/2001/XMLSchema-instance"
+/* The xsi:type value (an xs:QName: whitespace collapsed, prefix resolved
+ * in the element's scope, XML Schema 1.0 part 2 §3.2.18) as the encoder's
+ * "{uri}local" in *out (malloc'ed). An undeclared prefix is an error, not
+ * "no namespace" (Namespaces in XML 1.0 §3 "Prefix Declared"; "xml" is
+ * declared by definition, "xmlns" names no namespace a type can be in). */
+static wm_exi_status xsi_type_expanded(xmlTextReaderPtr rd, const char *v, char **out, wm_exi_error *err)
+{
+    *out = NULL;
+    size_t n = strlen(v);
+    while (n && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')) { v++; n--; }
+    while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n' || v[n - 1] == '\r')) n--;
+    const char *colon = memchr(v, ':', n);
+    size_t pl = colon ? (size_t)(colon - v) : 0;
+    const char *lp = colon ? colon + 1 : v;
+    size_t ll = n - (size_t)(lp - v);
+    char *pfx = malloc(pl + 1);
+    if (!pfx) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
+    memcpy(pfx, v, pl);
+    pfx[pl] = 0;
+    xmlChar *ns = NULL;
+    if (!colon) ns = xmlTextReaderLookupNamespace(rd, NULL); /* the default namespace, if any */
+    else if (strcmp(pfx, "xmlns")) ns = xmlTextReaderLookupNamespace(rd, (const xmlChar *)pfx);
+    free(pfx);
+    if (colon && !ns) {
+        xmlNodePtr el = xmlTextReaderCurrentNode(rd); /* the attribute: its element has the line */
+        if (el && el->type == XML_ATTRIBUTE_NODE) el = el->parent;
+        return wm_exi_fail(err, WM_EXI_E_INPUT, 0, "xsi:type=\"%.*s\": prefix '%.*s' is not declared (line %ld)",
+                           (int)(n > 80 ? 80 : n), v, (int)(pl > 40 ? 40 : pl), v, el ? xmlGetLineNo(el) : -1L);
+    }
+    size_t ul = ns ? strlen((const char *)ns) : 0;
+    *out = malloc(ul + ll + 3);
+    if (*out) {
+        (*out)[0] = '{';
+        memcpy(*out + 1, ns ? (const char *)ns : "", ul);
+        (*out)[ul + 1] = '}';
+        memcpy(*out + ul + 2, lp, ll);
+        (*out)[ul + ll + 2] = 0;
+    }
+    xmlFree(ns);
+    return *out ? WM_EXI_OK : wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
+}
 
 static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_exi_error *err)
 {
@@ -310,20 +379,16 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
         x->local = (const char *)xmlTextReaderConstLocalName(rd);
         x->val = (const char *)xmlTextReaderConstValue(rd);
         x->rank = 2;
-        if (!strcmp(x->uri, XSI) && !strcmp(x->local, "type")) {
+        if (!strcmp(x->uri, XSI_URI) && !strcmp(x->local, "type")) {
             x->rank = 0;
-            /* resolve the QName value to {uri}local */
-            const char *v = x->val, *colon = strchr(v, ':');
-            char pfx[128] = "";
-            if (colon && (size_t)(colon - v) < sizeof pfx) { memcpy(pfx, v, (size_t)(colon - v)); pfx[colon - v] = 0; }
-            xmlChar *ns = xmlTextReaderLookupNamespace(rd, colon ? (const xmlChar *)pfx : NULL);
-            const char *lp = colon ? colon + 1 : v;
-            size_t need = (ns ? strlen((const char *)ns) : 0) + strlen(lp) + 3;
-            x->owned = malloc(need);
-            if (x->owned) snprintf(x->owned, need, "{%s}%s", ns ? (const char *)ns : "", lp);
-            x->val = x->owned ? x->owned : "";
-            xmlFree(ns);
-        } else if (!strcmp(x->uri, XSI) && !strcmp(x->local, "nil")) x->rank = 1;
+            wm_exi_status qs = xsi_type_expanded(rd, x->val, &x->owned, err);
+            if (qs) {
+                for (int i = 0; i < k; i++) free(a[i].owned);
+                free(a);
+                return qs;
+            }
+            x->val = x->owned;
+        } else if (!strcmp(x->uri, XSI_URI) && !strcmp(x->local, "nil")) x->rank = 1;
     }
     xmlTextReaderMoveToElement(rd);
     if (k > 1) qsort(a, (size_t)k, sizeof *a, cmp_xattr);
@@ -332,6 +397,29 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
     for (int i = 0; i < k; i++) free(a[i].owned);
     free(a);
     return st;
+}
+
+/* The first namespace error libxml2 reports (an undeclared prefix, the XML
+ * or xmlns namespace bound to another prefix, "xmlns:p" bound to "", ...):
+ * libxml2 goes on, but such a document is not namespace-well-formed and has
+ * no infoset EXI could carry (a prefixed name would become a local name
+ * with a colon, which the decoder refuses). */
+typedef struct ns_error {
+    int line; /* 0: none yet */
+    char msg[120];
+} ns_error;
+
+#if LIBXML_VERSION >= 21200
+static void on_xml_error(void *arg, const xmlError *e)
+#else
+static void on_xml_error(void *arg, xmlErrorPtr e)
+#endif
+{
+    ns_error *ne = arg;
+    if (ne->line || !e || e->domain != XML_FROM_NAMESPACE || e->level < XML_ERR_ERROR) return;
+    ne->line = e->line > 0 ? e->line : -1;
+    const char *m = e->message ? e->message : "";
+    snprintf(ne->msg, sizeof ne->msg, "%.*s", (int)strcspn(m, "\n"), m);
 }
 
 wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,
@@ -365,11 +453,17 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
     xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL,
                                              XML_PARSE_NONET | XML_PARSE_NOENT | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
+    ns_error nse = { 0 };
+    xmlTextReaderSetStructuredErrorHandler(rd, on_xml_error, &nse);
     int ret;
     /* text is gathered so that text split around comments is one CH */
     char *text = NULL;
     size_t tlen = 0, tcap = 0;
     while (!st && (ret = xmlTextReaderRead(rd)) == 1) {
+        if (nse.line) {
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not namespace-well-formed (line %d): %s", nse.line, nse.msg);
+            break;
+        }
         int type = xmlTextReaderNodeType(rd);
         if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_CDATA || type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE ||
             type == XML_READER_TYPE_WHITESPACE) {

@@ -2,21 +2,28 @@
  *
  * wm_exi_xml_sink turns a decoder's events (codec/exi_decode.h) into XML
  * text: element and attribute namespaces get generated prefixes ("ns<id>",
- * "xsi", "xml") declared where first needed, text and namespace names are
- * escaped, xsi:type values are written as prefix:local. The text is appended
+ * "xsi") declared where first needed, text and namespace names are
+ * escaped, xsi:type values are written as prefix:local (a prefix "xsd" or
+ * "t" declared on the tag for the type's namespace). The XML namespace is
+ * always written with its reserved prefix "xml" and never declared, and no
+ * other prefix is ever bound to it (Namespaces in XML 1.0 §3). The text is appended
  * to a growable buffer the sink owns (malloc); the infoset — expanded names,
  * attribute values, text — is what EXI preserves with default fidelity
  * options (§6.3). The output is namespace-well-formed XML 1.0: the decoder
  * already refuses characters outside XML 1.0 Char and names that are not
  * NCNames (codec/exi_xmlchar.h); what only the sink can see — an attribute
  * name twice in one start tag, an attribute named xmlns in no namespace, a
- * name in the xmlns namespace (http://www.w3.org/2000/xmlns/) — stops the
+ * name or xsi:type value in the xmlns namespace
+ * (http://www.w3.org/2000/xmlns/, which no QName may name), a namespace name
+ * that is not a URI reference — stops the
  * decoder (the event callback returns 1) with `bad` set and the reason in
  * `why`; wm_exi_decoder.stop_bit_pos then says where.
  *
  * wm_exi_encode_xml() reads XML with libxml2's xmlReader and feeds the
  * encoder (codec/exi_encode.h): attributes in the EXI order (§6: xsi:type,
- * xsi:nil, then the rest; the grammar sorts declared ones), namespace
+ * xsi:nil, then the rest; the grammar sorts declared ones), an xsi:type
+ * value's prefix resolved in its element's scope (WM_EXI_E_INPUT with the
+ * line when it is not declared), namespace
  * declarations dropped (prefixes are not preserved), whitespace-only text
  * dropped where the grammar has no character production at the first level.
  */
@@ -53,8 +60,9 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);
 
 /* Encodes the XML document xml[0..len) with encoder e (already initialised
  * with its grammar and options), writing the EXI stream to out[0..cap) and
- * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed:
- * message has the line and libxml2's reason; nesting deeper than libxml2's
+ * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed or
+ * not namespace-well-formed: message has the line and libxml2's reason; an
+ * xsi:type prefix not declared, with the line; nesting deeper than libxml2's
  * depth limit, 256 levels, says so), the encoder's errors (WM_EXI_E_GRAMMAR when the
  * document does not fit the grammar in strict mode, WM_EXI_E_LENGTH when out
  * is full). */

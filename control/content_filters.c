@@ -29,6 +29,7 @@ typedef struct entry {
     uint8_t state;
     bool jobbed;         /* taken by the job in flight */
     bool pub;            /* LIVE and in the published snapshot */
+    bool no_room;        /* REFUSED: compiles alone, not with the set (a want retries it) */
     uint32_t next_free;  /* FREE: the next free slot, 0 = none */
 } entry;
 
@@ -39,7 +40,10 @@ typedef struct job_item {
     char *text;
     uint8_t *ok;         /* [n_schemas] */
     bool validate;       /* PENDING when the job was made */
-    char why[300];       /* validate: the refusal's reason, "" if accepted */
+    bool fresh;          /* not in the published snapshot (PENDING, or LIVE from wm_content_ref) */
+    bool in;             /* in the set being built */
+    bool no_room;        /* why: valid alone, but not with the texts accepted before it */
+    char why[300];       /* the refusal's reason, "" if accepted */
 } job_item;
 
 struct wm_content_job {
@@ -50,6 +54,7 @@ struct wm_content_job {
     uint32_t *dead;      /* slots DEAD when the job was made: out of its snapshot */
     uint32_t n_dead;
     wm_content_snap *snap; /* built by wm_content_job_run, NULL if it failed */
+    bool whole;          /* wm_content_commit: all texts or none (no add_fresh) */
     char err[300];
 };
 
@@ -311,9 +316,22 @@ static uint32_t new_entry(wm_content *c, const char *xpath, size_t len, uint32_t
     return s;
 }
 
+/* A text refused for want of room in the set is tried again by the next
+ * job when someone wants it again: texts may have gone since. */
+static void retry_no_room(wm_content *c, entry *e)
+{
+    if (e->state != E_REFUSED || !e->no_room) return;
+    free(e->why);
+    e->why = NULL;
+    e->no_room = false;
+    e->state = E_PENDING;
+    c->dirty = true;
+}
+
 /* Validates a PENDING entry now (LIVE or REFUSED); 0 if it is LIVE. */
 static int settle(wm_content *c, entry *e, char *err, size_t errlen)
 {
+    retry_no_room(c, e);
     if (e->state == E_PENDING) {
         uint8_t *ok = calloc(n_schemas(c), 1);
         char why[300];
@@ -376,6 +394,7 @@ int wm_content_want(wm_content *c, const char *xpath, size_t len, uint32_t *slot
     if (check_text(c, xpath, len, err, errlen)) return -1;
     uint32_t h = fnv(xpath, len), s = find(c, xpath, len, h);
     if (s) {
+        retry_no_room(c, &c->e[s - 1]);
         c->e[s - 1].refs++;
         *slot = s;
         return 0;
@@ -396,6 +415,11 @@ enum wm_content_state wm_content_state(const wm_content *c, uint32_t slot, const
         return WM_CONTENT_S_REFUSED;
     }
     return e->state == E_LIVE && e->pub ? WM_CONTENT_S_READY : WM_CONTENT_S_PENDING;
+}
+
+bool wm_content_no_room(const wm_content *c, uint32_t slot)
+{
+    return slot >= 1 && slot <= c->n && c->e[slot - 1].state == E_REFUSED && c->e[slot - 1].no_room;
 }
 
 void wm_content_unref(wm_content *c, uint32_t slot)
@@ -451,6 +475,7 @@ wm_content_job *wm_content_job_begin(wm_content *c, int *rc)
         job_item *it = &j->it[j->n_it++];
         it->slot = i + 1;
         it->validate = e->state == E_PENDING;
+        it->fresh = !e->pub;
         if (!(it->text = strdup(e->text)) || !(it->ok = calloc(ns ? ns : 1, 1))) goto nomem;
         if (!it->validate) memcpy(it->ok, e->ok, ns);
     }
@@ -464,25 +489,20 @@ nomem:
     return NULL;
 }
 
-/* Builds the job's snapshot: its PENDING texts validated, then every
- * accepted text, per schema, in one automaton. Touches nothing but the job
- * and the (immutable) registry. */
-void wm_content_job_run(wm_content_job *j)
+/* The snapshot of the job's texts marked `in`, per schema in one
+ * automaton; NULL with the reason in fe (*nomem: out of memory). */
+static wm_content_snap *build(const wm_content_job *j, wm_xpf_error *fe, bool *nomem)
 {
     uint32_t ns = j->ns, nq = 0;
-    wm_content table = { .reg = (wm_schema_reg *)j->reg };
-    for (uint32_t i = 0; i < j->n_it; i++) {
-        job_item *it = &j->it[i];
-        if (it->validate && !validate(&table, it->text, it->ok, it->why, sizeof it->why)) continue;
-        if (it->validate) it->why[0] = 0;
-        for (uint32_t k = 0; k < ns; k++) nq += it->ok[k];
-    }
+    for (uint32_t i = 0; i < j->n_it; i++)
+        for (uint32_t k = 0; j->it[i].in && k < ns; k++) nq += j->it[i].ok[k];
     wm_content_snap *s = calloc(1, sizeof *s);
     wm_xpf_schema *sch = calloc(ns ? ns : 1, sizeof *sch);
     wm_xpf_query_def *defs = malloc((nq ? nq : 1) * sizeof *defs);
     size_t nmap = (size_t)j->n_slots * ns;
-    if (!s || !sch || !defs || !(s->qid = malloc((nmap ? nmap : 1) * sizeof *s->qid))) {
-        snprintf(j->err, sizeof j->err, "out of memory");
+    *nomem = !s || !sch || !defs || !(s->qid = malloc((nmap ? nmap : 1) * sizeof *s->qid));
+    if (*nomem) {
+        snprintf(fe->msg, sizeof fe->msg, "out of memory");
         goto fail;
     }
     static atomic_uint_fast64_t ids;
@@ -495,24 +515,100 @@ void wm_content_job_run(wm_content_job *j)
     for (size_t m = 0; m < nmap; m++) s->qid[m] = UINT32_MAX;
     uint32_t q = 0;
     for (uint32_t i = 0; i < j->n_it; i++)
-        for (uint32_t k = 0; k < ns; k++) {
+        for (uint32_t k = 0; j->it[i].in && k < ns; k++) {
             if (!j->it[i].ok[k]) continue;
             defs[q] = (wm_xpf_query_def){ k, j->it[i].text };
             s->qid[(size_t)(j->it[i].slot - 1) * ns + k] = q++;
         }
-    wm_xpf_error fe;
-    if (wm_xpf_set_build(sch, ns, defs, nq, &s->set, &fe) != WM_XPF_OK) {
-        snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
-        goto fail;
-    }
+    wm_xpf_status st = wm_xpf_set_build(sch, ns, defs, nq, &s->set, fe);
+    *nomem = st == WM_XPF_E_MEMORY;
+    if (st != WM_XPF_OK) goto fail;
     free(sch);
     free(defs);
-    j->snap = s;
-    return;
+    return s;
 fail:
     free(sch);
     free(defs);
     wm_content_snap_free(s);
+    return NULL;
+}
+
+/* The set does not compile with every fresh text: starting from the
+ * published texts (they compiled together, and dropping texts never makes
+ * a set larger), the fresh ones are added in slot order, a run at a time,
+ * a run that does not compile halved down to the one text that does not
+ * fit, which is refused (no room) while the rest go on. So a text is
+ * refused only for the texts accepted before it, never for one that comes
+ * with it or after it; r refusals among n fresh texts cost about
+ * r * log2(n) compiles. */
+static void add_fresh(wm_content_job *j)
+{
+    wm_xpf_error fe;
+    bool nomem;
+    uint32_t nc = 0, *cand = malloc((j->n_it ? j->n_it : 1) * sizeof *cand);
+    if (!cand) {
+        snprintf(j->err, sizeof j->err, "out of memory");
+        return;
+    }
+    for (uint32_t i = 0; i < j->n_it; i++)
+        if (j->it[i].fresh && j->it[i].in) {
+            j->it[i].in = false;
+            cand[nc++] = i;
+        }
+    if (!(j->snap = build(j, &fe, &nomem))) {
+        snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
+        nc = 0;
+    }
+    for (uint32_t at = 0, run = nc; j->snap && at < nc;) {
+        if (run > nc - at) run = nc - at;
+        for (uint32_t k = at; k < at + run; k++) j->it[cand[k]].in = true;
+        wm_content_snap *s = build(j, &fe, &nomem);
+        if (s) {
+            wm_content_snap_free(j->snap);
+            j->snap = s;
+            at += run;
+            run = nc - at;
+            continue;
+        }
+        for (uint32_t k = at; k < at + run; k++) j->it[cand[k]].in = false;
+        if (nomem) {
+            snprintf(j->err, sizeof j->err, "out of memory");
+            wm_content_snap_free(j->snap);
+            j->snap = NULL;
+        } else if (run > 1) {
+            run /= 2;
+        } else {
+            job_item *it = &j->it[cand[at++]];
+            uint32_t before = 0;
+            for (uint32_t i = 0; i < j->n_it; i++) before += j->it[i].in;
+            it->no_room = true;
+            snprintf(it->why, sizeof it->why, "it compiles alone, but not together with the content filters "
+                     "accepted before it (%u): %s", before, fe.msg);
+            run = nc - at;
+        }
+    }
+    free(cand);
+}
+
+/* Builds the job's snapshot: its PENDING texts validated, then every
+ * accepted text, per schema, in one automaton (add_fresh if they do not
+ * compile together). Touches nothing but the job and the (immutable)
+ * registry. */
+void wm_content_job_run(wm_content_job *j)
+{
+    wm_content table = { .reg = (wm_schema_reg *)j->reg };
+    for (uint32_t i = 0; i < j->n_it; i++) {
+        job_item *it = &j->it[i];
+        if (it->validate && !validate(&table, it->text, it->ok, it->why, sizeof it->why)) continue;
+        if (it->validate) it->why[0] = 0;
+        it->in = true;
+    }
+    wm_xpf_error fe;
+    bool nomem;
+    if ((j->snap = build(j, &fe, &nomem))) return;
+    if (nomem) snprintf(j->err, sizeof j->err, "out of memory");
+    else if (j->whole) snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
+    else add_fresh(j);
 }
 
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen)
@@ -523,10 +619,17 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         job_item *it = &j->it[i];
         entry *e = &c->e[it->slot - 1];
         e->jobbed = false;
+        /* LIVE by wm_content_ref, but no room in the set: refused like a PENDING one */
+        if (e->state == E_LIVE && it->no_room && j->snap) {
+            free(e->ok);
+            e->ok = NULL;
+            e->state = E_PENDING;
+        }
         /* still PENDING (a reference left, not validated meanwhile by wm_content_ref) */
         if (e->state != E_PENDING) continue;
         if (it->why[0] || !j->snap) {
             e->why = strdup(it->why[0] ? it->why : j->err);
+            e->no_room = it->no_room && j->snap;
             e->state = E_REFUSED;
         } else {
             e->ok = it->ok;
@@ -574,6 +677,7 @@ int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t er
         if (rc) snprintf(err, errlen, c->job ? "a compile of the table is in flight" : "out of memory");
         return rc;
     }
+    j->whole = true;
     wm_content_job_run(j);
     return wm_content_job_end(c, j, old, err, errlen);
 }

@@ -52,6 +52,19 @@
  * has it, so a subscription made then never misses a publication for want
  * of a compiled filter. wm_content_commit is the three steps in a row.
  *
+ * No room. Texts valid alone may not compile together (the set's path
+ * automaton is bounded by WM_XPF_MAX_STATES, matcher/xpath_filter.h). A
+ * job whose set does not compile keeps the published texts and adds its
+ * new ones (PENDING, or LIVE by wm_content_ref but not published yet) in
+ * slot order, a run at a time, halving a run that does not fit: a text is
+ * refused (REFUSED, wm_content_no_room, reason "it compiles alone, but not
+ * together with the content filters accepted before it (N): ...") only for
+ * the texts accepted before it, never for one that came with it, and the
+ * others of the job are accepted. Texts already accepted are never
+ * dropped for a new one. wm_content_commit keeps all or nothing (below):
+ * its callers refuse what they just added (an offline --subs file whole, a
+ * data-plane SUBSCRIBE its own text).
+ *
  * Thread safety: ONE writer (wm_content_ref/want/unref/commit/job_begin/
  * job_end, the holder's writer lock); wm_content_job_run on any thread,
  * touching only its job and the registry; any number of readers call wm_content_current (acquire) and
@@ -153,6 +166,12 @@ enum wm_content_state {
 /* Writer: where slot's text stands; *why (REFUSED: the reason, valid while
  * the slot is referenced) else NULL. */
 enum wm_content_state wm_content_state(const wm_content *c, uint32_t slot, const char **why);
+/* Writer: is slot's text REFUSED for want of room: it compiles alone, but
+ * not together with the texts accepted before it (see "No room")? Such a
+ * text is tried again when it is wanted or referenced again
+ * (wm_content_want, wm_content_ref: PENDING / validated), since texts may
+ * have gone meanwhile. */
+bool wm_content_no_room(const wm_content *c, uint32_t slot);
 /* Writer: drops a reference taken by wm_content_ref or wm_content_want. A
  * slot whose last reference goes is DEAD until a job made after this call
  * has been published (and its grace period over). */
@@ -169,7 +188,8 @@ uint32_t wm_content_count(const wm_content *c);
  * if none was replaced. Returns 0, or -1 with the reason in err (the
  * compiled set hit a bound, out of memory, a job is in flight): the
  * published snapshot stays, the caller should drop the references it just
- * took and commit again. = job_begin, job_run and job_end in a row. */
+ * took and commit again. = job_begin, job_run and job_end in a row, except
+ * that a set that does not compile fails whole (no "No room" isolation). */
 int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen);
 /* A compile of the table's texts (see "Compiling away from the writer"). */
 typedef struct wm_content_job wm_content_job;
@@ -185,9 +205,11 @@ void wm_content_job_run(wm_content_job *j);
 /* Writer, after _run: the job's pending texts still referenced become LIVE
  * (READY) or REFUSED; the snapshot is published (*old: the replaced one, to
  * free after a grace period, as commit); the slots DEAD at _begin start
- * their grace period. Frees j. Returns 0, or -1 with the reason in err (the
- * set did not compile together, out of memory: the published snapshot
- * stays and the job's pending texts are REFUSED with that reason). */
+ * their grace period. Frees j. Returns 0 (also when some new texts were
+ * refused for want of room, see "No room"), or -1 with the reason in err
+ * (the published texts alone did not compile again, out of memory: the
+ * published snapshot stays and the job's pending texts are REFUSED with
+ * that reason). */
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen);
 /* Frees a job that was begun but will never end (its table is being freed). */
 void wm_content_job_free(wm_content_job *j);

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "codec/exi_xsd.h"
 
@@ -30,7 +29,7 @@ static int fail(char *err, size_t errlen, const char *file, unsigned line, const
 static bool name_ok(const char *s)
 {
     size_t n = strlen(s);
-    if (n == 0 || n > 64) return false;
+    if (n == 0 || n > WM_EXI_CT_NAME_MAX) return false;
     for (size_t i = 0; i < n; i++)
         if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-') return false;
     return true;
@@ -144,118 +143,19 @@ void wm_schema_reg_schemas(const wm_schema_reg *r, wm_xpf_schema *out)
     for (uint32_t i = 0; i < r->n; i++) out[i] = (wm_xpf_schema){ r->e[i].g, r->e[i].ns, r->e[i].n_ns };
 }
 
-/* RFC 9110 §5.6.2 tchar */
-static bool tchar(char c)
-{
-    return isalnum((unsigned char)c) || (c && strchr("!#$%&'*+-.^_`|~", c));
-}
-
-static bool ows(char c)
-{
-    return c == ' ' || c == '\t';
-}
-
-/* why = "position P: ..." (1-based) */
-static wm_exi_ct_status ct_bad(char *why, size_t whylen, size_t at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static wm_exi_ct_status ct_bad(char *why, size_t whylen, size_t at, const char *fmt, ...)
-{
-    if (why && whylen) {
-        int k = snprintf(why, whylen, "position %zu: ", at + 1);
-        if (k > 0 && (size_t)k < whylen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(why + k, whylen - (size_t)k, fmt, ap);
-            va_end(ap);
-        }
-    }
-    return WM_EXI_CT_BAD;
-}
-
-wm_exi_ct_status wm_exi_content_type_parse(const char *ct, size_t len, const char **name, size_t *nlen, wm_exi_oob *ov,
-                                           char *why, size_t whylen)
-{
-    static const char mt[] = "application/exi";
-    *ov = (wm_exi_oob){ 0 };
-    /* e.g. application/exist */
-    if (len < sizeof mt - 1 || strncasecmp(ct, mt, sizeof mt - 1) || (len > sizeof mt - 1 && tchar(ct[sizeof mt - 1]))) {
-        snprintf(why, whylen, "not application/exi");
-        return WM_EXI_CT_NOT_EXI;
-    }
-    size_t i = sizeof mt - 1;
-    bool found = false;
-    while (i < len) {
-        while (i < len && ows(ct[i])) i++;
-        if (i == len) break;
-        if (ct[i] != ';') return ct_bad(why, whylen, i, "';' expected before a parameter");
-        i++;
-        while (i < len && ows(ct[i])) i++;
-        size_t k0 = i;
-        while (i < len && tchar(ct[i])) i++;
-        size_t kl = i - k0;
-        if (!kl) return ct_bad(why, whylen, i, "parameter name expected");
-        if (i >= len || ct[i] != '=') return ct_bad(why, whylen, i, "'=' expected after parameter '%.*s'", (int)(kl > 64 ? 64 : kl), ct + k0);
-        i++;
-        const char *v;
-        size_t vl;
-        if (i < len && ct[i] == '"') {
-            const char *e = memchr(ct + i + 1, '"', len - i - 1);
-            if (!e) return ct_bad(why, whylen, i, "unterminated quoted value");
-            v = ct + i + 1;
-            vl = (size_t)(e - v);
-            const char *bs = memchr(v, '\\', vl);
-            if (bs) return ct_bad(why, whylen, (size_t)(bs - ct), "escapes in quoted values are not supported");
-            i = (size_t)(e - ct) + 1;
-        } else {
-            v = ct + i;
-            while (i < len && tchar(ct[i])) i++;
-            vl = (size_t)(ct + i - v);
-            if (!vl) return ct_bad(why, whylen, i, "value expected for parameter '%.*s'", (int)(kl > 64 ? 64 : kl), ct + k0);
-        }
-        if (kl == 6 && !strncasecmp(ct + k0, "schema", 6)) {
-            if (found) return ct_bad(why, whylen, k0, "schema given twice");
-            if (!vl) return ct_bad(why, whylen, k0, "empty schema name");
-            found = true;
-            *name = v;
-            *nlen = vl;
-            continue;
-        }
-        char w[160];
-        wm_exi_oob_status os = wm_exi_oob_set(ov, ct + k0, kl, v, vl, w, sizeof w);
-        if (os == WM_EXI_OOB_BAD) return ct_bad(why, whylen, k0, "%s", w);
-        if (os == WM_EXI_OOB_UNKNOWN)
-            return ct_bad(why, whylen, k0, "parameter '%.*s' is not an EXI option (schema, %s)", (int)(kl > 64 ? 64 : kl), ct + k0,
-                          WM_EXI_OOB_NAMES);
-    }
-    if (!found) {
-        snprintf(why, whylen, "application/exi without a schema parameter");
-        return WM_EXI_CT_NOT_EXI;
-    }
-    return WM_EXI_CT_OK;
-}
-
-bool wm_exi_content_type_schema(const char *ct, size_t len, const char **name, size_t *nlen)
-{
-    wm_exi_oob ov;
-    char why[8];
-    return wm_exi_content_type_parse(ct, len, name, nlen, &ov, why, sizeof why) == WM_EXI_CT_OK;
-}
-
 wm_exi_ct_status wm_schema_reg_bind(const wm_schema_reg *r, const char *ct, size_t len, uint32_t *id,
                                     wm_exi_options *oob, char *why, size_t whylen)
 {
-    const char *name;
-    size_t nl;
-    wm_exi_oob ov;
+    wm_exi_ct c;
     *id = UINT32_MAX;
-    wm_exi_ct_status st = wm_exi_content_type_parse(ct, len, &name, &nl, &ov, why, whylen);
+    wm_exi_ct_status st = wm_exi_content_type_parse(ct, len, &c, why, whylen);
     if (st != WM_EXI_CT_OK) return st;
-    *id = r ? wm_schema_reg_find(r, name, nl) : UINT32_MAX;
+    *id = r ? wm_schema_reg_find(r, c.schema, c.schema_len) : UINT32_MAX;
     if (*id == UINT32_MAX) {
-        snprintf(why, whylen, "schema '%.*s' is not in the registry", (int)(nl > 64 ? 64 : nl), name);
+        snprintf(why, whylen, "schema '%s' is not in the registry", c.schema);
         return WM_EXI_CT_OK;
     }
     *oob = r->e[*id].oob;
-    wm_exi_oob_apply(&ov, oob);
+    wm_exi_oob_apply(&c.ov, oob);
     return WM_EXI_CT_OK;
 }

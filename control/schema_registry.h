@@ -10,7 +10,7 @@
  *     senml ../shared/data/exi/senml/senml.gen.xsd s=urn:ietf:params:xml:ns:senml
  *     senml-plain ../shared/data/exi/senml/senml.gen.xsd strict s=urn:ietf:params:xml:ns:senml
  *
- * NAME: 1..64 characters of [A-Za-z0-9._-], unique. XSD-PATH: no spaces;
+ * NAME: 1..64 characters of [A-Za-z0-9._-] (WM_EXI_CT_NAME_MAX), unique. XSD-PATH: no spaces;
  * relative paths are taken from the registry file's directory. OPTION: the
  * out-of-band EXI options of the schema's payloads that carry no options
  * header (control/exi_oob.h: strict, byte-aligned, fragment,
@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "codec/exi_grammar.h"
+#include "control/exi_content_type.h"
 #include "control/exi_oob.h"
 #include "matcher/xpath_set.h"
 
@@ -66,32 +67,6 @@ uint32_t wm_schema_reg_find(const wm_schema_reg *r, const char *name, size_t len
 
 /* Fills out[0..r->n) for wm_xpf_set_build (pointers into r). */
 void wm_schema_reg_schemas(const wm_schema_reg *r, wm_xpf_schema *out);
-
-/* What a Content Type says about EXI (wm_exi_content_type_parse). */
-typedef enum wm_exi_ct_status {
-    WM_EXI_CT_OK = 0,  /* application/exi with a schema and valid parameters */
-    WM_EXI_CT_NOT_EXI, /* another media type, or application/exi naming no schema */
-    WM_EXI_CT_BAD,     /* application/exi with bad syntax, an unknown, repeated or bad parameter */
-} wm_exi_ct_status;
-
-/* Parses an MQTT Content Type naming EXI, media type syntax of RFC 9110
- * §8.3.1: "application/exi" (case-insensitive) followed by parameters
- * ("; name=value", value a token or a quoted-string without escapes, names
- * case-insensitive): "schema" (required, the registry name) and the
- * out-of-band options of control/exi_oob.h ("strict=true",
- * "value-max-length=64", ...), each at most once. Any other parameter is
- * refused: an option this parser does not know could change how the
- * payload decodes, and a guess would be a silent wrong answer.
- * On OK: *name and *nlen view the schema name inside ct, *ov (zeroed first)
- * holds the option parameters. NOT_EXI and BAD: the reason in
- * why[0..whylen), for BAD with the 1-based byte position in ct
- * ("position 31: parameter 'charset' is not an EXI option (schema, strict,
- * ...)"); *name, *ov undefined. Pure, thread safe, bounded by len. */
-wm_exi_ct_status wm_exi_content_type_parse(const char *ct, size_t len, const char **name, size_t *nlen, wm_exi_oob *ov,
-                                           char *why, size_t whylen);
-
-/* True iff wm_exi_content_type_parse says OK; *name and *nlen as there. */
-bool wm_exi_content_type_schema(const char *ct, size_t len, const char **name, size_t *nlen);
 
 /* Binds a publication's Content Type ct[0..len) to a schema of r: its id and
  * the out-of-band options to decode its payload with (the entry's options,

@@ -162,7 +162,10 @@ typedef struct wm_proxy_counters {
     uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a resumed
                                             session / reload on it) */
     uint64_t filter_xpath_held;          /* SUBSCRIBEs held until their new content filter was compiled */
-    uint64_t filter_suback_xpath_quota;  /* filters refused (0x97): the connection's --max-xpath-per-conn */
+    uint64_t filter_suback_xpath_quota;  /* filters refused (0x97): the connection's --max-xpath-per-conn, or the
+                                            worker's set has no room (or no slot) for the text */
+    uint64_t filter_resume_refused;      /* records of resumed sessions whose content filter the worker took no
+                                            more (logged): they pass nothing */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
     uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
 } wm_proxy_counters;

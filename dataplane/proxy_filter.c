@@ -583,6 +583,29 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
         f->subs_unknown = true;
 }
 
+/* A resumed session's content filters that its worker took no more (they
+ * compile for no schema of the registry now, or not together with the texts
+ * accepted on the worker since): MQTT 5 has no packet that withdraws one
+ * subscription from a client (only a DISCONNECT of the whole connection), so
+ * the session goes on, those records pass nothing (counted per withheld
+ * delivery), and each is counted and logged with its reason. A SUBSCRIBE of
+ * the same filter and text gets the reason in its SUBACK (or the filter
+ * back, if room came back meanwhile). */
+static void report_resume_refused(wm_proxy_filter *f)
+{
+    const char *r = NULL;
+    for (uint32_t i = 0; i < f->n_recs; i++) {
+        const wm_proxy_sub_rec *rec = &f->recs[i];
+        if (!rec->xpath) continue;
+        if (rec->slot && wm_content_state(f->sh->content->tab, rec->slot, &r) != WM_CONTENT_S_REFUSED) continue;
+        f->c->filter_resume_refused++;
+        fprintf(stderr, "wirematch-proxy: session \"%.*s\" resumed: subscription \"%.*s\" passes nothing, its content "
+                        "filter is refused: %s\n", (int)(f->cid_len > 200 ? 200 : f->cid_len), (const char *)f->cid,
+                (int)(rec->filter_len > 200 ? 200 : rec->filter_len), rec->filter,
+                rec->slot ? r : "it compiles for no schema of the registry in force");
+    }
+}
+
 /* The broker accepted the connection: which session goes on (§3.2.2.1.1). */
 static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
@@ -615,6 +638,7 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
             content_settle(f->sh->content);
             break;
         }
+    report_resume_refused(f);
     return true;
 }
 
@@ -636,14 +660,17 @@ static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, ui
 }
 
 /* Beyond enum wm_content_state: why a content filter was not taken. */
-enum { XPATH_QUOTA = 16, XPATH_NO_SLOT };
+enum { XPATH_QUOTA = 16, XPATH_NO_SLOT, XPATH_NO_ROOM };
 
 /* Where the content filter xpath of SUBSCRIBE pkt stands for f: READY (its
  * slot referenced in *vslot), REFUSED (reason in why: it compiles for no
  * schema, no --schemas), PENDING (awaited: the compile is requested, the
  * SUBSCRIBE waits), XPATH_QUOTA (one distinct text more than the
- * connection's max_texts) or XPATH_NO_SLOT (the worker's table is full). A
- * text's interest is dropped once it is READY or REFUSED. */
+ * connection's max_texts), XPATH_NO_SLOT (the worker's table is full) or
+ * XPATH_NO_ROOM (valid alone, but the worker's set does not compile with it
+ * on top of the texts accepted before it; a text refused so for another
+ * SUBSCRIBE is tried again). A text's interest is dropped once it is READY
+ * or REFUSED. */
 static int xpath_ready(wm_proxy_filter *f, wm_mqtt5_bytes xpath, uint32_t *vslot,
                        char *why, size_t whylen)
 {
@@ -656,10 +683,13 @@ static int xpath_ready(wm_proxy_filter *f, wm_mqtt5_bytes xpath, uint32_t *vslot
     uint32_t slot = wm_content_find(ct->tab, text, xpath.len), wi = want_index(f, slot);
     if (wi == UINT32_MAX && over_quota(f, text, xpath.len, slot)) return XPATH_QUOTA;
     int st = wm_content_state(ct->tab, slot, &r);
+    bool no_room = st == WM_CONTENT_S_REFUSED && wm_content_no_room(ct->tab, slot);
+    if (no_room && wi == UINT32_MAX) st = WM_CONTENT_S_PENDING;   /* texts may have gone since: want retries it */
     if (st == WM_CONTENT_S_READY) {
         content_ref(f->sh, f->c, text, xpath.len, vslot, why, whylen);   /* found: cannot fail */
     } else if (st == WM_CONTENT_S_REFUSED) {
         snprintf(why, whylen, "%s", r);
+        if (no_room) st = XPATH_NO_ROOM;
     } else if (wi == UINT32_MAX) {
         int rc = want_add(f, text, xpath.len, why, whylen);
         if (rc) return rc == -2 ? XPATH_NO_SLOT : WM_CONTENT_S_REFUSED;
@@ -722,7 +752,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
                      "wirematch-proxy --max-xpath-per-conn)", f->sh->max_texts);
             return refuse(f, pkt, 0x97, msg, client_max, back);
         }
-        if (st == XPATH_NO_SLOT) {
+        if (st == XPATH_NO_SLOT || st == XPATH_NO_ROOM) {
             f->c->filter_suback_xpath_quota += pkt->count;
             snprintf(msg, sizeof msg, "the worker's content filters are full: %s", why);
             return refuse(f, pkt, 0x97, msg, client_max, back);

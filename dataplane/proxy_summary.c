@@ -107,12 +107,13 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->schemas) {
         /* content_pubs = the sum of the outcomes (control/content_filters.h) */
-        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
+        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
                                "suback_bad_xpath", I(c->filter_suback_bad_xpath), "pubs", I(c->filter_content_pubs),
                                "slots_peak", I(c->filter_content_slots_peak),
                                "slots_reused", I(c->filter_content_slots_reused),
                                "compiles", I(c->filter_content_compiles), "held", I(c->filter_xpath_held),
-                               "suback_quota", I(c->filter_suback_xpath_quota));
+                               "suback_quota", I(c->filter_suback_xpath_quota),
+                               "resume_refused", I(c->filter_resume_refused));
         for (int k = 0; co && k < WM_CONTENT_OUTCOME_COUNT; k++)
             json_object_set_new(co, wm_content_outcome_name((enum wm_content_outcome)k), json_integer(I(c->filter_content[k])));
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }

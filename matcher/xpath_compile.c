@@ -855,7 +855,7 @@ static int build_cluster_rows(wm_xpf *f)
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             xpf_cluster *cl = &ps->clusters[k];
             cl->pm = XPF_NONE;
-            if (cl->str || cl->op == WM_XP_EQ || rows + cl->n + 1 > cap_rows) continue;
+            if (cl->str || cl->op == WM_XP_EQ || 2 * cl->n < f->n_qw || rows + cl->n + 1 > cap_rows) continue;
             cl->pm = (uint32_t)rows;
             rows += cl->n + 1;
         }
@@ -869,7 +869,7 @@ static int build_cluster_rows(wm_xpf *f)
             cl->pm = XPF_NONE;
             cl->ul_off = nul;
             cl->n_ul = 0;
-            if (cl->op == WM_XP_EQ) continue;
+            if (cl->op == WM_XP_EQ || 2 * cl->n < f->n_qw) continue;
             for (uint32_t i = 0; i < cl->n; i++) {
                 uint32_t lit = ps->centries[cl->off + i].lit, j = 0;
                 while (j < cl->n_ul && ps->neglits[nul + j] != lit) j++;

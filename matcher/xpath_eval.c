@@ -63,8 +63,9 @@ struct wm_xpf_ctx {
     uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
                                  * a query of a sole cluster has its matched bit only (run_cluster) */
     uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
-    bool any_no;                /* a query was decided without a match: cluster rows, which mark
-                                 * entries without testing them, cannot be used (run_cluster) */
+    bool any_no;                /* a query was decided without a match (not a candidate, impossible):
+                                 * cluster rows, which mark entries without testing them, are masked by open */
+    uint64_t *open;             /* [n_qw] with any_no: the queries not decided without a match */
     /* the element being collected */
     bool collecting;
     const xpf_pstate *ps;
@@ -110,6 +111,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
     c->matched = calloc(f->n_qw, sizeof *c->matched); /* n_qw >= (nq + 63) / 64, padded for or_rows */
     c->decided = calloc(f->n_qw, sizeof *c->decided);
+    c->open = calloc(f->n_qw, sizeof *c->open);
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
@@ -123,7 +125,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
-    if (!c->memo || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
+    if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
         !c->sbuf || !c->fired || !c->cs || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
@@ -139,6 +141,7 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->stack);
     free(c->matched);
     free(c->decided);
+    free(c->open);
     free(c->sv);
     free(c->lit_epoch);
     free(c->lit_val);
@@ -179,7 +182,14 @@ static inline void decide_no(wm_xpf_ctx *c, uint32_t q)
 {
     if (is_decided(c, q)) return;
     c->decided[q >> 6] |= 1ull << (q & 63);
-    c->any_no = true;
+    if (!c->any_no) { /* the first: every query was open */
+        uint32_t nq = c->f->n_q;
+        memset(c->open, 0, c->f->n_qw * sizeof *c->open);
+        memset(c->open, 0xff, nq / 64 * sizeof *c->open);
+        if (nq % 64) c->open[nq / 64] = (1ull << (nq % 64)) - 1;
+        c->any_no = true;
+    }
+    c->open[q >> 6] &= ~(1ull << (q & 63));
     lose(c, 1);
 }
 
@@ -246,29 +256,50 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
 
-/* d1[0..nw) |= row, and d2 too unless NULL (row = r1 | r2, r2 may be
- * NULL); nw a multiple of XPF_QW: 512 bits a step, one load of each source. */
-typedef uint64_t xpf_vq __attribute__((vector_size(XPF_QW * 8)));
-static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, uint32_t nw)
+/* d1[0..nw) |= row, and d2 too unless NULL (row = (r1 | r2) & mk, r2 and
+ * mk may be NULL); nw a multiple of XPF_QW: 512 bits a step, in 256-bit vectors
+ * (wider ones, split by the compiler where the CPU has none, went through
+ * the stack), one loop per case. */
+typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
+static inline xpf_v4 ld4(const uint64_t *p)
 {
-    for (const uint64_t *end = r1 + nw; r1 < end; r1 += XPF_QW, d1 += XPF_QW) {
-        xpf_vq a, b;
-        memcpy(&b, r1, sizeof b);
-        if (r2) {
-            memcpy(&a, r2, sizeof a);
-            b |= a;
-            r2 += XPF_QW;
-        }
-        memcpy(&a, d1, sizeof a);
-        a |= b;
-        memcpy(d1, &a, sizeof a);
-        if (d2) {
-            memcpy(&a, d2, sizeof a);
-            a |= b;
-            memcpy(d2, &a, sizeof a);
-            d2 += XPF_QW;
-        }
+    xpf_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void or4(uint64_t *d, xpf_v4 b)
+{
+    xpf_v4 a = ld4(d) | b;
+    memcpy(d, &a, sizeof a);
+}
+static __attribute__((noinline)) void or_rows_masked(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2,
+                                                     const uint64_t *mk, uint32_t nw)
+{
+    for (uint32_t w = 0; w < nw; w += 4) {
+        xpf_v4 b = ld4(r1 + w) & ld4(mk + w);
+        if (r2) b |= ld4(r2 + w) & ld4(mk + w);
+        or4(d1 + w, b);
+        if (d2) or4(d2 + w, b);
     }
+}
+static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk, uint32_t nw)
+{
+    _Static_assert(XPF_QW == 8, "or_rows steps 8 words");
+    const uint64_t *end = r1 + nw;
+    if (mk) /* a document with queries decided "no": rows would mark them, too */
+        or_rows_masked(d1, d2, r1, r2, mk, nw);
+    else if (!d2)
+        for (; r1 < end; r1 += 8, d1 += 8) or4(d1, ld4(r1)), or4(d1 + 4, ld4(r1 + 4));
+    else if (!r2)
+        for (; r1 < end; r1 += 8, d1 += 8, d2 += 8) {
+            xpf_v4 a = ld4(r1), b = ld4(r1 + 4);
+            or4(d1, a), or4(d1 + 4, b), or4(d2, a), or4(d2 + 4, b);
+        }
+    else
+        for (; r1 < end; r1 += 8, r2 += 8, d1 += 8, d2 += 8) {
+            xpf_v4 a = ld4(r1) | ld4(r2), b = ld4(r1 + 4) | ld4(r2 + 4);
+            or4(d1, a), or4(d1 + 4, b), or4(d2, a), or4(d2 + 4, b);
+        }
 }
 
 /* a[0..n) == b[0..n): names, units and states are short, and a call to
@@ -409,15 +440,16 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         b = bound(e, a, n, x, true);
         if (a == b) return;
     }
-    bool sole = cl->sole && c->all_cand;
-    if (cl->pm != XPF_NONE && !c->any_no) {
-        /* the entries before the watermark are matched already: one row holds them and the new ones */
+    if (cl->pm != XPF_NONE) {
+        /* the entries before the watermark are matched already (the open ones): one row holds them and the new ones */
         const wm_xpf *f = c->f;
         const uint64_t *row = f->pmask + (size_t)(cl->pm + (cl->op == WM_XP_GT || cl->op == WM_XP_GE ? b : a)) * f->n_qw;
-        or_rows(c->matched, sole ? NULL : c->decided, row, NULL, f->n_qw); /* a sole cluster: the match bit alone (below) */
+        /* a sole cluster: the match bit alone (below) */
+        or_rows(c->matched, cl->sole ? NULL : c->decided, row, NULL, c->any_no ? c->open : NULL, f->n_qw);
         lose(c, b - a);
         return;
     }
+    bool sole = cl->sole && c->all_cand;
     if (!sole) {
         match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
         return;
@@ -479,7 +511,7 @@ static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, doubl
     const wm_xpf *f = c->f;
     const uint64_t *ra = f->pmask + ((size_t)cl->pm + (low ? r2 : n - r2)) * f->n_qw;
     const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + (low ? r1 : n - r1)) * f->n_qw;
-    or_rows(c->matched, c->decided, ra, rb, f->n_qw);
+    or_rows(c->matched, c->decided, ra, rb, c->any_no ? c->open : NULL, f->n_qw);
     lose(c, r1 - st->hi); /* at most the entries of rank [old r2, r1) */
     st->lo = r1;
     st->hi = r2;
@@ -491,7 +523,7 @@ static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, doubl
  * element decides it. */
 static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
 {
-    if (cl->pm != XPF_NONE && !c->any_no) {
+    if (cl->pm != XPF_NONE) {
         const slotv *v = &c->sv[cl->slot];
         if (v->epoch == c->serial && v->num == v->num) run_neg_rows(c, cl, excl, v->num); /* absent, NaN: all false */
         return;
@@ -973,6 +1005,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
                 c->decided[cand[i] >> 6] &= ~(1ull << (cand[i] & 63));
                 c->undecided++;
             }
+        for (uint32_t w = 0; w < nw; w++) c->open[w] = ~c->decided[w];
     } else {
         memset(c->decided, 0, nw * sizeof *c->decided);
         c->undecided = f->n_q;

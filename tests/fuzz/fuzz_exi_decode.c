@@ -10,8 +10,9 @@
  * (wm_exi_decoder.general_only) gives the same events, status and error
  * position as the default one (the strict bit-packed loop,
  * codec/exi_decode_strict.c, when the options allow it); and a decoded
- * document written by the XML sink (codec/exi_xml.h) parses with libxml2 as
- * namespace-well-formed XML, unless the sink refused an event with a reason.
+ * document (a fragment: inside a wrapper element) written by the XML sink
+ * (codec/exi_xml.h) parses with libxml2 as namespace-well-formed XML, unless
+ * the sink refused an event with a reason.
  * Memory cap 1 MiB. */
 #include <libxml/parser.h>
 #include <stdint.h>
@@ -156,24 +157,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     wm_exi_encoder_free(&enc);
-    if (!st && !o.fragment && !d.opts.fragment) {
-        /* the XML of a decoded document parses (fragments may have several roots) */
+    if (!st) {
+        /* the XML of a decoded document parses; a fragment's (several roots
+         * or none) inside a wrapper element */
         wm_exi_xml_sink sink;
         wm_exi_xml_sink_init(&sink);
         if (wm_exi_decode(&d, data + 1, size - 1, &o, wm_exi_xml_sink_event, &sink, NULL, &e) != WM_EXI_OK) abort();
         if (sink.bad && !sink.why[0]) abort();
-        if (!sink.bad && !sink.oom) {
+        if (!sink.bad && !sink.oom && sink.buf) {
+            static const char open_[] = "<wm-f>", close_[] = "</wm-f>";
+            bool frag = d.opts.fragment;
+            size_t n = sink.len + (frag ? sizeof open_ + sizeof close_ - 2 : 0);
+            char *x = malloc(n + 1);
+            if (!x) abort();
+            snprintf(x, n + 1, "%s%s%s", frag ? open_ : "", sink.buf, frag ? close_ : "");
             xmlParserCtxtPtr px = xmlNewParserCtxt();
-            xmlDocPtr doc = px ? xmlCtxtReadMemory(px, sink.buf, (int)sink.len, NULL, NULL,
+            xmlDocPtr doc = px ? xmlCtxtReadMemory(px, x, (int)n, NULL, NULL,
                                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_HUGE)
                                : NULL;
             if (px && (!doc || !px->wellFormed || !px->nsWellFormed)) {
-                fprintf(stderr, "decoded XML does not parse: %s\n%.400s\n", px->lastError.message ? px->lastError.message : "",
-                        sink.buf);
+                fprintf(stderr, "decoded XML does not parse: %s\n%.400s\n", px->lastError.message ? px->lastError.message : "", x);
                 abort();
             }
             xmlFreeDoc(doc);
             xmlFreeParserCtxt(px);
+            free(x);
         }
         wm_exi_xml_sink_free(&sink);
     }

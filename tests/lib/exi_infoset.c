@@ -313,10 +313,25 @@ static bool blank(const char *s)
     return true;
 }
 
-static const char *local_of(const char *qname)
+/* An xs:QName attribute value as "{uri}local", its prefix resolved in el's
+ * scope (no prefix: the default namespace; "xml" is predeclared); NULL when
+ * the prefix is not declared. malloc'ed. */
+static char *expanded_qname(xmlNodePtr el, const char *qn)
 {
-    const char *c = strchr(qname, ':');
-    return c ? c + 1 : qname;
+    while (ws(*qn)) qn++;
+    size_t n = strlen(qn);
+    while (n && ws(qn[n - 1])) n--;
+    const char *colon = memchr(qn, ':', n);
+    char *pfx = colon ? strndup(qn, (size_t)(colon - qn)) : NULL;
+    xmlNsPtr ns = xmlSearchNs(el->doc, el, (const xmlChar *)pfx);
+    free(pfx);
+    if (colon && !ns) return NULL;
+    const char *uri = ns ? (const char *)ns->href : "", *local = colon ? colon + 1 : qn;
+    size_t ll = n - (size_t)(local - qn), need = strlen(uri) + ll + 3;
+    char *r = malloc(need);
+    if (!r) abort();
+    snprintf(r, need, "{%s}%.*s", uri, (int)ll, local);
+    return r;
 }
 
 static bool same_element(cmp_state *cs, xmlNodePtr a, xmlNodePtr b)
@@ -335,9 +350,13 @@ static bool same_element(cmp_state *cs, xmlNodePtr a, xmlNodePtr b)
         xmlChar *vb = ns ? xmlGetNsProp(b, x->name, (const xmlChar *)ns) : xmlGetNoNsProp(b, x->name);
         bool ok;
         if (!vb) ok = differ(cs, "<%s> lacks attribute %s", b->name, x->name);
-        else if (ns && !strcmp(ns, "http://www.w3.org/2001/XMLSchema-instance") && !strcmp((const char *)x->name, "type"))
-            ok = !strcmp(local_of((const char *)va), local_of((const char *)vb)) ||
-                 differ(cs, "<%s xsi:type=\"%s\">, expected \"%s\"", a->name, va, vb);
+        else if (ns && !strcmp(ns, "http://www.w3.org/2001/XMLSchema-instance") && !strcmp((const char *)x->name, "type")) {
+            char *ea = expanded_qname(a, (const char *)va), *eb = expanded_qname(b, (const char *)vb);
+            ok = (ea && eb && !strcmp(ea, eb)) || differ(cs, "<%s xsi:type=\"%s\"> (%s), expected \"%s\" (%s)", a->name, va,
+                                                         ea ? ea : "undeclared prefix", vb, eb ? eb : "undeclared prefix");
+            free(ea);
+            free(eb);
+        }
         else
             ok = wm_test_exi_same_value(kind_of(cs, me, ns, (const char *)x->name), (const char *)va, (const char *)vb) ||
                  differ(cs, "<%s %s=\"%s\">, expected \"%s\"", a->name, x->name, va, vb);
@@ -365,7 +384,9 @@ static bool same_element(cmp_state *cs, xmlNodePtr a, xmlNodePtr b)
     return true;
 }
 
-static xmlDocPtr parse_wrapped(const char *xml)
+/* *ns_ok: namespace-well-formed (libxml2 reports namespace errors, e.g. a
+ * prefix bound to the XML namespace, without failing the parse) */
+static xmlDocPtr parse_wrapped(const char *xml, bool *ns_ok)
 {
     if (!strncmp(xml, "<?xml", 5)) {
         const char *e = strstr(xml, "?>");
@@ -377,7 +398,11 @@ static xmlDocPtr parse_wrapped(const char *xml)
     memcpy(w, "<w>", 3);
     memcpy(w + 3, xml, n);
     memcpy(w + 3 + n, "</w>", 5);
-    xmlDocPtr d = xmlReadMemory(w, (int)(n + 7), NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    xmlParserCtxtPtr px = xmlNewParserCtxt();
+    if (!px) abort();
+    xmlDocPtr d = xmlCtxtReadMemory(px, w, (int)(n + 7), NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    *ns_ok = d && px->wellFormed && px->nsWellFormed;
+    xmlFreeParserCtxt(px);
     free(w);
     return d;
 }
@@ -387,10 +412,11 @@ bool wm_test_exi_same_infoset(const wm_test_exi_doc *got, const char *want, char
     cmp_state cs = { .doc = got, .why = why, .why_len = why_len };
     why[0] = 0;
     /* fragments may have several top-level elements: both are wrapped in <w> */
-    xmlDocPtr a = parse_wrapped(got->sink.buf ? got->sink.buf : "");
-    xmlDocPtr b = parse_wrapped(want);
+    bool a_ok, b_ok;
+    xmlDocPtr a = parse_wrapped(got->sink.buf ? got->sink.buf : "", &a_ok);
+    xmlDocPtr b = parse_wrapped(want, &b_ok);
     bool same;
-    if (!a) same = differ(&cs, "decoded XML is not well-formed: %s", got->sink.buf);
+    if (!a || !a_ok) same = differ(&cs, "decoded XML is not namespace-well-formed: %s", got->sink.buf);
     else if (!b) same = differ(&cs, "reference XML is not well-formed");
     else {
         /* the wrapper is no element of the document: number the children from 0 */

@@ -55,8 +55,11 @@ void wm_test_exi_doc_free(wm_test_exi_doc *doc);
 bool wm_test_exi_same_value(uint8_t kind, const char *a, const char *b);
 
 /* Compares the decoded document (or fragment: several top-level elements)
- * with the reference XML text `want`. True when equal; otherwise false with
- * the first difference written to why[0..why_len) (NUL-terminated). */
+ * with the reference XML text `want`. The decoded XML must be
+ * namespace-well-formed (Namespaces in XML 1.0, as libxml2 checks it);
+ * xsi:type values compare as expanded names (each QName's prefix resolved in
+ * its own document). True when equal; otherwise false with the first
+ * difference written to why[0..why_len) (NUL-terminated). */
 bool wm_test_exi_same_infoset(const wm_test_exi_doc *got, const char *want, char *why, size_t why_len);
 
 #endif

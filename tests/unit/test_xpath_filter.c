@@ -482,18 +482,20 @@ Test(xpath_filter, early_stop_counts_each_query_once)
     wm_exi_grammar_free(g);
 }
 
-/* Numeric clusters mark their matching entries by OR-ing one precomputed
- * row (a bit set over all queries) into the result, as long as the rows fit
- * in XPF_PMASK_CAP bytes; beyond that, a cluster marks entry by entry. Here
- * the first cluster (64 queries on humidity) gets rows and the second
- * (16,384 queries on temperature: 16,385 rows of 2,112 bytes) does not, and
- * 32 queries "u = 'V' and (v < -i or v > i)" sit in two clusters with rows
+/* Numeric clusters of at least half as many entries as a row has words
+ * mark their matching entries by OR-ing one precomputed row (a bit set over
+ * all queries) into the result, as long as the rows fit in XPF_PMASK_CAP
+ * bytes; beyond that, a cluster marks entry by entry. Here the first
+ * cluster (256 queries on humidity) gets rows and the second (16,384
+ * queries on temperature: 16,385 rows of 2,112 bytes) does not, and 160
+ * queries "u = 'V' and (v < -i or v > i)" sit in two clusters with rows
  * each (a query OR-ed in twice: the count of undecided queries is a lower
- * bound then, recounted before it can reach 0). Expected: a threshold query
+ * bound then, recounted before it can reach 0); with every query and with
+ * candidates only (rows are then masked). Expected: a threshold query
  * matches iff the largest value of its name in the document is above it. */
 Test(xpath_filter, cluster_rows_and_entry_by_entry)
 {
-    enum { NH = 64, NT = 16384, NU = 32, NQ = NH + NT + NU + 1 };
+    enum { NH = 256, NT = 16384, NU = 160, NQ = NH + NT + NU + 1 };
     wm_exi_error e = { 0 };
     wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
     cr_assert(g, "%s", e.msg);
@@ -501,7 +503,7 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
     static char qt[NQ][96];
     static const char *qs[NQ];
     for (int i = 0; i < NQ; i++) {
-        if (i < NH) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'humidity' and @v > %d]", i - 32);
+        if (i < NH) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'humidity' and @v > %d]", i - NH / 2);
         else if (i < NH + NT) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'temperature' and @v > %d]", i - NH);
         else if (i < NH + NT + NU) snprintf(qt[i], sizeof qt[i], "//s:senml[@u = 'V' and (@v < %d or @v > %d)]", -(i - NH - NT) - 1, i - NH - NT + 1);
         else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
@@ -535,8 +537,8 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
         { "<senml n='humidity' u='%RH' v='40'/><senml n='temperature' u='Cel' v='7'/><senml n='voltage' u='V' v='20'/>"
           "<senml n='voltage' u='V' v='3'/>", 40, 7, 3, 20, false },
         /* every query matches by the fifth record: decided there, before the document's end */
-        { "<senml n='voltage' u='V' v='-1000'/><senml n='humidity' u='%RH' v='100'/><senml n='voltage' u='V' v='1000'/>"
-          "<senml n='temperature' u='Cel' v='99999'/><senml n='last' u='V' v='0'/><senml n='x' u='V' v='0'/>", 100, 99999, -1000, 1000, true },
+        { "<senml n='voltage' u='V' v='-1000'/><senml n='humidity' u='%RH' v='1000'/><senml n='voltage' u='V' v='1000'/>"
+          "<senml n='temperature' u='Cel' v='99999'/><senml n='last' u='V' v='0'/><senml n='x' u='V' v='0'/>", 1000, 99999, -1000, 1000, true },
     };
     static uint64_t m[(NQ + 63) / 64];
     for (int round = 0; round < 2; round++) /* the same context again: per-document state starts afresh */
@@ -546,16 +548,24 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
             uint8_t exi[512];
             size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
             cr_assert(len, "%s", e.msg);
-            bool early = false;
-            cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, m, &early, &e), WM_XPF_OK, "%s", e.msg);
-            for (int q = 0; q < NQ; q++) {
-                bool want = q < NH ? docs[d].hmax > q - 32
-                          : q < NH + NT ? docs[d].tmax > q - NH
-                          : q < NH + NT + NU ? docs[d].vmin < -(q - NH - NT) - 1 || docs[d].vmax > q - NH - NT + 1
-                          : docs[d].last;
-                cr_assert_eq((bool)(m[q >> 6] >> (q & 63) & 1), want, "document %zu, query %s", d, qs[q]);
+            /* every query, then candidates only (rows masked by them): every third query, and the last */
+            for (int sub = 0; sub < 2; sub++) {
+                static uint32_t cand[NQ];
+                uint32_t nc = 0;
+                for (uint32_t q = (uint32_t)d % 3; sub && q < NQ; q += 3) cand[nc++] = q;
+                if (sub && cand[nc - 1] != NQ - 1) cand[nc++] = NQ - 1;
+                bool early = false;
+                cr_assert_eq(wm_xpf_match(c, exi, len, NULL, sub ? cand : NULL, nc, m, &early, &e), WM_XPF_OK, "%s", e.msg);
+                for (int q = 0; q < NQ; q++) {
+                    bool want = q < NH ? docs[d].hmax > q - NH / 2
+                              : q < NH + NT ? docs[d].tmax > q - NH
+                              : q < NH + NT + NU ? docs[d].vmin < -(q - NH - NT) - 1 || docs[d].vmax > q - NH - NT + 1
+                              : docs[d].last;
+                    if (sub && q != NQ - 1 && q % 3 != (int)(d % 3)) want = false;
+                    cr_assert_eq((bool)(m[q >> 6] >> (q & 63) & 1), want, "document %zu (candidates %d), query %s", d, sub, qs[q]);
+                }
+                cr_assert_eq(early, docs[d].last, "document %zu (candidates %d): decided early %d", d, sub, early);
             }
-            cr_assert_eq(early, docs[d].last, "document %zu: decided early %d", d, early);
         }
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
