@@ -62,8 +62,8 @@
  * the texts accepted before it, never for one that came with it, and the
  * others of the job are accepted. Texts already accepted are never
  * dropped for a new one. wm_content_commit keeps all or nothing (below):
- * its callers refuse what they just added (an offline --subs file whole, a
- * data-plane SUBSCRIBE its own text).
+ * its callers refuse what they just added (an offline --subs file whole).
+ * The data plane's SUBSCRIBEs and the proxy's go through jobs.
  *
  * Thread safety: ONE writer (wm_content_ref/want/unref/commit/job_begin/
  * job_end, the holder's writer lock); wm_content_job_run on any thread,

@@ -698,7 +698,7 @@ static uint32_t eq_insert(const wm_xpf *f, xpf_pslot *s, uint32_t lit, xpf_post 
         if (s->eq[k].lit == lit) return first;
         if (same) s->eq_dup = true;
     }
-    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .post = post };
+    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .s_len = l->s_len, .s_off = l->s_off, .post = post };
     return first != XPF_NONE ? first : lit;
 }
 

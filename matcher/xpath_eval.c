@@ -754,8 +754,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
         uint32_t k = (uint32_t)h & s->eq_mask;
         for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
             const xpf_eqtrig *e = &s->eq[k];
-            const xpf_lit *l = &f->lits[e->lit];
-            if (e->h == h && l->s_len == tlen && bytes_eq(f->strpool + l->s_off, text, tlen)) {
+            if (e->h == h && e->s_len == tlen && bytes_eq(f->strpool + e->s_off, text, tlen)) {
                 if (!hit) hit = e, v->eqlit = e->lit;
                 set_lit(c, e->lit, true);
                 add_post(c, &e->post);

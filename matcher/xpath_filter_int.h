@@ -141,6 +141,7 @@ typedef struct xpf_numtrig {
 typedef struct xpf_eqtrig {
     uint64_t h;
     uint32_t lit;       /* XPF_NONE: empty */
+    uint32_t s_len, s_off; /* the literal's string in strpool (a probe reads it without the literal) */
     xpf_post post;
     uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
                               * (pstate eqpat): a value equal to it needs no scan (pat_n
