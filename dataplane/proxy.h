@@ -168,6 +168,9 @@ typedef struct wm_proxy_counters {
                                             more (logged): they pass nothing */
     uint64_t filter_nbhd_gone;           /* records whose neighborhood a reloaded resolution lacks */
     uint64_t filter_xpath_gone;          /* records whose xpath compiles for no schema of a reloaded registry */
+    uint64_t filter_acks_waited;         /* answers the proxy made that waited behind the peer's answers to
+                                            earlier packets (dataplane/proxy_answers.h) */
+    uint64_t filter_acks_overflow;       /* ... released early: WM_PROXY_ANSWERS_MAX bytes were waiting */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

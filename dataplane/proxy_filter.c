@@ -187,11 +187,39 @@ static bool rec_has_text(const wm_proxy_filter *f, const char *text, size_t len,
     return false;
 }
 
-/* Would text be one more distinct text for the connection, over its bound? */
-static bool over_quota(const wm_proxy_filter *f, const char *text, size_t len, uint32_t slot)
+/* Is record r's filter one of SUBSCRIBE sub's? Then sub replaces it (§3.8.4). */
+static bool rec_replaced_by(const wm_proxy_sub_rec *r, const wm_mqtt5_packet *sub)
 {
-    return want_index(f, slot) == UINT32_MAX && !rec_has_text(f, text, len, UINT32_MAX) &&
-           f->n_texts + f->n_want >= f->sh->max_texts;
+    size_t pos = 0;
+    wm_mqtt5_subscription e;
+    while (wm_mqtt5_subscription_next(sub, &pos, &e))
+        if (r->filter_len == e.filter.len && memcmp(r->filter, e.filter.p, e.filter.len) == 0) return true;
+    return false;
+}
+
+/* Would text, the content filter of SUBSCRIBE sub, be one more distinct
+ * text for the connection, over its bound? A text that only records sub
+ * replaces hold (same filter, §3.8.4) does not count: it goes with them
+ * when the SUBACK comes (if the broker refuses sub, it stays and the new
+ * text goes). Looked for only at the bound, and only until enough is freed. */
+static bool over_quota(const wm_proxy_filter *f, const char *text, size_t len, uint32_t slot,
+                       const wm_mqtt5_packet *sub)
+{
+    if (want_index(f, slot) != UINT32_MAX || rec_has_text(f, text, len, UINT32_MAX)) return false;
+    uint32_t held = f->n_texts + f->n_want;
+    if (held < f->sh->max_texts) return false;
+    uint32_t freed = 0, need = held - f->sh->max_texts + 1;
+    for (uint32_t i = 0; i < f->n_recs && freed < need; i++) {
+        const char *x = f->recs[i].xpath;
+        if (!x || !rec_replaced_by(&f->recs[i], sub)) continue;
+        /* stays with a record sub does not replace, or counted at an earlier one */
+        bool kept = false;
+        for (uint32_t j = 0; j < f->n_recs && !kept; j++)
+            kept = j != i && f->recs[j].xpath && strcmp(f->recs[j].xpath, x) == 0 &&
+                   (j < i || !rec_replaced_by(&f->recs[j], sub));
+        freed += !kept;
+    }
+    return freed < need;
 }
 
 /* Awaits text: an interest (wm_content_want, no compile) the next compile
@@ -239,7 +267,7 @@ void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet
     const char *text = (const char *)xp.p, *r;
     uint32_t slot = wm_content_find(ct->tab, text, xp.len);
     char why[300];
-    if (wm_content_state(ct->tab, slot, &r) != WM_CONTENT_S_READY && !over_quota(f, text, xp.len, slot) &&
+    if (wm_content_state(ct->tab, slot, &r) != WM_CONTENT_S_READY && !over_quota(f, text, xp.len, slot, pkt) &&
         want_index(f, slot) == UINT32_MAX)
         want_add(f, text, xp.len, why, sizeof why);   /* refused or no room: seen when it is framed */
 }
@@ -314,6 +342,8 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
     alias_free(&f->alias[1]);
     free(f->qos2_withheld[0]);
     free(f->qos2_withheld[1]);
+    wm_proxy_answers_reset(&f->answers[0]);
+    wm_proxy_answers_reset(&f->answers[1]);
     wm_proxy_filter_init(f, f->sh, f->c);
 }
 
@@ -340,13 +370,41 @@ static bool rec_filter_is(const wm_proxy_sub_rec *r, wm_mqtt5_bytes fl)
     return r->filter_len == fl.len && memcmp(r->filter, fl.p, fl.len) == 0;
 }
 
+/* References the connection's records of shared filter fl hold on its
+ * group (dataplane/proxy_share.h): the ones a new subscription of fl
+ * replaces (§3.8.4). */
+static uint64_t own_share_refs(const wm_proxy_filter *f, wm_mqtt5_bytes fl)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < f->n_recs; i++) n += f->recs[i].shared && rec_filter_is(&f->recs[i], fl);
+    return n;
+}
+
+/* Shared record i goes while another record of the connection with the same
+ * filter stays (a replacement refused by the broker or rolled back, an
+ * UNSUBSCRIBE while a re-subscription is pending): the group's spec is the
+ * one that stays, if nobody else is in it (rec_add let the replacement take
+ * it). */
+static void share_leave(wm_proxy_filter *f, uint32_t i)
+{
+    wm_mqtt5_bytes fl = { (const uint8_t *)f->recs[i].filter, f->recs[i].filter_len };
+    for (uint32_t k = 0; k < f->n_recs; k++)
+        if (k != i && !f->recs[k].dead && f->recs[k].shared && rec_filter_is(&f->recs[k], fl)) {
+            wm_proxy_shares_respec(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len,
+                                   f->recs[k].name, f->recs[k].xpath, own_share_refs(f, fl));
+            return;
+        }
+}
+
 static void rec_remove(wm_proxy_filter *f, uint32_t i)
 {
     if (f->recs[i].nbhd >= 0 || f->recs[i].xpath) f->n_nbhd_recs--;
     if (f->recs[i].xpath && !rec_has_text(f, f->recs[i].xpath, strlen(f->recs[i].xpath), i)) f->n_texts--;
     slot_unref(f->sh, f->recs[i].slot);
-    if (f->recs[i].shared)
+    if (f->recs[i].shared) {
+        share_leave(f, i);
         wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
+    }
     if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
         wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, 0);
     free(f->recs[i].filter);
@@ -402,8 +460,8 @@ static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t 
     memcpy(s, fl.p, fl.len);
     bool shared = false;
     if (f->sh->reg && wm_topic_share_split((const char *)fl.p, fl.len, NULL)) {
-        int rc = wm_proxy_shares_ref(wm_proxy_registry_shares(f->sh->reg), (const char *)fl.p, fl.len, nm, xp, restored,
-                                     why, whylen);
+        int rc = wm_proxy_shares_ref(wm_proxy_registry_shares(f->sh->reg), (const char *)fl.p, fl.len, nm, xp,
+                                     own_share_refs(f, fl), restored, why, whylen);
         if (rc == 1 && !restored) {
             free(s);
             free(nm);
@@ -485,14 +543,18 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
 
 /* ------------------------------------------------------------ packets the proxy sends */
 
-static bool inject(wm_proxy_queue *back, const uint8_t *p, uint32_t n)
+/* The proxy's answer p[0..n) to side s, the sender of the packet it
+ * answers, into the queue towards it (back), behind the peer's answers to
+ * s's earlier packets (dataplane/proxy_answers.h). */
+static bool answer(wm_proxy_filter *f, int s, wm_proxy_queue *back, const uint8_t *p, uint32_t n)
 {
-    if (!wm_proxy_queue_splice(back, back->ready, 0, p, n)) return false;
-    back->ready += n;
-    return true;
+    wm_proxy_answers_put_result r = wm_proxy_answers_put(&f->answers[s], back, p, n);
+    if (r == WM_PROXY_ANSWERS_WAITS) f->c->filter_acks_waited++;
+    if (r == WM_PROXY_ANSWERS_OVERFLOW) f->c->filter_acks_overflow++;
+    return r != WM_PROXY_ANSWERS_FAILED;
 }
 
-static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t reason)
+static bool send_ack(wm_proxy_filter *f, int s, wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t reason)
 {
     wm_mqtt5_packet a;
     memset(&a, 0, sizeof a);
@@ -502,7 +564,7 @@ static bool send_ack(wm_proxy_queue *back, uint8_t type, uint16_t pid, uint8_t r
     uint8_t out[8];
     size_t n;
     if (wm_mqtt5_encode(&a, out, sizeof out, &n) != WM_MQTT5_ENC_OK) return false;
-    return inject(back, out, (uint32_t)n);
+    return answer(f, s, back, out, (uint32_t)n);
 }
 
 /* A SUBACK refusing every filter of `sub` with `code`, with `why` as Reason
@@ -528,12 +590,12 @@ static bool send_suback_refusal(wm_proxy_filter *f, const wm_mqtt5_packet *sub, 
         a.props.present = 1ull << WM_MQTT5_PROP_REASON_STRING;
         a.props.v[WM_MQTT5_PROP_REASON_STRING].s = (wm_mqtt5_bytes){ (const uint8_t *)why, (uint32_t)why_len };
         if (wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && (!client_max || n <= client_max)) {
-            ok = inject(back, out, (uint32_t)n);
+            ok = answer(f, WM_PROXY_C2U, back, out, (uint32_t)n);
             goto done;
         }
         a.props.present = 0;   /* §3.9.2.1.2: not if it would exceed the Maximum Packet Size */
     }
-    ok = wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && inject(back, out, (uint32_t)n);
+    ok = wm_mqtt5_encode(&a, out, cap, &n) == WM_MQTT5_ENC_OK && answer(f, WM_PROXY_C2U, back, out, (uint32_t)n);
 done:
     free(codes);
     free(out);
@@ -545,7 +607,7 @@ done:
 static bool receive_qos2(wm_proxy_filter *f, int dir, uint16_t id, uint8_t reason, wm_proxy_queue *back)
 {
     if (!f->qos2_withheld[dir] && !(f->qos2_withheld[dir] = calloc(65536 / 64, sizeof(uint64_t)))) return false;
-    if (!send_ack(back, WM_MQTT5_PUBREC, id, reason)) return false;
+    if (!send_ack(f, dir, back, WM_MQTT5_PUBREC, id, reason)) return false;
     f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
     return true;
 }
@@ -662,7 +724,7 @@ static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, ui
 /* Beyond enum wm_content_state: why a content filter was not taken. */
 enum { XPATH_QUOTA = 16, XPATH_NO_SLOT, XPATH_NO_ROOM };
 
-/* Where the content filter xpath of SUBSCRIBE pkt stands for f: READY (its
+/* Where the content filter xpath of SUBSCRIBE sub stands for f: READY (its
  * slot referenced in *vslot), REFUSED (reason in why: it compiles for no
  * schema, no --schemas), PENDING (awaited: the compile is requested, the
  * SUBSCRIBE waits), XPATH_QUOTA (one distinct text more than the
@@ -671,7 +733,7 @@ enum { XPATH_QUOTA = 16, XPATH_NO_SLOT, XPATH_NO_ROOM };
  * on top of the texts accepted before it; a text refused so for another
  * SUBSCRIBE is tried again). A text's interest is dropped once it is READY
  * or REFUSED. */
-static int xpath_ready(wm_proxy_filter *f, wm_mqtt5_bytes xpath, uint32_t *vslot,
+static int xpath_ready(wm_proxy_filter *f, const wm_mqtt5_packet *sub, wm_mqtt5_bytes xpath, uint32_t *vslot,
                        char *why, size_t whylen)
 {
     wm_proxy_content *ct = f->sh->content;
@@ -681,7 +743,7 @@ static int xpath_ready(wm_proxy_filter *f, wm_mqtt5_bytes xpath, uint32_t *vslot
     }
     const char *text = (const char *)xpath.p, *r;
     uint32_t slot = wm_content_find(ct->tab, text, xpath.len), wi = want_index(f, slot);
-    if (wi == UINT32_MAX && over_quota(f, text, xpath.len, slot)) return XPATH_QUOTA;
+    if (wi == UINT32_MAX && over_quota(f, text, xpath.len, slot, sub)) return XPATH_QUOTA;
     int st = wm_content_state(ct->tab, slot, &r);
     bool no_room = st == WM_CONTENT_S_REFUSED && wm_content_no_room(ct->tab, slot);
     if (no_room && wi == UINT32_MAX) st = WM_CONTENT_S_PENDING;   /* texts may have gone since: want retries it */
@@ -744,7 +806,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
      * worker's automaton has it. */
     if (has_xpath) {
         char why[360], msg[400];
-        int st = xpath_ready(f, xpath, vslot, why, sizeof why);
+        int st = xpath_ready(f, pkt, xpath, vslot, why, sizeof why);
         if (st == WM_CONTENT_S_PENDING) return WM_PROXY_HOLD;
         if (st == XPATH_QUOTA) {
             f->c->filter_suback_xpath_quota += pkt->count;
@@ -1148,7 +1210,7 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     alias_outcome(f, WM_PROXY_U2C, &au, pkt, false);
     f->c->filter_withheld[pkt->qos]++;
     if (pkt->qos == 1) {
-        if (!send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0)) return WM_PROXY_FAIL;
+        if (!send_ack(f, WM_PROXY_U2C, back, WM_MQTT5_PUBACK, pkt->packet_id, 0)) return WM_PROXY_FAIL;
         f->c->filter_acked_on_behalf++;
     } else if (pkt->qos == 2) {
         if (!receive_qos2(f, WM_PROXY_U2C, pkt->packet_id, 0, back)) return WM_PROXY_FAIL;
@@ -1207,7 +1269,7 @@ static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *
     }
     f->c->filter_prefiltered[pkt->qos]++;
     /* 0x10 No matching subscribers: what the broker itself would answer (§3.4.2.1). */
-    if (pkt->qos == 1 && !send_ack(back, WM_MQTT5_PUBACK, pkt->packet_id, 0x10)) return WM_PROXY_FAIL;
+    if (pkt->qos == 1 && !send_ack(f, WM_PROXY_C2U, back, WM_MQTT5_PUBACK, pkt->packet_id, 0x10)) return WM_PROXY_FAIL;
     if (pkt->qos == 2 && !receive_qos2(f, WM_PROXY_C2U, pkt->packet_id, 0x10, back)) return WM_PROXY_FAIL;
     return WM_PROXY_DROP;
 }
@@ -1219,15 +1281,15 @@ static wm_proxy_action on_pubrel(wm_proxy_filter *f, int dir, const wm_mqtt5_pac
     uint16_t id = pkt->packet_id;
     uint64_t *bits = f->qos2_withheld[dir];
     if (!bits || !(bits[id >> 6] >> (id & 63) & 1)) return WM_PROXY_KEEP;
-    if (!send_ack(back, WM_MQTT5_PUBCOMP, id, 0)) return WM_PROXY_FAIL;
+    if (!send_ack(f, dir, back, WM_MQTT5_PUBCOMP, id, 0)) return WM_PROXY_FAIL;
     bits[id >> 6] &= ~(1ull << (id & 63));
     f->c->filter_pubcomp_on_behalf++;
     return WM_PROXY_DROP;
 }
 
-wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
-                                       const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
-                                       uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
+static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
+                                     const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
+                                     uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
 {
     if (dir == WM_PROXY_C2U) {
         switch (pkt->type) {
@@ -1265,4 +1327,17 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
     case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;
     default: return WM_PROXY_KEEP;
     }
+}
+
+wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
+                                       const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
+                                       uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
+{
+    wm_proxy_action a = filter_packet(f, dir, pkt, cfg, back, scratch, scratch_cap, out_len);
+    /* what goes on: the order of the answers to each side (proxy_answers.h) */
+    if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) {
+        if (wm_proxy_answers_expected(dir, pkt)) f->answers[dir].asked++;
+        if (wm_proxy_answers_is_answer(dir, pkt)) wm_proxy_answers_relayed(&f->answers[1 - dir]);
+    }
+    return a;
 }

@@ -13,8 +13,9 @@
  *     of its own (below), so its deliveries are attributed to it. The
  *     SUBSCRIBE waits (WM_PROXY_HOLD) until its text is compiled (see
  *     wm_proxy_content). A connection holds at most max_texts distinct
- *     texts (recorded or awaited): one more gets SUBACK 0x97 and a Reason
- *     String.
+ *     texts (recorded or awaited; a text only the records a SUBSCRIBE
+ *     replaces hold does not count for it): one more gets SUBACK 0x97 and a
+ *     Reason String.
  *   SUBSCRIBE with a `nbhd` User Property (the first one names the
  *     neighborhood of every filter of the packet, as in the data plane,
  *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
@@ -48,7 +49,8 @@
  *     subscription without one would be invisible). Identifiers >= WM_PROXY_SID_BASE are
  *     the proxy's: a client SUBSCRIBE using one gets SUBACK 0x83.
  *   A shared subscription ($share/G/F) whose members on this process's
- *     connections use another neighborhood or xpath (or none) is refused by
+ *     connections (the connection's own records of that filter, which it
+ *     replaces, aside) use another neighborhood or xpath (or none) is refused by
  *     the proxy with SUBACK 0x9E and a Reason String naming theirs: the
  *     broker gives each message to one member, whose filter would withhold
  *     what the others want (dataplane/proxy_share.h).
@@ -115,7 +117,10 @@
  *   refused (SUBACK 0x97) rather than made unrecoverable.
  *
  * Packets the proxy sends itself go into the queue towards the packet's
- * sender (`back`), at its framed end, so they follow what is already queued.
+ * sender (`back`), at its framed end, so they follow what is already queued,
+ * and after the peer's answers to that side's earlier packets: an answer
+ * that must wait for them is queued by the framer right after the one it
+ * waits for (dataplane/proxy_answers.h, wm_proxy_filter.answers).
  * A packet that must change is re-encoded into the caller's scratch buffer
  * (codec/mqtt5_encode.h) and the caller replaces the original with it.
  *
@@ -142,6 +147,7 @@
 
 #include "codec/mqtt5_packet.h"
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_answers.h"
 #include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
@@ -264,6 +270,7 @@ typedef struct wm_proxy_filter {
     uint32_t sid_next;            /* the next proxy identifier of the session (never one it used) */
     uint32_t n_texts;             /* distinct content-filter texts of the records */
     uint32_t *want, n_want, cap_want; /* slots of texts awaited by held SUBSCRIBEs (one reference each) */
+    wm_proxy_answers answers[2];  /* by side (as dir): the order of the answers it receives (proxy_answers.h) */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */

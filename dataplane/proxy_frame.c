@@ -52,6 +52,28 @@ static void close_gap(wm_proxy_queue *q, uint32_t *rd)
     *rd = q->ready;
 }
 
+/* No room for a packet the proxy had to send: the direction stops. */
+static wm_proxy_frame_result no_room(wm_proxy_session *ss, int dir, wm_proxy_frame_result res)
+{
+    ss->stopped[dir] = true;
+    res.verdict = WM_PROXY_FRAME_NO_ROOM;
+    res.reason_code = 0x97;   /* Quota exceeded */
+    return res;
+}
+
+/* A packet of side dir has just been relayed into q: the answers the proxy
+ * made for the other side that waited for it go right after it
+ * (dataplane/proxy_answers.h). False if q has no room for them. */
+static bool release_acks(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t *rd)
+{
+    wm_proxy_answers *a = &ss->filter->answers[1 - dir];
+    if (!wm_proxy_answers_due(a)) return true;
+    close_gap(q, rd);
+    bool ok = wm_proxy_answers_release(a, q);
+    *rd = q->ready;
+    return ok;
+}
+
 /* The Maximum Packet Size the proxy announces for the sender of pkt (its
  * CONNECT or CONNACK) and holds the other direction to: the sender's own,
  * capped at max_packet (none: max_packet). A filtering proxy adds its
@@ -156,10 +178,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
                                          ss->scratch_cap, &new_len);
             if (act == WM_PROXY_FAIL) {
                 close_gap(q, &rd);
-                ss->stopped[dir] = true;
-                res.verdict = WM_PROXY_FRAME_NO_ROOM;
-                res.reason_code = 0x97;   /* Quota exceeded */
-                return res;
+                return no_room(ss, dir, res);
             }
             if (act == WM_PROXY_HOLD) {
                 close_gap(q, &rd);
@@ -190,16 +209,12 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             q->ready += new_len;
             rd += len;
             res.replaced++;
+            if (!release_acks(ss, dir, q, &rd)) return no_room(ss, dir, res);
             continue;
         }
         if (act == WM_PROXY_REPLACE) {
             close_gap(q, &rd);
-            if (!wm_proxy_queue_splice(q, q->ready, len, ss->scratch, new_len)) {
-                ss->stopped[dir] = true;
-                res.verdict = WM_PROXY_FRAME_NO_ROOM;
-                res.reason_code = 0x97;
-                return res;
-            }
+            if (!wm_proxy_queue_splice(q, q->ready, len, ss->scratch, new_len)) return no_room(ss, dir, res);
             len = new_len;
             rd = q->ready;
             res.replaced++;
@@ -223,6 +238,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         if (rd != q->ready) memmove(q->buf + q->ready, q->buf + rd, len);
         q->ready += len;
         rd += len;
+        if (ss->filter && !release_acks(ss, dir, q, &rd)) return no_room(ss, dir, res);
     }
     close_gap(q, &rd);
     ss->peeked[dir] = 0;

@@ -592,23 +592,32 @@ static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, u
     return true;
 }
 
-/* Queues parked chunks of side s while they fit and the worker is within its
- * share of total_buffer (one chunk may cross it: check_bounds then). */
-static void unpark(worker *w, conn *k, int s)
+/* Queues parked chunks of side s one at a time, framing each, while the side
+ * would not be paused for a bound: its queue within conn_buffer (queued();
+ * the chunk that crosses it is the last, as for a receive), a stream held
+ * at a SUBSCRIBE within conn_buffer of unframed bytes, the worker within
+ * its share of total_buffer (check_bounds then). Before 2026-12-01 every
+ * parked chunk went in at once (up to PARK_MAX): one fast publisher held
+ * 5-18 times --conn-buffer (REVIEW6 finding 8). Bytes of a packet not
+ * complete yet are not framed, so they do not count: a packet larger than
+ * conn_buffer still comes together. The rest waits for the next send
+ * completion of the queue. Returns false if framing stopped the
+ * connection. */
+static bool unpark(worker *w, conn *k, uint32_t slot, int s)
 {
-    unsigned i = 0;
-    while (i < k->npark[s] && w->held <= w->held_limit &&
-           wm_proxy_queue_append(&k->q[s], buf_addr(w, k->parks[s][i].bid), k->parks[s][i].len)) {
-        w->held += k->parks[s][i].len;
+    while (k->npark[s] && w->held <= w->held_limit && queued(k, s) <= w->cfg->conn_buffer &&
+           !(s == WM_PROXY_C2U && k->held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer)) {
+        park p = k->parks[s][0];
+        if (!wm_proxy_queue_append(&k->q[s], buf_addr(w, p.bid), p.len)) break;
+        w->held += p.len;
         if (w->held > w->c.held_peak) w->c.held_peak = w->held;
-        buf_return(w, k->parks[s][i].bid);
-        i++;
+        buf_return(w, p.bid);
+        memmove(k->parks[s], k->parks[s] + 1, (k->npark[s] - 1u) * sizeof(park));
+        k->npark[s]--;
+        w->parked--;
+        if (!frame(w, k, slot, s)) return false;
     }
-    if (i) {
-        memmove(k->parks[s], k->parks[s] + i, (k->npark[s] - i) * sizeof(park));
-        k->npark[s] = (uint16_t)(k->npark[s] - i);
-        w->parked -= i;
-    }
+    return true;
 }
 
 /* Side s said EOF: once what it sent is flushed, the connection ends (a
@@ -640,7 +649,7 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
     }
     /* Chunks parked while the client was paused for what it sent meanwhile
      * (nothing of it was sendable, so no send completion would take them in). */
-    if (!(k->paused[WM_PROXY_C2U] & PAUSE_TOTAL)) unpark(w, k, WM_PROXY_C2U);
+    if (!(k->paused[WM_PROXY_C2U] & PAUSE_TOTAL) && !unpark(w, k, slot, WM_PROXY_C2U)) return false;
     if (!frame(w, k, slot, WM_PROXY_C2U)) return false;
     want_send(w, k, slot, WM_PROXY_C2U);
     if ((k->paused[WM_PROXY_C2U] & PAUSE_CONN) && queued(k, WM_PROXY_C2U) <= w->cfg->conn_buffer / 2)
@@ -868,8 +877,7 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     w->held -= (uint64_t)res;
     wm_proxy_queue_sent(q, (uint32_t)res);
     if (k->npark[s] && !(k->paused[s] & PAUSE_TOTAL)) {
-        unpark(w, k, s);
-        if (!frame(w, k, slot, s)) return;
+        if (!unpark(w, k, slot, s)) return;
         check_bounds(w, k, slot, s);
         arm_recv(w, k, slot, s);   /* if that emptied the parking */
     }
@@ -1035,8 +1043,7 @@ static void resume_total(worker *w)
         for (int s = 0; s < 2 && !w->over_total; s++) {
             if (k->state != ST_OPEN || !(k->paused[s] & PAUSE_TOTAL)) continue;
             if (k->npark[s]) {
-                unpark(w, k, s);
-                if (!frame(w, k, i, s)) continue;
+                if (!unpark(w, k, i, s)) continue;
                 want_send(w, k, i, s);
                 check_bounds(w, k, i, s);
                 if (w->over_total) break;

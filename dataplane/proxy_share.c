@@ -91,13 +91,36 @@ static char *dup_or_null(const char *s, bool *oom)
     return d;
 }
 
+/* The group's spec becomes (nbhd, xpath); -1 (unchanged) on out of memory. */
+static int set_spec(group *g, const char *nbhd, const char *xpath)
+{
+    bool oom = false;
+    char *n = dup_or_null(nbhd, &oom), *x = dup_or_null(xpath, &oom);
+    if (oom) {
+        free(n);
+        free(x);
+        return -1;
+    }
+    free(g->nbhd);
+    free(g->xpath);
+    g->nbhd = n;
+    g->xpath = x;
+    return 0;
+}
+
 int wm_proxy_shares_ref(wm_proxy_shares *t, const char *filter, uint32_t len, const char *nbhd, const char *xpath,
-                        bool force, char *why, size_t whylen)
+                        uint64_t own, bool force, char *why, size_t whylen)
 {
     int rc = 0;
     pthread_mutex_lock(&t->mu);
     group **l = link_of(t, filter, len), *g = *l;
     if (g) {
+        if ((!same(g->nbhd, nbhd) || !same(g->xpath, xpath)) && g->refs <= own) {
+            /* only the caller's records, which this one replaces */
+            if (set_spec(g, nbhd, xpath)) rc = -1;
+            else g->refs++;
+            goto out;
+        }
         if (!same(g->nbhd, nbhd) || !same(g->xpath, xpath)) {
             snprintf(why, whylen, "its members through this proxy use %s%s%s and %s%.200s%s", g->nbhd ? "neighborhood \"" : "no neighborhood",
                      g->nbhd ? g->nbhd : "", g->nbhd ? "\"" : "", g->xpath ? "xpath \"" : "no xpath",
@@ -142,5 +165,14 @@ void wm_proxy_shares_unref(wm_proxy_shares *t, const char *filter, uint32_t len)
         group_free(g);
         t->n--;
     }
+    pthread_mutex_unlock(&t->mu);
+}
+
+void wm_proxy_shares_respec(wm_proxy_shares *t, const char *filter, uint32_t len, const char *nbhd, const char *xpath,
+                            uint64_t own)
+{
+    pthread_mutex_lock(&t->mu);
+    group *g = *link_of(t, filter, len);
+    if (g && g->refs <= own && (!same(g->nbhd, nbhd) || !same(g->xpath, xpath))) set_spec(g, nbhd, xpath);
     pthread_mutex_unlock(&t->mu);
 }

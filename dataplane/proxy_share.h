@@ -36,13 +36,26 @@ void wm_proxy_shares_free(wm_proxy_shares *t);
 
 /* A member's reference to shared subscription filter[0..len) ("$share/G/F",
  * bytes) with neighborhood nbhd and content filter xpath (NUL-terminated,
- * NULL = none). Returns 0 (reference taken: the group was empty here or
- * uses the same), 1 when this process's members of it use another spec:
- * why[0..whylen) then names theirs, and no reference is taken unless force
- * (a subscription already at the broker), or -1 on out of memory (none
- * taken; the caller goes on without the check). */
+ * NULL = none). own: how many of the group's references are the caller's
+ * own records of this filter, which the new subscription replaces (MQTT 5.0
+ * §3.8.4: same filter, same session); when they are all the group has here,
+ * nobody else's spec is at stake and the group takes the new one (a member
+ * alone may change its neighborhood or content filter). Returns 0
+ * (reference taken: the group was empty here, uses the same, or only the
+ * caller's records were in it), 1 when other members through this process
+ * use another spec: why[0..whylen) then names theirs, and no reference is
+ * taken unless force (a subscription already at the broker), or -1 on out
+ * of memory (none taken; the caller goes on without the check). */
 int wm_proxy_shares_ref(wm_proxy_shares *t, const char *filter, uint32_t len, const char *nbhd, const char *xpath,
-                        bool force, char *why, size_t whylen);
+                        uint64_t own, bool force, char *why, size_t whylen);
+/* The caller's own records of filter (own references, every one the caller
+ * holds on it) stay with spec (nbhd, xpath): a replacement whose new spec
+ * the group took was refused by the broker, the replaced record stays. If
+ * they are all the group's references here, the group takes that spec back;
+ * otherwise (another member came meanwhile with the new spec) it stays. Out
+ * of memory: unchanged. */
+void wm_proxy_shares_respec(wm_proxy_shares *t, const char *filter, uint32_t len, const char *nbhd, const char *xpath,
+                            uint64_t own);
 /* Drops a reference taken by wm_proxy_shares_ref; the group is forgotten
  * with its last one (its next member sets the spec). */
 void wm_proxy_shares_unref(wm_proxy_shares *t, const char *filter, uint32_t len);

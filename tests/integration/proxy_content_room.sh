@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Content filters valid alone that do not compile together (finding 3 of
 # REVIEW6): a worker's texts share one path automaton, bounded by
-# WM_XPF_MAX_STATES (65,536 states), so //s:senml/*^14 and //s:bn/*^14 are
-# each valid but not both. In front of a real mosquitto on 127.0.0.1 with
+# WM_XPF_MAX_STATES (65,536 states), so //s:senml/*^10 and //s:bn/*^10 are
+# each valid but not both (as are the review's *^14 ones). In front of a real mosquitto on 127.0.0.1 with
 # raw-socket clients (proxy_content_room.py has the scenarios), --threads 1:
 # - new texts: the text that does not fit on top of those accepted before it
 #   is refused alone (SUBACK 0x97 Quota exceeded, Reason String naming the

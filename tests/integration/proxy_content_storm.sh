@@ -16,7 +16,9 @@
 # The summary: few compiles for the whole storm (coalesced), one SUBSCRIBE
 # held. A second proxy with --max-xpath-per-conn 4: the fifth distinct text
 # of a connection gets SUBACK 0x97 with its Reason String, counted; the same
-# texts again, and another connection's, are still taken.
+# texts again, and another connection's, are still taken; at the bound, a new
+# text replacing a subscription's (same filter) is taken when no other
+# subscription keeps the old text, refused when one does.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
 px_senml
@@ -84,12 +86,22 @@ b = Client(port, "quota-b")
 codes, pr = b.subscribe(["qb/0"], user=[("xpath", qs[4])])
 if codes != [1]: fail("another connection: SUBACK %r %r" % (codes, pr))
 ok("the fifth distinct text of a connection: SUBACK 0x97 %r; the same texts again and another connection's taken" % why)
+# A SUBSCRIBE replacing a subscription (same filter, MQTT 5.0 §3.8.4) frees the text only the
+# replaced record held: at the bound, a new text for qa/0 is taken (qa/0..3 and qa/6 hold 4 texts)
+codes, pr = a.subscribe(["qa/0"], user=[("xpath", qs[5])])
+if codes != [1]: fail("at the bound, a new text replacing qa/0's: SUBACK %r %r" % (codes, pr))
+codes, pr = a.subscribe(["qa/7"], user=[("xpath", qs[6])])
+if codes != [0x97]: fail("after the replacement, a fifth text: SUBACK %r %r" % (codes, pr))
+codes, pr = a.subscribe(["qa/6"], user=[("xpath", qs[7])])
+if codes != [0x97]: fail("replacing qa/6, whose text qa/2 still holds: SUBACK %r %r" % (codes, pr))
+ok("at the bound, replacing a subscription with a new text is taken when it frees the old text, refused "
+   "(0x97) when another subscription keeps it")
 PY
 px_stop "$PID_qb" || fail "proxy exit status"
 python3 - "$TMP/qb.json" <<'PY' || fail "quota summary"
 import json, sys
 c = json.load(open(sys.argv[1]))["content"]
-assert c["suback_quota"] == 2 and c["xpath_subscribes"] == 6, c
+assert c["suback_quota"] == 4 and c["xpath_subscribes"] == 7, c
 print("ok: summary content.suback_quota %d" % c["suback_quota"])
 PY
 echo "proxy_content_storm: $Q new content filters from one client, the other client of its worker never stalled; per-connection bound"

@@ -11,7 +11,10 @@
 #  - Maximum Packet Size: the proxy announces its bound to the broker, which
 #    then drops messages too large for the client instead of sending them;
 #  - --total-buffer: three slow subscribers behind one worker; the bound is hit
-#    and the bytes held at once stay within it (+ one receive buffer).
+#    and the bytes held at once stay within it (+ one receive buffer);
+#  - --conn-buffer with parked chunks: one client writing 20,000 ~1 KB
+#    PUBLISHes at once; all reach the broker in order, the proxy holds at most
+#    --conn-buffer + one receive buffer + one incomplete packet.
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -94,6 +97,35 @@ tb=$(jq '.limits.total_buffer' "$T"); tpeak=$(jq '.limits.held_peak_bytes' "$T")
 [ "$tpeak" -le $((40000 + 16384 + 3 * 2 * 5)) ] || fail "--total-buffer 40000: held $tpeak bytes at once"
 [ "$(jq '.limits.held_at_exit_bytes' "$T")" -eq 0 ] || fail "byte accounting drifted (t): $(jq -c .limits "$T")"
 
+# 7. --conn-buffer bounds one connection also when what it sent meanwhile was parked: one client
+#    writes 20,000 QoS 0 PUBLISHes of ~1 KB at once; a subscriber straight at mosquitto gets them all,
+#    in order; the proxy held at most --conn-buffer + one 16 KiB receive buffer + one packet not
+#    complete yet (1,017 bytes) + what it sent the client (CONNACK, PINGRESP: under 64 bytes)
+#    (before: about 290,000 bytes, every parked chunk queued at once when the side was read again,
+#    REVIEW6 finding 8; the default --max-packet, 256 KiB, leaves the queue room for that).
+px_proxy c --conn-buffer 16384 --threads 1
+timeout 120 python3 - "$PORT_c" "$BPORT" <<'PY' || fail "fast publisher"
+import os, sys
+sys.path.insert(0, os.path.join(os.environ.get("WM_ROOT", "."), "tests/integration"))
+from proxy_mqtt5 import Client, packet, s, props
+port, bport, n = int(sys.argv[1]), int(sys.argv[2]), 20000
+d = Client(bport, "cb-direct"); d.subscribe(["cb/x"], qos=0)
+c = Client(port, "cb-pub")
+c.send_raw(b"".join(packet(0x30, s("cb/x") + props([]) + b"%07d" % i + b"x" * 1000) for i in range(n)) + b"\xc0\x00")
+if not c.wait_for(lambda: any(k == 13 for k, _ in c.other), 90): sys.exit("no PINGRESP")
+d.wait_for(lambda: len(d.msgs) >= n, 30)
+got = [int(m.payload[:7]) for m in d.msgs]
+if got != list(range(n)): sys.exit("the direct subscriber got %d of %d (in order: %s)" % (len(got), n, got == sorted(got)))
+print("ok: %d PUBLISHes of ~1 KB from one write reached the broker in order" % n)
+PY
+px_stop "$PID_c" || fail "proxy c exited with rc $?"
+C=$TMP/c.json
+cpeak=$(jq '.limits.held_peak_bytes' "$C")
+[ "$(jq '.limits.conn_buffer.client_to_upstream' "$C")" -ge 1 ] && [ "$(jq '.limits.parked' "$C")" -ge 1 ] \
+  || fail "the publisher was never paused with chunks parked: $(jq -c .limits "$C")"
+[ "$cpeak" -le $((16384 + 16384 + 1017 + 64)) ] || fail "--conn-buffer 16384: one connection held $cpeak bytes at once"
+[ "$(jq '.limits.held_at_exit_bytes' "$C")" -eq 0 ] || fail "byte accounting drifted (c): $(jq -c .limits "$C")"
+
 px_stop "$PID_p" || fail "proxy exited with rc $?"
 S=$TMP/p.json
 [ "$(jq '.malformed.client_to_upstream' "$S")" -eq 2 ] || fail "malformed not counted: $(jq -c .malformed "$S")"
@@ -109,4 +141,4 @@ peak=$(jq '.limits.held_peak_bytes' "$S")
 [ "$(jq '.limits.held_at_exit_bytes' "$S")" -eq 0 ] || fail "byte accounting drifted: $(jq -c .limits "$S")"
 [ "$peak" -le $((2048 + 16384 + 16384)) ] || fail "held $peak bytes at once"
 grep -q 'malformed packet from the client: .* reason code 0x81' "$TMP/p.err" || fail "no diagnostic on stderr"
-echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order, max packet announced; --total-buffer 40000 hit $tb time(s), peak $tpeak bytes, 3 x $N6 delivered in order"
+echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order, max packet announced; --total-buffer 40000 hit $tb time(s), peak $tpeak bytes, 3 x $N6 delivered in order; --conn-buffer 16384 with parked chunks: peak $cpeak bytes"

@@ -229,6 +229,27 @@ def shared(port, sets, peids):
         time.sleep(0.1)
     ok("once the X1 members left, a member with X2 is taken (refused %d times while they were closing)" % refused)
     print("shared-refused-while-closing %d" % refused, flush=True)
+    # The only member may replace its own subscription (same filter, §3.8.4)
+    # with another neighborhood or none: nobody else's filter is at stake.
+    codes, pr = B.subscribe([F], qos=1, user=[("nbhd", "X1")])
+    if codes != [1]: fail("the only member replacing X2 by X1: SUBACK %r %r" % (codes, pr))
+    codes, pr = C.subscribe([F], qos=1, user=[("nbhd", "X2")])
+    if codes != [0x9E] or '"X1"' not in pr.get(0x1F, ""): fail("after it, a member with X2: SUBACK %r %r" % (codes, pr))
+    codes, _ = C.subscribe([F], qos=1, user=[("nbhd", "X1")])
+    if codes != [1]: fail("a second member with X1: SUBACK %r" % codes)
+    codes, pr = B.subscribe([F], qos=1)
+    if codes != [0x9E]: fail("replacing with another member in the group: SUBACK %r %r" % (codes, pr))
+    C.unsubscribe([F])
+    codes, pr = B.subscribe([F], qos=1)
+    if codes != [1]: fail("the only member again, replacing X1 by none: SUBACK %r %r" % (codes, pr))
+    n0 = len(B.msgs)
+    for i in range(10):
+        P.publish("sh/b", "r%d" % i, qos=1, user=[("peid", inside[i] if i % 2 else outside[i])])
+    P.drain()
+    if not B.wait_for(lambda: len(B.msgs) >= n0 + 10, 10) or len(B.msgs) != n0 + 10:
+        fail("the member with no neighborhood now got %d of 10" % (len(B.msgs) - n0))
+    ok("the only member replaced its neighborhood (X2 -> X1 -> none), granted; refused (0x9E) while another "
+       "member was in the group; its new record decides: all 10 delivered")
     for c in (B, C, E, P): c.disconnect()
 
 def prefilter(port, sets, peids, broker_port, n):
