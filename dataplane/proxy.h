@@ -159,9 +159,11 @@ typedef struct wm_proxy_counters {
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
     uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
-    uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a resumed
-                                            session / reload on it) */
+    uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a reload
+                                            on it) */
     uint64_t filter_xpath_held;          /* SUBSCRIBEs held until their new content filter was compiled */
+    uint64_t filter_resume_held;         /* resumed sessions whose broker packets waited for their content
+                                            filters to be compiled (off the worker) */
     uint64_t filter_suback_xpath_quota;  /* filters refused (0x97): the connection's --max-xpath-per-conn, or the
                                             worker's set has no room (or no slot) for the text */
     uint64_t filter_resume_refused;      /* records of resumed sessions whose content filter the worker took no
@@ -174,7 +176,6 @@ typedef struct wm_proxy_counters {
     uint64_t filter_content_cancelled;   /* compiles cancelled: every new text of theirs had lost its client */
     uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
     uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */
-    uint64_t filter_resume_held;         /* resumed sessions whose deliveries waited for their content filters' compile */
     uint64_t compile_detached;           /* 1: a compile was still running at the stop (the process _exits) */
 } wm_proxy_counters;
 

@@ -984,7 +984,9 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
 
 /* Whether completing an unsettled inline send has consequences of its own
  * (on_send: a connection to close once flushed, parked chunks to take in, a
- * side to resume reading): then the enter that submits it must not also
+ * side to resume reading, or more framed bytes queued behind it since it was
+ * kicked, e.g. a held SUBSCRIBE released at a compile's end: nothing else
+ * may come to wake the worker, the peer waits for exactly those): then the enter that submits it must not also
  * wait, or they would wait for an unrelated completion. Otherwise the
  * completion only frees the queue, and the next receive brings the wake-up
  * that settles it. */
@@ -995,7 +997,8 @@ static bool inline_prompt(const worker *w)
         const conn *k = &w->conns[w->inl[i].slot];
         int s = w->inl[i].side;
         if (k->inline_tag[s] == w->inl[i].tag &&
-            (k->state != ST_OPEN || k->npark[s] || k->paused[s] || k->eof[s] || k->drain))
+            (k->state != ST_OPEN || k->npark[s] || k->paused[s] || k->eof[s] || k->drain ||
+             wm_proxy_queue_pending(&k->q[s]) > k->q[s].sending))
             return true;
     }
     return false;
@@ -1115,7 +1118,8 @@ static void tables_poll(worker *w)
     for (uint32_t i = 0; i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_retable(&w->conns[i].flt, &nbhd_gone, &xpath_gone);
     wm_proxy_filter_reload_end(&w->fsh, &old);
-    for (uint32_t i = 0; i < w->nconns; i++) w->conns[i].ss.peeked[WM_PROXY_C2U] = 0;   /* awaited texts went with the table */
+    for (uint32_t i = 0; i < w->nconns; i++)   /* awaited texts went with the table */
+        w->conns[i].ss.peeked[WM_PROXY_C2U] = w->conns[i].ss.peeked[WM_PROXY_U2C] = 0;
     resume_held(w);
     w->c.filter_nbhd_gone += nbhd_gone;
     w->c.filter_xpath_gone += xpath_gone;

@@ -109,7 +109,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->schemas) {
         /* content_pubs = the sum of the outcomes (control/content_filters.h) */
-        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
+        json_t *co = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "xpath_subscribes", I(c->filter_xpath_subscribes),
+                               "resumes_held", I(c->filter_resume_held),
                                "suback_bad_xpath", I(c->filter_suback_bad_xpath), "pubs", I(c->filter_content_pubs),
                                "slots_peak", I(c->filter_content_slots_peak),
                                "slots_reused", I(c->filter_content_slots_reused),
@@ -123,7 +124,6 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
             json_object_set_new(co, "cancelled", json_integer(I(c->filter_content_cancelled)));
             json_object_set_new(co, "dropped_gone", json_integer(I(c->filter_xpath_dropped_gone)));
             json_object_set_new(co, "suback_compile_busy", json_integer(I(c->filter_suback_compile_busy)));
-            json_object_set_new(co, "resume_held", json_integer(I(c->filter_resume_held)));
             json_object_set_new(co, "detached_at_stop", json_integer(I(c->compile_detached)));
         }
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }

@@ -261,44 +261,62 @@ static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
  * (wider ones, split by the compiler where the CPU has none, went through
  * the stack), one loop per case. */
 typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
-static inline xpf_v4 ld4(const uint64_t *p)
-{
-    xpf_v4 v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-static inline void or4(uint64_t *d, xpf_v4 b)
-{
-    xpf_v4 a = ld4(d) | b;
-    memcpy(d, &a, sizeof a);
-}
+/* Vectors stay locals (macros, not functions taking or returning them: a
+ * 256-bit vector in a call changes the ABI where the CPU has no AVX, which
+ * GCC warns about in the portable build). */
+#define LD4(v, p) memcpy(&(v), (p), sizeof(v))
+#define OR4(d, v)                                                                                                  \
+    do {                                                                                                           \
+        xpf_v4 t4_;                                                                                                \
+        LD4(t4_, d);                                                                                               \
+        t4_ |= (v);                                                                                                \
+        memcpy((d), &t4_, sizeof t4_);                                                                             \
+    } while (0)
 static __attribute__((noinline)) void or_rows_masked(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2,
                                                      const uint64_t *mk, uint32_t nw)
 {
     for (uint32_t w = 0; w < nw; w += 4) {
-        xpf_v4 b = ld4(r1 + w) & ld4(mk + w);
-        if (r2) b |= ld4(r2 + w) & ld4(mk + w);
-        or4(d1 + w, b);
-        if (d2) or4(d2 + w, b);
+        xpf_v4 b, m, x;
+        LD4(b, r1 + w);
+        LD4(m, mk + w);
+        if (r2) {
+            LD4(x, r2 + w);
+            b |= x;
+        }
+        b &= m;
+        OR4(d1 + w, b);
+        if (d2) OR4(d2 + w, b);
     }
 }
 static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk, uint32_t nw)
 {
     _Static_assert(XPF_QW == 8, "or_rows steps 8 words");
     const uint64_t *end = r1 + nw;
+    xpf_v4 a, b, x, y;
     if (mk) /* a document with queries decided "no": rows would mark them, too */
         or_rows_masked(d1, d2, r1, r2, mk, nw);
     else if (!d2)
-        for (; r1 < end; r1 += 8, d1 += 8) or4(d1, ld4(r1)), or4(d1 + 4, ld4(r1 + 4));
+        for (; r1 < end; r1 += 8, d1 += 8) {
+            LD4(a, r1), LD4(b, r1 + 4);
+            OR4(d1, a);
+            OR4(d1 + 4, b);
+        }
     else if (!r2)
         for (; r1 < end; r1 += 8, d1 += 8, d2 += 8) {
-            xpf_v4 a = ld4(r1), b = ld4(r1 + 4);
-            or4(d1, a), or4(d1 + 4, b), or4(d2, a), or4(d2 + 4, b);
+            LD4(a, r1), LD4(b, r1 + 4);
+            OR4(d1, a);
+            OR4(d1 + 4, b);
+            OR4(d2, a);
+            OR4(d2 + 4, b);
         }
     else
         for (; r1 < end; r1 += 8, r2 += 8, d1 += 8, d2 += 8) {
-            xpf_v4 a = ld4(r1) | ld4(r2), b = ld4(r1 + 4) | ld4(r2 + 4);
-            or4(d1, a), or4(d1 + 4, b), or4(d2, a), or4(d2 + 4, b);
+            LD4(a, r1), LD4(b, r1 + 4), LD4(x, r2), LD4(y, r2 + 4);
+            a |= x, b |= y;
+            OR4(d1, a);
+            OR4(d1 + 4, b);
+            OR4(d2, a);
+            OR4(d2 + 4, b);
         }
 }
 

@@ -159,7 +159,8 @@ for k, v in exp.items():
 # the refusals come from the compile, after the SUBSCRIBE was taken
 assert mq["subs_xpath_invalid"] == 0 and mq["subs_installed"] == 10, mq
 assert m["subs_live"] == 6 and m["xpath_pending"] == 0 and m["content_pending"] == 0, m
-assert 1 <= m["content_waits"] <= 7 and 1 <= m["xpath_compiles"] <= 9, m
+# how many PUBLISHes waited depends on how fast the compile was (0 if it won the race): bounded, not fixed
+assert m["content_waits"] <= 7 and 1 <= m["xpath_compiles"] <= 9, m
 assert "position" in m["last_xpath_error"], m["last_xpath_error"]
 assert s["conservation"]["content_hold"] and s["conservation"]["publish_hold"], s["conservation"]
 assert s["publish"]["seen"] == 61 and s["publish"]["matched"] == 61, s["publish"]
@@ -169,9 +170,11 @@ print("content: 61 PUBLISHes (10 strict without options header), %d content cand
 EOF
 
 # The same capture with --xpath-apply async: the worker never waits for a compile.
+# (--idle-exit-ms 1000: the run lasts long enough for the control thread to have
+# compiled, refused and settled every filter before the summary, even on a loaded machine.)
 timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/content.pcap" -- --mqtt-port 1883 \
   --schemas "$tmp/schemas.txt" --subs "$tmp/pre.jsonl" --match-log "$tmp/async.jsonl" --summary "$tmp/async.json" \
-  --xpath-apply async 2> "$tmp/wm-async.log" || { cat "$tmp/wm-async.log"; fail "wirematch --xpath-apply async exited $?"; }
+  --xpath-apply async --idle-exit-ms 1000 2> "$tmp/wm-async.log" || { cat "$tmp/wm-async.log"; fail "wirematch --xpath-apply async exited $?"; }
 python3 - "$tmp" <<'PY' || fail "--xpath-apply async"
 import json, sys
 tmp = sys.argv[1]

@@ -37,7 +37,7 @@ import json, sys
 s = json.load(open(sys.argv[1])); c = s["content"]; k = s["connections"]
 exec(sys.argv[2])
 print("ok: summary %s" % {x: c[x] for x in ("compiles", "held", "cancelled", "dropped_gone", "suback_compile_busy",
-                                             "resume_held", "detached_at_stop")}, k["closed_by_client"],
+                                             "resumes_held", "detached_at_stop")}, k["closed_by_client"],
       k["closed_at_shutdown"])
 PY
 }
@@ -50,7 +50,7 @@ summary ka "assert c['dropped_gone'] == $H and k['open_at_exit'] == 0, (c, k)"
 px_proxy rs --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" --threads 1
 timeout 600 python3 "$SC" resume "$PORT_rs" "$TMP" "$H" || fail "resume"
 px_stop "$PID_rs" || fail "proxy exit status (resume)"
-summary rs "assert c['resume_held'] == 1 and c['dropped_gone'] == $H, c"
+summary rs "assert c['resumes_held'] == 1 and c['dropped_gone'] == $H, c"
 
 px_proxy bz --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" --threads 1 --max-xpath-per-conn 2
 timeout 600 python3 "$SC" busy "$PORT_bz" "$TMP" 2 || fail "busy"

@@ -20,13 +20,11 @@ selects something in it."""
 import json, os, sys, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client, packet, props, s, parse_props
-from proxy_spatial import fail, ok
+from proxy_spatial import fail, ok, load_docs
 import struct
 
 port, d, n, bound = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
-queries = [l.rstrip("\n") for l in open(os.path.join(d, "queries.txt"))]
-refs = json.load(open(os.path.join(d, "refs.json")))
-docs = [open(os.path.join(d, "d%02d.exi" % i), "rb").read() for i in range(n)]
+queries, refs, docs = load_docs(d, n)
 CT = "application/exi; schema=senml"
 Q = len(queries)
 

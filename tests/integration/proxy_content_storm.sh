@@ -18,7 +18,10 @@
 # of a connection gets SUBACK 0x97 with its Reason String, counted; the same
 # texts again, and another connection's, are still taken; at the bound, a new
 # text replacing a subscription's (same filter) is taken when no other
-# subscription keeps the old text, refused when one does.
+# subscription keeps the old text, refused when one does. A persistent
+# session resumed with 99 texts its worker no longer has (proxy_content_resume.py):
+# the probe's round trips stay under BOUND_S while they compile, and the
+# queued deliveries are exactly libxml2's.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
 px_senml
@@ -64,6 +67,17 @@ assert c["decode_error"] == 0 and c["decoded"] > 0, c
 assert s["filter"]["failed"] == 0 and s["connections"]["open_at_exit"] == 0, s
 print("ok: summary content %r" % {k: c[k] for k in ("compiles", "held", "xpath_subscribes", "suback_bad_xpath")})
 PY
+
+# A persistent session resumed with texts its worker's table no longer has:
+# compiled on the compile thread too (before: on the worker, which stalled
+# the probe for the whole compile), its queued deliveries held until then.
+px_proxy rs --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" --threads 1
+timeout 300 python3 "$(dirname "$0")/proxy_content_resume.py" "$PORT_rs" "$TMP" $N "$BOUND_S" > "$TMP/resume.out" \
+  || { cat "$TMP/resume.out"; fail "resume scenario"; }
+cat "$TMP/resume.out"
+px_stop "$PID_rs" || fail "proxy rs exit status"
+jq -e '.content.resumes_held == 1 and .filter.failed == 0 and .connections.open_at_exit == 0' "$TMP/rs.json" > /dev/null \
+  || fail "resume summary: $(jq -c '.content' "$TMP/rs.json")"
 
 # the per-connection bound
 px_proxy qb --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" --max-xpath-per-conn 4

@@ -51,6 +51,13 @@ def load(res_json, world):
         peids = sorted(str(ft["id"]) for ft in json.load(f)["features"])
     return sets, peids
 
+def load_docs(d, n):
+    """The content-filter inputs senml_docs.py wrote to d: the queries (queries.txt, one per line), libxml2's
+    answers (refs.json: refs[doc][query]) and the n EXI documents dNN.exi."""
+    queries = [l.rstrip("\n") for l in open(os.path.join(d, "queries.txt"))]
+    refs = json.load(open(os.path.join(d, "refs.json")))
+    return queries, refs, [open(os.path.join(d, "d%02d.exi" % i), "rb").read() for i in range(n)]
+
 def settle(clients_and_counts, timeout):
     """Waits until each client has at least its expected number of messages, then 1 s more for extras."""
     end = time.time() + timeout
