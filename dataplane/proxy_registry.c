@@ -554,6 +554,14 @@ void wm_proxy_registry_sessions_each(wm_proxy_registry *g,
     pthread_mutex_unlock(&g->mu);
 }
 
+/* qsort order of records by filter (length, then bytes). */
+static int by_filter(const void *a, const void *b)
+{
+    const wm_proxy_saved_sub *x = *(const wm_proxy_saved_sub *const *)a, *y = *(const wm_proxy_saved_sub *const *)b;
+    if (x->filter_len != y->filter_len) return x->filter_len < y->filter_len ? -1 : 1;
+    return memcmp(x->filter, y->filter, x->filter_len);
+}
+
 int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved_session *s,
                                       const wm_proxy_saved_sub *recs, uint32_t n, char *err, size_t errcap)
 {
@@ -561,12 +569,24 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
         snprintf(err, errcap, "%u subscriptions, more than --max-subs-per-conn (%u)", n, g->max_subs);
         return -1;
     }
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t j = 0; j < i; j++)
-            if (recs[i].filter_len == recs[j].filter_len && memcmp(recs[i].filter, recs[j].filter, recs[j].filter_len) == 0) {
-                snprintf(err, errcap, "two subscriptions of one filter");
-                return -1;
-            }
+    /* Sorted, so that the check is O(n log n): a session of 4,096 records
+     * took 8.4 M comparisons two by two (REVIEW7 #11). */
+    const wm_proxy_saved_sub **by = n ? malloc((size_t)n * sizeof *by) : NULL;
+    if (n && !by) {
+        snprintf(err, errcap, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < n; i++) by[i] = &recs[i];
+    qsort(by, n, sizeof *by, by_filter);
+    for (uint32_t i = 1; i < n; i++)
+        if (by_filter(&by[i - 1], &by[i]) == 0) {
+            size_t a = (size_t)(by[i - 1] - recs), b = (size_t)(by[i] - recs);
+            snprintf(err, errcap, "two subscriptions of one filter (its records %zu and %zu)", (a < b ? a : b) + 1,
+                     (a < b ? b : a) + 1);
+            free(by);
+            return -1;
+        }
+    free(by);
     pthread_mutex_lock(&g->mu);
     sess **l = sess_link(g, s->cid, s->cid_len);
     sess *e = NULL;
