@@ -172,6 +172,13 @@ static int flush(cursor *c, pending *p, wm_proxy_registry *g, bool clean, int64_
     if (!p->at) return 0;
     char why[256];
     p->s.incomplete |= !clean;
+    /* A file written while running may lack the last changes, the
+     * identifiers handed out since among them: numbering on from the file's
+     * would give a new subscription one the broker holds for another
+     * (REVIEW7 #12). Past what any gap between two saves can use up. */
+    if (!clean)
+        p->s.sid_next = WM_PROXY_SID_PLAIN - p->s.sid_next > WM_PROXY_STATE_SID_MARGIN
+                            ? p->s.sid_next + WM_PROXY_STATE_SID_MARGIN : WM_PROXY_SID_PLAIN;
     if (p->exp_rt == -2) {
         p->s.attached = true;
     } else if (p->exp_rt == -1) {

@@ -36,7 +36,10 @@
  * is "-" or "~" is written %2D / %7E). Bounds: strings up to 65,535 bytes
  * (MQTT's), %00 refused; at most max_sessions sessions and max_subs records
  * each (the registry's). Loaded from a file written without a clean stop,
- * every session is taken as incomplete (its unknown identifiers withheld).
+ * every session is taken as incomplete (its unknown identifiers withheld)
+ * and its next identifier as WM_PROXY_STATE_SID_MARGIN further (at most
+ * WM_PROXY_SID_PLAIN: none left), past those the killed process may have
+ * handed out after its last save.
  *
  * Writes are atomic: FILE.tmp written, fsync'd, renamed over FILE, the
  * directory fsync'd; a crash leaves the old file or the new one. Only the
@@ -59,6 +62,12 @@
 /* A file written before the clock was stepped back (NTP at boot) may hold an
  * expiry up to this much beyond that bound; it is taken as the bound. */
 #define WM_PROXY_STATE_CLOCK_SLACK_S 86400u
+
+/* How far a session's next identifier is moved on when loaded from a file
+ * written while running (a kill): more than a session's SUBSCRIBEs between
+ * two saves can number (1,048,576: 5 M per second over 200 ms), and 1/16 of
+ * the session's 16,777,215 identifiers per kill. */
+#define WM_PROXY_STATE_SID_MARGIN (1u << 20)
 
 /* What a load found. */
 typedef struct wm_proxy_state_info {

@@ -102,6 +102,8 @@ px_stop "$PID_p4" || fail "proxy 4 exit status"
 jq -e '.state.loaded.clean == false and .state.loaded.sessions == 2' "$TMP/p4.json" > /dev/null \
   || fail "proxy 4 summary: $(jq -c '.state' "$TMP/p4.json")"
 grep -q '^session st-x3 [0-9]* 1 ' "$ST" || fail "st-x3 not marked incomplete after the crash: $(cat "$ST")"
+# ... and numbering on 1,048,576 past the file's next identifier (proxy 3 may have handed out more after its last save)
+grep -q '^session st-x3 252706817 ' "$ST" || fail "st-x3's next identifier not moved past 251658241 by 1048576: $(cat "$ST")"
 
 # A corrupt file: refused at start, with its position; the file is left as it was
 printf 'wirematch-proxy-state 1\nepoch 12\nclean 1\nsession st-x1 99 0 never\nend 1 0\n' > "$TMP/bad.state"
