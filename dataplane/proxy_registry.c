@@ -577,7 +577,7 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) by[i] = &recs[i];
-    qsort(by, n, sizeof *by, by_filter);
+    if (n > 1) qsort(by, n, sizeof *by, by_filter);   /* (qsort wants a non-NULL base even for 0) */
     for (uint32_t i = 1; i < n; i++)
         if (by_filter(&by[i - 1], &by[i]) == 0) {
             size_t a = (size_t)(by[i - 1] - recs), b = (size_t)(by[i] - recs);
