@@ -321,7 +321,19 @@ static void twin_spelling(double x, char *out, size_t cap)
                 if (*p >= '0' && *p <= '9') digits[n++] = *p;
             digits[n] = 0;
             snprintf(out, cap, "%s0.%se%d", x < 0 ? "-" : "", digits, ex + 1);
-        } else snprintf(out, cap, "%.17g", x);
+        } else {
+            /* libxml2's own digit loop rounds some 17-digit spellings to the neighbouring double: try shorter
+             * ones, then exponent forms */
+            static const char *const fmts[] = { "%.17g", "%.16g", "%.15g", "%.18g", "%.19g", "%.20g" };
+            const double near[] = { x, nextafter(x, INFINITY), nextafter(x, -INFINITY) }; /* then a neighbour's digits */
+            bool found = false;
+            for (size_t k = 0; k < 3 && !found; k++)
+                for (size_t i = 0; i < sizeof fmts / sizeof *fmts && !found; i++) {
+                    snprintf(out, cap, fmts[i], near[k]);
+                    found = same_double(xmlXPathStringEvalNumber(BAD_CAST out), x);
+                }
+            if (!found) snprintf(out, cap, "%.17g", x);
+        }
     }
     double r = xmlXPathStringEvalNumber(BAD_CAST out);
     cr_assert(same_double(r, x), "no libxml2 spelling of %.17g (tried '%s', read as %.17g)", x, out, r);
@@ -347,8 +359,11 @@ static void lexical_form(const char *v, size_t n, bool dbl, char *out, size_t ca
     case 0: snprintf(out, cap, neg ? "%.*s" : "+%.*s", (int)n, v); break;
     case 1: snprintf(out, cap, "%.*s", (int)n, v); break;
     case 2: snprintf(out, cap, "%s%sE%d", neg ? "-" : "", d, -(int)frac); break;
-    case 3: snprintf(out, cap, "%s%c%s%s%se%s%d", neg ? "-" : "", d[0], dl > 1 ? "." : "", d + 1, "", rnd(2) ? "+" : "",
-                     (int)dl - 1 - (int)frac); break;
+    case 3: {
+        int ex = (int)dl - 1 - (int)frac;
+        snprintf(out, cap, "%s%c%s%se%s%d", neg ? "-" : "", d[0], dl > 1 ? "." : "", d + 1, ex >= 0 && rnd(2) ? "+" : "", ex);
+        break;
+    }
     case 4: snprintf(out, cap, "%sINF", neg ? "-" : ""); break;
     case 5: snprintf(out, cap, "NaN"); break;
     default: snprintf(out, cap, "%s", sub[rnd(5)]); break;
