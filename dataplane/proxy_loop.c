@@ -76,8 +76,8 @@ typedef struct conn {
     uint8_t up_gone;          /* the upstream takes nothing more: unreachable, or ended (upstream_gone) */
     uint8_t stop;             /* draining for a shutdown (closed_at_shutdown) */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
-    uint8_t held;             /* bit 1 << s: side s's stream waits at a packet the filter holds (WM_PROXY_HOLD:
-                                 a client's SUBSCRIBE, a resumed session's deliveries) until a compile */
+    uint8_t held;             /* bit s: side s's stream waits at a packet the filter holds (WM_PROXY_HOLD:
+                                 a client SUBSCRIBE, a broker PUBLISH to a resumed session) */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
     uint8_t sent_on[2];       /* something was sent on fd[s] since its last read (ack_at_read) */
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
@@ -538,23 +538,30 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     k->held = (uint8_t)(r.held ? k->held | 1u << s : k->held & ~(1u << s));
     if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
     if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
-    if (r.verdict == WM_PROXY_FRAME_OK && k->up_gone && s == WM_PROXY_C2U) {
-        /* No broker to take it: a CONNECT now gets its CONNACK 0x88. */
-        if (k->ss.connect_seen) upstream_gone(w, k, slot, false);
-        return false;
-    }
-    if (r.verdict == WM_PROXY_FRAME_OK) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
+    /* No broker to take what the client sends (up_gone): whatever the
+     * verdict, its CONNECT gets the CONNACK of an unavailable server and what
+     * was framed for the broker is dropped, by upstream_gone, as when a bad
+     * packet comes in a later chunk (never read then). Before 2026-12-01 a
+     * bad packet in the CONNECT's chunk took the error path below: the
+     * CONNECT stayed framed towards the missing broker and the connection
+     * never closed (REVIEW7 finding 3). */
+    bool gone = k->up_gone && s == WM_PROXY_C2U;
+    if (r.verdict == WM_PROXY_FRAME_OK && !gone) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
-    else w->c.malformed[s]++;
-    if (w->cfg->verbose)
+    else if (r.verdict != WM_PROXY_FRAME_OK) w->c.malformed[s]++;
+    if (r.verdict != WM_PROXY_FRAME_OK && w->cfg->verbose)
         fprintf(stderr, "wirematch-proxy: worker %u: %s from the %s: %s at byte %u of the packet; "
-                        "reason code 0x%02x, closing\n",
+                        "reason code 0x%02x%s, closing\n",
                 w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large"
                        : r.verdict == WM_PROXY_FRAME_NO_ROOM ? "no room for the proxy's own packets"
                        : "malformed packet",
                 s == WM_PROXY_C2U ? "client" : "upstream broker", wm_mqtt5_err_name(r.err), r.offset,
-                r.reason_code);
+                r.reason_code, gone && k->ss.connect_seen ? " (not sent: the upstream is gone)" : "");
+    if (gone) {
+        if (k->ss.connect_seen) upstream_gone(w, k, slot, false);
+        if (k->ss.connect_seen || r.verdict == WM_PROXY_FRAME_OK) return false;
+    }
     /* The packets before the bad one still reach the peer; the sender gets a
      * CONNACK/DISCONNECT with the reason code after what is queued for it;
      * nothing more is read from either side; then the connection closes. */
@@ -619,6 +626,14 @@ static bool unpark(worker *w, conn *k, uint32_t slot, int s)
     return true;
 }
 
+/* What q[s] has framed and not sent yet, for a drain: nothing once there is
+ * no socket to send it on (fd[1] after a failed upstream connect), or the
+ * connection would wait for it forever. */
+static uint32_t unsent(const conn *k, int s)
+{
+    return k->fd[1 - s] < 0 ? 0 : wm_proxy_queue_pending(&k->q[s]);
+}
+
 /* Side s said EOF: once what it sent is flushed, the connection ends (a
  * client's packets held behind the CONNACK still go to the broker first).
  * After an error (drain) both queues must be flushed first. */
@@ -626,7 +641,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
 {
     if (k->state != ST_OPEN) return;
     if (k->drain) {
-        if (wm_proxy_queue_pending(&k->q[0]) == 0 && wm_proxy_queue_pending(&k->q[1]) == 0)
+        if (unsent(k, 0) == 0 && unsent(k, 1) == 0)
             close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
                                    : s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
@@ -817,6 +832,13 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
             upstream_gone(w, k, slot, true);
         } else if (k->state == ST_OPEN && !k->eof[s]) {
             k->eof[s] = 1;
+            /* A client that leaves while held waits for no compile: its
+             * held SUBSCRIBEs go, what follows them reaches the broker,
+             * and the connection ends as the client's (REVIEW6 finding 3). */
+            if (s == WM_PROXY_C2U && (k->held & 1u << s)) {
+                wm_proxy_filter_client_gone(&k->flt);
+                if (frame(w, k, slot, s)) want_send(w, k, slot, s);
+            }
             maybe_finish(w, k, slot, s);
         }
     } else if (res == -ENOBUFS) {
@@ -1079,9 +1101,9 @@ static void after_batch(worker *w)
     if (w->over_total && w->held <= w->held_limit / 4 * 3) resume_total(w);
 }
 
-/* Streams held for a content filter being compiled (a client's SUBSCRIBE,
- * a resumed session's deliveries) go on (or hold again, for a text of the
- * next compile). */
+/* Streams held at a packet waiting for a compile (a client's SUBSCRIBE, the
+ * broker's deliveries to a resumed session) go on (or hold again, for a
+ * text of the next compile). */
 static void resume_held(worker *w)
 {
     for (uint32_t i = 0; i < w->nconns; i++) {
@@ -1310,6 +1332,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
         }
         w->fsh.content = &w->content;
         w->content.cnt = &w->c;
+        /* four connections' worth of new texts may await a compile at once */
+        w->content.max_awaiting = cfg->max_texts > UINT32_MAX / 4 ? UINT32_MAX : 4 * cfg->max_texts;
     }
     if (cfg->spatial) {
         w->scratch_cap = cfg->max_packet + 65546 + 16;
@@ -1355,7 +1379,7 @@ static void worker_free(worker *w)
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    wm_proxy_content_close(&w->content);   /* waits for its compile, which writes wake_fd when done */
+    wm_proxy_content_close(&w->content);   /* abandons its compile in flight (no write to wake_fd after) */
     if (w->wake_fd >= 0) close(w->wake_fd);
     free(w->scratch);
     free(w->conns);
@@ -1417,9 +1441,10 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     unsigned started = 0;
     for (unsigned i = 0; i < n; i++)
         if (worker_alloc(&ws[i], cfg, i) < 0) { rc = -1; break; }
-    /* Content filters compile on their own thread, never on a worker. */
+    /* Content filters compile on their own threads, one per worker, never
+     * on a worker (dataplane/proxy_compile.h). */
     wm_proxy_compiler *cc = NULL;
-    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start())) rc = -1;
+    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start(n))) rc = -1;
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
@@ -1480,7 +1505,9 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         sum(total, &ws[i].c);
         worker_free(&ws[i]);
     }
-    wm_proxy_compiler_stop(cc);
+    /* A compile still running was abandoned by its worker: the caller must
+     * not free the registry it reads (wirematch-proxy _exits). */
+    if (wm_proxy_compiler_stop(cc)) total->compile_detached = 1;
     /* Peak is a gauge: the sum of worker peaks bounds the process peak. */
     free(ws);
     return rc;
