@@ -47,6 +47,7 @@ struct wm_exi_strict_prod {
     bool nstart;
     uint16_t nn;
     uint32_t nfirst, next, lid, arg;
+    wm_exi_event ev;          /* SE and declared attributes: the prepared event (below) */
 };
 
 /* Per element declaration, the frame an SE of it opens and its start
@@ -61,7 +62,7 @@ struct wm_exi_strict_elem {
 
 /* What the strict loop specialises on, built once per decoder for its
  * grammar. names: per local name of the grammar, its EE event (uri_id,
- * lid, uri, local filled in, everything else zero). events: per SE and
+ * lid, uri, local filled in, everything else zero). prods[].ev: per SE and
  * declared-attribute production the loop decodes, its event prepared the
  * same way (type, qname, value kind): the loop writes only the depth and
  * the value's fields of that kind into it and passes it to the callback, so
@@ -74,7 +75,6 @@ struct wm_exi_strict_tables {
     struct wm_exi_strict_prod *prods;
     struct wm_exi_strict_elem *elems;
     wm_exi_event *names;
-    wm_exi_event *events;
     uint32_t n_states, n_names;
 };
 

@@ -33,8 +33,7 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
     t->prods = malloc((g->n_prods ? g->n_prods : 1) * sizeof *t->prods);
     t->elems = calloc(g->n_elems ? g->n_elems : 1, sizeof *t->elems);
     t->names = calloc(g->n_lids ? g->n_lids : 1, sizeof *t->names);
-    t->events = calloc(g->n_prods ? g->n_prods : 1, sizeof *t->events);
-    if (!t->states || !t->prods || !t->elems || !t->names || !t->events) goto fail;
+    if (!t->states || !t->prods || !t->elems || !t->names) goto fail;
     t->n_states = g->n_states;
     t->n_names = g->n_lids;
     for (uint32_t i = 0; i < g->n_states; i++) {
@@ -74,7 +73,7 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
             op = WM_EXI_OP_TERM;
         if (op == WM_EXI_OP_SE && (p->arg >= g->n_elems || !t->elems[p->arg].n)) op = WM_EXI_OP_TERM;
         struct wm_exi_strict_prod *fp = &t->prods[i];
-        *fp = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg };
+        *fp = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg, .ev = { 0 } };
         if (op != WM_EXI_OP_TERM && op != WM_EXI_OP_EE) {
             fp->nfirst = t->states[p->next].first;
             fp->nn = t->states[p->next].n;
@@ -84,7 +83,7 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
                                             [WM_EXI_OP_AT_BOOL] = WM_EXI_DT_BOOLEAN, [WM_EXI_OP_AT_STR] = WM_EXI_DT_STRING,
                                             [WM_EXI_OP_SE] = 0, [WM_EXI_OP_AT] = 0 };
             _Static_assert(sizeof kind == WM_EXI_OP_AT_STR + 1, "a value kind per prod_op kind");
-            wm_exi_event *e = &t->events[i];
+            wm_exi_event *e = &fp->ev;
             *e = t->names[p->lid];
             e->type = op == WM_EXI_OP_SE ? WM_EXI_EV_SE : WM_EXI_EV_AT;
             e->value.kind = kind[op];
@@ -103,7 +102,6 @@ void wm_exi_decode_strict_tables_free(struct wm_exi_strict_tables *t)
     free(t->prods);
     free(t->elems);
     free(t->names);
-    free(t->events);
     free(t);
 }
 
@@ -235,7 +233,7 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
  * (the attribute sequence of sensor records is data: with one shared
  * dispatch it was the loop's most expensive instruction).
  * DISPATCH(first, n, w): the next event in a state with those productions
- * and code width; sets w, win, pi, p and q (the bit after the code: handlers
+ * and code width; sets w, win, p and q (the bit after the code: handlers
  * check it against the end with what follows). NEXT_FRAME(): the state of
  * the innermost frame f (after EE and the general path). NEXT_AFTER(): the
  * next state of the production just decoded, in the same frame. */
@@ -245,8 +243,7 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
         win = window(buf, nbytes, pos);                                                                     \
         uint32_t v_ = top(win, w);                                                                          \
         if (v_ >= (n_)) goto general; /* xsi:type / xsi:nil, or a bad code */                              \
-        pi = (first_) + v_;                                                                                 \
-        p = &fp[pi];                                                                                        \
+        p = &fp[(first_) + v_];                                                                             \
         q = pos + w;                                                                                        \
         goto *handler[p->op];                                                                               \
     } while (0)
@@ -297,9 +294,9 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     const wm_exi_grammar *const g = d->g;
     const struct wm_exi_strict_tables *const tb = d->strict;
     const struct wm_exi_strict_state *const ss = tb->states;
-    const struct wm_exi_strict_prod *const fp = tb->prods;
+    struct wm_exi_strict_prod *const fp = tb->prods; /* ev written (see wm_exi_strict_tables) */
     const struct wm_exi_strict_elem *const elems = tb->elems;
-    wm_exi_event *const names = tb->names, *const events = tb->events;
+    wm_exi_event *const names = tb->names;
     const uint32_t n_names = tb->n_names, n_states = tb->n_states;
     const uint8_t *const buf = c->r.buf;
     const uint64_t len_bits = c->r.len_bits, nbytes = len_bits >> 3;
@@ -319,9 +316,8 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     wm_exi_event *pe;
     wm_exi_frame *f;
     const struct wm_exi_strict_state *s;
-    const struct wm_exi_strict_prod *p;
+    struct wm_exi_strict_prod *p;
     unsigned w;
-    uint32_t pi;
     NEXT_FRAME();
 
 ee:
@@ -337,7 +333,7 @@ se: {
     /* declared element: the frame of wm_exi_rt_frame_init() */
     if (q > len_bits || depth >= max_depth) goto general;
     const struct wm_exi_strict_elem *e = &elems[p->arg];
-    pe = &events[pi];
+    pe = &p->ev;
     f->state = p->next;
     f = &stack[depth++];
     *f = (wm_exi_frame){ .state = e->state, .tgram = e->tgram, .uri = pe->uri_id, .lid = p->lid,
@@ -351,7 +347,7 @@ se: {
 at_float: {
     int64_t m, e;
     if (!float_at(buf, nbytes, &q, win << w, 57 - w, &m, &e) || e < -16384 || e > 16383 || q > len_bits) goto general;
-    pe = &events[pi];
+    pe = &p->ev;
     pe->value.mantissa = m;
     pe->value.exponent = (int32_t)e;
     if (lexical) {
@@ -364,7 +360,7 @@ at_float: {
 at_int: {
     int64_t i;
     if (!int_at(buf, nbytes, &q, &i) || q > len_bits) goto general;
-    pe = &events[pi];
+    pe = &p->ev;
     pe->value.i = i;
     if (lexical) {
         pe->value.text = scratch;
@@ -375,7 +371,7 @@ at_int: {
 
 at_bool:
     if (++q > len_bits) goto general;
-    pe = &events[pi];
+    pe = &p->ev;
     pe->value.b = (win >> (63 - w)) & 1;
     if (lexical) {
         memcpy(scratch, pe->value.b ? "true" : "false", 5);
@@ -396,7 +392,7 @@ at_str: {
         if (!(len = wm_exi_uint_window(ww, &x))) goto attr_general;
     }
     q += 8 * len;
-    pe = &events[pi];
+    pe = &p->ev;
     if (x > 1) {
         if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &pe->value, &st)) goto attr_general;
         if (st) return st;
@@ -441,7 +437,7 @@ emit_at:
 attr_general: {
     /* a declared attribute whose value the general path reads (§7) */
     if (pos + w > len_bits) goto general; /* the code runs past the end */
-    const wm_exi_prod *gp = &g->prods[pi];
+    const wm_exi_prod *gp = &g->prods[p - fp];
     f->state = gp->next;
     d->depth = depth;
     c->r.pos = pos + w;
