@@ -101,27 +101,21 @@ static __attribute__((noinline)) bool grow(wm_exi_xml_sink *s, size_t n)
  * (names and values are short); only p[0..n) is read */
 static inline void copy_short(char *o, const char *p, size_t n)
 {
-    if (n >= 8) {
-        if (n > 16) { memcpy(o, p, n); return; }
-        uint64_t a, b;
-        memcpy(&a, p, 8);
-        memcpy(&b, p + n - 8, 8);
-        memcpy(o, &a, 8);
-        memcpy(o + n - 8, &b, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, p, 4);
-        memcpy(&b, p + n - 4, 4);
-        memcpy(o, &a, 4);
-        memcpy(o + n - 4, &b, 4);
-    } else if (n >= 2) {
-        uint16_t a, b;
-        memcpy(&a, p, 2);
-        memcpy(&b, p + n - 2, 2);
-        memcpy(o, &a, 2);
-        memcpy(o + n - 2, &b, 2);
-    } else if (n)
-        *o = *p;
+    /* the first and the last sizeof(T) bytes, overlapping in the middle */
+#define OVERLAPPING(T)                                                                                      \
+    do {                                                                                                    \
+        T a_, b_;                                                                                           \
+        memcpy(&a_, p, sizeof a_);                                                                          \
+        memcpy(&b_, p + n - sizeof b_, sizeof b_);                                                          \
+        memcpy(o, &a_, sizeof a_);                                                                          \
+        memcpy(o + n - sizeof b_, &b_, sizeof b_);                                                          \
+    } while (0)
+    if (n > 16) memcpy(o, p, n);
+    else if (n >= 8) OVERLAPPING(uint64_t);
+    else if (n >= 4) OVERLAPPING(uint32_t);
+    else if (n >= 2) OVERLAPPING(uint16_t);
+    else if (n) *o = *p;
+#undef OVERLAPPING
 }
 
 static inline __attribute__((always_inline)) void put(wm_exi_xml_sink *s, const char *p, size_t n)
