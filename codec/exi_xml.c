@@ -110,8 +110,10 @@ static inline void copy_short(char *o, const char *p, size_t n)
         memcpy(o, &a_, sizeof a_);                                                                          \
         memcpy(o + n - sizeof b_, &b_, sizeof b_);                                                          \
     } while (0)
-    if (n > 16) memcpy(o, p, n);
-    else if (n >= 8) OVERLAPPING(uint64_t);
+    if (n >= 8) {
+        if (n > 16) memcpy(o, p, n);
+        else OVERLAPPING(uint64_t);
+    }
     else if (n >= 4) OVERLAPPING(uint32_t);
     else if (n >= 2) OVERLAPPING(uint16_t);
     else if (n) *o = *p;
