@@ -37,6 +37,7 @@
 #include "dataplane/proxy_state.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -130,6 +131,7 @@ typedef struct worker {
     int buf_returned;         /* buffers added to the ring, not yet published */
     bool bufs_freed;          /* some buffer went back this iteration */
     int listen_fd, wake_fd;
+    int test_done_fd;         /* WM_PROXY_TEST_COMPILE_DONE_FILE (worker_alloc), -1 = none */
     uint64_t wake_val;
     bool accept_armed, wake_armed, stopping;
     conn *conns;
@@ -1477,7 +1479,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     memset(w, 0, sizeof *w);
     w->id = id;
     w->cfg = cfg;
-    w->listen_fd = w->wake_fd = -1;
+    w->listen_fd = w->wake_fd = w->test_done_fd = -1;
     for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++) w->refused[i].fd = -1;
     w->nconns = (cfg->max_conns + cfg->threads - 1) / cfg->threads;
     w->held_limit = cfg->total_buffer / cfg->threads;
@@ -1543,6 +1545,21 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->wake_fd = eventfd(0, EFD_CLOEXEC);
     if (w->wake_fd < 0) return -1;
     w->content.req.wake_fd = w->wake_fd;   /* the compile thread wakes the worker */
+    /* Test hook (README "Tests"; tests/integration/proxy_inline_settle.sh):
+     * a compile's end is appended (8 bytes) to this file instead of waking
+     * the worker, which sees it at its next turn, whatever completion that
+     * is. That is the state of a worker whose compile wake-up came in the
+     * same batch as another completion (a race of the compile thread and the
+     * network otherwise), made certain, and visible to the test. */
+    const char *done_file = getenv("WM_PROXY_TEST_COMPILE_DONE_FILE");
+    if (done_file && *done_file && cfg->schemas) {
+        w->test_done_fd = open(done_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (w->test_done_fd < 0) {
+            fprintf(stderr, "wirematch-proxy: WM_PROXY_TEST_COMPILE_DONE_FILE %s: %s\n", done_file, strerror(errno));
+            return -1;
+        }
+        w->content.req.wake_fd = w->test_done_fd;
+    }
     return 0;
 }
 
@@ -1562,6 +1579,7 @@ static void worker_free(worker *w)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
     wm_proxy_content_close(&w->content);   /* waits for its compile, which writes wake_fd when done */
     if (w->wake_fd >= 0) close(w->wake_fd);
+    if (w->test_done_fd >= 0) close(w->test_done_fd);
     free(w->scratch);
     free(w->conns);
     free(w->nobufs);
