@@ -1,4 +1,5 @@
-/* EXI events <-> XML text, for tools and tests (not the hot path).
+/* EXI events <-> XML text, for tools and tests (`wmctl exi decode`; the
+ * decode-to-XML benchmark measures the sink against exificient.js).
  *
  * wm_exi_xml_sink turns a decoder's events (codec/exi_decode.h) into XML
  * text: element and attribute namespaces get generated prefixes ("ns<id>",
@@ -44,6 +45,7 @@ typedef struct wm_exi_xml_sink {
     bool open;                /* a start tag is waiting for '>' */
     uint32_t *bound;          /* per URI id: depth where its prefix was declared (0 = none) */
     uint32_t n_bound;
+    uint32_t bound_max;       /* internal: no entry of bound is deeper */
     uint32_t depth;
     bool bad;                 /* an event XML 1.0 cannot carry: output incomplete, see why */
     char why[160];
@@ -63,7 +65,9 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);
  * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed or
  * not namespace-well-formed: message has the line and libxml2's reason; an
  * xsi:type prefix not declared, with the line; nesting deeper than libxml2's
- * depth limit, 256 levels, says so), the encoder's errors (WM_EXI_E_GRAMMAR when the
+ * depth limit, 256 levels, says so; a reference to a declared entity, with
+ * its name and line: only the predefined entities and character references
+ * are read, so no external entity or DTD is ever loaded), the encoder's errors (WM_EXI_E_GRAMMAR when the
  * document does not fit the grammar in strict mode, WM_EXI_E_LENGTH when out
  * is full). */
 wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,
