@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dataplane/proxy_share.h"
 
@@ -73,7 +74,18 @@ struct wm_proxy_registry {
     uint64_t restored, incomplete, dropped, expired, full, lost;
     _Atomic uint64_t changes;   /* session entries changed (wm_proxy_registry_changes) */
     wm_proxy_shares *shares;
+    /* How long threads wait for mu and hold it (lock()/unlock()), so that a
+     * holder that makes workers wait shows in the summary. Under mu. */
+    uint64_t held_since, wait_max_ns, hold_max_ns;
+    uint64_t copy_holds, copy_entries, copy_bytes, copy_hold_max_entries, copy_hold_max_bytes, copy_hold_max_ns;
 };
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* Lock held: a session entry changed. */
 static void changed(wm_proxy_registry *g)
@@ -142,29 +154,39 @@ wm_proxy_shares *wm_proxy_registry_shares(wm_proxy_registry *g) { return g->shar
 
 bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->prefilter; }
 
-wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
-{
-    if (!g->prefilter) return NULL;
-    /* Under the lock: the matcher and its generation read together. */
-    pthread_mutex_lock(&g->mu);
-    wm_matcher_reader *rd = wm_matcher_reader_new(g->m);
-    *gen = atomic_load(&g->m_gen);
-    pthread_mutex_unlock(&g->mu);
-    return rd;
-}
-
+/* Every taker of mu goes through lock()/unlock() (rd NULL: not a worker),
+ * which time the wait and the hold. */
 static void lock(wm_proxy_registry *g, wm_matcher_reader *rd)
 {
     /* Offline first: the reclaiming thread holds the mutex while it waits
      * for every online reader's quiescent state. */
     if (rd) wm_matcher_reader_offline(rd);
-    pthread_mutex_lock(&g->mu);
+    if (pthread_mutex_trylock(&g->mu) != 0) {
+        uint64_t t0 = mono_ns();
+        pthread_mutex_lock(&g->mu);
+        uint64_t w = mono_ns() - t0;
+        if (w > g->wait_max_ns) g->wait_max_ns = w;
+    }
+    g->held_since = mono_ns();
 }
 
 static void unlock(wm_proxy_registry *g, wm_matcher_reader *rd)
 {
+    uint64_t h = mono_ns() - g->held_since;
+    if (h > g->hold_max_ns) g->hold_max_ns = h;
     pthread_mutex_unlock(&g->mu);
     if (rd) wm_matcher_reader_online(rd);
+}
+
+wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
+{
+    if (!g->prefilter) return NULL;
+    /* Under the lock: the matcher and its generation read together. */
+    lock(g, NULL);
+    wm_matcher_reader *rd = wm_matcher_reader_new(g->m);
+    *gen = atomic_load(&g->m_gen);
+    unlock(g, NULL);
+    return rd;
 }
 
 static char *dup_bytes(const char *p, size_t n)
@@ -261,7 +283,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
 {
     *gone = 0;
     if (!g->prefilter) return 0;
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
     for (uint32_t i = 0; i < g->n_ent; i++) {
         reg_ent *e = &g->ent[i];
         if (!e->filter) continue;
@@ -270,7 +292,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
             /* m is the caller's, thrown away with what was added to it */
             snprintf(err, errcap, "--prefilter: subscription \"%.*s\" does not fit the new tables: %s",
                      e->filter_len > 200 ? 200 : (int)e->filter_len, e->filter, wm_matcher_status_message(st));
-            pthread_mutex_unlock(&g->mu);
+            unlock(g, NULL);
             return -1;
         }
         if (e->next == WM_SUB_NONE && e->nbhd) (*gone)++;
@@ -280,7 +302,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
      * and are told so by the generation (wm_proxy_registry_receivable). */
     g->m = m;
     atomic_fetch_add_explicit(&g->m_gen, 1, memory_order_release);
-    pthread_mutex_unlock(&g->mu);
+    unlock(g, NULL);
     return 0;
 }
 
@@ -485,7 +507,7 @@ void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *r
 
 void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
 {
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
     for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
         for (sess **l = &g->bucket[b]; *l;) {
             if ((*l)->attached == 0 && (*l)->expire_ns <= now_ns) {
@@ -506,12 +528,12 @@ void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
     }
     g->n_def = k;
     if (g->m) wm_matcher_reclaim(g->m, true);
-    pthread_mutex_unlock(&g->mu);
+    unlock(g, NULL);
 }
 
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st)
 {
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
     st->added = g->added;
     st->live = g->live_ent;
     st->removed = g->removed;
@@ -529,7 +551,15 @@ void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *
     st->sessions_expired = g->expired;
     st->sessions_full = g->full;
     st->records_lost = g->lost;
-    pthread_mutex_unlock(&g->mu);
+    st->lock_wait_max_ns = g->wait_max_ns;
+    st->lock_hold_max_ns = g->hold_max_ns;
+    st->copy_holds = g->copy_holds;
+    st->copy_entries = g->copy_entries;
+    st->copy_bytes = g->copy_bytes;
+    st->copy_hold_max_entries = g->copy_hold_max_entries;
+    st->copy_hold_max_bytes = g->copy_hold_max_bytes;
+    st->copy_hold_max_ns = g->copy_hold_max_ns;
+    unlock(g, NULL);
 }
 
 uint64_t wm_proxy_registry_changes(wm_proxy_registry *g)
@@ -541,17 +571,28 @@ void wm_proxy_registry_sessions_each(wm_proxy_registry *g,
                                      void (*sess_cb)(void *ctx, const wm_proxy_saved_session *s),
                                      void (*rec_cb)(void *ctx, const wm_proxy_saved_sub *r), void *ctx)
 {
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
+    uint64_t entries = 0, bytes = 0;
     for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
         for (const sess *e = g->bucket[b]; e; e = e->next) {
             sess_cb(ctx, &(wm_proxy_saved_session){ e->cid, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
                                                     e->expire_ns });
+            entries++;
+            bytes += e->cid_len;
             for (uint32_t i = 0; i < e->n; i++) {
                 const sess_rec *r = &e->recs[i];
                 rec_cb(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, WM_SUB_NONE, r->xpath });
+                bytes += r->filter_len + (r->nbhd ? strlen(r->nbhd) : 0) + (r->xpath ? strlen(r->xpath) : 0);
             }
         }
-    pthread_mutex_unlock(&g->mu);
+    uint64_t held = mono_ns() - g->held_since;
+    g->copy_holds++;
+    g->copy_entries += entries;
+    g->copy_bytes += bytes;
+    if (entries > g->copy_hold_max_entries) g->copy_hold_max_entries = entries;
+    if (bytes > g->copy_hold_max_bytes) g->copy_hold_max_bytes = bytes;
+    if (held > g->copy_hold_max_ns) g->copy_hold_max_ns = held;
+    unlock(g, NULL);
 }
 
 int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved_session *s,
@@ -567,7 +608,7 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
                 snprintf(err, errcap, "two subscriptions of one filter");
                 return -1;
             }
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
     sess **l = sess_link(g, s->cid, s->cid_len);
     sess *e = NULL;
     const char *why = NULL;
@@ -585,7 +626,7 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
         if (!e->recs[i].filter || (r->nbhd && !e->recs[i].nbhd) || (r->xpath && !e->recs[i].xpath)) why = "out of memory";
     }
     if (why) {
-        pthread_mutex_unlock(&g->mu);
+        unlock(g, NULL);
         if (e) sess_free(e);
         snprintf(err, errcap, "%s", why);
         return -1;
@@ -601,7 +642,7 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
     *l = e;
     g->n_sess++;
     changed(g);
-    pthread_mutex_unlock(&g->mu);
+    unlock(g, NULL);
     /* --prefilter: the records count for ingress as any session's do (the
      * registrations are added outside the lock they take themselves; no
      * worker runs yet). */

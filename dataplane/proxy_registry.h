@@ -265,6 +265,14 @@ typedef struct wm_proxy_registry_stats {
     uint64_t sessions_expired;     /* entries dropped: session expired */
     uint64_t sessions_full;        /* attaches refused: max_sessions reached */
     uint64_t records_lost;         /* records not kept: max_subs or memory */
+    /* The registry's lock: the longest any thread waited for it and held it
+     * (ns, CLOCK_MONOTONIC; a holder preempted meanwhile counts in full). */
+    uint64_t lock_wait_max_ns, lock_hold_max_ns;
+    /* What the saver's holds of the lock copied (the --state file,
+     * dataplane/proxy_state.h): holds, entries and bytes (client identifiers
+     * and record strings) in all, and the most one hold copied and took. */
+    uint64_t copy_holds, copy_entries, copy_bytes;
+    uint64_t copy_hold_max_entries, copy_hold_max_bytes, copy_hold_max_ns;
 } wm_proxy_registry_stats;
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st);
 
