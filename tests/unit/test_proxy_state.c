@@ -196,30 +196,3 @@ Test(proxy_state, a_sync_of_a_large_table_takes_it_in_bounded_holds)
     wm_proxy_state_mirror_free(m);
     wm_proxy_registry_free(g);
 }
-
-Test(proxy_state, expiry_is_found_in_every_part_of_a_large_table)
-{
-    /* 4096 buckets: the expiry scan walks them in several holds */
-    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 4096, 8);
-    char cid[32];
-    for (int i = 0; i < 4000; i++) {
-        snprintf(cid, sizeof cid, "e%d", i);
-        uint64_t gen = make(g, cid);
-        wm_proxy_registry_session_detach(g, NULL, CID(cid), gen, i % 2 ? 1000 : 2000);
-    }
-    wm_proxy_registry_stats st;
-    wm_proxy_registry_reclaim(g, 999);
-    wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 4000);
-    wm_proxy_registry_reclaim(g, 1000);
-    wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 2000);
-    wm_proxy_registry_reclaim(g, 1999);
-    wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 2000);
-    wm_proxy_registry_reclaim(g, 2000);
-    wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 0);
-    cr_assert_eq(st.sessions_expired, 4000);
-    wm_proxy_registry_free(g);
-}
