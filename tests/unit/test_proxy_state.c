@@ -172,7 +172,7 @@ Test(proxy_state, a_sync_of_a_large_table_takes_it_in_bounded_holds)
     enum { N = 3000 };
     wm_proxy_registry *g = wm_proxy_registry_new(NULL, N, 8);
     wm_proxy_state_mirror *m = wm_proxy_state_mirror_new(g);
-    char cid[32], f[32];
+    char cid[32], f[48];
     for (int i = 0; i < N; i++) {
         snprintf(cid, sizeof cid, "c%05d", i);
         uint64_t gen = make(g, cid);

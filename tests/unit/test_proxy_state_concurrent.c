@@ -32,7 +32,7 @@ static void *churn(void *arg)
 {
     worker *w = arg;
     unsigned seed = w->id * 7919u + 1;
-    char cid[32], f[32];
+    char cid[32], f[48];
     for (int i = 0; i < ROUNDS; i++) {
         unsigned k = (unsigned)rand_r(&seed);
         snprintf(cid, sizeof cid, "w%u-%u", w->id, k % CIDS);
