@@ -679,8 +679,8 @@ static int save(wm_proxy_state_saver *sv, bool final)
 {
     uint64_t ch = wm_proxy_registry_changes(sv->g);
     char err[512];
-    uint64_t t0 = mono_now_ns();
     int rc = wm_proxy_state_sync(sv->mirror);
+    uint64_t t0 = mono_now_ns();
     if (rc) snprintf(err, sizeof err, "%s: out of memory", sv->path);
     else rc = wm_proxy_state_write(sv->path, sv->mirror, sv->epoch, final, err, sizeof err);
     uint64_t t1 = mono_now_ns();
@@ -698,7 +698,8 @@ static int save(wm_proxy_state_saver *sv, bool final)
     sv->saved_changes = ch;
     sv->bytes = wm_proxy_state_mirror_bytes(sv->mirror);
     /* The file is rewritten whole: writing it takes at most about a tenth
-     * of the time (and of the disk), however large it grows. */
+     * of the time (and of the disk), however large it grows. (The sync is
+     * not counted: its cost follows the changes, not the file.) */
     uint64_t d = (t1 - t0) * WM_PROXY_STATE_SPACING;
     sv->interval_ns = d > WM_PROXY_STATE_MIN_INTERVAL_NS ? d : WM_PROXY_STATE_MIN_INTERVAL_NS;
     sv->next_save_ns = t1 + sv->interval_ns;

@@ -126,8 +126,8 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
 /* ------------------------------------------------------------ the saver */
 
 /* While running, a save is at most every WM_PROXY_STATE_MIN_INTERVAL_NS and
- * at least WM_PROXY_STATE_SPACING times the last save's duration (sync,
- * write, fsync) after it: the whole file is rewritten each time, so a large
+ * at least WM_PROXY_STATE_SPACING times the last write's duration (text,
+ * write, fsync, rename) after it: the whole file is rewritten each time, so a large
  * table is written less often (about 10% of the time and of the disk at
  * most), and a crash loses the changes of up to one interval (the file then
  * says clean 0 and is loaded with every session incomplete). */
