@@ -14,8 +14,8 @@
 #    (behind the whole-table hold it waited 250 ms here, load 10; a bounded
 #    copy takes well under 1 ms: the margin is for a holder preempted on a
 #    loaded machine, which the lock's longest hold, printed, shows);
-#  - the saves happened and the stop's file holds every session and the churn
-#    session's records.
+#  - the saver took the churn session's changes while it ran, and the stop's
+#    file holds every session and the churn session's records.
 # The probe's latencies are printed (not checked: timing on a shared machine).
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -40,7 +40,10 @@ timeout 60 python3 "$(dirname "$0")/proxy_state_lock.py" "$PORT_p" 5 > "$TMP/pro
   || fail "probe: $(cat "$TMP/probe.err")"
 px_stop "$PID_p" || fail "proxy exit status"
 J=$TMP/p.json
-jq -e ".state.loaded.sessions == $S and .state.save_errors == 0 and .state.saves >= 2" "$J" > /dev/null \
+# (the saves while running are spaced by the write's duration: a slow build
+# may write only at the stop; the saver's takes show it followed the churn)
+jq -e ".state.loaded.sessions == $S and .state.save_errors == 0 and .state.saves >= 1
+       and .state.copy.entries > $S + 1" "$J" > /dev/null \
   || fail "state summary: $(jq -c .state "$J")"
 jq -e '.state.copy.hold_max_entries <= 128' "$J" > /dev/null \
   || fail "one hold of the registry's lock copied $(jq .state.copy.hold_max_entries "$J") session entries (at most 128): $(jq -c .state.copy "$J")"
