@@ -56,6 +56,8 @@ struct wm_content_job {
     wm_content_snap *snap; /* built by wm_content_job_run, NULL if it failed */
     bool whole;          /* wm_content_commit: all texts or none (no add_fresh) */
     char err[300];
+    atomic_bool cancel;  /* wm_content_job_cancel: stop at the next text / before the next set build */
+    bool cancelled;      /* _run stopped for it: nothing validated is kept */
 };
 
 struct wm_content {
@@ -533,6 +535,18 @@ fail:
     return NULL;
 }
 
+/* Has the job been cancelled (wm_content_job_cancel)? Then it ends with
+ * nothing built. */
+static bool job_cancelled(wm_content_job *j)
+{
+    if (!atomic_load_explicit(&j->cancel, memory_order_relaxed)) return false;
+    wm_content_snap_free(j->snap);
+    j->snap = NULL;
+    j->cancelled = true;
+    snprintf(j->err, sizeof j->err, "the compile was cancelled");
+    return true;
+}
+
 /* The set does not compile with every fresh text: starting from the
  * published texts (they compiled together, and dropping texts never makes
  * a set larger), the fresh ones are added in slot order, a run at a time,
@@ -560,6 +574,7 @@ static void add_fresh(wm_content_job *j)
         nc = 0;
     }
     for (uint32_t at = 0, run = nc; j->snap && at < nc;) {
+        if (job_cancelled(j)) break;
         if (run > nc - at) run = nc - at;
         for (uint32_t k = at; k < at + run; k++) j->it[cand[k]].in = true;
         wm_content_snap *s = build(j, &fe, &nomem);
@@ -599,16 +614,44 @@ void wm_content_job_run(wm_content_job *j)
     wm_content table = { .reg = (wm_schema_reg *)j->reg };
     for (uint32_t i = 0; i < j->n_it; i++) {
         job_item *it = &j->it[i];
+        if (it->validate && job_cancelled(j)) return;
         if (it->validate && !validate(&table, it->text, it->ok, it->why, sizeof it->why)) continue;
         if (it->validate) it->why[0] = 0;
         it->in = true;
     }
+    /* a set build is one Hyperscan compile: it cannot stop once started */
+    if (job_cancelled(j)) return;
     wm_xpf_error fe;
     bool nomem;
     if ((j->snap = build(j, &fe, &nomem))) return;
     if (nomem) snprintf(j->err, sizeof j->err, "out of memory");
     else if (j->whole) snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
     else add_fresh(j);
+}
+
+void wm_content_job_cancel(wm_content_job *j)
+{
+    atomic_store_explicit(&j->cancel, true, memory_order_relaxed);
+}
+
+void wm_content_job_drop(wm_content *c)
+{
+    const wm_content_job *j = c->job;
+    for (uint32_t i = 0; j && i < j->n_it; i++) c->e[j->it[i].slot - 1].jobbed = false;
+    c->job = NULL;
+    c->dirty = true;   /* what it took (pending texts, dead slots) goes into the next job */
+}
+
+bool wm_content_job_stale(const wm_content *c)
+{
+    const wm_content_job *j = c->job;
+    bool any = false;
+    for (uint32_t i = 0; j && i < j->n_it; i++) {
+        if (!j->it[i].validate) continue;
+        if (c->e[j->it[i].slot - 1].state == E_PENDING) return false;
+        any = true;
+    }
+    return any;
 }
 
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen)
@@ -619,6 +662,7 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         job_item *it = &j->it[i];
         entry *e = &c->e[it->slot - 1];
         e->jobbed = false;
+        if (j->cancelled) continue;   /* nothing decided: its texts go to the next job */
         /* LIVE by wm_content_ref, but no room in the set: refused like a PENDING one */
         if (e->state == E_LIVE && it->no_room && j->snap) {
             free(e->ok);
@@ -638,8 +682,8 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         }
     }
     if (!j->snap) {
-        /* the published snapshot stays; what the job took is refused, the
-         * rest is tried again by the next job */
+        /* the published snapshot stays; what the job took is refused (or,
+         * cancelled, left PENDING), the rest is tried again by the next job */
         snprintf(err, errlen, "%s", j->err);
         c->dirty = true;
         job_free(j);
