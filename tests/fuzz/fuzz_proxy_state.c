@@ -7,8 +7,9 @@
  *   - on success what the registry then holds, taken by the saver's mirror
  *     (wm_proxy_state_sync) and written back (wm_proxy_state_format), parses
  *     again, and written once more gives the same text byte for byte: the
- *     file the proxy writes is the one it reads (a "live" session comes back as "never", one of a file not written at a
- *     clean stop as incomplete: the first rewrite settles both);
+ *     file the proxy writes is the one it reads (a "live" session comes back
+ *     as "never", one of a file not written at a clean stop as incomplete:
+ *     the first rewrite settles both);
  *   - every session restored with a Unix-time expiry is written back with
  *     that expiry, not another (one up to WM_PROXY_STATE_CLOCK_SLACK_S beyond
  *     WM_PROXY_STATE_MAX_EXPIRY_S after now as that bound; one further must
