@@ -143,6 +143,9 @@ void wm_proxy_content_close(wm_proxy_content *ct)
         wm_content_job_free(ct->cc ? wm_proxy_compiler_abandon(ct->cc, &ct->req) : ct->req.job);
         ct->req.job = NULL;
     }
+    /* a compile seen done may still be writing req.wake_fd, which the
+     * caller may close next */
+    if (ct->cc) wm_proxy_compiler_sync(ct->cc);
     wm_content_reader_free(ct->rd);
     wm_content_free(ct->tab);
     ct->rd = NULL;
