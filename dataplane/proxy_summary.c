@@ -23,10 +23,10 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
 {
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
-        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
-        " s:{s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
@@ -38,7 +38,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "accepted", I(c->conns_accepted), "closed", I(c->conns_closed),
           "open_at_exit", I(c->conns_open), "peak", I(c->conns_peak),
           "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
-          "closed_at_shutdown", I(c->closed_at_shutdown),
+          "closed_at_shutdown", I(c->closed_at_shutdown), "closed_no_connect", I(c->closed_no_connect),
           "upstream_connect_failed", I(c->upstream_connect_failed),
         "upstream_failures",
           "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
@@ -48,6 +48,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "connack_0x88_server_unavailable", I(c->sent_connack_unavailable),
           "disconnect_0x80_upstream_lost", I(c->sent_disconnect_lost),
           "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
+          "connack_0x89_server_busy", I(c->sent_connack_busy),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
@@ -56,6 +57,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "bounds",
           "max_conns", I(cfg->max_conns), "conn_buffer", I(cfg->conn_buffer),
           "total_buffer", I(cfg->total_buffer), "max_packet", I(cfg->max_packet),
+          "connect_packet_timeout_ms", I(cfg->connect_packet_timeout_ms),
         "limits",
           "conns", I(c->limit_conns),
           "conn_buffer", pair(c->limit_conn_buffer),

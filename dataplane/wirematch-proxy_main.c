@@ -32,13 +32,17 @@ static void usage(FILE *f)
         "  and the current ones stay).\n"
         "options:\n"
         "  --threads N          workers, one io_uring each (default 1)\n"
-        "  --max-conns N        client connections at once, all workers (default 1024)\n"
+        "  --max-conns N        client connections at once, all workers (default 1024); a\n"
+        "                       client beyond it gets CONNACK 0x89 (Server busy) to its CONNECT\n"
         "  --conn-buffer BYTES  queued bytes towards one peer before its other side\n"
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
         "  --connect-timeout MS a connect to the upstream not done by then fails: the\n"
         "                       client gets CONNACK 0x88 (default 5000)\n"
+        "  --connect-packet-timeout MS  a client whose whole CONNECT has not come MS after\n"
+        "                       the proxy started reading it (its upstream connect done or\n"
+        "                       failed) is closed, both connections (default 10000)\n"
         "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
         "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
         "  --batch-rate N       a worker batches once two of its last eight 4 ms windows\n"
@@ -105,6 +109,7 @@ int main(int argc, char **argv)
         { "batch-wait-us", required_argument, 0, 'W' },
         { "batch-rate", required_argument, 0, 'r' },
         { "connect-timeout", required_argument, 0, 'T' },
+        { "connect-packet-timeout", required_argument, 0, 'K' },
         { "state", required_argument, 0, 'Z' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
@@ -138,6 +143,10 @@ int main(int argc, char **argv)
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 'r': if (parse_u64("--batch-rate", optarg, 0, 1000000000, &x)) return 2; cfg.batch_rate = (uint32_t)x; break;
         case 'T': if (parse_u64("--connect-timeout", optarg, 1, 600000, &x)) return 2; cfg.connect_timeout_ms = (uint32_t)x; break;
+        case 'K':
+            if (parse_u64("--connect-packet-timeout", optarg, 1, 3600000, &x)) return 2;
+            cfg.connect_packet_timeout_ms = (uint32_t)x;
+            break;
         case 's': summary = optarg; break;
         case 'Z': state = optarg; break;
         case 'R': resolution = optarg; break;

@@ -698,7 +698,7 @@ static uint32_t eq_insert(const wm_xpf *f, xpf_pslot *s, uint32_t lit, xpf_post 
         if (s->eq[k].lit == lit) return first;
         if (same) s->eq_dup = true;
     }
-    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .s_len = l->s_len, .s_off = l->s_off, .post = post };
+    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .s_len = l->s_len, .s_off = l->s_off, .post = post, .pq_off = XPF_NONE };
     return first != XPF_NONE ? first : lit;
 }
 
@@ -1171,6 +1171,43 @@ static int eqpat_cb(unsigned id, unsigned long long from, unsigned long long to,
     return 0;
 }
 
+/* The trigger of pattern literal lit in ps, NULL: none. */
+static const xpf_pattrig *pattern_trigger(const xpf_pstate *ps, uint32_t lit)
+{
+    if (!ps->pat_ix) return NULL;
+    for (uint32_t k = wm_xpf_lit_slot(lit, ps->pat_mask); ps->pat_ix[k]; k = (k + 1) & ps->pat_mask)
+        if (ps->pat[ps->pat_ix[k] - 1].lit == lit) return &ps->pat[ps->pat_ix[k] - 1];
+    return NULL;
+}
+
+/* Equality literal e, whose string matches the patterns ids[e->pat_off..]:
+ * when their triggers here match exact queries only (no candidates, no
+ * clusters), those queries go into one list (e->pq_off), matched at once by
+ * a value equal to the literal. Nonzero on allocation failure. */
+static int fold_patterns(xpf_pstate *ps, xpf_eqtrig *e, const uint32_t *ids)
+{
+    e->pq_off = XPF_NONE;
+    uint32_t tot = 0;
+    for (uint32_t i = 0; i < e->pat_n; i++) {
+        const xpf_pattrig *t = pattern_trigger(ps, ids[e->pat_off + i]);
+        if (!t) continue;
+        if (t->post.n || t->post.nc) return 0;
+        tot += t->post.ne;
+    }
+    uint32_t *nq = realloc(ps->qlist, (ps->n_qlist + tot + 1) * sizeof *nq);
+    if (!nq) return -1;
+    ps->qlist = nq;
+    e->pq_off = ps->n_qlist;
+    for (uint32_t i = 0; i < e->pat_n; i++) {
+        const xpf_pattrig *t = pattern_trigger(ps, ids[e->pat_off + i]);
+        if (!t) continue;
+        memcpy(ps->qlist + ps->n_qlist, ps->qlist + t->post.eoff, t->post.ne * sizeof *ps->qlist);
+        ps->n_qlist += t->post.ne;
+    }
+    e->pq_n = ps->n_qlist - e->pq_off;
+    return 0;
+}
+
 static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
 {
     eqpat_acc a = { .f = f };
@@ -1193,6 +1230,10 @@ static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
                 continue;
             }
             e->pat_n = a.n - e->pat_off;
+            if (fold_patterns(ps, e, a.ids)) {
+                free(a.ids);
+                return -1;
+            }
         }
     }
     ps->eqpat = a.ids;
