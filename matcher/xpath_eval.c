@@ -37,7 +37,15 @@ typedef struct cstate {
     uint32_t doc, lo, hi;
     uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
     double m1, m2;
+    bool pend;                  /* in the pending list (flush_pending) */
 } cstate;
+
+/* A merged not() cluster whose marking waits (flush_pending), with its
+ * predicate state (its entries are the state's). */
+typedef struct pending {
+    const xpf_pstate *ps;
+    const xpf_cluster *cl;
+} pending;
 
 typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
@@ -86,6 +94,9 @@ struct wm_xpf_ctx {
     uint32_t n_fired;           /* pairs */
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
+    pending *pend;              /* [n_clusters_total]: clusters whose marking waits */
+    uint32_t n_pend;
+    uint32_t pend_n;            /* their entries, summed: at most the queries the wait holds back */
     uint32_t doc;
     bool failed;                /* a value did not fit sbuf */
     /* what the Hyperscan database reports for a string is a function of the
@@ -122,11 +133,12 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->n_lids = f->g->n_lids;
     c->n_uris = f->g->n_uris;
     c->cs = calloc(ncl, sizeof *c->cs);
+    c->pend = malloc(ncl * sizeof *c->pend);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
     if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
-        !c->sbuf || !c->fired || !c->cs || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->cs || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -151,6 +163,7 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->memo);
     free(c->fired);
     free(c->cs);
+    free(c->pend);
     free(c);
 }
 
@@ -480,6 +493,14 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
     lose(c, b - a);
 }
 
+static inline void push_pending(wm_xpf_ctx *c, const xpf_cluster *cl, cstate *st)
+{
+    if (st->pend) return;
+    st->pend = true;
+    c->pend[c->n_pend++] = (pending){ .ps = c->ps, .cl = cl };
+    c->pend_n += cl->n;
+}
+
 /* How many entries of e[0..n) the value m makes true under op (> >= < <=),
  * r of them known already (m only moves one way); 0 while m is NaN (no value yet). */
 static uint32_t neg_rank(const xpf_centry *e, uint32_t n, uint8_t op, double m, uint32_t r)
@@ -521,9 +542,17 @@ static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, doubl
     else
         return;
 #undef BEYOND
-    const xpf_centry *e = c->ps->centries + cl->off;
+    push_pending(c, cl, st);
+}
+
+/* The rows of a merged cluster that its (m1, u1, m2) make true (run_neg_rows). */
+static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *cl, cstate *st)
+{
+    bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
+    const xpf_centry *e = ps->centries + cl->off;
     uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, st->m1, st->lo), r2 = neg_rank(e, n, cl->op, st->m2, st->hi), j = 0;
-    const uint32_t *ul = c->ps->neglits + cl->ul_off;
+    if (r1 == st->lo && r2 == st->hi) return;
+    const uint32_t *ul = ps->neglits + cl->ul_off;
     while (j < cl->n_ul && ul[j] != st->u1) j++;
     j = j < cl->n_ul ? j + 1 : 0; /* block 0: every entry (u1 is none of the L) */
     const wm_xpf *f = c->f;
@@ -582,6 +611,23 @@ static void run_neg_groups(wm_xpf_ctx *c)
         uint32_t excl = v->epoch == c->serial ? v->eqlit : XPF_NONE;
         for (uint32_t k = 0; k < g->cn; k++) run_neg_cluster(c, &ps->negcl[g->coff + k], excl);
     }
+}
+
+/* Marks what the waiting clusters' extremes make true. They wait while the
+ * queries they might decide are fewer than the undecided ones (a lower
+ * bound), so the early stop, which needs every query decided, is never
+ * later than without the wait; at the end of the document they are done
+ * anyway. */
+static __attribute__((noinline)) void flush_pending(wm_xpf_ctx *c)
+{
+    for (uint32_t i = 0; i < c->n_pend; i++) {
+        const pending *p = &c->pend[i];
+        cstate *st = &c->cs[p->cl->id];
+        st->pend = false;
+        resolve_neg(c, p->ps, p->cl, st);
+    }
+    c->n_pend = 0;
+    c->pend_n = 0;
 }
 
 static void set_lit(wm_xpf_ctx *c, uint32_t lit, bool v)
@@ -896,6 +942,7 @@ static void finish(wm_xpf_ctx *c)
         uint32_t q = ps->always[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
     }
+    if (c->n_pend && c->undecided <= c->pend_n) flush_pending(c);
 }
 
 static void next_serial(wm_xpf_ctx *c)
@@ -1034,11 +1081,14 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
         c->doc = 1;
     }
     c->failed = false;
+    c->n_pend = 0;
+    c->pend_n = 0;
     c->decided_early = !c->undecided;
     bool stopped = false;
     wm_exi_status st = WM_EXI_OK;
     if (c->undecided || c->whole_stream)
         st = wm_exi_decode(&c->dec, buf, len, oob, on_event, c, &stopped, exi_err);
+    if (c->n_pend) flush_pending(c);
     if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || !c->undecided;
     if (st) return WM_XPF_E_DECODE;
     if (c->failed) return WM_XPF_E_MEMORY;
