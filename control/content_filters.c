@@ -60,6 +60,8 @@ struct wm_content_job {
     uint64_t gen;        /* c->gone when the job was made */
     uint32_t builds;     /* set builds _run tried */
     char err[300];
+    atomic_bool cancel;  /* wm_content_job_cancel: stop at the next text / before the next set build */
+    bool cancelled;      /* _run stopped for it: nothing validated is kept */
 };
 
 /* A job's no-room isolation stops after WM_CONTENT_JOB_MAX_BUILDS set
@@ -648,6 +650,18 @@ fail:
     return NULL;
 }
 
+/* Has the job been cancelled (wm_content_job_cancel)? Then it ends with
+ * nothing built. */
+static bool job_cancelled(wm_content_job *j)
+{
+    if (!atomic_load_explicit(&j->cancel, memory_order_relaxed)) return false;
+    wm_content_snap_free(j->snap);
+    j->snap = NULL;
+    j->cancelled = true;
+    snprintf(j->err, sizeof j->err, "the compile was cancelled");
+    return true;
+}
+
 /* Refuses fresh text it: valid alone, but no room (untried: not tried, the
  * job's builds ran out), with the reason. */
 static void refuse_no_room(wm_content_job *j, job_item *it, bool untried, const char *msg)
@@ -702,6 +716,7 @@ static void add_fresh(wm_content_job *j, const wm_xpf_error *whole)
      * (UINT32_MAX: nothing known); the first build of the job tried them all */
     uint32_t at = 0, known = nc, run = nc;
     while (j->snap && at < nc) {
+        if (job_cancelled(j)) break;
         if (known == 1) {   /* cand[at] alone does not fit */
             refuse_no_room(j, &j->it[cand[at++]], false, last.msg);
             known = UINT32_MAX;
@@ -745,16 +760,44 @@ void wm_content_job_run(wm_content_job *j)
     wm_content table = { .reg = (wm_schema_reg *)j->reg };
     for (uint32_t i = 0; i < j->n_it; i++) {
         job_item *it = &j->it[i];
+        if (it->validate && job_cancelled(j)) return;
         if (it->validate && !validate(&table, it->text, it->ok, it->why, sizeof it->why)) continue;
         if (it->validate) it->why[0] = 0;
         it->in = true;
     }
+    /* a set build is one Hyperscan compile: it cannot stop once started */
+    if (job_cancelled(j)) return;
     wm_xpf_error fe;
     bool nomem;
     if ((j->snap = build(j, &fe, &nomem))) return;
     if (nomem) snprintf(j->err, sizeof j->err, "out of memory");
     else if (j->whole) snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
     else add_fresh(j, &fe);
+}
+
+void wm_content_job_cancel(wm_content_job *j)
+{
+    atomic_store_explicit(&j->cancel, true, memory_order_relaxed);
+}
+
+void wm_content_job_drop(wm_content *c)
+{
+    const wm_content_job *j = c->job;
+    for (uint32_t i = 0; j && i < j->n_it; i++) c->e[j->it[i].slot - 1].jobbed = false;
+    c->job = NULL;
+    c->dirty = true;   /* what it took (pending texts, dead slots) goes into the next job */
+}
+
+bool wm_content_job_stale(const wm_content *c)
+{
+    const wm_content_job *j = c->job;
+    bool any = false;
+    for (uint32_t i = 0; j && i < j->n_it; i++) {
+        if (!j->it[i].validate) continue;
+        if (c->e[j->it[i].slot - 1].state == E_PENDING) return false;
+        any = true;
+    }
+    return any;
 }
 
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen)
@@ -768,6 +811,7 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         job_item *it = &j->it[i];
         entry *e = &c->e[it->slot - 1];
         e->jobbed = false;
+        if (j->cancelled) continue;   /* nothing decided: its texts go to the next job */
         if (it->no_room && j->snap) {
             if (it->untried) c->st.room_untried++;
             else c->st.room_refused++;
@@ -794,8 +838,8 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         }
     }
     if (!j->snap) {
-        /* the published snapshot stays; what the job took is refused, the
-         * rest is tried again by the next job */
+        /* the published snapshot stays; what the job took is refused (or,
+         * cancelled, left PENDING), the rest is tried again by the next job */
         snprintf(err, errlen, "%s", j->err);
         c->dirty = true;
         job_free(j);

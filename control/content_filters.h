@@ -224,6 +224,24 @@ void wm_content_job_run(wm_content_job *j);
  * published snapshot stays and the job's pending texts are REFUSED with
  * that reason). */
 int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, char *err, size_t errlen);
+/* Any thread, at any time before or during _run: asks _run to stop. It
+ * stops before the next text it validates and before each set it builds; a
+ * set build already started (one Hyperscan compile) runs to its end. A job
+ * that stopped for it ends (_end) with -1 "the compile was cancelled",
+ * publishes nothing and refuses nothing: its pending texts stay PENDING for
+ * the next job. Used when nobody waits for the result any more (the texts'
+ * clients left, the process stops). */
+void wm_content_job_cancel(wm_content_job *j);
+/* Writer: the job in flight will never end (_end is not called: whoever
+ * holds it frees it, wm_content_job_free, once _run is over, if it runs):
+ * the table forgets it. Its pending texts stay PENDING and its dead slots
+ * DEAD, for the next job, which is made even if nothing else changes. */
+void wm_content_job_drop(wm_content *c);
+/* Writer: is the job in flight useless: every text it validates has no
+ * reference left (or was validated meanwhile)? False without a job, or for
+ * one that validates nothing (a set with texts dropped must still be
+ * published). */
+bool wm_content_job_stale(const wm_content *c);
 /* Frees a job that was begun but will never end (its table is being freed). */
 void wm_content_job_free(wm_content_job *j);
 

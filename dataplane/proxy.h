@@ -159,8 +159,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
     uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
-    uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a resumed
-                                            session / reload on it) */
+    uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a reload
+                                            on it) */
     uint64_t filter_xpath_held;          /* SUBSCRIBEs held until their new content filter was compiled */
     uint64_t filter_resume_held;         /* resumed sessions whose broker packets waited for their content
                                             filters to be compiled (off the worker) */
@@ -173,13 +173,20 @@ typedef struct wm_proxy_counters {
     uint64_t filter_acks_waited;         /* answers the proxy made that waited behind the peer's answers to
                                             earlier packets (dataplane/proxy_answers.h) */
     uint64_t filter_acks_overflow;       /* ... released early: WM_PROXY_ANSWERS_MAX bytes were waiting */
+    uint64_t filter_content_cancelled;   /* compiles cancelled: every new text of theirs had lost its client */
+    uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
+    uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */
+    uint64_t compile_detached;           /* 1: a compile was still running at the stop (the process _exits) */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then
  * closes every connection, joins the workers and fills *total (summed
  * counters) and *elapsed_ns. SIGHUP reloads cfg->tables (if set; a bad file
  * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP in the
- * calling thread.
+ * calling thread. Does not wait for a content-filter compile at the stop
+ * (dataplane/proxy_compile.h): if one still runs, total->compile_detached
+ * is 1 and the caller must leave the process (_exit, after its output)
+ * without freeing cfg->schemas / cfg->tables, which that compile reads.
  * Returns 0, or -1 with a message on stderr if the io_uring features it
  * needs are missing (kernel < 6.0: multishot receive; < 5.19: provided buffer
  * rings, multishot accept) or a socket cannot be set up. */

@@ -56,6 +56,8 @@ int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg)
 {
     ct->rd = NULL;
     ct->req.job = NULL;
+    ct->awaiting = 0;
+    ct->dropped = false;
     if (!(ct->tab = wm_content_new_borrowed(reg))) return -1;
     wm_content_reuse_slots(ct->tab, &one_thread_grace, WM_CONTENT_MAX_SLOTS);
     return 0;
@@ -83,6 +85,17 @@ static void content_publish(wm_proxy_content *ct)
 
 void wm_proxy_content_kick(wm_proxy_content *ct)
 {
+    if (ct->req.job && ct->dropped && wm_content_job_stale(ct->tab)) {
+        /* every new text of the compile in flight lost its client: nobody
+         * waits for it. Abandoned (cancelled; one inside its set build runs
+         * on to its end on its thread, its result discarded), so the next
+         * compile, of what is still wanted, starts now, on another thread. */
+        wm_content_job_drop(ct->tab);   /* reads the job: before it can be freed */
+        wm_content_job_free(ct->cc ? wm_proxy_compiler_abandon(ct->cc, &ct->req) : NULL);
+        ct->req.job = NULL;
+        if (ct->cnt) ct->cnt->filter_content_cancelled++;
+    }
+    ct->dropped = false;
     if (!ct->tab || ct->req.job) return;
     int rc;
     if (!(ct->req.job = wm_content_job_begin(ct->tab, &rc))) return;   /* nothing changed (or out of memory) */
@@ -104,8 +117,8 @@ bool wm_proxy_content_poll(wm_proxy_content *ct)
 
 /* Settles the table now, on the worker: the compile in flight published
  * (content_drain), then whatever changed since compiled inline
- * (content_settle). For what cannot wait (a reload, a resumed session's
- * records). */
+ * (content_settle). For what cannot wait: a reload (the only compile
+ * left on the worker). */
 static void content_drain(wm_proxy_content *ct)
 {
     if (!ct->req.job) return;
@@ -125,8 +138,9 @@ static void content_settle(wm_proxy_content *ct)
 void wm_proxy_content_close(wm_proxy_content *ct)
 {
     if (ct->req.job) {
-        if (ct->cc) wm_proxy_compiler_wait(ct->cc, &ct->req);
-        wm_content_job_free(ct->req.job);
+        /* nobody waits for it: a running one is cancelled and left to its
+         * thread (dataplane/proxy_compile.h) */
+        wm_content_job_free(ct->cc ? wm_proxy_compiler_abandon(ct->cc, &ct->req) : ct->req.job);
         ct->req.job = NULL;
     }
     wm_content_reader_free(ct->rd);
@@ -144,14 +158,16 @@ static void count_slots(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, 
     if (wm_content_slots(tab) > c->filter_content_slots_peak) c->filter_content_slots_peak = wm_content_slots(tab);
 }
 
-/* A reference to text[0..len) in the worker's table (wm_content_ref: a new
- * text is validated here, on the worker), slots counted. */
+/* A reference to text[0..len) in the worker's table, slots counted:
+ * validated (wm_content_ref: a new text is validated here, on the worker) or
+ * awaited (wm_content_want: PENDING, validated by the next compile). */
 static int content_ref(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, const char *text, size_t len,
-                       uint32_t *slot, char *why, size_t whylen)
+                       bool validate, uint32_t *slot, char *why, size_t whylen)
 {
     wm_content *tab = sh->content->tab;
     uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
-    int rc = wm_content_ref(tab, text, len, slot, why, whylen);
+    int rc = validate ? wm_content_ref(tab, text, len, slot, why, whylen)
+                      : wm_content_want(tab, text, len, slot, why, whylen);
     if (rc == 0) count_slots(sh, c, live, used);
     return rc;
 }
@@ -160,7 +176,9 @@ static int content_ref(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, c
  * (the worker's loop starts it: wm_proxy_content_kick). */
 static void slot_unref(const wm_proxy_filter_shared *sh, uint32_t slot)
 {
-    if (slot) wm_content_unref(sh->content->tab, slot);
+    if (!slot) return;
+    wm_content_unref(sh->content->tab, slot);
+    sh->content->dropped = true;
 }
 
 /* ------------------------------------------------------------ awaited texts */
@@ -174,6 +192,7 @@ static uint32_t want_index(const wm_proxy_filter *f, uint32_t slot)
 
 static void want_drop(wm_proxy_filter *f, uint32_t i)
 {
+    f->sh->content->awaiting--;
     slot_unref(f->sh, f->want[i]);
     f->want[i] = f->want[--f->n_want];
 }
@@ -223,10 +242,17 @@ static bool over_quota(const wm_proxy_filter *f, const char *text, size_t len, u
 }
 
 /* Awaits text: an interest (wm_content_want, no compile) the next compile
- * validates. 0, or -1 / -2 (why set) as wm_content_want. */
+ * validates. 0, or -1 / -2 (why set) as wm_content_want, or -3: the
+ * worker's interests awaiting a compile are at their bound (max_awaiting). */
 static int want_add(wm_proxy_filter *f, const char *text, size_t len, char *why, size_t whylen)
 {
     const wm_proxy_filter_shared *sh = f->sh;
+    if (sh->content->awaiting >= sh->content->max_awaiting) {
+        snprintf(why, whylen, "%u content filters of this worker's connections are awaiting a compile (at most %u, "
+                 "4 x wirematch-proxy --max-xpath-per-conn); try again later", sh->content->awaiting,
+                 sh->content->max_awaiting);
+        return -3;
+    }
     if (f->n_want == f->cap_want) {
         uint32_t cap = f->cap_want ? 2 * f->cap_want : 4;
         uint32_t *w = realloc(f->want, (size_t)cap * sizeof *w);
@@ -237,12 +263,11 @@ static int want_add(wm_proxy_filter *f, const char *text, size_t len, char *why,
         f->want = w;
         f->cap_want = cap;
     }
-    wm_content *tab = sh->content->tab;
-    uint32_t live = wm_content_count(tab), used = wm_content_slots(tab), slot;
-    int rc = wm_content_want(tab, text, len, &slot, why, whylen);
+    uint32_t slot;
+    int rc = content_ref(sh, f->c, text, len, false, &slot, why, whylen);
     if (rc) return rc;
-    count_slots(sh, f->c, live, used);
     f->want[f->n_want++] = slot;
+    sh->content->awaiting++;
     return 0;
 }
 
@@ -263,13 +288,20 @@ void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet
 {
     wm_proxy_content *ct = f->sh->content;
     wm_mqtt5_bytes xp;
-    if (dir != WM_PROXY_C2U || pkt->type != WM_MQTT5_SUBSCRIBE || !ct || !ct->tab || !xpath_prop(pkt, &xp)) return;
+    if (dir != WM_PROXY_C2U || pkt->type != WM_MQTT5_SUBSCRIBE || !ct || !ct->tab || f->gone || !xpath_prop(pkt, &xp))
+        return;
     const char *text = (const char *)xp.p, *r;
     uint32_t slot = wm_content_find(ct->tab, text, xp.len);
     char why[300];
     if (wm_content_state(ct->tab, slot, &r) != WM_CONTENT_S_READY && !over_quota(f, text, xp.len, slot, pkt) &&
         want_index(f, slot) == UINT32_MAX)
         want_add(f, text, xp.len, why, sizeof why);   /* refused or no room: seen when it is framed */
+}
+
+void wm_proxy_filter_client_gone(wm_proxy_filter *f)
+{
+    f->gone = true;
+    while (f->n_want) want_drop(f, f->n_want - 1);
 }
 
 void wm_proxy_filter_init(wm_proxy_filter *f, const wm_proxy_filter_shared *sh, wm_proxy_counters *c)
@@ -325,7 +357,7 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         if (f->recs[i].pending && !f->recs[i].dead && f->sess_gen) rec_install(f, &f->recs[i]);
         if (f->sh->reg && f->recs[i].reg_sub != WM_SUB_NONE)
             wm_proxy_registry_remove(f->sh->reg, f->sh->rd, f->recs[i].reg_sub, expire);
-        if (f->recs[i].slot) wm_content_unref(f->sh->content->tab, f->recs[i].slot);
+        slot_unref(f->sh, f->recs[i].slot);
         if (f->recs[i].shared)
             wm_proxy_shares_unref(wm_proxy_registry_shares(f->sh->reg), f->recs[i].filter, f->recs[i].filter_len);
         free(f->recs[i].filter);
@@ -414,32 +446,27 @@ static void rec_remove(wm_proxy_filter *f, uint32_t i)
 }
 
 /* A content filter's slot in the worker's current table for text[0..len):
- * 0 if it compiles for no schema there (or no --schemas). defer: not
- * validated here but by the compile thread's next job (wm_content_want: a
- * new text is PENDING until then, REFUSED if it compiles for no schema),
- * for a resumed session, whose deliveries wait for that job anyway. */
-static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len, bool defer)
+ * 0 if it compiles for no schema there (or no --schemas, or no room).
+ * validate: a new text is validated now, on the worker (a reload); else it
+ * is awaited, validated and compiled by the next compile on the compile
+ * thread (a restored record: PENDING until then, REFUSED and passing
+ * nothing if it compiles for no schema). */
+static uint32_t slot_ref(const wm_proxy_filter *f, const char *text, size_t len, bool validate)
 {
     uint32_t slot = 0;
     char why[300];
     const wm_proxy_filter_shared *sh = f->sh;
-    if (!sh->content || !sh->content->tab) return 0;
-    if (defer) {
-        wm_content *tab = sh->content->tab;
-        uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
-        if (wm_content_want(tab, text, len, &slot, why, sizeof why)) return 0;
-        count_slots(sh, f->c, live, used);
-        return slot;
-    }
-    if (content_ref(sh, f->c, text, len, &slot, why, sizeof why)) return 0;
+    if (!sh->content || !sh->content->tab || content_ref(sh, f->c, text, len, validate, &slot, why, sizeof why))
+        return 0;
     return slot;
 }
 
 /* Records a subscription; name: its neighborhood's (NUL-terminated), NULL
  * for none, nbhd its index; xpath (may be NULL) is its content filter, which
  * takes a reference in the worker's table (validated by the caller when it
- * comes from a SUBSCRIBE; from a session entry it may no longer compile:
- * then it is recorded passing nothing). A shared subscription takes a
+ * comes from a SUBSCRIBE; from a session entry it is awaited, compiled by
+ * the worker's next compile, and one that no longer compiles passes
+ * nothing). A shared subscription takes a
  * reference to its group's spec (dataplane/proxy_share.h); restored: the
  * broker holds it already, so it is taken even when the group's members
  * here use another spec (counted). Returns REC_OK, REC_FULL if the record
@@ -482,7 +509,8 @@ static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t 
         if (rc == 1) f->c->filter_share_mixed_restored++;
         shared = rc >= 0;
     }
-    uint32_t slot = xp ? slot_ref(f, xp, xpath->len, restored) : 0;
+    /* from a SUBSCRIBE the text is READY (found, not validated again) */
+    uint32_t slot = xp ? slot_ref(f, xp, xpath->len, false) : 0;
     if (xp && !rec_has_text(f, xp, xpath->len, UINT32_MAX)) f->n_texts++;
     f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
@@ -543,7 +571,7 @@ void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *
         }
         /* The old table goes as a whole: its references are not dropped one by one. */
         if (r->xpath) {
-            r->slot = slot_ref(f, r->xpath, strlen(r->xpath), false);
+            r->slot = slot_ref(f, r->xpath, strlen(r->xpath), true);
             if (!r->slot) (*xpath_gone)++;
         }
     }
@@ -656,8 +684,8 @@ static void restore_rec(void *ctx, const wm_proxy_saved_sub *k)
         f->subs_unknown = true;
 }
 
-/* Whether a record's content filter is still being compiled (neither READY
- * nor REFUSED in the worker's table). */
+/* Has a record a content filter that is not compiled yet (restored from
+ * the session entry, awaiting the worker's next compile)? */
 static bool resume_pending(const wm_proxy_filter *f)
 {
     const char *r;
@@ -690,6 +718,17 @@ static void report_resume_refused(wm_proxy_filter *f)
     }
 }
 
+/* Do a resumed session's deliveries still wait for its content filters'
+ * compile? Once they no longer do, the records it refused are reported
+ * (looked at with each packet of the connection until then). */
+static bool resume_waits(wm_proxy_filter *f)
+{
+    if (!f->resume_wait) return false;
+    if ((f->resume_wait = resume_pending(f))) return true;
+    report_resume_refused(f);
+    return false;
+}
+
 /* The broker accepted the connection: which session goes on (§3.2.2.1.1). */
 static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
@@ -716,14 +755,10 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
     if (!ref.complete) f->subs_unknown = true;
     /* The session's queued deliveries follow the CONNACK at once: if some
      * of its content filters are not compiled yet, they wait for the
-     * compile thread (the worker's loop starts the compile); the refused
-     * ones are reported once it has run. */
-    if (resume_pending(f)) {
-        f->resume_wait = true;
-        f->c->filter_resume_held++;
-    } else {
-        report_resume_refused(f);
-    }
+     * compile (on the compile thread, started at the worker's next turn);
+     * what it refuses is reported once it is published. */
+    if ((f->resume_wait = resume_pending(f))) f->c->filter_resume_held++;
+    else report_resume_refused(f);
     return true;
 }
 
@@ -745,17 +780,19 @@ static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, ui
 }
 
 /* Beyond enum wm_content_state: why a content filter was not taken. */
-enum { XPATH_QUOTA = 16, XPATH_NO_SLOT, XPATH_NO_ROOM };
+enum { XPATH_QUOTA = 16, XPATH_NO_SLOT, XPATH_NO_ROOM, XPATH_BUSY, XPATH_GONE };
 
 /* Where the content filter xpath of SUBSCRIBE sub stands for f: READY (its
  * slot referenced in *vslot), REFUSED (reason in why: it compiles for no
  * schema, no --schemas), PENDING (awaited: the compile is requested, the
  * SUBSCRIBE waits), XPATH_QUOTA (one distinct text more than the
- * connection's max_texts), XPATH_NO_SLOT (the worker's table is full) or
+ * connection's max_texts), XPATH_NO_SLOT (the worker's table is full),
  * XPATH_NO_ROOM (valid alone, but the worker's set does not compile with it
  * on top of the texts accepted before it; a text refused so for another
- * SUBSCRIBE is tried again). A text's interest is dropped once it is READY
- * or REFUSED. */
+ * SUBSCRIBE is tried again), XPATH_BUSY (the worker's texts awaiting a
+ * compile are at their bound) or XPATH_GONE (not compiled, and the client
+ * left: nobody waits for it). A text's interest is dropped once it is
+ * READY or REFUSED. */
 static int xpath_ready(wm_proxy_filter *f, const wm_mqtt5_packet *sub, wm_mqtt5_bytes xpath, uint32_t *vslot,
                        char *why, size_t whylen)
 {
@@ -771,13 +808,15 @@ static int xpath_ready(wm_proxy_filter *f, const wm_mqtt5_packet *sub, wm_mqtt5_
     bool no_room = st == WM_CONTENT_S_REFUSED && wm_content_no_room(ct->tab, slot);
     if (no_room && wi == UINT32_MAX) st = WM_CONTENT_S_PENDING;   /* texts may have gone since: want retries it */
     if (st == WM_CONTENT_S_READY) {
-        content_ref(f->sh, f->c, text, xpath.len, vslot, why, whylen);   /* found: cannot fail */
+        content_ref(f->sh, f->c, text, xpath.len, true, vslot, why, whylen);   /* found: cannot fail */
     } else if (st == WM_CONTENT_S_REFUSED) {
         snprintf(why, whylen, "%s", r);
         if (no_room) st = XPATH_NO_ROOM;
+    } else if (f->gone) {
+        return XPATH_GONE;
     } else if (wi == UINT32_MAX) {
         int rc = want_add(f, text, xpath.len, why, whylen);
-        if (rc) return rc == -2 ? XPATH_NO_SLOT : WM_CONTENT_S_REFUSED;
+        if (rc) return rc == -2 ? XPATH_NO_SLOT : rc == -3 ? XPATH_BUSY : WM_CONTENT_S_REFUSED;
         f->c->filter_xpath_held++;
         return WM_CONTENT_S_PENDING;
     } else {
@@ -831,6 +870,14 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
         char why[360], msg[400];
         int st = xpath_ready(f, pkt, xpath, vslot, why, sizeof why);
         if (st == WM_CONTENT_S_PENDING) return WM_PROXY_HOLD;
+        if (st == XPATH_GONE) {
+            f->c->filter_xpath_dropped_gone++;
+            return WM_PROXY_DROP;
+        }
+        if (st == XPATH_BUSY) {
+            f->c->filter_suback_compile_busy += pkt->count;
+            return refuse(f, pkt, 0x97, why, client_max, back);
+        }
         if (st == XPATH_QUOTA) {
             f->c->filter_suback_xpath_quota += pkt->count;
             snprintf(msg, sizeof msg, "too many distinct content filters on this connection (at most %u, "
@@ -1168,6 +1215,9 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
                                        wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
 {
     const wm_mqtt5_props *pr = &pkt->props;
+    /* A resumed session's deliveries wait for its content filters (and
+     * what follows them, in order; PINGRESP goes on, proxy_frame.h). */
+    if (resume_waits(f)) return WM_PROXY_HOLD;
     alias_use au = alias_resolve(f, WM_PROXY_U2C, pkt, cfg);
     wm_mqtt5_bytes topic = au.topic;
     bool need_topic = au.need_topic;
@@ -1314,6 +1364,7 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
                                      const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
                                      uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
 {
+    resume_waits(f);
     if (dir == WM_PROXY_C2U) {
         switch (pkt->type) {
         case WM_MQTT5_CONNECT:
@@ -1339,11 +1390,6 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
         case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(f, pkt); return WM_PROXY_KEEP;
         default: return WM_PROXY_KEEP;
         }
-    }
-    if (f->resume_wait && pkt->type != WM_MQTT5_CONNACK) {
-        if (resume_pending(f)) return WM_PROXY_HOLD;
-        f->resume_wait = false;
-        report_resume_refused(f);
     }
     switch (pkt->type) {
     case WM_MQTT5_CONNACK:

@@ -15,7 +15,9 @@
  *     wm_proxy_content). A connection holds at most max_texts distinct
  *     texts (recorded or awaited; a text only the records a SUBSCRIBE
  *     replaces hold does not count for it): one more gets SUBACK 0x97 and a
- *     Reason String.
+ *     Reason String; so does a new text when the worker's connections
+ *     already await max_awaiting texts (wm_proxy_content). A SUBSCRIBE still
+ *     held when its client leaves is dropped (wm_proxy_filter_client_gone).
  *   SUBSCRIBE with a `nbhd` User Property (the first one names the
  *     neighborhood of every filter of the packet, as in the data plane,
  *     dataplane/mqtt_session.c): an unknown neighborhood is answered by the
@@ -160,8 +162,8 @@ typedef enum wm_proxy_action {
     WM_PROXY_DROP,       /* withhold: remove it from the queue */
     WM_PROXY_REPLACE,    /* forward scratch[0..*out_len) instead */
     WM_PROXY_FAIL,       /* no room for a packet the proxy had to send: close the connection */
-    WM_PROXY_HOLD,       /* not yet: leave it (and what follows) unframed; present it again
-                            once wm_proxy_content_poll says a compile ended */
+    WM_PROXY_HOLD,       /* not yet: leave it (and what follows but PINGREQ/PINGRESP) unframed;
+                            present it again once wm_proxy_content_poll says a compile ended */
 } wm_proxy_action;
 
 /* The content filters of one worker's connections (--schemas): the XPath
@@ -184,13 +186,33 @@ typedef enum wm_proxy_action {
  * held streams are framed again: the SUBSCRIBE finds its text READY and goes
  * to the broker only now, so the broker never delivers for a filter that
  * does not exist yet; or REFUSED, and the proxy answers SUBACK 0x80. The
- * client's later packets stay behind its SUBSCRIBE. A session resumed with
- * texts the table lacks (CONNACK Session Present 1) is served the same way
- * from the other side: its texts join the next compile, and the broker's
- * packets after the CONNACK (its queued deliveries) are held (HOLD, direction
- * WM_PROXY_U2C) until every one of them is READY or REFUSED, so none is
- * judged by a filter not compiled yet. What still compiles on the worker: a
- * reload (with every recorded text, as before).
+ * client's later packets stay behind its SUBSCRIBE, except PINGREQ, which
+ * goes on to the broker (proxy_frame.h), so that a held client's keep-alive
+ * reaches it (§3.1.2.10: the broker closes a client it hears nothing from
+ * for 1.5 x Keep Alive; REVIEW6 finding 2).
+ *
+ * A session resumed with texts the table lacks (restored records) takes
+ * interests too (PENDING slots, no compile on the worker; REVIEW6 finding
+ * 1: such a resume compiled on the worker and stalled all its clients for
+ * 16-35 s): its CONNACK goes to the client at once, and the broker's
+ * packets to it stop at the first PUBLISH (WM_PROXY_HOLD on that
+ * direction, PINGRESP excepted) until no record's text is PENDING; then
+ * every delivery is judged by compiled filters, in the broker's order. A
+ * text that compiles for no schema passes nothing. The only compile left on
+ * the worker is a reload's (with every recorded text, as before).
+ *
+ * Bounds and fairness (REVIEW6 finding 2): each worker has its own compile
+ * thread, so one worker's burst never delays another's compiles. Within a
+ * worker, the interests awaiting a compile are bounded by max_awaiting (a
+ * new text beyond it: SUBACK 0x97 "... awaiting a compile ...; try again
+ * later", §3.9.3 Quota exceeded, counted filter_suback_compile_busy). A
+ * compile whose every new text lost its client (it left while held) is
+ * cancelled (control/content_filters.h wm_content_job_cancel: between two
+ * texts' validations, or before the set build; a build already started
+ * runs to its end). What stays: one automaton per worker, so a client's
+ * trivial text waits for the compile in flight and is compiled with every
+ * live text of the worker (up to max_texts per connection): a connection's
+ * heavy texts slow every later compile of its worker.
  *
  * Slots are reused: a text whose last record went leaves its slot, and the
  * next new text takes it once the table has been committed without it
@@ -212,20 +234,26 @@ typedef struct wm_proxy_content {
     wm_proxy_compiler *cc;        /* the compile thread; NULL: compiles run inline (tests, tools) */
     wm_proxy_compile_req req;     /* req.job: the compile in flight, NULL = none */
     wm_proxy_counters *cnt;       /* compiles are counted here (may be NULL) */
+    uint32_t awaiting;            /* interests of held SUBSCRIBEs (wm_proxy_filter want) on this table */
+    uint32_t max_awaiting;        /* their bound: a new text beyond it is refused (0x97) */
+    bool dropped;                 /* a reference went since the last kick (the compile in flight may be stale) */
 } wm_proxy_content;
 
 /* Opens ct: an empty table over reg (borrowed: it must outlive the table),
- * slots reused as above, no reader until the first commit. cc, req.wake_fd
- * and cnt are the caller's to set (a reload keeps them). Returns 0, or -1
+ * slots reused as above, no reader until the first commit. cc, req.wake_fd,
+ * cnt and max_awaiting are the caller's to set (a reload keeps them). Returns 0, or -1
  * on out of memory (ct->tab NULL). One thread. */
 int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg);
-/* Frees ct's reader and table (not the registry), after waiting for its
- * compile in flight; ct may be opened again. */
+/* Frees ct's reader and table (not the registry); ct may be opened again.
+ * Its compile in flight is abandoned, not waited for
+ * (wm_proxy_compiler_abandon): a running one still reads the registry until
+ * it ends, so the registry must then outlive it (the process exits). */
 void wm_proxy_content_close(wm_proxy_content *ct);
 /* Starts a compile of what changed in ct's table (texts wanted or dropped)
  * if none is in flight: on cc, or inline without one. Cheap when nothing
  * changed: the worker calls it once per loop turn, so everything a turn
- * brought goes into one compile. */
+ * brought goes into one compile. A compile in flight whose new texts all
+ * lost their interests since is cancelled (counted filter_content_cancelled). */
 void wm_proxy_content_kick(wm_proxy_content *ct);
 /* Publishes the compile in flight if it has run: a new snapshot and reader
  * (held SUBSCRIBEs may go on: frame them again), and starts the next one
@@ -267,8 +295,6 @@ typedef struct wm_proxy_filter {
     bool clean_start;             /* CONNECT's Clean Start (§3.1.2.4) */
     bool connected;               /* a successful CONNACK was seen */
     bool subs_unknown;            /* the session may hold subscriptions the proxy does not know */
-    bool resume_wait;             /* resumed with texts not compiled yet: broker packets after the CONNACK
-                                     are held until they are (see wm_proxy_content) */
     uint8_t *cid;                 /* client identifier (CONNECT, or the broker's assigned one), malloc'd */
     uint32_t cid_len;
     uint64_t sess_gen;            /* the registry's session entry, 0 = none */
@@ -276,6 +302,8 @@ typedef struct wm_proxy_filter {
     uint32_t n_texts;             /* distinct content-filter texts of the records */
     uint32_t *want, n_want, cap_want; /* slots of texts awaited by held SUBSCRIBEs (one reference each) */
     wm_proxy_answers answers[2];  /* by side (as dir): the order of the answers it receives (proxy_answers.h) */
+    bool gone;                    /* the client left (wm_proxy_filter_client_gone) */
+    bool resume_wait;             /* a resumed session's content filters are not compiled yet: deliveries wait */
 } wm_proxy_filter;
 
 /* Starts the state of a new connection; allocates nothing yet. */
@@ -313,6 +341,15 @@ void wm_proxy_filter_reload_begin(wm_proxy_filter_shared *sh, const wm_proxy_spa
 void wm_proxy_filter_retable(wm_proxy_filter *f, uint32_t *nbhd_gone, uint32_t *xpath_gone);
 void wm_proxy_filter_reload_end(wm_proxy_filter_shared *sh, wm_proxy_content *old);
 
+/* The client sent its last bytes (EOF) while its stream was held: the
+ * texts it awaits are dropped (a compile that only they need is cancelled
+ * at the next wm_proxy_content_kick), and its held SUBSCRIBEs whose text
+ * is not compiled are dropped when framed again (no SUBACK: nobody reads
+ * it; counted filter_xpath_dropped_gone), so the rest of what it sent (a
+ * DISCONNECT, say) reaches the broker and the connection ends as the
+ * client's. */
+void wm_proxy_filter_client_gone(wm_proxy_filter *f);
+
 /* A packet `pkt` from side dir received behind one held (WM_PROXY_HOLD),
  * not framed yet: a SUBSCRIBE with a content filter takes its interest now
  * (within the connection's max_texts), so that its text joins the compile
@@ -327,7 +364,8 @@ void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet
  * its framed end). scratch holds scratch_cap bytes (at least the packet's
  * length + 65,546) for a replacement. Returns the action; on REPLACE
  * *out_len is its length; HOLD only for a client SUBSCRIBE whose content
- * filter is not compiled yet (above). */
+ * filter is not compiled yet, or a broker PUBLISH to a resumed session
+ * whose content filters are not (above). */
 wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt,
                                        const wm_mqtt5_config cfg[2], wm_proxy_queue *back,
                                        uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len);

@@ -26,18 +26,34 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
 
 /* Shows the filter the complete packets after the held one at q->ready
  * (len bytes), from where the last look stopped; decode errors are left to
- * the framing that reaches them. */
-static void peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len)
+ * the framing that reaches them. A PINGREQ (PINGRESP) among them is framed
+ * now, moved in front of the held packet: it carries nothing the held
+ * packets could change, MQTT lets a client send it at any time
+ * (§3.12), and it is what keeps a held client's connection alive (the
+ * broker closes one it hears nothing from for 1.5 x Keep Alive, §3.1.2.10;
+ * the client closes one whose PINGRESP does not come). Returns the number
+ * framed so. */
+static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len)
 {
-    uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len);
+    uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len), pings = 0;
     while (at < q->tail) {
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
         if (wm_mqtt5_decode(&ss->cfg[dir], q->buf + at, q->tail - at, &pkt, &r) != WM_MQTT5_DONE) break;
+        if ((pkt.type == WM_MQTT5_PINGREQ || pkt.type == WM_MQTT5_PINGRESP) && r.length == 2) {
+            uint8_t ping[2] = { q->buf[at], q->buf[at + 1] };
+            memmove(q->buf + q->ready + 2, q->buf + q->ready, at - q->ready);
+            memcpy(q->buf + q->ready, ping, 2);
+            q->ready += 2;
+            at += 2;
+            pings++;
+            continue;
+        }
         wm_proxy_filter_prefetch(ss->filter, dir, &pkt);
         at += (uint32_t)r.length;
     }
     ss->peeked[dir] = at - q->ready;
+    return pings;
 }
 
 /* Withheld packets leave a gap [q->ready, rd) between the framed bytes and
@@ -183,7 +199,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             if (act == WM_PROXY_HOLD) {
                 close_gap(q, &rd);
                 ss->peeked[dir] = ss->peeked[dir] > moved ? ss->peeked[dir] - moved : 0;
-                peek_behind(ss, dir, q, len);
+                res.packets += peek_behind(ss, dir, q, len);
                 res.held = true;
                 return res;
             }

@@ -48,7 +48,9 @@
  * filter is being compiled) stops the direction there, unframed, so the
  * packets behind it keep their order; the complete ones already received
  * behind it are shown to wm_proxy_filter_prefetch (decoded, not consumed),
- * once each, so that what they need is prepared together. The next call
+ * once each, so that what they need is prepared together; a PINGREQ
+ * (PINGRESP) among them is framed at once, ahead of the held packet, so a
+ * held client keeps its keep-alive (REVIEW6 finding 2). The next call
  * presents the held packet again.
  *
  * Direction index = the side that sent the bytes: WM_PROXY_C2U (0, from the
@@ -73,7 +75,7 @@ typedef enum wm_proxy_frame_verdict {
 } wm_proxy_frame_verdict;
 
 typedef struct wm_proxy_frame_result {
-    uint32_t packets;            /* complete packets framed by this call */
+    uint32_t packets;            /* complete packets framed by this call (pings passed ahead of a held one too) */
     uint32_t publishes;          /* of which PUBLISH */
     uint32_t rewritten;          /* CONNECT/CONNACK made to announce max_packet */
     uint32_t dropped;            /* packets withheld by the filter */

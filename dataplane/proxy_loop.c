@@ -76,8 +76,8 @@ typedef struct conn {
     uint8_t up_gone;          /* the upstream takes nothing more: unreachable, or ended (upstream_gone) */
     uint8_t stop;             /* draining for a shutdown (closed_at_shutdown) */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
-    uint8_t held;             /* bit 1 << s: side s's stream waits at a packet the filter holds (WM_PROXY_HOLD:
-                                 a client's SUBSCRIBE, a resumed session's deliveries) until a compile */
+    uint8_t held;             /* bit s: side s's stream waits at a packet the filter holds (WM_PROXY_HOLD:
+                                 a client SUBSCRIBE, a broker PUBLISH to a resumed session) */
     uint8_t slow[2];          /* the last inline send towards 1 - s could not finish: wait for room */
     uint8_t sent_on[2];       /* something was sent on fd[s] since its last read (ack_at_read) */
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
@@ -817,6 +817,13 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
             upstream_gone(w, k, slot, true);
         } else if (k->state == ST_OPEN && !k->eof[s]) {
             k->eof[s] = 1;
+            /* A client that leaves while held waits for no compile: its
+             * held SUBSCRIBEs go, what follows them reaches the broker,
+             * and the connection ends as the client's (REVIEW6 finding 3). */
+            if (s == WM_PROXY_C2U && (k->held & 1u << s)) {
+                wm_proxy_filter_client_gone(&k->flt);
+                if (frame(w, k, slot, s)) want_send(w, k, slot, s);
+            }
             maybe_finish(w, k, slot, s);
         }
     } else if (res == -ENOBUFS) {
@@ -1079,9 +1086,9 @@ static void after_batch(worker *w)
     if (w->over_total && w->held <= w->held_limit / 4 * 3) resume_total(w);
 }
 
-/* Streams held for a content filter being compiled (a client's SUBSCRIBE,
- * a resumed session's deliveries) go on (or hold again, for a text of the
- * next compile). */
+/* Streams held at a packet waiting for a compile (a client's SUBSCRIBE, the
+ * broker's deliveries to a resumed session) go on (or hold again, for a
+ * text of the next compile). */
 static void resume_held(worker *w)
 {
     for (uint32_t i = 0; i < w->nconns; i++) {
@@ -1310,6 +1317,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
         }
         w->fsh.content = &w->content;
         w->content.cnt = &w->c;
+        /* four connections' worth of new texts may await a compile at once */
+        w->content.max_awaiting = cfg->max_texts > UINT32_MAX / 4 ? UINT32_MAX : 4 * cfg->max_texts;
     }
     if (cfg->spatial) {
         w->scratch_cap = cfg->max_packet + 65546 + 16;
@@ -1355,7 +1364,7 @@ static void worker_free(worker *w)
     if (w->qmem && w->qmem != MAP_FAILED) munmap(w->qmem, w->qmem_bytes);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
-    wm_proxy_content_close(&w->content);   /* waits for its compile, which writes wake_fd when done */
+    wm_proxy_content_close(&w->content);   /* abandons its compile in flight (no write to wake_fd after) */
     if (w->wake_fd >= 0) close(w->wake_fd);
     free(w->scratch);
     free(w->conns);
@@ -1417,9 +1426,10 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     unsigned started = 0;
     for (unsigned i = 0; i < n; i++)
         if (worker_alloc(&ws[i], cfg, i) < 0) { rc = -1; break; }
-    /* Content filters compile on their own thread, never on a worker. */
+    /* Content filters compile on their own threads, one per worker, never
+     * on a worker (dataplane/proxy_compile.h). */
     wm_proxy_compiler *cc = NULL;
-    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start())) rc = -1;
+    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start(n))) rc = -1;
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
@@ -1480,7 +1490,9 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         sum(total, &ws[i].c);
         worker_free(&ws[i]);
     }
-    wm_proxy_compiler_stop(cc);
+    /* A compile still running was abandoned by its worker: the caller must
+     * not free the registry it reads (wirematch-proxy _exits). */
+    if (wm_proxy_compiler_stop(cc)) total->compile_detached = 1;
     /* Peak is a gauge: the sum of worker peaks bounds the process peak. */
     free(ws);
     return rc;

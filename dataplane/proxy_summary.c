@@ -119,6 +119,13 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
                                "resume_refused", I(c->filter_resume_refused));
         for (int k = 0; co && k < WM_CONTENT_OUTCOME_COUNT; k++)
             json_object_set_new(co, wm_content_outcome_name((enum wm_content_outcome)k), json_integer(I(c->filter_content[k])));
+        /* the compile threads (dataplane/proxy_compile.h) */
+        if (co) {
+            json_object_set_new(co, "cancelled", json_integer(I(c->filter_content_cancelled)));
+            json_object_set_new(co, "dropped_gone", json_integer(I(c->filter_xpath_dropped_gone)));
+            json_object_set_new(co, "suback_compile_busy", json_integer(I(c->filter_suback_compile_busy)));
+            json_object_set_new(co, "detached_at_stop", json_integer(I(c->compile_detached)));
+        }
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }
     }
     wm_proxy_registry_stats st;

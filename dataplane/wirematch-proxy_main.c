@@ -262,6 +262,11 @@ int main(int argc, char **argv)
     if (cfg.state && wm_proxy_state_tick(cfg.state, reg, true)) rc = -1;
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
+    /* a compile abandoned at the stop still reads the schemas: no frees */
+    if (total.compile_detached) {
+        fflush(NULL);
+        _exit(rc == 0 ? 0 : 1);
+    }
     wm_proxy_registry_free(reg);    /* before the tables: it points into their matcher */
     wm_proxy_tables_free(tables);   /* the tables in use then (the first ones, or reloaded), schemas included */
     return rc == 0 ? 0 : 1;

@@ -6,7 +6,9 @@
 #    SUBACK refusals (unknown nbhd, invalid xpath), and a refusal pipelined
 #    behind a held content SUBSCRIBE come in the order of the client's
 #    packets, between the broker's PUBACK / PUBREC / SUBACK / UNSUBACK /
-#    PINGRESP (before: PUBACK 2 0x10 ahead of PUBACK 1, every time);
+#    PINGRESP (a PINGRESP may come before the SUBACK of a SUBSCRIBE held for
+#    its compile: the PINGREQ passes it; before: PUBACK 2 0x10 ahead of
+#    PUBACK 1, every time);
 #  - towards the broker (MQTT 5.0 [MQTT-4.6.0-2], the rule §4.6 sets for the
 #    Client, whose part the proxy plays for deliveries it withholds):
 #    fake_broker.py --aliases sends a subscriber of X1 eight QoS 1 PUBLISHes

@@ -8,12 +8,13 @@ usage: proxy_content_storm.py PORT DIR N BOUND_S
   one containing "INVALID" compiles for no schema) and refs.json
   (senml_docs.py: libxml2's answer to each query on each document).
 A probe client subscribes to pr/# (no filter). The storm client sends, in
-ONE write, a SUBSCRIBE per query (query i on st/i/#, QoS 1) followed by a
-PINGREQ. Meanwhile the probe does round trips (PINGREQ -> PINGRESP, and a
+ONE write, a SUBSCRIBE per query (query i on st/i/#, QoS 1) followed by an
+UNSUBSCRIBE (st/none) and a PINGREQ. Meanwhile the probe does round trips (PINGREQ -> PINGRESP, and a
 QoS 1 PUBLISH to pr/k until it comes back to it through the broker); each
 must take less than BOUND_S seconds. Then: the storm client got every
 SUBACK (granted, but SUBACK 0x80 with a Reason String for the invalid one)
-and its PINGRESP after them (its later packets kept their order); each
+and its UNSUBACK after them (its later packets kept their order), its
+PINGRESP before the last of them (a PINGREQ goes on while held); each
 document published to st/i/D reaches it exactly when libxml2 says query i
 selects something in it."""
 import json, os, sys, threading, time
@@ -32,7 +33,7 @@ codes, _ = probe.subscribe(["pr/#"], qos=1)
 if codes != [1]: fail("probe SUBACK %r" % codes)
 st = Client(port, "storm-sub")
 storm = b"".join(packet(0x82, struct.pack(">H", 1000 + i) + props([(0x26, ("xpath", q))]) + s("st/%d/#" % i) + b"\x01")
-                 for i, q in enumerate(queries)) + b"\xc0\x00"
+                 for i, q in enumerate(queries)) + packet(0xA2, struct.pack(">H", 999) + props([]) + s("st/none")) + b"\xc0\x00"
 t0 = time.time()
 st.send_raw(storm)
 
@@ -59,9 +60,14 @@ while True:
 ok("%d SUBSCRIBEs with distinct content filters answered in %.1f s; meanwhile %d probe round trips on the same "
    "worker, the slowest %.3f s (bound %.1f s)" % (Q, time.time() - t0, trips, worst, bound))
 
-if not st.wait_for(lambda: any(k == 13 for k, _ in st.other), 30): fail("storm client: no PINGRESP")
+if not st.wait_for(lambda: any(k == 11 for k, _ in st.other), 30): fail("storm client: no UNSUBACK")
 kinds = [k for k, _ in st.other]
-if kinds.index(13) != Q: fail("storm client: PINGRESP at position %d among %d SUBACKs (order lost)" % (kinds.index(13), Q))
+if 13 not in kinds: fail("storm client: no PINGRESP")
+# its UNSUBSCRIBE stayed behind the held SUBSCRIBEs (order kept); its
+# PINGREQ did not (it goes on while a SUBSCRIBE waits for its compile)
+rest = [k for k in kinds if k != 13]
+if rest.index(11) != Q: fail("storm client: UNSUBACK at position %d among %d SUBACKs (order lost)" % (rest.index(11), Q))
+if kinds.index(13) >= Q: fail("storm client: PINGRESP after every SUBACK: its PINGREQ waited behind the held SUBSCRIBEs")
 granted = 0
 for k, b in st.other:
     if k != 9: continue
@@ -76,7 +82,8 @@ for k, b in st.other:
         fail("query %d: SUBACK 0x%02x %r" % (i, code, pr))
     else:
         granted += 1
-ok("storm client: %d granted, the invalid one refused with its reason, its PINGRESP after every SUBACK" % granted)
+ok("storm client: %d granted, the invalid one refused with its reason, its UNSUBACK after every SUBACK, its "
+   "PINGRESP at position %d (passed ahead)" % (granted, kinds.index(13)))
 
 pub = Client(port, "storm-pub")
 for i, q in enumerate(queries):

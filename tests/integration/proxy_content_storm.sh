@@ -5,10 +5,10 @@
 # (proxy_content_storm.py has the scenario). wirematch-proxy --threads 1, so
 # every client shares the one worker: a client pipelines Q SUBSCRIBEs, each
 # with a distinct matches() or contains() query (plus one that compiles for
-# no schema), in one write followed by a PINGREQ; another client's PINGREQ
+# no schema), in one write followed by an UNSUBSCRIBE and a PINGREQ; another client's PINGREQ
 # and PUBLISH round trips meanwhile must each stay under BOUND_S seconds (a
 # bound against a stall, not a speed figure). Then the storm client's
-# SUBACKs (and its PINGRESP after them), and its deliveries: exactly what
+# SUBACKs (its UNSUBACK after them, its PINGRESP ahead), and its deliveries: exactly what
 # libxml2's XPath selects in the source XML of each document (for a
 # matches() query, on the XPath 1.0 query with the same meaning). Before
 # the compiles left the worker (the whole set recompiled on the worker per

@@ -75,7 +75,7 @@ class Client:
     acknowledged as the spec says (PUBACK, PUBREC then PUBCOMP on PUBREL)
     unless auto_ack is False, and collected in self.msgs."""
     def __init__(self, port, cid, receive_max=None, topic_alias_max=None, clean=True, session_expiry=None,
-                 problem_info=None, auto_ack=True):
+                 problem_info=None, auto_ack=True, keepalive=60):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.auto_ack, self.msgs, self.acks, self.cond = auto_ack, [], {}, threading.Condition()
@@ -86,7 +86,7 @@ class Client:
         if topic_alias_max: pr.append((0x22, topic_alias_max))
         if session_expiry: pr.append((0x11, session_expiry))
         if problem_info is not None: pr.append((0x17, problem_info))
-        self.sock.sendall(packet(0x10, s("MQTT") + bytes([5, 0x02 if clean else 0]) + struct.pack(">H", 60) +
+        self.sock.sendall(packet(0x10, s("MQTT") + bytes([5, 0x02 if clean else 0]) + struct.pack(">H", keepalive) +
                                  props(pr) + s(cid)))
         self.buf = b""
         t, body = self._packet()

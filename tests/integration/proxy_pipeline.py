@@ -2,7 +2,9 @@
 """A client that pipelines (MQTT 5.0 §3.1.4: "Clients are allowed to send
 further Control Packets immediately after sending a CONNECT packet; Clients
 need not wait for a CONNACK"): CONNECT and the scenario's packets in one
-write, then a PINGREQ whose PINGRESP ends the exchange. Prints what came back,
+write, then a PINGREQ whose PINGRESP ends the exchange once every SUBSCRIBE
+and QoS 1 PUBLISH has its answer (a PINGREQ may pass a SUBSCRIBE the proxy
+holds for its compile). Prints what came back,
 in order, on one line: "CONNACK:00 SUBACK:80 PINGRESP", "CONNACK:87 closed"
 (SUBACK: its last reason code; PUBACK: its reason code, 00 when omitted).
 Standard library only (proxy_raw.py's encoders).
@@ -68,13 +70,15 @@ def main():
         sock.close()
         print("sent")
         return
-    sock.sendall(connect("pipe-" + name) + b"".join(scenario(name, arg)) + PINGREQ)
+    pkts = scenario(name, arg)
+    sock.sendall(connect("pipe-" + name) + b"".join(pkts) + PINGREQ)
+    answers = sum(1 for p in pkts if p[0] in (0x82, 0x32))   # SUBSCRIBE, PUBLISH QoS 1
     r, out = Reader(sock), []
     deadline = time.time() + 20
     try:
         while time.time() < deadline:
             out.append(show(*r.packet()))
-            if out[-1] == "PINGRESP": break
+            if "PINGRESP" in out and sum(1 for o in out if o.startswith(("SUBACK", "PUBACK"))) >= answers: break
         else:
             out.append("timeout")
     except (EOFError, ConnectionResetError):

@@ -45,7 +45,11 @@ for sc in nbhd-unknown xpath-bad sid-reserved two-filters nbhd; do expect "$BPOR
 expect "$BPORT" pub-qos1 -- "CONNACK:00 PUBACK:10 PINGRESP"
 # Through the proxy: the proxy's own answers after the CONNACK, same order.
 expect "$PORT_a" nbhd-unknown -- "CONNACK:00 SUBACK:80 PINGRESP"
-expect "$PORT_a" xpath-bad -- "CONNACK:00 SUBACK:80 PINGRESP"
+# (a new xpath text waits for its compile, which refuses it; the PINGREQ goes on meanwhile, §3.12,
+# so its PINGRESP may come before the SUBACK or after it: a race between the compile and the broker)
+got=$("${PIPE[@]}" "$PORT_a" xpath-bad)
+case "$got" in "CONNACK:00 SUBACK:80 PINGRESP" | "CONNACK:00 PINGRESP SUBACK:80") ;;
+  *) fail "xpath-bad through port $PORT_a: got '$got', want CONNACK:00, SUBACK:80 and PINGRESP" ;; esac
 expect "$PORT_a" sid-reserved -- "CONNACK:00 SUBACK:83 PINGRESP"
 expect "$PORT_a" two-filters -- "CONNACK:00 SUBACK:97 PINGRESP"
 expect "$PORT_a" pub-qos1 -- "CONNACK:00 PUBACK:10 PINGRESP"

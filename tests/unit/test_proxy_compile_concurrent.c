@@ -1,7 +1,7 @@
 /* Content filters compiled away from the proxy's workers
  * (dataplane/proxy_compile.h, control/content_filters.h "Compiling away from
  * the writer"): two worker threads, each with its own table, hand their new
- * texts to ONE compile thread and go on matching publications with the
+ * texts to the compile threads (two) and go on matching publications with the
  * snapshot they have while the compile runs. Each round a worker wants a
  * batch of new texts (all distinct, one of them refused: an unbalanced
  * matches() pattern), drops the previous batch, starts one compile
@@ -135,7 +135,7 @@ static void compile_off_worker(void)
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
     CHECK(wm_schema_reg_load(reg, &REG, err, sizeof err) == 0, "%s", err);
-    CC = wm_proxy_compiler_start();
+    CC = wm_proxy_compiler_start(2);
     CHECK(CC, "compile thread");
     pthread_t th[2];
     for (int i = 0; i < 2; i++) CHECK(pthread_create(&th[i], NULL, worker_main, (void *)(intptr_t)i) == 0, "thread");
@@ -146,13 +146,79 @@ static void compile_off_worker(void)
     rmdir(dir);
 }
 
+/* Nobody waits for a compile (REVIEW6 finding 3): one compile thread to
+ * start with; table a's heavy batch runs on it while table b's batch is
+ * queued behind; every text of b's batch loses its client (unref) and the
+ * next kick abandons b's job (stale: taken out of the FIFO, freed) and makes
+ * the next one (a thread is started for it, a's being busy); a's worker ends
+ * while a's job runs (abandoned: cancelled, freed by its thread). Then the
+ * next compile of b publishes without the dropped texts, a's thread stops
+ * at its next text, and the stop joins every thread (nothing detached).
+ * ASan/TSan watch the jobs changing hands. */
+static void cancel_and_abandon(void)
+{
+    char dir[] = "/tmp/wm_proxy_cancel_XXXXXX", reg[128], err[512], text[160];
+    const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
+    CHECK(!why, "%s", why);
+    CHECK(wm_schema_reg_load(reg, &REG, err, sizeof err) == 0, "%s", err);
+    CC = wm_proxy_compiler_start(1);
+    CHECK(CC, "compile thread");
+    wm_proxy_counters ca, cb;
+    memset(&ca, 0, sizeof ca);
+    memset(&cb, 0, sizeof cb);
+    wm_proxy_content a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    CHECK(wm_proxy_content_open(&a, REG) == 0 && wm_proxy_content_open(&b, REG) == 0, "open");
+    a.cc = b.cc = CC;
+    a.req.wake_fd = b.req.wake_fd = -1;
+    a.cnt = &ca;
+    b.cnt = &cb;
+    wm_proxy_content_kick(&a);
+    wm_proxy_content_kick(&b);
+    while (!wm_proxy_content_poll(&a)) usleep(100);
+    while (!wm_proxy_content_poll(&b)) usleep(100);
+    uint32_t slot[BATCH], s;
+    for (int i = 0; i < 12; i++) {
+        snprintf(text, sizeof text, "//s:senml[matches(@vs, '.{200}a%d')]", i);
+        CHECK(wm_content_want(a.tab, text, strlen(text), &s, err, sizeof err) == 0, "want: %s", err);
+    }
+    wm_proxy_content_kick(&a);
+    for (int j = 0; j < BATCH; j++) {
+        snprintf(text, sizeof text, "//s:senml[@v > %d]", j);
+        CHECK(wm_content_want(b.tab, text, strlen(text), &slot[j], err, sizeof err) == 0, "want: %s", err);
+    }
+    wm_proxy_content_kick(&b);
+    for (int j = 0; j < BATCH; j++) wm_content_unref(b.tab, slot[j]);
+    b.dropped = true;
+    wm_proxy_content_kick(&b);
+    CHECK(cb.filter_content_cancelled == 1, "b's job with no text wanted any more: %llu cancelled",
+          (unsigned long long)cb.filter_content_cancelled);
+    wm_proxy_content_close(&a);   /* abandoned while it runs (or still queued) */
+    while (cb.filter_content_compiles < 2) {
+        wm_proxy_content_poll(&b);
+        usleep(100);
+    }
+    CHECK(wm_content_count(b.tab) == 0, "%u texts live in b", wm_content_count(b.tab));
+    wm_proxy_content_close(&b);
+    /* a's abandoned job stops at its next text (it was cancelled) */
+    for (int i = 0; i < 60000 && wm_proxy_compiler_busy(CC); i++) usleep(1000);
+    CHECK(!wm_proxy_compiler_busy(CC), "the abandoned compile still runs after 60 s");
+    CHECK(!wm_proxy_compiler_stop(CC), "a compile was still running at the stop");
+    wm_schema_reg_free(REG);
+    unlink(reg);
+    rmdir(dir);
+}
+
 #if defined(__SANITIZE_THREAD__)
 int main(void)
 {
     compile_off_worker();
-    fprintf(stderr, "[====] Synthesis: Tested: 1 | Passing: 1 | Failing: 0 | Crashing: 0\n");
+    cancel_and_abandon();
+    fprintf(stderr, "[====] Synthesis: Tested: 2 | Passing: 2 | Failing: 0 | Crashing: 0\n");
     return 0;
 }
 #else
 Test(proxy_compile_concurrent, compiles_handed_over_while_the_worker_serves, .timeout = 600) { compile_off_worker(); }
+Test(proxy_compile_concurrent, cancelled_and_abandoned_compiles, .timeout = 600) { cancel_and_abandon(); }
 #endif
