@@ -285,12 +285,13 @@ static int grace_push(wm_content *c, uint32_t s, uint64_t tok)
 uint32_t wm_content_slots(const wm_content *c) { return c->n; }
 
 /* A slot is available (FREE, or never used below the bound), after
- * collecting the slots whose grace period is known to have passed. */
+ * collecting the slots whose grace period is known to have passed: first,
+ * so that the table stays as small as its live texts even when no job
+ * reclaims (refused texts come and go without one). */
 static bool slot_available(wm_content *c)
 {
-    if (c->free_head || c->n < c->max_slots) return true;
-    wm_content_reclaim(c, false);
-    return c->free_head != 0;
+    if (!c->free_head && c->g_n) wm_content_reclaim(c, false);
+    return c->free_head || c->n < c->max_slots;
 }
 
 /* The slot holding text[0..len) (LIVE, PENDING or REFUSED), 0 if none. */
