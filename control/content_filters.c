@@ -365,7 +365,11 @@ static uint32_t new_entry(wm_content *c, const char *xpath, size_t len, uint32_t
  * (or it was not tried); until then the set it failed against only grew. */
 static void retry_no_room(wm_content *c, entry *e)
 {
-    if (e->state != E_REFUSED || !e->no_room || e->room_gen == c->gone) return;
+    if (e->state != E_REFUSED || !e->no_room) return;
+    if (e->room_gen == c->gone) {   /* refused again, no compile */
+        c->st.room_cached++;
+        return;
+    }
     free(e->why);
     e->why = NULL;
     e->no_room = false;
@@ -672,8 +676,8 @@ static void refuse_no_room(wm_content_job *j, job_item *it, bool untried, const 
     it->no_room = true;
     it->untried = untried;
     if (untried)
-        snprintf(it->why, sizeof it->why, "not compiled: this compile of the worker's content filters spent its %u "
-                 "set builds finding the texts that do not fit together with the %u accepted (WM_XPF_MAX_STATES); "
+        snprintf(it->why, sizeof it->why, "not compiled: this compile of the content filters spent its %u set "
+                 "builds finding the texts that do not fit together with the %u accepted (WM_XPF_MAX_STATES); "
                  "try again later", JOB_MAX_BUILDS, before);
     else
         snprintf(it->why, sizeof it->why, "it compiles alone, but not together with the content filters "
