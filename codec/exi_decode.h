@@ -106,7 +106,7 @@ typedef struct wm_exi_decoder {
 } wm_exi_decoder;
 
 /* Prepares d for grammar g (not copied: must outlive d). lim may be NULL
- * for defaults. Allocates tables of g's size for the fast paths (17 bytes
+ * for defaults. Allocates tables of g's size for the fast paths (~120 bytes
  * per production, 8 per state, 96 per local name; a failed allocation only
  * disables a fast path); the per-document state comes later. */
 void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim);

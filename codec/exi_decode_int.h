@@ -47,6 +47,7 @@ struct wm_exi_strict_prod {
     bool nstart;
     uint16_t nn;
     uint32_t nfirst, next, lid, arg;
+    wm_exi_event ev;          /* SE and declared attributes: the prepared event (below) */
 };
 
 /* Per element declaration, the frame an SE of it opens and its start
@@ -59,9 +60,16 @@ struct wm_exi_strict_elem {
     bool nillable;
 };
 
-/* What the strict loop specialises on, built once per grammar. names: per
- * local name of the grammar, an event with that qname filled in (uri_id,
- * lid, uri, local) and everything else zero: events start as its copy. */
+/* What the strict loop specialises on, built once per decoder for its
+ * grammar. names: per local name of the grammar, its EE event (uri_id,
+ * lid, uri, local filled in, everything else zero). prods[].ev: per SE and
+ * declared-attribute production the loop decodes, its event prepared the
+ * same way (type, qname, value kind): the loop writes only the depth and
+ * the value's fields of that kind into it and passes it to the callback, so
+ * no event is built or copied per event. Each production's event only ever
+ * gets the same fields written, so the others stay as the general path
+ * leaves them (zero; no text with limits.typed_only). Mutable per decoder,
+ * like the decoder itself. */
 struct wm_exi_strict_tables {
     struct wm_exi_strict_state *states;
     struct wm_exi_strict_prod *prods;

@@ -9,8 +9,11 @@
  * productions and code width, per production its fused event and value kind
  * (prod_op) and next state, per local name the event with that qname already
  * filled in. An event then costs a table lookup, a bit peek from a 64-bit
- * window and a copy of its prepared event; the bit position, the depth and
- * the callback stay in locals. Any event it does not decode itself goes,
+ * window and its value written into the event prepared for its production
+ * (no event is built or copied); the bit position, the depth and the
+ * callback stay in locals. With every value's text (no limits.typed_only)
+ * numbers and booleans are formatted by the general path's own formatters
+ * (codec/exi_types.h), so decoding to XML stays in the loop too. Any event it does not decode itself goes,
  * from its first bit (or, for a declared attribute, from its value), through
  * the general step, and the loop changes nothing before it knows it can
  * finish an event, so the two paths cannot disagree
@@ -42,6 +45,7 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
     for (uint32_t lid = 0; lid < g->n_lids; lid++) {
         uint32_t uri = g->lname_uri[lid];
         wm_exi_event *e = &t->names[lid];
+        e->type = WM_EXI_EV_EE;
         e->uri_id = uri;
         e->lid = lid;
         e->uri = (wm_exi_sview){ g->uris[uri], (uint32_t)strlen(g->uris[uri]) };
@@ -69,12 +73,20 @@ struct wm_exi_strict_tables *wm_exi_decode_strict_tables(const wm_exi_grammar *g
             op = WM_EXI_OP_TERM;
         if (op == WM_EXI_OP_SE && (p->arg >= g->n_elems || !t->elems[p->arg].n)) op = WM_EXI_OP_TERM;
         struct wm_exi_strict_prod *fp = &t->prods[i];
-        *fp = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg };
+        *fp = (struct wm_exi_strict_prod){ .op = op, .next = p->next, .lid = p->lid, .arg = p->arg, .ev = { 0 } };
         if (op != WM_EXI_OP_TERM && op != WM_EXI_OP_EE) {
             fp->nfirst = t->states[p->next].first;
             fp->nn = t->states[p->next].n;
             fp->nw = t->states[p->next].w;
             fp->nstart = (t->states[p->next].flags & WM_EXI_S_START) != 0;
+            static const uint8_t kind[] = { [WM_EXI_OP_AT_FLOAT] = WM_EXI_DT_FLOAT, [WM_EXI_OP_AT_INT] = WM_EXI_DT_INTEGER,
+                                            [WM_EXI_OP_AT_BOOL] = WM_EXI_DT_BOOLEAN, [WM_EXI_OP_AT_STR] = WM_EXI_DT_STRING,
+                                            [WM_EXI_OP_SE] = 0, [WM_EXI_OP_AT] = 0 };
+            _Static_assert(sizeof kind == WM_EXI_OP_AT_STR + 1, "a value kind per prod_op kind");
+            wm_exi_event *e = &fp->ev;
+            *e = t->names[p->lid];
+            e->type = op == WM_EXI_OP_SE ? WM_EXI_EV_SE : WM_EXI_EV_AT;
+            e->value.kind = kind[op];
         }
     }
     return t;
@@ -221,7 +233,7 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
  * (the attribute sequence of sensor records is data: with one shared
  * dispatch it was the loop's most expensive instruction).
  * DISPATCH(first, n, w): the next event in a state with those productions
- * and code width; sets w, win, pi, p and q (the bit after the code: handlers
+ * and code width; sets w, win, p and q (the bit after the code: handlers
  * check it against the end with what follows). NEXT_FRAME(): the state of
  * the innermost frame f (after EE and the general path). NEXT_AFTER(): the
  * next state of the production just decoded, in the same frame. */
@@ -231,8 +243,7 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
         win = window(buf, nbytes, pos);                                                                     \
         uint32_t v_ = top(win, w);                                                                          \
         if (v_ >= (n_)) goto general; /* xsi:type / xsi:nil, or a bad code */                              \
-        pi = (first_) + v_;                                                                                 \
-        p = &fp[pi];                                                                                        \
+        p = &fp[(first_) + v_];                                                                             \
         q = pos + w;                                                                                        \
         goto *handler[p->op];                                                                               \
     } while (0)
@@ -261,21 +272,31 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
         [WM_EXI_OP_AT_INT] = &&at_int,      [WM_EXI_OP_AT_BOOL] = &&at_bool,    [WM_EXI_OP_SE] = &&se,
         [WM_EXI_OP_EE] = &&ee,              [WM_EXI_OP_AT_STR] = &&at_str,
     };
+    /* with every value's text: numbers and booleans written into the
+     * scratch as wm_exi_value_read() does (the same formatters), when the
+     * scratch holds the longest such text; else from the general path */
     static const void *const lexical_handler[] = {
+        [WM_EXI_OP_TERM] = &&general,       [WM_EXI_OP_AT] = &&general,         [WM_EXI_OP_AT_FLOAT] = &&at_float,
+        [WM_EXI_OP_AT_INT] = &&at_int,      [WM_EXI_OP_AT_BOOL] = &&at_bool,    [WM_EXI_OP_SE] = &&se,
+        [WM_EXI_OP_EE] = &&ee,              [WM_EXI_OP_AT_STR] = &&at_str,
+    };
+    static const void *const lexical_general_handler[] = {
         [WM_EXI_OP_TERM] = &&general,       [WM_EXI_OP_AT] = &&general,         [WM_EXI_OP_AT_FLOAT] = &&attr_general,
         [WM_EXI_OP_AT_INT] = &&attr_general, [WM_EXI_OP_AT_BOOL] = &&attr_general, [WM_EXI_OP_SE] = &&se,
         [WM_EXI_OP_EE] = &&ee,              [WM_EXI_OP_AT_STR] = &&at_str,
     };
     _Static_assert(sizeof typed_handler / sizeof *typed_handler == WM_EXI_OP_AT_STR + 1 &&
-                       sizeof lexical_handler / sizeof *lexical_handler == WM_EXI_OP_AT_STR + 1,
+                       sizeof lexical_handler / sizeof *lexical_handler == WM_EXI_OP_AT_STR + 1 &&
+                       sizeof lexical_general_handler / sizeof *lexical_general_handler == WM_EXI_OP_AT_STR + 1,
                    "a handler per prod_op kind");
+    _Static_assert(WM_EXI_FLOAT_TEXT_MAX >= WM_EXI_INT_TEXT_MAX && WM_EXI_FLOAT_TEXT_MAX >= 5, "the longest number text");
     wm_exi_decoder *const d = c->d;
     const wm_exi_grammar *const g = d->g;
     const struct wm_exi_strict_tables *const tb = d->strict;
     const struct wm_exi_strict_state *const ss = tb->states;
-    const struct wm_exi_strict_prod *const fp = tb->prods;
+    struct wm_exi_strict_prod *const fp = tb->prods; /* ev written (see wm_exi_strict_tables) */
     const struct wm_exi_strict_elem *const elems = tb->elems;
-    const wm_exi_event *const names = tb->names;
+    wm_exi_event *const names = tb->names;
     const uint32_t n_names = tb->n_names, n_states = tb->n_states;
     const uint8_t *const buf = c->r.buf;
     const uint64_t len_bits = c->r.len_bits, nbytes = len_bits >> 3;
@@ -284,68 +305,79 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
     const wm_exi_strtab *const t = &d->st;
     wm_exi_frame *const stack = d->stack;
     const uint32_t max_depth = d->lim.max_depth;
-    const void *const *const handler = c->typed_fast ? typed_handler : lexical_handler;
+    const bool lexical = !c->typed_fast;
+    const void *const *const handler = !lexical                                         ? typed_handler
+                                       : d->lim.max_value_bytes >= WM_EXI_FLOAT_TEXT_MAX ? lexical_handler
+                                                                                         : lexical_general_handler;
+    char *const scratch = d->scratch;
     uint32_t depth = d->depth;
     uint64_t pos = c->r.pos, q, win;
     wm_exi_status st;
-    wm_exi_event ev;
+    wm_exi_event *pe;
     wm_exi_frame *f;
     const struct wm_exi_strict_state *s;
-    const struct wm_exi_strict_prod *p;
+    struct wm_exi_strict_prod *p;
     unsigned w;
-    uint32_t pi;
     NEXT_FRAME();
 
 ee:
     if (q > len_bits || f->lid >= n_names || names[f->lid].uri_id != f->uri) goto general;
-    ev = names[f->lid];
-    ev.type = WM_EXI_EV_EE;
-    ev.depth = depth;
+    pe = &names[f->lid];
+    pe->depth = depth;
     pos = q;
     depth--;
-    if (fn(user, &ev)) goto stop;
+    if (fn(user, pe)) goto stop;
     NEXT_FRAME();
 
 se: {
     /* declared element: the frame of wm_exi_rt_frame_init() */
     if (q > len_bits || depth >= max_depth) goto general;
     const struct wm_exi_strict_elem *e = &elems[p->arg];
+    pe = &p->ev;
     f->state = p->next;
     f = &stack[depth++];
-    *f = (wm_exi_frame){ .state = e->state, .tgram = e->tgram, .uri = names[p->lid].uri_id, .lid = p->lid,
+    *f = (wm_exi_frame){ .state = e->state, .tgram = e->tgram, .uri = pe->uri_id, .lid = p->lid,
                          .bi = WM_EXI_NONE, .nillable = e->nillable };
-    ev = names[p->lid];
-    ev.type = WM_EXI_EV_SE;
-    ev.depth = depth;
+    pe->depth = depth;
     pos = q;
-    if (fn(user, &ev)) goto stop;
+    if (fn(user, pe)) goto stop;
     DISPATCH(e->first, e->n, e->w);
 }
 
 at_float: {
     int64_t m, e;
     if (!float_at(buf, nbytes, &q, win << w, 57 - w, &m, &e) || e < -16384 || e > 16383 || q > len_bits) goto general;
-    ev = names[p->lid];
-    ev.value.kind = WM_EXI_DT_FLOAT;
-    ev.value.mantissa = m;
-    ev.value.exponent = (int32_t)e;
+    pe = &p->ev;
+    pe->value.mantissa = m;
+    pe->value.exponent = (int32_t)e;
+    if (lexical) {
+        pe->value.text = scratch;
+        pe->value.len = wm_exi_float_text(m, (int32_t)e, scratch);
+    }
     goto emit_at;
 }
 
 at_int: {
     int64_t i;
     if (!int_at(buf, nbytes, &q, &i) || q > len_bits) goto general;
-    ev = names[p->lid];
-    ev.value.kind = WM_EXI_DT_INTEGER;
-    ev.value.i = i;
+    pe = &p->ev;
+    pe->value.i = i;
+    if (lexical) {
+        pe->value.text = scratch;
+        pe->value.len = wm_exi_int_text(i, scratch);
+    }
     goto emit_at;
 }
 
 at_bool:
     if (++q > len_bits) goto general;
-    ev = names[p->lid];
-    ev.value.kind = WM_EXI_DT_BOOLEAN;
-    ev.value.b = (win >> (63 - w)) & 1;
+    pe = &p->ev;
+    pe->value.b = (win >> (63 - w)) & 1;
+    if (lexical) {
+        memcpy(scratch, pe->value.b ? "true" : "false", 5);
+        pe->value.text = scratch;
+        pe->value.len = pe->value.b ? 4 : 5;
+    }
     goto emit_at;
 
 at_str: {
@@ -360,9 +392,9 @@ at_str: {
         if (!(len = wm_exi_uint_window(ww, &x))) goto attr_general;
     }
     q += 8 * len;
+    pe = &p->ev;
     if (x > 1) {
-        ev = names[p->lid];
-        if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &ev.value, &st)) goto attr_general;
+        if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &pe->value, &st)) goto attr_general;
         if (st) return st;
         goto emit_at;
     }
@@ -389,26 +421,23 @@ at_str: {
         q += kw;
     }
     if (q > len_bits) goto general;
-    ev = names[p->lid];
-    ev.value.kind = WM_EXI_DT_STRING;
-    ev.value.text = t->values[id].s.p;
-    ev.value.len = t->values[id].s.len;
+    pe->value.text = t->values[id].s.p;
+    pe->value.len = t->values[id].s.len;
     goto emit_at;
 }
 
 emit_at:
-    /* a declared attribute, its value in ev and checked against the end */
-    ev.type = WM_EXI_EV_AT;
-    ev.depth = depth;
+    /* a declared attribute, its value in *pe and checked against the end */
+    pe->depth = depth;
     f->state = p->next;
     pos = q;
-    if (fn(user, &ev)) goto stop;
+    if (fn(user, pe)) goto stop;
     NEXT_AFTER();
 
 attr_general: {
     /* a declared attribute whose value the general path reads (§7) */
     if (pos + w > len_bits) goto general; /* the code runs past the end */
-    const wm_exi_prod *gp = &g->prods[pi];
+    const wm_exi_prod *gp = &g->prods[p - fp];
     f->state = gp->next;
     d->depth = depth;
     c->r.pos = pos + w;

@@ -18,13 +18,44 @@ static wm_exi_status tx_put(wm_exi_reader *r, wm_exi_text *tx, const char *s, si
     return WM_EXI_OK;
 }
 
-static unsigned fmt_u64(char *out, uint64_t v)
+static const uint64_t pow10_u64[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull, 1000000000000000ull,
+    10000000000000000ull, 100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+};
+
+/* the number of decimal digits of v (1..20) */
+static unsigned ndigits(uint64_t v)
 {
-    char tmp[24];
-    unsigned n = 0;
-    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
-    for (unsigned i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-    return n;
+    unsigned n = ((64 - (unsigned)__builtin_clzll(v | 1)) * 1233) >> 12; /* ~log10(2) * bits */
+    return n + (n < 20 && (v | 1) >= pow10_u64[n]); /* v | 1: 0 has one digit */
+}
+
+/* v's nd decimal digits at out, two per step from the end (numbers are
+ * written for every value of a document decoded to text) */
+static unsigned fmt_digits(char *out, uint64_t v, unsigned nd)
+{
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
+    char *o = out + nd;
+    while (o - out >= 2) {
+        o -= 2;
+        memcpy(o, pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (o > out) *--o = (char)('0' + v);
+    return nd;
+}
+
+/* v's decimal digits at out (at most 20) */
+static unsigned fmt_u64(char *out, uint64_t v) { return fmt_digits(out, v, ndigits(v)); }
+
+static unsigned fmt_i64(char *out, int64_t v)
+{
+    if (v >= 0) return fmt_u64(out, (uint64_t)v);
+    out[0] = '-';
+    return 1 + fmt_u64(out + 1, (uint64_t)(-(v + 1)) + 1);
 }
 
 static unsigned fmt_pad(char *out, uint64_t v, unsigned width)
@@ -136,34 +167,49 @@ static wm_exi_status read_float(wm_exi_reader *r, wm_exi_text *tx, wm_exi_value 
     v->mantissa = m;
     v->exponent = (int32_t)e;
     if (!tx->cap) return WM_EXI_OK; /* typed value only */
-    char buf[64];
+    char buf[WM_EXI_FLOAT_TEXT_MAX];
+    return tx_put(r, tx, buf, wm_exi_float_text(m, (int32_t)e, buf));
+}
+
+unsigned wm_exi_float_text(int64_t m, int32_t e, char *buf)
+{
     unsigned n = 0;
     if (e == -16384) {
         const char *s = m == 1 ? "INF" : m == -1 ? "-INF" : "NaN";
-        return tx_put(r, tx, s, strlen(s));
+        n = (unsigned)strlen(s);
+        memcpy(buf, s, n);
+        return n;
     }
     uint64_t a = m < 0 ? (uint64_t)(-(m + 1)) + 1 : (uint64_t)m;
     if (m < 0) buf[n++] = '-';
-    char d[24];
-    unsigned nd = fmt_u64(d, a);
+    unsigned nd = ndigits(a);
     if (e >= 0 && e <= 6) {
-        memcpy(buf + n, d, nd); n += nd;
-        for (int64_t k = 0; k < e && a != 0; k++) buf[n++] = '0';
+        n += fmt_digits(buf + n, a, nd);
+        for (int32_t k = 0; k < e && a != 0; k++) buf[n++] = '0';
     } else if (e > 6 || e < -30) {
-        memcpy(buf + n, d, nd); n += nd;
-        buf[n++] = 'E'; n += (unsigned)snprintf(buf + n, 16, "%lld", (long long)e);
+        n += fmt_digits(buf + n, a, nd);
+        buf[n++] = 'E';
+        n += fmt_i64(buf + n, e);
     } else {
         unsigned frac = (unsigned)(-e);
         if (nd > frac) {
-            memcpy(buf + n, d, nd - frac); n += nd - frac;
-        } else buf[n++] = '0';
-        buf[n++] = '.';
-        for (unsigned k = nd; k < frac; k++) buf[n++] = '0';
-        unsigned from = nd > frac ? nd - frac : 0;
-        memcpy(buf + n, d + from, nd - from); n += nd - from;
+            /* the digits with '.' before the last frac of them */
+            char *o = buf + n + nd + 1;
+            for (unsigned i = 0; i < frac; i++) { *--o = (char)('0' + a % 10); a /= 10; }
+            *--o = '.';
+            fmt_digits(buf + n, a, nd - frac);
+            n += nd + 1;
+        } else {
+            buf[n++] = '0';
+            buf[n++] = '.';
+            for (unsigned k = nd; k < frac; k++) buf[n++] = '0';
+            n += fmt_digits(buf + n, a, nd);
+        }
     }
-    return tx_put(r, tx, buf, n);
+    return n;
 }
+
+unsigned wm_exi_int_text(int64_t v, char *buf) { return fmt_i64(buf, v); }
 
 wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, const wm_exi_datatype *dt,
                                 wm_exi_text *tx, wm_exi_value *v)
@@ -189,7 +235,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         break;
     case WM_EXI_DT_INTEGER:
         if ((st = read_integer(r, &v->i))) return st;
-        if (tx->cap) st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
+        if (tx->cap) st = tx_put(r, tx, buf, fmt_i64(buf, v->i));
         break;
     case WM_EXI_DT_UNSIGNED: {
         uint64_t u;
@@ -204,7 +250,7 @@ wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, 
         if (dt->nbit_width < 32 && u >> dt->nbit_width)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "%u-bit integer value %u out of range (§7.1.9)", dt->nbit_width, u);
         v->i = dt->nbit_min + (int64_t)u;
-        if (tx->cap) st = tx_put(r, tx, buf, (size_t)snprintf(buf, sizeof buf, "%lld", (long long)v->i));
+        if (tx->cap) st = tx_put(r, tx, buf, fmt_i64(buf, v->i));
         break;
     }
     case WM_EXI_DT_DECIMAL: {

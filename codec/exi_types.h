@@ -95,6 +95,16 @@ typedef struct wm_exi_text {
 wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, const wm_exi_datatype *dt,
                                 wm_exi_text *tx, wm_exi_value *v);
 
+/* The lexical text wm_exi_value_read() gives a float mantissa * 10^exponent
+ * (§7.1.4; exponent -16384: INF, -INF, NaN) and an integer (§7.1.5), written
+ * to buf (at least WM_EXI_FLOAT_TEXT_MAX / WM_EXI_INT_TEXT_MAX bytes, no NUL);
+ * return the length. Shared with the decoder's strict loop so both paths
+ * write the same text. Pure; thread safe. */
+#define WM_EXI_FLOAT_TEXT_MAX 48
+#define WM_EXI_INT_TEXT_MAX 24
+unsigned wm_exi_float_text(int64_t mantissa, int32_t exponent, char *buf);
+unsigned wm_exi_int_text(int64_t v, char *buf);
+
 /* Encodes lexical text s[0..len) as datatype dt. Errors: WM_EXI_E_INPUT when the
  * text is not in the type's lexical space (the caller may then fall back to an
  * untyped string where the grammar allows it), WM_EXI_E_UNSUPPORTED when it is

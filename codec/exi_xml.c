@@ -33,7 +33,10 @@ void wm_exi_xml_sink_free(wm_exi_xml_sink *s)
 }
 
 #define SV_IS(v, lit) ((v).len == sizeof(lit) - 1 && !memcmp((v).p, lit, sizeof(lit) - 1))
-static bool sv_eq(wm_exi_sview a, wm_exi_sview b) { return a.len == b.len && !memcmp(a.p, b.p, a.len); }
+static bool sv_eq(wm_exi_sview a, wm_exi_sview b)
+{
+    return a.len == b.len && (a.p == b.p || !a.len || (a.p[0] == b.p[0] && !memcmp(a.p, b.p, a.len)));
+}
 
 static int refuse(wm_exi_xml_sink *s, const char *what, wm_exi_sview name)
 {
@@ -42,14 +45,15 @@ static int refuse(wm_exi_xml_sink *s, const char *what, wm_exi_sview name)
     return 1;
 }
 
-/* the local name and the URI's length: attributes of one tag rarely share
- * a local name, and namespace names are long (hashing them cost ~10 % of
- * decoding to XML); equal names still compare in full */
+/* from the lengths and the local name's first and last bytes: attributes
+ * of one tag rarely share all four, and hashing every byte (namespace names
+ * are long) was a tenth of decoding to XML; equal names still compare in full */
 static uint32_t seen_hash(wm_exi_sview u, wm_exi_sview l)
 {
-    uint32_t h = 2166136261u ^ u.len;
-    for (uint32_t i = 0; i < l.len; i++) h = (h ^ (uint8_t)l.p[i]) * 16777619u;
-    return h ^ (h >> 15);
+    uint32_t h = u.len << 24 ^ l.len << 16;
+    if (l.len) h ^= (uint32_t)(uint8_t)l.p[0] << 8 | (uint8_t)l.p[l.len - 1];
+    h *= 0x9e3779b1u;
+    return h ^ (h >> 16); /* the table takes the low bits */
 }
 
 /* Adds {u}l to the open tag's names; false if it is there already. Names
@@ -76,41 +80,114 @@ static bool seen_add(wm_exi_xml_sink *s, wm_exi_sview u, wm_exi_sview l)
     }
 }
 
-static void put(wm_exi_xml_sink *s, const char *p, size_t n)
+/* The buffer grows here only, out of the way of the writers below: they
+ * run for every event of `wmctl exi decode` and of the decode-to-XML
+ * benchmark, where a call to memcpy and a capacity check per piece were
+ * most of the time. False when out of memory (s->oom, nothing written from
+ * then on). */
+static __attribute__((noinline)) bool grow(wm_exi_xml_sink *s, size_t n)
 {
-    if (s->oom) return;
-    if (s->len + n + 1 > s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 4096;
-        while (nc < s->len + n + 1) nc *= 2;
-        char *b = realloc(s->buf, nc);
-        if (!b) { s->oom = true; return; }
-        s->buf = b;
-        s->cap = nc;
+    if (s->oom) return false;
+    size_t nc = s->cap ? s->cap * 2 : 4096;
+    while (nc < s->len + n + 1) nc *= 2;
+    char *b = realloc(s->buf, nc);
+    if (!b) { s->oom = true; return false; }
+    s->buf = b;
+    s->cap = nc;
+    return true;
+}
+
+/* n bytes from p to o, without a call: two overlapping loads and stores
+ * (names and values are short); only p[0..n) is read */
+static inline void copy_short(char *o, const char *p, size_t n)
+{
+    /* the first and the last sizeof(T) bytes, overlapping in the middle */
+#define OVERLAPPING(T)                                                                                      \
+    do {                                                                                                    \
+        T a_, b_;                                                                                           \
+        memcpy(&a_, p, sizeof a_);                                                                          \
+        memcpy(&b_, p + n - sizeof b_, sizeof b_);                                                          \
+        memcpy(o, &a_, sizeof a_);                                                                          \
+        memcpy(o + n - sizeof b_, &b_, sizeof b_);                                                          \
+    } while (0)
+    if (n >= 8) {
+        if (n > 16) memcpy(o, p, n);
+        else OVERLAPPING(uint64_t);
     }
-    memcpy(s->buf + s->len, p, n);
+    else if (n >= 4) OVERLAPPING(uint32_t);
+    else if (n >= 2) OVERLAPPING(uint16_t);
+    else if (n) *o = *p;
+#undef OVERLAPPING
+}
+
+static inline __attribute__((always_inline)) void put(wm_exi_xml_sink *s, const char *p, size_t n)
+{
+    if (__builtin_expect(s->oom || s->len + n + 1 > s->cap, 0) && !grow(s, n)) return;
+    char *o = s->buf + s->len;
+    if (__builtin_constant_p(n)) memcpy(o, p, n);
+    else copy_short(o, p, n);
     s->len += n;
     s->buf[s->len] = 0;
 }
 
-static void puts_(wm_exi_xml_sink *s, const char *p) { put(s, p, strlen(p)); }
+#define puts_(s, lit) put((s), "" lit, sizeof(lit) - 1) /* literals only */
+
+/* Room for n more bytes and the NUL at the end of the output, or NULL
+ * (out of memory): an event reserves what it writes at most, then writes
+ * without checks and ends with done(). */
+static inline char *reserve(wm_exi_xml_sink *s, size_t n)
+{
+    if (__builtin_expect(s->oom || s->len + n + 1 > s->cap, 0) && !grow(s, n)) return NULL;
+    return s->buf + s->len;
+}
+
+static inline void done(wm_exi_xml_sink *s, char *o)
+{
+    s->len = (size_t)(o - s->buf);
+    *o = 0;
+}
+
+#define PREFIX_MAX 13 /* "ns" + 10 digits + ':' */
+#define LIT(o, lit) (memcpy((o), "" lit, sizeof(lit) - 1), (o) + sizeof(lit) - 1)
+
+static inline char *w_copy(char *o, wm_exi_sview v)
+{
+    copy_short(o, v.p, v.len);
+    return o + v.len;
+}
+
+/* a short constant string only known at run time */
+static __attribute__((noinline)) void put_cstr(wm_exi_xml_sink *s, const char *p) { put(s, p, strlen(p)); }
+
+/* Bytes that need a reference in attribute values (attr = 1) and in text
+ * (attr = 0): what escaped() replaces. */
+static const uint8_t esc_class[256] = {
+    ['&'] = 3, ['<'] = 3, ['>'] = 3, ['\r'] = 3, ['"'] = 1, ['\n'] = 1, ['\t'] = 1,
+};
 
 static void escaped(wm_exi_xml_sink *s, const char *p, size_t n, bool attr)
 {
+    /* most values have nothing to replace: one scan, one copy */
+    const uint8_t need = attr ? 1 : 2;
+    size_t i = 0;
+    while (i < n && !(esc_class[(uint8_t)p[i]] & need)) i++;
+    if (i == n) { put(s, p, n); return; }
     size_t from = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
+    for (; i < n; i++) {
+        const char *rep;
+        size_t rl;
         switch (p[i]) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = attr ? "&quot;" : NULL; break;
-        case '\n': rep = attr ? "&#10;" : NULL; break;
-        case '\t': rep = attr ? "&#9;" : NULL; break;
-        case '\r': rep = "&#13;"; break;
+        case '&': rep = "&amp;"; rl = 5; break;
+        case '<': rep = "&lt;"; rl = 4; break;
+        case '>': rep = "&gt;"; rl = 4; break;
+        case '"': if (!attr) continue; rep = "&quot;"; rl = 6; break;
+        case '\n': if (!attr) continue; rep = "&#10;"; rl = 5; break;
+        case '\t': if (!attr) continue; rep = "&#9;"; rl = 4; break;
+        case '\r': rep = "&#13;"; rl = 5; break;
+        default: continue;
         }
-        if (!rep) continue;
         put(s, p + from, i - from);
-        puts_(s, rep);
+        put(s, rep, rl);
         from = i + 1;
     }
     put(s, p + from, n - from);
@@ -136,13 +213,28 @@ static int ns_kind_text(wm_exi_sview u)
 /* ids 0 and 1 are "" and the XML namespace in every string table (§7.3.1) */
 static int ns_kind(uint32_t uri, wm_exi_sview u) { return uri == 0 ? NS_NONE : uri == 1 ? NS_XML : ns_kind_text(u); }
 
-/* the prefix of URI id `uri` (not NS_NONE, not NS_XMLNS) */
-static void prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
+/* the prefix of URI id `uri` (not NS_NONE, not NS_XMLNS) at o, at most
+ * PREFIX_MAX - 1 bytes */
+static char *w_prefix(char *o, int kind, uint32_t uri)
 {
-    char tmp[32];
-    if (ns_kind(uri, u) == NS_XML) { puts_(s, "xml"); return; }
-    const char *pre = uri == 2 ? "xsi" : (snprintf(tmp, sizeof tmp, "ns%u", uri), tmp);
-    puts_(s, pre);
+    if (kind == NS_XML) return LIT(o, "xml");
+    if (uri == 2) return LIT(o, "xsi");
+    char d[10];
+    unsigned k = 0;
+    do { d[k++] = (char)('0' + uri % 10); uri /= 10; } while (uri);
+    o = LIT(o, "ns");
+    while (k) *o++ = d[--k];
+    return o;
+}
+
+/* "prefix:" for a qname in URI `uri` at o (nothing for no namespace), at
+ * most PREFIX_MAX bytes */
+static inline char *w_qname_prefix(char *o, int kind, uint32_t uri)
+{
+    if (kind == NS_NONE) return o;
+    o = w_prefix(o, kind, uri);
+    *o++ = ':';
+    return o;
 }
 
 static bool need_decl(wm_exi_xml_sink *s, uint32_t uri)
@@ -182,28 +274,29 @@ static bool uri_ref(wm_exi_xml_sink *s, wm_exi_sview u)
     return false;
 }
 
-static void declare(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
+/* kind: ns_kind(uri, u) */
+static void declare_slow(wm_exi_xml_sink *s, int kind, uint32_t uri, wm_exi_sview u)
 {
-    if (ns_kind(uri, u) != NS_DECLARED || !need_decl(s, uri) || !uri_ref(s, u)) return;
+    if (!need_decl(s, uri) || !uri_ref(s, u)) return;
     s->bound[uri] = s->depth;
-    puts_(s, " xmlns:");
-    prefix(s, uri, u);
-    puts_(s, "=\"");
+    if (s->depth > s->bound_max) s->bound_max = s->depth;
+    char *o = reserve(s, 7 + PREFIX_MAX + 2);
+    if (!o) return;
+    o = LIT(o, " xmlns:");
+    o = w_prefix(o, kind, uri);
+    done(s, LIT(o, "=\""));
     escaped(s, u.p, u.len, true);
     puts_(s, "\"");
+}
+
+static inline void declare(wm_exi_xml_sink *s, int kind, uint32_t uri, wm_exi_sview u)
+{
+    if (kind == NS_DECLARED && (uri >= s->n_bound || !s->bound[uri])) declare_slow(s, kind, uri, u);
 }
 
 static void close_open(wm_exi_xml_sink *s)
 {
     if (s->open) { puts_(s, ">"); s->open = false; }
-}
-
-/* "prefix:" for a qname in URI `uri` (nothing for no namespace) */
-static void qname_prefix(wm_exi_xml_sink *s, uint32_t uri, wm_exi_sview u)
-{
-    if (ns_kind(uri, u) == NS_NONE) return;
-    prefix(s, uri, u);
-    puts_(s, ":");
 }
 
 /* Writes ` xsi:type="QNAME"` (declaring the prefix QNAME needs first) for
@@ -229,67 +322,109 @@ static int xsi_type_value(wm_exi_xml_sink *s, const char *v, uint32_t vl)
             if (!uri_ref(s, tu)) return 1;
             pre = SV_IS(tu, XSD_URI) ? "xsd" : "t";
             puts_(s, " xmlns:");
-            puts_(s, pre);
+            put_cstr(s, pre);
             puts_(s, "=\"");
             escaped(s, tu.p, tu.len, true);
             puts_(s, "\"");
         }
     }
     puts_(s, " xsi:type=\"");
-    if (pre) { puts_(s, pre); puts_(s, ":"); }
+    if (pre) { put_cstr(s, pre); puts_(s, ":"); }
     escaped(s, tl.p, tl.len, true);
     puts_(s, "\"");
     return 0;
 }
 
+/* Lexical forms without a character escaped() replaces (§7.1: digits,
+ * signs, '.', 'E', INF/NaN, date-time separators, base64/hex digits). */
+static bool plain_lexical(uint8_t kind)
+{
+    switch (kind) {
+    case WM_EXI_DT_BASE64: case WM_EXI_DT_HEX: case WM_EXI_DT_BOOLEAN: case WM_EXI_DT_DECIMAL: case WM_EXI_DT_FLOAT:
+    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: case WM_EXI_DT_DATETIME: return true;
+    default: return false;
+    }
+}
+
+/* true when p[0..n) needs no reference in an attribute value (no early
+ * exit: values are short and almost always clean) */
+static inline bool attr_clean(const char *p, size_t n)
+{
+    uint8_t acc = 0;
+    for (size_t i = 0; i < n; i++) acc |= esc_class[(uint8_t)p[i]];
+    return !(acc & 1);
+}
+
 int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
 {
     wm_exi_xml_sink *s = user;
+    char *o;
     switch (ev->type) {
-    case WM_EXI_EV_SE:
-        if (ns_kind(ev->uri_id, ev->uri) == NS_XMLNS) return refuse(s, "element in the xmlns namespace", ev->local);
-        close_open(s);
+    case WM_EXI_EV_SE: {
+        int k = ns_kind(ev->uri_id, ev->uri);
+        if (k == NS_XMLNS) return refuse(s, "element in the xmlns namespace", ev->local);
+        if ((o = reserve(s, 2 + PREFIX_MAX + (size_t)ev->local.len))) {
+            if (s->open) *o++ = '>';
+            *o++ = '<';
+            o = w_qname_prefix(o, k, ev->uri_id);
+            done(s, w_copy(o, ev->local));
+        }
         s->depth = ev->depth;
         s->gen++;
         s->n_seen = 0;
-        puts_(s, "<");
-        qname_prefix(s, ev->uri_id, ev->uri);
-        put(s, ev->local.p, ev->local.len);
-        declare(s, ev->uri_id, ev->uri);
+        declare(s, k, ev->uri_id, ev->uri);
         s->open = true;
         return s->bad;
-    case WM_EXI_EV_AT:
-        if (ns_kind(ev->uri_id, ev->uri) == NS_XMLNS || (ns_kind(ev->uri_id, ev->uri) == NS_NONE && SV_IS(ev->local, "xmlns")))
+    }
+    case WM_EXI_EV_AT: {
+        int k = ns_kind(ev->uri_id, ev->uri);
+        if (k == NS_XMLNS || (k == NS_NONE && SV_IS(ev->local, "xmlns")))
             return refuse(s, "attribute (a namespace declaration)", ev->local);
-        if (!seen_add(s, ns_kind(ev->uri_id, ev->uri) == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
+        if (!seen_add(s, k == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
             return refuse(s, "second attribute", ev->local);
-        declare(s, ev->uri_id, ev->uri);
+        declare(s, k, ev->uri_id, ev->uri);
         if (s->bad) return 1;
         if (ev->xsi && ev->value.kind == WM_EXI_DT_QNAME) {
             if (xsi_type_value(s, ev->value.text, ev->value.len)) return 1;
             break;
         }
-        puts_(s, " ");
-        qname_prefix(s, ev->uri_id, ev->uri);
-        put(s, ev->local.p, ev->local.len);
-        puts_(s, "=\"");
-        escaped(s, ev->value.text, ev->value.len, true);
-        puts_(s, "\"");
+        bool clean = plain_lexical(ev->value.kind) || attr_clean(ev->value.text, ev->value.len);
+        if (!(o = reserve(s, 1 + PREFIX_MAX + (size_t)ev->local.len + 2 + (clean ? ev->value.len + 1 : 0)))) return 0;
+        *o++ = ' ';
+        o = w_qname_prefix(o, k, ev->uri_id);
+        o = LIT(w_copy(o, ev->local), "=\"");
+        if (clean) {
+            o = w_copy(o, (wm_exi_sview){ ev->value.text, ev->value.len });
+            *o++ = '"';
+            done(s, o);
+        } else {
+            done(s, o);
+            escaped(s, ev->value.text, ev->value.len, true);
+            puts_(s, "\"");
+        }
         break;
+    }
     case WM_EXI_EV_CH:
         close_open(s);
         escaped(s, ev->value.text, ev->value.len, false);
         break;
     case WM_EXI_EV_EE:
-        if (s->open) { puts_(s, "/>"); s->open = false; }
-        else {
-            puts_(s, "</");
-            qname_prefix(s, ev->uri_id, ev->uri);
-            put(s, ev->local.p, ev->local.len);
-            puts_(s, ">");
+        if ((o = reserve(s, 3 + PREFIX_MAX + (size_t)ev->local.len))) {
+            if (s->open) o = LIT(o, "/>");
+            else {
+                o = LIT(o, "</");
+                o = w_qname_prefix(o, ns_kind(ev->uri_id, ev->uri), ev->uri_id);
+                o = w_copy(o, ev->local);
+                *o++ = '>';
+            }
+            done(s, o);
         }
-        for (uint32_t i = 0; i < s->n_bound; i++)
-            if (s->bound[i] >= ev->depth) s->bound[i] = 0;
+        s->open = false;
+        if (s->bound_max >= ev->depth) {
+            for (uint32_t i = 0; i < s->n_bound; i++)
+                if (s->bound[i] >= ev->depth) s->bound[i] = 0;
+            s->bound_max = ev->depth ? ev->depth - 1 : 0;
+        }
         s->depth = ev->depth ? ev->depth - 1 : 0;
         break;
     case WM_EXI_EV_ED:

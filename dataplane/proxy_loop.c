@@ -538,23 +538,30 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     k->held = (uint8_t)(r.held ? k->held | 1u << s : k->held & ~(1u << s));
     if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
     if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
-    if (r.verdict == WM_PROXY_FRAME_OK && k->up_gone && s == WM_PROXY_C2U) {
-        /* No broker to take it: a CONNECT now gets its CONNACK 0x88. */
-        if (k->ss.connect_seen) upstream_gone(w, k, slot, false);
-        return false;
-    }
-    if (r.verdict == WM_PROXY_FRAME_OK) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
+    /* No broker to take what the client sends (up_gone): whatever the
+     * verdict, its CONNECT gets the CONNACK of an unavailable server and what
+     * was framed for the broker is dropped, by upstream_gone, as when a bad
+     * packet comes in a later chunk (never read then). Before 2026-12-01 a
+     * bad packet in the CONNECT's chunk took the error path below: the
+     * CONNECT stayed framed towards the missing broker and the connection
+     * never closed (REVIEW7 finding 3). */
+    bool gone = k->up_gone && s == WM_PROXY_C2U;
+    if (r.verdict == WM_PROXY_FRAME_OK && !gone) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
-    else w->c.malformed[s]++;
-    if (w->cfg->verbose)
+    else if (r.verdict != WM_PROXY_FRAME_OK) w->c.malformed[s]++;
+    if (r.verdict != WM_PROXY_FRAME_OK && w->cfg->verbose)
         fprintf(stderr, "wirematch-proxy: worker %u: %s from the %s: %s at byte %u of the packet; "
-                        "reason code 0x%02x, closing\n",
+                        "reason code 0x%02x%s, closing\n",
                 w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large"
                        : r.verdict == WM_PROXY_FRAME_NO_ROOM ? "no room for the proxy's own packets"
                        : "malformed packet",
                 s == WM_PROXY_C2U ? "client" : "upstream broker", wm_mqtt5_err_name(r.err), r.offset,
-                r.reason_code);
+                r.reason_code, gone && k->ss.connect_seen ? " (not sent: the upstream is gone)" : "");
+    if (gone) {
+        if (k->ss.connect_seen) upstream_gone(w, k, slot, false);
+        if (k->ss.connect_seen || r.verdict == WM_PROXY_FRAME_OK) return false;
+    }
     /* The packets before the bad one still reach the peer; the sender gets a
      * CONNACK/DISCONNECT with the reason code after what is queued for it;
      * nothing more is read from either side; then the connection closes. */
@@ -619,6 +626,14 @@ static bool unpark(worker *w, conn *k, uint32_t slot, int s)
     return true;
 }
 
+/* What q[s] has framed and not sent yet, for a drain: nothing once there is
+ * no socket to send it on (fd[1] after a failed upstream connect), or the
+ * connection would wait for it forever. */
+static uint32_t unsent(const conn *k, int s)
+{
+    return k->fd[1 - s] < 0 ? 0 : wm_proxy_queue_pending(&k->q[s]);
+}
+
 /* Side s said EOF: once what it sent is flushed, the connection ends (a
  * client's packets held behind the CONNACK still go to the broker first).
  * After an error (drain) both queues must be flushed first. */
@@ -626,7 +641,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
 {
     if (k->state != ST_OPEN) return;
     if (k->drain) {
-        if (wm_proxy_queue_pending(&k->q[0]) == 0 && wm_proxy_queue_pending(&k->q[1]) == 0)
+        if (unsent(k, 0) == 0 && unsent(k, 1) == 0)
             close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
                                    : s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;

@@ -144,11 +144,26 @@ typedef struct pending {
     wm_proxy_saved_session s;
     int64_t exp_rt;          /* expiry: Unix s; -1 never, -2 live */
     char *at;                /* the session line, for errors */
+    char *exp_at;            /* its expiry field, for errors */
     uint64_t lineno;
     char *line;
     wm_proxy_saved_sub *recs;
     uint32_t n, cap;
 } pending;
+
+/* Reports why at `at` in the pending session's line (flush runs at a later
+ * line). */
+static int fail_at_session(cursor *c, const pending *p, const char *at, const char *why)
+{
+    char *l = c->line;
+    uint64_t ln = c->lineno;
+    c->line = p->line;
+    c->lineno = p->lineno;
+    fail_at(c, at, "session: %s", why);
+    c->line = l;
+    c->lineno = ln;
+    return -1;
+}
 
 /* Restores the pending session (if any) into g. */
 static int flush(cursor *c, pending *p, wm_proxy_registry *g, bool clean, int64_t now_rt_s, uint64_t now_mono_ns,
@@ -166,20 +181,20 @@ static int flush(cursor *c, pending *p, wm_proxy_registry *g, bool clean, int64_
         p->at = NULL;
         p->n = 0;
         return 0;
+    } else if (p->exp_rt - now_rt_s > (int64_t)WM_PROXY_STATE_MAX_EXPIRY_S + WM_PROXY_STATE_CLOCK_SLACK_S) {
+        /* No proxy writes a session further ahead; taking it would also
+         * overflow the monotonic deadline into an arbitrary nearer time. */
+        snprintf(why, sizeof why,
+                 "expiry %" PRId64 " is more than %" PRIu64 " s after now (%" PRId64
+                 "): the largest finite Session Expiry Interval (MQTT 5.0 §3.1.2.11.2) and a day of clock step",
+                 p->exp_rt, (uint64_t)WM_PROXY_STATE_MAX_EXPIRY_S + WM_PROXY_STATE_CLOCK_SLACK_S, now_rt_s);
+        return fail_at_session(c, p, p->exp_at, why);
     } else {
-        p->s.expire_ns = now_mono_ns + (uint64_t)(p->exp_rt - now_rt_s) * 1000000000ull;
+        int64_t left = p->exp_rt - now_rt_s;
+        if (left > (int64_t)WM_PROXY_STATE_MAX_EXPIRY_S) left = WM_PROXY_STATE_MAX_EXPIRY_S;
+        p->s.expire_ns = now_mono_ns + (uint64_t)left * 1000000000ull;
     }
-    if (wm_proxy_registry_session_restore(g, &p->s, p->recs, p->n, why, sizeof why)) {
-        /* reported at the session's line */
-        char *l = c->line;
-        uint64_t ln = c->lineno;
-        c->line = p->line;
-        c->lineno = p->lineno;
-        fail_at(c, p->at, "session: %s", why);
-        c->line = l;
-        c->lineno = ln;
-        return -1;
-    }
+    if (wm_proxy_registry_session_restore(g, &p->s, p->recs, p->n, why, sizeof why)) return fail_at_session(c, p, p->at, why);
     info->sessions++;
     info->records += p->n;
     p->at = NULL;
@@ -228,6 +243,7 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
             char *f;
             size_t n;
             if (field(&c, "expiry", true, &f, &n)) goto out;
+            p.exp_at = f;
             if (n == 5 && memcmp(f, "never", 5) == 0) {
                 p.exp_rt = -1;
             } else if (n == 4 && memcmp(f, "live", 4) == 0) {

@@ -22,7 +22,10 @@
  *   session CID NEXT INC EXP a session entry: client identifier, next free proxy
  *                            identifier (WM_PROXY_SID_BASE..WM_PROXY_SID_PLAIN), 1 if
  *                            incomplete, expiry: "never", "live" (in use when
- *                            written) or the Unix time in seconds (CLOCK_REALTIME)
+ *                            written) or the Unix time in seconds (CLOCK_REALTIME),
+ *                            at most WM_PROXY_STATE_MAX_EXPIRY_S after the loading
+ *                            clock's now (later by up to WM_PROXY_STATE_CLOCK_SLACK_S
+ *                            is taken as that; further is refused)
  *   sub FILTER SID NBHD XPATH  a record of the session above: topic filter,
  *                            Subscription Identifier (1..268,435,455), neighborhood
  *                            name and XPath text ("-" = none; none of the three empty)
@@ -48,6 +51,14 @@
 #include <stdint.h>
 
 #include "dataplane/proxy_registry.h"
+
+/* The largest finite Session Expiry Interval, 0xFFFFFFFE s (MQTT 5.0
+ * §3.1.2.11.2: 0xFFFFFFFF means never): no session the proxy writes expires
+ * later than that after the moment it is written. */
+#define WM_PROXY_STATE_MAX_EXPIRY_S 0xFFFFFFFEu
+/* A file written before the clock was stepped back (NTP at boot) may hold an
+ * expiry up to this much beyond that bound; it is taken as the bound. */
+#define WM_PROXY_STATE_CLOCK_SLACK_S 86400u
 
 /* What a load found. */
 typedef struct wm_proxy_state_info {

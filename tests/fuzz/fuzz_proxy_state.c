@@ -8,9 +8,15 @@
  *     (wm_proxy_state_format), parses again, and written once more gives the
  *     same text byte for byte: the file the proxy writes is the one it reads
  *     (a "live" session comes back as "never", one of a file not written at a
- *     clean stop as incomplete: the first rewrite settles both).
+ *     clean stop as incomplete: the first rewrite settles both);
+ *   - every session restored with a Unix-time expiry is written back with
+ *     that expiry, not another (one up to WM_PROXY_STATE_CLOCK_SLACK_S beyond
+ *     WM_PROXY_STATE_MAX_EXPIRY_S after now as that bound; one further must
+ *     have been refused): the sorted future expiries of the input's session
+ *     lines and of the rewrite are equal.
  * Seeds: tests/fuzz/corpus/proxy_state. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +57,45 @@ static wm_proxy_registry *parse(const char *text, size_t len, wm_proxy_state_inf
     return NULL;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The expiries after NOW_RT of the session lines of a text the parser
+ * accepted ("session CID NEXT INC EXP", fields separated by one space),
+ * sorted; returns how many (at most cap). An input's expiry within the clock
+ * slack beyond the largest interval counts as that bound, as the loader takes
+ * it; one beyond the slack, or a written one beyond the bound, aborts (the
+ * loader must refuse the first, the writer never writes the second). */
+static size_t future_expiries(const char *t, size_t len, int64_t *out, size_t cap, bool input)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t e = i;
+        while (e < len && t[e] != '\n') e++;
+        if (e - i > 8 && memcmp(t + i, "session ", 8) == 0) {
+            size_t f = e;
+            while (f > i && t[f - 1] != ' ') f--;
+            int64_t x = 0;
+            bool num = f < e;
+            for (size_t k = f; k < e; k++) {
+                if (t[k] < '0' || t[k] > '9') num = false;
+                else x = x * 10 + (t[k] - '0');
+            }
+            if (num && x > NOW_RT && n < cap) {
+                int64_t ahead = x - NOW_RT, max = (int64_t)WM_PROXY_STATE_MAX_EXPIRY_S;
+                if (ahead > max + (input ? (int64_t)WM_PROXY_STATE_CLOCK_SLACK_S : 0)) abort();
+                out[n++] = ahead > max ? NOW_RT + max : x;
+            }
+        }
+        i = e + 1;
+    }
+    qsort(out, n, sizeof *out, cmp_i64);
+    return n;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 1 << 16) return 0;
@@ -60,6 +105,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *t1, *t2;
     size_t n1, n2;
     if (wm_proxy_state_format(g, info.epoch, info.clean, NOW_RT, NOW_MONO, &t1, &n1)) abort();
+    static int64_t e_in[64], e_out[64];
+    size_t k_in = future_expiries((const char *)data, size, e_in, 64, true),
+           k_out = future_expiries(t1, n1, e_out, 64, false);
+    if (k_in != k_out || memcmp(e_in, e_out, k_in * sizeof *e_in) != 0) abort();
     wm_proxy_state_info info2;
     wm_proxy_registry *g2 = parse(t1, n1, &info2, true);
     if (info2.sessions != info.sessions || info2.records != info.records || info2.epoch != info.epoch) abort();

@@ -112,4 +112,11 @@ rc=0; timeout 10 "$PROXY" --listen 127.0.0.1:"$(free_port)" --upstream 127.0.0.1
 grep -q "bad.state: line 4, column 15: next identifier: 99 not in 251658240..268435455" "$TMP/bad.err" \
   || fail "corrupt state file: $(cat "$TMP/bad.err")"
 cmp -s "$TMP/bad.state" "$TMP/bad.copy" || fail "corrupt state file was overwritten"
-echo "proxy_state: after a restart with --state, st-x1 got exactly its $n1 X1 publications and st-x2 its $n2 X2 ones; clean start dropped, crash file loaded incomplete, corrupt file refused"
+# An expiry further ahead than any Session Expiry Interval (and a day of clock step): refused, not wrapped
+printf 'wirematch-proxy-state 1\nepoch 12\nclean 1\nsession st-far 251658241 0 99999999999\nend 1 0\n' > "$TMP/far.state"
+rc=0; timeout 10 "$PROXY" --listen 127.0.0.1:"$(free_port)" --upstream 127.0.0.1:"$BPORT" --resolution "$TMP/m.wmr" \
+    --state "$TMP/far.state" 2> "$TMP/far.err" || rc=$?
+[ "$rc" = 1 ] || fail "far expiry: exit $rc, want 1"
+grep -q "far.state: line 4, column 28: session: expiry 99999999999 is more than 4295053694 s after now" "$TMP/far.err" \
+  || fail "far expiry: $(cat "$TMP/far.err")"
+echo "proxy_state: after a restart with --state, st-x1 got exactly its $n1 X1 publications and st-x2 its $n2 X2 ones; clean start dropped, crash file loaded incomplete, corrupt file and far expiry refused"

@@ -60,6 +60,48 @@ px_stop "$PID_black" || fail "proxy black exited with $?"
 jq -e '.upstream_failures.connect_timed_out == .connections.accepted and .told_clients.connack_0x88_server_unavailable == 1' \
   "$TMP/black.json" > /dev/null || fail "silent upstream: summary $(jq -c '{upstream_failures, told_clients, connections}' "$TMP/black.json")"
 
+# --- 2b. unreachable broker, a bad packet in the CONNECT's chunk: answered, closed, slot freed
+# Three raw clients, one after the other, each write CONNECT + one bad packet at once (malformed, over
+# --max-packet, reserved type 0) through --max-conns 3: each must get CONNACK 0x88 and then see the
+# connection close. Then a broker comes up on that port and mosquitto_pub must get through the proxy.
+# The binary before kept all three open (CONNACK 0x81, the CONNECT left framed towards the missing
+# broker): no close, no free slot for mosquitto_pub (REVIEW7 finding 3).
+DEAD2=$(free_port)
+proxy_to gone "$DEAD2" --max-conns 3 --max-packet 4096
+timeout 60 python3 - "$PORT_gone" "$(dirname "$0")" <<'PY' || fail "unreachable broker + bad packet"
+import socket, struct, sys
+sys.path.insert(0, sys.argv[2])
+from proxy_mqtt5 import packet, props, s, vbi
+CONNECT = packet(0x10, s("MQTT") + bytes([5, 2]) + struct.pack(">H", 60) + props([]) + s(""))
+bad = {"malformed": packet(0x30, s("t") + b"x" * 10),             # a PUBLISH without its property length
+       "too large": bytes([0x30]) + vbi(100000) + s("t") + props([]),
+       "type 0": bytes([0x00, 0x00])}
+for name, b in bad.items():
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    c.settimeout(5)
+    c.sendall(CONNECT + b)
+    got = b""
+    try:
+        while True:
+            d = c.recv(100)
+            if not d: break
+            got += d
+    except OSError as e:
+        sys.exit("%s: no close within 5 s (%s), got %s" % (name, e, got.hex()))
+    if got != bytes.fromhex("2003008800"):
+        sys.exit("%s: got %s, want CONNACK 0x88 (20 03 00 88 00)" % (name, got.hex()))
+    c.close()
+PY
+px_broker "listener $DEAD2 127.0.0.1"
+rc=0; timeout 10 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$PORT_gone" -t a -m x -q 1 > "$TMP/pub_gone.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "unreachable broker + bad packet: mosquitto_pub through the proxy once the broker is up: rc $rc: $(cat "$TMP/pub_gone.out")"
+px_stop "$PID_gone" || fail "proxy gone exited with $?"
+wm_broker_stop
+jq -e '.told_clients.connack_0x88_server_unavailable == 3 and .malformed.client_to_upstream == 2
+       and .limits.packet_too_large.client_to_upstream == 1 and .limits.conns == 0
+       and .connections.open_at_exit == 0 and .connections.closed == .connections.accepted' "$TMP/gone.json" > /dev/null \
+  || fail "unreachable broker + bad packet: summary $(jq -c '{told_clients, malformed, limits, connections}' "$TMP/gone.json")"
+
 # sub NAME QOS: a mosquitto_sub through proxy "live", -d log in $TMP/NAME.out;
 # returns once its SUBACK arrived; pid in $sub_pid
 sub() {
@@ -105,4 +147,4 @@ done
 jq -e '.told_clients.disconnect_0x8b_shutting_down == 3 and .connections.closed_at_shutdown == 3
        and .connections.open_at_exit == 0' "$TMP/live.json" > /dev/null \
   || fail "proxy stop: summary $(jq -c '{told_clients, connections}' "$TMP/live.json")"
-echo "proxy_upstream: CONNACK 0x88 (refused x2, timed out after $tms ms), DISCONNECT 0x80 x2 (broker killed), DISCONNECT 0x8B x3 (SIGTERM, stop $ms ms)"
+echo "proxy_upstream: CONNACK 0x88 (refused x2, timed out after $tms ms, refused + a bad packet x3: closed), DISCONNECT 0x80 x2 (broker killed), DISCONNECT 0x8B x3 (SIGTERM, stop $ms ms)"
