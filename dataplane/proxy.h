@@ -11,7 +11,13 @@
  *
  * Bounds (every crossing is counted, never a crash):
  *   max_conns      connections per process (split evenly over workers); a
- *                  client beyond it is accepted and closed at once.
+ *                  client beyond it is answered CONNACK 0x89 Server busy
+ *                  once its CONNECT is read (WM_PROXY_BUSY_SLOTS of them
+ *                  per worker at a time, proxy_busy.h), or closed at once
+ *                  when those are taken.
+ *   connect_packet_timeout_ms  a client that has not sent a whole CONNECT
+ *                  this long after the proxy started reading it is closed
+ *                  (so are both its connections).
  *   conn_buffer    bytes queued towards one peer; above it, the other side
  *                  stops being read until the queue drains to half of it.
  *   total_buffer   bytes held by all connections (split evenly over
@@ -56,6 +62,8 @@ typedef struct wm_proxy_config {
     uint32_t batch_wait_ns;      /* busy worker: let completions gather this long (0 = never) */
     uint32_t batch_rate;         /* frames/s (both directions) from which a worker is busy */
     uint32_t connect_timeout_ms; /* a connect to the upstream not done by then failed (timed out) */
+    uint32_t connect_packet_timeout_ms; /* a client whose whole CONNECT has not come this long after the
+                                    proxy started reading it is closed (>= 1; proxy_loop.c sweep) */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
     const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
     struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
@@ -99,6 +107,8 @@ typedef struct wm_proxy_counters {
     uint64_t sent_connack_unavailable; /* CONNACK 0x88 Server unavailable sent to a client (§3.2.2.2) */
     uint64_t sent_disconnect_lost;   /* DISCONNECT 0x80 Unspecified error: its broker connection ended */
     uint64_t sent_disconnect_shutdown; /* DISCONNECT 0x8B Server shutting down (SIGINT/SIGTERM) */
+    uint64_t sent_connack_busy;      /* CONNACK 0x89 Server busy: a client beyond max_conns (proxy_busy.h) */
+    uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
     uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */

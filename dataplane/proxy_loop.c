@@ -25,8 +25,10 @@
  * freed only once none of its operations is outstanding, so a completion
  * never refers to a reused slot; the generation is a check of that.
  */
+#include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_error.h"
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_busy.h"
 #include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_frame.h"
 #include "dataplane/proxy_queue.h"
@@ -35,6 +37,7 @@
 #include "dataplane/proxy_state.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -50,7 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_SEND_INLINE, OP_CANCEL, OP_WAKE };
+enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_SEND_INLINE, OP_CANCEL, OP_WAKE, OP_SWEEP,
+       OP_BUSY_RECV, OP_BUSY_SEND };
 enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
 enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2, PAUSE_HOLD = 4 };
 #define PARK_MAX 256
@@ -83,6 +87,7 @@ typedef struct conn {
     uint32_t inline_tag[2];   /* the send of q[s] in flight is inline (its w->inl entry), 0 if not */
     uint16_t ops;             /* operations outstanding */
     uint32_t next_free;
+    uint64_t connect_by;      /* ns (CLOCK_MONOTONIC): closed if no whole CONNECT came by then (sweep); 0 = none */
     wm_proxy_queue q[2];
     wm_proxy_session ss;
     wm_proxy_filter flt;      /* used when the proxy filters (cfg->spatial) */
@@ -94,6 +99,18 @@ typedef struct slot_ref {
     uint32_t slot, gen;
     uint8_t side;
 } slot_ref;
+
+/* A client beyond max_conns, read until its CONNECT is whole and answered
+ * with CONNACK 0x89 (dataplane/proxy_busy.h), then until it closes; at most
+ * connect_packet_timeout from accept. */
+typedef struct busy_slot {
+    int fd;                   /* -1: free */
+    uint32_t gen;
+    uint16_t ops;             /* operations outstanding */
+    uint8_t answered, closing;
+    uint64_t connect_by;      /* ns, as conn.connect_by */
+    wm_proxy_busy b;
+} busy_slot;
 
 /* An inline send (send_inline) waiting to be settled; tag tells it from a
  * later send of the same queue. */
@@ -114,6 +131,7 @@ typedef struct worker {
     int buf_returned;         /* buffers added to the ring, not yet published */
     bool bufs_freed;          /* some buffer went back this iteration */
     int listen_fd, wake_fd;
+    int test_done_fd;         /* WM_PROXY_TEST_COMPILE_DONE_FILE (worker_alloc), -1 = none */
     uint64_t wake_val;
     bool accept_armed, wake_armed, stopping;
     conn *conns;
@@ -147,6 +165,13 @@ typedef struct worker {
     int err;
     pthread_barrier_t *ready;
     struct __kernel_timespec connect_ts;   /* cfg->connect_timeout_ms, read by the kernel at submission */
+    /* Clients that owe their CONNECT (conn.connect_by, busy_slot.connect_by):
+     * one absolute timeout at a time, for the earliest deadline (sweep). */
+    bool sweep_armed;
+    struct __kernel_timespec sweep_ts;
+    busy_slot refused[WM_PROXY_BUSY_SLOTS]; /* clients beyond max_conns being answered */
+    uint8_t busy_connack[8];  /* CONNACK 0x89 Server busy, encoded at start */
+    uint32_t busy_connack_len;
 } worker;
 
 static atomic_int g_fatal;
@@ -706,6 +731,171 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
     maybe_finish(w, k, slot, WM_PROXY_U2C);
 }
 
+/* ------------------------------------------------------------ clients that owe their CONNECT */
+
+/* A client must send a whole CONNECT within connect_packet_timeout_ms of
+ * its accept, else both its connections close without a word (MQTT 5.0
+ * §3.1: the first packet is a CONNECT; §4.13: the Server closes the Network
+ * Connection; with no CONNECT there is nothing to answer). Before, a client
+ * that opened TCP and sent nothing, or part of a CONNECT, held its slot and
+ * an upstream connection until it closed. The time counts from when the
+ * client is first read: its upstream connect done or failed (bounded by
+ * connect_timeout_ms), or, refused for max_conns, its accept. Deadlines are
+ * that time + a constant, so they come in the order they are set: one absolute io_uring timeout per worker,
+ * for the earliest, armed again by the sweep for the next (at least 1/16 of
+ * the timeout later, so a stream of accepts costs at most 16 sweeps per
+ * timeout: a client is closed between 1 and 1 1/16 x the timeout). */
+static void arm_sweep(worker *w, uint64_t at)
+{
+    if (w->sweep_armed) return;
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) return;   /* the next accept arms it */
+    w->sweep_ts = (struct __kernel_timespec){ .tv_sec = (long long)(at / 1000000000ull),
+                                              .tv_nsec = (long long)(at % 1000000000ull) };
+    io_uring_prep_timeout(sqe, &w->sweep_ts, 0, IORING_TIMEOUT_ABS);
+    io_uring_sqe_set_data64(sqe, OP_SWEEP);
+    w->sweep_armed = true;
+}
+
+static uint64_t connect_deadline(const worker *w)
+{
+    return now_ns() + (uint64_t)w->cfg->connect_packet_timeout_ms * 1000000ull;
+}
+
+static void busy_close(worker *w, busy_slot *b, uint32_t i);
+
+static void sweep(worker *w)
+{
+    w->sweep_armed = false;
+    uint64_t now = now_ns(), next = UINT64_MAX;
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        conn *k = &w->conns[i];
+        if (!k->connect_by) continue;
+        if (k->ss.connect_seen || k->state != ST_OPEN) {
+            k->connect_by = 0;
+        } else if (k->connect_by <= now) {
+            k->connect_by = 0;
+            if (w->cfg->verbose)
+                fprintf(stderr, "wirematch-proxy: worker %u: no whole CONNECT within %u ms of accept (%u bytes), "
+                                "closing\n", w->id, w->cfg->connect_packet_timeout_ms, wm_proxy_queue_held(&k->q[0]));
+            close_conn(w, k, i, &w->c.closed_no_connect);
+        } else if (k->connect_by < next) {
+            next = k->connect_by;
+        }
+    }
+    for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++) {
+        busy_slot *b = &w->refused[i];
+        if (b->fd < 0 || b->closing) continue;
+        if (b->connect_by > now) {
+            if (b->connect_by < next) next = b->connect_by;
+            continue;
+        }
+        if (!b->answered) w->c.closed_no_connect++;
+        busy_close(w, b, i);
+    }
+    uint64_t gap = (uint64_t)w->cfg->connect_packet_timeout_ms * (1000000ull / 16);
+    if (next != UINT64_MAX && !w->stopping) arm_sweep(w, next > now + gap ? next : now + gap);
+}
+
+/* A client beyond max_conns (proxy_busy.h): its CONNECT is read through the
+ * worker's provided buffers, kept nowhere, and answered with CONNACK 0x89;
+ * the connection closes when the client does, or at its deadline. Returns
+ * false if no busy slot is free (the caller closes fd at once). */
+static bool busy_take(worker *w, int fd)
+{
+    uint32_t i = 0;
+    while (i < WM_PROXY_BUSY_SLOTS && w->refused[i].fd >= 0) i++;
+    if (i == WM_PROXY_BUSY_SLOTS || !w->busy_connack_len) return false;
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) return false;
+    busy_slot *b = &w->refused[i];
+    b->fd = fd;
+    b->ops = 1;
+    b->answered = b->closing = 0;
+    b->connect_by = connect_deadline(w);
+    wm_proxy_busy_init(&b->b);
+    io_uring_prep_recv_multishot(sqe, fd, NULL, 0, 0);
+    sqe->flags |= IOSQE_BUFFER_SELECT;
+    sqe->buf_group = BGID;
+    io_uring_sqe_set_data64(sqe, ud(OP_BUSY_RECV, 0, i, b->gen));
+    arm_sweep(w, b->connect_by);
+    return true;
+}
+
+static void busy_done(busy_slot *b)
+{
+    if (!b->closing || b->ops) return;
+    close(b->fd);
+    b->fd = -1;
+    b->gen++;
+}
+
+static void busy_close(worker *w, busy_slot *b, uint32_t i)
+{
+    (void)i;
+    if (b->closing) return;
+    b->closing = 1;
+    shutdown(b->fd, SHUT_RDWR);
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (sqe) {
+        io_uring_prep_cancel_fd(sqe, b->fd, IORING_ASYNC_CANCEL_ALL);
+        io_uring_sqe_set_data64(sqe, OP_CANCEL);
+    }
+    busy_done(b);
+}
+
+static void on_busy(worker *w, unsigned op, uint32_t i, uint32_t gen, struct io_uring_cqe *cqe)
+{
+    bool has_buf = cqe->flags & IORING_CQE_F_BUFFER;
+    uint16_t bid = (uint16_t)(cqe->flags >> IORING_CQE_BUFFER_SHIFT);
+    busy_slot *b = i < WM_PROXY_BUSY_SLOTS ? &w->refused[i] : NULL;
+    if (!b || b->fd < 0 || (b->gen & 0xFFFFFF) != gen) {   /* cannot happen: a slot outlives its operations */
+        if (has_buf) buf_return(w, bid);
+        return;
+    }
+    int res = cqe->res;
+    if (op == OP_BUSY_SEND) {
+        b->ops--;
+        /* The answer is out: the client sees it, then the end (FIN); what it
+         * still sends is read and dropped until it closes. */
+        if (res > 0 && !b->closing) shutdown(b->fd, SHUT_WR);
+        else busy_close(w, b, i);
+        busy_done(b);
+        return;
+    }
+    bool more = cqe->flags & IORING_CQE_F_MORE;
+    if (!more) b->ops--;
+    if (res > 0 && has_buf && !b->answered && !b->closing) {
+        wm_proxy_busy_status st = wm_proxy_busy_feed(&b->b, w->cfg->max_packet, buf_addr(w, bid), (uint32_t)res);
+        struct io_uring_sqe *sqe = st == WM_PROXY_BUSY_CONNECT ? get_sqe(w) : NULL;
+        if (sqe) {
+            io_uring_prep_send(sqe, b->fd, w->busy_connack, w->busy_connack_len, MSG_NOSIGNAL);
+            io_uring_sqe_set_data64(sqe, ud(OP_BUSY_SEND, 0, i, b->gen));
+            b->ops++;
+            b->answered = 1;
+            w->c.sent_connack_busy++;
+        } else if (st != WM_PROXY_BUSY_MORE) {
+            busy_close(w, b, i);   /* not a CONNECT (or no SQE for the answer) */
+        }
+    } else if (res <= 0) {
+        busy_close(w, b, i);       /* EOF, error, or out of provided buffers: no retry for a refused client */
+    }
+    if (has_buf) buf_return(w, bid);   /* nothing of it is kept */
+    if (!more && !b->closing) {
+        struct io_uring_sqe *sqe = get_sqe(w);
+        if (!sqe) {
+            busy_close(w, b, i);
+        } else {
+            io_uring_prep_recv_multishot(sqe, b->fd, NULL, 0, 0);
+            sqe->flags |= IOSQE_BUFFER_SELECT;
+            sqe->buf_group = BGID;
+            io_uring_sqe_set_data64(sqe, ud(OP_BUSY_RECV, 0, i, b->gen));
+            b->ops++;
+        }
+    }
+    busy_done(b);
+}
+
 static void on_accept(worker *w, struct io_uring_cqe *cqe)
 {
     if (!(cqe->flags & IORING_CQE_F_MORE)) w->accept_armed = false;
@@ -717,8 +907,8 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     }
     if (w->stopping) { close(fd); return; }
     if (w->free_head == UINT32_MAX) {
-        close(fd);
         w->c.limit_conns++;
+        if (!busy_take(w, fd)) close(fd);
         return;
     }
     int up = socket(w->cfg->upstream_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -745,6 +935,7 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
         k->npark[s] = 0;
     }
     k->drain = k->up_gone = k->stop = 0;
+    k->connect_by = 0;   /* set once the client is read (on_connect) */
     wm_proxy_session_init(&k->ss, w->cfg->max_packet);
     if (w->cfg->spatial) {
         wm_proxy_filter_init(&k->flt, &w->fsh, &w->c);
@@ -775,6 +966,10 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
 static void on_connect(worker *w, conn *k, uint32_t slot, int res)
 {
     if (k->state != ST_CONNECTING) return;
+    /* The client is read from now on (its broker reached or not): its
+     * CONNECT is due within connect_packet_timeout_ms (sweep). */
+    k->connect_by = connect_deadline(w);
+    arm_sweep(w, k->connect_by);
     if (res < 0) {
         /* -ECANCELED: the linked timeout fired (a close cancels only a
          * connection no longer ST_CONNECTING). */
@@ -911,6 +1106,8 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
 static void stop_worker(worker *w)
 {
     w->stopping = true;
+    for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++)
+        if (w->refused[i].fd >= 0) busy_close(w, &w->refused[i], i);
     if (w->listen_fd >= 0) {
         shutdown(w->listen_fd, SHUT_RDWR);
         struct io_uring_sqe *sqe = get_sqe(w);
@@ -966,6 +1163,9 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
         else arm_wake(w);   /* woken for a reload: tables_poll sees it */
         return;
     case OP_CANCEL: return;
+    case OP_SWEEP: sweep(w); return;
+    case OP_BUSY_RECV:
+    case OP_BUSY_SEND: on_busy(w, op, slot, gen, cqe); return;
     default: break;
     }
     if (slot >= w->nconns) return;
@@ -1301,7 +1501,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     memset(w, 0, sizeof *w);
     w->id = id;
     w->cfg = cfg;
-    w->listen_fd = w->wake_fd = -1;
+    w->listen_fd = w->wake_fd = w->test_done_fd = -1;
+    for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++) w->refused[i].fd = -1;
     w->nconns = (cfg->max_conns + cfg->threads - 1) / cfg->threads;
     w->held_limit = cfg->total_buffer / cfg->threads;
     w->connect_ts = (struct __kernel_timespec){ .tv_sec = cfg->connect_timeout_ms / 1000,
@@ -1347,6 +1548,10 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
     }
+    wm_mqtt5_packet connack = { .type = WM_MQTT5_CONNACK, .reason_code = 0x89 };   /* Server busy, §3.2.2.2 */
+    size_t clen;
+    if (wm_mqtt5_encode(&connack, w->busy_connack, sizeof w->busy_connack, &clen) == WM_MQTT5_ENC_OK)
+        w->busy_connack_len = (uint32_t)clen;
     w->free_head = UINT32_MAX;
     for (uint32_t i = w->nconns; i-- > 0;) {
         conn *k = &w->conns[i];
@@ -1364,12 +1569,29 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->wake_fd = eventfd(0, EFD_CLOEXEC);
     if (w->wake_fd < 0) return -1;
     w->content.req.wake_fd = w->wake_fd;   /* the compile thread wakes the worker */
+    /* Test hook (README "Tests"; tests/integration/proxy_inline_settle.sh):
+     * a compile's end is appended (8 bytes) to this file instead of waking
+     * the worker, which sees it at its next turn, whatever completion that
+     * is. That is the state of a worker whose compile wake-up came in the
+     * same batch as another completion (a race of the compile thread and the
+     * network otherwise), made certain, and visible to the test. */
+    const char *done_file = getenv("WM_PROXY_TEST_COMPILE_DONE_FILE");
+    if (done_file && *done_file && cfg->schemas) {
+        w->test_done_fd = open(done_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        if (w->test_done_fd < 0) {
+            fprintf(stderr, "wirematch-proxy: WM_PROXY_TEST_COMPILE_DONE_FILE %s: %s\n", done_file, strerror(errno));
+            return -1;
+        }
+        w->content.req.wake_fd = w->test_done_fd;
+    }
     return 0;
 }
 
 static void worker_free(worker *w)
 {
     if (w->ring_ok) io_uring_queue_exit(&w->ring);
+    for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++)
+        if (w->refused[i].fd >= 0) close(w->refused[i].fd);
     for (uint32_t i = 0; w->conns && i < w->nconns; i++)
         for (int s = 0; s < 2; s++)
             if (w->conns[i].fd[s] >= 0) close(w->conns[i].fd[s]);
@@ -1381,6 +1603,7 @@ static void worker_free(worker *w)
         if (w->conns[i].ss.filter) wm_proxy_filter_reset(&w->conns[i].flt);
     wm_proxy_content_close(&w->content);   /* abandons its compile in flight (no write to wake_fd after) */
     if (w->wake_fd >= 0) close(w->wake_fd);
+    if (w->test_done_fd >= 0) close(w->test_done_fd);
     free(w->scratch);
     free(w->conns);
     free(w->nobufs);
@@ -1410,6 +1633,7 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->batch_wait_ns = 1000000;
     cfg->batch_rate = 75000;
     cfg->connect_timeout_ms = 5000;
+    cfg->connect_packet_timeout_ms = 10000;
     cfg->max_records = 4096;
     cfg->max_texts = 128;
     cfg->max_sessions = 65536;
@@ -1490,7 +1714,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             }
             if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
-            if (cfg->state) wm_proxy_state_tick(cfg->state, cfg->registry, false);
+            if (cfg->state) wm_proxy_state_tick(cfg->state, false);
         }
         atomic_store(&g_stop, 1);
         uint64_t one = 1;

@@ -23,10 +23,10 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
 {
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
-        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
-        " s:{s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
@@ -38,7 +38,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "accepted", I(c->conns_accepted), "closed", I(c->conns_closed),
           "open_at_exit", I(c->conns_open), "peak", I(c->conns_peak),
           "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
-          "closed_at_shutdown", I(c->closed_at_shutdown),
+          "closed_at_shutdown", I(c->closed_at_shutdown), "closed_no_connect", I(c->closed_no_connect),
           "upstream_connect_failed", I(c->upstream_connect_failed),
         "upstream_failures",
           "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
@@ -48,6 +48,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "connack_0x88_server_unavailable", I(c->sent_connack_unavailable),
           "disconnect_0x80_upstream_lost", I(c->sent_disconnect_lost),
           "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
+          "connack_0x89_server_busy", I(c->sent_connack_busy),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
@@ -56,6 +57,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "bounds",
           "max_conns", I(cfg->max_conns), "conn_buffer", I(cfg->conn_buffer),
           "total_buffer", I(cfg->total_buffer), "max_packet", I(cfg->max_packet),
+          "connect_packet_timeout_ms", I(cfg->connect_packet_timeout_ms),
         "limits",
           "conns", I(c->limit_conns),
           "conn_buffer", pair(c->limit_conn_buffer),
@@ -133,22 +135,28 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     wm_proxy_registry_stats st;
     if (cfg->registry) {
         wm_proxy_registry_stats_get(cfg->registry, &st);
-        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}",
                                "live", I(st.sessions_live), "max", I(cfg->max_sessions),
                                "restored", I(st.sessions_restored), "incomplete", I(st.sessions_incomplete),
                                "dropped", I(st.sessions_dropped), "expired", I(st.sessions_expired),
                                "full", I(st.sessions_full), "records_lost", I(st.records_lost),
                                "unknown_sid_withheld", I(c->filter_unknown_sid),
-                               "subscribe_refused_full", I(c->filter_session_full));
+                               "subscribe_refused_full", I(c->filter_session_full),
+                               "lock", "wait_max_us", I(st.lock_wait_max_ns / 1000),
+                               "hold_max_us", I(st.lock_hold_max_ns / 1000));
         if (!ss || json_object_set_new(o, "sessions", ss)) { json_decref(o); return -1; }
     }
     if (cfg->state) {
         const wm_proxy_state_saver *sv = cfg->state;
-        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I}", "file", sv->path,
+        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "file", sv->path,
                                "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
                                "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
                                "expired", I(sv->loaded.expired),
-                               "saves", I(sv->saves), "save_errors", I(sv->save_errors));
+                               "saves", I(sv->saves), "save_errors", I(sv->save_errors),
+                               "bytes", I(sv->bytes), "interval_ms", I(sv->interval_ns / 1000000),
+                               "copy", "holds", I(st.copy_holds), "entries", I(st.copy_entries),
+                               "bytes", I(st.copy_bytes), "hold_max_entries", I(st.copy_hold_max_entries),
+                               "hold_max_bytes", I(st.copy_hold_max_bytes), "hold_max_us", I(st.copy_hold_max_ns / 1000));
         if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {

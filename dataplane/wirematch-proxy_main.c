@@ -32,13 +32,17 @@ static void usage(FILE *f)
         "  and the current ones stay).\n"
         "options:\n"
         "  --threads N          workers, one io_uring each (default 1)\n"
-        "  --max-conns N        client connections at once, all workers (default 1024)\n"
+        "  --max-conns N        client connections at once, all workers (default 1024); a\n"
+        "                       client beyond it gets CONNACK 0x89 (Server busy) to its CONNECT\n"
         "  --conn-buffer BYTES  queued bytes towards one peer before its other side\n"
         "                       stops being read (default 65536)\n"
         "  --total-buffer BYTES bytes held by all connections (default 67108864)\n"
         "  --max-packet BYTES   largest MQTT packet relayed (default 262144)\n"
         "  --connect-timeout MS a connect to the upstream not done by then fails: the\n"
         "                       client gets CONNACK 0x88 (default 5000)\n"
+        "  --connect-packet-timeout MS  a client whose whole CONNECT has not come MS after\n"
+        "                       the proxy started reading it (its upstream connect done or\n"
+        "                       failed) is closed, both connections (default 10000)\n"
         "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
         "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
         "  --batch-rate N       a worker batches once two of its last eight 4 ms windows\n"
@@ -105,6 +109,7 @@ int main(int argc, char **argv)
         { "batch-wait-us", required_argument, 0, 'W' },
         { "batch-rate", required_argument, 0, 'r' },
         { "connect-timeout", required_argument, 0, 'T' },
+        { "connect-packet-timeout", required_argument, 0, 'K' },
         { "state", required_argument, 0, 'Z' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
@@ -138,6 +143,10 @@ int main(int argc, char **argv)
         case 'W': if (parse_u64("--batch-wait-us", optarg, 0, 10000, &x)) return 2; cfg.batch_wait_ns = (uint32_t)x * 1000; break;
         case 'r': if (parse_u64("--batch-rate", optarg, 0, 1000000000, &x)) return 2; cfg.batch_rate = (uint32_t)x; break;
         case 'T': if (parse_u64("--connect-timeout", optarg, 1, 600000, &x)) return 2; cfg.connect_timeout_ms = (uint32_t)x; break;
+        case 'K':
+            if (parse_u64("--connect-packet-timeout", optarg, 1, 3600000, &x)) return 2;
+            cfg.connect_packet_timeout_ms = (uint32_t)x;
+            break;
         case 's': summary = optarg; break;
         case 'Z': state = optarg; break;
         case 'R': resolution = optarg; break;
@@ -223,17 +232,11 @@ int main(int argc, char **argv)
         /* Before relaying: a bad file is refused with its position, and the
          * first save (also a check that FILE can be written) holds what it
          * had, with the epoch its identifiers were turned by. */
-        saver.path = state;
-        saver.epoch = cfg.sid_epoch;
-        if (wm_proxy_state_load(state, reg, &saver.loaded, err, sizeof err) == 0) {
-            if (saver.loaded.found) saver.epoch = cfg.sid_epoch = saver.loaded.epoch;
-            if (wm_proxy_state_save(state, reg, saver.epoch, false, err, sizeof err) == 0) {
-                saver.saved_once = true;
-                saver.saved_changes = wm_proxy_registry_changes(reg);
-            }
-        }
-        if (!saver.saved_once) {
+        if (wm_proxy_state_start(&saver, state, cfg.sid_epoch, reg, err, sizeof err) == 0) {
+            cfg.sid_epoch = saver.epoch;
+        } else {
             fprintf(stderr, "wirematch-proxy: --state %s\n", err);
+            wm_proxy_state_stop(&saver);
             wm_proxy_registry_free(reg);
             wm_proxy_tables_free(tables);
             return 1;
@@ -250,6 +253,7 @@ int main(int argc, char **argv)
     FILE *out = stdout;
     if (summary && !(out = fopen(summary, "w"))) {
         fprintf(stderr, "wirematch-proxy: --summary %s: %s\n", summary, strerror(errno));
+        wm_proxy_state_stop(&saver);
         wm_proxy_registry_free(reg);
         wm_proxy_tables_free(tables);
         if (!tables) wm_schema_reg_free(sreg);
@@ -259,7 +263,7 @@ int main(int argc, char **argv)
     uint64_t elapsed;
     int rc = wm_proxy_run(&cfg, &total, &elapsed);
     /* Every connection has detached from its session now: a clean save. */
-    if (cfg.state && wm_proxy_state_tick(cfg.state, reg, true)) rc = -1;
+    if (cfg.state && wm_proxy_state_tick(cfg.state, true)) rc = -1;
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
     /* a compile abandoned at the stop still reads the schemas: no frees */
@@ -267,6 +271,7 @@ int main(int argc, char **argv)
         fflush(NULL);
         _exit(rc == 0 ? 0 : 1);
     }
+    if (cfg.state) wm_proxy_state_stop(cfg.state);
     wm_proxy_registry_free(reg);    /* before the tables: it points into their matcher */
     wm_proxy_tables_free(tables);   /* the tables in use then (the first ones, or reloaded), schemas included */
     return rc == 0 ? 0 : 1;

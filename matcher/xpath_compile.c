@@ -698,7 +698,7 @@ static uint32_t eq_insert(const wm_xpf *f, xpf_pslot *s, uint32_t lit, xpf_post 
         if (s->eq[k].lit == lit) return first;
         if (same) s->eq_dup = true;
     }
-    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .s_len = l->s_len, .s_off = l->s_off, .post = post };
+    s->eq[k] = (xpf_eqtrig){ .h = h, .lit = lit, .s_len = l->s_len, .s_off = l->s_off, .post = post, .pq_off = XPF_NONE };
     return first != XPF_NONE ? first : lit;
 }
 
@@ -709,9 +709,14 @@ static int cmp_centry_x(const void *a, const void *b)
     return x->q < y->q ? -1 : x->q > y->q;
 }
 
-/* Can guard g's clusters be merged (all numeric)? */
-static bool neg_mergeable(const xpf_pstate *ps, const xpf_negguard *g)
+/* Can guard g's clusters be merged (all numeric)? Not where S = 'L' holds
+ * without a value of S (not(. = ''): '.' of an element without character
+ * content is ''): a merged group skips the entries of the literal S's value
+ * names, and entries name their literal by its string, which `text() = ''`
+ * (false there) shares; the guard's own test knows the difference. */
+static bool neg_mergeable(const wm_xpf *f, const xpf_pstate *ps, const xpf_negguard *g)
 {
+    if (f->lits[g->lit].absent) return false;
     const xpf_post *p = &ps->guards[g->guard].post;
     if (p->n || p->ne) return false;
     for (uint32_t k = 0; k < p->nc; k++)
@@ -726,7 +731,7 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
 {
     uint32_t extra = 0, nm = 0;
     for (uint32_t i = 0; i < ps->n_neg; i++)
-        if (neg_mergeable(ps, &ps->neg[i])) {
+        if (neg_mergeable(f, ps, &ps->neg[i])) {
             const xpf_post *p = &ps->guards[ps->neg[i].guard].post;
             for (uint32_t k = 0; k < p->nc; k++) extra += ps->clusters[p->coff + k].n;
             nm++;
@@ -738,7 +743,7 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
     /* at most one group per guard, one merged cluster per guard cluster */
     uint32_t ncl = 0;
     for (uint32_t i = 0; i < ps->n_neg; i++)
-        if (neg_mergeable(ps, &ps->neg[i])) ncl += ps->guards[ps->neg[i].guard].post.nc;
+        if (neg_mergeable(f, ps, &ps->neg[i])) ncl += ps->guards[ps->neg[i].guard].post.nc;
     if (!(ps->neggroups = malloc(nm * sizeof *ps->neggroups)) || !(ps->negm = malloc(nm * sizeof *ps->negm)) ||
         !(ps->negcl = malloc((ncl ? ncl : 1) * sizeof *ps->negcl)))
         return -1;
@@ -749,7 +754,7 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
         xpf_neggroup *grp = NULL;
         for (uint32_t k = i; k < j; k++) {
             const xpf_negguard *g = &ps->neg[k];
-            if (!neg_mergeable(ps, g)) {
+            if (!neg_mergeable(f, ps, g)) {
                 ps->neg[keep++] = *g;
                 continue;
             }
@@ -1171,6 +1176,43 @@ static int eqpat_cb(unsigned id, unsigned long long from, unsigned long long to,
     return 0;
 }
 
+/* The trigger of pattern literal lit in ps, NULL: none. */
+static const xpf_pattrig *pattern_trigger(const xpf_pstate *ps, uint32_t lit)
+{
+    if (!ps->pat_ix) return NULL;
+    for (uint32_t k = wm_xpf_lit_slot(lit, ps->pat_mask); ps->pat_ix[k]; k = (k + 1) & ps->pat_mask)
+        if (ps->pat[ps->pat_ix[k] - 1].lit == lit) return &ps->pat[ps->pat_ix[k] - 1];
+    return NULL;
+}
+
+/* Equality literal e, whose string matches the patterns ids[e->pat_off..]:
+ * when their triggers here match exact queries only (no candidates, no
+ * clusters), those queries go into one list (e->pq_off), matched at once by
+ * a value equal to the literal. Nonzero on allocation failure. */
+static int fold_patterns(xpf_pstate *ps, xpf_eqtrig *e, const uint32_t *ids)
+{
+    e->pq_off = XPF_NONE;
+    uint32_t tot = 0;
+    for (uint32_t i = 0; i < e->pat_n; i++) {
+        const xpf_pattrig *t = pattern_trigger(ps, ids[e->pat_off + i]);
+        if (!t) continue;
+        if (t->post.n || t->post.nc) return 0;
+        tot += t->post.ne;
+    }
+    uint32_t *nq = realloc(ps->qlist, (ps->n_qlist + tot + 1) * sizeof *nq);
+    if (!nq) return -1;
+    ps->qlist = nq;
+    e->pq_off = ps->n_qlist;
+    for (uint32_t i = 0; i < e->pat_n; i++) {
+        const xpf_pattrig *t = pattern_trigger(ps, ids[e->pat_off + i]);
+        if (!t) continue;
+        memcpy(ps->qlist + ps->n_qlist, ps->qlist + t->post.eoff, t->post.ne * sizeof *ps->qlist);
+        ps->n_qlist += t->post.ne;
+    }
+    e->pq_n = ps->n_qlist - e->pq_off;
+    return 0;
+}
+
 static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
 {
     eqpat_acc a = { .f = f };
@@ -1193,6 +1235,10 @@ static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
                 continue;
             }
             e->pat_n = a.n - e->pat_off;
+            if (fold_patterns(ps, e, a.ids)) {
+                free(a.ids);
+                return -1;
+            }
         }
     }
     ps->eqpat = a.ids;

@@ -56,7 +56,9 @@ typedef struct slotv {
                                  * none (the tables hold every literal of the slot's merged not() guards) */
     uint64_t h;
     double num;                 /* NUM, or number() of a STR when the slot compares numbers */
-    uint32_t off, len;          /* STR copy in sbuf (when needed) */
+    const char *sp;             /* STR (when a test reads it): its string, the equality literal it
+                                 * equals (in the filter's strpool) or a copy in sbuf */
+    uint32_t len;
 } slotv;
 
 struct wm_xpf_ctx {
@@ -90,7 +92,7 @@ struct wm_xpf_ctx {
     /* clusters: fired in the current element (the posts' cluster ranges:
      * a post fires at most once per element, each cluster is in one post);
      * watermarks per document */
-    uint32_t *fired;            /* pairs (pstate cluster index, count) */
+    uint32_t *fired;            /* pairs (pstate cluster index, end index) */
     uint32_t n_fired;           /* pairs */
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
@@ -243,7 +245,7 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
     if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
     if (p->nc) {
         c->fired[2 * c->n_fired] = p->coff;
-        c->fired[2 * c->n_fired + 1] = p->nc;
+        c->fired[2 * c->n_fired + 1] = p->coff + p->nc;
         c->n_fired++;
     }
 }
@@ -444,7 +446,11 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
     const xpf_centry *e = c->ps->centries + cl->off;
     cstate *st = &c->cs[cl->id];
     uint32_t n = cl->n, a, b;
-    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .hi = n };
+    if (st->doc != c->doc) { /* the first value of the document: nothing matched yet (m1, m2, u1 unused) */
+        st->doc = c->doc;
+        st->lo = 0;
+        st->hi = n;
+    }
     switch (cl->op) { /* one comparison per case: the op is not tested again at every step */
     case WM_XP_GT: /* entries with x < v: a prefix */
         a = st->lo;
@@ -729,7 +735,7 @@ static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len)
     }
     if (v->kind == XPF_V_STR) {
         *len = v->len;
-        return c->sbuf + v->off;
+        return v->sp;
     }
     *len = 0;
     return NULL; /* numbers: string tests are refused at compile time */
@@ -766,6 +772,21 @@ static inline void copy_short(char *dst, const char *src, uint32_t n)
 
 static void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen);
 
+/* v's string is text[0..tlen): copied (the decoder's view ends with the
+ * event). False when sbuf is full (c->failed). */
+static inline bool keep_str(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t tlen)
+{
+    if (c->sbuf_len + tlen > c->sbuf_cap) {
+        c->failed = true;
+        return false;
+    }
+    char *d = c->sbuf + c->sbuf_len;
+    copy_short(d, text, tlen);
+    v->sp = d;
+    c->sbuf_len += tlen;
+    return true;
+}
+
 /* One value of slot s for the element being collected: stored typed (a
  * string copied where a test reads it), then its triggers. The common
  * number no trigger reads costs a conversion and a store. */
@@ -793,14 +814,9 @@ static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const
         if (!text) text = "", tlen = 0;
         if (s->need_num) v->num = wm_xpf_str_number(text, tlen);
         if (s->need_str) {
-            if (c->sbuf_len + tlen > c->sbuf_cap) {
-                c->failed = true;
-                return;
-            }
-            copy_short(c->sbuf + c->sbuf_len, text, tlen);
-            v->off = (uint32_t)c->sbuf_len;
             v->len = tlen;
-            c->sbuf_len += tlen;
+            /* with an equality table, value_triggers keeps the literal it equals instead of a copy */
+            if (!s->eq_mask && !keep_str(c, v, text, tlen)) return;
         }
     }
     if (s->any_trig) value_triggers(c, s, v, text, tlen); /* else read by predicates or clusters only */
@@ -824,6 +840,10 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
                 add_post(c, &e->post);
                 if (!s->eq_dup) break;
             }
+        }
+        if (v->kind == XPF_V_STR && s->need_str) {
+            if (hit) v->sp = f->strpool + hit->s_off; /* equal to it: no copy */
+            else if (!keep_str(c, v, text, tlen)) return;
         }
     }
     double x = v->kind == XPF_V_BOOL ? NAN : v->num;
@@ -859,9 +879,15 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
     }
     if (s->n_plens && is_str) prefix_scan(c, s, text, tlen);
     if (s->scan && is_str && f->hs_db) {
-        if (hit && hit->pat_n != XPF_NONE) /* the literal it equals was scanned when compiling */
-            for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, c->ps->eqpat[hit->pat_off + i]);
-        else {
+        if (hit && hit->pat_n != XPF_NONE) { /* the literal it equals was scanned when compiling */
+            const uint32_t *ids = c->ps->eqpat + hit->pat_off;
+            if (hit->pq_off == XPF_NONE)
+                for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
+            else { /* their triggers' exact queries, in one list */
+                for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
+                if (hit->pq_n) match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+            }
+        } else {
             c->scan_slot = s->slot;
             scan_value(c, v, text, tlen);
         }
@@ -933,7 +959,8 @@ static void finish(wm_xpf_ctx *c)
     }
     const uint32_t *fired = c->fired;
     for (uint32_t i = 0, nf = c->n_fired; i < nf; i++)
-        for (uint32_t k = fired[2 * i], e = k + fired[2 * i + 1]; k < e; k++) run_cluster(c, &ps->clusters[k]);
+        for (const xpf_cluster *cl = ps->clusters + fired[2 * i], *end = ps->clusters + fired[2 * i + 1]; cl < end; cl++)
+            run_cluster(c, cl);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);

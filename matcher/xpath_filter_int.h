@@ -146,6 +146,9 @@ typedef struct xpf_eqtrig {
     uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
                               * (pstate eqpat): a value equal to it needs no scan (pat_n
                               * XPF_NONE: not known, scan) */
+    uint32_t pq_off, pq_n;   /* when the triggers of those patterns here match exact queries only:
+                              * all of those queries, in pstate qlist (no trigger lookup per
+                              * pattern); pq_off XPF_NONE: the patterns are replayed one by one */
 } xpf_eqtrig;
 
 /* A starts-with() literal in a slot's prefix table. */

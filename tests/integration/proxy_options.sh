@@ -30,6 +30,7 @@ expect 2 '--max-packet: "1" is not an integer' --max-packet 1
 expect 2 "--schemas needs --resolution" --schemas x
 expect 2 "--state needs --resolution" --state x
 expect 2 '--connect-timeout: "0" is not an integer in 1..600000' --connect-timeout 0
+expect 2 '--connect-packet-timeout: "0" is not an integer in 1..3600000' --connect-packet-timeout 0
 expect 2 '--batch-wait-us: "10001" is not an integer' --batch-wait-us 10001
 expect 2 '--batch-rate: "-1" is not an integer' --batch-rate -1
 expect 2 '--max-xpath-per-conn: "0" is not an integer in 1..4194304' --max-xpath-per-conn 0
