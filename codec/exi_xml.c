@@ -585,8 +585,10 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
         skip = 1;
     }
     xmlResetLastError(); /* the reason below must be this parse's */
-    xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL,
-                                             XML_PARSE_NONET | XML_PARSE_NOENT | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    /* No XML_PARSE_NOENT: substituting entities would read external ones
+     * (a local file's content into the stream); a reference to a declared
+     * entity arrives as a node of its own and is refused below. */
+    xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
     ns_error nse = { 0 };
     xmlTextReaderSetStructuredErrorHandler(rd, on_xml_error, &nse);
@@ -614,6 +616,13 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
             memcpy(text + tlen, v, n);
             tlen += n;
             continue;
+        }
+        if (type == XML_READER_TYPE_ENTITY_REFERENCE) {
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0,
+                             "entity reference &%s; (line %d): only the predefined entities and character references are "
+                             "read (declared entities are not expanded, external ones never loaded)",
+                             (const char *)xmlTextReaderConstName(rd), xmlTextReaderGetParserLineNumber(rd));
+            break;
         }
         if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT) continue;
         if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) break; }

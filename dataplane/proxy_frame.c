@@ -31,15 +31,34 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
  * packets could change, MQTT lets a client send it at any time
  * (§3.12), and it is what keeps a held client's connection alive (the
  * broker closes one it hears nothing from for 1.5 x Keep Alive, §3.1.2.10;
- * the client closes one whose PINGRESP does not come). Returns the number
- * framed so. */
-static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len)
+ * the client closes one whose PINGRESP does not come).
+ * The broker's DISCONNECT among them ends the hold (*ended): the broker
+ * closes the connection next ([MQTT-3.14.4-2]), so what is held would never
+ * be released. It is framed in place of the held packets, which are dropped
+ * with anything after it ([MQTT-3.14.4-1]): QoS 1 and 2 deliveries were not
+ * acknowledged, so the broker keeps them in the session and sends them
+ * again on its next connection (the one that took it over, say); QoS 0 is
+ * at most once. So the client learns the broker's reason (0x8E Session
+ * taken over, 0x8B Server shutting down, ...) and the broker's close is no
+ * lost broker. Before 2026-12-01 it stayed unframed and was dropped at the
+ * close: DISCONNECT 0x80 from the proxy, counted as lost (REVIEW7 finding
+ * 4). Returns the number of packets framed so. */
+static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len, bool *ended)
 {
     uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len), pings = 0;
     while (at < q->tail) {
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
         if (wm_mqtt5_decode(&ss->cfg[dir], q->buf + at, q->tail - at, &pkt, &r) != WM_MQTT5_DONE) break;
+        if (pkt.type == WM_MQTT5_DISCONNECT && dir == WM_PROXY_U2C) {
+            memmove(q->buf + q->ready, q->buf + at, r.length);
+            q->ready += (uint32_t)r.length;
+            q->tail = q->ready;
+            ss->disconnect_seen[dir] = true;
+            ss->peeked[dir] = 0;
+            *ended = true;
+            return pings + 1;
+        }
         if ((pkt.type == WM_MQTT5_PINGREQ || pkt.type == WM_MQTT5_PINGRESP) && r.length == 2) {
             uint8_t ping[2] = { q->buf[at], q->buf[at + 1] };
             memmove(q->buf + q->ready + 2, q->buf + q->ready, at - q->ready);
@@ -199,8 +218,9 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             if (act == WM_PROXY_HOLD) {
                 close_gap(q, &rd);
                 ss->peeked[dir] = ss->peeked[dir] > moved ? ss->peeked[dir] - moved : 0;
-                res.packets += peek_behind(ss, dir, q, len);
-                res.held = true;
+                bool ended = false;
+                res.packets += peek_behind(ss, dir, q, len, &ended);
+                res.held = !ended;
                 return res;
             }
         }

@@ -50,8 +50,11 @@
  * behind it are shown to wm_proxy_filter_prefetch (decoded, not consumed),
  * once each, so that what they need is prepared together; a PINGREQ
  * (PINGRESP) among them is framed at once, ahead of the held packet, so a
- * held client keeps its keep-alive (REVIEW6 finding 2). The next call
- * presents the held packet again.
+ * held client keeps its keep-alive (REVIEW6 finding 2); the broker's
+ * DISCONNECT among them is framed in place of the held packets, which are
+ * dropped (the broker closes next: nothing held would be released; it
+ * keeps the unacknowledged deliveries in the session), and the hold ends
+ * (REVIEW7 finding 4). The next call presents the held packet again.
  *
  * Direction index = the side that sent the bytes: WM_PROXY_C2U (0, from the
  * client, WM_MQTT5_FROM_CLIENT) and WM_PROXY_U2C (1, from the broker). One

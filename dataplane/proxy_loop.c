@@ -1723,7 +1723,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             }
             if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
-            if (cfg->state) wm_proxy_state_tick(cfg->state, cfg->registry, false);
+            if (cfg->state) wm_proxy_state_tick(cfg->state, false);
         }
         atomic_store(&g_stop, 1);
         uint64_t one = 1;

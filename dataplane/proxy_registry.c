@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dataplane/proxy_share.h"
 
@@ -54,6 +55,11 @@ typedef struct sess {
     uint32_t sid_next;      /* no proxy identifier from here up was used in the session */
     sess_rec *recs;
     uint32_t n, cap;
+    /* The saver's queue of entries changed since it last copied them
+     * (wm_proxy_registry_track): first changed, first copied. */
+    struct sess *q_next, *q_prev;
+    bool queued;
+    bool taken;             /* copied by the saver at least once: its drop is logged */
 } sess;
 
 struct wm_proxy_registry {
@@ -70,15 +76,62 @@ struct wm_proxy_registry {
     sess **bucket;          /* [n_bucket], a power of 2 */
     uint32_t n_bucket, n_sess, max_sessions, max_subs;
     uint64_t next_gen;
+    uint64_t next_expiry;   /* no detached entry expires before (a lower bound; UINT64_MAX none) */
     uint64_t restored, incomplete, dropped, expired, full, lost;
     _Atomic uint64_t changes;   /* session entries changed (wm_proxy_registry_changes) */
     wm_proxy_shares *shares;
+    /* How long threads wait for mu and hold it (lock()/unlock()), so that a
+     * holder that makes workers wait shows in the summary. Under mu. */
+    uint64_t held_since, wait_max_ns, hold_max_ns;
+    uint64_t copy_holds, copy_entries, copy_bytes, copy_hold_max_entries, copy_hold_max_bytes, copy_hold_max_ns;
+    /* Change tracking for the saver (wm_proxy_registry_track), under mu. */
+    bool track;
+    bool resync;            /* a drop could not be logged: the saver starts over */
+    sess *q_head, *q_tail;
+    uint64_t q_len;
+    uint64_t *gone;         /* generations of dropped entries the saver had copied */
+    size_t n_gone, cap_gone;
 };
 
-/* Lock held: a session entry changed. */
-static void changed(wm_proxy_registry *g)
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Lock held: s leaves the saver's queue. */
+static void dequeue(wm_proxy_registry *g, sess *s)
+{
+    if (!s->queued) return;
+    if (s->q_prev) s->q_prev->q_next = s->q_next;
+    else g->q_head = s->q_next;
+    if (s->q_next) s->q_next->q_prev = s->q_prev;
+    else g->q_tail = s->q_prev;
+    s->q_next = s->q_prev = NULL;
+    s->queued = false;
+    g->q_len--;
+}
+
+/* Lock held: s joins the tail of the saver's queue (if not in it yet). */
+static void enqueue(wm_proxy_registry *g, sess *s)
+{
+    if (s->queued) return;
+    s->q_prev = g->q_tail;
+    s->q_next = NULL;
+    if (g->q_tail) g->q_tail->q_next = s;
+    else g->q_head = s;
+    g->q_tail = s;
+    s->queued = true;
+    g->q_len++;
+}
+
+/* Lock held: a session entry changed (s: the entry, NULL if it was dropped,
+ * which sess_drop logs). */
+static void changed(wm_proxy_registry *g, sess *s)
 {
     atomic_fetch_add_explicit(&g->changes, 1, memory_order_relaxed);
+    if (g->track && s) enqueue(g, s);
 }
 
 wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, uint32_t max_subs)
@@ -101,6 +154,7 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
         return NULL;
     }
     g->next_gen = 1;
+    g->next_expiry = UINT64_MAX;
     g->free_ent = UINT32_MAX;
     pthread_mutex_init(&g->mu, NULL);
     return g;
@@ -127,6 +181,7 @@ void wm_proxy_registry_free(wm_proxy_registry *g)
     for (uint32_t b = 0; b < g->n_bucket; b++)
         for (sess *s = g->bucket[b], *nx; s; s = nx) { nx = s->next; sess_free(s); }
     free(g->bucket);
+    free(g->gone);
     pthread_mutex_destroy(&g->mu);
     for (uint32_t i = 0; i < g->n_ent; i++) {
         free(g->ent[i].filter);
@@ -142,29 +197,39 @@ wm_proxy_shares *wm_proxy_registry_shares(wm_proxy_registry *g) { return g->shar
 
 bool wm_proxy_registry_prefilter(const wm_proxy_registry *g) { return g->prefilter; }
 
-wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
-{
-    if (!g->prefilter) return NULL;
-    /* Under the lock: the matcher and its generation read together. */
-    pthread_mutex_lock(&g->mu);
-    wm_matcher_reader *rd = wm_matcher_reader_new(g->m);
-    *gen = atomic_load(&g->m_gen);
-    pthread_mutex_unlock(&g->mu);
-    return rd;
-}
-
+/* Every taker of mu once workers run goes through lock()/unlock() (rd NULL:
+ * not a worker), which time the wait and the hold. */
 static void lock(wm_proxy_registry *g, wm_matcher_reader *rd)
 {
     /* Offline first: the reclaiming thread holds the mutex while it waits
      * for every online reader's quiescent state. */
     if (rd) wm_matcher_reader_offline(rd);
-    pthread_mutex_lock(&g->mu);
+    if (pthread_mutex_trylock(&g->mu) != 0) {
+        uint64_t t0 = mono_ns();
+        pthread_mutex_lock(&g->mu);
+        uint64_t w = mono_ns() - t0;
+        if (w > g->wait_max_ns) g->wait_max_ns = w;
+    }
+    g->held_since = mono_ns();
 }
 
 static void unlock(wm_proxy_registry *g, wm_matcher_reader *rd)
 {
+    uint64_t h = mono_ns() - g->held_since;
+    if (h > g->hold_max_ns) g->hold_max_ns = h;
     pthread_mutex_unlock(&g->mu);
     if (rd) wm_matcher_reader_online(rd);
+}
+
+wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
+{
+    if (!g->prefilter) return NULL;
+    /* Under the lock: the matcher and its generation read together. */
+    lock(g, NULL);
+    wm_matcher_reader *rd = wm_matcher_reader_new(g->m);
+    *gen = atomic_load(&g->m_gen);
+    unlock(g, NULL);
+    return rd;
 }
 
 static char *dup_bytes(const char *p, size_t n)
@@ -261,7 +326,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
 {
     *gone = 0;
     if (!g->prefilter) return 0;
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
     for (uint32_t i = 0; i < g->n_ent; i++) {
         reg_ent *e = &g->ent[i];
         if (!e->filter) continue;
@@ -270,7 +335,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
             /* m is the caller's, thrown away with what was added to it */
             snprintf(err, errcap, "--prefilter: subscription \"%.*s\" does not fit the new tables: %s",
                      e->filter_len > 200 ? 200 : (int)e->filter_len, e->filter, wm_matcher_status_message(st));
-            pthread_mutex_unlock(&g->mu);
+            unlock(g, NULL);
             return -1;
         }
         if (e->next == WM_SUB_NONE && e->nbhd) (*gone)++;
@@ -280,7 +345,7 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
      * and are told so by the generation (wm_proxy_registry_receivable). */
     g->m = m;
     atomic_fetch_add_explicit(&g->m_gen, 1, memory_order_release);
-    pthread_mutex_unlock(&g->mu);
+    unlock(g, NULL);
     return 0;
 }
 
@@ -332,6 +397,18 @@ static void sess_drop(wm_proxy_registry *g, sess **l)
 {
     sess *s = *l;
     *l = s->next;
+    if (g->track) {
+        dequeue(g, s);
+        if (s->taken) {
+            if (g->n_gone == g->cap_gone) {
+                size_t cap = g->cap_gone ? g->cap_gone * 2 : 64;
+                uint64_t *ng = realloc(g->gone, cap * sizeof *ng);
+                if (ng) { g->gone = ng; g->cap_gone = cap; }
+            }
+            if (g->n_gone < g->cap_gone) g->gone[g->n_gone++] = s->gen;
+            else g->resync = true;
+        }
+    }
     for (uint32_t i = 0; i < s->n; i++) rec_unregister(g, &s->recs[i]);
     sess_free(s);
     g->n_sess--;
@@ -358,7 +435,6 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
         g->dropped++;
     }
     sess *s = *l;
-    changed(g);
     if (s) {
         for (uint32_t i = 0; i < s->n; i++) {
             const sess_rec *r = &s->recs[i];
@@ -391,6 +467,7 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
         s->attached++;
         ref.gen = s->gen;
     }
+    changed(g, s);
     unlock(g, rd);
     return ref;
 }
@@ -414,7 +491,7 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
     lock(g, rd);
     sess *s = sess_get(g, cid, cid_len, gen);
     if (!s) goto out;
-    changed(g);
+    changed(g, s);
     /* Even a record not kept below used its identifier in the broker's session. */
     if (rec->sid >= WM_PROXY_SID_BASE && rec->sid < WM_PROXY_SID_PLAIN && rec->sid >= s->sid_next)
         s->sid_next = rec->sid + 1;
@@ -457,7 +534,7 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
     sess *s = sess_get(g, cid, cid_len, gen);
     for (uint32_t i = 0; s && i < s->n; i++)
         if (s->recs[i].filter_len == filter_len && memcmp(s->recs[i].filter, filter, filter_len) == 0) {
-            changed(g);
+            changed(g, s);
             if (leaves_unknown(&s->recs[i])) s->incomplete = true;
             rec_unregister(g, &s->recs[i]);
             rec_free(&s->recs[i]);
@@ -473,29 +550,46 @@ void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *r
     lock(g, rd);
     sess **l = sess_link(g, cid, cid_len);
     if (*l && (*l)->gen == gen && gen && --(*l)->attached == 0) {
-        changed(g);
+        changed(g, *l);
         (*l)->expire_ns = expire_ns;
         if (expire_ns == 0) {
             sess_drop(g, l);
             g->expired++;
+        } else if (expire_ns < g->next_expiry) {
+            g->next_expiry = expire_ns;
         }
     }
     unlock(g, rd);
 }
 
+/* Buckets the expiry scan walks per hold of the lock. */
+#define RECLAIM_BUCKETS 1024u
+
 void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
 {
-    pthread_mutex_lock(&g->mu);
-    for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
-        for (sess **l = &g->bucket[b]; *l;) {
-            if ((*l)->attached == 0 && (*l)->expire_ns <= now_ns) {
-                sess_drop(g, l);
-                g->expired++;
-                changed(g);
-            } else {
-                l = &(*l)->next;
-            }
+    /* The session scan walks the whole table, RECLAIM_BUCKETS a hold, and
+     * only once the earliest expiry has come: a large table of sessions
+     * that do not expire yet costs the workers nothing. */
+    lock(g, NULL);
+    bool due = g->n_sess && g->next_expiry <= now_ns;
+    if (due) g->next_expiry = UINT64_MAX;   /* lowered again by the scan below and by detaches meanwhile */
+    for (uint32_t b0 = 0; due && b0 < g->n_bucket; b0 += RECLAIM_BUCKETS) {
+        if (b0) {
+            unlock(g, NULL);
+            lock(g, NULL);
         }
+        for (uint32_t b = b0; b < b0 + RECLAIM_BUCKETS && b < g->n_bucket; b++)
+            for (sess **l = &g->bucket[b]; *l;) {
+                if ((*l)->attached == 0 && (*l)->expire_ns <= now_ns) {
+                    sess_drop(g, l);
+                    g->expired++;
+                    changed(g, NULL);
+                } else {
+                    if ((*l)->attached == 0 && (*l)->expire_ns < g->next_expiry) g->next_expiry = (*l)->expire_ns;
+                    l = &(*l)->next;
+                }
+            }
+    }
     size_t k = 0;
     for (size_t i = 0; i < g->n_def; i++) {
         if (g->def[i].expire_ns <= now_ns) {
@@ -506,12 +600,12 @@ void wm_proxy_registry_reclaim(wm_proxy_registry *g, uint64_t now_ns)
     }
     g->n_def = k;
     if (g->m) wm_matcher_reclaim(g->m, true);
-    pthread_mutex_unlock(&g->mu);
+    unlock(g, NULL);
 }
 
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st)
 {
-    pthread_mutex_lock(&g->mu);
+    lock(g, NULL);
     st->added = g->added;
     st->live = g->live_ent;
     st->removed = g->removed;
@@ -529,7 +623,15 @@ void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *
     st->sessions_expired = g->expired;
     st->sessions_full = g->full;
     st->records_lost = g->lost;
-    pthread_mutex_unlock(&g->mu);
+    st->lock_wait_max_ns = g->wait_max_ns;
+    st->lock_hold_max_ns = g->hold_max_ns;
+    st->copy_holds = g->copy_holds;
+    st->copy_entries = g->copy_entries;
+    st->copy_bytes = g->copy_bytes;
+    st->copy_hold_max_entries = g->copy_hold_max_entries;
+    st->copy_hold_max_bytes = g->copy_hold_max_bytes;
+    st->copy_hold_max_ns = g->copy_hold_max_ns;
+    unlock(g, NULL);
 }
 
 uint64_t wm_proxy_registry_changes(wm_proxy_registry *g)
@@ -537,21 +639,121 @@ uint64_t wm_proxy_registry_changes(wm_proxy_registry *g)
     return atomic_load_explicit(&g->changes, memory_order_relaxed);
 }
 
-void wm_proxy_registry_sessions_each(wm_proxy_registry *g,
-                                     void (*sess_cb)(void *ctx, const wm_proxy_saved_session *s),
-                                     void (*rec_cb)(void *ctx, const wm_proxy_saved_sub *r), void *ctx)
+/* Lock held: every entry joins the saver's queue, the drop log is dropped. */
+static void requeue_all(wm_proxy_registry *g)
 {
-    pthread_mutex_lock(&g->mu);
     for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
-        for (const sess *e = g->bucket[b]; e; e = e->next) {
-            sess_cb(ctx, &(wm_proxy_saved_session){ e->cid, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
-                                                    e->expire_ns });
-            for (uint32_t i = 0; i < e->n; i++) {
-                const sess_rec *r = &e->recs[i];
-                rec_cb(ctx, &(wm_proxy_saved_sub){ r->filter, r->filter_len, r->sid, r->nbhd, WM_SUB_NONE, r->xpath });
-            }
-        }
-    pthread_mutex_unlock(&g->mu);
+        for (sess *e = g->bucket[b]; e; e = e->next) enqueue(g, e);
+    g->n_gone = 0;
+    g->resync = false;
+}
+
+void wm_proxy_registry_track(wm_proxy_registry *g)
+{
+    lock(g, NULL);
+    g->track = true;
+    requeue_all(g);
+    unlock(g, NULL);
+}
+
+void wm_proxy_registry_sessions_resync(wm_proxy_registry *g)
+{
+    lock(g, NULL);
+    g->resync = true;
+    unlock(g, NULL);
+}
+
+/* The bytes of e's copy (wm_proxy_session_copy and what its views show). */
+static size_t copy_size(const sess *e)
+{
+    size_t n = sizeof(wm_proxy_session_copy) + (size_t)e->n * sizeof(wm_proxy_saved_sub) + e->cid_len;
+    for (uint32_t i = 0; i < e->n; i++) {
+        const sess_rec *r = &e->recs[i];
+        n += r->filter_len + 1 + (r->nbhd ? strlen(r->nbhd) + 1 : 0) + (r->xpath ? strlen(r->xpath) + 1 : 0);
+    }
+    return n;
+}
+
+static const char *copy_str(char **at, const char *s, size_t n)
+{
+    char *d = *at;
+    memcpy(d, s, n);
+    d[n] = 0;
+    *at += n + 1;
+    return d;
+}
+
+/* Lock held: e copied into c (copy_size(e) bytes). */
+static void copy_entry(wm_proxy_session_copy *c, const sess *e)
+{
+    char *at = (char *)&c->recs[e->n];
+    c->next = NULL;
+    c->gen = e->gen;
+    c->n = e->n;
+    memcpy(at, e->cid, e->cid_len);
+    c->s = (wm_proxy_saved_session){ (const uint8_t *)at, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
+                                     e->expire_ns };
+    at += e->cid_len;
+    for (uint32_t i = 0; i < e->n; i++) {
+        const sess_rec *r = &e->recs[i];
+        c->recs[i] = (wm_proxy_saved_sub){ copy_str(&at, r->filter, r->filter_len), r->filter_len, r->sid,
+                                           r->nbhd ? copy_str(&at, r->nbhd, strlen(r->nbhd)) : NULL, WM_SUB_NONE,
+                                           r->xpath ? copy_str(&at, r->xpath, strlen(r->xpath)) : NULL };
+    }
+}
+
+int wm_proxy_registry_sessions_take(wm_proxy_registry *g, uint32_t max_entries, size_t max_bytes,
+                                    wm_proxy_session_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    wm_proxy_session_copy **tail = &b->copies;
+    int rc = 0;
+    lock(g, NULL);
+    if (g->resync) {
+        requeue_all(g);
+        b->reset = true;
+    }
+    /* The log is handed over whole (no copy): a fresh one starts empty. */
+    b->gone = g->gone;
+    b->n_gone = g->n_gone;
+    g->gone = NULL;
+    g->n_gone = g->cap_gone = 0;
+    b->queued = g->q_len;
+    uint64_t bytes = 0;
+    while (g->q_head && b->n_copies < max_entries) {
+        sess *e = g->q_head;
+        size_t n = copy_size(e);
+        if (b->n_copies && bytes + n > max_bytes) break;
+        wm_proxy_session_copy *c = malloc(n);
+        if (!c) { rc = -1; break; }
+        copy_entry(c, e);
+        *tail = c;
+        tail = &c->next;
+        b->n_copies++;
+        bytes += n;
+        dequeue(g, e);
+        e->taken = true;
+    }
+    b->more = g->q_head != NULL;
+    uint64_t held = mono_ns() - g->held_since;
+    g->copy_holds++;
+    g->copy_entries += b->n_copies;
+    g->copy_bytes += bytes;
+    if (b->n_copies > g->copy_hold_max_entries) g->copy_hold_max_entries = b->n_copies;
+    if (bytes > g->copy_hold_max_bytes) g->copy_hold_max_bytes = bytes;
+    if (held > g->copy_hold_max_ns) g->copy_hold_max_ns = held;
+    unlock(g, NULL);
+    return rc;
+}
+
+void wm_proxy_registry_batch_free(wm_proxy_session_batch *b)
+{
+    for (wm_proxy_session_copy *c = b->copies, *nx; c; c = nx) {
+        nx = c->next;
+        free(c);
+    }
+    free(b->gone);
+    memset(b, 0, sizeof *b);
 }
 
 int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved_session *s,
@@ -567,6 +769,8 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
                 snprintf(err, errcap, "two subscriptions of one filter");
                 return -1;
             }
+    /* (no worker runs yet: nobody waits, and the load is not counted in the
+     * lock's longest hold) */
     pthread_mutex_lock(&g->mu);
     sess **l = sess_link(g, s->cid, s->cid_len);
     sess *e = NULL;
@@ -597,10 +801,11 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
     e->incomplete = s->incomplete;
     e->sid_next = s->sid_next;
     e->expire_ns = s->attached ? UINT64_MAX : s->expire_ns;
+    if (e->expire_ns < g->next_expiry) g->next_expiry = e->expire_ns;
     e->next = *l;
     *l = e;
     g->n_sess++;
-    changed(g);
+    changed(g, e);
     pthread_mutex_unlock(&g->mu);
     /* --prefilter: the records count for ingress as any session's do (the
      * registrations are added outside the lock they take themselves; no

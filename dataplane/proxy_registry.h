@@ -215,7 +215,7 @@ void wm_proxy_registry_session_detach(wm_proxy_registry *g, wm_matcher_reader *r
 
 /* ------------------------------------------------------------ saving sessions */
 
-/* A session entry as wm_proxy_registry_sessions_each shows it and
+/* A session entry as wm_proxy_registry_sessions_take copies it and
  * wm_proxy_registry_session_restore takes it (the --state file,
  * dataplane/proxy_state.h). cid: bytes, not NUL-terminated. */
 typedef struct wm_proxy_saved_session {
@@ -232,14 +232,60 @@ typedef struct wm_proxy_saved_session {
  * saver knows whether there is anything new to write. Lock-free. */
 uint64_t wm_proxy_registry_changes(wm_proxy_registry *g);
 
-/* Any thread that is not a worker holding the lock: shows every entry to
- * sess(ctx, s), then each of its records to rec(ctx, r) (reg_sub is
- * WM_SUB_NONE in what is shown), all under the registry's lock (the
- * callbacks must not call the registry, and should be quick: workers that
- * subscribe wait). Views valid during the callback only. */
-void wm_proxy_registry_sessions_each(wm_proxy_registry *g,
-                                     void (*sess)(void *ctx, const wm_proxy_saved_session *s),
-                                     void (*rec)(void *ctx, const wm_proxy_saved_sub *r), void *ctx);
+/* The saver's side (dataplane/proxy_state.h): it keeps a copy of the table
+ * of its own and takes from the registry only what changed since, a bounded
+ * piece per hold of the lock, so that a worker that changes a session waits
+ * for one such piece at most, however large the table. Entries are known to
+ * it by generation (unique in the registry's life: an entry made again for a
+ * client identifier has another one). */
+
+/* An entry as the saver takes it: one block (free() frees all of it). s.cid
+ * and the records' strings point into the block; reg_sub is WM_SUB_NONE. */
+typedef struct wm_proxy_session_copy {
+    struct wm_proxy_session_copy *next;
+    uint64_t gen;
+    wm_proxy_saved_session s;
+    uint32_t n;                    /* records */
+    wm_proxy_saved_sub recs[];
+} wm_proxy_session_copy;
+
+/* What one wm_proxy_registry_sessions_take handed over (the caller's, freed
+ * with wm_proxy_registry_batch_free). Applied in this order: reset, gone,
+ * copies. */
+typedef struct wm_proxy_session_batch {
+    bool reset;                    /* forget every entry taken before: each live one is queued again */
+    uint64_t *gone;                /* generations of entries dropped since the last take (malloc'ed) */
+    size_t n_gone;
+    wm_proxy_session_copy *copies; /* changed entries, in the order they first changed; a list */
+    uint32_t n_copies;
+    uint64_t queued;               /* changed entries queued when the hold began (taken ones included) */
+    bool more;                     /* changed entries still queued after it */
+} wm_proxy_session_batch;
+
+/* The saver, once (any thread that is not a worker holding the lock; at
+ * start, before the file is loaded, so that its order is kept): from now on
+ * every change of an entry queues it for the saver, and every drop of an
+ * entry the saver has taken is logged; every entry already there is queued.
+ * Without it (no --state) nothing is queued or logged. */
+void wm_proxy_registry_track(wm_proxy_registry *g);
+
+/* The saver (after _track; one thread): takes, in one hold of the lock, the
+ * drop log and up to max_entries changed entries, stopping before the one
+ * that would make the copies more than max_bytes (the first is taken
+ * whatever its size: the hold is bounded by max(max_bytes, one entry)).
+ * Each is a memcpy of the entry (one malloc), no formatting; taken entries
+ * leave the queue until they change again. Counted in the stats' copy_*.
+ * Returns 0, or -1 if memory ran out (*b holds what was taken before; the
+ * entry that did not fit stays queued). */
+int wm_proxy_registry_sessions_take(wm_proxy_registry *g, uint32_t max_entries, size_t max_bytes,
+                                    wm_proxy_session_batch *b);
+
+/* Frees what *b holds (any thread) and empties it. */
+void wm_proxy_registry_batch_free(wm_proxy_session_batch *b);
+
+/* The saver, when it lost track (memory ran out applying a batch): the next
+ * take has reset set and queues every entry again. Takes the lock. */
+void wm_proxy_registry_sessions_resync(wm_proxy_registry *g);
 
 /* At start, before any worker runs (no reader): makes the entry s with
  * records recs[0..n) (filter, sid, nbhd, xpath as in wm_proxy_saved_sub;
@@ -265,6 +311,14 @@ typedef struct wm_proxy_registry_stats {
     uint64_t sessions_expired;     /* entries dropped: session expired */
     uint64_t sessions_full;        /* attaches refused: max_sessions reached */
     uint64_t records_lost;         /* records not kept: max_subs or memory */
+    /* The registry's lock: the longest any thread waited for it and held it
+     * (ns, CLOCK_MONOTONIC; a holder preempted meanwhile counts in full). */
+    uint64_t lock_wait_max_ns, lock_hold_max_ns;
+    /* What the saver's holds of the lock copied (the --state file,
+     * dataplane/proxy_state.h): holds, entries and bytes (client identifiers
+     * and record strings) in all, and the most one hold copied and took. */
+    uint64_t copy_holds, copy_entries, copy_bytes;
+    uint64_t copy_hold_max_entries, copy_hold_max_bytes, copy_hold_max_ns;
 } wm_proxy_registry_stats;
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st);
 

@@ -357,95 +357,277 @@ int wm_proxy_state_load(const char *path, wm_proxy_registry *g, wm_proxy_state_i
     return rc;
 }
 
-/* ------------------------------------------------------------ writing */
+/* ------------------------------------------------------------ the mirror */
 
-/* The text goes to an open_memstream (libc's growable buffer). */
-typedef struct out {
-    FILE *f;
-    int64_t now_rt_s;
-    uint64_t now_mono_ns;
-} out;
+/* The saver's copy of one entry: its file text, formatted once when it was
+ * taken. text[0, head_len) is "session CID NEXT INC " (the expiry, which
+ * depends on the time of the write, follows it), then "\n" and the records'
+ * lines, text[head_len, len). */
+typedef struct mentry {
+    struct mentry *prev, *next;  /* file order: the order entries were first taken */
+    struct mentry *hnext;        /* chain of its hash bucket */
+    uint64_t gen;
+    bool attached;
+    uint64_t expire_ns;
+    uint32_t n_recs;
+    size_t head_len, len;
+    char text[];
+} mentry;
 
-static void put(out *o, const void *s, size_t n) { fwrite(s, 1, n, o->f); }
+struct wm_proxy_state_mirror {
+    wm_proxy_registry *g;
+    mentry **bucket;             /* [n_bucket], a power of 2; by generation */
+    uint32_t n_bucket;
+    mentry *head, *tail;
+    uint64_t sessions, records;
+    uint64_t text_bytes;         /* sum of the entries' len */
+};
 
-static void putf(out *o, const char *fmt, ...)
+/* Count-then-fill writer: with p NULL only n grows (the length pass). */
+typedef struct wbuf {
+    char *p;
+    size_t n;
+} wbuf;
+
+static void w_put(wbuf *w, const void *s, size_t n)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(o->f, fmt, ap);
-    va_end(ap);
+    if (w->p) memcpy(w->p + w->n, s, n);
+    w->n += n;
+}
+
+static void w_u32(wbuf *w, uint32_t v)
+{
+    char d[10];
+    int k = 0;
+    do { d[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (k) w_put(w, &d[--k], 1);
 }
 
 /* A string field (see the format), preceded by a space. */
-static void put_str(out *o, const char *s, size_t n)
+static void w_str(wbuf *w, const char *s, size_t n)
 {
-    put(o, " ", 1);
-    if (!s) { put(o, "-", 1); return; }
-    if (n == 0) { put(o, "~", 1); return; }
+    static const char hex[] = "0123456789ABCDEF";
+    w_put(w, " ", 1);
+    if (!s) { w_put(w, "-", 1); return; }
+    if (n == 0) { w_put(w, "~", 1); return; }
+    size_t run = 0;   /* bytes s[i - run, i) go out as they are */
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
         bool alone = n == 1 && (ch == '-' || ch == '~');
-        if (ch < 0x21 || ch > 0x7E || ch == '%' || alone) putf(o, "%%%02X", ch);
-        else put(o, &s[i], 1);
+        if (ch < 0x21 || ch > 0x7E || ch == '%' || alone) {
+            w_put(w, s + i - run, run);
+            run = 0;
+            char e[3] = { '%', hex[ch >> 4], hex[ch & 15] };
+            w_put(w, e, 3);
+        } else {
+            run++;
+        }
+    }
+    w_put(w, s + n - run, run);
+}
+
+/* c's text (mentry's layout); *head_len: the session line's part. */
+static void entry_text(wbuf *w, const wm_proxy_session_copy *c, size_t *head_len)
+{
+    const wm_proxy_saved_session *s = &c->s;
+    w_put(w, "session", 7);
+    w_str(w, (const char *)s->cid, s->cid_len);
+    w_put(w, " ", 1);
+    /* (an entry that never had a proxy identifier holds 0: none used) */
+    w_u32(w, s->sid_next < WM_PROXY_SID_BASE ? WM_PROXY_SID_BASE : s->sid_next);
+    w_put(w, s->incomplete ? " 1 " : " 0 ", 3);
+    *head_len = w->n;
+    w_put(w, "\n", 1);
+    for (uint32_t i = 0; i < c->n; i++) {
+        const wm_proxy_saved_sub *r = &c->recs[i];
+        w_put(w, "sub", 3);
+        w_str(w, r->filter, r->filter_len);
+        w_put(w, " ", 1);
+        w_u32(w, r->sid);
+        w_str(w, r->nbhd, r->nbhd ? strlen(r->nbhd) : 0);
+        w_str(w, r->xpath, r->xpath ? strlen(r->xpath) : 0);
+        w_put(w, "\n", 1);
     }
 }
 
-static void save_sess(void *ctx, const wm_proxy_saved_session *s)
+static uint32_t gen_slot(const wm_proxy_state_mirror *m, uint64_t gen)
 {
-    out *o = ctx;
-    put(o, "session", 7);
-    put_str(o, (const char *)s->cid, s->cid_len);
-    /* (an entry that never had a proxy identifier holds 0: none used) */
-    putf(o, " %" PRIu32 " %d ", s->sid_next < WM_PROXY_SID_BASE ? WM_PROXY_SID_BASE : s->sid_next, s->incomplete ? 1 : 0);
-    if (s->attached) putf(o, "live\n");
-    else if (s->expire_ns == UINT64_MAX) putf(o, "never\n");
-    else if (s->expire_ns <= o->now_mono_ns) putf(o, "%" PRId64 "\n", o->now_rt_s);
-    else putf(o, "%" PRId64 "\n", o->now_rt_s + (int64_t)((s->expire_ns - o->now_mono_ns + 999999999ull) / 1000000000ull));
+    return (uint32_t)((gen * 0x9E3779B97F4A7C15ull) >> 32) & (m->n_bucket - 1);
 }
 
-static void save_rec(void *ctx, const wm_proxy_saved_sub *r)
+/* The link pointing at gen's entry (*link NULL if none). */
+static mentry **mirror_link(wm_proxy_state_mirror *m, uint64_t gen)
 {
-    out *o = ctx;
-    put(o, "sub", 3);
-    put_str(o, r->filter, r->filter_len);
-    putf(o, " %" PRIu32, r->sid);
-    put_str(o, r->nbhd, r->nbhd ? strlen(r->nbhd) : 0);
-    put_str(o, r->xpath, r->xpath ? strlen(r->xpath) : 0);
-    put(o, "\n", 1);
+    mentry **l = &m->bucket[gen_slot(m, gen)];
+    while (*l && (*l)->gen != gen) l = &(*l)->hnext;
+    return l;
 }
 
-typedef struct counter {
-    out *o;
-    uint64_t sessions, records;
-} counter;
-
-static void count_sess(void *ctx, const wm_proxy_saved_session *s)
+static void mirror_unlink(wm_proxy_state_mirror *m, mentry **l)
 {
-    counter *k = ctx;
-    k->sessions++;
-    save_sess(k->o, s);
+    mentry *e = *l;
+    *l = e->hnext;
+    if (e->prev) e->prev->next = e->next;
+    else m->head = e->next;
+    if (e->next) e->next->prev = e->prev;
+    else m->tail = e->prev;
+    m->sessions--;
+    m->records -= e->n_recs;
+    m->text_bytes -= e->len;
+    free(e);
 }
 
-static void count_rec(void *ctx, const wm_proxy_saved_sub *r)
+static void mirror_clear(wm_proxy_state_mirror *m)
 {
-    counter *k = ctx;
-    k->records++;
-    save_rec(k->o, r);
+    for (mentry *e = m->head, *nx; e; e = nx) { nx = e->next; free(e); }
+    memset(m->bucket, 0, (size_t)m->n_bucket * sizeof *m->bucket);
+    m->head = m->tail = NULL;
+    m->sessions = m->records = m->text_bytes = 0;
 }
 
-int wm_proxy_state_format(wm_proxy_registry *g, uint32_t epoch, bool clean, int64_t now_rt_s, uint64_t now_mono_ns,
-                          char **text, size_t *len)
+/* Takes c in: replaces gen's entry where it stands, or appends one. Returns
+ * 0, or -1 if memory ran out (m unchanged). */
+static int mirror_put(wm_proxy_state_mirror *m, const wm_proxy_session_copy *c)
+{
+    if (m->sessions >= m->n_bucket) {
+        /* about one entry per bucket: double and rechain */
+        uint32_t nb = m->n_bucket * 2;
+        mentry **b = nb > m->n_bucket ? calloc(nb, sizeof *b) : NULL;
+        if (b) {
+            free(m->bucket);
+            m->bucket = b;
+            m->n_bucket = nb;
+            for (mentry *e = m->head; e; e = e->next) {
+                mentry **l = &m->bucket[gen_slot(m, e->gen)];
+                e->hnext = *l;
+                *l = e;
+            }
+        }
+    }
+    wbuf w = { NULL, 0 };
+    size_t head_len;
+    entry_text(&w, c, &head_len);
+    mentry *e = malloc(sizeof *e + w.n);
+    if (!e) return -1;
+    size_t len = w.n;
+    w = (wbuf){ e->text, 0 };
+    entry_text(&w, c, &head_len);
+    e->gen = c->gen;
+    e->attached = c->s.attached;
+    e->expire_ns = c->s.expire_ns;
+    e->n_recs = c->n;
+    e->head_len = head_len;
+    e->len = len;
+    mentry **l = mirror_link(m, c->gen), *old = *l;
+    if (old) {
+        e->prev = old->prev;
+        e->next = old->next;
+        e->hnext = old->hnext;
+        if (e->prev) e->prev->next = e;
+        else m->head = e;
+        if (e->next) e->next->prev = e;
+        else m->tail = e;
+        *l = e;
+        m->records -= old->n_recs;
+        m->text_bytes -= old->len;
+        free(old);
+    } else {
+        e->prev = m->tail;
+        e->next = NULL;
+        e->hnext = NULL;
+        if (m->tail) m->tail->next = e;
+        else m->head = e;
+        m->tail = e;
+        *l = e;
+        m->sessions++;
+    }
+    m->records += e->n_recs;
+    m->text_bytes += e->len;
+    return 0;
+}
+
+wm_proxy_state_mirror *wm_proxy_state_mirror_new(wm_proxy_registry *g)
+{
+    wm_proxy_state_mirror *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->g = g;
+    m->n_bucket = 64;
+    if (!(m->bucket = calloc(m->n_bucket, sizeof *m->bucket))) {
+        free(m);
+        return NULL;
+    }
+    wm_proxy_registry_track(g);
+    return m;
+}
+
+void wm_proxy_state_mirror_free(wm_proxy_state_mirror *m)
+{
+    if (!m) return;
+    mirror_clear(m);
+    free(m->bucket);
+    free(m);
+}
+
+int wm_proxy_state_sync(wm_proxy_state_mirror *m)
+{
+    uint64_t taken = 0, budget = UINT64_MAX;
+    for (;;) {
+        wm_proxy_session_batch b;
+        int rc = wm_proxy_registry_sessions_take(m->g, WM_PROXY_STATE_HOLD_ENTRIES, WM_PROXY_STATE_HOLD_BYTES, &b);
+        /* What was queued when the sync began, and no more: a table that
+         * keeps changing does not keep the saver here (the rest is the next
+         * sync's). */
+        if (budget == UINT64_MAX) budget = b.queued;
+        if (b.reset) mirror_clear(m);
+        for (size_t i = 0; i < b.n_gone; i++) {
+            mentry **l = mirror_link(m, b.gone[i]);
+            if (*l) mirror_unlink(m, l);
+        }
+        bool lost = false;
+        for (const wm_proxy_session_copy *c = b.copies; c && !lost; c = c->next) lost = mirror_put(m, c) != 0;
+        taken += b.n_copies;
+        bool more = b.more;
+        wm_proxy_registry_batch_free(&b);
+        if (lost) {
+            /* an entry taken but not kept: start over at the next sync */
+            wm_proxy_registry_sessions_resync(m->g);
+            return -1;
+        }
+        if (rc) return -1;
+        if (!more || taken >= budget) return 0;
+    }
+}
+
+uint64_t wm_proxy_state_mirror_bytes(const wm_proxy_state_mirror *m) { return m->text_bytes; }
+
+/* ------------------------------------------------------------ writing */
+
+/* The file's text from m to f (stdio: errors show in ferror(f)). */
+static void emit(FILE *f, const wm_proxy_state_mirror *m, uint32_t epoch, bool clean, int64_t now_rt_s,
+                 uint64_t now_mono_ns)
+{
+    fprintf(f, MAGIC "\nepoch %" PRIu32 "\nclean %d\n", epoch, clean ? 1 : 0);
+    for (const mentry *e = m->head; e; e = e->next) {
+        fwrite(e->text, 1, e->head_len, f);
+        if (e->attached) fputs("live", f);
+        else if (e->expire_ns == UINT64_MAX) fputs("never", f);
+        else if (e->expire_ns <= now_mono_ns) fprintf(f, "%" PRId64, now_rt_s);
+        else fprintf(f, "%" PRId64, now_rt_s + (int64_t)((e->expire_ns - now_mono_ns + 999999999ull) / 1000000000ull));
+        fwrite(e->text + e->head_len, 1, e->len - e->head_len, f);
+    }
+    fprintf(f, "end %" PRIu64 " %" PRIu64 "\n", m->sessions, m->records);
+}
+
+int wm_proxy_state_format(const wm_proxy_state_mirror *m, uint32_t epoch, bool clean, int64_t now_rt_s,
+                          uint64_t now_mono_ns, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
-    out o = { open_memstream(text, len), now_rt_s, now_mono_ns };
-    if (!o.f) return -1;
-    putf(&o, MAGIC "\nepoch %" PRIu32 "\nclean %d\n", epoch, clean ? 1 : 0);
-    counter k = { &o, 0, 0 };
-    wm_proxy_registry_sessions_each(g, count_sess, count_rec, &k);
-    putf(&o, "end %" PRIu64 " %" PRIu64 "\n", k.sessions, k.records);
-    bool bad = ferror(o.f) != 0;
-    if (fclose(o.f) != 0 || bad) {
+    FILE *f = open_memstream(text, len);
+    if (!f) return -1;
+    emit(f, m, epoch, clean, now_rt_s, now_mono_ns);
+    bool bad = ferror(f) != 0;
+    if (fclose(f) != 0 || bad) {
         free(*text);
         *text = NULL;
         return -1;
@@ -453,43 +635,39 @@ int wm_proxy_state_format(wm_proxy_registry *g, uint32_t epoch, bool clean, int6
     return 0;
 }
 
-int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, bool clean, char *err, size_t errcap)
+int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint32_t epoch, bool clean, char *err,
+                         size_t errcap)
 {
     struct timespec rt, mono;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mono);
-    char *text;
-    size_t n;
-    if (wm_proxy_state_format(g, epoch, clean, rt.tv_sec, (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec,
-                              &text, &n)) {
-        snprintf(err, errcap, "%s: out of memory", path);
-        return -1;
-    }
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 5);
     if (!tmp) {
-        free(text);
         snprintf(err, errcap, "%s: out of memory", path);
         return -1;
     }
     memcpy(tmp, path, pl);
     memcpy(tmp + pl, ".tmp", 5);
     const char *step = "open";
+    int e = 0;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < n;) {
-        ssize_t w = write(fd, text + done, n - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) { ok = false; step = "write"; break; }
-        done += (size_t)w;
+    if (!ok) e = errno;
+    FILE *f = ok ? fdopen(fd, "w") : NULL;
+    if (ok && !f) { ok = false; e = errno; close(fd); }
+    if (ok) {
+        /* large writes go past the buffer: the entries' texts as they are */
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+        emit(f, m, epoch, clean, rt.tv_sec, (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec);
+        if (fflush(f) != 0 || ferror(f)) { ok = false; step = "write"; e = errno; }
+        if (ok && fsync(fd) < 0) { ok = false; step = "fsync"; e = errno; }
+        if (fclose(f) != 0 && ok) { ok = false; step = "close"; e = errno; }
     }
-    if (ok && fsync(fd) < 0) { ok = false; step = "fsync"; }
-    int e = errno;
-    if (fd >= 0 && close(fd) < 0 && ok) { ok = false; step = "close"; e = errno; }
     if (ok && rename(tmp, path) < 0) { ok = false; step = "rename"; e = errno; }
     if (!ok) {
         unlink(tmp);
-        snprintf(err, errcap, "%s: %s: %s", tmp, step, strerror(e));
+        snprintf(err, errcap, "%s: %s: %s", tmp, step, strerror(e ? e : EIO));
     } else {
         /* the rename itself is durable once the directory is */
         char *slash = strrchr(tmp, '/');
@@ -500,18 +678,32 @@ int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, 
         if (dfd >= 0) { fsync(dfd); close(dfd); }
     }
     free(tmp);
-    free(text);
     return ok ? 0 : -1;
 }
 
-int wm_proxy_state_tick(wm_proxy_state_saver *sv, wm_proxy_registry *g, bool final)
+/* ------------------------------------------------------------ the saver */
+
+static uint64_t mono_now_ns(void)
 {
-    uint64_t ch = wm_proxy_registry_changes(g);
-    if (!final && sv->saved_once && ch == sv->saved_changes) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Syncs and writes (clean as final); counts and reports a failure. */
+static int save(wm_proxy_state_saver *sv, bool final)
+{
+    uint64_t ch = wm_proxy_registry_changes(sv->g);
     char err[512];
-    if (wm_proxy_state_save(sv->path, g, sv->epoch, final, err, sizeof err)) {
+    int rc = wm_proxy_state_sync(sv->mirror);
+    uint64_t t0 = mono_now_ns();
+    if (rc) snprintf(err, sizeof err, "%s: out of memory", sv->path);
+    else rc = wm_proxy_state_write(sv->path, sv->mirror, sv->epoch, final, err, sizeof err);
+    uint64_t t1 = mono_now_ns();
+    if (rc) {
+        snprintf(sv->last_error, sizeof sv->last_error, "%s", err);
         sv->save_errors++;
-        if (!sv->failing) fprintf(stderr, "wirematch-proxy: --state %s (kept trying)\n", err);
+        if (!sv->failing && !sv->quiet) fprintf(stderr, "wirematch-proxy: --state %s (kept trying)\n", err);
         sv->failing = true;
         return -1;
     }
@@ -520,5 +712,54 @@ int wm_proxy_state_tick(wm_proxy_state_saver *sv, wm_proxy_registry *g, bool fin
     sv->saves++;
     sv->saved_once = true;
     sv->saved_changes = ch;
+    sv->bytes = wm_proxy_state_mirror_bytes(sv->mirror);
+    /* The file is rewritten whole: writing it takes at most about a tenth
+     * of the time (and of the disk), however large it grows. (The sync is
+     * not counted: its cost follows the changes, not the file.) */
+    uint64_t d = (t1 - t0) * WM_PROXY_STATE_SPACING;
+    sv->interval_ns = d > WM_PROXY_STATE_MIN_INTERVAL_NS ? d : WM_PROXY_STATE_MIN_INTERVAL_NS;
+    sv->next_save_ns = t1 + sv->interval_ns;
     return 0;
+}
+
+int wm_proxy_state_start(wm_proxy_state_saver *sv, const char *path, uint32_t epoch, wm_proxy_registry *g, char *err,
+                         size_t errcap)
+{
+    memset(sv, 0, sizeof *sv);
+    sv->path = path;
+    sv->epoch = epoch;
+    sv->g = g;
+    /* Tracked before the load: the file's order is kept in the next one. */
+    if (!(sv->mirror = wm_proxy_state_mirror_new(g))) {
+        snprintf(err, errcap, "%s: out of memory", path);
+        return -1;
+    }
+    if (wm_proxy_state_load(path, g, &sv->loaded, err, errcap)) return -1;
+    if (sv->loaded.found) sv->epoch = sv->loaded.epoch;
+    /* (the first save is not counted in saves: the summary counts those
+     * of the run) */
+    sv->quiet = true;
+    int rc = save(sv, false);
+    sv->quiet = false;
+    sv->saves = 0;
+    if (rc) snprintf(err, errcap, "%s", sv->last_error);
+    return rc;
+}
+
+void wm_proxy_state_stop(wm_proxy_state_saver *sv)
+{
+    wm_proxy_state_mirror_free(sv->mirror);
+    sv->mirror = NULL;
+}
+
+int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final)
+{
+    if (final) return save(sv, true);
+    if (wm_proxy_registry_changes(sv->g) == sv->saved_changes) return 0;
+    if (mono_now_ns() >= sv->next_save_ns) return save(sv, false);
+    /* Not time to write yet: the mirror follows the table all the same, so
+     * that each take stays small. */
+    if (wm_proxy_state_sync(sv->mirror) == 0) return 0;
+    sv->save_errors++;
+    return -1;
 }

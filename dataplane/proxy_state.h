@@ -40,8 +40,10 @@
  *
  * Writes are atomic: FILE.tmp written, fsync'd, renamed over FILE, the
  * directory fsync'd; a crash leaves the old file or the new one. Only the
- * thread that calls wm_proxy_state_save writes; the registry is read under
- * its lock into memory first, so workers wait only for that copy.
+ * thread that calls wm_proxy_state_tick writes, from its own copy of the
+ * table (wm_proxy_state_mirror): the registry's lock is taken only to copy
+ * what changed since the last sync, a bounded piece at a time, so a worker
+ * waits for one such piece at most, however large the table.
  */
 #ifndef WM_DATAPLANE_PROXY_STATE_H
 #define WM_DATAPLANE_PROXY_STATE_H
@@ -87,36 +89,99 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
  * REASON" in err. */
 int wm_proxy_state_load(const char *path, wm_proxy_registry *g, wm_proxy_state_info *info, char *err, size_t errcap);
 
-/* The file's text for g's sessions and epoch (the format above), clean as
+/* ------------------------------------------------------------ writing */
+
+/* The saver's copy of the session table, kept as the file's text (about
+ * the file's size in memory): each entry is formatted once, when it is taken
+ * from the registry after a change, outside the registry's lock. */
+typedef struct wm_proxy_state_mirror wm_proxy_state_mirror;
+
+/* What one take from the registry may copy in one hold of its lock
+ * (wm_proxy_registry_sessions_take): a worker that changes a session waits
+ * for at most one such copy (or one entry's, if larger). */
+#define WM_PROXY_STATE_HOLD_ENTRIES 128u
+#define WM_PROXY_STATE_HOLD_BYTES   (64u * 1024u)
+
+/* A mirror of g, which it starts tracking (wm_proxy_registry_track: one
+ * mirror per registry, made before the file is loaded so that its order is
+ * kept; the same thread uses it afterwards, never a worker). Empty until
+ * the first sync. NULL if memory ran out. */
+wm_proxy_state_mirror *wm_proxy_state_mirror_new(wm_proxy_registry *g);
+void wm_proxy_state_mirror_free(wm_proxy_state_mirror *m);
+
+/* Brings m up to date with its registry: takes the drops and the entries
+ * queued when it starts, WM_PROXY_STATE_HOLD_ENTRIES / _BYTES per hold of the
+ * registry's lock (released in between), and formats them outside it.
+ * Entries keep the order they were first taken in (a session dropped and
+ * made again goes to the end). Returns 0, or -1 if memory ran out (what was
+ * taken stays; the registry then hands every entry again at the next sync). */
+int wm_proxy_state_sync(wm_proxy_state_mirror *m);
+
+/* The bytes of m's entries' text (about the file's size). */
+uint64_t wm_proxy_state_mirror_bytes(const wm_proxy_state_mirror *m);
+
+/* The file's text for m's sessions as of its last sync, with epoch, clean as
  * the "clean" line; expiries turned into Unix seconds with now_rt_s /
  * now_mono_ns (CLOCK_REALTIME s, CLOCK_MONOTONIC ns). *text is malloc'ed
- * (the caller frees it), *len its bytes. Takes the registry's lock while
- * reading it (any thread but a worker). Returns 0, or -1 if memory ran out. */
-int wm_proxy_state_format(wm_proxy_registry *g, uint32_t epoch, bool clean, int64_t now_rt_s, uint64_t now_mono_ns,
-                          char **text, size_t *len);
+ * (the caller frees it), *len its bytes. No lock (m is the caller's).
+ * Returns 0, or -1 if memory ran out. */
+int wm_proxy_state_format(const wm_proxy_state_mirror *m, uint32_t epoch, bool clean, int64_t now_rt_s,
+                          uint64_t now_mono_ns, char **text, size_t *len);
 
-/* Writes g's sessions and epoch to path atomically (above), clean as the
- * "clean" line. Any thread but a worker (it takes the registry's lock while
- * copying). Returns 0, or -1 with "PATH: REASON" (errno's text) in err; the
- * previous file then stays as it was. */
-int wm_proxy_state_save(const char *path, wm_proxy_registry *g, uint32_t epoch, bool clean, char *err, size_t errcap);
+/* Writes m (as of its last sync) and epoch to path atomically (above),
+ * clean as the "clean" line; no lock. Returns 0, or -1 with "PATH: STEP:
+ * REASON" (errno's text) in err; the previous file then stays as it was. */
+int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint32_t epoch, bool clean, char *err,
+                         size_t errcap);
+
+/* ------------------------------------------------------------ the saver */
+
+/* While running, a save is at most every WM_PROXY_STATE_MIN_INTERVAL_NS and
+ * at least WM_PROXY_STATE_SPACING times the last write's duration (text,
+ * write, fsync, rename) after it: the whole file is rewritten each time, so a large
+ * table is written less often (about 10% of the time and of the disk at
+ * most), and a crash loses the changes of up to one interval (the file then
+ * says clean 0 and is loaded with every session incomplete). */
+#define WM_PROXY_STATE_MIN_INTERVAL_NS 200000000ull
+#define WM_PROXY_STATE_SPACING 10u
 
 /* The main thread's saver: what a process with --state FILE keeps. */
 typedef struct wm_proxy_state_saver {
     const char *path;        /* FILE */
     uint32_t epoch;          /* the process's identifier epoch, written with the sessions */
     wm_proxy_state_info loaded;   /* what the load at start found */
+    wm_proxy_registry *g;
+    wm_proxy_state_mirror *mirror;
     uint64_t saved_changes;  /* wm_proxy_registry_changes() at the last good save */
+    uint64_t next_save_ns;   /* CLOCK_MONOTONIC: no save while running before this */
+    uint64_t interval_ns;    /* the last one set (see above) */
+    uint64_t bytes;          /* the entries' text at the last good save (about the file's size) */
     bool saved_once;
     bool failing;            /* the last save failed (reported once on stderr) */
+    bool quiet;              /* (the first save reports through err) */
+    char last_error[512];
     uint64_t saves, save_errors;
 } wm_proxy_state_saver;
 
-/* Main thread (not a worker): saves g to sv->path if it changed since the
- * last good save (clean 0: written while running), or always when final
- * (clean 1: after the workers stopped, every connection detached). A failed
- * save is counted, reported on stderr when saves start failing, and retried
- * at the next call. Returns 0, or -1 if this call's save failed. */
-int wm_proxy_state_tick(wm_proxy_state_saver *sv, wm_proxy_registry *g, bool final);
+/* At start (main thread, before any worker runs): sets sv up for path and
+ * g (a mirror tracking g), loads the file into g (its epoch replaces epoch
+ * if it was found) and saves at once (clean 0), so that an unwritable path
+ * is refused before relaying. Returns 0, or -1 with "PATH: REASON" or
+ * "PATH:LINE:COL: REASON" in err; then the caller discards g and calls
+ * wm_proxy_state_stop. */
+int wm_proxy_state_start(wm_proxy_state_saver *sv, const char *path, uint32_t epoch, wm_proxy_registry *g, char *err,
+                         size_t errcap);
+
+/* Main thread (not a worker), periodically: if the table changed since the
+ * last good save, syncs the mirror (bounded holds, above) and, once the
+ * interval has passed, writes it (clean 0: written while running); final
+ * (after the workers stopped, every connection detached): syncs and writes
+ * always (clean 1). A failed save is counted, reported on stderr when saves
+ * start failing, and retried at the next call. Returns 0, or -1 if this
+ * call's sync or save failed. */
+int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final);
+
+/* Frees what sv holds (the mirror); the file stays. */
+void wm_proxy_state_stop(wm_proxy_state_saver *sv);
 
 #endif

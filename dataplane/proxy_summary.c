@@ -127,28 +127,36 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
             json_object_set_new(co, "dropped_gone", json_integer(I(c->filter_xpath_dropped_gone)));
             json_object_set_new(co, "suback_compile_busy", json_integer(I(c->filter_suback_compile_busy)));
             json_object_set_new(co, "detached_at_stop", json_integer(I(c->compile_detached)));
+            json_object_set_new(co, "set_builds", json_integer(I(c->filter_content_set_builds)));
+            json_object_set_new(co, "room_cached", json_integer(I(c->filter_content_room_cached)));
         }
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }
     }
     wm_proxy_registry_stats st;
     if (cfg->registry) {
         wm_proxy_registry_stats_get(cfg->registry, &st);
-        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}",
                                "live", I(st.sessions_live), "max", I(cfg->max_sessions),
                                "restored", I(st.sessions_restored), "incomplete", I(st.sessions_incomplete),
                                "dropped", I(st.sessions_dropped), "expired", I(st.sessions_expired),
                                "full", I(st.sessions_full), "records_lost", I(st.records_lost),
                                "unknown_sid_withheld", I(c->filter_unknown_sid),
-                               "subscribe_refused_full", I(c->filter_session_full));
+                               "subscribe_refused_full", I(c->filter_session_full),
+                               "lock", "wait_max_us", I(st.lock_wait_max_ns / 1000),
+                               "hold_max_us", I(st.lock_hold_max_ns / 1000));
         if (!ss || json_object_set_new(o, "sessions", ss)) { json_decref(o); return -1; }
     }
     if (cfg->state) {
         const wm_proxy_state_saver *sv = cfg->state;
-        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I}", "file", sv->path,
+        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}", "file", sv->path,
                                "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
                                "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
                                "expired", I(sv->loaded.expired),
-                               "saves", I(sv->saves), "save_errors", I(sv->save_errors));
+                               "saves", I(sv->saves), "save_errors", I(sv->save_errors),
+                               "bytes", I(sv->bytes), "interval_ms", I(sv->interval_ns / 1000000),
+                               "copy", "holds", I(st.copy_holds), "entries", I(st.copy_entries),
+                               "bytes", I(st.copy_bytes), "hold_max_entries", I(st.copy_hold_max_entries),
+                               "hold_max_bytes", I(st.copy_hold_max_bytes), "hold_max_us", I(st.copy_hold_max_ns / 1000));
         if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {

@@ -232,17 +232,11 @@ int main(int argc, char **argv)
         /* Before relaying: a bad file is refused with its position, and the
          * first save (also a check that FILE can be written) holds what it
          * had, with the epoch its identifiers were turned by. */
-        saver.path = state;
-        saver.epoch = cfg.sid_epoch;
-        if (wm_proxy_state_load(state, reg, &saver.loaded, err, sizeof err) == 0) {
-            if (saver.loaded.found) saver.epoch = cfg.sid_epoch = saver.loaded.epoch;
-            if (wm_proxy_state_save(state, reg, saver.epoch, false, err, sizeof err) == 0) {
-                saver.saved_once = true;
-                saver.saved_changes = wm_proxy_registry_changes(reg);
-            }
-        }
-        if (!saver.saved_once) {
+        if (wm_proxy_state_start(&saver, state, cfg.sid_epoch, reg, err, sizeof err) == 0) {
+            cfg.sid_epoch = saver.epoch;
+        } else {
             fprintf(stderr, "wirematch-proxy: --state %s\n", err);
+            wm_proxy_state_stop(&saver);
             wm_proxy_registry_free(reg);
             wm_proxy_tables_free(tables);
             return 1;
@@ -259,6 +253,7 @@ int main(int argc, char **argv)
     FILE *out = stdout;
     if (summary && !(out = fopen(summary, "w"))) {
         fprintf(stderr, "wirematch-proxy: --summary %s: %s\n", summary, strerror(errno));
+        wm_proxy_state_stop(&saver);
         wm_proxy_registry_free(reg);
         wm_proxy_tables_free(tables);
         if (!tables) wm_schema_reg_free(sreg);
@@ -268,7 +263,7 @@ int main(int argc, char **argv)
     uint64_t elapsed;
     int rc = wm_proxy_run(&cfg, &total, &elapsed);
     /* Every connection has detached from its session now: a clean save. */
-    if (cfg.state && wm_proxy_state_tick(cfg.state, reg, true)) rc = -1;
+    if (cfg.state && wm_proxy_state_tick(cfg.state, true)) rc = -1;
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
     /* a compile abandoned at the stop still reads the schemas: no frees */
@@ -276,6 +271,7 @@ int main(int argc, char **argv)
         fflush(NULL);
         _exit(rc == 0 ? 0 : 1);
     }
+    if (cfg.state) wm_proxy_state_stop(cfg.state);
     wm_proxy_registry_free(reg);    /* before the tables: it points into their matcher */
     wm_proxy_tables_free(tables);   /* the tables in use then (the first ones, or reloaded), schemas included */
     return rc == 0 ? 0 : 1;

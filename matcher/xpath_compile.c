@@ -709,9 +709,14 @@ static int cmp_centry_x(const void *a, const void *b)
     return x->q < y->q ? -1 : x->q > y->q;
 }
 
-/* Can guard g's clusters be merged (all numeric)? */
-static bool neg_mergeable(const xpf_pstate *ps, const xpf_negguard *g)
+/* Can guard g's clusters be merged (all numeric)? Not where S = 'L' holds
+ * without a value of S (not(. = ''): '.' of an element without character
+ * content is ''): a merged group skips the entries of the literal S's value
+ * names, and entries name their literal by its string, which `text() = ''`
+ * (false there) shares; the guard's own test knows the difference. */
+static bool neg_mergeable(const wm_xpf *f, const xpf_pstate *ps, const xpf_negguard *g)
 {
+    if (f->lits[g->lit].absent) return false;
     const xpf_post *p = &ps->guards[g->guard].post;
     if (p->n || p->ne) return false;
     for (uint32_t k = 0; k < p->nc; k++)
@@ -726,7 +731,7 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
 {
     uint32_t extra = 0, nm = 0;
     for (uint32_t i = 0; i < ps->n_neg; i++)
-        if (neg_mergeable(ps, &ps->neg[i])) {
+        if (neg_mergeable(f, ps, &ps->neg[i])) {
             const xpf_post *p = &ps->guards[ps->neg[i].guard].post;
             for (uint32_t k = 0; k < p->nc; k++) extra += ps->clusters[p->coff + k].n;
             nm++;
@@ -738,7 +743,7 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
     /* at most one group per guard, one merged cluster per guard cluster */
     uint32_t ncl = 0;
     for (uint32_t i = 0; i < ps->n_neg; i++)
-        if (neg_mergeable(ps, &ps->neg[i])) ncl += ps->guards[ps->neg[i].guard].post.nc;
+        if (neg_mergeable(f, ps, &ps->neg[i])) ncl += ps->guards[ps->neg[i].guard].post.nc;
     if (!(ps->neggroups = malloc(nm * sizeof *ps->neggroups)) || !(ps->negm = malloc(nm * sizeof *ps->negm)) ||
         !(ps->negcl = malloc((ncl ? ncl : 1) * sizeof *ps->negcl)))
         return -1;
@@ -749,7 +754,7 @@ static int merge_neg_guards(wm_xpf *f, xpf_pstate *ps)
         xpf_neggroup *grp = NULL;
         for (uint32_t k = i; k < j; k++) {
             const xpf_negguard *g = &ps->neg[k];
-            if (!neg_mergeable(ps, g)) {
+            if (!neg_mergeable(f, ps, g)) {
                 ps->neg[keep++] = *g;
                 continue;
             }

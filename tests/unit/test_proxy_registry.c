@@ -5,6 +5,7 @@
  * neighborhood name (wm_proxy_registry_rebind). */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,22 @@ Test(proxy_registry, unknown_or_lossy_sessions_are_incomplete_until_a_fresh_star
     wm_proxy_registry_free(g);
 }
 
+/* Entries left after an expiry scan at now_ns. */
+static uint64_t live_after(wm_proxy_registry *g, uint64_t now_ns)
+{
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_reclaim(g, now_ns);
+    wm_proxy_registry_stats_get(g, &st);
+    return st.sessions_live;
+}
+
+static uint64_t expired(wm_proxy_registry *g)
+{
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    return st.sessions_expired;
+}
+
 Test(proxy_registry, sessions_expire_after_their_last_connection_and_the_table_is_bounded)
 {
     wm_proxy_registry *g = wm_proxy_registry_new(NULL, 2, 8);
@@ -166,21 +183,39 @@ Test(proxy_registry, sessions_expire_after_their_last_connection_and_the_table_i
     wm_proxy_session_ref a2 = attach(g, "a", false, true, &o);
     cr_assert_eq(a2.gen, a.gen);
     wm_proxy_registry_session_detach(g, NULL, CID("a"), a.gen, 0);
-    wm_proxy_registry_reclaim(g, 1000);
-    wm_proxy_registry_stats st;
-    wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 2);
+    cr_assert_eq(live_after(g, 1000), 2);
     wm_proxy_registry_session_detach(g, NULL, CID("a"), a.gen, 0);   /* expiry 0: ends now */
     wm_proxy_registry_session_detach(g, NULL, CID("b"), b.gen, 5000);
-    wm_proxy_registry_reclaim(g, 4999);
+    cr_assert_eq(live_after(g, 4999), 1);
+    cr_assert_eq(live_after(g, 5000), 0);
+    cr_assert_eq(expired(g), 2);
+    wm_proxy_registry_stats st;
     wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 1);
-    wm_proxy_registry_reclaim(g, 5000);
-    wm_proxy_registry_stats_get(g, &st);
-    cr_assert_eq(st.sessions_live, 0);
-    cr_assert_eq(st.sessions_expired, 2);
     cr_assert_eq(st.sessions_full, 1);
     cr_assert_neq(attach(g, "c", true, true, &o).gen, 0, "room again");
+    wm_proxy_registry_free(g);
+}
+
+Test(proxy_registry, expiry_is_found_in_every_part_of_a_large_table_once_due)
+{
+    /* 4096 buckets: the expiry scan walks them in several holds */
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 4096, 8);
+    got o;
+    char cid[32];
+    for (int i = 0; i < 4000; i++) {
+        snprintf(cid, sizeof cid, "e%d", i);
+        wm_proxy_session_ref r = attach(g, cid, true, true, &o);
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, i % 2 ? 1000 : 2000);
+    }
+    cr_assert_eq(live_after(g, 999), 4000);
+    cr_assert_eq(live_after(g, 1000), 2000);
+    cr_assert_eq(live_after(g, 1999), 2000);
+    /* resumed and left again with a later expiry: the scan's bound follows */
+    wm_proxy_session_ref r = attach(g, "e0", false, true, &o);
+    wm_proxy_registry_session_detach(g, NULL, CID("e0"), r.gen, 3000);
+    cr_assert_eq(live_after(g, 2000), 1);
+    cr_assert_eq(live_after(g, 3000), 0);
+    cr_assert_eq(expired(g), 4000);
     wm_proxy_registry_free(g);
 }
 

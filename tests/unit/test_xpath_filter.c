@@ -202,6 +202,57 @@ Test(xpath_filter, nan_literal_beside_thresholds)
     wm_exi_grammar_free(g);
 }
 
+/* The string value of an element without character content is '' (XPath
+ * 1.0 §5.2), so `. = ''` holds there and `not(. = '')` does not — also
+ * beside a numeric test that holds, where not(S = 'L') guards are merged
+ * into one cluster per slot and operator and the element's value of S picks
+ * the literal whose entries are skipped: without a value none was, so
+ * `[@pct > 3][not(. = '')]` matched. Alone and together, with `text() = ''`
+ * (false there: no text node) beside it, and on many queries (clusters with
+ * rows). */
+Test(xpath_filter, not_empty_string_value_beside_numeric_test)
+{
+    wm_exi_grammar *g = paper_grammar();
+    const char *d = "<Envelope><Body><Humidity pct='40'/></Body></Envelope>";
+    const char *qs[] = {
+        "//Humidity[@pct > 3][not(. = '')]",
+        "//Humidity[not(. = '')][@pct > 3]",
+        "//Humidity[@pct > 3 and not(. = '')]",
+        "//Humidity[@pct < 50][not(. = '')]",
+        "//Humidity[not(. = '')]",
+        "//Humidity[@pct > 3][. = '']",        /* 5: true */
+        "//Humidity[@pct > 3][not(. = 'x')]",  /* 6: true */
+        "//Humidity[@pct > 3][. != '']",
+        "//Humidity[@pct > 3][not(text() = '')]",  /* 8: true */
+        "//Humidity[@pct > 2][not(text() = '')]",  /* 9: true */
+    };
+    bool early;
+    for (uint32_t i = 0; i < 10; i++)
+        cr_assert_eq(run(g, qs + i, 1, d, &early), i == 5 || i == 6 || i >= 8 ? 1u : 0u, "alone: %s", qs[i]);
+    cr_assert_eq(run(g, qs, 10, d, &early), 0x360);
+    /* many: thresholds 0..199 under not(. = '') and under not(. = 'x'), so the merged clusters have rows */
+    static char qt[400][64];
+    const char *many[400];
+    for (int i = 0; i < 400; i++) {
+        snprintf(qt[i], sizeof qt[i], "//Humidity[@pct > %d][not(. = '%s')]", i % 200, i < 200 ? "" : "x");
+        many[i] = qt[i];
+    }
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, many, 400, NULL, 0, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    uint8_t exi[1024];
+    size_t len = encode(g, d, exi, sizeof exi);
+    uint64_t m[7] = { 0 };
+    wm_exi_error e;
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, m, &early, &e), WM_XPF_OK, "%s", e.msg);
+    for (int i = 0; i < 400; i++)
+        cr_assert_eq((m[i / 64] >> (i % 64)) & 1, (uint64_t)(i >= 200 && i % 200 < 40), "%s", many[i]);
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
 /* XML cannot give an element the same attribute twice; an EXI stream can
  * (schema-less or non-strict: AT(*) again). The filter takes the first
  * value of a slot in an element and ignores the rest, so a trigger fires at

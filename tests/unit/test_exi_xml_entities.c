@@ -1,0 +1,77 @@
+/* What the XML reader of the encoder (wm_exi_encode_xml, codec/exi_xml.h)
+ * makes of entities: the predefined ones and character references are
+ * read; a reference to a declared entity is refused with its name and line,
+ * so that an external entity (a local file, review 7 finding 7: its
+ * content used to be read into the stream) is never loaded. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec/exi_decode.h"
+#include "codec/exi_encode.h"
+#include "codec/exi_xml.h"
+#include "tests/lib/exi_fixture.h"
+#include "tests/lib/exi_infoset.h"
+
+/* A file holding a marker the output must never contain. */
+static void secret_file(char *path, size_t cap)
+{
+    snprintf(path, cap, "/tmp/wm-exi-entity-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, "SECRET-MARKER", 13), 13);
+    close(fd);
+}
+
+Test(exi_xml_entities, declared_entities_refused_external_never_read)
+{
+    wm_exi_grammar *g = wm_exi_grammar_schemaless();
+    cr_assert(g);
+    char path[64], xml[512];
+    secret_file(path, sizeof path);
+    struct { const char *fmt, *needle; } bad[] = {
+        { "<!DOCTYPE a [<!ENTITY x SYSTEM \"file://%s\">]>\n<a>&x;</a>", "entity reference &x; (line 2)" },
+        { "<!DOCTYPE a [<!ENTITY y \"hello\">]><a>%s&y;</a>", "entity reference &y; (line 1)" },
+        { "<!DOCTYPE a [<!ENTITY x SYSTEM \"file://%s\">]><a><b>&x;</b></a>", "entity reference &x;" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(xml, sizeof xml, bad[i].fmt, i == 1 ? "" : path);
+        uint8_t buf[512];
+        wm_exi_error e = { 0 };
+        cr_assert_eq(wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e), 0, "%s encoded", xml);
+        cr_assert_eq(e.status, WM_EXI_E_INPUT, "%s: %d %s", xml, e.status, e.msg);
+        cr_assert(strstr(e.msg, bad[i].needle), "%s: %s", xml, e.msg);
+    }
+    /* an external parameter entity in the internal subset: not loaded, the document is just <a/> */
+    snprintf(xml, sizeof xml, "<!DOCTYPE a [<!ENTITY %% p SYSTEM \"file://%s\"> %%p;]><a/>", path);
+    uint8_t buf[512];
+    wm_exi_error e = { 0 };
+    size_t n = wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e);
+    if (n) {
+        wm_test_exi_doc doc;
+        cr_assert_eq(wm_test_exi_decode_doc(g, buf, n, NULL, &doc, &e, NULL), WM_EXI_OK, "%s", e.msg);
+        cr_assert_null(strstr(doc.sink.buf, "SECRET"), "%s", doc.sink.buf);
+        cr_assert(!strncmp(doc.sink.buf, "<a/>", 4) && strspn(doc.sink.buf + 4, "\n") == strlen(doc.sink.buf + 4), "%s", doc.sink.buf);
+        wm_test_exi_doc_free(&doc);
+    }
+    unlink(path);
+    wm_exi_grammar_free(g);
+}
+
+Test(exi_xml_entities, predefined_entities_and_character_references_read)
+{
+    wm_exi_grammar *g = wm_exi_grammar_schemaless();
+    cr_assert(g);
+    const char *xml = "<a t='&quot;&apos;'>x &amp; &lt;&gt; &#65;&#x42;</a>";
+    uint8_t buf[512];
+    wm_exi_error e = { 0 };
+    size_t n = wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e);
+    cr_assert(n, "%s", e.msg);
+    wm_test_exi_doc doc;
+    cr_assert_eq(wm_test_exi_decode_doc(g, buf, n, NULL, &doc, &e, NULL), WM_EXI_OK, "%s", e.msg);
+    cr_assert(strstr(doc.sink.buf, "x &amp; &lt;&gt; AB"), "%s", doc.sink.buf);
+    wm_test_exi_doc_free(&doc);
+    wm_exi_grammar_free(g);
+}
