@@ -29,7 +29,8 @@ typedef struct entry {
     uint8_t state;
     bool jobbed;         /* taken by the job in flight */
     bool pub;            /* LIVE and in the published snapshot */
-    bool no_room;        /* REFUSED: compiles alone, not with the set (a want retries it) */
+    bool no_room;        /* REFUSED: compiles alone, not with the set (or not tried: the job's builds ran out) */
+    uint64_t room_gen;   /* no_room: c->gone when its job began (ROOM_UNTRIED: not tried) */
     uint32_t next_free;  /* FREE: the next free slot, 0 = none */
 } entry;
 
@@ -43,6 +44,7 @@ typedef struct job_item {
     bool fresh;          /* not in the published snapshot (PENDING, or LIVE from wm_content_ref) */
     bool in;             /* in the set being built */
     bool no_room;        /* why: valid alone, but not with the texts accepted before it */
+    bool untried;        /* no_room, but not tried: the job's set builds ran out */
     char why[300];       /* the refusal's reason, "" if accepted */
 } job_item;
 
@@ -55,10 +57,29 @@ struct wm_content_job {
     uint32_t n_dead;
     wm_content_snap *snap; /* built by wm_content_job_run, NULL if it failed */
     bool whole;          /* wm_content_commit: all texts or none (no add_fresh) */
+    uint64_t gen;        /* c->gone when the job was made */
+    uint32_t builds;     /* set builds _run tried */
     char err[300];
     atomic_bool cancel;  /* wm_content_job_cancel: stop at the next text / before the next set build */
     bool cancelled;      /* _run stopped for it: nothing validated is kept */
 };
+
+/* A job's no-room isolation stops after WM_CONTENT_JOB_MAX_BUILDS set
+ * builds (the first one, of every text, included): each failing one runs
+ * the path automaton up to WM_XPF_MAX_STATES (tens of ms, more under
+ * sanitizers), and the job holds up every text that came after it. */
+#define JOB_MAX_BUILDS WM_CONTENT_JOB_MAX_BUILDS
+/* The negative cache: texts proved not to fit, valid while no text has gone. */
+#define ROOM_CACHE WM_CONTENT_ROOM_CACHE
+#define ROOM_UNTRIED UINT64_MAX
+
+/* A text a job proved not to fit, refused again without a compile while the
+ * set it failed against has lost nothing (see "No room"). */
+typedef struct room_miss {
+    char *text;
+    char *why;
+    uint32_t hash;
+} room_miss;
 
 struct wm_content {
     wm_schema_reg *reg;
@@ -76,6 +97,14 @@ struct wm_content {
     uint64_t *g_tok;
     uint32_t g_head, g_n, g_cap;
     wm_content_job *job; /* in flight (wm_content_job_begin .. _end), NULL = none */
+    /* texts gone: LIVE or PENDING ones whose last reference was dropped. A
+     * set only grows while it does not move, so a text refused for want of
+     * room by a job made at generation g cannot fit while gone == g. */
+    uint64_t gone;
+    room_miss miss[ROOM_CACHE]; /* proved not to fit at generation miss_gen; a ring */
+    uint64_t miss_gen;
+    uint32_t miss_n, miss_next;
+    wm_content_stats st;
     _Atomic(wm_content_snap *) cur;
 };
 
@@ -146,9 +175,21 @@ void wm_content_snap_free(wm_content_snap *s)
     free(s);
 }
 
+/* Forgets the texts proved not to fit (texts have gone since). */
+static void miss_clear(wm_content *c)
+{
+    for (uint32_t i = 0; i < c->miss_n; i++) {
+        free(c->miss[i].text);
+        free(c->miss[i].why);
+    }
+    c->miss_n = c->miss_next = 0;
+    c->miss_gen = c->gone;
+}
+
 void wm_content_free(wm_content *c)
 {
     if (!c) return;
+    miss_clear(c);
     wm_content_snap_free(atomic_load(&c->cur));
     for (uint32_t i = 0; i < c->n; i++) {
         free(c->e[i].text);
@@ -244,12 +285,13 @@ static int grace_push(wm_content *c, uint32_t s, uint64_t tok)
 uint32_t wm_content_slots(const wm_content *c) { return c->n; }
 
 /* A slot is available (FREE, or never used below the bound), after
- * collecting the slots whose grace period is known to have passed. */
+ * collecting the slots whose grace period is known to have passed: first,
+ * so that the table stays as small as its live texts even when no job
+ * reclaims (refused texts come and go without one). */
 static bool slot_available(wm_content *c)
 {
-    if (c->free_head || c->n < c->max_slots) return true;
-    wm_content_reclaim(c, false);
-    return c->free_head != 0;
+    if (!c->free_head && c->g_n) wm_content_reclaim(c, false);
+    return c->free_head || c->n < c->max_slots;
 }
 
 /* The slot holding text[0..len) (LIVE, PENDING or REFUSED), 0 if none. */
@@ -319,15 +361,56 @@ static uint32_t new_entry(wm_content *c, const char *xpath, size_t len, uint32_t
 }
 
 /* A text refused for want of room in the set is tried again by the next
- * job when someone wants it again: texts may have gone since. */
+ * job when someone wants it again, if texts have gone since its job began
+ * (or it was not tried); until then the set it failed against only grew. */
 static void retry_no_room(wm_content *c, entry *e)
 {
     if (e->state != E_REFUSED || !e->no_room) return;
+    if (e->room_gen == c->gone) {   /* refused again, no compile */
+        c->st.room_cached++;
+        return;
+    }
     free(e->why);
     e->why = NULL;
     e->no_room = false;
     e->state = E_PENDING;
     c->dirty = true;
+}
+
+/* The reason text[0..len) was proved not to fit by a job made at the
+ * current generation, NULL if it was not (or texts have gone since). */
+static const char *miss_find(wm_content *c, const char *xpath, size_t len, uint32_t h)
+{
+    if (c->miss_gen != c->gone) miss_clear(c);
+    for (uint32_t i = 0; i < c->miss_n; i++) {
+        const room_miss *m = &c->miss[i];
+        if (m->hash == h && strlen(m->text) == len && !memcmp(m->text, xpath, len)) return m->why;
+    }
+    return NULL;
+}
+
+/* Remembers that a job made at generation gen proved text not to fit. */
+static void miss_add(wm_content *c, const char *text, const char *why, uint32_t h, uint64_t gen)
+{
+    if (gen != c->gone) return;   /* texts have gone since its job began: it may fit now */
+    if (c->miss_gen != c->gone) miss_clear(c);
+    size_t len = strlen(text);
+    if (miss_find(c, text, len, h)) return;
+    char *t = strdup(text), *w = strdup(why);
+    if (!t || !w) {
+        free(t);
+        free(w);
+        return;
+    }
+    room_miss *m = &c->miss[c->miss_next];
+    if (c->miss_n == ROOM_CACHE) {   /* full: the oldest goes */
+        free(m->text);
+        free(m->why);
+    } else {
+        c->miss_n++;
+    }
+    *m = (room_miss){ t, w, h };
+    c->miss_next = (c->miss_next + 1) % ROOM_CACHE;
 }
 
 /* Validates a PENDING entry now (LIVE or REFUSED); 0 if it is LIVE. */
@@ -368,6 +451,12 @@ int wm_content_ref(wm_content *c, const char *xpath, size_t len, uint32_t *slot,
         *slot = s;
         return 0;
     }
+    const char *miss = miss_find(c, xpath, len, h);
+    if (miss) {
+        c->st.room_cached++;
+        snprintf(err, errlen, "%s", miss);
+        return -1;
+    }
     uint8_t *ok = calloc(n_schemas(c), 1);
     if (!ok) {
         snprintf(err, errlen, "out of memory");
@@ -402,7 +491,25 @@ int wm_content_want(wm_content *c, const char *xpath, size_t len, uint32_t *slot
         return 0;
     }
     int rc = 0;
-    if (!(s = new_entry(c, xpath, len, h, E_PENDING, NULL, &rc, err, errlen))) return rc;
+    const char *miss = miss_find(c, xpath, len, h);
+    char *why = miss ? strdup(miss) : NULL;
+    if (miss && !why) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    bool dirty = c->dirty;
+    if (!(s = new_entry(c, xpath, len, h, miss ? E_REFUSED : E_PENDING, NULL, &rc, err, errlen))) {
+        free(why);
+        return rc;
+    }
+    if (miss) {   /* refused at once, nothing to compile */
+        entry *e = &c->e[s - 1];
+        e->why = why;
+        e->no_room = true;
+        e->room_gen = c->gone;
+        c->dirty = dirty;
+        c->st.room_cached++;
+    }
     *slot = s;
     return 0;
 }
@@ -429,17 +536,27 @@ void wm_content_unref(wm_content *c, uint32_t slot)
     if (slot < 1 || slot > c->n || !c->e[slot - 1].text) return;
     entry *e = &c->e[slot - 1];
     if (--e->refs) return;
+    /* a text that may be in a set: its going may make room */
+    if (e->state == E_LIVE || e->state == E_PENDING) c->gone++;
     free(e->text);
     free(e->ok);
     free(e->why);
     e->text = NULL;
     e->ok = NULL;
     e->why = NULL;
+    c->live--;
+    /* In no snapshot ever (not published, not in the job in flight: e.g. a
+     * refused text): no compile is needed to leave it out, only the grace
+     * period of whoever may still hold a subscription with the slot. */
+    bool in_a_set = e->pub || e->jobbed;
+    if (!in_a_set && c->qsbr && grace_push(c, slot, c->qsbr->start(c->qsbr->ctx)) == 0) {
+        e->state = E_GRACE;
+        return;
+    }
     e->state = E_DEAD;
     e->pub = false;
     c->n_dead++;
-    c->live--;
-    c->dirty = true;
+    if (in_a_set) c->dirty = true;
 }
 
 /* ------------------------------------------------------------ jobs */
@@ -468,6 +585,7 @@ wm_content_job *wm_content_job_begin(wm_content *c, int *rc)
         !(j->dead = malloc((c->n_dead ? c->n_dead : 1) * sizeof *j->dead)))
         goto nomem;
     j->reg = c->reg;
+    j->gen = c->gone;
     j->n_slots = c->n;
     j->ns = ns;
     for (uint32_t i = 0; i < c->n; i++) {
@@ -492,9 +610,11 @@ nomem:
 }
 
 /* The snapshot of the job's texts marked `in`, per schema in one
- * automaton; NULL with the reason in fe (*nomem: out of memory). */
-static wm_content_snap *build(const wm_content_job *j, wm_xpf_error *fe, bool *nomem)
+ * automaton; NULL with the reason in fe (*nomem: out of memory). Counted
+ * in j->builds. */
+static wm_content_snap *build(wm_content_job *j, wm_xpf_error *fe, bool *nomem)
 {
+    j->builds++;
     uint32_t ns = j->ns, nq = 0;
     for (uint32_t i = 0; i < j->n_it; i++)
         for (uint32_t k = 0; j->it[i].in && k < ns; k++) nq += j->it[i].ok[k];
@@ -547,17 +667,40 @@ static bool job_cancelled(wm_content_job *j)
     return true;
 }
 
-/* The set does not compile with every fresh text: starting from the
- * published texts (they compiled together, and dropping texts never makes
- * a set larger), the fresh ones are added in slot order, a run at a time,
- * a run that does not compile halved down to the one text that does not
- * fit, which is refused (no room) while the rest go on. So a text is
- * refused only for the texts accepted before it, never for one that comes
- * with it or after it; r refusals among n fresh texts cost about
- * r * log2(n) compiles. */
-static void add_fresh(wm_content_job *j)
+/* Refuses fresh text it: valid alone, but no room (untried: not tried, the
+ * job's builds ran out), with the reason. */
+static void refuse_no_room(wm_content_job *j, job_item *it, bool untried, const char *msg)
 {
-    wm_xpf_error fe;
+    uint32_t before = 0;
+    for (uint32_t i = 0; i < j->n_it; i++) before += j->it[i].in;
+    it->no_room = true;
+    it->untried = untried;
+    if (untried)
+        snprintf(it->why, sizeof it->why, "not compiled: this compile of the content filters spent its %u set "
+                 "builds finding the texts that do not fit together with the %u accepted (WM_XPF_MAX_STATES); "
+                 "try again later", JOB_MAX_BUILDS, before);
+    else
+        snprintf(it->why, sizeof it->why, "it compiles alone, but not together with the content filters "
+                 "accepted before it (%u): %s", before, msg);
+}
+
+/* The set does not compile with every fresh text (fe: why): starting from
+ * the published texts (they compiled together, and dropping texts never
+ * makes a set larger), the fresh ones are added in slot order, a run at a
+ * time, so a text is refused (no room) only for the texts accepted before
+ * it, never for one that comes with it or after it. A run that does not
+ * compile is halved down to the one text that does not fit; after a
+ * refusal the next run is as long as the last tried, after a run that fit
+ * twice as long; a run is never as long as a prefix already known not to
+ * fit. So r refusals among n fresh texts cost at most about
+ * log2(n) + n + r builds (each build accepts a run, halves one or refuses a
+ * text; halvings are at most log2(n) plus the doublings), and n texts that
+ * all fail about n + log2(n). At most JOB_MAX_BUILDS builds in all: the
+ * last one tries every text left at once, and if they do not fit either
+ * they are refused untried (no room; tried again when wanted). */
+static void add_fresh(wm_content_job *j, const wm_xpf_error *whole)
+{
+    wm_xpf_error fe, last = *whole;   /* last: the reason of the last set that did not fit */
     bool nomem;
     uint32_t nc = 0, *cand = malloc((j->n_it ? j->n_it : 1) * sizeof *cand);
     if (!cand) {
@@ -570,19 +713,35 @@ static void add_fresh(wm_content_job *j)
             cand[nc++] = i;
         }
     if (!(j->snap = build(j, &fe, &nomem))) {
-        snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
+        snprintf(j->err, sizeof j->err, nomem ? "out of memory" : "content filters do not compile together: %s",
+                 fe.msg);
         nc = 0;
     }
-    for (uint32_t at = 0, run = nc; j->snap && at < nc;) {
+    /* known: the accepted texts with cand[at .. at + known) do not fit
+     * (UINT32_MAX: nothing known); the first build of the job tried them all */
+    uint32_t at = 0, known = nc, run = nc;
+    while (j->snap && at < nc) {
         if (job_cancelled(j)) break;
+        if (known == 1) {   /* cand[at] alone does not fit */
+            refuse_no_room(j, &j->it[cand[at++]], false, last.msg);
+            known = UINT32_MAX;
+            continue;
+        }
+        if (run >= known) run = known / 2;
         if (run > nc - at) run = nc - at;
+        if (j->builds >= JOB_MAX_BUILDS) {
+            while (at < nc) refuse_no_room(j, &j->it[cand[at++]], true, NULL);
+            break;
+        }
+        if (j->builds + 1 == JOB_MAX_BUILDS && nc - at < known) run = nc - at;   /* the last build: all the rest */
         for (uint32_t k = at; k < at + run; k++) j->it[cand[k]].in = true;
         wm_content_snap *s = build(j, &fe, &nomem);
         if (s) {
             wm_content_snap_free(j->snap);
             j->snap = s;
             at += run;
-            run = nc - at;
+            if (known != UINT32_MAX) known -= run;
+            run = run > nc / 2 ? nc : 2 * run;
             continue;
         }
         for (uint32_t k = at; k < at + run; k++) j->it[cand[k]].in = false;
@@ -590,17 +749,9 @@ static void add_fresh(wm_content_job *j)
             snprintf(j->err, sizeof j->err, "out of memory");
             wm_content_snap_free(j->snap);
             j->snap = NULL;
-        } else if (run > 1) {
-            run /= 2;
-        } else {
-            job_item *it = &j->it[cand[at++]];
-            uint32_t before = 0;
-            for (uint32_t i = 0; i < j->n_it; i++) before += j->it[i].in;
-            it->no_room = true;
-            snprintf(it->why, sizeof it->why, "it compiles alone, but not together with the content filters "
-                     "accepted before it (%u): %s", before, fe.msg);
-            run = nc - at;
         }
+        known = run;
+        last = fe;
     }
     free(cand);
 }
@@ -626,7 +777,7 @@ void wm_content_job_run(wm_content_job *j)
     if ((j->snap = build(j, &fe, &nomem))) return;
     if (nomem) snprintf(j->err, sizeof j->err, "out of memory");
     else if (j->whole) snprintf(j->err, sizeof j->err, "content filters do not compile together: %s", fe.msg);
-    else add_fresh(j);
+    else add_fresh(j, &fe);
 }
 
 void wm_content_job_cancel(wm_content_job *j)
@@ -658,11 +809,20 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
 {
     *old = NULL;
     c->job = NULL;
+    c->st.jobs++;
+    c->st.builds += j->builds;
+    if (j->builds > c->st.builds_max) c->st.builds_max = j->builds;
     for (uint32_t i = 0; i < j->n_it; i++) {
         job_item *it = &j->it[i];
         entry *e = &c->e[it->slot - 1];
         e->jobbed = false;
         if (j->cancelled) continue;   /* nothing decided: its texts go to the next job */
+        if (it->no_room && j->snap) {
+            if (it->untried) c->st.room_untried++;
+            else c->st.room_refused++;
+            /* proved not to fit: refused without a compile until texts go */
+            if (!it->untried) miss_add(c, it->text, it->why, fnv(it->text, strlen(it->text)), j->gen);
+        }
         /* LIVE by wm_content_ref, but no room in the set: refused like a PENDING one */
         if (e->state == E_LIVE && it->no_room && j->snap) {
             free(e->ok);
@@ -674,6 +834,7 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
         if (it->why[0] || !j->snap) {
             e->why = strdup(it->why[0] ? it->why : j->err);
             e->no_room = it->no_room && j->snap;
+            e->room_gen = it->untried ? ROOM_UNTRIED : j->gen;
             e->state = E_REFUSED;
         } else {
             e->ok = it->ok;
@@ -711,6 +872,8 @@ int wm_content_job_end(wm_content *c, wm_content_job *j, wm_content_snap **old, 
 }
 
 void wm_content_job_free(wm_content_job *j) { job_free(j); }
+
+void wm_content_get_stats(const wm_content *c, wm_content_stats *out) { *out = c->st; }
 
 int wm_content_commit(wm_content *c, wm_content_snap **old, char *err, size_t errlen)
 {

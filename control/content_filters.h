@@ -61,7 +61,16 @@
  * together with the content filters accepted before it (N): ...") only for
  * the texts accepted before it, never for one that came with it, and the
  * others of the job are accepted. Texts already accepted are never
- * dropped for a new one. wm_content_commit keeps all or nothing (below):
+ * dropped for a new one. Each failing set build runs the automaton up to
+ * its bound, so the isolation costs about one build per refused text (n
+ * texts that all fail: n + log2(n)) and stops after
+ * WM_CONTENT_JOB_MAX_BUILDS builds: the texts not tried by then are refused
+ * too ("not compiled: ... try again later", wm_content_no_room). A text
+ * proved not to fit is refused again without a compile (wanted, referenced,
+ * or wanted anew after its last reference went: the table remembers up to
+ * WM_CONTENT_ROOM_CACHE such texts) until a text that was live or pending
+ * has gone: until then the set it failed against only grew. Its reason is
+ * the one its job gave. wm_content_commit keeps all or nothing (below):
  * its callers refuse what they just added (an offline --subs file whole).
  * The data plane's SUBSCRIBEs and the proxy's go through jobs.
  *
@@ -87,6 +96,8 @@
 
 #define WM_CONTENT_MAX_SLOTS (1u << 22)
 #define WM_CONTENT_MAX_TEXT 4096u   /* bytes of one XPath text */
+#define WM_CONTENT_JOB_MAX_BUILDS 24u /* set builds of one job ("No room") */
+#define WM_CONTENT_ROOM_CACHE 256u    /* texts proved not to fit, remembered ("No room") */
 
 typedef struct wm_content wm_content;
 typedef struct wm_content_snap wm_content_snap;
@@ -167,10 +178,12 @@ enum wm_content_state {
  * the slot is referenced) else NULL. */
 enum wm_content_state wm_content_state(const wm_content *c, uint32_t slot, const char **why);
 /* Writer: is slot's text REFUSED for want of room: it compiles alone, but
- * not together with the texts accepted before it (see "No room")? Such a
- * text is tried again when it is wanted or referenced again
- * (wm_content_want, wm_content_ref: PENDING / validated), since texts may
- * have gone meanwhile. */
+ * not together with the texts accepted before it, or its job spent its
+ * builds before trying it (see "No room")? Such a text is tried again when
+ * it is wanted or referenced again (wm_content_want, wm_content_ref:
+ * PENDING / validated) once texts have gone since its job began (or it was
+ * not tried); otherwise it stays REFUSED (wm_content_want: with the new
+ * reference; wm_content_ref: -1). */
 bool wm_content_no_room(const wm_content *c, uint32_t slot);
 /* Writer: drops a reference taken by wm_content_ref or wm_content_want. A
  * slot whose last reference goes is DEAD until a job made after this call
@@ -231,6 +244,19 @@ void wm_content_job_drop(wm_content *c);
 bool wm_content_job_stale(const wm_content *c);
 /* Frees a job that was begun but will never end (its table is being freed). */
 void wm_content_job_free(wm_content_job *j);
+
+/* What the table's jobs cost and refused for want of room (see "No room"),
+ * since it was made. */
+typedef struct wm_content_stats {
+    uint64_t jobs;         /* jobs ended (wm_content_job_end, commits included) */
+    uint64_t builds;       /* set builds they tried: 1 per job unless texts did not fit together */
+    uint32_t builds_max;   /* most set builds of one job (at most WM_CONTENT_JOB_MAX_BUILDS) */
+    uint64_t room_refused; /* texts refused, proved not to fit */
+    uint64_t room_untried; /* texts refused untried: their job had spent its set builds */
+    uint64_t room_cached;  /* wants and refs of a text proved not to fit, refused without a compile */
+} wm_content_stats;
+/* Writer: the table's stats. */
+void wm_content_get_stats(const wm_content *c, wm_content_stats *out);
 
 /* Frees a snapshot that commit replaced. */
 void wm_content_snap_free(wm_content_snap *s);

@@ -190,6 +190,14 @@ static void content_counts(struct wm_match_table *t, const wm_content *c)
     t->c.xpath_slots = wm_content_slots(c);
 }
 
+/* The table's content stats, for the counters' deltas across a call. */
+static wm_content_stats content_stats(const wm_content *c)
+{
+    wm_content_stats st;
+    wm_content_get_stats(c, &st);
+    return st;
+}
+
 /* Writer (lock held): a reference to a filter text, validated now
  * (wm_content_ref: a compile, for the control thread) or left for the next
  * compile (wm_content_want: no compile, for a worker). When every slot is
@@ -201,12 +209,14 @@ static int content_ref(struct wm_match_table *t, wm_content *c, const char *x, s
 {
     int (*take)(wm_content *, const char *, size_t, uint32_t *, char *, size_t) =
         validate ? wm_content_ref : wm_content_want;
+    uint64_t cached = content_stats(c).room_cached;
     int rc = take(c, x, len, slot, why, whylen);
     if (rc == -2) {
         t->c.xpath_slot_waits++;
         wm_content_reclaim(c, true);
         rc = take(c, x, len, slot, why, whylen);
     }
+    t->c.xpath_room_cached += content_stats(c).room_cached - cached;
     return rc ? -1 : 0;
 }
 
@@ -702,7 +712,9 @@ int wm_match_table_compile(struct wm_match_table *t)
     tlock(&t->lock);
     wm_content_snap *old = NULL;
     char why[300];
+    uint64_t builds = content_stats(c).builds;
     rc = wm_content_job_end(c, j, &old, why, sizeof why);
+    t->c.xpath_set_builds += content_stats(c).builds - builds;
     if (old) wm_retire_call(&t->node_retire, snap_retired, old, 0);
     settle_pending(t, c);
     if (rc == 0) t->c.xpath_compiles++;

@@ -148,6 +148,8 @@ struct wm_match_worker; /* one per worker */
     X(xpath_compile_failures) /* ... that did not compile together (their new filters refused) */ \
     X(xpath_compile_us_last) /* wall time of the last compile, microseconds */ \
     X(xpath_compile_us_max)  /* ... of the longest one */                        \
+    X(xpath_set_builds)    /* set builds those compiles tried (more than one: texts that did not fit) */ \
+    X(xpath_room_cached)   /* new filters refused at once: proved not to fit, nothing gone since */ \
     X(lookups)                                                                    \
     X(lookup_errors)                                                              \
     X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \

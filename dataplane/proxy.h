@@ -187,6 +187,9 @@ typedef struct wm_proxy_counters {
     uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
     uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */
     uint64_t compile_detached;           /* 1: a compile was still running at the stop (the process _exits) */
+    uint64_t filter_content_set_builds;  /* set builds the compiles tried (more than one each: texts that did not
+                                            fit together, control/content_filters.h "No room") */
+    uint64_t filter_content_room_cached; /* new content filters refused at once: proved not to fit, no text gone since */
 } wm_proxy_counters;
 
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then

@@ -55,11 +55,17 @@ static void *compile_main(void *arg)
             /* abandoned while it ran: nobody will end it */
             wm_content_job_free(me->job);
         } else {
-            /* r belongs to its worker again from this store on */
+            /* r belongs to its worker again from the store of done on, so
+             * its fd is read before. The wake-up follows the store (a
+             * worker it wakes must find done), under cc->mu: a worker that
+             * saw done may close the fd once wm_proxy_compiler_sync says
+             * the write is over (REVIEW7 finding 8: TSan saw the close race
+             * with it at the stop). */
+            int fd = r->wake_fd;
             atomic_store_explicit(&r->done, true, memory_order_release);
             pthread_cond_broadcast(&cc->ran);
             uint64_t one = 1;
-            if (r->wake_fd >= 0 && write(r->wake_fd, &one, sizeof one) < 0) { /* the worker sees it at its next turn anyway */ }
+            if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* the worker sees it at its next turn anyway */ }
         }
         me->req = NULL;
         me->job = NULL;
@@ -175,6 +181,12 @@ wm_content_job *wm_proxy_compiler_abandon(wm_proxy_compiler *cc, wm_proxy_compil
     pthread_mutex_unlock(&cc->mu);
     r->job = NULL;
     return j;
+}
+
+void wm_proxy_compiler_sync(wm_proxy_compiler *cc)
+{
+    pthread_mutex_lock(&cc->mu);
+    pthread_mutex_unlock(&cc->mu);
 }
 
 unsigned wm_proxy_compiler_busy(wm_proxy_compiler *cc)

@@ -16,7 +16,8 @@
  * learns at its next loop turn that the job is done (the thread writes the
  * worker's eventfd to wake it, and the request's done flag is published with
  * release order, so the job's results are visible to the worker once it
- * reads the flag with acquire).
+ * reads the flag with acquire; the write follows that store, so a worker
+ * closing its eventfd first waits for it, wm_proxy_compiler_sync).
  *
  * Nobody waits for a compile at the stop (REVIEW6 finding 3: SIGTERM took
  * 55 s): a worker that ends abandons its request (the job is cancelled and
@@ -80,6 +81,12 @@ void wm_proxy_compiler_wait(wm_proxy_compiler *cc, wm_proxy_compile_req *r);
  * touched again (r and its wake_fd may go at once): returns NULL. Done:
  * returned. r is free for another submit after the call. */
 wm_content_job *wm_proxy_compiler_abandon(wm_proxy_compiler *cc, wm_proxy_compile_req *r);
+
+/* Returns once every wake-up of a request already seen done has been
+ * written (the thread writes r->wake_fd just after publishing done): the
+ * worker may then close that fd, its number is never written by a compile
+ * thread after. Any thread. */
+void wm_proxy_compiler_sync(wm_proxy_compiler *cc);
 
 /* Threads inside a job now, abandoned ones included (a gauge: tests wait
  * for 0 before a stop that must join every thread). Any thread. */

@@ -73,8 +73,14 @@ static void content_publish(wm_proxy_content *ct)
     ct->req.job = NULL;
     wm_content_snap *old = NULL;
     char why[300];
+    wm_content_stats st;
+    wm_content_get_stats(ct->tab, &st);
+    uint64_t builds = st.builds;
+    int rc = wm_content_job_end(ct->tab, j, &old, why, sizeof why);
+    wm_content_get_stats(ct->tab, &st);
+    if (ct->cnt) ct->cnt->filter_content_set_builds += st.builds - builds;
     /* failed: the old snapshot stays; the job's new texts are REFUSED with the reason */
-    if (wm_content_job_end(ct->tab, j, &old, why, sizeof why)) return;
+    if (rc) return;
     if (ct->cnt) ct->cnt->filter_content_compiles++;
     wm_content_reader *rd = wm_content_reader_new(wm_content_current(ct->tab), NULL);
     wm_content_reader_free(ct->rd);
@@ -143,6 +149,9 @@ void wm_proxy_content_close(wm_proxy_content *ct)
         wm_content_job_free(ct->cc ? wm_proxy_compiler_abandon(ct->cc, &ct->req) : ct->req.job);
         ct->req.job = NULL;
     }
+    /* a compile seen done may still be writing req.wake_fd, which the
+     * caller may close next */
+    if (ct->cc) wm_proxy_compiler_sync(ct->cc);
     wm_content_reader_free(ct->rd);
     wm_content_free(ct->tab);
     ct->rd = NULL;
@@ -166,9 +175,14 @@ static int content_ref(const wm_proxy_filter_shared *sh, wm_proxy_counters *c, c
 {
     wm_content *tab = sh->content->tab;
     uint32_t live = wm_content_count(tab), used = wm_content_slots(tab);
+    wm_content_stats st;
+    wm_content_get_stats(tab, &st);
+    uint64_t cached = st.room_cached;
     int rc = validate ? wm_content_ref(tab, text, len, slot, why, whylen)
                       : wm_content_want(tab, text, len, slot, why, whylen);
     if (rc == 0) count_slots(sh, c, live, used);
+    wm_content_get_stats(tab, &st);
+    c->filter_content_room_cached += st.room_cached - cached;
     return rc;
 }
 
@@ -789,7 +803,8 @@ enum { XPATH_QUOTA = 16, XPATH_NO_SLOT, XPATH_NO_ROOM, XPATH_BUSY, XPATH_GONE };
  * connection's max_texts), XPATH_NO_SLOT (the worker's table is full),
  * XPATH_NO_ROOM (valid alone, but the worker's set does not compile with it
  * on top of the texts accepted before it; a text refused so for another
- * SUBSCRIBE is tried again), XPATH_BUSY (the worker's texts awaiting a
+ * SUBSCRIBE is tried again once a text has gone, control/content_filters.h
+ * "No room"), XPATH_BUSY (the worker's texts awaiting a
  * compile are at their bound) or XPATH_GONE (not compiled, and the client
  * left: nobody waits for it). A text's interest is dropped once it is
  * READY or REFUSED. */
@@ -805,22 +820,27 @@ static int xpath_ready(wm_proxy_filter *f, const wm_mqtt5_packet *sub, wm_mqtt5_
     uint32_t slot = wm_content_find(ct->tab, text, xpath.len), wi = want_index(f, slot);
     if (wi == UINT32_MAX && over_quota(f, text, xpath.len, slot, sub)) return XPATH_QUOTA;
     int st = wm_content_state(ct->tab, slot, &r);
-    bool no_room = st == WM_CONTENT_S_REFUSED && wm_content_no_room(ct->tab, slot);
-    if (no_room && wi == UINT32_MAX) st = WM_CONTENT_S_PENDING;   /* texts may have gone since: want retries it */
+    /* refused for want of room for another SUBSCRIBE: wanted again, tried
+     * again if texts have gone since, else refused again at once (below) */
+    if (st == WM_CONTENT_S_REFUSED && wi == UINT32_MAX && wm_content_no_room(ct->tab, slot)) st = WM_CONTENT_S_PENDING;
     if (st == WM_CONTENT_S_READY) {
         content_ref(f->sh, f->c, text, xpath.len, true, vslot, why, whylen);   /* found: cannot fail */
-    } else if (st == WM_CONTENT_S_REFUSED) {
-        snprintf(why, whylen, "%s", r);
-        if (no_room) st = XPATH_NO_ROOM;
-    } else if (f->gone) {
-        return XPATH_GONE;
-    } else if (wi == UINT32_MAX) {
+    } else if (st != WM_CONTENT_S_REFUSED) {
+        if (f->gone) return XPATH_GONE;
+        if (wi != UINT32_MAX) return WM_CONTENT_S_PENDING;
         int rc = want_add(f, text, xpath.len, why, whylen);
         if (rc) return rc == -2 ? XPATH_NO_SLOT : rc == -3 ? XPATH_BUSY : WM_CONTENT_S_REFUSED;
-        f->c->filter_xpath_held++;
-        return WM_CONTENT_S_PENDING;
-    } else {
-        return WM_CONTENT_S_PENDING;
+        wi = f->n_want - 1;
+        slot = f->want[wi];
+        /* REFUSED at once: proved not to fit, and no text has gone since (no compile) */
+        if ((st = wm_content_state(ct->tab, slot, &r)) != WM_CONTENT_S_REFUSED) {
+            f->c->filter_xpath_held++;
+            return WM_CONTENT_S_PENDING;
+        }
+    }
+    if (st == WM_CONTENT_S_REFUSED) {
+        snprintf(why, whylen, "%s", r);
+        if (wm_content_no_room(ct->tab, slot)) st = XPATH_NO_ROOM;
     }
     if (wi != UINT32_MAX) want_drop(f, wi);
     return st;

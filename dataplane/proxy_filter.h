@@ -247,7 +247,8 @@ int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg);
 /* Frees ct's reader and table (not the registry); ct may be opened again.
  * Its compile in flight is abandoned, not waited for
  * (wm_proxy_compiler_abandon): a running one still reads the registry until
- * it ends, so the registry must then outlive it (the process exits). */
+ * it ends, so the registry must then outlive it (the process exits). After
+ * it no compile thread writes ct->req.wake_fd (the caller may close it). */
 void wm_proxy_content_close(wm_proxy_content *ct);
 /* Starts a compile of what changed in ct's table (texts wanted or dropped)
  * if none is in flight: on cc, or inline without one. Cheap when nothing

@@ -631,13 +631,13 @@ static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, u
  * parked chunk went in at once (up to PARK_MAX): one fast publisher held
  * 5-18 times --conn-buffer (REVIEW6 finding 8). Bytes of a packet not
  * complete yet are not framed, so they do not count: a packet larger than
- * conn_buffer still comes together. The rest waits for the next send
- * completion of the queue. Returns false if framing stopped the
+ * conn_buffer still comes together. The rest waits for what lifts the
+ * bound that stopped it (take_in). Returns false if framing stopped the
  * connection. */
 static bool unpark(worker *w, conn *k, uint32_t slot, int s)
 {
     while (k->npark[s] && w->held <= w->held_limit && queued(k, s) <= w->cfg->conn_buffer &&
-           !(s == WM_PROXY_C2U && k->held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer)) {
+           !((k->held & 1u << s) && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer)) {
         park p = k->parks[s][0];
         if (!wm_proxy_queue_append(&k->q[s], buf_addr(w, p.bid), p.len)) break;
         w->held += p.len;
@@ -648,6 +648,28 @@ static bool unpark(worker *w, conn *k, uint32_t slot, int s)
         w->parked--;
         if (!frame(w, k, slot, s)) return false;
     }
+    return true;
+}
+
+/* Something that held side s back is gone: a send completed, a hold ended
+ * (compile, reload, CONNACK), the unframed bytes went under the bound. Its
+ * parked chunks go in while the bounds allow (unpark; over the worker's
+ * share, resume_total takes them), it is read again once none is left, its
+ * framed bytes are sent and a side paused for its queue resumes at half of
+ * conn_buffer. Every such place runs this: until 2026-12-01 only a send
+ * completion unparked, so chunks parked behind a held SUBSCRIBE that the
+ * proxy answered itself (refused: nothing sent) waited for good (REVIEW7
+ * finding 6). Returns false if framing stopped the connection. */
+static bool take_in(worker *w, conn *k, uint32_t slot, int s)
+{
+    if (k->npark[s] && !(k->paused[s] & PAUSE_TOTAL)) {
+        if (!unpark(w, k, slot, s)) return false;
+        check_bounds(w, k, slot, s);
+        arm_recv(w, k, slot, s);
+    }
+    want_send(w, k, slot, s);
+    if ((k->paused[s] & PAUSE_CONN) && queued(k, s) <= w->cfg->conn_buffer / 2)
+        unpause_side(w, k, slot, s, PAUSE_CONN);
     return true;
 }
 
@@ -686,13 +708,9 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
         k->drain = 1;
         return true;
     }
-    /* Chunks parked while the client was paused for what it sent meanwhile
-     * (nothing of it was sendable, so no send completion would take them in). */
-    if (!(k->paused[WM_PROXY_C2U] & PAUSE_TOTAL) && !unpark(w, k, slot, WM_PROXY_C2U)) return false;
-    if (!frame(w, k, slot, WM_PROXY_C2U)) return false;
-    want_send(w, k, slot, WM_PROXY_C2U);
-    if ((k->paused[WM_PROXY_C2U] & PAUSE_CONN) && queued(k, WM_PROXY_C2U) <= w->cfg->conn_buffer / 2)
-        unpause_side(w, k, slot, WM_PROXY_C2U, PAUSE_CONN);
+    /* and chunks parked while the client was paused for what it sent
+     * meanwhile (nothing of it was sendable: no send completion takes them) */
+    if (!frame(w, k, slot, WM_PROXY_C2U) || !take_in(w, k, slot, WM_PROXY_C2U)) return false;
     check_bounds(w, k, slot, WM_PROXY_C2U);
     maybe_finish(w, k, slot, WM_PROXY_C2U);
     return true;
@@ -1018,8 +1036,8 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
         ack_at_read(w, k, s);
         if (k->state != ST_OPEN || k->eof[s]) {
             buf_return(w, bid);
-        } else if (take_chunk(w, k, slot, s, bid, (uint32_t)res) && frame(w, k, slot, s)) {
-            want_send(w, k, slot, s);
+        } else if (take_chunk(w, k, slot, s, bid, (uint32_t)res) && frame(w, k, slot, s) &&
+                   take_in(w, k, slot, s)) {
             check_bounds(w, k, slot, s);
         }
     } else if (res == 0) {
@@ -1032,7 +1050,7 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
              * and the connection ends as the client's (REVIEW6 finding 3). */
             if (s == WM_PROXY_C2U && (k->held & 1u << s)) {
                 wm_proxy_filter_client_gone(&k->flt);
-                if (frame(w, k, slot, s)) want_send(w, k, slot, s);
+                if (frame(w, k, slot, s)) take_in(w, k, slot, s);
             }
             maybe_finish(w, k, slot, s);
         }
@@ -1092,15 +1110,7 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     w->c.bytes[s] += (uint64_t)res;
     w->held -= (uint64_t)res;
     wm_proxy_queue_sent(q, (uint32_t)res);
-    if (k->npark[s] && !(k->paused[s] & PAUSE_TOTAL)) {
-        if (!unpark(w, k, slot, s)) return;
-        check_bounds(w, k, slot, s);
-        arm_recv(w, k, slot, s);   /* if that emptied the parking */
-    }
-    want_send(w, k, slot, s);
-    if ((k->paused[s] & PAUSE_CONN) && queued(k, s) <= w->cfg->conn_buffer / 2)
-        unpause_side(w, k, slot, s, PAUSE_CONN);
-    maybe_finish(w, k, slot, s);
+    if (take_in(w, k, slot, s)) maybe_finish(w, k, slot, s);
 }
 
 static void stop_worker(worker *w)
@@ -1310,8 +1320,7 @@ static void resume_held(worker *w)
         conn *k = &w->conns[i];
         for (int s = 0; s < 2; s++) {
             if (!(k->held & 1u << s) || k->state != ST_OPEN) continue;
-            if (!frame(w, k, i, s)) continue;
-            want_send(w, k, i, s);
+            if (!frame(w, k, i, s) || !take_in(w, k, i, s)) continue;
             check_bounds(w, k, i, s);
             maybe_finish(w, k, i, s);
         }

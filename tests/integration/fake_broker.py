@@ -17,6 +17,9 @@ usage: fake_broker.py PORT [OPTION...]   (serves until killed)
   --aliases          after a SUBSCRIBE's SUBACK, send that subscriber the
                      topic-alias sequence ALIAS_SEQ (QoS 1, with its
                      Subscription Identifier)
+  --stall S          read nothing for S seconds after each CONNACK, with a
+                     4 KB receive buffer, so what the client sends meanwhile
+                     backs up in the proxy (proxy_park_hold.sh)
 Prints to stdout (flushed): "pingreq after N publishes" (QoS 0 PUBLISHes from
 that connection) at each PINGREQ, "disconnect after N publishes" at a
 DISCONNECT, "puback ID" for each PUBACK received.
@@ -38,6 +41,7 @@ args = sys.argv[2:]
 def opt(name, conv, default):
     return conv(args[args.index(name) + 1]) if name in args else default
 CONNACK_DELAY = opt("--connack-delay", float, 0.0)
+STALL = opt("--stall", float, 0.0)
 MAX_PACKET = opt("--max-packet", int, 0)
 NO_SUB_IDS, ALIASES = "--no-sub-ids" in args, "--aliases" in args
 
@@ -81,6 +85,7 @@ def serve(c):
             if k == 1:
                 time.sleep(CONNACK_DELAY)
                 c.sendall(connack())
+                time.sleep(STALL)
             elif k == 8:
                 pid = body[:2]; pr, off = parse_props(body, 2); sid = dict(pr).get(0x0B)
                 codes = b""
@@ -115,6 +120,7 @@ def serve(c):
     c.close()
 
 srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if STALL: srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)   # inherited by accepted sockets
 srv.bind(("127.0.0.1", int(sys.argv[1]))); srv.listen(16)
 while True:
     c, _ = srv.accept()

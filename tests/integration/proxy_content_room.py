@@ -6,6 +6,7 @@ the first failure.
 
 usage: proxy_content_room.py new PORT PAYLOAD.exi
        proxy_content_room.py resume PORT PAYLOAD.exi
+       proxy_content_room.py burst PORT PAYLOAD.exi
 PAYLOAD.exi: a SenML pack with one record, v = 23.1 (ex1.gen.exi).
 
 new: A takes //s:senml/*^10 (10 wildcard steps: valid alone, and two such
@@ -21,7 +22,16 @@ resume: S (persistent session) subscribes rr/1 //s:senml[@v > 0] and rr/2
 //s:bn/*^10 and gets the pack on rr/1; S leaves; A takes //s:senml/*^10; S
 resumes: rr/1 must still deliver (its text fits), rr/2's text does not fit
 (the summary counts it, stderr names it: checked by the .sh); S subscribing
-rr/2 again gets 0x97 with the reason; once A has gone it is granted."""
+rr/2 again gets 0x97 with the reason; once A has gone it is granted.
+
+burst (REVIEW7 finding 2): A takes //s:senml/*^10; B pipelines 16
+SUBSCRIBEs, each with a distinct //s:bK/*^10 (valid alone, none fits with
+A's); C then subscribes //s:senml[@v > 5]. Every one of B's gets 0x97 with
+the reason, C is granted and gets the pack. B sends the same 16 again: 0x97
+again, with the same reason. The set builds this cost (about one per
+refused text in the first round, none in the second) are checked by the .sh
+on the summary: before, each refused text cost log2(n) + 1 failing builds and
+every round cost the same again."""
 import os, struct, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from proxy_mqtt5 import Client, packet, props, s
@@ -109,5 +119,22 @@ elif mode == "resume":
     gets(s2, "rr/1", 1, True, "S, rr/1 at the end")
     s2.disconnect()
     ok("S re-subscribing rr/2: 0x97 while A holds its text, granted once A has gone")
+elif mode == "burst":
+    N = 16
+    a = Client(port, "room-a")
+    codes, pr = a.subscribe(["sb/a"], user=[("xpath", wide("senml"))], timeout=60)
+    if codes != [1]: fail("A: SUBACK %r %r" % (codes, pr))
+    b, c = Client(port, "room-b"), Client(port, "room-c")
+    sub = lambda pid, topic, q: packet(0x82, struct.pack(">H", pid) + props([(0x26, ("xpath", q))]) + s(topic) + b"\x01")
+    for rnd in range(2):
+        b.send_raw(b"".join(sub(rnd * N + i + 1, "sb/b%d" % i, wide("b%d" % i)) for i in range(N)))
+        if rnd == 0:
+            codes, pr = c.subscribe(["sb/c"], user=[("xpath", "//s:senml[@v > 5]")], timeout=120)
+            if codes != [1]: fail("C, a small text after B's burst: SUBACK %r %r" % (codes, pr))
+        for i in range(N):
+            why = full(*suback(b, rnd * N + i + 1, 120), "B's text %d, round %d" % (i, rnd + 1))
+        ok("round %d: B's %d texts refused for want of room (0x97 %r)" % (rnd + 1, N, why))
+    gets(c, "sb/c", 0, True, "C")
+    ok("C's filter, granted after B's burst, delivers")
 else:
     fail("usage")

@@ -22,6 +22,11 @@
  *     is removed with its reason by the compile; a pending subscription
  *     removed or carried by a reload before its compile leaves nothing
  *     dangling (ASan).
+ *   no_room_refused_at_once: a text valid alone that does not fit with
+ *     the accepted ones is refused by its compile; subscribed again while
+ *     the set has lost nothing it is refused at the SUBSCRIBE with the same
+ *     reason, without a compile (REVIEW7 finding 2: before, every SUBSCRIBE
+ *     of it cost a failing compile); once a text has gone it is tried again.
  *
  * Run under ThreadSanitizer by CI (`make test TSAN=1 TEST_FILTER=concurrent`;
  * own main() there, tests/lib/concurrent_check.h). */
@@ -305,6 +310,54 @@ static void refused_after_compile(void)
     teardown();
 }
 
+static void no_room_refused_at_once(void)
+{
+    setup();
+    char err[256], why[400], wa[64] = "//s:senml", wb[64] = "//s:bn";
+    for (int i = 0; i < 10; i++) {   /* each valid alone, not both: WM_XPF_MAX_STATES */
+        strcat(wa, "/*");
+        strcat(wb, "/*");
+    }
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    CHECK(subscribe(&sk, "a", "t/a", wa) == WM_MQTT_SUB_INSTALLED, "A");
+    settle(w, &sk);
+    CHECK(subscribe(&sk, "b", "t/b", wb) == WM_MQTT_SUB_INSTALLED, "B installed pending");
+    settle(w, &sk);
+    struct wm_match_counters c = counters();
+    wm_match_table_last_xpath_error(T, why, sizeof why);
+    CHECK(c.subs_xpath_refused == 1 && c.subs_xpath == 1, "refused %llu, subs_xpath %llu",
+          (unsigned long long)c.subs_xpath_refused, (unsigned long long)c.subs_xpath);
+    CHECK(strstr(why, "b: it compiles alone") && strstr(why, "WM_XPF_MAX_STATES"), "%s", why);
+    uint64_t builds = c.xpath_set_builds, compiles = c.xpath_compiles;
+    CHECK(builds >= 2, "set builds %llu", (unsigned long long)builds);
+    for (int k = 0; k < 3; k++) {
+        CHECK(subscribe(&sk, "b2", "t/b", wb) == WM_MQTT_SUB_XPATH_INVALID, "B's text again, refused at once (%d)", k);
+        wm_match_table_last_xpath_error(T, why, sizeof why);
+        CHECK(strstr(why, "b2: it compiles alone"), "%s", why);
+    }
+    for (int k = 0; k < 50; k++) {   /* give a (wrong) compile time to happen */
+        publish(&sk, "none", 0);
+        wm_match_worker_quiescent(w, 0);
+        usleep(1000);
+    }
+    c = counters();
+    CHECK(c.xpath_room_cached == 3 && c.xpath_set_builds == builds && c.xpath_compiles == compiles,
+          "cached %llu, set builds %llu -> %llu, compiles %llu -> %llu", (unsigned long long)c.xpath_room_cached,
+          (unsigned long long)builds, (unsigned long long)c.xpath_set_builds, (unsigned long long)compiles,
+          (unsigned long long)c.xpath_compiles);
+    /* A goes: B's text is tried again, and fits */
+    unsubscribe(&sk, "a", "t/a");
+    CHECK(subscribe(&sk, "b3", "t/b", wb) == WM_MQTT_SUB_INSTALLED, "B's text once A has gone");
+    settle(w, &sk);
+    c = counters();
+    CHECK(c.subs_live == 1 && c.subs_xpath == 2 && c.subs_xpath_refused == 4, "live %llu, subs_xpath %llu, refused %llu",
+          (unsigned long long)c.subs_live, (unsigned long long)c.subs_xpath, (unsigned long long)c.subs_xpath_refused);
+    wm_match_worker_free(w);
+    teardown();
+}
+
 static atomic_bool reload_done;
 static int reload_rc;
 static char reload_err[512];
@@ -370,7 +423,8 @@ int main(void)
     wait_mode_sees_its_subscribe();
     refused_after_compile();
     unsubscribe_and_reload_while_pending();
-    fprintf(stderr, "[====] Synthesis: Tested: 4 | Passing: 4 | Failing: 0 | Crashing: 0\n");
+    no_room_refused_at_once();
+    fprintf(stderr, "[====] Synthesis: Tested: 5 | Passing: 5 | Failing: 0 | Crashing: 0\n");
     return 0;
 }
 #else
@@ -378,4 +432,5 @@ Test(content_compile_concurrent, worker_matches_during_compile, .timeout = 600) 
 Test(content_compile_concurrent, wait_mode_sees_its_subscribe, .timeout = 600) { wait_mode_sees_its_subscribe(); }
 Test(content_compile_concurrent, refused_after_compile, .timeout = 600) { refused_after_compile(); }
 Test(content_compile_concurrent, unsubscribe_and_reload_while_pending, .timeout = 600) { unsubscribe_and_reload_while_pending(); }
+Test(content_compile_concurrent, no_room_refused_at_once, .timeout = 600) { no_room_refused_at_once(); }
 #endif

@@ -348,14 +348,21 @@ Test(schema_registry, content_no_room)
     cr_assert_eq(cmatch(rd, "application/exi; schema=senml", pv, lv, slots, 3, pass), WM_CONTENT_OK);
     cr_assert(pass[0] && !pass[1] && !pass[2]);
     wm_content_reader_free(rd);
-    /* referenced again while A holds its room (wm_content_ref: valid alone,
-     * so taken; the next job finds no room for it again) */
+    /* referenced or wanted again while A holds its room: refused at once
+     * with its reason, no compile (the set it failed against only grew) */
+    wm_content_stats st0, st1;
+    wm_content_get_stats(c, &st0);
     uint32_t b2;
-    cr_assert_eq(wm_content_ref(c, wb, strlen(wb), &b2, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(wm_content_ref(c, wb, strlen(wb), &b2, err, sizeof err), -1);
+    cr_assert(strstr(err, "compiles alone") && strstr(err, "WM_XPF_MAX_STATES"), "%s", err);
+    cr_assert_eq(wm_content_want(c, wb, strlen(wb), &b2, err, sizeof err), 0, "%s", err);
     cr_assert_eq(b2, b);
-    cr_assert_eq(job(c), 0, "%s", jerr);
     cr_assert_eq(wm_content_state(c, b, &why), WM_CONTENT_S_REFUSED);
     cr_assert(wm_content_no_room(c, b));
+    wm_content_unref(c, b2);
+    cr_assert_eq(job(c), 0, "%s", jerr);
+    wm_content_get_stats(c, &st1);
+    cr_assert_eq(st1.builds, st0.builds, "no set built for a text known not to fit");
     /* A goes: B wanted again is tried again, and fits */
     wm_content_unref(c, a);
     cr_assert_eq(job(c), 0, "%s", jerr);
@@ -366,6 +373,117 @@ Test(schema_registry, content_no_room)
     cr_assert_eq(job(c), 0, "%s", jerr);
     cr_assert_eq(wm_content_state(c, b, &why), WM_CONTENT_S_READY, "%s", why ? why : "");
     cr_assert_eq(wm_content_state(c, cc, &why), WM_CONTENT_S_READY);
+    wm_content_free(c);
+}
+
+/* A table whose slots are reused, as the proxy's workers have it: one
+ * thread, so a grace period is over as soon as it starts. */
+static int g_register(void *ctx, unsigned *idx) { (void)ctx; *idx = 0; return 0; }
+static void g_reader(void *ctx, unsigned idx) { (void)ctx; (void)idx; }
+static uint64_t g_start(void *ctx) { (void)ctx; return 1; }
+static bool g_check(void *ctx, uint64_t tok, bool wait) { (void)ctx; (void)tok; (void)wait; return true; }
+static const wm_qsbr_ops one_thread = { NULL, g_register, g_reader, g_reader, g_reader, g_reader, g_start, g_check };
+
+/* n distinct texts //s:bK/ + 10 wildcard steps: each valid alone, none fits with A's */
+static void wide_texts(char (*t)[64], uint32_t n, uint32_t from)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(t[i], sizeof t[i], "//s:b%u", from + i);
+        for (int k = 0; k < 10; k++) strcat(t[i], "/*");
+    }
+}
+
+static uint32_t log2_ceil(uint32_t n)
+{
+    uint32_t l = 0;
+    while ((1u << l) < n) l++;
+    return l;
+}
+
+/* The cost of refusing texts that do not fit (REVIEW7 finding 2): each
+ * failing set build runs the automaton to its bound. n new texts that all
+ * fail cost about n + log2(n) builds, not n x (log2(n) + 1) (these 12 and a
+ * small one after them: 17 builds, 43 before); a text proved
+ * not to fit is refused again without a build (wanted anew after its last
+ * reference went too) until a text has gone; refused texts going need no
+ * compile; and a job stops after WM_CONTENT_JOB_MAX_BUILDS builds, refusing
+ * what it did not try ("try again later", tried again when wanted). */
+Test(schema_registry, content_no_room_builds)
+{
+    char text[2048], err[512], wa[64] = "//s:senml", t[40][64];
+    snprintf(text, sizeof text, "senml %s s=urn:ietf:params:xml:ns:senml\n", senml_xsd());
+    wm_content *c = content_of(text, err);
+    wm_content_reuse_slots(c, &one_thread, WM_CONTENT_MAX_SLOTS);
+    for (int i = 0; i < 10; i++) strcat(wa, "/*");
+    const char *qc = "//s:senml[@v > 0]", *why;
+    uint32_t a, s[40], cs, n = 12;
+    wm_content_stats st0, st;
+    cr_assert_eq(wm_content_want(c, wa, strlen(wa), &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(job(c), 0, "%s", jerr);
+    wide_texts(t, n, 0);
+    for (uint32_t i = 0; i < n; i++) cr_assert_eq(wm_content_want(c, t[i], strlen(t[i]), &s[i], err, sizeof err), 0);
+    cr_assert_eq(wm_content_want(c, qc, strlen(qc), &cs, err, sizeof err), 0, "%s", err);
+    wm_content_get_stats(c, &st0);
+    cr_assert_eq(job(c), 0, "%s", jerr);
+    wm_content_get_stats(c, &st);
+    /* the first build (every text), the published texts alone, then n + 1 fresh texts */
+    uint32_t bound = 2 + (n + 1) + log2_ceil(n + 1);
+    cr_assert_leq(st.builds - st0.builds, bound, "%llu set builds for %u texts that do not fit (bound %u)",
+                  (unsigned long long)(st.builds - st0.builds), n, bound);
+    cr_assert_eq(st.room_refused - st0.room_refused, n);
+    for (uint32_t i = 0; i < n; i++) {
+        cr_assert_eq(wm_content_state(c, s[i], &why), WM_CONTENT_S_REFUSED);
+        cr_assert(wm_content_no_room(c, s[i]) && strstr(why, "compiles alone"), "%s", why);
+    }
+    cr_assert_eq(wm_content_state(c, cs, &why), WM_CONTENT_S_READY, "the small text after them fits");
+    cr_assert_eq(wm_content_state(c, a, &why), WM_CONTENT_S_READY, "the accepted text stays");
+    /* their holders go (a refused text is in no set: nothing to compile), and want them again */
+    for (int round = 0; round < 2; round++) {
+        wm_content_get_stats(c, &st0);
+        for (uint32_t i = 0; i < n; i++) wm_content_unref(c, s[i]);
+        cr_assert_eq(job(c), 0, "%s", jerr);
+        for (uint32_t i = 0; i < n; i++) {
+            cr_assert_eq(wm_content_want(c, t[i], strlen(t[i]), &s[i], err, sizeof err), 0);
+            cr_assert_eq(wm_content_state(c, s[i], &why), WM_CONTENT_S_REFUSED, "round %d, text %u", round, i);
+            cr_assert(wm_content_no_room(c, s[i]) && strstr(why, "compiles alone"), "%s", why);
+        }
+        cr_assert_eq(job(c), 0, "%s", jerr);
+        wm_content_get_stats(c, &st);
+        cr_assert_eq(st.builds, st0.builds, "round %d: %llu set builds", round,
+                     (unsigned long long)(st.builds - st0.builds));
+        cr_assert_eq(st.jobs, st0.jobs, "round %d: a job for texts known not to fit", round);
+        cr_assert_eq(st.room_cached - st0.room_cached, n);
+    }
+    /* a text that did not fit is tried again once one has gone (C: any text) */
+    wm_content_unref(c, cs);
+    cr_assert_eq(wm_content_want(c, t[0], strlen(t[0]), &s[0], err, sizeof err), 0);
+    cr_assert_eq(wm_content_state(c, s[0], &why), WM_CONTENT_S_PENDING);
+    cr_assert_eq(job(c), 0, "%s", jerr);
+    cr_assert_eq(wm_content_state(c, s[0], &why), WM_CONTENT_S_REFUSED, "A is still there");
+    for (uint32_t i = 0; i < n; i++) wm_content_unref(c, s[i]);
+    wm_content_unref(c, s[0]);
+
+    /* more texts that do not fit than one job may build for */
+    uint32_t m = 40;
+    wide_texts(t, m, 100);
+    for (uint32_t i = 0; i < m; i++) cr_assert_eq(wm_content_want(c, t[i], strlen(t[i]), &s[i], err, sizeof err), 0);
+    wm_content_get_stats(c, &st0);
+    cr_assert_eq(job(c), 0, "%s", jerr);
+    wm_content_get_stats(c, &st);
+    cr_assert_leq(st.builds - st0.builds, WM_CONTENT_JOB_MAX_BUILDS);
+    cr_assert_eq(st.builds_max, WM_CONTENT_JOB_MAX_BUILDS);
+    uint64_t proved = st.room_refused - st0.room_refused, untried = st.room_untried - st0.room_untried;
+    cr_assert(proved >= 1 && untried >= 1 && proved + untried == m, "%llu + %llu", (unsigned long long)proved,
+              (unsigned long long)untried);
+    uint32_t last = m - 1;
+    cr_assert_eq(wm_content_state(c, s[last], &why), WM_CONTENT_S_REFUSED);
+    cr_assert(wm_content_no_room(c, s[last]) && strstr(why, "try again later"), "%s", why);
+    /* the proved ones stay refused when wanted again; the untried ones are tried */
+    uint32_t again;
+    cr_assert_eq(wm_content_want(c, t[0], strlen(t[0]), &again, err, sizeof err), 0);
+    cr_assert_eq(wm_content_state(c, again, &why), WM_CONTENT_S_REFUSED);
+    cr_assert_eq(wm_content_want(c, t[last], strlen(t[last]), &again, err, sizeof err), 0);
+    cr_assert_eq(wm_content_state(c, again, &why), WM_CONTENT_S_PENDING);
     wm_content_free(c);
 }
 
