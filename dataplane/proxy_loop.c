@@ -555,6 +555,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     w->held = w->held + wm_proxy_queue_held(&k->q[0]) + wm_proxy_queue_held(&k->q[1]) - held_before;
     if (w->held > w->c.held_peak) w->c.held_peak = w->held;
     w->c.packets[s] += r.packets;
+    w->c.filter_pings_answered += r.pings_answered;
     w->c.publishes[s] += r.publishes;
     w->c.max_packet_announced[s] += r.rewritten;
     if (k->ss.filter) want_send(w, k, slot, 1 - s);
@@ -562,7 +563,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
      * (what is read is looked at for the texts to compile with it). */
     k->held = (uint8_t)(r.held ? k->held | 1u << s : k->held & ~(1u << s));
     if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
-    if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
+    else unpause_side(w, k, slot, s, PAUSE_HOLD);   /* not held, or the pings taken out made room */
     /* No broker to take what the client sends (up_gone): whatever the
      * verdict, its CONNECT gets the CONNACK of an unavailable server and what
      * was framed for the broker is dropped, by upstream_gone, as when a bad
@@ -1110,7 +1111,13 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     w->c.bytes[s] += (uint64_t)res;
     w->held -= (uint64_t)res;
     wm_proxy_queue_sent(q, (uint32_t)res);
-    if (take_in(w, k, slot, s)) maybe_finish(w, k, slot, s);
+    if (!take_in(w, k, slot, s)) return;
+    maybe_finish(w, k, slot, s);
+    /* The client read: a PINGREQ held back for want of room for the
+     * PINGRESP the proxy owes it may be answered now (proxy_frame.h). */
+    if (s == WM_PROXY_U2C && k->state == ST_OPEN && k->ss.pings_wait && (k->held & 1u << WM_PROXY_C2U) &&
+        frame(w, k, slot, WM_PROXY_C2U) && take_in(w, k, slot, WM_PROXY_C2U))
+        check_bounds(w, k, slot, WM_PROXY_C2U);
 }
 
 static void stop_worker(worker *w)
