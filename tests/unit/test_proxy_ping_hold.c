@@ -22,6 +22,7 @@
 #include "dataplane/proxy_frame.h"
 #include "tests/lib/exi_fixture.h"
 #include "tests/lib/mqtt5_build.h"
+#include "tests/lib/proxy_wire.h"
 #include "tests/lib/reload_fixture.h"
 
 static bool g_count;
@@ -52,12 +53,8 @@ static void setup(void)
 {
     static const char *const n1[] = { "sq1", NULL };
     const wm_test_nbhd nb[] = { { "N1", n1 } };
-    char *path = wm_test_write_wmr(wm_test_tmpdir(), "p.wmr", nb, 1);
-    cr_assert(path);
+    sp = wm_test_proxy_spatial("p.wmr", nb, 1);
     char err[512];
-    sp = wm_proxy_spatial_open(path, err, sizeof err);
-    cr_assert(sp, "%s", err);
-    free(path);
     uint8_t pack[2][512];
     size_t pack_len[2];
     const char *why = wm_test_senml_fixture(fixdir, regpath, sizeof regpath, pack, pack_len);
@@ -70,14 +67,7 @@ static void setup(void)
     ct.max_awaiting = 64;
     wm_proxy_content_kick(&ct);   /* no compile thread: runs inline, the empty table's snapshot */
     fsh = (wm_proxy_filter_shared){ .sp = sp, .content = &ct, .max_records = 16, .max_texts = 8 };
-    memset(&ctr, 0, sizeof ctr);
-    wm_proxy_session_init(&ss, 1 << 15);
-    wm_proxy_filter_init(&flt, &fsh, &ctr);
-    for (int d = 0; d < 2; d++) wm_proxy_queue_init(&q[d], qmem[d], sizeof qmem[d]);
-    ss.filter = &flt;
-    ss.queues = q;
-    ss.scratch = scratch;
-    ss.scratch_cap = sizeof scratch;
+    wm_test_proxy_wire(&ss, 1 << 15, &flt, &fsh, &ctr, q, qmem[0], sizeof qmem[0], scratch, sizeof scratch);
 }
 
 static void teardown(void)
@@ -103,12 +93,7 @@ static wm_proxy_frame_result feed(int dir, const void *p, size_t n)
 /* Takes the next framed packet of queue d (what the proxy sends on): its type, 0 if none. */
 static int next(int d, wm_mqtt5_packet *pkt)
 {
-    if (q[d].head == q[d].ready) return 0;
-    wm_mqtt5_config c = { .from = d == WM_PROXY_C2U ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER };
-    wm_mqtt5_result r;
-    cr_assert_eq(wm_mqtt5_decode(&c, q[d].buf + q[d].head, q[d].ready - q[d].head, pkt, &r), WM_MQTT5_DONE);
-    q[d].head += (uint32_t)r.length;
-    return pkt->type;
+    return wm_test_proxy_next(&q[d], d, pkt) ? pkt->type : 0;
 }
 
 /* How many packets of queue d are framed, all of type `type` (checked). */
@@ -125,15 +110,12 @@ static uint32_t take_all(int d, int type)
  * PUBLISH of `big` payload bytes behind it, in one chunk. */
 static void held_subscribe(size_t big)
 {
-    wm_tb b = { 0 }, pr = { 0 }, out = { 0 };
-    wm_tb_str(&b, "MQTT"); wm_tb_u8(&b, 5); wm_tb_u8(&b, 0x02); wm_tb_u16(&b, 60);
-    wm_tb_props(&b, &pr);
-    wm_tb_str(&b, "c");
-    feed(WM_PROXY_C2U, out.b, wm_tb_packet(&out, 0x10, &b));
-    wm_tb b2 = { 0 }, pr2 = { 0 }, out2 = { 0 };
-    wm_tb_u8(&pr2, 0x29); wm_tb_u8(&pr2, 1);
-    wm_tb_u8(&b2, 0); wm_tb_u8(&b2, 0); wm_tb_props(&b2, &pr2);
-    feed(WM_PROXY_U2C, out2.b, wm_tb_packet(&out2, 0x20, &b2));
+    /* MQTT 5, Clean Start, Keep Alive 60 s, no properties, client "c" */
+    static const uint8_t connect[] = { 0x10, 14, 0, 4, 'M', 'Q', 'T', 'T', 5, 0x02, 0, 60, 0, 0, 1, 'c' };
+    /* success, Subscription Identifier Available 1 */
+    static const uint8_t connack[] = { 0x20, 5, 0, 0, 2, 0x29, 1 };
+    feed(WM_PROXY_C2U, connect, sizeof connect);
+    feed(WM_PROXY_U2C, connack, sizeof connack);
     cr_assert_eq(take_all(WM_PROXY_C2U, WM_MQTT5_CONNECT), 1);
     cr_assert_eq(take_all(WM_PROXY_U2C, WM_MQTT5_CONNACK), 1);
 
