@@ -71,6 +71,21 @@ static void answer_pings(wm_proxy_session *ss, uint32_t n)
     u->ready += 2 * n;
 }
 
+/* n pings of side dir went on at q->ready (framed): counted for the order
+ * of the answers like any packet that goes on (wm_proxy_filter_passed: a
+ * PINGREQ is one more of the client's packets the broker answers, a
+ * PINGRESP one more broker answer relayed), and the proxy's answers that
+ * makes due follow them at once, at q->ready. False if q has no room for
+ * those. */
+static bool pass_pings(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t n)
+{
+    wm_mqtt5_packet ping;
+    memset(&ping, 0, sizeof ping);
+    ping.type = (uint8_t)ping_type(dir);
+    for (uint32_t i = 0; i < n; i++) wm_proxy_filter_passed(ss->filter, dir, &ping);
+    return wm_proxy_answers_release(&ss->filter->answers[1 - dir], q);
+}
+
 /* Shows the filter the complete packets after the held one at q->ready
  * (len bytes), from where the last look stopped; decode errors are left to
  * the framing that reaches them. A PINGREQ (PINGRESP) among them is taken
@@ -104,10 +119,12 @@ static void answer_pings(wm_proxy_session *ss, uint32_t n)
  * broker's reason (0x8E Session taken over, 0x8B Server shutting down, ...)
  * and the broker's close is no lost broker. Before 2026-12-01 it stayed
  * unframed and was dropped at the close: DISCONNECT 0x80 from the proxy,
- * counted as lost (REVIEW7 finding 4). Returns the number of packets framed
- * so; *answered is the number of PINGREQs the proxy answered. */
+ * counted as lost (REVIEW7 finding 4). The pings that go on count for the
+ * order of the answers (pass_pings). Returns the number of packets framed
+ * so; *answered is the number of PINGREQs the proxy answered; *no_room if
+ * the queue could not take the answers the pings made due. */
 static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len, bool *ended,
-                            uint32_t *answered)
+                            uint32_t *answered, bool *no_room)
 {
     uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len);
     uint32_t to = at;   /* [ready, to) stays held: the window so far without its pings */
@@ -121,8 +138,10 @@ static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, ui
         if (pkt.type == WM_MQTT5_DISCONNECT && dir == WM_PROXY_U2C) {
             memmove(q->buf + q->ready + 2 * fwd, q->buf + at, n);
             fill_pings(q->buf + q->ready, dir, fwd);
-            q->ready += 2 * fwd + n;
-            q->tail = q->ready;
+            q->ready += 2 * fwd;
+            q->tail = q->ready + n;   /* the DISCONNECT, unframed: what the pings make due goes before it */
+            *no_room = !pass_pings(ss, dir, q, fwd);
+            q->ready = q->tail;
             ss->disconnect_seen[dir] = true;
             ss->peeked[dir] = 0;
             *ended = true;
@@ -156,6 +175,7 @@ static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, ui
         fill_pings(q->buf + q->ready, dir, fwd);
         q->ready += 2 * fwd;
         q->tail += 2 * fwd;
+        *no_room = !pass_pings(ss, dir, q, fwd);
     }
     if (ans) answer_pings(ss, ans);
     *answered = ans;
@@ -305,8 +325,9 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             if (act == WM_PROXY_HOLD) {
                 close_gap(q, &rd);
                 ss->peeked[dir] = ss->peeked[dir] > moved ? ss->peeked[dir] - moved : 0;
-                bool ended = false;
-                res.packets += peek_behind(ss, dir, q, len, &ended, &res.pings_answered);
+                bool ended = false, full = false;
+                res.packets += peek_behind(ss, dir, q, len, &ended, &res.pings_answered, &full);
+                if (full) return no_room(ss, dir, res);
                 res.held = !ended;
                 return res;
             }
