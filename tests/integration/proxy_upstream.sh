@@ -74,7 +74,7 @@ proxy_to gone "$DEAD2" --max-conns 3 --max-packet 4096
 timeout 60 python3 - "$PORT_gone" "$(dirname "$0")" <<'PY' || fail "unreachable broker + bad packet"
 import socket, struct, sys
 sys.path.insert(0, sys.argv[2])
-from proxy_mqtt5 import packet, props, s, vbi
+from proxy_mqtt5 import packet, props, s, until_close, vbi
 CONNECT = packet(0x10, s("MQTT") + bytes([5, 2]) + struct.pack(">H", 60) + props([]) + s(""))
 bad = {"malformed": packet(0x30, s("t") + b"x" * 10),             # a PUBLISH without its property length
        "too large": bytes([0x30]) + vbi(100000) + s("t") + props([]),
@@ -83,14 +83,9 @@ for name, b in bad.items():
     c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
     c.settimeout(5)
     c.sendall(CONNECT + b)
-    got = b""
-    try:
-        while True:
-            d = c.recv(100)
-            if not d: break
-            got += d
-    except OSError as e:
-        sys.exit("%s: no close within 5 s (%s), got %s" % (name, e, got.hex()))
+    got, err = until_close(c)
+    if err:
+        sys.exit("%s: no close within 5 s (%s), got %s" % (name, err, got.hex()))
     if got != bytes.fromhex("2003008800"):
         sys.exit("%s: got %s, want CONNACK 0x88 (20 03 00 88 00)" % (name, got.hex()))
     c.close()
@@ -131,7 +126,7 @@ proxy_to full "$BPORT"
 timeout 60 python3 - "$PORT_full" "$MLOG" "$(dirname "$0")" <<'PY' || fail "broker closing at accept: raw clients"
 import socket, struct, sys, time
 sys.path.insert(0, sys.argv[3])
-from proxy_mqtt5 import packet, props, s
+from proxy_mqtt5 import packet, props, s, until_close
 port, log = int(sys.argv[1]), sys.argv[2]
 CONNECT = packet(0x10, s("MQTT") + bytes([5, 2]) + struct.pack(">H", 60) + props([]) + s("raw"))
 def denied(): return open(log, errors="replace").read().count("denied: max_connections exceeded")
@@ -145,15 +140,13 @@ for name, first in (("whole", b""), ("split", CONNECT[:5])):
         if time.monotonic() - t > 10: sys.exit("%s: the broker logged no denied connection in 10 s" % name)
         time.sleep(0.05)
     time.sleep(0.3)   # mosquitto logs before it closes; the proxy has seen the close by now
-    got = b""
     try:
         c.sendall(CONNECT[len(first):])
-        while True:
-            d = c.recv(100)
-            if not d: break
-            got += d
+        got, err = until_close(c)
     except OSError as e:
-        sys.exit("%s: %s after %s, want CONNACK 0x88 (20 03 00 88 00) then the close" % (name, e, got.hex()))
+        got, err = b"", e
+    if err:
+        sys.exit("%s: %s after %s, want CONNACK 0x88 (20 03 00 88 00) then the close" % (name, err, got.hex()))
     if got != bytes.fromhex("2003008800"):
         sys.exit("%s: got %r, want CONNACK 0x88 (20 03 00 88 00) then the close" % (name, got.hex()))
     c.close()
