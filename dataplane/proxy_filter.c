@@ -1434,10 +1434,13 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
                                        uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
 {
     wm_proxy_action a = filter_packet(f, dir, pkt, cfg, back, scratch, scratch_cap, out_len);
-    /* what goes on: the order of the answers to each side (proxy_answers.h) */
-    if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) {
-        if (wm_proxy_answers_expected(dir, pkt)) f->answers[dir].asked++;
-        if (wm_proxy_answers_is_answer(dir, pkt)) wm_proxy_answers_relayed(&f->answers[1 - dir]);
-    }
+    if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) wm_proxy_filter_passed(f, dir, pkt);
     return a;
+}
+
+void wm_proxy_filter_passed(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt)
+{
+    /* what goes on: the order of the answers to each side (proxy_answers.h) */
+    if (wm_proxy_answers_expected(dir, pkt)) f->answers[dir].asked++;
+    if (wm_proxy_answers_is_answer(dir, pkt)) wm_proxy_answers_relayed(&f->answers[1 - dir]);
 }
