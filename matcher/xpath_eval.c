@@ -356,6 +356,10 @@ static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
     return !memcmp(a, b, n);
 }
 
+/* Given equal hashes (wm_xpf_str_hash) and equal lengths n: are a[0..n)
+ * and b[0..n) equal? Up to WM_XPF_EXACT bytes the hash says so alone. */
+static inline bool str_same(const char *a, const char *b, uint32_t n) { return n <= WM_XPF_EXACT || bytes_eq(a, b, n); }
+
 /* The hash of v's string s[0..n), computed once per value: the equality
  * triggers, the scan memo, string clusters and not() guards share it. */
 static inline uint64_t slot_hash(slotv *v, const char *s, uint32_t n)
@@ -383,7 +387,7 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
     }
     for (; lo < cl->n && e[lo].h == h; lo++) {
         const xpf_lit *l = &c->f->lits[e[lo].lit];
-        if (l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+        if (l->s_len == n && str_same(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
     }
 }
 
@@ -672,7 +676,7 @@ static void prefix_scan(wm_xpf_ctx *c, const xpf_pslot *s, const char *text, uin
         uint64_t h = wm_xpf_str_hash(text, n);
         for (uint32_t k = (uint32_t)h & s->pre_mask; s->pre[k].lit != XPF_NONE; k = (k + 1) & s->pre_mask) {
             const xpf_lit *l = &f->lits[s->pre[k].lit];
-            if (s->pre[k].h == h && l->s_len == n && bytes_eq(f->strpool + l->s_off, text, n)) pattern_true(c, s->pre[k].lit);
+            if (s->pre[k].h == h && l->s_len == n && str_same(f->strpool + l->s_off, text, n)) pattern_true(c, s->pre[k].lit);
         }
     }
 }
@@ -708,7 +712,7 @@ static void scan_value(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t len)
         c->scans++;
         for (int w = 0; w < 2; w++) {
             m = &set[w];
-            if (m->len == len && m->h == h && bytes_eq(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
+            if (m->len == len && m->h == h && str_same(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
                 m->used = c->scans;
                 for (uint32_t i = 0; i < m->n_ids; i++) pattern_hit(c, m->ids[i]);
                 return;
@@ -834,7 +838,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
         uint32_t k = (uint32_t)h & s->eq_mask;
         for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
             const xpf_eqtrig *e = &s->eq[k];
-            if (e->h == h && e->s_len == tlen && bytes_eq(f->strpool + e->s_off, text, tlen)) {
+            if (e->h == h && e->s_len == tlen && str_same(f->strpool + e->s_off, text, tlen)) {
                 if (!hit) hit = e, v->eqlit = e->lit;
                 set_lit(c, e->lit, true);
                 add_post(c, &e->post);
@@ -845,6 +849,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
             if (hit) v->sp = f->strpool + hit->s_off; /* equal to it: no copy */
             else if (!keep_str(c, v, text, tlen)) return;
         }
+        if (s->eq_only) return;
     }
     double x = v->kind == XPF_V_BOOL ? NAN : v->num;
     if (s->num_trig && (v->kind != XPF_V_STR || s->need_num)) {
@@ -948,7 +953,7 @@ static void finish(wm_xpf_ctx *c)
             const xpf_negguard *g = &ps->neg[i];
             const xpf_lit *l = &c->f->lits[g->lit];
             bool t = v->epoch != c->serial ? !l->absent
-                   : !s || g->h != h || l->s_len != n || !bytes_eq(c->f->strpool + l->s_off, s, n);
+                   : !s || g->h != h || l->s_len != n || !str_same(c->f->strpool + l->s_off, s, n);
             if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }
