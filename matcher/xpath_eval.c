@@ -71,7 +71,7 @@ struct wm_xpf_ctx {
     /* per document */
     uint64_t *matched;
     uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
-                                 * a query of a sole cluster has its matched bit only (run_cluster) */
+                                 * a query matched by cluster rows (or_rows) or a sole cluster has its matched bit only */
     uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
     bool any_no;                /* a query was decided without a match (not a candidate, impossible):
                                  * cluster rows, which mark entries without testing them, are masked by open */
@@ -271,10 +271,14 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
 
-/* d1[0..nw) |= row, and d2 too unless NULL (row = (r1 | r2) & mk, r2 and
- * mk may be NULL); nw a multiple of XPF_QW: 512 bits a step, in 256-bit vectors
- * (wider ones, split by the compiler where the CPU has none, went through
- * the stack), one loop per case. */
+/* d[0..nw) |= row (row = (r1 | r2) & mk, r2 and mk may be NULL); nw a
+ * multiple of XPF_QW: 512 bits a step, in 256-bit vectors (wider ones,
+ * split by the compiler where the CPU has none, went through the stack),
+ * one loop per case. Rows set match bits only, never decided ones: a
+ * query they match stays "open" to the other paths, which may match it
+ * again (idempotent; the count of undecided queries is a lower bound,
+ * recounted before it reaches 0, so a second count is harmless), and one
+ * destination instead of two halves the stores. */
 typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
 /* Vectors stay locals (macros, not functions taking or returning them: a
  * 256-bit vector in a call changes the ABI where the CPU has no AVX, which
@@ -287,8 +291,8 @@ typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
         t4_ |= (v);                                                                                                \
         memcpy((d), &t4_, sizeof t4_);                                                                             \
     } while (0)
-static __attribute__((noinline)) void or_rows_masked(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2,
-                                                     const uint64_t *mk, uint32_t nw)
+static __attribute__((noinline)) void or_rows_masked(uint64_t *d, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk,
+                                                     uint32_t nw)
 {
     for (uint32_t w = 0; w < nw; w += 4) {
         xpf_v4 b, m, x;
@@ -299,39 +303,28 @@ static __attribute__((noinline)) void or_rows_masked(uint64_t *d1, uint64_t *d2,
             b |= x;
         }
         b &= m;
-        OR4(d1 + w, b);
-        if (d2) OR4(d2 + w, b);
+        OR4(d + w, b);
     }
 }
-static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk, uint32_t nw)
+static inline void or_rows(uint64_t *d, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk, uint32_t nw)
 {
     _Static_assert(XPF_QW == 8, "or_rows steps 8 words");
     const uint64_t *end = r1 + nw;
     xpf_v4 a, b, x, y;
     if (mk) /* a document with queries decided "no": rows would mark them, too */
-        or_rows_masked(d1, d2, r1, r2, mk, nw);
-    else if (!d2)
-        for (; r1 < end; r1 += 8, d1 += 8) {
-            LD4(a, r1), LD4(b, r1 + 4);
-            OR4(d1, a);
-            OR4(d1 + 4, b);
-        }
+        or_rows_masked(d, r1, r2, mk, nw);
     else if (!r2)
-        for (; r1 < end; r1 += 8, d1 += 8, d2 += 8) {
+        for (; r1 < end; r1 += 8, d += 8) {
             LD4(a, r1), LD4(b, r1 + 4);
-            OR4(d1, a);
-            OR4(d1 + 4, b);
-            OR4(d2, a);
-            OR4(d2 + 4, b);
+            OR4(d, a);
+            OR4(d + 4, b);
         }
     else
-        for (; r1 < end; r1 += 8, r2 += 8, d1 += 8, d2 += 8) {
+        for (; r1 < end; r1 += 8, r2 += 8, d += 8) {
             LD4(a, r1), LD4(b, r1 + 4), LD4(x, r2), LD4(y, r2 + 4);
             a |= x, b |= y;
-            OR4(d1, a);
-            OR4(d1 + 4, b);
-            OR4(d2, a);
-            OR4(d2 + 4, b);
+            OR4(d, a);
+            OR4(d + 4, b);
         }
 }
 
@@ -485,8 +478,7 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         /* the entries before the watermark are matched already (the open ones): one row holds them and the new ones */
         const wm_xpf *f = c->f;
         const uint64_t *row = f->pmask + (size_t)(cl->pm + (cl->op == WM_XP_GT || cl->op == WM_XP_GE ? b : a)) * f->n_qw;
-        /* a sole cluster: the match bit alone (below) */
-        or_rows(c->matched, cl->sole ? NULL : c->decided, row, NULL, c->any_no ? c->open : NULL, f->n_qw);
+        or_rows(c->matched, row, NULL, c->any_no ? c->open : NULL, f->n_qw);
         lose(c, b - a);
         return;
     }
@@ -568,7 +560,7 @@ static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *
     const wm_xpf *f = c->f;
     const uint64_t *ra = f->pmask + ((size_t)cl->pm + (low ? r2 : n - r2)) * f->n_qw;
     const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + (low ? r1 : n - r1)) * f->n_qw;
-    or_rows(c->matched, c->decided, ra, rb, c->any_no ? c->open : NULL, f->n_qw);
+    or_rows(c->matched, ra, rb, c->any_no ? c->open : NULL, f->n_qw);
     lose(c, r1 - st->hi); /* at most the entries of rank [old r2, r1) */
     st->lo = r1;
     st->hi = r2;
@@ -774,7 +766,7 @@ static inline void copy_short(char *dst, const char *src, uint32_t n)
         memcpy(dst, src, n);
 }
 
-static void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen);
+static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen);
 
 /* v's string is text[0..tlen): copied (the decoder's view ends with the
  * event). False when sbuf is full (c->failed). */
@@ -827,7 +819,7 @@ static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const
 }
 
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
-static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
+static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
     const wm_xpf *f = c->f;
     /* triggers */
