@@ -724,7 +724,9 @@ static int save(wm_proxy_state_saver *sv, bool final)
      * of the time (and of the disk), however large it grows. (The sync is
      * not counted: its cost follows the changes, not the file.) */
     uint64_t d = (t1 - t0) * WM_PROXY_STATE_SPACING;
-    sv->interval_ns = d > WM_PROXY_STATE_MIN_INTERVAL_NS ? d : WM_PROXY_STATE_MIN_INTERVAL_NS;
+    sv->interval_ns = d < WM_PROXY_STATE_MIN_INTERVAL_NS   ? WM_PROXY_STATE_MIN_INTERVAL_NS
+                      : d > WM_PROXY_STATE_MAX_INTERVAL_NS ? WM_PROXY_STATE_MAX_INTERVAL_NS
+                                                           : d;
     sv->next_save_ns = t1 + sv->interval_ns;
     return 0;
 }

@@ -151,8 +151,12 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
  * write, fsync, rename) after it: the whole file is rewritten each time, so a large
  * table is written less often (about 10% of the time and of the disk at
  * most), and a crash loses the changes of up to one interval (the file then
- * says clean 0 and is loaded with every session incomplete). */
+ * says clean 0 and is loaded with every session incomplete). The interval
+ * never exceeds WM_PROXY_STATE_MAX_INTERVAL_NS: a write slowed by a busy disk
+ * (an fsync of a few bytes can take a second there) must not leave the file
+ * stale for ten times that, and WM_PROXY_STATE_SID_MARGIN is sized for it. */
 #define WM_PROXY_STATE_MIN_INTERVAL_NS 200000000ull
+#define WM_PROXY_STATE_MAX_INTERVAL_NS 10000000000ull
 #define WM_PROXY_STATE_SPACING 10u
 
 /* The main thread's saver: what a process with --state FILE keeps. */

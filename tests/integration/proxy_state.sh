@@ -93,8 +93,9 @@ if grep -q '^session st-x2 ' "$ST"; then fail "st-x2 started clean but its recor
 px_proxy p3 --resolution "$TMP/m.wmr" --state "$ST"
 timeout 10 mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$PORT_p3" -c -i st-x3 -x 3600 -q 1 -t 'st/#' -E \
     -D subscribe user-property nbhd X1 || fail "st-x3 subscribe"
-for _ in $(seq 30); do grep -q '^session st-x3 ' "$ST" && break; sleep 0.1; done
-grep -q '^session st-x3 ' "$ST" || fail "proxy 3 did not save st-x3 within 3 s"
+# (saves are at most 10 s apart, however slow the disk made the start's write: CI once saw more than 3 s)
+for _ in $(seq 150); do grep -q '^session st-x3 ' "$ST" && break; sleep 0.1; done
+grep -q '^session st-x3 ' "$ST" || fail "proxy 3 did not save st-x3 within 15 s"
 kill -KILL "$PID_p3"; wait "$PID_p3" 2>/dev/null || true
 grep -q '^clean 0$' "$ST" || fail "file after SIGKILL: $(head -3 "$ST")"
 px_proxy p4 --resolution "$TMP/m.wmr" --state "$ST"
