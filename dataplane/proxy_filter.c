@@ -765,6 +765,8 @@ static bool on_connack(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
     wm_proxy_session_ref ref = wm_proxy_registry_session_attach(f->sh->reg, f->sh->rd, f->cid, f->cid_len, fresh,
                                                                 f->session_expiry != 0, restore_rec, f);
     f->sess_gen = ref.gen;
+    if (ref.gen)
+        wm_proxy_registry_session_interval(f->sh->reg, f->sh->rd, f->cid, f->cid_len, ref.gen, f->session_expiry);
     if (ref.sid_next > f->sid_next) f->sid_next = ref.sid_next;
     if (!ref.complete) f->subs_unknown = true;
     /* The session's queued deliveries follow the CONNACK at once: if some
@@ -1399,8 +1401,12 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
             if (!set_cid(f, pkt->connect.client_id)) return WM_PROXY_FAIL;
             __attribute__((fallthrough));   /* and the Session Expiry Interval */
         case WM_MQTT5_DISCONNECT:
-            if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL))
+            if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)) {
                 f->session_expiry = pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+                if (f->sess_gen)
+                    wm_proxy_registry_session_interval(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen,
+                                                       f->session_expiry);
+            }
             return WM_PROXY_KEEP;
         case WM_MQTT5_PUBLISH:
             return f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)
@@ -1428,10 +1434,13 @@ wm_proxy_action wm_proxy_filter_packet(wm_proxy_filter *f, int dir, const wm_mqt
                                        uint8_t *scratch, uint32_t scratch_cap, uint32_t *out_len)
 {
     wm_proxy_action a = filter_packet(f, dir, pkt, cfg, back, scratch, scratch_cap, out_len);
-    /* what goes on: the order of the answers to each side (proxy_answers.h) */
-    if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) {
-        if (wm_proxy_answers_expected(dir, pkt)) f->answers[dir].asked++;
-        if (wm_proxy_answers_is_answer(dir, pkt)) wm_proxy_answers_relayed(&f->answers[1 - dir]);
-    }
+    if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) wm_proxy_filter_passed(f, dir, pkt);
     return a;
+}
+
+void wm_proxy_filter_passed(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt)
+{
+    /* what goes on: the order of the answers to each side (proxy_answers.h) */
+    if (wm_proxy_answers_expected(dir, pkt)) f->answers[dir].asked++;
+    if (wm_proxy_answers_is_answer(dir, pkt)) wm_proxy_answers_relayed(&f->answers[1 - dir]);
 }

@@ -358,6 +358,18 @@ void wm_proxy_filter_client_gone(wm_proxy_filter *f);
  * framed. */
 void wm_proxy_filter_prefetch(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt);
 
+/* A packet `pkt` from side dir goes on without being judged: a PINGREQ
+ * (PINGRESP) the framer moves in front of a held packet (proxy_frame.h).
+ * Counted for the order of the answers as a packet wm_proxy_filter_packet
+ * lets through: a PINGREQ is one more of the client's packets the broker
+ * answers, a PINGRESP one more broker answer relayed to the client
+ * (dataplane/proxy_answers.h). Uncounted, the PINGRESP of a PINGREQ that
+ * passed a held SUBSCRIBE was taken for the broker's answer to that
+ * SUBSCRIBE once it went, and released the proxy's refusal of a later
+ * SUBSCRIBE ahead of its SUBACK (proxy_ack_order "late"). The caller moves
+ * the answers this makes due into the queue right after the packet. */
+void wm_proxy_filter_passed(wm_proxy_filter *f, int dir, const wm_mqtt5_packet *pkt);
+
 /* Handles one decoded packet `pkt` sent by side dir (WM_PROXY_C2U /
  * WM_PROXY_U2C). cfg[2] are the decoder configurations of the session
  * (cfg[d] = limits announced by the receiver of direction d). `back` is the

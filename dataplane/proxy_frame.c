@@ -42,8 +42,12 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
  * taken over, 0x8B Server shutting down, ...) and the broker's close is no
  * lost broker. Before 2026-12-01 it stayed unframed and was dropped at the
  * close: DISCONNECT 0x80 from the proxy, counted as lost (REVIEW7 finding
- * 4). Returns the number of packets framed so. */
-static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len, bool *ended)
+ * 4). A moved PINGREQ / PINGRESP counts for the order of the answers like
+ * any packet that goes on (wm_proxy_filter_passed), and the proxy's answers
+ * a PINGRESP makes due follow it at once. Returns the number of packets
+ * framed so; *no_room if the queue could not take those answers. */
+static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len, bool *ended,
+                            bool *no_room)
 {
     uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len), pings = 0;
     while (at < q->tail) {
@@ -66,6 +70,14 @@ static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, ui
             q->ready += 2;
             at += 2;
             pings++;
+            wm_proxy_filter_passed(ss->filter, dir, &pkt);
+            /* injected at q->ready: what is held, and `at` with it, moves on */
+            uint32_t rel = at - q->ready;
+            if (!wm_proxy_answers_release(&ss->filter->answers[1 - dir], q)) {
+                *no_room = true;
+                return pings;
+            }
+            at = q->ready + rel;
             continue;
         }
         wm_proxy_filter_prefetch(ss->filter, dir, &pkt);
@@ -218,8 +230,9 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             if (act == WM_PROXY_HOLD) {
                 close_gap(q, &rd);
                 ss->peeked[dir] = ss->peeked[dir] > moved ? ss->peeked[dir] - moved : 0;
-                bool ended = false;
-                res.packets += peek_behind(ss, dir, q, len, &ended);
+                bool ended = false, full = false;
+                res.packets += peek_behind(ss, dir, q, len, &ended, &full);
+                if (full) return no_room(ss, dir, res);
                 res.held = !ended;
                 return res;
             }

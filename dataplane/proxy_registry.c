@@ -51,6 +51,7 @@ typedef struct sess {
     uint64_t gen;
     uint32_t attached;      /* connections using it */
     uint64_t expire_ns;     /* when none is: CLOCK_MONOTONIC deadline */
+    uint32_t interval;      /* while one is: its Session Expiry Interval (s); 0 not known */
     bool incomplete;
     uint32_t sid_next;      /* no proxy identifier from here up was used in the session */
     sess_rec *recs;
@@ -433,6 +434,8 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
     if (*l && fresh) {
         sess_drop(g, l);
         g->dropped++;
+        /* *l now links the bucket's next entry, another client's (REVIEW8 #1) */
+        l = sess_link(g, cid, cid_len);
     }
     sess *s = *l;
     if (s) {
@@ -541,6 +544,19 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
             s->recs[i] = s->recs[--s->n];
             break;
         }
+    unlock(g, rd);
+}
+
+void wm_proxy_registry_session_interval(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                        uint32_t cid_len, uint64_t gen, uint32_t interval_s)
+{
+    if (!interval_s) return;
+    lock(g, rd);
+    sess *s = sess_get(g, cid, cid_len, gen);
+    if (s && s->interval != interval_s) {
+        s->interval = interval_s;
+        changed(g, s);
+    }
     unlock(g, rd);
 }
 
@@ -692,7 +708,7 @@ static void copy_entry(wm_proxy_session_copy *c, const sess *e)
     c->n = e->n;
     memcpy(at, e->cid, e->cid_len);
     c->s = (wm_proxy_saved_session){ (const uint8_t *)at, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
-                                     e->expire_ns };
+                                     e->expire_ns, e->interval };
     at += e->cid_len;
     for (uint32_t i = 0; i < e->n; i++) {
         const sess_rec *r = &e->recs[i];

@@ -207,6 +207,14 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
 void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
                                    uint64_t gen, const char *filter, uint32_t filter_len);
 
+/* Worker: the Session Expiry Interval (s, 0xFFFFFFFF never) in force on
+ * the connection attached to entry gen (CONNACK, or a DISCONNECT changing
+ * it), so that a save while it is attached knows when the session would end
+ * if the proxy were killed then (the detach never comes). 0 is ignored (the
+ * session ends with the connection). No-op if gen is stale. */
+void wm_proxy_registry_session_interval(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                        uint32_t cid_len, uint64_t gen, uint32_t interval_s);
+
 /* Worker, when the connection closes: detaches from entry gen. Once no
  * connection is attached, the entry expires at CLOCK_MONOTONIC expire_ns
  * (0 = now, UINT64_MAX = never), which wm_proxy_registry_reclaim applies. */
@@ -225,6 +233,8 @@ typedef struct wm_proxy_saved_session {
     bool incomplete;       /* see "Sessions" above */
     bool attached;         /* a connection uses it now: its expiry is not known yet */
     uint64_t expire_ns;    /* not attached: CLOCK_MONOTONIC deadline; UINT64_MAX = never */
+    uint32_t interval;     /* attached: the Session Expiry Interval (s) of its connection
+                            * (wm_proxy_registry_session_interval), 0xFFFFFFFF never, 0 not known */
 } wm_proxy_saved_session;
 
 /* Any thread: a counter that moves whenever a session entry changes (made,

@@ -142,7 +142,7 @@ static bool keyword(cursor *c, const char *kw)
 
 typedef struct pending {
     wm_proxy_saved_session s;
-    int64_t exp_rt;          /* expiry: Unix s; -1 never, -2 live */
+    int64_t exp_rt;          /* expiry: Unix s; -1 never, -2 live (interval not known) */
     char *at;                /* the session line, for errors */
     char *exp_at;            /* its expiry field, for errors */
     uint64_t lineno;
@@ -181,6 +181,10 @@ static int flush(cursor *c, pending *p, wm_proxy_registry *g, bool clean, int64_
                             ? p->s.sid_next + WM_PROXY_STATE_SID_MARGIN : WM_PROXY_SID_PLAIN;
     if (p->exp_rt == -2) {
         p->s.attached = true;
+    } else if (p->exp_rt <= -3) {
+        /* live:N: connected when written, so detached at the latest now;
+         * the broker's session ends N s after that at the latest. */
+        p->s.expire_ns = now_mono_ns + (uint64_t)(-3 - p->exp_rt) * 1000000000ull;
     } else if (p->exp_rt == -1) {
         p->s.expire_ns = UINT64_MAX;
     } else if (p->exp_rt <= now_rt_s) {
@@ -243,7 +247,7 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
             uint32_t cid_len;
             if (string(&c, "client identifier", false, false, &cid, &cid_len)) goto out;
             if (number(&c, "next identifier", false, WM_PROXY_SID_BASE, WM_PROXY_SID_PLAIN, &v)) goto out;
-            p.s = (wm_proxy_saved_session){ (const uint8_t *)cid, cid_len, (uint32_t)v, false, false, 0 };
+            p.s = (wm_proxy_saved_session){ (const uint8_t *)cid, cid_len, (uint32_t)v, false, false, 0, 0 };
             uint64_t inc;
             if (number(&c, "incomplete", false, 0, 1, &inc)) goto out;
             p.s.incomplete = inc == 1;
@@ -255,6 +259,20 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
                 p.exp_rt = -1;
             } else if (n == 4 && memcmp(f, "live", 4) == 0) {
                 p.exp_rt = -2;
+            } else if (n > 5 && memcmp(f, "live:", 5) == 0) {
+                uint64_t iv = 0;
+                for (size_t i = 5; i < n; i++) {
+                    if (f[i] < '0' || f[i] > '9' || i == 15 || f[5] == '0') {
+                        fail_at(&c, f + i, "expiry: live:INTERVAL: 1..4294967295 seconds expected");
+                        goto out;
+                    }
+                    iv = iv * 10 + (uint64_t)(f[i] - '0');
+                }
+                if (iv > 0xFFFFFFFFull) {
+                    fail_at(&c, f + 5, "expiry: live:INTERVAL: %" PRIu64 " not in 1..4294967295", iv);
+                    goto out;
+                }
+                p.exp_rt = iv == 0xFFFFFFFFull ? -1 : -3 - (int64_t)iv;
             } else {
                 int64_t x = 0;
                 for (size_t i = 0; i < n; i++) {
@@ -376,6 +394,7 @@ typedef struct mentry {
     uint64_t gen;
     bool attached;
     uint64_t expire_ns;
+    uint32_t interval;           /* attached: its Session Expiry Interval (s), 0 not known */
     uint32_t n_recs;
     size_t head_len, len;
     char text[];
@@ -522,6 +541,7 @@ static int mirror_put(wm_proxy_state_mirror *m, const wm_proxy_session_copy *c)
     e->gen = c->gen;
     e->attached = c->s.attached;
     e->expire_ns = c->s.expire_ns;
+    e->interval = c->s.interval;
     e->n_recs = c->n;
     e->head_len = head_len;
     e->len = len;
@@ -616,7 +636,8 @@ static void emit(FILE *f, const wm_proxy_state_mirror *m, uint32_t epoch, bool c
     fprintf(f, MAGIC "\nepoch %" PRIu32 "\nclean %d\n", epoch, clean ? 1 : 0);
     for (const mentry *e = m->head; e; e = e->next) {
         fwrite(e->text, 1, e->head_len, f);
-        if (e->attached) fputs("live", f);
+        if (e->attached && e->interval) fprintf(f, "live:%" PRIu32, e->interval);
+        else if (e->attached) fputs("live", f);
         else if (e->expire_ns == UINT64_MAX) fputs("never", f);
         else if (e->expire_ns <= now_mono_ns) fprintf(f, "%" PRId64, now_rt_s);
         else fprintf(f, "%" PRId64, now_rt_s + (int64_t)((e->expire_ns - now_mono_ns + 999999999ull) / 1000000000ull));

@@ -21,8 +21,10 @@
  *                            0: while running (a crash may have lost the last changes)
  *   session CID NEXT INC EXP a session entry: client identifier, next free proxy
  *                            identifier (WM_PROXY_SID_BASE..WM_PROXY_SID_PLAIN), 1 if
- *                            incomplete, expiry: "never", "live" (in use when
- *                            written) or the Unix time in seconds (CLOCK_REALTIME),
+ *                            incomplete, expiry: "never", "live:N" (in use when
+ *                            written, N its Session Expiry Interval in s, 1..2^32-1:
+ *                            loaded as detached at the load; "live" alone, N not
+ *                            known, as never) or the Unix time in seconds (CLOCK_REALTIME),
  *                            at most WM_PROXY_STATE_MAX_EXPIRY_S after the loading
  *                            clock's now (later by up to WM_PROXY_STATE_CLOCK_SLACK_S
  *                            is taken as that; further is refused)

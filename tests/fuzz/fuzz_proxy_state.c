@@ -8,7 +8,8 @@
  *     (wm_proxy_state_sync) and written back (wm_proxy_state_format), parses
  *     again, and written once more gives the same text byte for byte: the
  *     file the proxy writes is the one it reads (a "live" session comes back
- *     as "never", one of a file not written at a clean stop as incomplete
+ *     as "never", a "live:N" one with the Unix time N s after now (never for
+ *     0xFFFFFFFF), one of a file not written at a clean stop as incomplete
  *     with its next identifier moved on: the first rewrite settles them; the
  *     rewrites are written as at a clean stop, since each load of a clean 0
  *     file moves the identifiers on again);
@@ -90,10 +91,14 @@ static size_t future_expiries(const char *t, size_t len, int64_t *out, size_t ca
             while (f > i && t[f - 1] != ' ') f--;
             int64_t x = 0;
             bool num = f < e;
+            /* live:N (N < 0xFFFFFFFF): loaded as detached now, N s to go */
+            size_t live = input && e - f > 5 && memcmp(t + f, "live:", 5) == 0 ? 5 : 0;
+            f += live;
             for (size_t k = f; k < e; k++) {
                 if (t[k] < '0' || t[k] > '9') num = false;
                 else x = x * 10 + (t[k] - '0');
             }
+            if (live) x = x >= 0xFFFFFFFF ? 0 : NOW_RT + x;
             if (num && x > NOW_RT && n < cap) {
                 int64_t ahead = x - NOW_RT, max = (int64_t)WM_PROXY_STATE_MAX_EXPIRY_S;
                 if (ahead > max + (input ? (int64_t)WM_PROXY_STATE_CLOCK_SLACK_S : 0)) abort();

@@ -20,6 +20,9 @@ usage: fake_broker.py PORT [OPTION...]   (serves until killed)
   --stall S          read nothing for S seconds after each CONNACK, with a
                      4 KB receive buffer, so what the client sends meanwhile
                      backs up in the proxy (proxy_park_hold.sh)
+  --ping-delay S     answer a PINGREQ S seconds late, reading nothing meanwhile,
+                     so the answers to what follows it still come in order
+                     (proxy_ack_order.sh)
 Prints to stdout (flushed): "pingreq after N publishes" (QoS 0 PUBLISHes from
 that connection) at each PINGREQ, "disconnect after N publishes" at a
 DISCONNECT, "puback ID" for each PUBACK received.
@@ -42,6 +45,7 @@ def opt(name, conv, default):
     return conv(args[args.index(name) + 1]) if name in args else default
 CONNACK_DELAY = opt("--connack-delay", float, 0.0)
 STALL = opt("--stall", float, 0.0)
+PING_DELAY = opt("--ping-delay", float, 0.0)
 MAX_PACKET = opt("--max-packet", int, 0)
 NO_SUB_IDS, ALIASES = "--no-sub-ids" in args, "--aliases" in args
 
@@ -99,6 +103,7 @@ def serve(c):
                         pr = [(0x23, alias), (0x26, ("peid", peid))] + ([(0x0B, sid)] if sid else [])
                         c.sendall(packet(0x32, s(topic) + struct.pack(">H", i) + props(pr) + b"m%d" % i))
             elif k == 12:
+                time.sleep(PING_DELAY)
                 c.sendall(b"\xd0\x00")
                 say("pingreq after %d publishes" % pubs)
             elif k == 4: say("puback %d" % struct.unpack(">H", body[:2])[0])

@@ -6,6 +6,7 @@ exits 1 at the first failure.
 
 usage: proxy_ack_order.py client PORT   (proxy --resolution --schemas --prefilter in front of mosquitto)
        proxy_ack_order.py broker PORT   (proxy --resolution in front of fake_broker.py --aliases)
+       proxy_ack_order.py late PORT     (proxy --resolution --schemas in front of fake_broker.py --ping-delay 3)
 
 client: one raw client pipelines, in ONE write, packets the broker answers
 and packets the proxy answers itself, then a PINGREQ; every answer it gets
@@ -23,6 +24,16 @@ the packets:
       sent to the broker), SUBSCRIBE 202 with a refused one, PINGREQ (it
       passes the held SUBSCRIBE: its PINGRESP may come before the SUBACKs,
       which §4.6 allows; the SUBACKs must come in order).
+late: (c) with a broker whose PINGRESP comes after the compile has ended
+(fake_broker.py --ping-delay: 3 s late, answering nothing meanwhile):
+SUBSCRIBE 301 with a new content filter, SUBSCRIBE 302 with a refused one,
+PINGREQ. The PINGREQ passes the held 301 to the broker; the compile ends,
+301 goes, 302 is refused; the broker answers PINGRESP, then SUBACK 301.
+The refusal must follow SUBACK 301, not the PINGRESP: the PINGREQ is one of
+the client's packets the broker answers, counted as such. Before: it went
+uncounted, so the PINGRESP counted as the answer to 301 and released the
+refusal of 302 ahead of SUBACK 301 (the flake of (c) under load, where
+mosquitto's PINGRESP came after the compile; here every time).
 broker: fake_broker.py sends a subscriber of X1 eight QoS 1 PUBLISHes at
 once, 1, 4 and 7 outside X1 (withheld: the proxy acknowledges them to the
 broker on the client's behalf); the client acknowledges what it receives,
@@ -108,6 +119,16 @@ def client(port):
        % (where, [x[:2] for x in got]))
     c.disconnect(); S.disconnect()
 
+def late(port):
+    c = Logged(port, "ao-late-ping")
+    got = exchange(c, sub(301, "ao/l1", [("xpath", '//s:senml[matches(@n, "^late%d.*$")]' % int(time.time()))]) +
+                   sub(302, "ao/l2", [("xpath", '//s:senml[matches(@n, "(x")]')]) + b"\xc0\x00",
+                   until=lambda g: sum(1 for x in g if x[0] == "SUBACK") >= 2, timeout=120)
+    where = check_held("late", got, [("SUBACK", 301, 1), ("SUBACK", 302, 0x80)], 0)
+    ok("(late) a refused SUBSCRIBE behind a held one follows its SUBACK, not the PINGRESP of a PINGREQ "
+       "that passed it (%s): %r" % (where, [x[:2] for x in got]))
+    c.disconnect()
+
 def broker(port):
     c = Client(port, "ao-late", topic_alias_max=10, auto_ack=False)
     if c.subscribe(["t/#"], qos=1, user=[("nbhd", "X1")])[0] != [1]: fail("subscriber")
@@ -119,4 +140,4 @@ def broker(port):
     c.disconnect()
 
 if __name__ == "__main__":
-    {"client": client, "broker": broker}[sys.argv[1]](int(sys.argv[2]))
+    {"client": client, "broker": broker, "late": late}[sys.argv[1]](int(sys.argv[2]))

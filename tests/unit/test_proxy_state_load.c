@@ -66,3 +66,87 @@ Test(proxy_state_load, a_file_written_while_running_moves_every_session_past_wha
     cr_assert_eq(a, WM_PROXY_SID_PLAIN - 1);
     cr_assert_eq(b, WM_PROXY_SID_PLAIN);
 }
+
+/* The text of g's sessions as the proxy writes it (clean 1). */
+static char *text_of(wm_proxy_registry *g)
+{
+    char *t;
+    size_t n;
+    wm_proxy_state_mirror *m = wm_proxy_state_mirror_new(g);
+    cr_assert(m);
+    cr_assert_eq(wm_proxy_state_sync(m), 0);
+    cr_assert_eq(wm_proxy_state_format(m, 7, true, NOW_RT, NOW_MONO, &t, &n), 0);
+    wm_proxy_state_mirror_free(m);
+    return t;
+}
+
+/* A session connected when the file was written keeps its Session Expiry
+ * Interval: written "live:N", loaded as detached at the load with N s to
+ * go, not as never expiring (which after crashes piled up sessions whose
+ * client never came back until --max-sessions was full). */
+Test(proxy_state_load, a_session_connected_at_a_kill_keeps_its_expiry_interval)
+{
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 8, 8);
+    wm_proxy_session_ref r = wm_proxy_registry_session_attach(g, NULL, (const uint8_t *)"d", 1, true, true, ignore, NULL);
+    cr_assert(r.gen);
+    char *t = text_of(g);
+    cr_assert(strstr(t, "\nsession d 251658240 0 live\n"), "%s", t);   /* interval not known yet */
+    free(t);
+    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 600);
+    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 0);     /* ignored */
+    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen + 1, 9); /* stale: ignored */
+    t = text_of(g);
+    cr_assert(strstr(t, "\nsession d 251658240 0 live:600\n"), "%s", t);
+    free(t);
+    wm_proxy_registry_free(g);
+
+    char file[] = "wirematch-proxy-state 1\nepoch 7\nclean 0\n"
+                  "session a 251658240 0 live:3600\n"
+                  "session b 251658240 0 live\n"
+                  "session c 251658240 0 live:4294967295\n"
+                  "end 3 0\n";
+    g = wm_proxy_registry_new(NULL, 8, 8);
+    wm_proxy_state_info info;
+    char err[256];
+    cr_assert_eq(wm_proxy_state_parse(file, sizeof file - 1, g, NOW_RT, NOW_MONO, &info, err, sizeof err), 0, "%s", err);
+    t = text_of(g);
+    char want[128];
+    snprintf(want, sizeof want, "\nsession a %u 1 %lld\n", WM_PROXY_SID_BASE + WM_PROXY_STATE_SID_MARGIN,
+             (long long)NOW_RT + 3600);
+    cr_assert(strstr(t, want), "%s", t);
+    /* a file of an older proxy: "live" without interval stays as it was (never) */
+    snprintf(want, sizeof want, "\nsession b %u 1 never\n", WM_PROXY_SID_BASE + WM_PROXY_STATE_SID_MARGIN);
+    cr_assert(strstr(t, want), "%s", t);
+    snprintf(want, sizeof want, "\nsession c %u 1 never\n", WM_PROXY_SID_BASE + WM_PROXY_STATE_SID_MARGIN);
+    cr_assert(strstr(t, want), "%s", t);
+    free(t);
+    wm_proxy_registry_reclaim(g, NOW_MONO + 3600 * 1000000000ull - 1);
+    wm_proxy_registry_stats st;
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_live, 3);
+    wm_proxy_registry_reclaim(g, NOW_MONO + 3600 * 1000000000ull);
+    wm_proxy_registry_stats_get(g, &st);
+    cr_assert_eq(st.sessions_live, 2, "a expired an interval after the load");
+    wm_proxy_registry_free(g);
+}
+
+Test(proxy_state_load, a_bad_live_interval_is_refused_with_its_position)
+{
+    static const char *const bad[][2] = {
+        { "live:0", "line 4, column 28: expiry: live:INTERVAL: 1..4294967295 seconds expected" },
+        { "live:012", "line 4, column 28: expiry: live:INTERVAL: 1..4294967295 seconds expected" },
+        { "live:4294967296", "line 4, column 28: expiry: live:INTERVAL: 4294967296 not in 1..4294967295" },
+        { "live:12x", "line 4, column 30: expiry: live:INTERVAL: 1..4294967295 seconds expected" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char file[256];
+        int n = snprintf(file, sizeof file, "wirematch-proxy-state 1\nepoch 7\nclean 1\nsession a 251658240 0 %s\nend 1 0\n",
+                         bad[i][0]);
+        wm_proxy_registry *g = wm_proxy_registry_new(NULL, 8, 8);
+        wm_proxy_state_info info;
+        char err[256];
+        cr_assert_eq(wm_proxy_state_parse(file, (size_t)n, g, NOW_RT, NOW_MONO, &info, err, sizeof err), -1, "%s", bad[i][0]);
+        cr_assert_str_eq(err, bad[i][1]);
+        wm_proxy_registry_free(g);
+    }
+}
