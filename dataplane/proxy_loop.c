@@ -31,6 +31,7 @@
 #include "dataplane/proxy_busy.h"
 #include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_frame.h"
+#include "dataplane/proxy_pace.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
@@ -155,12 +156,12 @@ typedef struct worker {
     uint64_t tables_gen;      /* the reloaded resolution (cfg->tables) in use */
     uint8_t *scratch;         /* rewritten packets (filtering) */
     uint32_t scratch_cap;
-    /* Adaptive batching: frames framed since rate_t0, and whether the
-     * last measured rate reached cfg->batch_rate. */
+    /* Adaptive batching: frames framed since rate_t0 (the window being
+     * measured), and whether the worker batches (pace decides). */
     uint64_t rate_t0, rate_frames;
     bool busy;
     uint64_t mode_cpu0, mode_wall0, mode_frames0; /* where the current mode's accounting started */
-    uint8_t windows;          /* last 8 windows, bit 0 the latest: 1 = at or over batch_rate */
+    wm_proxy_pace pace;       /* when to batch (proxy_pace.h) */
     pthread_t th;
     int err;
     pthread_barrier_t *ready;
@@ -193,17 +194,11 @@ static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t ge
  * the same whatever it carries: per socket read, a TCP ACK to the sender
  * (on loopback, with the transmit of what the sender's Nagle held back,
  * charged to us) and a task switch. Idle or light load: wake at the first
- * completion, the latency is the kernel's. From batch_rate frames/s on:
- * sleep batch_wait_ns before taking completions, so every read and every
- * send carries what arrived meanwhile (interrupt coalescing, as NICs do).
- * The rate is measured over windows of RATE_WINDOW_NS. Two windows at or
- * over batch_rate among the last eight switch batching on, four in a row
- * under it switch it off. Why not a mean rate: without batching, a saturated
- * relay with a broker that writes with Nagle goes stop-and-go (4 ms at full
- * rate, then 8-20 ms with nothing while a delayed ACK is due), so its mean
- * can be low while its bursts are not; with batching it flows. Why two: one
- * burst, a broker or sender catching up after a stall below the threshold,
- * must not switch batching on. */
+ * completion, the latency is the kernel's. At high rates (from batch_rate
+ * frames/s, measured over windows of RATE_WINDOW_NS; the rule and why are in
+ * proxy_pace.h): sleep up to batch_wait_ns before taking completions, so every
+ * read and every send carries what arrived meanwhile (interrupt coalescing,
+ * as NICs do). */
 #define RATE_WINDOW_NS 4000000ull
 
 static uint64_t thread_cpu_ns(void)
@@ -232,9 +227,7 @@ static void update_rate(worker *w, uint64_t frames)
     w->rate_frames += frames;
     uint64_t t = now_ns(), dt = t - w->rate_t0;
     if (dt < RATE_WINDOW_NS) return;
-    bool above = w->rate_frames * 1000000000ull >= (uint64_t)w->cfg->batch_rate * dt;
-    w->windows = (uint8_t)(w->windows << 1 | above);
-    bool busy = w->busy ? (w->windows & 0x0F) != 0 : __builtin_popcount(w->windows) >= 2;
+    bool busy = wm_proxy_pace_window(&w->pace, w->rate_frames, dt, w->cfg->batch_rate);
     if (busy != w->busy) {
         account_mode(w);
         w->busy = busy;
@@ -722,8 +715,9 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
  * either way, a refusing CONNACK), the client is told after what is queued
  * for it (MQTT 5.0 §4.13: the broker's own DISCONNECT, if any, passed as it
  * was): before its CONNACK, CONNACK 0x88 Server unavailable (§3.2.2.2), so a
- * client of an unreachable broker learns why instead of seeing a bare close
- * (its CONNECT is read first: the CONNACK answers it); once acknowledged,
+ * client of an unreachable broker, or of one that closed before its CONNECT
+ * came, learns why instead of seeing a bare close (its CONNECT is read
+ * first: the CONNACK answers it); once acknowledged,
  * DISCONNECT 0x80 Unspecified error (§3.14.2.1 lists no 0x88 for
  * DISCONNECT, and the proxy cannot tell a broker's crash from a network
  * fault or a restart). What the client sent that is not on its way is
@@ -737,7 +731,21 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
     k->up_gone = 1;
     stop_side(w, k, slot, WM_PROXY_U2C);
     if (k->state != ST_OPEN || k->drain) return;
-    if (!ss->connect_seen && k->fd[1] < 0) return;   /* unreachable: wait for the CONNECT (frame) */
+    if (!ss->connect_seen && !ss->connack_sent && !k->eof[WM_PROXY_C2U]) {
+        /* Nothing to answer yet: the CONNECT is read (what came of it is
+         * kept) and frame() answers it, plainly: nothing of it is filtered
+         * or recorded. So also when the broker ends a connection it has
+         * just accepted (mosquitto at max_connections, a listener
+         * restarting) before the CONNECT came: until 2026-12-01 only an
+         * unreachable broker's client waited, this one got a bare close
+         * (REVIEW7 finding 10). */
+        if (k->fd[1] >= 0) close(k->fd[1]);   /* nothing was sent on it; a cancelled receive holds its own reference */
+        k->fd[1] = -1;
+        if (ss->filter) wm_proxy_filter_reset(&k->flt);
+        k->ss.filter = NULL;
+        arm_recv(w, k, slot, WM_PROXY_C2U);
+        return;
+    }
     stop_side(w, k, slot, WM_PROXY_C2U);
     wm_proxy_queue *q = &k->q[WM_PROXY_C2U];
     w->held -= q->tail - (q->head + q->sending);     /* a send in flight keeps its bytes until it ends */
@@ -998,15 +1006,9 @@ static void on_connect(worker *w, conn *k, uint32_t slot, int res)
         w->c.upstream_connect_failed++;
         if (res == -ECONNREFUSED) w->c.upstream_refused++;
         if (res == -ECANCELED || res == -ETIMEDOUT) w->c.upstream_timed_out++;
-        /* The client's CONNECT is read and answered (upstream_gone), plainly:
-         * nothing of it is filtered or recorded. */
-        close(k->fd[1]);
-        k->fd[1] = -1;
-        if (k->ss.filter) wm_proxy_filter_reset(&k->flt);
-        k->ss.filter = NULL;
+        /* The client's CONNECT is read and answered (upstream_gone). */
         k->state = ST_OPEN;
         upstream_gone(w, k, slot, false);
-        arm_recv(w, k, slot, WM_PROXY_C2U);
         return;
     }
     k->state = ST_OPEN;
@@ -1410,6 +1412,7 @@ static void *worker_main(void *arg)
     arm_accept(w);
     arm_wake(w);
     uint64_t stop_deadline = 0;
+    wm_proxy_pace_init(&w->pace);
     w->rate_t0 = w->mode_wall0 = now_ns();
     w->mode_cpu0 = thread_cpu_ns();
     for (;;) {
@@ -1443,7 +1446,7 @@ static void *worker_main(void *arg)
              * and a wait would let a burst of receives outrun the pause.) */
             /* Asking for a full CQ makes the timeout the only wake-up (short
              * of an overflowing CQ): completions gather for batch_wait_ns. */
-            struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = (long long)w->cfg->batch_wait_ns };
+            struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = (long long)wm_proxy_pace_wait_ns(&w->pace, w->cfg->batch_wait_ns) };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, w->ring.cq.ring_entries, &ts, NULL);
             w->c.batched_waits++;
         } else {
