@@ -714,8 +714,9 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
  * either way, a refusing CONNACK), the client is told after what is queued
  * for it (MQTT 5.0 §4.13: the broker's own DISCONNECT, if any, passed as it
  * was): before its CONNACK, CONNACK 0x88 Server unavailable (§3.2.2.2), so a
- * client of an unreachable broker learns why instead of seeing a bare close
- * (its CONNECT is read first: the CONNACK answers it); once acknowledged,
+ * client of an unreachable broker, or of one that closed before its CONNECT
+ * came, learns why instead of seeing a bare close (its CONNECT is read
+ * first: the CONNACK answers it); once acknowledged,
  * DISCONNECT 0x80 Unspecified error (§3.14.2.1 lists no 0x88 for
  * DISCONNECT, and the proxy cannot tell a broker's crash from a network
  * fault or a restart). What the client sent that is not on its way is
@@ -729,7 +730,21 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
     k->up_gone = 1;
     stop_side(w, k, slot, WM_PROXY_U2C);
     if (k->state != ST_OPEN || k->drain) return;
-    if (!ss->connect_seen && k->fd[1] < 0) return;   /* unreachable: wait for the CONNECT (frame) */
+    if (!ss->connect_seen && !ss->connack_sent && !k->eof[WM_PROXY_C2U]) {
+        /* Nothing to answer yet: the CONNECT is read (what came of it is
+         * kept) and frame() answers it, plainly: nothing of it is filtered
+         * or recorded. So also when the broker ends a connection it has
+         * just accepted (mosquitto at max_connections, a listener
+         * restarting) before the CONNECT came: until 2026-12-01 only an
+         * unreachable broker's client waited, this one got a bare close
+         * (REVIEW7 finding 10). */
+        if (k->fd[1] >= 0) close(k->fd[1]);   /* nothing was sent on it; a cancelled receive holds its own reference */
+        k->fd[1] = -1;
+        if (ss->filter) wm_proxy_filter_reset(&k->flt);
+        k->ss.filter = NULL;
+        arm_recv(w, k, slot, WM_PROXY_C2U);
+        return;
+    }
     stop_side(w, k, slot, WM_PROXY_C2U);
     wm_proxy_queue *q = &k->q[WM_PROXY_C2U];
     w->held -= q->tail - (q->head + q->sending);     /* a send in flight keeps its bytes until it ends */
@@ -990,15 +1005,9 @@ static void on_connect(worker *w, conn *k, uint32_t slot, int res)
         w->c.upstream_connect_failed++;
         if (res == -ECONNREFUSED) w->c.upstream_refused++;
         if (res == -ECANCELED || res == -ETIMEDOUT) w->c.upstream_timed_out++;
-        /* The client's CONNECT is read and answered (upstream_gone), plainly:
-         * nothing of it is filtered or recorded. */
-        close(k->fd[1]);
-        k->fd[1] = -1;
-        if (k->ss.filter) wm_proxy_filter_reset(&k->flt);
-        k->ss.filter = NULL;
+        /* The client's CONNECT is read and answered (upstream_gone). */
         k->state = ST_OPEN;
         upstream_gone(w, k, slot, false);
-        arm_recv(w, k, slot, WM_PROXY_C2U);
         return;
     }
     k->state = ST_OPEN;
