@@ -234,7 +234,9 @@ def pooled(name):
             "rounds_p50": [J(f"lat_{name}_{r}")["latency_us"]["p50"] for r in range(1, rounds + 1)],
             "rounds_p99": [J(f"lat_{name}_{r}")["latency_us"]["p99"] for r in range(1, rounds + 1)],
             # per round, per slice of send time (the loadgen's --slice-ms): [deliveries, max latency us]
-            "rounds_timeline": [J(f"lat_{name}_{r}").get("timeline") for r in range(1, rounds + 1)]}
+            "rounds_timeline": [J(f"lat_{name}_{r}").get("timeline") for r in range(1, rounds + 1)],
+            # per round, per subscriber in the broker's order of delivery: [p50, p99]
+            "rounds_subs": [J(f"lat_{name}_{r}").get("subs_latency_us") for r in range(1, rounds + 1)]}
 
 def ratio(a, b): return a / b if b else None
 
@@ -349,6 +351,11 @@ if spatial:
 stall_us = 1000
 for s in lat:
     lat[s]["rounds_slices_over_1ms"] = [sum(1 for n, mx in (tl or []) if mx >= stall_us) for tl in lat[s]["rounds_timeline"]]
+# The three processes' CPU over the rounds' time: how busy the machine's vCPUs were with the
+# measured path alone (at 10,000 msg/s each message costs the relay or the unbatched proxy tens
+# of us of kernel TCP, so "below saturation" by rate is not an idle machine).
+busy = lambda s: (lat_cpu[s]["mosquitto"] + (lat_cpu[s]["proxy"] or 0) + lat_cpu[s]["loadgen"]) / (rounds * float(params["latency_round_s"]))
+for s in lat: lat_cpu[s]["busy_vcpus"] = busy(s)
 out = {"params": params, "load_average": load, "saturation": sat,
        "latency_us": lat, "latency_cpu_s": lat_cpu, "added_latency_us": added, "spatial_references_us": sp_ref,
        "targets": {"efficiency_ratio_min": 5, "added_p99_us_max": 100},
@@ -387,10 +394,16 @@ row("  per-round p99", [",".join(map(str, lat[s]["rounds_p99"])) for s in lat_se
 row("  over relay: p50; p99, round median", ["-", "-"] + [f'{added[s]["p50_over_relay_median_of_rounds"]:g}; {added[s]["p99_over_relay_median_of_rounds"]:g}' for s in lat_setups[2:]])
 row("  CPU s: mosquitto", [g(lat_cpu[s]["mosquitto"]) for s in lat_setups])
 row("  CPU s: relay or proxy", ["-"] + [g(lat_cpu[s]["proxy"]) for s in lat_setups[1:]])
+row("  CPU s: loadgen", [g(lat_cpu[s]["loadgen"]) for s in lat_setups])
+row("  busy vCPUs (all three / round time)", [g(busy(s)) for s in lat_setups])
 row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_message'][k]:.1f}" for k in ("waits", "reads", "sends")) for s in lat_setups[1:]])
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
 row("  proxy quickacks (ACKs at read)", ["-", "-"] + [str(lat_cpu[s]["proxy_quickacks"]) for s in lat_setups[2:]])
 row("  10 ms slices with a delivery >= 1 ms", [",".join(map(str, lat[s]["rounds_slices_over_1ms"])) for s in lat_setups])
+# p50 of each subscriber (median over rounds): a later place in the broker's order of delivery waits
+# behind the copies written, relayed or read before it.
+sub_p50 = lambda s: [median([r[i][0] for r in lat[s]["rounds_subs"]]) for i in range(len(lat[s]["rounds_subs"][0]))]
+row("  p50 by subscriber (round median)", [",".join(f"{x:g}" for x in sub_p50(s)) for s in lat_setups])
 if spatial:
     print("spatial against references with its delivery pattern (the broker filters the same 10 % by topic), us")
     print(f"{'':36}" + "".join(f"{s:>{W}}" for s in ("direct_sp", "relay_sp", "spatial")))
@@ -401,6 +414,8 @@ if spatial:
     row("  over relay_sp: p50; p99 (rm)", ["-", "-", f'{sp_ref["spatial_over_relay_sp"]["p50"]:g}; {sp_ref["spatial_over_relay_sp"]["p99"]:g}'])
     row("  direct_sp - direct: p50; p99 (rm)", [f'{sp_ref["direct_sp_minus_direct"]["p50"]:g}; {sp_ref["direct_sp_minus_direct"]["p99"]:g}', "-", "-"])
     row("  10 ms slices with a delivery >= 1 ms", [",".join(map(str, lat[s]["rounds_slices_over_1ms"])) for s in ("direct_sp", "relay_sp", "spatial")])
+    row("  busy vCPUs (all three / round time)", [g(busy(s)) for s in ("direct_sp", "relay_sp", "spatial")])
+    row("  p50 by subscriber (round median)", [",".join(f"{x:g}" for x in sub_p50(s)) for s in ("direct_sp", "relay_sp", "spatial")])
     print("(rm: median over rounds of the same round's difference)")
 print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")

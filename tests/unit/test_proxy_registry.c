@@ -11,6 +11,7 @@
 
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_spatial.h"
+#include "tests/lib/proxy_wire.h"
 #include "tests/lib/reload_fixture.h"
 
 typedef struct got {
@@ -219,17 +220,6 @@ Test(proxy_registry, expiry_is_found_in_every_part_of_a_large_table_once_due)
     wm_proxy_registry_free(g);
 }
 
-static wm_proxy_spatial *spatial(const char *file, const wm_test_nbhd *nb, size_t n)
-{
-    char *path = wm_test_write_wmr(wm_test_tmpdir(), file, nb, n);
-    cr_assert(path);
-    char err[256];
-    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, err, sizeof err);
-    cr_assert(sp, "%s", err);
-    free(path);
-    return sp;
-}
-
 static bool can_ct(wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t gen, const char *topic, const char *peid,
                    bool content)
 {
@@ -250,7 +240,7 @@ Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_nam
     static const char *const a1[] = { "sq1", "p_in", NULL }, *const b1[] = { "far", NULL };
     static const char *const a2[] = { "far", NULL }, *const c2[] = { "sq1", NULL };
     const wm_test_nbhd f1[] = { { "N1", a1 }, { "N2", b1 } }, f2[] = { { "N1", a2 }, { "N3", c2 } };
-    wm_proxy_spatial *sp1 = spatial("1.wmr", f1, 2), *sp2 = spatial("2.wmr", f2, 2);
+    wm_proxy_spatial *sp1 = wm_test_proxy_spatial("1.wmr", f1, 2), *sp2 = wm_test_proxy_spatial("2.wmr", f2, 2);
     wm_proxy_registry *g = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp1), 8, 8);
     uint64_t gen, gen2;
     wm_matcher_reader *rd = wm_proxy_registry_reader(g, &gen);
@@ -333,5 +323,43 @@ Test(proxy_registry, a_restored_session_with_two_records_of_one_filter_is_refuse
     cr_assert_str_eq(err, "two subscriptions of one filter (its records 18 and 4096)");
     wm_proxy_registry_stats_get(g, &st);
     cr_assert_eq(st.sessions_live, 2);
+    wm_proxy_registry_free(g);
+}
+
+/* 200 sessions in a table of 256 buckets share buckets (birthday bound):
+ * a fresh start of each must concern that client's entry alone, whatever
+ * follows it in its bucket (REVIEW8 #1: it took over the next entry). */
+Test(proxy_registry, a_fresh_start_concerns_the_client_alone_whatever_shares_its_bucket)
+{
+    enum { N = 200 };
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, N, 8);
+    got o;
+    char cid[16], filter[16];
+    for (int i = 0; i < N; i++) {
+        snprintf(cid, sizeof cid, "c%d", i);
+        snprintf(filter, sizeof filter, "old/%d", i);
+        wm_proxy_session_ref r = attach(g, cid, true, true, &o);
+        cr_assert(put(g, cid, r.gen, filter, WM_PROXY_SID_BASE, "N1"));
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, UINT64_MAX);
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(cid, sizeof cid, "c%d", i);
+        snprintf(filter, sizeof filter, "new/%d", i);
+        wm_proxy_session_ref r = attach(g, cid, true, true, &o);
+        cr_assert_eq(o.n, 0, "%s: a fresh start was handed %d records (%s)", cid, o.n, o.n ? o.filter[0] : "");
+        cr_assert(r.complete);
+        cr_assert(put(g, cid, r.gen, filter, WM_PROXY_SID_BASE, "N2"), "%s: its own entry", cid);
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, UINT64_MAX);
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(cid, sizeof cid, "c%d", i);
+        snprintf(filter, sizeof filter, "new/%d", i);
+        wm_proxy_session_ref r = attach(g, cid, false, true, &o);
+        cr_assert(r.complete, "%s", cid);
+        cr_assert_eq(o.n, 1, "%s: %d records", cid, o.n);
+        cr_assert_str_eq(o.filter[0], filter);
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, 0);
+    }
+    cr_assert_eq(live_after(g, 1), 0, "an entry kept alive by an attach that was not its client's");
     wm_proxy_registry_free(g);
 }
