@@ -36,7 +36,7 @@ typedef struct scan_memo {
 typedef struct cstate {
     uint32_t doc, lo, hi;
     uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
-    double m1, m2;
+    double m1, m2;              /* negated for ops < <= (run_neg_rows) */
     bool pend;                  /* in the pending list (flush_pending) */
 } cstate;
 
@@ -526,24 +526,23 @@ static uint32_t neg_rank(const xpf_centry *e, uint32_t n, uint8_t op, double m, 
  * the r1 smallest (lo), those whose L is not u1: two rows, OR-ed in. An
  * element that moves neither costs two comparisons. Ops < <= alike with
  * the smallest y. */
-static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
+static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
 {
     cstate *st = &c->cs[cl->id];
     if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
-    bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
-    /* beyond(y, m): y makes more entries true than m (any y is beyond a NaN m: no value yet) */
-#define BEYOND(y, m) (low ? !((y) <= (m)) : !((y) >= (m)))
-    if (BEYOND(y, st->m1)) {
+    /* m1, m2 are kept negated for < <=, so "y makes more entries true than m"
+     * is one test, !(y <= m), for every op (and true while m is NaN: no value yet) */
+    if (!(cl->op == WM_XP_GT || cl->op == WM_XP_GE)) y = -y;
+    if (!(y <= st->m1)) {
         if (u != st->u1) { /* the largest so far is now the largest at another literal */
             st->m2 = st->m1;
             st->u1 = u;
         }
         st->m1 = y;
-    } else if (u != st->u1 && BEYOND(y, st->m2))
+    } else if (u != st->u1 && !(y <= st->m2))
         st->m2 = y;
     else
         return;
-#undef BEYOND
     push_pending(c, cl, st);
 }
 
@@ -552,7 +551,8 @@ static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *
 {
     bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
     const xpf_centry *e = ps->centries + cl->off;
-    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, st->m1, st->lo), r2 = neg_rank(e, n, cl->op, st->m2, st->hi), j = 0;
+    double m1 = low ? st->m1 : -st->m1, m2 = low ? st->m2 : -st->m2; /* kept negated for < <= (run_neg_rows) */
+    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, m1, st->lo), r2 = neg_rank(e, n, cl->op, m2, st->hi), j = 0;
     if (r1 == st->lo && r2 == st->hi) return;
     const uint32_t *ul = ps->neglits + cl->ul_off;
     while (j < cl->n_ul && ul[j] != st->u1) j++;
@@ -566,17 +566,13 @@ static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *
     st->hi = r2;
 }
 
-/* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
- * test holds, except those whose L is `excl` (S's value; XPF_NONE: none).
- * Without rows, a skipped entry holds the watermark back until a later
- * element decides it. */
-static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
+/* A merged cluster of not(S = 'L') guards (xpf_neggroup) without rows
+ * (with rows: run_neg_rows): the entries whose test holds, except those
+ * whose L is `excl` (S's value; XPF_NONE: none). A skipped entry holds the
+ * watermark back until a later element decides it. Out of line: the common
+ * path, with rows, stays lean in run_neg_groups. */
+static __attribute__((noinline)) void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
 {
-    if (cl->pm != XPF_NONE) {
-        const slotv *v = &c->sv[cl->slot];
-        if (v->epoch == c->serial && v->num == v->num) run_neg_rows(c, cl, excl, v->num); /* absent, NaN: all false */
-        return;
-    }
     uint32_t a, b;
     if (!cluster_range(c, cl, &a, &b)) return;
     const xpf_centry *e = c->ps->centries + cl->off;
@@ -611,7 +607,14 @@ static void run_neg_groups(wm_xpf_ctx *c)
         const slotv *v = &c->sv[g->slot];
         /* the value's probe of the slot's equality table, which holds the group's literals, found the one it equals */
         uint32_t excl = v->epoch == c->serial ? v->eqlit : XPF_NONE;
-        for (uint32_t k = 0; k < g->cn; k++) run_neg_cluster(c, &ps->negcl[g->coff + k], excl);
+        for (const xpf_cluster *cl = ps->negcl + g->coff, *end = cl + g->cn; cl < end; cl++) {
+            if (cl->pm == XPF_NONE) {
+                run_neg_cluster(c, cl, excl);
+                continue;
+            }
+            const slotv *y = &c->sv[cl->slot];
+            if (y->epoch == c->serial && y->num == y->num) run_neg_rows(c, cl, excl, y->num); /* absent, NaN: all false */
+        }
     }
 }
 
@@ -1016,8 +1019,11 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
     return XPF_NONE;
 }
 
-/* An attribute of the element being collected: its slot's value. */
-static __attribute__((noinline)) void attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
+static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
+
+/* An attribute of the element being collected: its slot's value; returns
+ * on_event's answer (a tail call from there). */
+static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const xpf_pstate *ps = c->ps;
     uint32_t ix;
@@ -1027,6 +1033,7 @@ static __attribute__((noinline)) void attribute(wm_xpf_ctx *c, const wm_exi_even
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
     if (ix) put_value(c, &ps->pslots[ix - 1], &ev->value);
+    return stop_now(c);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1055,8 +1062,8 @@ static int on_event(void *user, const wm_exi_event *ev)
         return 0;
     }
     if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
-        if (c->collecting && !ev->xsi) attribute(c, ev);
-        return (c->undecided == 0 && !c->whole_stream) || c->failed;
+        if (c->collecting && !ev->xsi) return attribute(c, ev);
+        return stop_now(c);
     }
     switch (ev->type) {
     case WM_EXI_EV_SE: start_element(c, ev); break;
