@@ -84,6 +84,8 @@ struct wm_xpf_ctx {
     char *sbuf;
     size_t sbuf_len, sbuf_cap;
     uint32_t *lit_epoch;        /* [n_lits] */
+    uint32_t *pq_doc;           /* [n_pq]: the document whose value equal to the literal ran the
+                                 * literal's pattern-query list (xpf_eqtrig pq_id) already */
     bool *lit_val;
     uint32_t *cand;             /* candidate queries of the element */
     uint32_t n_cand;
@@ -128,6 +130,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
+    c->pq_doc = calloc(f->n_pq ? f->n_pq : 1, sizeof *c->pq_doc);
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
@@ -139,7 +142,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
-    if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
+    if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
         !c->sbuf || !c->fired || !c->cs || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
@@ -159,6 +162,7 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->sv);
     free(c->lit_epoch);
     free(c->lit_val);
+    free(c->pq_doc);
     free(c->cand);
     free(c->cand_epoch);
     free(c->sbuf);
@@ -885,7 +889,11 @@ static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, 
                 for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
             else { /* their triggers' exact queries, in one list */
                 for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
-                if (hit->pq_n) match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+                /* the first such value of a document decides every query of the list: later ones skip it */
+                if (hit->pq_n && c->pq_doc[hit->pq_id] != c->doc) {
+                    c->pq_doc[hit->pq_id] = c->doc;
+                    match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+                }
             }
         } else {
             c->scan_slot = s->slot;
@@ -1109,6 +1117,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     c->collecting = false;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0;
+        memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
         c->doc = 1;
     }
     c->failed = false;
