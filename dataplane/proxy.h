@@ -183,6 +183,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_acks_waited;         /* answers the proxy made that waited behind the peer's answers to
                                             earlier packets (dataplane/proxy_answers.h) */
     uint64_t filter_acks_overflow;       /* ... released early: WM_PROXY_ANSWERS_MAX bytes were waiting */
+    uint64_t filter_pings_answered;      /* PINGREQs behind a held packet the proxy answered itself (one of the
+                                            client's that passed the hold was still unanswered, proxy_frame.h) */
     uint64_t filter_content_cancelled;   /* compiles cancelled: every new text of theirs had lost its client */
     uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
     uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */

@@ -28,6 +28,18 @@ def s(x):
 
 def packet(first, body): return bytes([first]) + vbi(len(body)) + body
 
+def until_close(c):
+    """What raw socket c receives until the peer closes it: (bytes, None), or
+    (the bytes so far, the OSError) if a read fails or times out (c's timeout)."""
+    got = b""
+    try:
+        while True:
+            d = c.recv(100)
+            if not d: return got, None
+            got += d
+    except OSError as e:
+        return got, e
+
 # property encoders: list of (id, value)
 def props(items):
     out = bytearray()
