@@ -95,8 +95,8 @@ typedef struct wm_proxy_counters {
     uint64_t conns_open;             /* gauge at exit */
     uint64_t limit_conns;            /* clients refused: max_conns reached */
     uint64_t upstream_connect_failed;
-    uint64_t closed_by_client;       /* EOF or error from the client side */
-    uint64_t closed_by_upstream;
+    uint64_t closed_by_client;       /* ended by the client: its EOF or error, or a bad packet from it */
+    uint64_t closed_by_upstream;     /* ended by the broker: likewise, a refusing CONNACK, or it went away */
     uint64_t closed_at_shutdown;
     /* The upstream broker failing a client (README "Upstream failures and
      * shutdown"): of upstream_connect_failed, connects refused (ECONNREFUSED)

@@ -78,6 +78,7 @@ typedef struct conn {
     uint8_t paused[2];        /* PAUSE_* bits */
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
+    uint8_t ender;            /* with drain: the side that ended the connection (maybe_finish counts it) */
     uint8_t up_gone;          /* the upstream takes nothing more: unreachable, or ended (upstream_gone) */
     uint8_t stop;             /* draining for a shutdown (closed_at_shutdown) */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
@@ -520,6 +521,18 @@ static void stop_side(worker *w, conn *k, uint32_t slot, int s)
 
 static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
 static bool release_held(worker *w, conn *k, uint32_t slot);
+
+/* Side `ender` ended the connection (a bad packet from it, a refusing
+ * CONNACK, the broker gone): it closes once both queues are flushed, and is
+ * counted as ended by that side, not by the side whose queue happened to
+ * flush last (before 2026-12-02 a client's malformed packet was counted in
+ * closed_by_upstream once the proxy's DISCONNECT to it went out). */
+static void start_drain(conn *k, int ender)
+{
+    if (k->drain) return;
+    k->drain = 1;
+    k->ender = (uint8_t)ender;
+}
 static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended);
 
 /* Queues the proxy's own packet telling side s why the connection ends
@@ -588,7 +601,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     stop_side(w, k, slot, 1 - s);
     kick_send(w, k, slot, s);
     tell(w, k, slot, s, r.reason_code);
-    k->drain = 1;
+    start_drain(k, s);
     maybe_finish(w, k, slot, s);
     return false;
 }
@@ -684,7 +697,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
     if (k->drain) {
         if (unsent(k, 0) == 0 && unsent(k, 1) == 0)
             close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
-                                   : s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+                                   : k->ender == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
     if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s))
@@ -699,7 +712,7 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
 {
     if (k->ss.connack_refused) {
         stop_side(w, k, slot, WM_PROXY_C2U);
-        k->drain = 1;
+        start_drain(k, WM_PROXY_U2C);
         return true;
     }
     /* and chunks parked while the client was paused for what it sent
@@ -754,7 +767,7 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
         w->c.sent_connack_unavailable++;
     else if (ss->connack_sent && !spoke && tell(w, k, slot, WM_PROXY_C2U, 0x80))
         w->c.sent_disconnect_lost++;
-    k->drain = 1;
+    start_drain(k, WM_PROXY_U2C);
     maybe_finish(w, k, slot, WM_PROXY_U2C);
 }
 
