@@ -557,6 +557,14 @@ static void on_xml_error(void *arg, xmlErrorPtr e)
     snprintf(ne->msg, sizeof ne->msg, "%.*s", (int)strcspn(m, "\n"), m);
 }
 
+/* xmlHashScan callback: the first entity name seen (the DOCTYPE check). */
+static void first_entity(void *payload, void *data, const xmlChar *name)
+{
+    (void)payload;
+    const char **first = data;
+    if (!*first) *first = (const char *)name;
+}
+
 wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,
                                 size_t *out_len, wm_exi_error *err)
 {
@@ -615,6 +623,23 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
             }
             memcpy(text + tlen, v, n);
             tlen += n;
+            continue;
+        }
+        if (type == XML_READER_TYPE_DOCUMENT_TYPE) {
+            /* libxml2 substitutes an internal entity in an attribute value
+             * whatever the options (XML 1.0 §3.3.2): refusing its references
+             * is not enough, so a declaration is refused (REVIEW8 #2). */
+            xmlNodePtr dn = xmlTextReaderCurrentNode(rd);
+            xmlDtdPtr dtd = dn && dn->type == XML_DTD_NODE ? (xmlDtdPtr)dn : NULL;
+            const char *first = NULL;
+            if (dtd && dtd->entities) xmlHashScan(dtd->entities, first_entity, &first);
+            if (first) {
+                st = wm_exi_fail(err, WM_EXI_E_INPUT, 0,
+                                 "entity declaration <!ENTITY %s> in the DOCTYPE (read up to line %d): only the predefined entities and "
+                                 "character references are read (declared entities are not expanded, external ones never loaded)",
+                                 first, xmlTextReaderGetParserLineNumber(rd));
+                break;
+            }
             continue;
         }
         if (type == XML_READER_TYPE_ENTITY_REFERENCE) {

@@ -31,6 +31,7 @@
 #include "dataplane/proxy_busy.h"
 #include "dataplane/proxy_compile.h"
 #include "dataplane/proxy_frame.h"
+#include "dataplane/proxy_pace.h"
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
@@ -156,12 +157,12 @@ typedef struct worker {
     uint64_t tables_gen;      /* the reloaded resolution (cfg->tables) in use */
     uint8_t *scratch;         /* rewritten packets (filtering) */
     uint32_t scratch_cap;
-    /* Adaptive batching: frames framed since rate_t0, and whether the
-     * last measured rate reached cfg->batch_rate. */
+    /* Adaptive batching: frames framed since rate_t0 (the window being
+     * measured), and whether the worker batches (pace decides). */
     uint64_t rate_t0, rate_frames;
     bool busy;
     uint64_t mode_cpu0, mode_wall0, mode_frames0; /* where the current mode's accounting started */
-    uint8_t windows;          /* last 8 windows, bit 0 the latest: 1 = at or over batch_rate */
+    wm_proxy_pace pace;       /* when to batch (proxy_pace.h) */
     pthread_t th;
     int err;
     pthread_barrier_t *ready;
@@ -194,17 +195,11 @@ static inline uint64_t ud(unsigned op, unsigned side, uint32_t slot, uint32_t ge
  * the same whatever it carries: per socket read, a TCP ACK to the sender
  * (on loopback, with the transmit of what the sender's Nagle held back,
  * charged to us) and a task switch. Idle or light load: wake at the first
- * completion, the latency is the kernel's. From batch_rate frames/s on:
- * sleep batch_wait_ns before taking completions, so every read and every
- * send carries what arrived meanwhile (interrupt coalescing, as NICs do).
- * The rate is measured over windows of RATE_WINDOW_NS. Two windows at or
- * over batch_rate among the last eight switch batching on, four in a row
- * under it switch it off. Why not a mean rate: without batching, a saturated
- * relay with a broker that writes with Nagle goes stop-and-go (4 ms at full
- * rate, then 8-20 ms with nothing while a delayed ACK is due), so its mean
- * can be low while its bursts are not; with batching it flows. Why two: one
- * burst, a broker or sender catching up after a stall below the threshold,
- * must not switch batching on. */
+ * completion, the latency is the kernel's. At high rates (from batch_rate
+ * frames/s, measured over windows of RATE_WINDOW_NS; the rule and why are in
+ * proxy_pace.h): sleep up to batch_wait_ns before taking completions, so every
+ * read and every send carries what arrived meanwhile (interrupt coalescing,
+ * as NICs do). */
 #define RATE_WINDOW_NS 4000000ull
 
 static uint64_t thread_cpu_ns(void)
@@ -233,9 +228,7 @@ static void update_rate(worker *w, uint64_t frames)
     w->rate_frames += frames;
     uint64_t t = now_ns(), dt = t - w->rate_t0;
     if (dt < RATE_WINDOW_NS) return;
-    bool above = w->rate_frames * 1000000000ull >= (uint64_t)w->cfg->batch_rate * dt;
-    w->windows = (uint8_t)(w->windows << 1 | above);
-    bool busy = w->busy ? (w->windows & 0x0F) != 0 : __builtin_popcount(w->windows) >= 2;
+    bool busy = wm_proxy_pace_window(&w->pace, w->rate_frames, dt, w->cfg->batch_rate);
     if (busy != w->busy) {
         account_mode(w);
         w->busy = busy;
@@ -1405,6 +1398,7 @@ static void *worker_main(void *arg)
     arm_accept(w);
     arm_wake(w);
     uint64_t stop_deadline = 0;
+    wm_proxy_pace_init(&w->pace);
     w->rate_t0 = w->mode_wall0 = now_ns();
     w->mode_cpu0 = thread_cpu_ns();
     for (;;) {
@@ -1439,7 +1433,7 @@ static void *worker_main(void *arg)
              * and a wait would let a burst of receives outrun the pause.) */
             /* Asking for a full CQ makes the timeout the only wake-up (short
              * of an overflowing CQ): completions gather for batch_wait_ns. */
-            struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = (long long)w->cfg->batch_wait_ns };
+            struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = (long long)wm_proxy_pace_wait_ns(&w->pace, w->cfg->batch_wait_ns) };
             n = io_uring_submit_and_wait_timeout(&w->ring, &cq, w->ring.cq.ring_entries, &ts, NULL);
             w->c.batched_waits++;
         } else {

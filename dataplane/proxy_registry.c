@@ -466,6 +466,8 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
     if (*l && fresh) {
         sess_drop(g, l);
         g->dropped++;
+        /* *l now links the bucket's next entry, another client's (REVIEW8 #1) */
+        l = sess_link(g, cid, cid_len);
     }
     sess *s = *l;
     if (s) {

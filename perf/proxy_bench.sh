@@ -50,6 +50,16 @@
 #    over relay" = proxy minus relay, same round, median over rounds: what the
 #    proxy itself adds beyond that floor. The CPU seconds of each setup's latency
 #    rounds are shown too.
+#    With spatial filtering, two more setups per round give it references with
+#    its own delivery pattern: direct_sp (mosquitto alone, filtering the same
+#    10 % by topic: loadgen --nbhd-topics) and relay_sp (the same through its
+#    own tcp_relay). Behind the spatial proxy each subscriber gets a tenth of
+#    the deliveries of the other setups, so the load generator sleeps between
+#    most of them (each delivery wakes it) where in direct it is often awake
+#    already; "spatial over direct_sp" compares like with like.
+#    Every setup's rounds also count their 10 ms slices of send time with a
+#    delivery of 1 ms or more (loadgen timeline): stalls, where some process
+#    did not run for ms, against single late messages.
 #    With LAT_RT=1 (default) mosquitto, the proxy and the load generator run
 #    the latency rounds under SCHED_FIFO (chrt -f 10): below saturation they
 #    mostly sleep, and the priority keeps other users' CPU-bound jobs on this
@@ -63,7 +73,7 @@
 # The machine is shared: read ratios measured in the same run, run it twice.
 #
 # usage: perf/proxy_bench.sh BUILD
-#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=5
+#   env: SUBS=4 PUBS=2 PAYLOAD=64 SECS=3 SAT_ROUNDS=3 (0: latency rounds only) WINDOW=4000 RATE=10000 LAT_SECS=2 ROUNDS=5
 #        THREADS=1 BATCH_WAIT_US=1000 (the proxy's --batch-wait-us) BATCH_RATE=75000 (its --batch-rate)
 #        PIN=CPULIST (run every component under taskset -c CPULIST; default: not pinned,
 #             since on a shared 2-core machine one pinned core is where everyone's benchmarks queue)
@@ -138,8 +148,13 @@ run() {
      '. + {mosquitto_cpu_s: ($m / $hz), proxy_cpu_s: ($p / $hz)}' "$TMP/$name.lg" > "$TMP/$name.json"
 }
 
-SP_ARGS=(); SP_PROXY=()
-if [ "$SPATIAL" = yes ]; then SP_ARGS=(--peids "$TMP/peids" --nbhds "$TMP/nbhds"); SP_PROXY=(--resolution "$TMP/zones.wmr"); fi
+SP_ARGS=(); SP_PROXY=(); SP_REF=()
+if [ "$SPATIAL" = yes ]; then
+  SP_ARGS=(--peids "$TMP/peids" --nbhds "$TMP/nbhds"); SP_PROXY=(--resolution "$TMP/zones.wmr")
+  # The spatial setup's references: the same publications and the same deliveries to the same
+  # subscribers, the broker filtering by topic (one topic per peid, loadgen --nbhd-topics).
+  SP_REF=("${SP_ARGS[@]}" --nbhd-topics)
+fi
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "proxy_bench: $SUBS subscribers, $PUBS publishers, ${PAYLOAD}-byte payloads; saturation $SAT_ROUNDS x ${SECS}s closed loop (window $WINDOW);" \
      "latency $ROUNDS x ${LAT_SECS}s at $RATE msg/s; proxy $THREADS thread(s), --batch-wait-us $BATCH_WAIT_US --batch-rate $BATCH_RATE;" \
@@ -172,14 +187,23 @@ if [ "$SPATIAL" = yes ]; then proxy_start lat_spatial "${SP_PROXY[@]}"; LAT_SPAT
 LAT_RPORT=$(free_port)
 "${RT[@]}" "${ON[@]}" "$RELAY" --listen "$LAT_RPORT" --upstream "$BPORT" > "$TMP/lat_relay.summary" 2> "$TMP/lat_relay.err" & LAT_RELAY=$!; pids+=($LAT_RELAY)
 wait_port "$LAT_RPORT" || { cat "$TMP/lat_relay.err" >&2; die "tcp_relay did not start"; }
+if [ "$SPATIAL" = yes ]; then   # its own relay, so that each relay's counters are one setup's
+  LAT_RSPORT=$(free_port)
+  "${RT[@]}" "${ON[@]}" "$RELAY" --listen "$LAT_RSPORT" --upstream "$BPORT" > "$TMP/lat_relay_sp.summary" 2> "$TMP/lat_relay_sp.err" & LAT_RELAY_SP=$!; pids+=($LAT_RELAY_SP)
+  wait_port "$LAT_RSPORT" || { cat "$TMP/lat_relay_sp.err" >&2; die "tcp_relay did not start"; }
+fi
 for r in $(seq "$ROUNDS"); do
   run "lat_direct_$r" "$BPORT" "$RATE" "$WINDOW" "$LAT_SECS" -
   run "lat_relay_$r" "$LAT_RPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_RELAY"
   run "lat_proxy_$r" "$LAT_PPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_PROXY"
   [ "$BATCHED" = yes ] && run "lat_proxy_batch_$r" "$LAT_BPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_BATCHED"
-  [ "$SPATIAL" = yes ] && run "lat_spatial_$r" "$LAT_SPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_SPATIAL" "${SP_ARGS[@]}"
+  if [ "$SPATIAL" = yes ]; then
+    run "lat_direct_sp_$r" "$BPORT" "$RATE" "$WINDOW" "$LAT_SECS" - "${SP_REF[@]}"
+    run "lat_relay_sp_$r" "$LAT_RSPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_RELAY_SP" "${SP_REF[@]}"
+    run "lat_spatial_$r" "$LAT_SPORT" "$RATE" "$WINDOW" "$LAT_SECS" "$LAT_SPATIAL" "${SP_ARGS[@]}"
+  fi
 done
-proxy_stop "$LAT_RELAY"; proxy_stop "$LAT_PROXY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_SPATIAL"; [ "$BATCHED" = yes ] && proxy_stop "$LAT_BATCHED"
+proxy_stop "$LAT_RELAY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_RELAY_SP"; proxy_stop "$LAT_PROXY"; [ "$SPATIAL" = yes ] && proxy_stop "$LAT_SPATIAL"; [ "$BATCHED" = yes ] && proxy_stop "$LAT_BATCHED"
 
 mkdir -p "$BUILD/perf"
 python3 - "$TMP" "$BUILD/perf/proxy.json" "$ROUNDS" "$SAT_ROUNDS" "$SPATIAL" "$BATCHED" "$LOAD0" "$(cut -d' ' -f1-3 /proc/loadavg)" \
@@ -208,7 +232,9 @@ def pooled(name):
             if acc > want: q[p] = us; break
     return {"p50": q[0.5], "p99": q[0.99], "deliveries": tot,
             "rounds_p50": [J(f"lat_{name}_{r}")["latency_us"]["p50"] for r in range(1, rounds + 1)],
-            "rounds_p99": [J(f"lat_{name}_{r}")["latency_us"]["p99"] for r in range(1, rounds + 1)]}
+            "rounds_p99": [J(f"lat_{name}_{r}")["latency_us"]["p99"] for r in range(1, rounds + 1)],
+            # per round, per slice of send time (the loadgen's --slice-ms): [deliveries, max latency us]
+            "rounds_timeline": [J(f"lat_{name}_{r}").get("timeline") for r in range(1, rounds + 1)]}
 
 def ratio(a, b): return a / b if b else None
 
@@ -249,7 +275,7 @@ def sat_round(s, r):
     return e
 
 sat = {}
-for s in setups:
+for s in (setups if sat_rounds else []):
     rs = [sat_round(s, r) for r in range(1, sat_rounds + 1)]
     tot = lambda k: sum(x[k] for x in rs)
     e = {"rounds": rs, "published": tot("published"), "delivered": tot("delivered"), "expected": tot("expected"),
@@ -302,8 +328,34 @@ for s in added:
     if s != "relay":
         added[s]["p50_over_relay_median_of_rounds"] = median([a - b for a, b in zip(lat[s]["rounds_p50"], lat["relay"]["rounds_p50"])])
         added[s]["p99_over_relay_median_of_rounds"] = median([a - b for a, b in zip(lat[s]["rounds_p99"], lat["relay"]["rounds_p99"])])
+# Spatial filtering against references with its own delivery pattern: the broker sends each
+# subscriber the same 10 % by topic (direct_sp), and the same through tcp_relay (relay_sp). The
+# subscribers then get a tenth of the deliveries of the other setups, so the load generator sleeps
+# between most of them as it does behind the spatial proxy (each delivery wakes it).
+sp_ref = {}
+if spatial:
+    for ref in ("direct_sp", "relay_sp"):
+        lat[ref] = pooled(ref)
+        runs = [J(f"lat_{ref}_{r}") for r in range(1, rounds + 1)]
+        lat_cpu[ref] = {"mosquitto": sum(x["mosquitto_cpu_s"] for x in runs), "proxy": sum(x["proxy_cpu_s"] for x in runs) if ref == "relay_sp" else None,
+                        "loadgen": sum(x["cpu_s"] for x in runs), "delivered": sum(x["delivered"] for x in runs)}
+    dif = lambda a, b, q: median([x - y for x, y in zip(lat[a]["rounds_" + q], lat[b]["rounds_" + q])])
+    sp_ref = {"relay_sp_over_direct_sp": {"p50": dif("relay_sp", "direct_sp", "p50"), "p99": dif("relay_sp", "direct_sp", "p99")},
+              "spatial_over_direct_sp": {"p50": dif("spatial", "direct_sp", "p50"), "p99": dif("spatial", "direct_sp", "p99")},
+              "spatial_over_relay_sp": {"p50": dif("spatial", "relay_sp", "p50"), "p99": dif("spatial", "relay_sp", "p99")},
+              "direct_sp_minus_direct": {"p50": dif("direct_sp", "direct", "p50"), "p99": dif("direct_sp", "direct", "p99")}}
+# Stalls: 10 ms slices of send time whose slowest delivery took 1 ms or more, per round (a
+# process that did not run for ms delays every message sent meanwhile, a spread tail does not).
+stall_us = 1000
+for s in lat:
+    lat[s]["rounds_slices_over_1ms"] = [sum(1 for n, mx in (tl or []) if mx >= stall_us) for tl in lat[s]["rounds_timeline"]]
+# The three processes' CPU over the rounds' time: how busy the machine's vCPUs were with the
+# measured path alone (at 10,000 msg/s each message costs the relay or the unbatched proxy tens
+# of us of kernel TCP, so "below saturation" by rate is not an idle machine).
+busy = lambda s: (lat_cpu[s]["mosquitto"] + (lat_cpu[s]["proxy"] or 0) + lat_cpu[s]["loadgen"]) / (rounds * float(params["latency_round_s"]))
+for s in lat: lat_cpu[s]["busy_vcpus"] = busy(s)
 out = {"params": params, "load_average": load, "saturation": sat,
-       "latency_us": lat, "latency_cpu_s": lat_cpu, "added_latency_us": added,
+       "latency_us": lat, "latency_cpu_s": lat_cpu, "added_latency_us": added, "spatial_references_us": sp_ref,
        "targets": {"efficiency_ratio_min": 5, "added_p99_us_max": 100},
        "spatial": "measured" if spatial else "not measured: this wirematch-proxy has no --resolution"}
 json.dump(out, open(out_path, "w"), indent=1)
@@ -311,23 +363,24 @@ json.dump(out, open(out_path, "w"), indent=1)
 f = lambda x: "-" if x is None else f"{x:,.0f}"
 g = lambda x: "-" if x is None else f"{x:.2f}"
 W = 16
-title = f"saturation ({sat_rounds} x {params['saturation_s']}s, pooled)"
-print(f"{title:36}" + "".join(f"{s:>{W}}" for s in setups))
 row = lambda label, vals: print(f"{label:36}" + "".join(f" {v:>{W - 1}}" for v in vals))   # a value wider than its column stays apart
-row("delivered msg/s (to subscribers)", [f(sat[s]["delivered_per_s"]) for s in setups])
-row("proxy: forwarded / withheld", ["-"] + [f"{f(sat[s]['proxy_forwarded_to_clients'])}/{f(sat[s]['proxy_withheld'])}" for s in setups[1:]])
-row("mosquitto CPU s", [g(sat[s]["cpu_s"]["mosquitto"]) for s in setups])
-row("proxy CPU s", [g(sat[s]["cpu_s"]["proxy"]) for s in setups])
-row("loadgen CPU s", [g(sat[s]["cpu_s"]["loadgen"]) for s in setups])
-row("mosquitto deliveries per CPU s", [f(sat[s]["mosquitto_deliveries_per_cpu_s"]) for s in setups])
-row("proxy: same messages per CPU s", [f(sat[s].get("proxy_messages_per_cpu_s")) for s in setups])
-row("efficiency ratio (target >= 5)", [g(sat[s].get("efficiency_ratio")) for s in setups])
-row("  per round", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["efficiency_ratio_rounds"]) for s in setups[1:]])
-row("  proxy batched wake-ups, per round", ["-"] + [" ".join(f"{x:.0%}" for x in sat[s]["batched_wakeups_rounds"]) for s in setups[1:]])
-row("  share of proxy CPU when batching", ["-"] + [" ".join("-" if x is None else f"{x:.0%}" for x in sat[s]["batched_cpu_share_rounds"]) for s in setups[1:]])
-row("  batching: frames per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_frames_per_wakeup_rounds"]) for s in setups[1:]])
-row("  proxy socket reads per 100 packets", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["reads_per_100_frames_rounds"]) for s in setups[1:]])
-row("  batching: proxy CPU us per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_cpu_us_per_wakeup_rounds"]) for s in setups[1:]])
+if sat_rounds:
+  title = f"saturation ({sat_rounds} x {params['saturation_s']}s, pooled)"
+  print(f"{title:36}" + "".join(f"{s:>{W}}" for s in setups))
+  row("delivered msg/s (to subscribers)", [f(sat[s]["delivered_per_s"]) for s in setups])
+  row("proxy: forwarded / withheld", ["-"] + [f"{f(sat[s]['proxy_forwarded_to_clients'])}/{f(sat[s]['proxy_withheld'])}" for s in setups[1:]])
+  row("mosquitto CPU s", [g(sat[s]["cpu_s"]["mosquitto"]) for s in setups])
+  row("proxy CPU s", [g(sat[s]["cpu_s"]["proxy"]) for s in setups])
+  row("loadgen CPU s", [g(sat[s]["cpu_s"]["loadgen"]) for s in setups])
+  row("mosquitto deliveries per CPU s", [f(sat[s]["mosquitto_deliveries_per_cpu_s"]) for s in setups])
+  row("proxy: same messages per CPU s", [f(sat[s].get("proxy_messages_per_cpu_s")) for s in setups])
+  row("efficiency ratio (target >= 5)", [g(sat[s].get("efficiency_ratio")) for s in setups])
+  row("  per round", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["efficiency_ratio_rounds"]) for s in setups[1:]])
+  row("  proxy batched wake-ups, per round", ["-"] + [" ".join(f"{x:.0%}" for x in sat[s]["batched_wakeups_rounds"]) for s in setups[1:]])
+  row("  share of proxy CPU when batching", ["-"] + [" ".join("-" if x is None else f"{x:.0%}" for x in sat[s]["batched_cpu_share_rounds"]) for s in setups[1:]])
+  row("  batching: frames per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_frames_per_wakeup_rounds"]) for s in setups[1:]])
+  row("  proxy socket reads per 100 packets", ["-"] + [" ".join(f"{x:.1f}" for x in sat[s]["reads_per_100_frames_rounds"]) for s in setups[1:]])
+  row("  batching: proxy CPU us per wake-up", ["-"] + [" ".join("-" if x is None else f"{x:.0f}" for x in sat[s]["batched_cpu_us_per_wakeup_rounds"]) for s in setups[1:]])
 print(f"latency at {params['rate_msg_s']} msg/s, us (pooled over {rounds} interleaved rounds{', SCHED_FIFO' if params['latency_sched_fifo'] == '1' else ''})")
 print(f"{'':36}" + "".join(f"{s:>{W}}" for s in lat_setups))
 row("  p50", [str(lat[s]["p50"]) for s in lat_setups])
@@ -339,9 +392,24 @@ row("  per-round p99", [",".join(map(str, lat[s]["rounds_p99"])) for s in lat_se
 row("  over relay: p50; p99, round median", ["-", "-"] + [f'{added[s]["p50_over_relay_median_of_rounds"]:g}; {added[s]["p99_over_relay_median_of_rounds"]:g}' for s in lat_setups[2:]])
 row("  CPU s: mosquitto", [g(lat_cpu[s]["mosquitto"]) for s in lat_setups])
 row("  CPU s: relay or proxy", ["-"] + [g(lat_cpu[s]["proxy"]) for s in lat_setups[1:]])
+row("  CPU s: loadgen", [g(lat_cpu[s]["loadgen"]) for s in lat_setups])
+row("  busy vCPUs (all three / round time)", [g(busy(s)) for s in lat_setups])
 row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_message'][k]:.1f}" for k in ("waits", "reads", "sends")) for s in lat_setups[1:]])
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
 row("  proxy quickacks (ACKs at read)", ["-", "-"] + [str(lat_cpu[s]["proxy_quickacks"]) for s in lat_setups[2:]])
+row("  10 ms slices with a delivery >= 1 ms", [",".join(map(str, lat[s]["rounds_slices_over_1ms"])) for s in lat_setups])
+if spatial:
+    print("spatial against references with its delivery pattern (the broker filters the same 10 % by topic), us")
+    print(f"{'':36}" + "".join(f"{s:>{W}}" for s in ("direct_sp", "relay_sp", "spatial")))
+    row("  p50; p99 (pooled)", [f'{lat[s]["p50"]}; {lat[s]["p99"]}' for s in ("direct_sp", "relay_sp", "spatial")])
+    row("  per-round p99", [",".join(map(str, lat[s]["rounds_p99"])) for s in ("direct_sp", "relay_sp", "spatial")])
+    row("  added over direct_sp: p50; p99 (rm)", ["-", f'{sp_ref["relay_sp_over_direct_sp"]["p50"]:g}; {sp_ref["relay_sp_over_direct_sp"]["p99"]:g}',
+                                                f'{sp_ref["spatial_over_direct_sp"]["p50"]:g}; {sp_ref["spatial_over_direct_sp"]["p99"]:g}'])
+    row("  over relay_sp: p50; p99 (rm)", ["-", "-", f'{sp_ref["spatial_over_relay_sp"]["p50"]:g}; {sp_ref["spatial_over_relay_sp"]["p99"]:g}'])
+    row("  direct_sp - direct: p50; p99 (rm)", [f'{sp_ref["direct_sp_minus_direct"]["p50"]:g}; {sp_ref["direct_sp_minus_direct"]["p99"]:g}', "-", "-"])
+    row("  10 ms slices with a delivery >= 1 ms", [",".join(map(str, lat[s]["rounds_slices_over_1ms"])) for s in ("direct_sp", "relay_sp", "spatial")])
+    row("  busy vCPUs (all three / round time)", [g(busy(s)) for s in ("direct_sp", "relay_sp", "spatial")])
+    print("(rm: median over rounds of the same round's difference)")
 print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")
 if not spatial: print("spatial filtering: not measured (this wirematch-proxy has no --resolution)")

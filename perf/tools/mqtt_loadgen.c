@@ -29,6 +29,14 @@
  * payload carries the peid's index (bytes 16..19), and a delivery outside
  * the neighborhood is counted in `unwanted` (and fails the run).
  *
+ * --nbhd-topics (with --peids): the reference for the spatial workload with
+ * the broker alone doing the filtering. The publications of peid k go to
+ * topic "lg/<k>/x", and each subscriber subscribes to the topics of the peids
+ * it wants (all of them without --nbhds), without `nbhd`: the broker then
+ * sends every subscriber exactly what a spatial proxy would forward to it,
+ * so the subscribers get as few deliveries, and the generator sleeps between
+ * them, as behind that proxy.
+ *
  * --connack-first: subscribers send their SUBSCRIBE once they have their
  * CONNACK, as mosquitto_sub, Paho and MQTT.js do (by default it follows the
  * CONNECT at once, MQTT 5.0 §3.1.4). Through a proxy that makes the proxy
@@ -38,7 +46,11 @@
  * Prints one JSON object: published, delivered, expected, unwanted,
  * elapsed_s, published_per_s, delivered_per_s, latency_us {p50, p90, p99,
  * max}, hist (the latency histogram: [[bucket lower bound us, count], ...],
- * non-empty buckets only, so runs can be pooled), cpu_s (this process:
+ * non-empty buckets only, so runs can be pooled), slice_ms and timeline
+ * ([[deliveries, largest latency us], ...] per --slice-ms of send time from
+ * the first publication, default 10 ms, at most 4096 slices: a stall, every message sent within
+ * some ms late alike, shows as a run of slices; a spread tail does not),
+ * cpu_s (this process:
  * utime + stime over the publishing and draining phases), errors.
  * Exit status: 0 when every expected delivery arrived and nothing else did,
  * 3 otherwise, 1 on a failure, 2 on bad usage.
@@ -88,9 +100,9 @@ typedef struct lg_conn {
 
 static struct {
     const char *host, *peids_file, *nbhds_file;
-    int port, subs, pubs, spread, payload, duration, drain, connack_first;
+    int port, subs, pubs, spread, payload, duration, drain, connack_first, slice_ms, nbhd_topics;
     long long count, rate, window;
-} opt = { "127.0.0.1", NULL, NULL, 1883, 4, 1, 0, 64, 10, 5, 0, 1000000, 0, 1000 };
+} opt = { "127.0.0.1", NULL, NULL, 1883, 4, 1, 0, 64, 10, 5, 0, 10, 0, 1000000, 0, 1000 };
 
 #define MAX_PEIDS 65536u
 #define MAX_NBHDS 4096u
@@ -98,6 +110,14 @@ static struct {
 
 static uint64_t hist[HBUCKETS];
 static uint64_t lat_max, published, delivered, expected, unwanted, errors;
+
+/* The timeline: per slice of --slice-ms of send time (from the first
+ * publication), the deliveries and their largest latency, so that a stall
+ * (every message sent within some ms delayed alike: a process not run) can be
+ * told from a spread tail (single messages late) and placed in the run. */
+#define MAX_SLICES 4096u
+static uint64_t t_pub0;
+static uint32_t slice_n[MAX_SLICES], slice_max[MAX_SLICES], n_slices;
 
 /* The spatial workload: peids[k] (n_peids of them; 0 = no peid property),
  * neighborhood names and member bitmaps (n_nbhds of them). */
@@ -248,17 +268,18 @@ static uint32_t enc_connect(uint8_t *o, size_t cap, const char *cid)
     p.connect.client_id = bytes_of(cid);
     return encode(&p, o, cap);
 }
-/* A SUBSCRIBE, with a `nbhd` User Property when nbhd is not NULL. */
-static uint32_t enc_subscribe(uint8_t *o, size_t cap, const char *filter, const char *nbhd)
+/* A SUBSCRIBE of n filters, with a `nbhd` User Property when nbhd is not NULL. */
+static uint32_t enc_subscribe(uint8_t *o, size_t cap, const char *const *filters, uint32_t n, const char *nbhd)
 {
-    wm_mqtt5_subscription sub = { .filter = bytes_of(filter), .qos = 0 };
+    static wm_mqtt5_subscription subs[MAX_PEIDS];
+    for (uint32_t i = 0; i < n; i++) subs[i] = (wm_mqtt5_subscription){ .filter = bytes_of(filters[i]), .qos = 0 };
     wm_mqtt5_pair up = { bytes_of("nbhd"), bytes_of(nbhd ? nbhd : "") };
     wm_mqtt5_packet p;
     memset(&p, 0, sizeof p);
     p.type = WM_MQTT5_SUBSCRIBE;
     p.packet_id = 1;
-    p.count = 1;
-    p.subscriptions = &sub;
+    p.count = n;
+    p.subscriptions = subs;
     if (nbhd) {
         p.props.user_properties = &up;
         p.props.user_property_count = 1;
@@ -286,6 +307,23 @@ static uint32_t enc_publish(uint8_t *o, size_t cap, const char *topic, const cha
     uint32_t n = encode(&p, o, cap);
     *ts_off = n - payload;   /* the payload ends the packet */
     return n;
+}
+
+/* --nbhd-topics: the publications of peid k go to topic "lg/<k>/x"; the
+ * topic filters of the peids a subscriber wants (all without --nbhds), n of
+ * them (owned by the caller, kept for the run). */
+static char **peid_topics_of(const uint64_t *want, uint32_t *n)
+{
+    char **f = calloc(n_peids, sizeof *f);
+    if (!f) exit(1);
+    *n = 0;
+    for (uint32_t k = 0; k < n_peids; k++) {
+        if (want && !((want[k / 64] >> (k % 64)) & 1u)) continue;
+        char t[32];
+        snprintf(t, sizeof t, "lg/%u/x", k);
+        if (!(f[(*n)++] = strdup(t))) exit(1);
+    }
+    return f;
 }
 
 /* ---- I/O */
@@ -360,6 +398,14 @@ static void on_packet(lg_conn *c, const wm_mqtt5_packet *pkt, uint64_t now)
         uint64_t us = now > ts ? (now - ts) / 1000 : 0;
         hist[bucket_of(us)]++;
         if (us > lat_max) lat_max = us;
+        if (ts >= t_pub0 && t_pub0) {
+            uint64_t sl = (ts - t_pub0) / ((uint64_t)opt.slice_ms * 1000000u);
+            if (sl < MAX_SLICES) {
+                slice_n[sl]++;
+                if (us > slice_max[sl]) slice_max[sl] = (uint32_t)(us > UINT32_MAX ? UINT32_MAX : us);
+                if (sl >= n_slices) n_slices = (uint32_t)sl + 1;
+            }
+        }
         delivered++;
         break;
     case WM_MQTT5_DISCONNECT:
@@ -406,7 +452,8 @@ static void usage(void)
         "usage: mqtt_loadgen [--host A] [--port P] [--subs S] [--pubs P] [--spread K]\n"
         "                    [--payload BYTES>=16] [--count N] [--duration SEC] [--drain SEC]\n"
         "                    [--rate MSG/S (0 = closed loop)] [--window N]\n"
-        "                    [--peids FILE [--nbhds FILE]] [--connack-first]\n");
+        "                    [--peids FILE [--nbhds FILE]] [--connack-first] [--slice-ms MS]\n"
+        "                    [--nbhd-topics (with --peids)]\n");
     exit(2);
 }
 
@@ -416,7 +463,8 @@ int main(int argc, char **argv)
         { "host", 1, 0, 'h' }, { "port", 1, 0, 'p' }, { "subs", 1, 0, 's' }, { "pubs", 1, 0, 'P' },
         { "spread", 1, 0, 'k' }, { "payload", 1, 0, 'l' }, { "count", 1, 0, 'n' }, { "duration", 1, 0, 'd' },
         { "drain", 1, 0, 'D' }, { "rate", 1, 0, 'r' }, { "window", 1, 0, 'w' },
-        { "peids", 1, 0, 'e' }, { "nbhds", 1, 0, 'N' }, { "connack-first", 0, 0, 'C' }, { 0, 0, 0, 0 } };
+        { "peids", 1, 0, 'e' }, { "nbhds", 1, 0, 'N' }, { "connack-first", 0, 0, 'C' }, { "slice-ms", 1, 0, 'T' }, { "nbhd-topics", 0, 0, 'B' },
+        { 0, 0, 0, 0 } };
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -434,12 +482,14 @@ int main(int argc, char **argv)
         case 'e': opt.peids_file = optarg; break;
         case 'N': opt.nbhds_file = optarg; break;
         case 'C': opt.connack_first = 1; break;
+        case 'T': opt.slice_ms = atoi(optarg); break;
+        case 'B': opt.nbhd_topics = 1; break;
         default: usage();
         }
     }
     if (opt.subs < 1 || opt.pubs < 1 || opt.payload < 16 || opt.payload > 65536 || opt.count < 1 ||
-        opt.duration < 1 || opt.window < 1 || opt.spread < 0 || opt.subs > 10000 || opt.pubs > 10000 ||
-        (opt.nbhds_file && !opt.peids_file) || (opt.peids_file && opt.payload < 20))
+        opt.duration < 1 || opt.window < 1 || opt.slice_ms < 1 || opt.spread < 0 || opt.subs > 10000 || opt.pubs > 10000 ||
+        (opt.nbhds_file && !opt.peids_file) || (opt.nbhd_topics && (!opt.peids_file || opt.spread)) || (opt.peids_file && opt.payload < 20))
         usage();
     if (opt.peids_file) load_peids(opt.peids_file);
     if (opt.nbhds_file) load_nbhds(opt.nbhds_file);
@@ -465,13 +515,19 @@ int main(int argc, char **argv)
         if (c->sub) {
             if (opt.spread) snprintf(name, sizeof name, "lg/%d/#", c->idx % opt.spread);
             else snprintf(name, sizeof name, "lg/#");
-            const char *nbhd = NULL;
+            const char *nbhd = NULL, *one = name, *const *filters = &one;
+            uint32_t nf = 1;
             if (n_nbhds) {
                 nbhd = nbhd_names[(uint32_t)c->idx % n_nbhds];
                 c->wants = nbhd_bits[(uint32_t)c->idx % n_nbhds];
             }
-            static uint8_t sub_buf[1024];
-            uint32_t len = enc_subscribe(sub_buf, sizeof sub_buf, name, nbhd);
+            if (opt.nbhd_topics) {
+                /* the broker filters: one topic filter per peid wanted, no nbhd */
+                filters = (const char *const *)peid_topics_of(c->wants, &nf);
+                nbhd = NULL;
+            }
+            static uint8_t sub_buf[1u << 20];
+            uint32_t len = enc_subscribe(sub_buf, sizeof sub_buf, filters, nf, nbhd);
             if (opt.connack_first) {
                 if (!(c->sub_frame = malloc(len))) return 1;
                 memcpy(c->sub_frame, sub_buf, len);
@@ -486,9 +542,11 @@ int main(int argc, char **argv)
             c->frame_len = calloc(n_frames, sizeof(uint32_t));
             c->ts_off = calloc(n_frames, sizeof(uint32_t));
             if (!c->frames || !c->frame_len || !c->ts_off) return 1;
-            for (uint32_t k = 0; k < n_frames; k++)
+            for (uint32_t k = 0; k < n_frames; k++) {
+                if (opt.nbhd_topics) snprintf(name, sizeof name, "lg/%u/x", k);   /* peid_topics_of's topic */
                 c->frame_len[k] = enc_publish(c->frames + (size_t)k * c->frame_stride, c->frame_stride, name,
                                               n_peids ? peids[k] : NULL, k, (uint32_t)opt.payload, &c->ts_off[k]);
+            }
         }
         tx_flush(c);
         struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
@@ -516,6 +574,7 @@ int main(int argc, char **argv)
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t t0 = now_ns(), end = t0 + (uint64_t)opt.duration * 1000000000ull, stop_pub = 0;
+    t_pub0 = t0;
     uint64_t seq = 0;
     int next_pub = 0;
     uint32_t next_frame = 0;   /* peids in turn, across publishers */
@@ -572,7 +631,9 @@ int main(int argc, char **argv)
            (unsigned long long)percentile(0.50), (unsigned long long)percentile(0.90),
            (unsigned long long)percentile(0.99), (unsigned long long)lat_max);
     print_hist();
-    printf(",\"cpu_s\":%.3f,\"errors\":%llu}\n", cpu, (unsigned long long)errors);
+    printf(",\"slice_ms\":%d,\"timeline\":[", opt.slice_ms);
+    for (uint32_t i = 0; i < n_slices; i++) printf("%s[%u,%u]", i ? "," : "", slice_n[i], slice_max[i]);
+    printf("],\"cpu_s\":%.3f,\"errors\":%llu}\n", cpu, (unsigned long long)errors);
     for (int i = 0; i < n; i++) {
         tx_put(&cs[i], (const uint8_t *)"\xe0\x00", 2);
         tx_flush(&cs[i]);

@@ -12,6 +12,9 @@
 #    proxy's counters agree (forwarded + withheld = what the broker sent);
 #    through the proxy without --resolution the loadgen sees the 90 % it does
 #    not want and fails (exit 3): the check can fail;
+#  - the spatial workload's reference (--nbhd-topics), mosquitto filtering by
+#    topic: exactly the same 10 % arrive; the timeline (--slice-ms) holds
+#    every delivery and the largest latency;
 #  - through a proxy that batches at any rate (--batch-rate 0, the mode it
 #    uses under load), open and closed loop, plain and spatial: nothing lost,
 #    nothing unwanted, and its summary shows that it did wait for batches.
@@ -48,6 +51,12 @@ check_plain() {
   [ "$(v "$1" .delivered)" -eq $(( 4 * $(v "$1" .published) )) ] || fail "$1: delivered $(v "$1" .delivered) of 4 x $(v "$1" .published)"
   [ "$(v "$1" '[.hist[][1]] | add')" -eq "$(v "$1" .delivered)" ] || fail "$1: histogram does not sum to the deliveries"
   v "$1" '.latency_us | .p50 <= .p90 and .p90 <= .p99 and .p99 <= .max' | grep -qx true || fail "$1: percentiles out of order"
+  check_timeline "$1"
+}
+# check_timeline NAME: the timeline's slices hold every delivery, and the slowest one
+check_timeline() {
+  [ "$(v "$1" '[.timeline[][0]] | add')" -eq "$(v "$1" .delivered)" ] || fail "$1: timeline does not sum to the deliveries"
+  [ "$(v "$1" '[.timeline[][1]] | max')" -eq "$(v "$1" .latency_us.max)" ] || fail "$1: timeline's largest latency is not the max"
 }
 
 lg direct_open "$BPORT" --rate 2000 --count 2000 --duration 10;            check_plain direct_open
@@ -63,6 +72,15 @@ lg spatial "$PORT_spatial" --rate 3000 "${SP[@]}"
   fail "spatial: $(jq -c '{published, expected, delivered, unwanted}' "$TMP/spatial.lg")"
 lg spatial_closed "$PORT_spatial" --rate 0 --window 100 "${SP[@]}"
 [ "$lg_rc" -eq 0 ] && [ "$(v spatial_closed .delivered)" -eq 1200 ] || fail "spatial closed loop: $(jq -c '{published, expected, delivered, unwanted}' "$TMP/spatial_closed.lg")"
+check_timeline spatial
+# The spatial references (--nbhd-topics): mosquitto alone sends each subscriber the same 10 %,
+# filtering by topic; without --nbhds every subscriber takes all 100 peids' topics.
+lg direct_sp "$BPORT" --rate 3000 --nbhd-topics "${SP[@]}"
+[ "$lg_rc" -eq 0 ] && [ "$(v direct_sp .expected)" -eq 1200 ] && [ "$(v direct_sp .delivered)" -eq 1200 ] && [ "$(v direct_sp .unwanted)" -eq 0 ] ||
+  fail "direct --nbhd-topics: rc $lg_rc, $(jq -c '{published, expected, delivered, unwanted}' "$TMP/direct_sp.lg")"
+lg direct_sp_all "$BPORT" --rate 3000 --nbhd-topics --peids "$TMP/w/peids" --count 3000 --duration 10
+[ "$lg_rc" -eq 0 ] && [ "$(v direct_sp_all .delivered)" -eq 12000 ] ||
+  fail "direct --nbhd-topics, all peids: rc $lg_rc, $(jq -c '{published, expected, delivered, unwanted}' "$TMP/direct_sp_all.lg")"
 # Without --resolution nothing is filtered: the loadgen must notice and fail.
 lg unfiltered "$PORT_plain" --rate 3000 "${SP[@]}"
 # (the run ends once the wanted ones are in, so a few unwanted ones may still be on the way)

@@ -335,3 +335,41 @@ Test(proxy_registry, a_restored_session_with_two_records_of_one_filter_is_refuse
     cr_assert_eq(st.sessions_live, 2);
     wm_proxy_registry_free(g);
 }
+
+/* 200 sessions in a table of 256 buckets share buckets (birthday bound):
+ * a fresh start of each must concern that client's entry alone, whatever
+ * follows it in its bucket (REVIEW8 #1: it took over the next entry). */
+Test(proxy_registry, a_fresh_start_concerns_the_client_alone_whatever_shares_its_bucket)
+{
+    enum { N = 200 };
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, N, 8);
+    got o;
+    char cid[16], filter[16];
+    for (int i = 0; i < N; i++) {
+        snprintf(cid, sizeof cid, "c%d", i);
+        snprintf(filter, sizeof filter, "old/%d", i);
+        wm_proxy_session_ref r = attach(g, cid, true, true, &o);
+        cr_assert(put(g, cid, r.gen, filter, WM_PROXY_SID_BASE, "N1"));
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, UINT64_MAX);
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(cid, sizeof cid, "c%d", i);
+        snprintf(filter, sizeof filter, "new/%d", i);
+        wm_proxy_session_ref r = attach(g, cid, true, true, &o);
+        cr_assert_eq(o.n, 0, "%s: a fresh start was handed %d records (%s)", cid, o.n, o.n ? o.filter[0] : "");
+        cr_assert(r.complete);
+        cr_assert(put(g, cid, r.gen, filter, WM_PROXY_SID_BASE, "N2"), "%s: its own entry", cid);
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, UINT64_MAX);
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(cid, sizeof cid, "c%d", i);
+        snprintf(filter, sizeof filter, "new/%d", i);
+        wm_proxy_session_ref r = attach(g, cid, false, true, &o);
+        cr_assert(r.complete, "%s", cid);
+        cr_assert_eq(o.n, 1, "%s: %d records", cid, o.n);
+        cr_assert_str_eq(o.filter[0], filter);
+        wm_proxy_registry_session_detach(g, NULL, CID(cid), r.gen, 0);
+    }
+    cr_assert_eq(live_after(g, 1), 0, "an entry kept alive by an attach that was not its client's");
+    wm_proxy_registry_free(g);
+}
