@@ -36,7 +36,7 @@ static void tmp_free(char *path)
     unlink(path);
     *strrchr(path, '/') = 0;
     rmdir(path);
-    tmp_free(path);
+    free(path);
 }
 
 /* What a process started on the file at path hands out first for cid: the
