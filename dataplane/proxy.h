@@ -95,8 +95,8 @@ typedef struct wm_proxy_counters {
     uint64_t conns_open;             /* gauge at exit */
     uint64_t limit_conns;            /* clients refused: max_conns reached */
     uint64_t upstream_connect_failed;
-    uint64_t closed_by_client;       /* EOF or error from the client side */
-    uint64_t closed_by_upstream;
+    uint64_t closed_by_client;       /* ended by the client: its EOF or error, or a bad packet from it */
+    uint64_t closed_by_upstream;     /* ended by the broker: likewise, a refusing CONNACK, or it went away */
     uint64_t closed_at_shutdown;
     /* The upstream broker failing a client (README "Upstream failures and
      * shutdown"): of upstream_connect_failed, connects refused (ECONNREFUSED)
@@ -184,6 +184,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_acks_waited;         /* answers the proxy made that waited behind the peer's answers to
                                             earlier packets (dataplane/proxy_answers.h) */
     uint64_t filter_acks_overflow;       /* ... released early: WM_PROXY_ANSWERS_MAX bytes were waiting */
+    uint64_t filter_pings_answered;      /* PINGREQs behind a held packet the proxy answered itself (one of the
+                                            client's that passed the hold was still unanswered, proxy_frame.h) */
     uint64_t filter_content_cancelled;   /* compiles cancelled: every new text of theirs had lost its client */
     uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
     uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */

@@ -190,9 +190,10 @@ typedef enum wm_proxy_action {
  * to the broker only now, so the broker never delivers for a filter that
  * does not exist yet; or REFUSED, and the proxy answers SUBACK 0x80. The
  * client's later packets stay behind its SUBSCRIBE, except PINGREQ, which
- * goes on to the broker (proxy_frame.h), so that a held client's keep-alive
- * reaches it (§3.1.2.10: the broker closes a client it hears nothing from
- * for 1.5 x Keep Alive; REVIEW6 finding 2).
+ * passes it (proxy_frame.h: one goes on to the broker while the proxy
+ * answers the others), so that a held client's keep-alive reaches the
+ * broker (§3.1.2.10: the broker closes a client it hears nothing from for
+ * 1.5 x Keep Alive; REVIEW6 finding 2) and the client gets its PINGRESPs.
  *
  * A session resumed with texts the table lacks (restored records) takes
  * interests too (PENDING slots, no compile on the worker; REVIEW6 finding

@@ -8,6 +8,7 @@
 #include "codec/mqtt5_reason.h"
 #include "codec/mqtt5_wire.h"
 #include "dataplane/proxy.h"
+#include "dataplane/proxy_answers.h"
 
 void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
 {
@@ -22,69 +23,163 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
     ss->scratch = NULL;
     ss->scratch_cap = 0;
     ss->peeked[0] = ss->peeked[1] = 0;
+    ss->ping_out = ss->pings_wait = false;
+}
+
+/* The ping side dir sends: PINGREQ from the client, PINGRESP from the broker
+ * (one the wrong way is held like any packet). */
+static wm_mqtt5_type ping_type(int dir)
+{
+    return dir == WM_PROXY_C2U ? WM_MQTT5_PINGREQ : WM_MQTT5_PINGRESP;
+}
+
+/* n pings of side dir at p (2 bytes each, §3.12, §3.13). */
+static void fill_pings(uint8_t *p, int dir, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        p[2 * i] = (uint8_t)(ping_type(dir) << 4);
+        p[2 * i + 1] = 0;
+    }
+}
+
+/* How many PINGRESPs the proxy may queue towards the client now: those it
+ * has framed for it and not sent stay within WM_PROXY_ANSWERS_MAX bytes, as
+ * its answers that wait do (proxy_answers.h), and they fit in the queue as
+ * it is (no compaction under a send in flight). A client that reads nothing
+ * so has its later pings wait in its own stream (answer_pings). */
+static uint32_t pingresp_room(const wm_proxy_session *ss)
+{
+    const wm_proxy_queue *u = &ss->queues[WM_PROXY_U2C];
+    uint32_t pending = wm_proxy_queue_pending(u);
+    uint32_t fit = u->sending ? u->cap - u->tail : u->cap - wm_proxy_queue_held(u);
+    uint32_t bytes = pending < WM_PROXY_ANSWERS_MAX ? WM_PROXY_ANSWERS_MAX - pending : 0;
+    if (bytes > fit) bytes = fit;
+    if (bytes > ss->scratch_cap) bytes = ss->scratch_cap;
+    return bytes / 2;
+}
+
+/* The proxy answers n PINGREQs of a held client itself: n PINGRESPs into
+ * the client's queue at its framed end, in one move of its unframed bytes.
+ * Not counted for the order of the answers (proxy_answers.h): they answer
+ * packets the broker never saw, and §4.6 does not order PINGRESP. */
+static void answer_pings(wm_proxy_session *ss, uint32_t n)
+{
+    wm_proxy_queue *u = &ss->queues[WM_PROXY_U2C];
+    fill_pings(ss->scratch, WM_PROXY_U2C, n);
+    /* within pingresp_room(): it fits */
+    (void)wm_proxy_queue_splice(u, u->ready, 0, ss->scratch, 2 * n);
+    u->ready += 2 * n;
+}
+
+/* n pings of side dir went on at q->ready (framed): counted for the order
+ * of the answers like any packet that goes on (wm_proxy_filter_passed: a
+ * PINGREQ is one more of the client's packets the broker answers, a
+ * PINGRESP one more broker answer relayed), and the proxy's answers that
+ * makes due follow them at once, at q->ready. False if q has no room for
+ * those. */
+static bool pass_pings(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t n)
+{
+    wm_mqtt5_packet ping;
+    memset(&ping, 0, sizeof ping);
+    ping.type = (uint8_t)ping_type(dir);
+    for (uint32_t i = 0; i < n; i++) wm_proxy_filter_passed(ss->filter, dir, &ping);
+    return wm_proxy_answers_release(&ss->filter->answers[1 - dir], q);
 }
 
 /* Shows the filter the complete packets after the held one at q->ready
  * (len bytes), from where the last look stopped; decode errors are left to
- * the framing that reaches them. A PINGREQ (PINGRESP) among them is framed
- * now, moved in front of the held packet: it carries nothing the held
- * packets could change, MQTT lets a client send it at any time
- * (§3.12), and it is what keeps a held client's connection alive (the
- * broker closes one it hears nothing from for 1.5 x Keep Alive, §3.1.2.10;
- * the client closes one whose PINGRESP does not come).
+ * the framing that reaches them. A PINGREQ (PINGRESP) among them is taken
+ * out of the held bytes now: it carries nothing the held packets could
+ * change, MQTT lets a client send it at any time (§3.12), and it is what
+ * keeps a held client's connection alive (the broker closes one it hears
+ * nothing from for 1.5 x Keep Alive, §3.1.2.10; the client closes one whose
+ * PINGRESP does not come). A PINGRESP goes on to the client, framed in
+ * front of the held packet. Of the client's PINGREQs one goes on to the
+ * broker the same way while none that passed a hold waits for its
+ * PINGRESP (ss->ping_out): the broker's keep-alive needs no more; the
+ * others the proxy answers itself (answer_pings), so a held client gets a
+ * PINGRESP for each, at the pace it reads them (pingresp_room: a PINGREQ
+ * with no room for its answer waits in place, ss->pings_wait).
+ * Cost (REVIEW8 finding 3): the pings are taken out as the window is
+ * looked at, each packet that stays moved once over the room they leave,
+ * and those that go on are put in front of the held bytes with one move of
+ * them per call: O(bytes received) per call, plus the held bytes once when
+ * a ping goes on (towards the broker at most once per broker round trip).
+ * Before 2026-12-02 each ping moved all the held bytes and went to the
+ * broker: a client's PINGREQ flood behind a held SUBSCRIBE and a 60 KB
+ * PUBLISH kept its worker moving memory (32,000 bytes per byte received),
+ * and every other connection of the worker waited for seconds.
  * The broker's DISCONNECT among them ends the hold (*ended): the broker
  * closes the connection next ([MQTT-3.14.4-2]), so what is held would never
- * be released. It is framed in place of the held packets, which are dropped
- * with anything after it ([MQTT-3.14.4-1]): QoS 1 and 2 deliveries were not
- * acknowledged, so the broker keeps them in the session and sends them
- * again on its next connection (the one that took it over, say); QoS 0 is
- * at most once. So the client learns the broker's reason (0x8E Session
- * taken over, 0x8B Server shutting down, ...) and the broker's close is no
- * lost broker. Before 2026-12-01 it stayed unframed and was dropped at the
- * close: DISCONNECT 0x80 from the proxy, counted as lost (REVIEW7 finding
- * 4). A moved PINGREQ / PINGRESP counts for the order of the answers like
- * any packet that goes on (wm_proxy_filter_passed), and the proxy's answers
- * a PINGRESP makes due follow it at once. Returns the number of packets
- * framed so; *no_room if the queue could not take those answers. */
+ * be released. It is framed in place of the held packets (after the pings
+ * before it), which are dropped with anything after it ([MQTT-3.14.4-1]):
+ * QoS 1 and 2 deliveries were not acknowledged, so the broker keeps them in
+ * the session and sends them again on its next connection (the one that
+ * took it over, say); QoS 0 is at most once. So the client learns the
+ * broker's reason (0x8E Session taken over, 0x8B Server shutting down, ...)
+ * and the broker's close is no lost broker. Before 2026-12-01 it stayed
+ * unframed and was dropped at the close: DISCONNECT 0x80 from the proxy,
+ * counted as lost (REVIEW7 finding 4). The pings that go on count for the
+ * order of the answers (pass_pings). Returns the number of packets framed
+ * so; *answered is the number of PINGREQs the proxy answered; *no_room if
+ * the queue could not take the answers the pings made due. */
 static uint32_t peek_behind(wm_proxy_session *ss, int dir, wm_proxy_queue *q, uint32_t len, bool *ended,
-                            bool *no_room)
+                            uint32_t *answered, bool *no_room)
 {
-    uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len), pings = 0;
+    uint32_t at = q->ready + (ss->peeked[dir] > len ? ss->peeked[dir] : len);
+    uint32_t to = at;   /* [ready, to) stays held: the window so far without its pings */
+    uint32_t fwd = 0, ans = 0, room = dir == WM_PROXY_C2U ? pingresp_room(ss) : 0;
+    bool wait = false;
     while (at < q->tail) {
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
         if (wm_mqtt5_decode(&ss->cfg[dir], q->buf + at, q->tail - at, &pkt, &r) != WM_MQTT5_DONE) break;
+        uint32_t n = (uint32_t)r.length;
         if (pkt.type == WM_MQTT5_DISCONNECT && dir == WM_PROXY_U2C) {
-            memmove(q->buf + q->ready, q->buf + at, r.length);
-            q->ready += (uint32_t)r.length;
-            q->tail = q->ready;
+            memmove(q->buf + q->ready + 2 * fwd, q->buf + at, n);
+            fill_pings(q->buf + q->ready, dir, fwd);
+            q->ready += 2 * fwd;
+            q->tail = q->ready + n;   /* the DISCONNECT, unframed: what the pings make due goes before it */
+            *no_room = !pass_pings(ss, dir, q, fwd);
+            q->ready = q->tail;
             ss->disconnect_seen[dir] = true;
             ss->peeked[dir] = 0;
             *ended = true;
-            return pings + 1;
+            return fwd + 1;
         }
-        if ((pkt.type == WM_MQTT5_PINGREQ || pkt.type == WM_MQTT5_PINGRESP) && r.length == 2) {
-            uint8_t ping[2] = { q->buf[at], q->buf[at + 1] };
-            memmove(q->buf + q->ready + 2, q->buf + q->ready, at - q->ready);
-            memcpy(q->buf + q->ready, ping, 2);
-            q->ready += 2;
-            at += 2;
-            pings++;
-            wm_proxy_filter_passed(ss->filter, dir, &pkt);
-            /* injected at q->ready: what is held, and `at` with it, moves on */
-            uint32_t rel = at - q->ready;
-            if (!wm_proxy_answers_release(&ss->filter->answers[1 - dir], q)) {
-                *no_room = true;
-                return pings;
+        if (pkt.type == ping_type(dir) && n == 2) {
+            if (dir == WM_PROXY_U2C || !ss->ping_out) fwd++;
+            else if (ans < room) ans++;
+            else {
+                wait = true;
+                break;
             }
-            at = q->ready + rel;
+            ss->ping_out = dir == WM_PROXY_C2U;
+            at += 2;
             continue;
         }
         wm_proxy_filter_prefetch(ss->filter, dir, &pkt);
-        at += (uint32_t)r.length;
+        if (to != at) memmove(q->buf + to, q->buf + at, n);
+        at += n;
+        to += n;
     }
-    ss->peeked[dir] = at - q->ready;
-    return pings;
+    if (to != at) {
+        memmove(q->buf + to, q->buf + at, q->tail - at);
+        q->tail -= at - to;
+    }
+    ss->peeked[dir] = to - q->ready;
+    if (dir == WM_PROXY_C2U) ss->pings_wait = wait;
+    if (fwd) {
+        /* room: the window gave up at least 2 * fwd bytes */
+        memmove(q->buf + q->ready + 2 * fwd, q->buf + q->ready, q->tail - q->ready);
+        fill_pings(q->buf + q->ready, dir, fwd);
+        q->ready += 2 * fwd;
+        q->tail += 2 * fwd;
+        *no_room = !pass_pings(ss, dir, q, fwd);
+    }
+    if (ans) answer_pings(ss, ans);
+    *answered = ans;
+    return fwd;
 }
 
 /* Withheld packets leave a gap [q->ready, rd) between the framed bytes and
@@ -231,7 +326,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
                 close_gap(q, &rd);
                 ss->peeked[dir] = ss->peeked[dir] > moved ? ss->peeked[dir] - moved : 0;
                 bool ended = false, full = false;
-                res.packets += peek_behind(ss, dir, q, len, &ended, &full);
+                res.packets += peek_behind(ss, dir, q, len, &ended, &res.pings_answered, &full);
                 if (full) return no_room(ss, dir, res);
                 res.held = !ended;
                 return res;
@@ -245,6 +340,7 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
             hold = wm_proxy_session_holding(ss);
         }
         if (pkt.type == WM_MQTT5_DISCONNECT) ss->disconnect_seen[dir] = true;
+        if (pkt.type == WM_MQTT5_PINGRESP && dir == WM_PROXY_U2C) ss->ping_out = false;
         if (act == WM_PROXY_DROP) {
             res.dropped++;
             rd += len;

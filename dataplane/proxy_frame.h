@@ -48,9 +48,13 @@
  * filter is being compiled) stops the direction there, unframed, so the
  * packets behind it keep their order; the complete ones already received
  * behind it are shown to wm_proxy_filter_prefetch (decoded, not consumed),
- * once each, so that what they need is prepared together; a PINGREQ
- * (PINGRESP) among them is framed at once, ahead of the held packet, so a
- * held client keeps its keep-alive (REVIEW6 finding 2); the broker's
+ * once each, so that what they need is prepared together; a PINGRESP
+ * among them is framed at once, ahead of the held packet, and so is a
+ * PINGREQ while no other that passed a hold awaits its PINGRESP; the proxy
+ * answers the others itself, in the client's queue (queues[WM_PROXY_U2C]),
+ * so a held client keeps its keep-alive (REVIEW6 finding 2) and a flood of
+ * them costs the bytes received, not a move of the held bytes each
+ * (REVIEW8 finding 3; ss->pings_wait: one waits for room); the broker's
  * DISCONNECT among them is framed in place of the held packets, which are
  * dropped (the broker closes next: nothing held would be released; it
  * keeps the unacknowledged deliveries in the session), and the hold ends
@@ -79,6 +83,7 @@ typedef enum wm_proxy_frame_verdict {
 
 typedef struct wm_proxy_frame_result {
     uint32_t packets;            /* complete packets framed by this call (pings passed ahead of a held one too) */
+    uint32_t pings_answered;     /* PINGREQs behind a held packet the proxy answered itself (not in packets) */
     uint32_t publishes;          /* of which PUBLISH */
     uint32_t rewritten;          /* CONNECT/CONNACK made to announce max_packet */
     uint32_t dropped;            /* packets withheld by the filter */
@@ -111,6 +116,10 @@ typedef struct wm_proxy_session {
     uint8_t *scratch;
     uint32_t scratch_cap;
     uint32_t peeked[2];          /* held: bytes after the held packet shown to wm_proxy_filter_prefetch */
+    bool ping_out;               /* a PINGREQ of the client's passed a held packet to the broker, and no
+                                    PINGRESP has come since: the next ones behind a hold the proxy answers */
+    bool pings_wait;             /* a PINGREQ behind a held packet waits for room in the client's queue
+                                    for its PINGRESP: frame the client's side again once a send to it ends */
 } wm_proxy_session;
 
 /* Starts a session: no limits announced yet (Topic Alias Maximum 0, the

@@ -78,6 +78,7 @@ typedef struct conn {
     uint8_t paused[2];        /* PAUSE_* bits */
     uint8_t eof[2];           /* side s sends nothing more (EOF, or stopped by an error) */
     uint8_t drain;            /* error: close once both queues are flushed */
+    uint8_t ender;            /* with drain: the side that ended the connection (maybe_finish counts it) */
     uint8_t up_gone;          /* the upstream takes nothing more: unreachable, or ended (upstream_gone) */
     uint8_t stop;             /* draining for a shutdown (closed_at_shutdown) */
     uint8_t kick[2];          /* q[s] has data for a send at the end of this batch (in w->kicks) */
@@ -521,6 +522,18 @@ static void stop_side(worker *w, conn *k, uint32_t slot, int s)
 
 static void maybe_finish(worker *w, conn *k, uint32_t slot, int s);
 static bool release_held(worker *w, conn *k, uint32_t slot);
+
+/* Side `ender` ended the connection (a bad packet from it, a refusing
+ * CONNACK, the broker gone): it closes once both queues are flushed, and is
+ * counted as ended by that side, not by the side whose queue happened to
+ * flush last (before 2026-12-02 a client's malformed packet was counted in
+ * closed_by_upstream once the proxy's DISCONNECT to it went out). */
+static void start_drain(conn *k, int ender)
+{
+    if (k->drain) return;
+    k->drain = 1;
+    k->ender = (uint8_t)ender;
+}
 static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended);
 
 /* Queues the proxy's own packet telling side s why the connection ends
@@ -549,6 +562,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     w->held = w->held + wm_proxy_queue_held(&k->q[0]) + wm_proxy_queue_held(&k->q[1]) - held_before;
     if (w->held > w->c.held_peak) w->c.held_peak = w->held;
     w->c.packets[s] += r.packets;
+    w->c.filter_pings_answered += r.pings_answered;
     w->c.publishes[s] += r.publishes;
     w->c.max_packet_announced[s] += r.rewritten;
     if (k->ss.filter) want_send(w, k, slot, 1 - s);
@@ -556,7 +570,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
      * (what is read is looked at for the texts to compile with it). */
     k->held = (uint8_t)(r.held ? k->held | 1u << s : k->held & ~(1u << s));
     if (r.held && k->q[s].tail - k->q[s].ready > w->cfg->conn_buffer) pause_side(w, k, slot, s, PAUSE_HOLD);
-    if (!r.held) unpause_side(w, k, slot, s, PAUSE_HOLD);
+    else unpause_side(w, k, slot, s, PAUSE_HOLD);   /* not held, or the pings taken out made room */
     /* No broker to take what the client sends (up_gone): whatever the
      * verdict, its CONNECT gets the CONNACK of an unavailable server and what
      * was framed for the broker is dropped, by upstream_gone, as when a bad
@@ -588,7 +602,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     stop_side(w, k, slot, 1 - s);
     kick_send(w, k, slot, s);
     tell(w, k, slot, s, r.reason_code);
-    k->drain = 1;
+    start_drain(k, s);
     maybe_finish(w, k, slot, s);
     return false;
 }
@@ -684,7 +698,7 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
     if (k->drain) {
         if (unsent(k, 0) == 0 && unsent(k, 1) == 0)
             close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
-                                   : s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+                                   : k->ender == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
     if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s))
@@ -699,7 +713,7 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
 {
     if (k->ss.connack_refused) {
         stop_side(w, k, slot, WM_PROXY_C2U);
-        k->drain = 1;
+        start_drain(k, WM_PROXY_U2C);
         return true;
     }
     /* and chunks parked while the client was paused for what it sent
@@ -715,8 +729,9 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
  * either way, a refusing CONNACK), the client is told after what is queued
  * for it (MQTT 5.0 §4.13: the broker's own DISCONNECT, if any, passed as it
  * was): before its CONNACK, CONNACK 0x88 Server unavailable (§3.2.2.2), so a
- * client of an unreachable broker learns why instead of seeing a bare close
- * (its CONNECT is read first: the CONNACK answers it); once acknowledged,
+ * client of an unreachable broker, or of one that closed before its CONNECT
+ * came, learns why instead of seeing a bare close (its CONNECT is read
+ * first: the CONNACK answers it); once acknowledged,
  * DISCONNECT 0x80 Unspecified error (§3.14.2.1 lists no 0x88 for
  * DISCONNECT, and the proxy cannot tell a broker's crash from a network
  * fault or a restart). What the client sent that is not on its way is
@@ -730,7 +745,21 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
     k->up_gone = 1;
     stop_side(w, k, slot, WM_PROXY_U2C);
     if (k->state != ST_OPEN || k->drain) return;
-    if (!ss->connect_seen && k->fd[1] < 0) return;   /* unreachable: wait for the CONNECT (frame) */
+    if (!ss->connect_seen && !ss->connack_sent && !k->eof[WM_PROXY_C2U]) {
+        /* Nothing to answer yet: the CONNECT is read (what came of it is
+         * kept) and frame() answers it, plainly: nothing of it is filtered
+         * or recorded. So also when the broker ends a connection it has
+         * just accepted (mosquitto at max_connections, a listener
+         * restarting) before the CONNECT came: until 2026-12-01 only an
+         * unreachable broker's client waited, this one got a bare close
+         * (REVIEW7 finding 10). */
+        if (k->fd[1] >= 0) close(k->fd[1]);   /* nothing was sent on it; a cancelled receive holds its own reference */
+        k->fd[1] = -1;
+        if (ss->filter) wm_proxy_filter_reset(&k->flt);
+        k->ss.filter = NULL;
+        arm_recv(w, k, slot, WM_PROXY_C2U);
+        return;
+    }
     stop_side(w, k, slot, WM_PROXY_C2U);
     wm_proxy_queue *q = &k->q[WM_PROXY_C2U];
     w->held -= q->tail - (q->head + q->sending);     /* a send in flight keeps its bytes until it ends */
@@ -739,7 +768,7 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
         w->c.sent_connack_unavailable++;
     else if (ss->connack_sent && !spoke && tell(w, k, slot, WM_PROXY_C2U, 0x80))
         w->c.sent_disconnect_lost++;
-    k->drain = 1;
+    start_drain(k, WM_PROXY_U2C);
     maybe_finish(w, k, slot, WM_PROXY_U2C);
 }
 
@@ -991,15 +1020,9 @@ static void on_connect(worker *w, conn *k, uint32_t slot, int res)
         w->c.upstream_connect_failed++;
         if (res == -ECONNREFUSED) w->c.upstream_refused++;
         if (res == -ECANCELED || res == -ETIMEDOUT) w->c.upstream_timed_out++;
-        /* The client's CONNECT is read and answered (upstream_gone), plainly:
-         * nothing of it is filtered or recorded. */
-        close(k->fd[1]);
-        k->fd[1] = -1;
-        if (k->ss.filter) wm_proxy_filter_reset(&k->flt);
-        k->ss.filter = NULL;
+        /* The client's CONNECT is read and answered (upstream_gone). */
         k->state = ST_OPEN;
         upstream_gone(w, k, slot, false);
-        arm_recv(w, k, slot, WM_PROXY_C2U);
         return;
     }
     k->state = ST_OPEN;
@@ -1104,7 +1127,13 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     w->c.bytes[s] += (uint64_t)res;
     w->held -= (uint64_t)res;
     wm_proxy_queue_sent(q, (uint32_t)res);
-    if (take_in(w, k, slot, s)) maybe_finish(w, k, slot, s);
+    if (!take_in(w, k, slot, s)) return;
+    maybe_finish(w, k, slot, s);
+    /* The client read: a PINGREQ held back for want of room for the
+     * PINGRESP the proxy owes it may be answered now (proxy_frame.h). */
+    if (s == WM_PROXY_U2C && k->state == ST_OPEN && k->ss.pings_wait && (k->held & 1u << WM_PROXY_C2U) &&
+        frame(w, k, slot, WM_PROXY_C2U) && take_in(w, k, slot, WM_PROXY_C2U))
+        check_bounds(w, k, slot, WM_PROXY_C2U);
 }
 
 static void stop_worker(worker *w)

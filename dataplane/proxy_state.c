@@ -265,10 +265,10 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
                 p.exp_rt = -1;
             } else if (n == 4 && memcmp(f, "live", 4) == 0) {
                 p.exp_rt = -2;
-            } else if (n > 5 && memcmp(f, "live:", 5) == 0) {
+            } else if (n >= 5 && memcmp(f, "live:", 5) == 0) {
                 uint64_t iv = 0;
-                for (size_t i = 5; i < n; i++) {
-                    if (f[i] < '0' || f[i] > '9' || i == 15 || f[5] == '0') {
+                for (size_t i = 5; i < n || i == 5; i++) {   /* "live:" alone: refused at its end */
+                    if (i == n || f[i] < '0' || f[i] > '9' || i == 15 || f[5] == '0') {
                         fail_at(&c, f + i, "expiry: live:INTERVAL: 1..4294967295 seconds expected");
                         goto out;
                     }
@@ -283,7 +283,7 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
                 int64_t x = 0;
                 for (size_t i = 0; i < n; i++) {
                     if (f[i] < '0' || f[i] > '9' || i == 18 || (n > 1 && f[0] == '0')) {
-                        fail_at(&c, f + i, "expiry: \"never\", \"live\" or Unix seconds expected");
+                        fail_at(&c, f + i, "expiry: \"never\", \"live:N\", \"live\" or Unix seconds expected");
                         goto out;
                     }
                     x = x * 10 + (f[i] - '0');

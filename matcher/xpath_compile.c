@@ -1144,7 +1144,9 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                 qsort(s->num[op], s->n_num[op], sizeof(xpf_numtrig), cmp_num);
                 s->num_trig = true;
             }
-        s->any_trig = s->num_trig || s->n_num[WM_XP_NE] || s->eq_mask || s->n_plens || s->scan || s->exists.off != XPF_NONE;
+        bool others = s->num_trig || s->n_num[WM_XP_NE] || s->n_plens || s->scan || s->exists.off != XPF_NONE;
+        s->any_trig = others || s->eq_mask;
+        s->eq_only = !others;
     }
     rc = WM_XPF_OK;
 out:

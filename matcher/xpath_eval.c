@@ -71,7 +71,7 @@ struct wm_xpf_ctx {
     /* per document */
     uint64_t *matched;
     uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
-                                 * a query of a sole cluster has its matched bit only (run_cluster) */
+                                 * a query matched by cluster rows (or_rows) or a sole cluster has its matched bit only */
     uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
     bool any_no;                /* a query was decided without a match (not a candidate, impossible):
                                  * cluster rows, which mark entries without testing them, are masked by open */
@@ -271,10 +271,14 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
 
-/* d1[0..nw) |= row, and d2 too unless NULL (row = (r1 | r2) & mk, r2 and
- * mk may be NULL); nw a multiple of XPF_QW: 512 bits a step, in 256-bit vectors
- * (wider ones, split by the compiler where the CPU has none, went through
- * the stack), one loop per case. */
+/* d[0..nw) |= row (row = (r1 | r2) & mk, r2 and mk may be NULL); nw a
+ * multiple of XPF_QW: 512 bits a step, in 256-bit vectors (wider ones,
+ * split by the compiler where the CPU has none, went through the stack),
+ * one loop per case. Rows set match bits only, never decided ones: a
+ * query they match stays "open" to the other paths, which may match it
+ * again (idempotent; the count of undecided queries is a lower bound,
+ * recounted before it reaches 0, so a second count is harmless), and one
+ * destination instead of two halves the stores. */
 typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
 /* Vectors stay locals (macros, not functions taking or returning them: a
  * 256-bit vector in a call changes the ABI where the CPU has no AVX, which
@@ -287,8 +291,8 @@ typedef uint64_t xpf_v4 __attribute__((vector_size(32)));
         t4_ |= (v);                                                                                                \
         memcpy((d), &t4_, sizeof t4_);                                                                             \
     } while (0)
-static __attribute__((noinline)) void or_rows_masked(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2,
-                                                     const uint64_t *mk, uint32_t nw)
+static __attribute__((noinline)) void or_rows_masked(uint64_t *d, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk,
+                                                     uint32_t nw)
 {
     for (uint32_t w = 0; w < nw; w += 4) {
         xpf_v4 b, m, x;
@@ -299,39 +303,28 @@ static __attribute__((noinline)) void or_rows_masked(uint64_t *d1, uint64_t *d2,
             b |= x;
         }
         b &= m;
-        OR4(d1 + w, b);
-        if (d2) OR4(d2 + w, b);
+        OR4(d + w, b);
     }
 }
-static inline void or_rows(uint64_t *d1, uint64_t *d2, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk, uint32_t nw)
+static inline void or_rows(uint64_t *d, const uint64_t *r1, const uint64_t *r2, const uint64_t *mk, uint32_t nw)
 {
     _Static_assert(XPF_QW == 8, "or_rows steps 8 words");
     const uint64_t *end = r1 + nw;
     xpf_v4 a, b, x, y;
     if (mk) /* a document with queries decided "no": rows would mark them, too */
-        or_rows_masked(d1, d2, r1, r2, mk, nw);
-    else if (!d2)
-        for (; r1 < end; r1 += 8, d1 += 8) {
-            LD4(a, r1), LD4(b, r1 + 4);
-            OR4(d1, a);
-            OR4(d1 + 4, b);
-        }
+        or_rows_masked(d, r1, r2, mk, nw);
     else if (!r2)
-        for (; r1 < end; r1 += 8, d1 += 8, d2 += 8) {
+        for (; r1 < end; r1 += 8, d += 8) {
             LD4(a, r1), LD4(b, r1 + 4);
-            OR4(d1, a);
-            OR4(d1 + 4, b);
-            OR4(d2, a);
-            OR4(d2 + 4, b);
+            OR4(d, a);
+            OR4(d + 4, b);
         }
     else
-        for (; r1 < end; r1 += 8, r2 += 8, d1 += 8, d2 += 8) {
+        for (; r1 < end; r1 += 8, r2 += 8, d += 8) {
             LD4(a, r1), LD4(b, r1 + 4), LD4(x, r2), LD4(y, r2 + 4);
             a |= x, b |= y;
-            OR4(d1, a);
-            OR4(d1 + 4, b);
-            OR4(d2, a);
-            OR4(d2 + 4, b);
+            OR4(d, a);
+            OR4(d + 4, b);
         }
 }
 
@@ -355,6 +348,10 @@ static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
         return !n || (a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1]);
     return !memcmp(a, b, n);
 }
+
+/* Given equal hashes (wm_xpf_str_hash) and equal lengths n: are a[0..n)
+ * and b[0..n) equal? Up to WM_XPF_EXACT bytes the hash says so alone. */
+static inline bool str_same(const char *a, const char *b, uint32_t n) { return n <= WM_XPF_EXACT || bytes_eq(a, b, n); }
 
 /* The hash of v's string s[0..n), computed once per value: the equality
  * triggers, the scan memo, string clusters and not() guards share it. */
@@ -383,7 +380,7 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
     }
     for (; lo < cl->n && e[lo].h == h; lo++) {
         const xpf_lit *l = &c->f->lits[e[lo].lit];
-        if (l->s_len == n && bytes_eq(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+        if (l->s_len == n && str_same(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
     }
 }
 
@@ -481,8 +478,7 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
         /* the entries before the watermark are matched already (the open ones): one row holds them and the new ones */
         const wm_xpf *f = c->f;
         const uint64_t *row = f->pmask + (size_t)(cl->pm + (cl->op == WM_XP_GT || cl->op == WM_XP_GE ? b : a)) * f->n_qw;
-        /* a sole cluster: the match bit alone (below) */
-        or_rows(c->matched, cl->sole ? NULL : c->decided, row, NULL, c->any_no ? c->open : NULL, f->n_qw);
+        or_rows(c->matched, row, NULL, c->any_no ? c->open : NULL, f->n_qw);
         lose(c, b - a);
         return;
     }
@@ -564,7 +560,7 @@ static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *
     const wm_xpf *f = c->f;
     const uint64_t *ra = f->pmask + ((size_t)cl->pm + (low ? r2 : n - r2)) * f->n_qw;
     const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + (low ? r1 : n - r1)) * f->n_qw;
-    or_rows(c->matched, c->decided, ra, rb, c->any_no ? c->open : NULL, f->n_qw);
+    or_rows(c->matched, ra, rb, c->any_no ? c->open : NULL, f->n_qw);
     lose(c, r1 - st->hi); /* at most the entries of rank [old r2, r1) */
     st->lo = r1;
     st->hi = r2;
@@ -672,7 +668,7 @@ static void prefix_scan(wm_xpf_ctx *c, const xpf_pslot *s, const char *text, uin
         uint64_t h = wm_xpf_str_hash(text, n);
         for (uint32_t k = (uint32_t)h & s->pre_mask; s->pre[k].lit != XPF_NONE; k = (k + 1) & s->pre_mask) {
             const xpf_lit *l = &f->lits[s->pre[k].lit];
-            if (s->pre[k].h == h && l->s_len == n && bytes_eq(f->strpool + l->s_off, text, n)) pattern_true(c, s->pre[k].lit);
+            if (s->pre[k].h == h && l->s_len == n && str_same(f->strpool + l->s_off, text, n)) pattern_true(c, s->pre[k].lit);
         }
     }
 }
@@ -708,7 +704,7 @@ static void scan_value(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t len)
         c->scans++;
         for (int w = 0; w < 2; w++) {
             m = &set[w];
-            if (m->len == len && m->h == h && bytes_eq(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
+            if (m->len == len && m->h == h && str_same(m->text, text, len) && m->n_ids <= SCAN_MEMO_IDS) {
                 m->used = c->scans;
                 for (uint32_t i = 0; i < m->n_ids; i++) pattern_hit(c, m->ids[i]);
                 return;
@@ -770,7 +766,7 @@ static inline void copy_short(char *dst, const char *src, uint32_t n)
         memcpy(dst, src, n);
 }
 
-static void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen);
+static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen);
 
 /* v's string is text[0..tlen): copied (the decoder's view ends with the
  * event). False when sbuf is full (c->failed). */
@@ -823,7 +819,7 @@ static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const
 }
 
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
-static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
+static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
     const wm_xpf *f = c->f;
     /* triggers */
@@ -834,7 +830,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
         uint32_t k = (uint32_t)h & s->eq_mask;
         for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
             const xpf_eqtrig *e = &s->eq[k];
-            if (e->h == h && e->s_len == tlen && bytes_eq(f->strpool + e->s_off, text, tlen)) {
+            if (e->h == h && e->s_len == tlen && str_same(f->strpool + e->s_off, text, tlen)) {
                 if (!hit) hit = e, v->eqlit = e->lit;
                 set_lit(c, e->lit, true);
                 add_post(c, &e->post);
@@ -845,6 +841,7 @@ static __attribute__((noinline)) void value_triggers(wm_xpf_ctx *c, const xpf_ps
             if (hit) v->sp = f->strpool + hit->s_off; /* equal to it: no copy */
             else if (!keep_str(c, v, text, tlen)) return;
         }
+        if (s->eq_only) return;
     }
     double x = v->kind == XPF_V_BOOL ? NAN : v->num;
     if (s->num_trig && (v->kind != XPF_V_STR || s->need_num)) {
@@ -948,7 +945,7 @@ static void finish(wm_xpf_ctx *c)
             const xpf_negguard *g = &ps->neg[i];
             const xpf_lit *l = &c->f->lits[g->lit];
             bool t = v->epoch != c->serial ? !l->absent
-                   : !s || g->h != h || l->s_len != n || !bytes_eq(c->f->strpool + l->s_off, s, n);
+                   : !s || g->h != h || l->s_len != n || !str_same(c->f->strpool + l->s_off, s, n);
             if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }

@@ -170,6 +170,7 @@ typedef struct xpf_pslot {
     bool scan;          /* pattern literals on this slot: scan the value */
     bool num_trig;      /* numeric triggers other than != */
     bool any_trig;      /* any trigger at all (else a value is only stored) */
+    bool eq_only;       /* the equality table is all: no other trigger to look at after it */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
@@ -309,11 +310,35 @@ uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_
 char *wm_xpf_keep(wm_xpf *f, const char *s, size_t n);
 
 /* The hash of string literals and string values in the filter's tables
- * (equality triggers, string clusters, not() guards, the scan memo): the
- * interning tables' short-key hash (two multiplies up to 16 bytes, no
- * variable-length copy); the tables live in memory only, so any hash
- * computed alike at compile and run time will do. */
-static inline uint64_t wm_xpf_str_hash(const char *s, uint32_t n) { return wm_hash_key(0, s, n); }
+ * (equality triggers, string clusters, not() guards, the scan memo, prefix
+ * tables); the tables live in memory only, so any hash computed alike at
+ * compile and run time will do. Strings of at most WM_XPF_EXACT bytes —
+ * names, units, states, booleans — are read in two overlapping loads
+ * (every byte once at least, so given n the loads determine the string)
+ * and mixed by a bijection: for them equal hashes and lengths mean equal
+ * strings, and a probe needs no byte comparison (test_xpath_filter
+ * short_string_hash_is_exact). Longer ones take the interning tables'
+ * short-key hash (two multiplies up to 16 bytes, wm_hash_bytes beyond). */
+#define WM_XPF_EXACT 8
+/* out of line: the short path, inlined, keeps its caller's registers free */
+static __attribute__((noinline, unused)) uint64_t wm_xpf_str_hash_long(const char *s, uint32_t n) { return wm_hash_key(0, s, n); }
+static inline __attribute__((always_inline)) uint64_t wm_xpf_str_hash(const char *s, uint32_t n)
+{
+    if (n > WM_XPF_EXACT) return wm_xpf_str_hash_long(s, n);
+    uint64_t k;
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        k = (uint64_t)b << 32 | a;
+    } else /* first, middle and last byte: all of them */
+        k = n ? (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n >> 1] << 8 | (uint64_t)(unsigned char)s[n - 1] << 16 : 0;
+    /* odd multiplies and xor-shifts are invertible: distinct k, distinct hashes */
+    k *= 0x9E3779B97F4A7C15ull;
+    k ^= k >> 32;
+    k *= 0xD6E8FEB86659FD93ull;
+    return k ^ (k >> 29);
+}
 
 /* Home position of literal id lit in an open-addressing table of mask + 1 entries. */
 static inline uint32_t wm_xpf_lit_slot(uint32_t lit, uint32_t mask) { return (uint32_t)((lit * 0x9E3779B97F4A7C15ull) >> 32) & mask; }

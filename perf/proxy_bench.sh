@@ -234,7 +234,9 @@ def pooled(name):
             "rounds_p50": [J(f"lat_{name}_{r}")["latency_us"]["p50"] for r in range(1, rounds + 1)],
             "rounds_p99": [J(f"lat_{name}_{r}")["latency_us"]["p99"] for r in range(1, rounds + 1)],
             # per round, per slice of send time (the loadgen's --slice-ms): [deliveries, max latency us]
-            "rounds_timeline": [J(f"lat_{name}_{r}").get("timeline") for r in range(1, rounds + 1)]}
+            "rounds_timeline": [J(f"lat_{name}_{r}").get("timeline") for r in range(1, rounds + 1)],
+            # per round, per subscriber in the broker's order of delivery: [p50, p99]
+            "rounds_subs": [J(f"lat_{name}_{r}").get("subs_latency_us") for r in range(1, rounds + 1)]}
 
 def ratio(a, b): return a / b if b else None
 
@@ -398,6 +400,10 @@ row("  per message: waits/reads/sends", ["-"] + ["/".join(f"{lat_cpu[s]['per_mes
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{lat_cpu[s]['proxy_batched_waits']}/{lat_cpu[s]['proxy_wakeups']}" for s in lat_setups[2:]])
 row("  proxy quickacks (ACKs at read)", ["-", "-"] + [str(lat_cpu[s]["proxy_quickacks"]) for s in lat_setups[2:]])
 row("  10 ms slices with a delivery >= 1 ms", [",".join(map(str, lat[s]["rounds_slices_over_1ms"])) for s in lat_setups])
+# p50 of each subscriber (median over rounds): a later place in the broker's order of delivery waits
+# behind the copies written, relayed or read before it.
+sub_p50 = lambda s: [median([r[i][0] for r in lat[s]["rounds_subs"]]) for i in range(len(lat[s]["rounds_subs"][0]))]
+row("  p50 by subscriber (round median)", [",".join(f"{x:g}" for x in sub_p50(s)) for s in lat_setups])
 if spatial:
     print("spatial against references with its delivery pattern (the broker filters the same 10 % by topic), us")
     print(f"{'':36}" + "".join(f"{s:>{W}}" for s in ("direct_sp", "relay_sp", "spatial")))
@@ -409,6 +415,7 @@ if spatial:
     row("  direct_sp - direct: p50; p99 (rm)", [f'{sp_ref["direct_sp_minus_direct"]["p50"]:g}; {sp_ref["direct_sp_minus_direct"]["p99"]:g}', "-", "-"])
     row("  10 ms slices with a delivery >= 1 ms", [",".join(map(str, lat[s]["rounds_slices_over_1ms"])) for s in ("direct_sp", "relay_sp", "spatial")])
     row("  busy vCPUs (all three / round time)", [g(busy(s)) for s in ("direct_sp", "relay_sp", "spatial")])
+    row("  p50 by subscriber (round median)", [",".join(f"{x:g}" for x in sub_p50(s)) for s in ("direct_sp", "relay_sp", "spatial")])
     print("(rm: median over rounds of the same round's difference)")
 print("(relay: build/perf/tcp_relay, a plain epoll byte relay without MQTT: the floor of the two extra hops)")
 if batched: print(f"(proxy_batch: the proxy with --batch-rate 0, batching at any rate: --batch-wait-us {params['batch_wait_us']} per wake-up)")

@@ -46,7 +46,9 @@
  * Prints one JSON object: published, delivered, expected, unwanted,
  * elapsed_s, published_per_s, delivered_per_s, latency_us {p50, p90, p99,
  * max}, hist (the latency histogram: [[bucket lower bound us, count], ...],
- * non-empty buckets only, so runs can be pooled), slice_ms and timeline
+ * non-empty buckets only, so runs can be pooled), subs_latency_us ([p50,
+ * p99] of each of the first 16 subscribers, in their order of connection,
+ * mosquitto's order of delivery here), slice_ms and timeline
  * ([[deliveries, largest latency us], ...] per --slice-ms of send time from
  * the first publication, default 10 ms, at most 4096 slices: a stall, every message sent within
  * some ms late alike, shows as a run of slices; a spread tail does not),
@@ -109,6 +111,11 @@ static struct {
 #define PEID_MAX_LEN 255u
 
 static uint64_t hist[HBUCKETS];
+/* The first SUB_HISTS subscribers' own histograms: the broker writes a
+ * message's deliveries one subscriber after the other, so a later place in
+ * that order shows as a later p50 (the wait behind the copies before it). */
+#define SUB_HISTS 16
+static uint64_t sub_hist[SUB_HISTS][HBUCKETS];
 static uint64_t lat_max, published, delivered, expected, unwanted, errors;
 
 /* The timeline: per slice of --slice-ms of send time (from the first
@@ -149,15 +156,16 @@ static uint64_t bucket_us(unsigned b)
     unsigned e = (b - 1024) / 64 + 10, m = (b - 1024) % 64;
     return (1ull << e) + ((uint64_t)m << (e - 6));
 }
-static uint64_t percentile(double p)
+static uint64_t percentile(const uint64_t *h, double p)
 {
     uint64_t n = 0, want;
-    for (unsigned i = 0; i < HBUCKETS; i++) n += hist[i];
+    for (unsigned i = 0; i < HBUCKETS; i++) n += h[i];
     if (!n) return 0;
     want = (uint64_t)(p * (double)n);
     if (want >= n) want = n - 1;
-    for (unsigned i = 0, acc = 0; i < HBUCKETS; i++) {
-        acc += (unsigned)hist[i];
+    uint64_t acc = 0;
+    for (unsigned i = 0; i < HBUCKETS; i++) {
+        acc += h[i];
         if (acc > want) return bucket_us(i);
     }
     return lat_max;
@@ -397,6 +405,7 @@ static void on_packet(lg_conn *c, const wm_mqtt5_packet *pkt, uint64_t now)
         }
         uint64_t us = now > ts ? (now - ts) / 1000 : 0;
         hist[bucket_of(us)]++;
+        if (c->idx < SUB_HISTS) sub_hist[c->idx][bucket_of(us)]++;
         if (us > lat_max) lat_max = us;
         if (ts >= t_pub0 && t_pub0) {
             uint64_t sl = (ts - t_pub0) / ((uint64_t)opt.slice_ms * 1000000u);
@@ -628,10 +637,14 @@ int main(int argc, char **argv)
            "\"latency_us\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu},\"hist\":",
            (unsigned long long)published, (unsigned long long)delivered, (unsigned long long)expected,
            (unsigned long long)unwanted, el, (double)published / el, (double)delivered / el,
-           (unsigned long long)percentile(0.50), (unsigned long long)percentile(0.90),
-           (unsigned long long)percentile(0.99), (unsigned long long)lat_max);
+           (unsigned long long)percentile(hist, 0.50), (unsigned long long)percentile(hist, 0.90),
+           (unsigned long long)percentile(hist, 0.99), (unsigned long long)lat_max);
     print_hist();
-    printf(",\"slice_ms\":%d,\"timeline\":[", opt.slice_ms);
+    printf(",\"subs_latency_us\":[");
+    for (int i = 0; i < opt.subs && i < SUB_HISTS; i++)
+        printf("%s[%llu,%llu]", i ? "," : "", (unsigned long long)percentile(sub_hist[i], 0.50),
+               (unsigned long long)percentile(sub_hist[i], 0.99));
+    printf("],\"slice_ms\":%d,\"timeline\":[", opt.slice_ms);
     for (uint32_t i = 0; i < n_slices; i++) printf("%s[%u,%u]", i ? "," : "", slice_n[i], slice_max[i]);
     printf("],\"cpu_s\":%.3f,\"errors\":%llu}\n", cpu, (unsigned long long)errors);
     for (int i = 0; i < n; i++) {

@@ -3,7 +3,8 @@
 # 127.0.0.1, with a raw-socket client (proxy_raw.py) that sends exact bytes:
 #  - a malformed packet from a client: the valid packets before it still reach
 #    the broker, the client gets DISCONNECT 0x81 (MQTT 5.0 §4.13) and both
-#    connections close; before CONNACK it is a CONNACK with the reason code;
+#    connections close, counted as ended by the client; before CONNACK it is a
+#    CONNACK with the reason code;
 #  - a packet over --max-packet: DISCONNECT 0x95 Packet too large;
 #  - back-pressure: a subscriber that stops reading makes the proxy stop
 #    reading the broker (counted), and once it reads again it gets every
@@ -141,4 +142,10 @@ peak=$(jq '.limits.held_peak_bytes' "$S")
 [ "$(jq '.limits.held_at_exit_bytes' "$S")" -eq 0 ] || fail "byte accounting drifted: $(jq -c .limits "$S")"
 [ "$peak" -le $((2048 + 16384 + 16384)) ] || fail "held $peak bytes at once"
 grep -q 'malformed packet from the client: .* reason code 0x81' "$TMP/p.err" || fail "no diagnostic on stderr"
+# Who ended the connections: the three that sent a bad packet (steps 1-3) were ended by the client,
+# though the proxy's DISCONNECT to it was the last thing flushed (before 2026-12-02: counted by upstream);
+# the broker ended none here.
+k=$(jq -c '[.connections.closed_by_client, .connections.closed_by_upstream, .connections.accepted]' "$S")
+[ "$(jq '.[1]' <<<"$k")" -eq 0 ] && [ "$(jq '.[0] == .[2]' <<<"$k")" = true ] \
+  || fail "[closed_by_client, closed_by_upstream, accepted] = $k: every connection here was ended by its client"
 echo "proxy_limits: malformed -> 0x81 (before CONNECT: CONNACK 0x81), too large -> 0x95, back-pressure paused the broker side $bp time(s) and all $N messages arrived in order, max packet announced; --total-buffer 40000 hit $tb time(s), peak $tpeak bytes, 3 x $N6 delivered in order; --conn-buffer 16384 with parked chunks: peak $cpeak bytes"

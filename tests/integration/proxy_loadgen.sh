@@ -14,7 +14,8 @@
 #    not want and fails (exit 3): the check can fail;
 #  - the spatial workload's reference (--nbhd-topics), mosquitto filtering by
 #    topic: exactly the same 10 % arrive; the timeline (--slice-ms) holds
-#    every delivery and the largest latency;
+#    every delivery and the largest latency; each subscriber's own p50/p99
+#    are ordered and within the run's largest latency;
 #  - through a proxy that batches at any rate (--batch-rate 0, the mode it
 #    uses under load), open and closed loop, plain and spatial: nothing lost,
 #    nothing unwanted, and its summary shows that it did wait for batches.
@@ -52,6 +53,9 @@ check_plain() {
   [ "$(v "$1" '[.hist[][1]] | add')" -eq "$(v "$1" .delivered)" ] || fail "$1: histogram does not sum to the deliveries"
   v "$1" '.latency_us | .p50 <= .p90 and .p90 <= .p99 and .p99 <= .max' | grep -qx true || fail "$1: percentiles out of order"
   check_timeline "$1"
+  # each subscriber's p50 <= p99 <= the run's max
+  jq -e '.latency_us.max as $m | (.subs_latency_us | length) == 4 and all(.subs_latency_us[]; .[0] <= .[1] and .[1] <= $m)' \
+    "$TMP/$1.lg" > /dev/null || fail "$1: per-subscriber latencies: $(jq -c .subs_latency_us "$TMP/$1.lg")"
 }
 # check_timeline NAME: the timeline's slices hold every delivery, and the slowest one
 check_timeline() {

@@ -21,12 +21,10 @@ from proxy_mqtt5 import Client, packet, props, s
 port, nsub, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 bound = float(sys.argv[4]) if len(sys.argv) > 4 else 60.0
 wide = lambda name: "//s:%s" % name + "/*" * 10
-a = Client(port, "ph-a")
-a.sock.settimeout(None)   # the bound is wait_for's: a compile may take long (sanitizer builds)
+a = Client(port, "ph-a", timeout=None)   # the bound is wait_for's: a compile may take long (sanitizer builds)
 codes, _ = a.subscribe(["ph/a"], user=[("xpath", wide("senml"))], timeout=bound)
 assert codes[0] < 0x80, "A's text refused: %r" % codes
-c = Client(port, "ph-c")
-c.sock.settimeout(None)
+c = Client(port, "ph-c", timeout=None)
 pubs = packet(0x30, s("ph/x") + props([]) + b"p" * 1000) * 200
 subs = b"".join(packet(0x82, struct.pack(">H", i + 1) +
                        props([(0x26, ("xpath", wide("b%d" % i))), (0x26, ("pad", "z" * 2000))]) +

@@ -26,8 +26,7 @@ CID = "rd-s"
 uniq = time.time_ns() % 1000000
 TEXTS = ['//s:senml[matches(@vs, ".{230}t%d_%d")]' % (i, uniq) for i in range(8)]
 
-s1 = Client(port, CID, session_expiry=3600)
-s1.sock.settimeout(None)   # the compile may take minutes under ASan
+s1 = Client(port, CID, session_expiry=3600, timeout=None)   # the compile may take minutes under ASan
 # in one write: the texts compile together; PINGREQs pass the held SUBSCRIBEs (keep-alive 60 s)
 s1.send_raw(b"".join(packet(0x82, struct.pack(">H", 100 + i) + props([(0x26, ("xpath", t))]) + s("rd/%d" % i) + b"\x01")
                      for i, t in enumerate(TEXTS)))
@@ -40,8 +39,7 @@ for i in range(len(TEXTS)):
     if s1.acks[(9, 100 + i)][-1:] != b"\x01": fail("S: SUBACK %s for text %d" % (s1.acks[(9, 100 + i)].hex(), i))
 s1.disconnect()
 # another connection's new text: the worker commits its table without S's texts
-e = Client(port, "rd-evict")
-e.sock.settimeout(None)
+e = Client(port, "rd-evict", timeout=None)
 codes, _ = e.subscribe(["ev/#"], user=[("xpath", "//s:senml[@v > 98765]")], timeout=300)
 if codes != [1]: fail("evicting client: SUBACK %r" % codes)
 e.disconnect()

@@ -6,6 +6,9 @@
 #    "Server unavailable" to mosquitto_sub and mosquitto_pub (exit 136);
 #  - upstream that never answers the connect (a listener whose accept queue is
 #    full drops SYNs): CONNACK 0x88 after --connect-timeout;
+#  - a real mosquitto at max_connections, which closes each connection at
+#    accept: CONNACK 0x88 also to a client whose CONNECT comes after that close
+#    (the binary before: a bare close, REVIEW7 finding 10);
 #  - the real mosquitto killed (SIGKILL: no DISCONNECT of its own) under two
 #    connected subscribers: each gets DISCONNECT 0x80;
 #  - SIGTERM to the proxy: every acknowledged subscriber (3, one a QoS 1
@@ -71,7 +74,7 @@ proxy_to gone "$DEAD2" --max-conns 3 --max-packet 4096
 timeout 60 python3 - "$PORT_gone" "$(dirname "$0")" <<'PY' || fail "unreachable broker + bad packet"
 import socket, struct, sys
 sys.path.insert(0, sys.argv[2])
-from proxy_mqtt5 import packet, props, s, vbi
+from proxy_mqtt5 import packet, props, s, until_close, vbi
 CONNECT = packet(0x10, s("MQTT") + bytes([5, 2]) + struct.pack(">H", 60) + props([]) + s(""))
 bad = {"malformed": packet(0x30, s("t") + b"x" * 10),             # a PUBLISH without its property length
        "too large": bytes([0x30]) + vbi(100000) + s("t") + props([]),
@@ -80,14 +83,9 @@ for name, b in bad.items():
     c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
     c.settimeout(5)
     c.sendall(CONNECT + b)
-    got = b""
-    try:
-        while True:
-            d = c.recv(100)
-            if not d: break
-            got += d
-    except OSError as e:
-        sys.exit("%s: no close within 5 s (%s), got %s" % (name, e, got.hex()))
+    got, err = until_close(c)
+    if err:
+        sys.exit("%s: no close within 5 s (%s), got %s" % (name, err, got.hex()))
     if got != bytes.fromhex("2003008800"):
         sys.exit("%s: got %s, want CONNACK 0x88 (20 03 00 88 00)" % (name, got.hex()))
     c.close()
@@ -101,6 +99,76 @@ jq -e '.told_clients.connack_0x88_server_unavailable == 3 and .malformed.client_
        and .limits.packet_too_large.client_to_upstream == 1 and .limits.conns == 0
        and .connections.open_at_exit == 0 and .connections.closed == .connections.accepted' "$TMP/gone.json" > /dev/null \
   || fail "unreachable broker + bad packet: summary $(jq -c '{told_clients, malformed, limits, connections}' "$TMP/gone.json")"
+
+# --- 2c. a broker that accepts and closes at once (mosquitto at max_connections): CONNACK 0x88, not a bare close
+# mosquitto with max_connections 1, full with direct mosquitto_subs (holders), closes every further
+# connection at accept (its log: "denied: max_connections exceeded"). Through the proxy, each must get CONNACK
+# 0x88 and the close: two raw clients that send their CONNECT only once the broker has closed their upstream
+# connection (one all of it then, one its first 5 bytes at once and the rest then), and mosquitto_sub and
+# mosquitto_pub, which send theirs at once (read before or after that close: 0x88 either way). Once the holders
+# leave, mosquitto_pub gets through the same proxy. The binary before closed the raw clients unanswered
+# (their CONNECT never read; summary upstream_failures.lost with nobody told, REVIEW7 finding 10).
+px_broker "max_connections 1"
+MLOG=$WM_BROKER_DIR/mosquitto.log
+denied() { grep -c 'denied: max_connections exceeded' "$MLOG" || true; }
+# Holders connect until the broker denies one: mosquitto 2.0.11 lowers its count for good when a connection
+# closes before its CONNECT (px_broker's start-up probe), so one holder may not fill it.
+holders=()
+for i in $(seq 5); do
+  n=$(denied)
+  timeout 120 mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -i "holder$i" -t hold > /dev/null 2>&1 &
+  holders+=($!); px_track $!
+  for _ in $(seq 100); do grep -q " as holder$i " "$MLOG" && break; [ "$(denied)" -gt "$n" ] && break; sleep 0.1; done
+  [ "$(denied)" -gt "$n" ] && break
+done
+[ "$(denied)" -gt 0 ] || fail "max_connections: the broker denied none of 5 holders: $(tail -3 "$MLOG")"
+proxy_to full "$BPORT"
+timeout 60 python3 - "$PORT_full" "$MLOG" "$(dirname "$0")" <<'PY' || fail "broker closing at accept: raw clients"
+import socket, struct, sys, time
+sys.path.insert(0, sys.argv[3])
+from proxy_mqtt5 import packet, props, s, until_close
+port, log = int(sys.argv[1]), sys.argv[2]
+CONNECT = packet(0x10, s("MQTT") + bytes([5, 2]) + struct.pack(">H", 60) + props([]) + s("raw"))
+def denied(): return open(log, errors="replace").read().count("denied: max_connections exceeded")
+for name, first in (("whole", b""), ("split", CONNECT[:5])):
+    n = denied()
+    c = socket.create_connection(("127.0.0.1", port))
+    c.settimeout(5)
+    if first: c.sendall(first)
+    t = time.monotonic()
+    while denied() == n:
+        if time.monotonic() - t > 10: sys.exit("%s: the broker logged no denied connection in 10 s" % name)
+        time.sleep(0.05)
+    time.sleep(0.3)   # mosquitto logs before it closes; the proxy has seen the close by now
+    try:
+        c.sendall(CONNECT[len(first):])
+        got, err = until_close(c)
+    except OSError as e:
+        got, err = b"", e
+    if err:
+        sys.exit("%s: %s after %s, want CONNACK 0x88 (20 03 00 88 00) then the close" % (name, err, got.hex()))
+    if got != bytes.fromhex("2003008800"):
+        sys.exit("%s: got %r, want CONNACK 0x88 (20 03 00 88 00) then the close" % (name, got.hex()))
+    c.close()
+PY
+rc=0; timeout 10 mosquitto_sub -V mqttv5 -h 127.0.0.1 -p "$PORT_full" -t a -C 1 > "$TMP/sub_full.out" 2>&1 || rc=$?
+[ "$rc" = 136 ] && grep -q 'Connection error: Server unavailable' "$TMP/sub_full.out" \
+  || fail "broker closing at accept: mosquitto_sub rc $rc (want 136, CONNACK 0x88): $(cat "$TMP/sub_full.out")"
+rc=0; timeout 10 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$PORT_full" -t a -m x -d > "$TMP/pub_full.out" 2>&1 || rc=$?
+grep -q 'received CONNACK (136)' "$TMP/pub_full.out" || fail "broker closing at accept: mosquitto_pub rc $rc: $(cat "$TMP/pub_full.out")"
+for h in "${holders[@]}"; do kill "$h" 2>/dev/null || true; wait "$h" 2>/dev/null || true; done
+told=4
+for _ in $(seq 50); do   # until the broker has dropped the holders' connections (each try before: 0x88 too)
+  rc=0; timeout 10 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$PORT_full" -t a -m x -q 1 > "$TMP/pub_full2.out" 2>&1 || rc=$?
+  [ "$rc" = 136 ] || break; told=$((told + 1)); sleep 0.1
+done
+[ "$rc" = 0 ] || fail "broker closing at accept: mosquitto_pub once the holders left: rc $rc: $(cat "$TMP/pub_full2.out")"
+px_stop "$PID_full" || fail "proxy full exited with $?"
+wm_broker_stop
+# lost: those told, and px_proxy's start-up probe if the broker's close came before the probe's own
+jq -e --argjson n "$told" '.told_clients.connack_0x88_server_unavailable == $n and .upstream_failures.lost >= $n
+       and .connections.open_at_exit == 0 and .connections.closed == .connections.accepted' "$TMP/full.json" > /dev/null \
+  || fail "broker closing at accept: summary $(jq -c '{upstream_failures, told_clients, connections}' "$TMP/full.json")"
 
 # sub NAME QOS: a mosquitto_sub through proxy "live", -d log in $TMP/NAME.out;
 # returns once its SUBACK arrived; pid in $sub_pid
@@ -147,4 +215,4 @@ done
 jq -e '.told_clients.disconnect_0x8b_shutting_down == 3 and .connections.closed_at_shutdown == 3
        and .connections.open_at_exit == 0' "$TMP/live.json" > /dev/null \
   || fail "proxy stop: summary $(jq -c '{told_clients, connections}' "$TMP/live.json")"
-echo "proxy_upstream: CONNACK 0x88 (refused x2, timed out after $tms ms, refused + a bad packet x3: closed), DISCONNECT 0x80 x2 (broker killed), DISCONNECT 0x8B x3 (SIGTERM, stop $ms ms)"
+echo "proxy_upstream: CONNACK 0x88 (refused x2, timed out after $tms ms, refused + a bad packet x3: closed, broker closing at accept x$told), DISCONNECT 0x80 x2 (broker killed), DISCONNECT 0x8B x3 (SIGTERM, stop $ms ms)"

@@ -14,6 +14,7 @@
 #include "dataplane/proxy_filter.h"
 #include "dataplane/proxy_frame.h"
 #include "tests/lib/mqtt5_build.h"
+#include "tests/lib/proxy_wire.h"
 #include "tests/lib/reload_fixture.h"
 
 static wm_proxy_spatial *sp;
@@ -29,21 +30,9 @@ static void setup(void)
     static const char *const n1[] = { "sq1", "p_in", NULL };
     static const char *const n2[] = { "far", NULL };
     const wm_test_nbhd nb[] = { { "N1", n1 }, { "N2", n2 } };
-    char *path = wm_test_write_wmr(wm_test_tmpdir(), "f.wmr", nb, 2);
-    cr_assert(path);
-    char err[256];
-    sp = wm_proxy_spatial_open(path, err, sizeof err);
-    cr_assert(sp, "%s", err);
-    free(path);
+    sp = wm_test_proxy_spatial("f.wmr", nb, 2);
     fsh = (wm_proxy_filter_shared){ .sp = sp, .max_records = 16 };
-    memset(&ctr, 0, sizeof ctr);
-    wm_proxy_session_init(&ss, 4096);
-    wm_proxy_filter_init(&flt, &fsh, &ctr);
-    for (int d = 0; d < 2; d++) wm_proxy_queue_init(&q[d], qmem[d], sizeof qmem[d]);
-    ss.filter = &flt;
-    ss.queues = q;
-    ss.scratch = scratch;
-    ss.scratch_cap = sizeof scratch;
+    wm_test_proxy_wire(&ss, 4096, &flt, &fsh, &ctr, q, qmem[0], sizeof qmem[0], scratch, sizeof scratch);
 }
 
 static void teardown(void)
@@ -64,13 +53,7 @@ static void feed(int dir, const void *p, size_t n)
 /* Takes the next framed packet of queue d (what the proxy sends on), decoded. */
 static bool next(int d, wm_mqtt5_packet *pkt)
 {
-    if (q[d].head == q[d].ready) return false;
-    wm_mqtt5_config c = { .from = d == WM_PROXY_C2U ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER,
-                          .topic_alias_maximum = 65535 };
-    wm_mqtt5_result r;
-    cr_assert_eq(wm_mqtt5_decode(&c, q[d].buf + q[d].head, q[d].ready - q[d].head, pkt, &r), WM_MQTT5_DONE);
-    q[d].head += (uint32_t)r.length;
-    return true;
+    return wm_test_proxy_next(&q[d], d, pkt);
 }
 
 static void drain_all(void)

@@ -11,6 +11,7 @@
 
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_spatial.h"
+#include "tests/lib/proxy_wire.h"
 #include "tests/lib/reload_fixture.h"
 
 typedef struct got {
@@ -219,17 +220,6 @@ Test(proxy_registry, expiry_is_found_in_every_part_of_a_large_table_once_due)
     wm_proxy_registry_free(g);
 }
 
-static wm_proxy_spatial *spatial(const char *file, const wm_test_nbhd *nb, size_t n)
-{
-    char *path = wm_test_write_wmr(wm_test_tmpdir(), file, nb, n);
-    cr_assert(path);
-    char err[256];
-    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, err, sizeof err);
-    cr_assert(sp, "%s", err);
-    free(path);
-    return sp;
-}
-
 static bool can_ct(wm_proxy_registry *g, wm_matcher_reader *rd, uint64_t gen, const char *topic, const char *peid,
                    bool content)
 {
@@ -250,7 +240,7 @@ Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_nam
     static const char *const a1[] = { "sq1", "p_in", NULL }, *const b1[] = { "far", NULL };
     static const char *const a2[] = { "far", NULL }, *const c2[] = { "sq1", NULL };
     const wm_test_nbhd f1[] = { { "N1", a1 }, { "N2", b1 } }, f2[] = { { "N1", a2 }, { "N3", c2 } };
-    wm_proxy_spatial *sp1 = spatial("1.wmr", f1, 2), *sp2 = spatial("2.wmr", f2, 2);
+    wm_proxy_spatial *sp1 = wm_test_proxy_spatial("1.wmr", f1, 2), *sp2 = wm_test_proxy_spatial("2.wmr", f2, 2);
     wm_proxy_registry *g = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp1), 8, 8);
     uint64_t gen, gen2;
     wm_matcher_reader *rd = wm_proxy_registry_reader(g, &gen);

@@ -137,6 +137,8 @@ Test(proxy_state_load, a_bad_live_interval_is_refused_with_its_position)
         { "live:012", "line 4, column 28: expiry: live:INTERVAL: 1..4294967295 seconds expected" },
         { "live:4294967296", "line 4, column 28: expiry: live:INTERVAL: 4294967296 not in 1..4294967295" },
         { "live:12x", "line 4, column 30: expiry: live:INTERVAL: 1..4294967295 seconds expected" },
+        { "live:", "line 4, column 28: expiry: live:INTERVAL: 1..4294967295 seconds expected" },
+        { "livex", "line 4, column 23: expiry: \"never\", \"live:N\", \"live\" or Unix seconds expected" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char file[256];

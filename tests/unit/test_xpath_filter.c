@@ -9,6 +9,7 @@
  * on the documents written here. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/exi_encode.h"
@@ -621,4 +622,51 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
+}
+
+/* Equality probes of strings up to WM_XPF_EXACT bytes compare hashes and
+ * lengths only (wm_xpf_str_hash): that is exact only if the hash reads
+ * every byte and its mixing loses nothing. Every length up to 2 in full,
+ * and for every length up to WM_XPF_EXACT, any one byte changed at any
+ * position changes the hash. */
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+Test(xpath_filter, short_string_hash_is_exact)
+{
+    uint64_t *h = malloc(65536 * sizeof *h);
+    cr_assert(h);
+    for (uint32_t n = 1; n <= 2; n++) {
+        uint32_t m = n == 1 ? 256 : 65536;
+        for (uint32_t i = 0; i < m; i++) {
+            char s[2] = { (char)(i & 0xff), (char)(i >> 8) };
+            h[i] = wm_xpf_str_hash(s, n);
+        }
+        qsort(h, m, sizeof *h, cmp_u64);
+        for (uint32_t i = 1; i < m; i++) cr_assert_neq(h[i], h[i - 1], "two strings of %u bytes, one hash", n);
+    }
+    free(h);
+    uint64_t seed = 42;
+    for (uint32_t n = 1; n <= WM_XPF_EXACT; n++)
+        for (int round = 0; round < 200; round++) {
+            char s[WM_XPF_EXACT], t[WM_XPF_EXACT];
+            for (uint32_t i = 0; i < n; i++) s[i] = (char)(xorshift(&seed) & 0xff);
+            uint64_t hs = wm_xpf_str_hash(s, n);
+            for (uint32_t pos = 0; pos < n; pos++) {
+                memcpy(t, s, n);
+                t[pos] = (char)(t[pos] ^ (1 + (xorshift(&seed) % 255)));
+                cr_assert_neq(wm_xpf_str_hash(t, n), hs, "byte %u of %u changed, same hash", pos, n);
+            }
+        }
 }
