@@ -65,11 +65,11 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);
  * its length to *out_len. Errors: WM_EXI_E_INPUT (XML not well-formed or
  * not namespace-well-formed: message has the line and libxml2's reason; an
  * xsi:type prefix not declared, with the line; nesting deeper than libxml2's
- * depth limit, 256 levels, says so; a DOCTYPE declaring an entity, with the
- * entity's name, or a reference to an entity declared in an external subset,
- * with its name and line: only the predefined entities and character
- * references are read, so no external entity or DTD is ever loaded and no
- * declared entity expanded), the encoder's errors (WM_EXI_E_GRAMMAR when the
+ * depth limit, 256 levels, says so; a DOCTYPE declaring an entity (general
+ * or parameter), with the entity's name, or naming an external subset, with
+ * its system or public identifier: only the predefined entities and
+ * character references are read, so no external entity or DTD is ever
+ * loaded and no declared entity expanded), the encoder's errors (WM_EXI_E_GRAMMAR when the
  * document does not fit the grammar in strict mode, WM_EXI_E_LENGTH when out
  * is full). */
 wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, uint8_t *out, size_t cap,

@@ -1191,7 +1191,7 @@ static const xpf_pattrig *pattern_trigger(const xpf_pstate *ps, uint32_t lit)
  * when their triggers here match exact queries only (no candidates, no
  * clusters), those queries go into one list (e->pq_off), matched at once by
  * a value equal to the literal. Nonzero on allocation failure. */
-static int fold_patterns(xpf_pstate *ps, xpf_eqtrig *e, const uint32_t *ids)
+static int fold_patterns(wm_xpf *f, xpf_pstate *ps, xpf_eqtrig *e, const uint32_t *ids)
 {
     e->pq_off = XPF_NONE;
     uint32_t tot = 0;
@@ -1212,6 +1212,7 @@ static int fold_patterns(xpf_pstate *ps, xpf_eqtrig *e, const uint32_t *ids)
         ps->n_qlist += t->post.ne;
     }
     e->pq_n = ps->n_qlist - e->pq_off;
+    e->pq_id = f->n_pq++;
     return 0;
 }
 
@@ -1237,7 +1238,7 @@ static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
                 continue;
             }
             e->pat_n = a.n - e->pat_off;
-            if (fold_patterns(ps, e, a.ids)) {
+            if (fold_patterns(f, ps, e, a.ids)) {
                 free(a.ids);
                 return -1;
             }

@@ -36,7 +36,7 @@ typedef struct scan_memo {
 typedef struct cstate {
     uint32_t doc, lo, hi;
     uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
-    double m1, m2;
+    double m1, m2;              /* negated for ops < <= (run_neg_rows) */
     bool pend;                  /* in the pending list (flush_pending) */
 } cstate;
 
@@ -84,6 +84,8 @@ struct wm_xpf_ctx {
     char *sbuf;
     size_t sbuf_len, sbuf_cap;
     uint32_t *lit_epoch;        /* [n_lits] */
+    uint32_t *pq_doc;           /* [n_pq]: the document whose value equal to the literal ran the
+                                 * literal's pattern-query list (xpf_eqtrig pq_id) already */
     bool *lit_val;
     uint32_t *cand;             /* candidate queries of the element */
     uint32_t n_cand;
@@ -128,6 +130,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
+    c->pq_doc = calloc(f->n_pq ? f->n_pq : 1, sizeof *c->pq_doc);
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
@@ -139,7 +142,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
-    if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->cand || !c->cand_epoch ||
+    if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
         !c->sbuf || !c->fired || !c->cs || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
@@ -159,6 +162,7 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->sv);
     free(c->lit_epoch);
     free(c->lit_val);
+    free(c->pq_doc);
     free(c->cand);
     free(c->cand_epoch);
     free(c->sbuf);
@@ -526,24 +530,23 @@ static uint32_t neg_rank(const xpf_centry *e, uint32_t n, uint8_t op, double m, 
  * the r1 smallest (lo), those whose L is not u1: two rows, OR-ed in. An
  * element that moves neither costs two comparisons. Ops < <= alike with
  * the smallest y. */
-static void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
+static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
 {
     cstate *st = &c->cs[cl->id];
     if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
-    bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
-    /* beyond(y, m): y makes more entries true than m (any y is beyond a NaN m: no value yet) */
-#define BEYOND(y, m) (low ? !((y) <= (m)) : !((y) >= (m)))
-    if (BEYOND(y, st->m1)) {
+    /* m1, m2 are kept negated for < <=, so "y makes more entries true than m"
+     * is one test, !(y <= m), for every op (and true while m is NaN: no value yet) */
+    if (!(cl->op == WM_XP_GT || cl->op == WM_XP_GE)) y = -y;
+    if (!(y <= st->m1)) {
         if (u != st->u1) { /* the largest so far is now the largest at another literal */
             st->m2 = st->m1;
             st->u1 = u;
         }
         st->m1 = y;
-    } else if (u != st->u1 && BEYOND(y, st->m2))
+    } else if (u != st->u1 && !(y <= st->m2))
         st->m2 = y;
     else
         return;
-#undef BEYOND
     push_pending(c, cl, st);
 }
 
@@ -552,7 +555,8 @@ static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *
 {
     bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
     const xpf_centry *e = ps->centries + cl->off;
-    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, st->m1, st->lo), r2 = neg_rank(e, n, cl->op, st->m2, st->hi), j = 0;
+    double m1 = low ? st->m1 : -st->m1, m2 = low ? st->m2 : -st->m2; /* kept negated for < <= (run_neg_rows) */
+    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, m1, st->lo), r2 = neg_rank(e, n, cl->op, m2, st->hi), j = 0;
     if (r1 == st->lo && r2 == st->hi) return;
     const uint32_t *ul = ps->neglits + cl->ul_off;
     while (j < cl->n_ul && ul[j] != st->u1) j++;
@@ -566,17 +570,13 @@ static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *
     st->hi = r2;
 }
 
-/* A merged cluster of not(S = 'L') guards (xpf_neggroup): the entries whose
- * test holds, except those whose L is `excl` (S's value; XPF_NONE: none).
- * Without rows, a skipped entry holds the watermark back until a later
- * element decides it. */
-static void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
+/* A merged cluster of not(S = 'L') guards (xpf_neggroup) without rows
+ * (with rows: run_neg_rows): the entries whose test holds, except those
+ * whose L is `excl` (S's value; XPF_NONE: none). A skipped entry holds the
+ * watermark back until a later element decides it. Out of line: the common
+ * path, with rows, stays lean in run_neg_groups. */
+static __attribute__((noinline)) void run_neg_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t excl)
 {
-    if (cl->pm != XPF_NONE) {
-        const slotv *v = &c->sv[cl->slot];
-        if (v->epoch == c->serial && v->num == v->num) run_neg_rows(c, cl, excl, v->num); /* absent, NaN: all false */
-        return;
-    }
     uint32_t a, b;
     if (!cluster_range(c, cl, &a, &b)) return;
     const xpf_centry *e = c->ps->centries + cl->off;
@@ -611,7 +611,14 @@ static void run_neg_groups(wm_xpf_ctx *c)
         const slotv *v = &c->sv[g->slot];
         /* the value's probe of the slot's equality table, which holds the group's literals, found the one it equals */
         uint32_t excl = v->epoch == c->serial ? v->eqlit : XPF_NONE;
-        for (uint32_t k = 0; k < g->cn; k++) run_neg_cluster(c, &ps->negcl[g->coff + k], excl);
+        for (const xpf_cluster *cl = ps->negcl + g->coff, *end = cl + g->cn; cl < end; cl++) {
+            if (cl->pm == XPF_NONE) {
+                run_neg_cluster(c, cl, excl);
+                continue;
+            }
+            const slotv *y = &c->sv[cl->slot];
+            if (y->epoch == c->serial && y->num == y->num) run_neg_rows(c, cl, excl, y->num); /* absent, NaN: all false */
+        }
     }
 }
 
@@ -882,7 +889,11 @@ static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, 
                 for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
             else { /* their triggers' exact queries, in one list */
                 for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
-                if (hit->pq_n) match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+                /* the first such value of a document decides every query of the list: later ones skip it */
+                if (hit->pq_n && c->pq_doc[hit->pq_id] != c->doc) {
+                    c->pq_doc[hit->pq_id] = c->doc;
+                    match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+                }
             }
         } else {
             c->scan_slot = s->slot;
@@ -1016,8 +1027,11 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
     return XPF_NONE;
 }
 
-/* An attribute of the element being collected: its slot's value. */
-static __attribute__((noinline)) void attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
+static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
+
+/* An attribute of the element being collected: its slot's value; returns
+ * on_event's answer (a tail call from there). */
+static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const xpf_pstate *ps = c->ps;
     uint32_t ix;
@@ -1027,6 +1041,7 @@ static __attribute__((noinline)) void attribute(wm_xpf_ctx *c, const wm_exi_even
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
     if (ix) put_value(c, &ps->pslots[ix - 1], &ev->value);
+    return stop_now(c);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1055,8 +1070,8 @@ static int on_event(void *user, const wm_exi_event *ev)
         return 0;
     }
     if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
-        if (c->collecting && !ev->xsi) attribute(c, ev);
-        return (c->undecided == 0 && !c->whole_stream) || c->failed;
+        if (c->collecting && !ev->xsi) return attribute(c, ev);
+        return stop_now(c);
     }
     switch (ev->type) {
     case WM_EXI_EV_SE: start_element(c, ev); break;
@@ -1102,6 +1117,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     c->collecting = false;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0;
+        memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
         c->doc = 1;
     }
     c->failed = false;

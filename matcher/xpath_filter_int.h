@@ -146,6 +146,7 @@ typedef struct xpf_eqtrig {
     uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
                               * (pstate eqpat): a value equal to it needs no scan (pat_n
                               * XPF_NONE: not known, scan) */
+    uint32_t pq_id;          /* with pq_off: filter-wide index of the list (a document's first value runs it) */
     uint32_t pq_off, pq_n;   /* when the triggers of those patterns here match exact queries only:
                               * all of those queries, in pstate qlist (no trigger lookup per
                               * pattern); pq_off XPF_NONE: the patterns are replayed one by one */
@@ -266,6 +267,7 @@ struct wm_xpf {
     bool product_done;          /* the analysis ran (no wildcards, no xsi:type switches) */
     uint32_t product_pairs;     /* reachable (path state, element declaration) pairs: the filter grammar */
     uint32_t n_clusters_total;
+    uint32_t n_pq;              /* equality literals' pattern-query lists (xpf_eqtrig pq_id) */
     /* rows of the numeric range clusters (xpf_cluster.pm): row r of a cluster of op > or >= is the
      * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
      * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */

@@ -49,14 +49,16 @@ out=$(timeout 15 "${RAW[@]}" "$P" expect-close "$CONNECT" "$PUB_BIG" | tr '\n' '
 [ "$out" = "CONNACK:00 DISCONNECT:95 closed " ] || fail "oversized PUBLISH: got '$out'"
 
 # 4. Back-pressure: 3000 messages of ~1 KB (3 MB) towards a subscriber that
-#    sleeps 2 s before reading; the proxy may hold only 16 KB for it.
+#    reads nothing until the publisher is done (+ 1 s for the broker's
+#    fan-out); the proxy may hold only 16 KB for it.
 N=3000
 python3 -c "
 for i in range(1, $N + 1): print('%d-' % i + 'p' * 1000)" > "$TMP/lines"
-timeout 40 "${RAW[@]}" "$P" slow-sub bp/x $N 2 > "$TMP/slow.out" 2> "$TMP/slow.err" & SLOW=$!
+timeout 90 "${RAW[@]}" "$P" slow-sub bp/x $N "$TMP/bp.go" > "$TMP/slow.out" 2> "$TMP/slow.err" & SLOW=$!
 for _ in $(seq 100); do grep -q ready "$TMP/slow.out" 2>/dev/null && break; sleep 0.1; done
 grep -q ready "$TMP/slow.out" || fail "slow subscriber did not subscribe"
 timeout 30 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t bp/x -q 0 -l < "$TMP/lines" || fail "publisher failed"
+sleep 1; touch "$TMP/bp.go"
 wait "$SLOW" || fail "slow subscriber failed: $(cat "$TMP/slow.out" "$TMP/slow.err")"
 grep -q "^got $N first=1 last=$N in-order=True$" "$TMP/slow.out" || fail "slow subscriber: $(cat "$TMP/slow.out")"
 
@@ -72,7 +74,7 @@ mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t mps/x -q 1 -m small-after
 wait "$MPS" || fail "max-packet subscriber failed: $(tail -3 "$TMP/mps.out")"
 [ "$(grep '^MSG|' "$TMP/mps.out")" = "MSG|mps/x|small-after" ] || fail "max-packet subscriber got: $(grep '^MSG' "$TMP/mps.out")"
 
-# 6. --total-buffer: three subscribers that do not read for 3 s, 2000 messages of ~1 KB each
+# 6. --total-buffer: three subscribers that read nothing until the publisher is done (+ 1 s), 2000 messages of ~1 KB each
 #    (6 MB towards them) through a proxy that may hold 40,000 bytes in all (one worker): every
 #    message arrives, in order; the bound is hit (counted) and the most held at once stays
 #    within it + one 16 KiB receive buffer + the bytes the proxy adds to the CONNECTs and
@@ -80,13 +82,14 @@ wait "$MPS" || fail "max-packet subscriber failed: $(tail -3 "$TMP/mps.out")"
 px_proxy t --max-packet 2048 --conn-buffer 16384 --total-buffer 40000 --threads 1
 N6=2000
 for k in 1 2 3; do
-  timeout 60 "${RAW[@]}" "$PORT_t" slow-sub tb/x $N6 3 "slow-tb-$k" > "$TMP/tb$k.out" 2> "$TMP/tb$k.err" & eval "TB$k=\$!"
+  timeout 90 "${RAW[@]}" "$PORT_t" slow-sub tb/x $N6 "$TMP/tb.go" "slow-tb-$k" > "$TMP/tb$k.out" 2> "$TMP/tb$k.err" & eval "TB$k=\$!"
 done
 for k in 1 2 3; do
   for _ in $(seq 100); do grep -q ready "$TMP/tb$k.out" 2>/dev/null && break; sleep 0.1; done
   grep -q ready "$TMP/tb$k.out" || fail "total-buffer subscriber $k did not subscribe"
 done
 head -n $N6 "$TMP/lines" | timeout 30 mosquitto_pub -V mqttv5 -h 127.0.0.1 -p "$BPORT" -t tb/x -q 0 -l || fail "publisher failed"
+sleep 1; touch "$TMP/tb.go"
 for k in 1 2 3; do
   wait "$(eval echo "\$TB$k")" || fail "total-buffer subscriber $k: $(cat "$TMP/tb$k.out" "$TMP/tb$k.err")"
   grep -q "^got $N6 first=1 last=$N6 in-order=True$" "$TMP/tb$k.out" || fail "total-buffer subscriber $k: $(cat "$TMP/tb$k.out")"

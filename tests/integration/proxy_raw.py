@@ -9,10 +9,12 @@ usage:
       "TYPE:REASON" lines (e.g. "CONNACK:00", "DISCONNECT:81").
   proxy_raw.py PORT slow-sub TOPIC N SLEEP [CID]  CONNECT (client identifier
       CID, default slow-sub) + SUBSCRIBE (QoS 0), print "ready", stay silent
-      SLEEP seconds without reading, then read N PUBLISH packets and print
+      without reading SLEEP seconds, or, when SLEEP is a path, until that file
+      exists (60 s bound: the caller says when its publisher is done, however
+      slow a loaded host made it), then read N PUBLISH packets and print
       "got N first=P last=P in-order=B".
 """
-import socket, struct, sys, time
+import os, socket, struct, sys, time
 
 def vbi(n):
     out = bytearray()
@@ -80,7 +82,11 @@ def slow_sub(port, topic, n, pause, cid="slow-sub"):
     sock.sendall(packet(0x82, struct.pack(">H", 1) + b"\x00" + s(topic) + b"\x00"))
     assert r.packet()[0] >> 4 == 9
     print("ready", flush=True)
-    time.sleep(pause)
+    if isinstance(pause, str):
+        end = time.monotonic() + 60
+        while not os.path.exists(pause) and time.monotonic() < end: time.sleep(0.05)
+    else:
+        time.sleep(pause)
     got, first, last, ordered = 0, None, None, True
     sock.settimeout(20)  # generous: a loaded CI host can stall the publisher for seconds
     while got < n:
@@ -105,5 +111,6 @@ def slow_sub(port, topic, n, pause, cid="slow-sub"):
 if __name__ == "__main__":
     port, mode = int(sys.argv[1]), sys.argv[2]
     if mode == "expect-close": expect_close(port, sys.argv[3:])
-    elif mode == "slow-sub": slow_sub(port, sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), *sys.argv[6:7])
+    elif mode == "slow-sub": slow_sub(port, sys.argv[3], int(sys.argv[4]),
+                                          sys.argv[5] if "/" in sys.argv[5] else float(sys.argv[5]), *sys.argv[6:7])
     else: sys.exit("unknown mode " + mode)

@@ -42,29 +42,28 @@ Test(exi_xml_entities, declared_entities_refused_external_never_read)
         { "<!DOCTYPE a [<!ENTITY y \"hello\">]><a b=\"%s&y;\">t</a>", "entity declaration <!ENTITY y>" },
         /* declared, never used: refused all the same */
         { "<!DOCTYPE a [\n<!ENTITY y \"%s\">]>\n<a/>", "entity declaration <!ENTITY y>" },
-        /* declared in an external subset, which is never loaded */
-        { "<!DOCTYPE a SYSTEM \"file://%s\">\n<a>&z;</a>", "entity reference &z; (line 2)" },
+        /* an external subset is never loaded: refused, whatever refers to it (in an attribute of the
+         * document element libxml2 dropped the reference without a word, REVIEW9 #2) */
+        { "<!DOCTYPE a SYSTEM \"file://%s\">\n<a>&z;</a>", "external DTD subset \"file:///tmp/wm-exi-entity-" },
+        { "<!DOCTYPE a SYSTEM \"file://%s\">\n<a b=\"x&z;y\">t</a>", "external DTD subset" },
+        { "<!DOCTYPE a PUBLIC \"-//x//y\" \"http://example.invalid/%s.dtd\"><a/>", "external DTD subset \"http://example.invalid" },
+        /* a parameter entity is an entity too */
+        { "<!DOCTYPE a [<!ENTITY %% p \"CDATA\">]><a%s/>", "entity declaration <!ENTITY p>" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(xml, sizeof xml, bad[i].fmt, i == 1 || i == 3 || i == 4 ? "" : path);
+        snprintf(xml, sizeof xml, bad[i].fmt, i == 1 || i == 3 || i == 4 || i == 8 ? "" : path);
         uint8_t buf[512];
         wm_exi_error e = { 0 };
         cr_assert_eq(wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e), 0, "%s encoded", xml);
         cr_assert_eq(e.status, WM_EXI_E_INPUT, "%s: %d %s", xml, e.status, e.msg);
         cr_assert(strstr(e.msg, bad[i].needle), "%s: %s", xml, e.msg);
     }
-    /* an external parameter entity in the internal subset: not loaded, the document is just <a/> */
+    /* an external parameter entity in the internal subset: refused, never loaded */
     snprintf(xml, sizeof xml, "<!DOCTYPE a [<!ENTITY %% p SYSTEM \"file://%s\"> %%p;]><a/>", path);
     uint8_t buf[512];
     wm_exi_error e = { 0 };
-    size_t n = wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e);
-    if (n) {
-        wm_test_exi_doc doc;
-        cr_assert_eq(wm_test_exi_decode_doc(g, buf, n, NULL, &doc, &e, NULL), WM_EXI_OK, "%s", e.msg);
-        cr_assert_null(strstr(doc.sink.buf, "SECRET"), "%s", doc.sink.buf);
-        cr_assert(!strncmp(doc.sink.buf, "<a/>", 4) && strspn(doc.sink.buf + 4, "\n") == strlen(doc.sink.buf + 4), "%s", doc.sink.buf);
-        wm_test_exi_doc_free(&doc);
-    }
+    cr_assert_eq(wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e), 0, "%s encoded", xml);
+    cr_assert(strstr(e.msg, "entity declaration <!ENTITY p>") && !strstr(e.msg, "SECRET"), "%s: %s", xml, e.msg);
     unlink(path);
     wm_exi_grammar_free(g);
 }
