@@ -147,6 +147,7 @@ typedef struct wm_proxy_counters {
     uint64_t filter_sid_added;           /* SUBSCRIBEs given a proxy Subscription Identifier */
     uint64_t filter_sid_reserved;        /* SUBSCRIBEs refused: client used a proxy identifier */
     uint64_t filter_records_full;        /* filters not recorded: max_records reached */
+    uint64_t filter_sid_wait;            /* SUBSCRIBEs held for a --state identifier reservation (each try) */
     uint64_t filter_withheld[3];         /* broker PUBLISHes withheld, by QoS */
     uint64_t filter_acked_on_behalf;     /* PUBACK/PUBREC sent to the broker for withheld ones */
     uint64_t filter_pubcomp_on_behalf;   /* PUBCOMP sent to the broker for their PUBREL */

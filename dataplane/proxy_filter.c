@@ -940,12 +940,35 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
      * neighborhood or content filter would be renumbered by a reload and
      * could then name an old record's queued deliveries. */
     bool add_sid = sid == 0 && !f->sid_unavailable;
-    if (add_sid && filtered && f->sid_next >= WM_PROXY_SID_PLAIN) {
-        f->c->filter_records_full++;
-        return refuse(f, pkt, 0x97, "the proxy has no subscription identifier left for this session",
-                      client_max, back);
+    if (add_sid && filtered) {
+        /* The session entry numbers (one numbering for every connection
+         * attached to it, and with --state only below what the file holds:
+         * a kill then never lets the next process hand it out again). A
+         * connection without an entry numbers on its own: its session ends
+         * with it. */
+        wm_proxy_sid_status st = f->sess_gen ? wm_proxy_registry_session_sid(f->sh->reg, f->sh->rd, f->cid, f->cid_len,
+                                                                             f->sess_gen, f->sid_next, &sid)
+                                             : WM_PROXY_SID_STALE;
+        if (st == WM_PROXY_SID_STALE) {
+            st = f->sid_next < WM_PROXY_SID_PLAIN ? WM_PROXY_SID_OK : WM_PROXY_SID_NONE_LEFT;
+            sid = f->sid_next;
+        }
+        if (st == WM_PROXY_SID_WAIT) {
+            /* until the next save has it: at most one save interval (the
+             * worker is woken then); a client gone meanwhile is not waited for */
+            if (f->gone) return WM_PROXY_DROP;
+            f->c->filter_sid_wait++;
+            return WM_PROXY_HOLD;
+        }
+        if (st == WM_PROXY_SID_NONE_LEFT) {
+            f->c->filter_records_full++;
+            return refuse(f, pkt, 0x97, "the proxy has no subscription identifier left for this session",
+                          client_max, back);
+        }
+        if (sid >= f->sid_next) f->sid_next = sid + 1;
+    } else if (add_sid) {
+        sid = WM_PROXY_SID_PLAIN;
     }
-    if (add_sid) sid = filtered ? f->sid_next++ : WM_PROXY_SID_PLAIN;
     else if (sid == 0) sid = WM_PROXY_SID_PLAIN;   /* recorded as plain; deliveries carry none */
     /* Records for this SUBSCRIBE, pending until the broker's SUBACK. A
      * filtered subscription that cannot be recorded must not reach the

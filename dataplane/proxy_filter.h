@@ -30,9 +30,12 @@
  *     names one record for the life of the session: none is used twice in
  *     a session (not after a reload, which renumbers neighborhoods and
  *     content slots, nor after an UNSUBSCRIBE, whose queued deliveries the
- *     broker may still send with it), the session entry remembering the
- *     next free one across connections; a session out of them gets SUBACK
- *     0x97. On the wire the identifier is turned by the process's epoch
+ *     broker may still send with it), the session entry handing them out
+ *     (wm_proxy_registry_session_sid: one numbering across connections;
+ *     with --state only below the reservation the file on disk holds, the
+ *     SUBSCRIBE waiting, WM_PROXY_HOLD, for the save that writes one and
+ *     dropped if its client leaves meanwhile); a session out of them gets
+ *     SUBACK 0x97. On the wire the identifier is turned by the process's epoch
  *     (sid_epoch: BASE + (sid - BASE + epoch) mod WM_PROXY_SID_SPAN; the
  *     records and the session table keep the session's own numbering). A
  *     persistent session outlives the process at the broker, and a new

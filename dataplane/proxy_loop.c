@@ -136,6 +136,7 @@ typedef struct worker {
     int test_done_fd;         /* WM_PROXY_TEST_COMPILE_DONE_FILE (worker_alloc), -1 = none */
     uint64_t wake_val;
     bool accept_armed, wake_armed, stopping;
+    bool woken;               /* the wake fd fired: held streams are tried again (a saved --state reservation) */
     conn *conns;
     uint32_t nconns, free_head, open;
     uint8_t *qmem;
@@ -1198,6 +1199,7 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
         w->wake_armed = false;
         if (atomic_load(&g_stop)) stop_worker(w);
         else arm_wake(w);   /* woken for a reload: tables_poll sees it */
+        w->woken = true;    /* ... or for a saved reservation (wm_proxy_registry_sid_wake) */
         return;
     case OP_CANCEL: return;
     case OP_SWEEP: sweep(w); return;
@@ -1439,7 +1441,8 @@ static void *worker_main(void *arg)
         if (stop_deadline && now_ns() > stop_deadline) break;
         if (!w->stopping && !w->accept_armed) arm_accept(w);
         if (w->cfg->tables) tables_poll(w);
-        if (w->fsh.content && wm_proxy_content_poll(w->fsh.content)) resume_held(w);
+        if ((w->fsh.content && wm_proxy_content_poll(w->fsh.content)) || w->woken) resume_held(w);
+        w->woken = false;
         if (w->fsh.content) wm_proxy_content_kick(w->fsh.content);   /* what this turn changed, in one compile */
         int n;
         unsigned queued = io_uring_sq_ready(&w->ring);
@@ -1732,7 +1735,10 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
          * have changed again in between): never refused. */
         bool hup = false;
         while (rc == 0 && !atomic_load(&g_fatal)) {
-            int sig = sigtimedwait(&set, NULL, hup ? &soon : &tick);
+            /* (a SUBSCRIBE waiting for a --state reservation: saved and
+             * woken promptly) */
+            bool urgent = cfg->state && cfg->registry && wm_proxy_registry_sid_urgent(cfg->registry);
+            int sig = sigtimedwait(&set, NULL, hup || urgent ? &soon : &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
             if (sig == SIGHUP && !cfg->tables)
                 fprintf(stderr, "wirematch-proxy: SIGHUP: no --resolution, nothing to reload\n");
@@ -1752,6 +1758,11 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
             if (cfg->state) wm_proxy_state_tick(cfg->state, false);
+            if (cfg->state && cfg->registry && wm_proxy_registry_sid_wake(cfg->registry)) {
+                uint64_t one = 1;
+                for (unsigned i = 0; i < n; i++)
+                    if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it tries at its next turn */ }
+            }
         }
         atomic_store(&g_stop, 1);
         uint64_t one = 1;

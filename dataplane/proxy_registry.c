@@ -54,6 +54,13 @@ typedef struct sess {
     uint32_t interval;      /* while one is: its Session Expiry Interval (s); 0 not known */
     bool incomplete;
     uint32_t sid_next;      /* no proxy identifier from here up was used in the session */
+    /* --state reservation ceilings (wm_proxy_registry_session_sid): every
+     * identifier handed out is below the ceiling the file on disk holds.
+     * ceil_mem: the one to write next; ceil_disk: the one known on disk;
+     * ceil_fly: the one the saver copied last, on disk once the write of
+     * sequence fly_seq completed (0: none in flight; see ceiling()). */
+    uint32_t ceil_mem, ceil_disk, ceil_fly;
+    uint64_t fly_seq;
     sess_rec *recs;
     uint32_t n, cap;
     /* The saver's queue of entries changed since it last copied them
@@ -92,6 +99,16 @@ struct wm_proxy_registry {
     uint64_t q_len;
     uint64_t *gone;         /* generations of dropped entries the saver had copied */
     size_t n_gone, cap_gone;
+    /* Reservation ceilings (wm_proxy_registry_session_sid): copies are
+     * tagged with write_seq, the saver's next write; done_seq is the last
+     * write that completed (under mu). landed mirrors done_seq for the
+     * saver's thread (wm_proxy_registry_sid_wake, which alone uses
+     * wake_seen); urgent: a hand-out waits for a save; waiters: hand-outs
+     * told to wait since the workers were last woken. */
+    uint64_t write_seq, done_seq, wake_seen;
+    _Atomic uint64_t landed;
+    atomic_bool urgent;
+    _Atomic uint64_t waiters;
 };
 
 static uint64_t mono_ns(void)
@@ -155,6 +172,7 @@ wm_proxy_registry *wm_proxy_registry_new(wm_matcher *m, uint32_t max_sessions, u
         return NULL;
     }
     g->next_gen = 1;
+    g->write_seq = 1;
     g->next_expiry = UINT64_MAX;
     g->free_ent = UINT32_MAX;
     pthread_mutex_init(&g->mu, NULL);
@@ -415,6 +433,20 @@ static void sess_drop(wm_proxy_registry *g, sess **l)
     g->n_sess--;
 }
 
+/* Lock held: s's ceilings with the completed writes applied; returns the
+ * one that holds whatever happens to the write in flight (the file is
+ * either the one on disk or the new one). */
+static uint32_t ceiling(const wm_proxy_registry *g, sess *s)
+{
+    if (s->fly_seq && s->fly_seq <= g->done_seq) {
+        s->ceil_disk = s->ceil_fly;
+        s->fly_seq = 0;
+    }
+    return s->fly_seq && s->ceil_fly < s->ceil_disk ? s->ceil_fly : s->ceil_disk;
+}
+
+static uint32_t sid_first(const sess *s) { return s->sid_next < WM_PROXY_SID_BASE ? WM_PROXY_SID_BASE : s->sid_next; }
+
 /* Lock held: entry gen of cid, NULL if it is gone or another one. */
 static sess *sess_get(wm_proxy_registry *g, const uint8_t *cid, uint32_t n, uint64_t gen)
 {
@@ -528,6 +560,68 @@ bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, 
 out:
     unlock(g, rd);
     return ok;
+}
+
+wm_proxy_sid_status wm_proxy_registry_session_sid(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                                  uint32_t cid_len, uint64_t gen, uint32_t floor, uint32_t *sid)
+{
+    wm_proxy_sid_status st = WM_PROXY_SID_STALE;
+    lock(g, rd);
+    sess *s = sess_get(g, cid, cid_len, gen);
+    if (!s) goto out;
+    if (s->sid_next < floor) s->sid_next = floor;
+    s->sid_next = sid_first(s);
+    st = WM_PROXY_SID_NONE_LEFT;
+    if (s->sid_next >= WM_PROXY_SID_PLAIN) goto out;
+    /* (the next save writes the new sid_next: a clean stop's file is exact) */
+    changed(g, s);
+    uint32_t want = WM_PROXY_SID_PLAIN - s->sid_next > WM_PROXY_SID_RESERVE ? s->sid_next + WM_PROXY_SID_RESERVE
+                                                                            : WM_PROXY_SID_PLAIN;
+    if (g->track && s->sid_next >= ceiling(g, s)) {
+        /* Not below what the file holds: a crash now would let the next
+         * process hand this identifier out again (REVIEW7 #12). */
+        if (s->ceil_mem < want) s->ceil_mem = want;
+        atomic_store_explicit(&g->urgent, true, memory_order_relaxed);
+        atomic_fetch_add_explicit(&g->waiters, 1, memory_order_relaxed);
+        st = WM_PROXY_SID_WAIT;
+        goto out;
+    }
+    *sid = s->sid_next++;
+    /* Half the reservation used: the next one goes to the file with the
+     * next save, before this one runs out. */
+    if (g->track && s->sid_next + WM_PROXY_SID_RESERVE / 2 >= s->ceil_mem && s->ceil_mem < want) s->ceil_mem = want;
+    st = WM_PROXY_SID_OK;
+out:
+    unlock(g, rd);
+    return st;
+}
+
+bool wm_proxy_registry_sid_urgent(wm_proxy_registry *g)
+{
+    return atomic_load_explicit(&g->urgent, memory_order_relaxed);
+}
+
+void wm_proxy_registry_sid_urgent_clear(wm_proxy_registry *g)
+{
+    atomic_store_explicit(&g->urgent, false, memory_order_relaxed);
+}
+
+void wm_proxy_registry_ceilings_saved(wm_proxy_registry *g)
+{
+    lock(g, NULL);
+    g->done_seq = g->write_seq++;
+    atomic_store_explicit(&g->landed, g->done_seq, memory_order_release);
+    unlock(g, NULL);
+}
+
+bool wm_proxy_registry_sid_wake(wm_proxy_registry *g)
+{
+    uint64_t l = atomic_load_explicit(&g->landed, memory_order_acquire);
+    /* (a waiter counted after the exchange is woken at the next landing; one
+     * woken before its reservation landed waits, and counts, again) */
+    if (l == g->wake_seen || atomic_exchange_explicit(&g->waiters, 0, memory_order_relaxed) == 0) return false;
+    g->wake_seen = l;
+    return true;
 }
 
 void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
@@ -699,16 +793,21 @@ static const char *copy_str(char **at, const char *s, size_t n)
     return d;
 }
 
-/* Lock held: e copied into c (copy_size(e) bytes). */
-static void copy_entry(wm_proxy_session_copy *c, const sess *e)
+/* Lock held: e copied into c (copy_size(e) bytes); the ceiling copied is in
+ * flight until the saver's next write completes. */
+static void copy_entry(const wm_proxy_registry *g, wm_proxy_session_copy *c, sess *e)
 {
+    uint32_t next = sid_first(e), ceil = e->ceil_mem > next ? e->ceil_mem : next;
+    (void)ceiling(g, e);
+    e->ceil_fly = ceil;
+    e->fly_seq = g->write_seq;
     char *at = (char *)&c->recs[e->n];
     c->next = NULL;
     c->gen = e->gen;
     c->n = e->n;
     memcpy(at, e->cid, e->cid_len);
     c->s = (wm_proxy_saved_session){ (const uint8_t *)at, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
-                                     e->expire_ns, e->interval };
+                                     e->expire_ns, e->interval, ceil };
     at += e->cid_len;
     for (uint32_t i = 0; i < e->n; i++) {
         const sess_rec *r = &e->recs[i];
@@ -742,7 +841,7 @@ int wm_proxy_registry_sessions_take(wm_proxy_registry *g, uint32_t max_entries, 
         if (b->n_copies && bytes + n > max_bytes) break;
         wm_proxy_session_copy *c = malloc(n);
         if (!c) { rc = -1; break; }
-        copy_entry(c, e);
+        copy_entry(g, c, e);
         *tail = c;
         tail = &c->next;
         b->n_copies++;
@@ -836,6 +935,8 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
     e->gen = g->next_gen++;
     e->incomplete = s->incomplete;
     e->sid_next = s->sid_next;
+    /* the file just read holds it: a process loading it again starts there */
+    e->ceil_mem = e->ceil_disk = s->sid_next;
     e->expire_ns = s->attached ? UINT64_MAX : s->expire_ns;
     if (e->expire_ns < g->next_expiry) g->next_expiry = e->expire_ns;
     e->next = *l;

@@ -76,6 +76,12 @@
 #define WM_PROXY_SID_PLAIN WM_PROXY_SID_MAX
 /* How many proxy identifiers a session has (BASE .. PLAIN - 1). */
 #define WM_PROXY_SID_SPAN (WM_PROXY_SID_PLAIN - WM_PROXY_SID_BASE)
+/* With --state, how many identifiers a session reserves ahead in the file
+ * (wm_proxy_registry_session_sid): what a kill can cost a session that
+ * handed out identifiers since the last save (16,777,215 / 4,096 = 4,096
+ * such kills), and half of it (2,048 filtered SUBSCRIBEs) what it can hand
+ * out within one save interval (at most 10 s) before one waits for a save. */
+#define WM_PROXY_SID_RESERVE 4096u
 
 typedef struct wm_proxy_registry wm_proxy_registry;
 
@@ -198,6 +204,30 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
 bool wm_proxy_registry_session_put(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,
                                    uint64_t gen, const wm_proxy_saved_sub *rec);
 
+/* What wm_proxy_registry_session_sid did. */
+typedef enum wm_proxy_sid_status {
+    WM_PROXY_SID_OK,         /* *sid is the session's next identifier, now used */
+    WM_PROXY_SID_NONE_LEFT,  /* the session used all WM_PROXY_SID_SPAN of them */
+    WM_PROXY_SID_WAIT,       /* --state: not below the ceiling on disk yet; a reservation
+                              * is queued for the next save (try again once woken, see
+                              * wm_proxy_registry_sid_wake) */
+    WM_PROXY_SID_STALE,      /* gen is no longer the entry: nothing changed */
+} wm_proxy_sid_status;
+
+/* Worker: hands out the next proxy identifier of entry gen of cid (a
+ * filtered SUBSCRIBE's; floor: the connection's own next one, which the
+ * entry's is raised to). Without a saver (wm_proxy_registry_track) it is
+ * the entry's next one. With one, an identifier is handed out only below
+ * the ceiling the --state file on disk holds for the session (so that a
+ * load after a kill, which starts the session there, never hands it out
+ * again): at or past it, the entry's ceiling to write is raised
+ * WM_PROXY_SID_RESERVE past it and the call answers WAIT; once half the
+ * reservation is used, the next is raised the same way ahead of need. The
+ * entry is marked changed (the next save writes its new next identifier).
+ * Lock taken (rd offline meanwhile). */
+wm_proxy_sid_status wm_proxy_registry_session_sid(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
+                                                  uint32_t cid_len, uint64_t gen, uint32_t floor, uint32_t *sid);
+
 /* Worker: forgets the record of filter[0..len) of entry gen (UNSUBSCRIBE),
  * removing its prefilter registration. A filtered record (neighborhood or
  * content) with a client identifier makes the entry incomplete: the broker
@@ -235,6 +265,8 @@ typedef struct wm_proxy_saved_session {
     uint64_t expire_ns;    /* not attached: CLOCK_MONOTONIC deadline; UINT64_MAX = never */
     uint32_t interval;     /* attached: the Session Expiry Interval (s) of its connection
                             * (wm_proxy_registry_session_interval), 0xFFFFFFFF never, 0 not known */
+    uint32_t ceiling;      /* taken: no identifier of the session from here up is handed out
+                            * before a save that wrote it completed (>= sid_next); restore ignores it */
 } wm_proxy_saved_session;
 
 /* Any thread: a counter that moves whenever a session entry changes (made,
@@ -289,6 +321,24 @@ void wm_proxy_registry_track(wm_proxy_registry *g);
  * entry that did not fit stays queued). */
 int wm_proxy_registry_sessions_take(wm_proxy_registry *g, uint32_t max_entries, size_t max_bytes,
                                     wm_proxy_session_batch *b);
+
+/* The saver, after a write (while running: the file written "clean 0")
+ * completed: the ceilings of every copy taken since the previous such call
+ * are on disk (wm_proxy_registry_session_sid may hand out below them). One
+ * store under the lock: each entry applies it when it is next used. */
+void wm_proxy_registry_ceilings_saved(wm_proxy_registry *g);
+
+/* Any thread, lock-free: a hand-out waits for a save (answered WAIT since
+ * the last _sid_urgent_clear): the saver should write soon. The saver
+ * clears it when a save starts syncing (what was queued then is in it). */
+bool wm_proxy_registry_sid_urgent(wm_proxy_registry *g);
+void wm_proxy_registry_sid_urgent_clear(wm_proxy_registry *g);
+
+/* The saver's thread only, after each save: true if a write completed since
+ * the last true and some hand-out was answered WAIT since: the caller then
+ * wakes every worker, which tries its held SUBSCRIBEs again (one told to
+ * wait again counts again). Lock-free. */
+bool wm_proxy_registry_sid_wake(wm_proxy_registry *g);
 
 /* Frees what *b holds (any thread) and empties it. */
 void wm_proxy_registry_batch_free(wm_proxy_session_batch *b);

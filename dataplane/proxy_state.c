@@ -12,7 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAGIC "wirematch-proxy-state 1"
+/* Version 2: a "clean 0" file's next identifiers are reservation ceilings
+ * (loaded as they are); version 1's were the sessions' next ones (loaded
+ * WM_PROXY_STATE_SID_MARGIN further). Written: 2; read: both. */
+#define MAGIC "wirematch-proxy-state 2"
+#define MAGIC_V1 "wirematch-proxy-state 1"
 #define STR_MAX 65535u
 #define FILE_MAX (1ull << 30)
 
@@ -166,17 +170,18 @@ static int fail_at_session(cursor *c, const pending *p, const char *at, const ch
 }
 
 /* Restores the pending session (if any) into g. */
-static int flush(cursor *c, pending *p, wm_proxy_registry *g, bool clean, int64_t now_rt_s, uint64_t now_mono_ns,
-                 wm_proxy_state_info *info)
+static int flush(cursor *c, pending *p, wm_proxy_registry *g, bool clean, bool v1, int64_t now_rt_s,
+                 uint64_t now_mono_ns, wm_proxy_state_info *info)
 {
     if (!p->at) return 0;
     char why[256];
     p->s.incomplete |= !clean;
-    /* A file written while running may lack the last changes, the
-     * identifiers handed out since among them: numbering on from the file's
-     * would give a new subscription one the broker holds for another
-     * (REVIEW7 #12). Past what any gap between two saves can use up. */
-    if (!clean)
+    /* A version 1 file written while running may lack the last changes,
+     * the identifiers handed out since among them: numbering on from the
+     * file's would give a new subscription one the broker holds for another
+     * (REVIEW7 #12). Past what any gap between two saves can use up. (A
+     * version 2 file holds a ceiling nothing handed out reached.) */
+    if (!clean && v1)
         p->s.sid_next = WM_PROXY_SID_PLAIN - p->s.sid_next > WM_PROXY_STATE_SID_MARGIN
                             ? p->s.sid_next + WM_PROXY_STATE_SID_MARGIN : WM_PROXY_SID_PLAIN;
     if (p->exp_rt == -2) {
@@ -224,8 +229,9 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
     uint64_t v, sessions = 0, records = 0;
     int rc = -1;
     size_t ml = strlen(MAGIC);
-    if (len < ml + 1 || memcmp(buf, MAGIC, ml) != 0 || buf[ml] != '\n') {
-        fail_at(&c, buf, "not a wirematch-proxy state file (first line must be \"" MAGIC "\")");
+    bool v1 = len >= ml + 1 && memcmp(buf, MAGIC_V1, ml) == 0;
+    if (len < ml + 1 || (memcmp(buf, MAGIC, ml) != 0 && !v1) || buf[ml] != '\n') {
+        fail_at(&c, buf, "not a wirematch-proxy state file (first line must be \"" MAGIC "\" or \"" MAGIC_V1 "\")");
         goto out;
     }
     c.p += ml + 1;
@@ -242,12 +248,12 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
         if (c.p == c.end) { fail_at(&c, c.p, "no \"end\" line (truncated file?)"); goto out; }
         char *at = c.p;
         if (keyword(&c, "session")) {
-            if (flush(&c, &p, g, info->clean, now_rt_s, now_mono_ns, info)) goto out;
+            if (flush(&c, &p, g, info->clean, v1, now_rt_s, now_mono_ns, info)) goto out;
             char *cid;
             uint32_t cid_len;
             if (string(&c, "client identifier", false, false, &cid, &cid_len)) goto out;
             if (number(&c, "next identifier", false, WM_PROXY_SID_BASE, WM_PROXY_SID_PLAIN, &v)) goto out;
-            p.s = (wm_proxy_saved_session){ (const uint8_t *)cid, cid_len, (uint32_t)v, false, false, 0, 0 };
+            p.s = (wm_proxy_saved_session){ (const uint8_t *)cid, cid_len, (uint32_t)v, false, false, 0, 0, 0 };
             uint64_t inc;
             if (number(&c, "incomplete", false, 0, 1, &inc)) goto out;
             p.s.incomplete = inc == 1;
@@ -327,7 +333,7 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
                 goto out;
             }
             if (c.p != c.end) { next_line(&c); fail_at(&c, c.p, "data after the \"end\" line"); goto out; }
-            if (flush(&c, &p, g, info->clean, now_rt_s, now_mono_ns, info)) goto out;
+            if (flush(&c, &p, g, info->clean, v1, now_rt_s, now_mono_ns, info)) goto out;
             rc = 0;
             goto out;
         } else {
@@ -385,9 +391,10 @@ int wm_proxy_state_load(const char *path, wm_proxy_registry *g, wm_proxy_state_i
 /* ------------------------------------------------------------ the mirror */
 
 /* The saver's copy of one entry: its file text, formatted once when it was
- * taken. text[0, head_len) is "session CID NEXT INC " (the expiry, which
- * depends on the time of the write, follows it), then "\n" and the records'
- * lines, text[head_len, len). */
+ * taken. text[0, head_len) is "session CID" (the next identifier, which
+ * depends on whether the write is the clean stop's, the incomplete flag and
+ * the expiry, which depends on the time of the write, follow it), then "\n"
+ * and the records' lines, text[head_len, len). */
 typedef struct mentry {
     struct mentry *prev, *next;  /* file order: the order entries were first taken */
     struct mentry *hnext;        /* chain of its hash bucket */
@@ -395,6 +402,8 @@ typedef struct mentry {
     bool attached;
     uint64_t expire_ns;
     uint32_t interval;           /* attached: its Session Expiry Interval (s), 0 not known */
+    uint32_t sid_next, ceiling;  /* written at a clean stop / while running */
+    bool incomplete;
     uint32_t n_recs;
     size_t head_len, len;
     char text[];
@@ -458,10 +467,6 @@ static void entry_text(wbuf *w, const wm_proxy_session_copy *c, size_t *head_len
     const wm_proxy_saved_session *s = &c->s;
     w_put(w, "session", 7);
     w_str(w, (const char *)s->cid, s->cid_len);
-    w_put(w, " ", 1);
-    /* (an entry that never had a proxy identifier holds 0: none used) */
-    w_u32(w, s->sid_next < WM_PROXY_SID_BASE ? WM_PROXY_SID_BASE : s->sid_next);
-    w_put(w, s->incomplete ? " 1 " : " 0 ", 3);
     *head_len = w->n;
     w_put(w, "\n", 1);
     for (uint32_t i = 0; i < c->n; i++) {
@@ -542,6 +547,10 @@ static int mirror_put(wm_proxy_state_mirror *m, const wm_proxy_session_copy *c)
     e->attached = c->s.attached;
     e->expire_ns = c->s.expire_ns;
     e->interval = c->s.interval;
+    /* (an entry that never had a proxy identifier holds 0: none used) */
+    e->sid_next = c->s.sid_next < WM_PROXY_SID_BASE ? WM_PROXY_SID_BASE : c->s.sid_next;
+    e->ceiling = c->s.ceiling > e->sid_next ? c->s.ceiling : e->sid_next;
+    e->incomplete = c->s.incomplete;
     e->n_recs = c->n;
     e->head_len = head_len;
     e->len = len;
@@ -636,6 +645,10 @@ static void emit(FILE *f, const wm_proxy_state_mirror *m, uint32_t epoch, bool c
     fprintf(f, MAGIC "\nepoch %" PRIu32 "\nclean %d\n", epoch, clean ? 1 : 0);
     for (const mentry *e = m->head; e; e = e->next) {
         fwrite(e->text, 1, e->head_len, f);
+        /* At a clean stop nothing is handed out any more: the exact next
+         * one; while running, the ceiling no identifier handed out reaches
+         * before the next save (proxy_registry.h, _session_sid). */
+        fprintf(f, " %" PRIu32 " %d ", clean ? e->sid_next : e->ceiling, e->incomplete ? 1 : 0);
         if (e->attached && e->interval) fprintf(f, "live:%" PRIu32, e->interval);
         else if (e->attached) fputs("live", f);
         else if (e->expire_ns == UINT64_MAX) fputs("never", f);
@@ -723,6 +736,8 @@ static int save(wm_proxy_state_saver *sv, bool final)
 {
     uint64_t ch = wm_proxy_registry_changes(sv->g);
     char err[512];
+    /* (a hand-out told to wait before this is in the sync below) */
+    wm_proxy_registry_sid_urgent_clear(sv->g);
     int rc = wm_proxy_state_sync(sv->mirror);
     uint64_t t0 = mono_now_ns();
     if (rc) snprintf(err, sizeof err, "%s: out of memory", sv->path);
@@ -735,6 +750,9 @@ static int save(wm_proxy_state_saver *sv, bool final)
         sv->failing = true;
         return -1;
     }
+    /* The reservations in this file may be handed out now (the clean
+     * stop's writes exact next identifiers: nothing is handed out after). */
+    if (!final) wm_proxy_registry_ceilings_saved(sv->g);
     if (sv->failing) fprintf(stderr, "wirematch-proxy: --state %s: saved again\n", sv->path);
     sv->failing = false;
     sv->saves++;
@@ -749,6 +767,7 @@ static int save(wm_proxy_state_saver *sv, bool final)
                       : d > WM_PROXY_STATE_MAX_INTERVAL_NS ? WM_PROXY_STATE_MAX_INTERVAL_NS
                                                            : d;
     sv->next_save_ns = t1 + sv->interval_ns;
+    sv->last_end_ns = t1;
     return 0;
 }
 
@@ -786,7 +805,13 @@ int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final)
 {
     if (final) return save(sv, true);
     if (wm_proxy_registry_changes(sv->g) == sv->saved_changes) return 0;
-    if (mono_now_ns() >= sv->next_save_ns) return save(sv, false);
+    uint64_t now = mono_now_ns();
+    /* A SUBSCRIBE waits for a reservation to reach the file: write it after
+     * the shortest interval, not the spacing (the reservations of every
+     * session waiting then go in one write). */
+    if (now >= sv->next_save_ns ||
+        (wm_proxy_registry_sid_urgent(sv->g) && now >= sv->last_end_ns + WM_PROXY_STATE_MIN_INTERVAL_NS))
+        return save(sv, false);
     /* Not time to write yet: the mirror follows the table all the same, so
      * that each take stays small. */
     if (wm_proxy_state_sync(sv->mirror) == 0) return 0;

@@ -15,12 +15,13 @@
  *
  * Format (text, one item per line, fields separated by one space, '\n' line
  * ends):
- *   wirematch-proxy-state 1
+ *   wirematch-proxy-state 2  (version 1, written before 2026-12-02, is read too)
  *   epoch E                  E < WM_PROXY_SID_SPAN: identifiers' turn on the wire
  *   clean C                  1: written at a clean stop (every change is in it);
  *                            0: while running (a crash may have lost the last changes)
  *   session CID NEXT INC EXP a session entry: client identifier, next free proxy
- *                            identifier (WM_PROXY_SID_BASE..WM_PROXY_SID_PLAIN), 1 if
+ *                            identifier (WM_PROXY_SID_BASE..WM_PROXY_SID_PLAIN; clean 0:
+ *                            a ceiling, no identifier handed out reached it), 1 if
  *                            incomplete, expiry: "never", "live:N" (in use when
  *                            written, N its Session Expiry Interval in s, 1..2^32-1:
  *                            loaded as detached at the load; "live" alone, N not
@@ -39,9 +40,16 @@
  * (MQTT's), %00 refused; at most max_sessions sessions and max_subs records
  * each (the registry's). Loaded from a file written without a clean stop,
  * every session is taken as incomplete (its unknown identifiers withheld)
- * and its next identifier as WM_PROXY_STATE_SID_MARGIN further (at most
- * WM_PROXY_SID_PLAIN: none left), past those the killed process may have
- * handed out after its last save.
+ * and its next identifier as the file's NEXT: while running, the registry
+ * hands an identifier out only below the ceiling the file on disk holds
+ * for the session (wm_proxy_registry_session_sid: reserved
+ * WM_PROXY_SID_RESERVE ahead when needed, a SUBSCRIBE waiting for the save
+ * that writes it if none is left), so nothing the killed process handed
+ * out is at or past it, and a session that handed out nothing costs
+ * nothing. A version 1 "clean 0" file (no such ceiling) moves it
+ * WM_PROXY_STATE_SID_MARGIN further (at most WM_PROXY_SID_PLAIN: none
+ * left), past those the killed process may have handed out after its last
+ * save.
  *
  * Writes are atomic: FILE.tmp written, fsync'd, renamed over FILE, the
  * directory fsync'd; a crash leaves the old file or the new one. Only the
@@ -67,11 +75,11 @@
  * expiry up to this much beyond that bound; it is taken as the bound. */
 #define WM_PROXY_STATE_CLOCK_SLACK_S 86400u
 
-/* How far a session's next identifier is moved on when loaded from a file
- * written while running (a kill): more than a session's SUBSCRIBEs between
- * two saves can number (1,048,576: 5 M a second for 200 ms, 100,000 a second
- * for a 10 s save interval of a large table), and 1/16 of
- * the session's 16,777,215 identifiers per kill. */
+/* How far a session's next identifier is moved on when loaded from a
+ * version 1 file written while running (a kill; version 2 files hold
+ * ceilings instead): more than a session's SUBSCRIBEs between two saves
+ * could number (1,048,576), 1/16 of the session's 16,777,215 identifiers
+ * per kill. */
 #define WM_PROXY_STATE_SID_MARGIN (1u << 20)
 
 /* What a load found. */
@@ -156,7 +164,8 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
  * says clean 0 and is loaded with every session incomplete). The interval
  * never exceeds WM_PROXY_STATE_MAX_INTERVAL_NS: a write slowed by a busy disk
  * (an fsync of a few bytes can take a second there) must not leave the file
- * stale for ten times that, and WM_PROXY_STATE_SID_MARGIN is sized for it. */
+ * stale for ten times that (nor a SUBSCRIBE waiting for a reservation wait
+ * longer). */
 #define WM_PROXY_STATE_MIN_INTERVAL_NS 200000000ull
 #define WM_PROXY_STATE_MAX_INTERVAL_NS 10000000000ull
 #define WM_PROXY_STATE_SPACING 10u
@@ -170,6 +179,8 @@ typedef struct wm_proxy_state_saver {
     wm_proxy_state_mirror *mirror;
     uint64_t saved_changes;  /* wm_proxy_registry_changes() at the last good save */
     uint64_t next_save_ns;   /* CLOCK_MONOTONIC: no save while running before this */
+    uint64_t last_end_ns;    /* CLOCK_MONOTONIC: the last good save ended (a SUBSCRIBE waiting
+                              * for a reservation is saved for WM_PROXY_STATE_MIN_INTERVAL_NS after) */
     uint64_t interval_ns;    /* the last one set (see above) */
     uint64_t bytes;          /* the entries' text at the last good save (about the file's size) */
     bool saved_once;
@@ -190,7 +201,10 @@ int wm_proxy_state_start(wm_proxy_state_saver *sv, const char *path, uint32_t ep
 
 /* Main thread (not a worker), periodically: if the table changed since the
  * last good save, syncs the mirror (bounded holds, above) and, once the
- * interval has passed, writes it (clean 0: written while running); final
+ * interval has passed (or WM_PROXY_STATE_MIN_INTERVAL_NS, when a hand-out
+ * waits for a reservation: wm_proxy_registry_sid_urgent), writes it (clean
+ * 0: written while running; its reservations then count as saved,
+ * wm_proxy_registry_ceilings_saved); final
  * (after the workers stopped, every connection detached): syncs and writes
  * always (clean 1). A failed save is counted, reported on stderr when saves
  * start failing, and retried at the next call. Returns 0, or -1 if this

@@ -81,13 +81,14 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (!modes || json_object_set_new(json_object_get(o, "io_uring"), "modes", modes)) { json_decref(o); return -1; }
     json_t *flt = json_pack(
-        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
         "nbhd_subscribes", I(c->filter_nbhd_subscribes),
         "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
         "sid_added", I(c->filter_sid_added),
         "sid_reserved", I(c->filter_sid_reserved),
         "records_full", I(c->filter_records_full),
+        "sid_wait", I(c->filter_sid_wait),
         "withheld", "qos0", I(c->filter_withheld[0]), "qos1", I(c->filter_withheld[1]),
                     "qos2", I(c->filter_withheld[2]),
         "acked_on_behalf", I(c->filter_acked_on_behalf),

@@ -130,7 +130,7 @@ Test(proxy_state, the_mirror_follows_changes_drops_and_expiry_and_keeps_the_file
     wm_proxy_registry_session_detach(g, NULL, CID("c"), c, UINT64_MAX);
     cr_assert_eq(wm_proxy_state_sync(m), 0);
     char *t = text(m);
-    cr_assert_str_eq(t, "wirematch-proxy-state 1\nepoch 3\nclean 0\n"
+    cr_assert_str_eq(t, "wirematch-proxy-state 2\nepoch 3\nclean 0\n"
                         "session a 251658241 0 live\nsub x/# 251658240 N1 -\n"
                         "session b 251658240 0 live\nsub p%20q 9 - -\n"
                         "session c 251658240 0 never\n"
@@ -148,7 +148,7 @@ Test(proxy_state, the_mirror_follows_changes_drops_and_expiry_and_keeps_the_file
     wm_proxy_registry_reclaim(g, 2);
     cr_assert_eq(wm_proxy_state_sync(m), 0);
     t = text(m);
-    cr_assert_str_eq(t, "wirematch-proxy-state 1\nepoch 3\nclean 0\n"
+    cr_assert_str_eq(t, "wirematch-proxy-state 2\nepoch 3\nclean 0\n"
                         "session a 251658246 0 1790000002\nsub z 251658245 N2 -\n"
                         "session b 251658240 0 live\nsub r 1 - -\n"
                         "end 2 2\n");

@@ -4,7 +4,9 @@
  * the proxy's workers are, make, fill, empty, leave and drop sessions of
  * their own client identifiers (records registered in the matcher), while
  * the main thread syncs the mirror over and over (bounded holds of the
- * registry's lock) and reclaims (sessions expire, grace periods waited for). Once they stop, a last sync must give exactly what a
+ * registry's lock), marks the ceilings taken saved (identifiers handed out
+ * by the workers below them, dataplane/proxy_registry.h _session_sid) and
+ * reclaims (sessions expire, grace periods waited for). Once they stop, a last sync must give exactly what a
  * new mirror of the table gives (same sessions with the same records; the
  * order is the mirror's own). Own main() under TSan
  * (tests/lib/concurrent_check.h). */
@@ -48,6 +50,9 @@ static void *churn(void *arg)
         bool fresh = (k >> 8) % 4 == 0;
         wm_proxy_session_ref r =
             wm_proxy_registry_session_attach(w->g, rd, (const uint8_t *)cid, n, fresh, true, none, NULL);
+        /* a filtered SUBSCRIBE's identifier: below the saved ceiling, or wait */
+        uint32_t sid;
+        (void)wm_proxy_registry_session_sid(w->g, rd, (const uint8_t *)cid, n, r.gen, 0, &sid);
         for (unsigned j = 0; j < (k >> 12) % 6; j++) {
             snprintf(f, sizeof f, "t/%u/#", (k >> (j + 3)) % 9);
             wm_proxy_saved_sub rec = { f, (uint32_t)strlen(f), WM_PROXY_SID_BASE + j, (k >> 20) % 2 ? "X1" : NULL,
@@ -127,6 +132,10 @@ static void mirror_under_churn(void)
     wm_proxy_registry_stats st;
     while (atomic_load(&done) < THREADS) {
         CHECK(wm_proxy_state_sync(m) == 0, "sync");
+        /* as after a write: the ceilings taken are on disk, waiters woken */
+        if (syncs % 4 == 0) wm_proxy_registry_ceilings_saved(g);
+        if (wm_proxy_registry_sid_urgent(g)) wm_proxy_registry_sid_urgent_clear(g);
+        (void)wm_proxy_registry_sid_wake(g);
         wm_proxy_registry_reclaim(g, 2);
         syncs++;
     }
