@@ -743,8 +743,9 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
     bool spoke = ss->disconnect_seen[WM_PROXY_C2U] || ss->disconnect_seen[WM_PROXY_U2C] || ss->connack_refused;
     /* A client that had left first (its DISCONNECT or its EOF came before
      * the broker's close, which answers it) ended the connection: it counts
-     * as the client's (proxy_park_hold: A's DISCONNECT, then the broker's
-     * close seen before the client's was counted closed_by_upstream). */
+     * as the client's, and nobody is told 0x80 (proxy_park_hold: A's
+     * DISCONNECT, then the broker's close seen before the client's was
+     * counted closed_by_upstream). */
     bool client_left = k->eof[WM_PROXY_C2U] || ss->disconnect_seen[WM_PROXY_C2U];
     if (ended && !k->up_gone && !k->drain && !spoke && !client_left) w->c.upstream_lost++;
     k->up_gone = 1;
@@ -771,7 +772,7 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
     q->ready = q->tail = q->head + q->sending;
     if (ss->connect_seen && !ss->connack_sent && tell(w, k, slot, WM_PROXY_C2U, 0x88))
         w->c.sent_connack_unavailable++;
-    else if (ss->connack_sent && !spoke && tell(w, k, slot, WM_PROXY_C2U, 0x80))
+    else if (ss->connack_sent && !spoke && !client_left && tell(w, k, slot, WM_PROXY_C2U, 0x80))
         w->c.sent_disconnect_lost++;
     start_drain(k, client_left ? WM_PROXY_C2U : WM_PROXY_U2C);
     maybe_finish(w, k, slot, WM_PROXY_U2C);
