@@ -319,7 +319,7 @@ static uint32_t enc_publish(uint8_t *o, size_t cap, const char *topic, const cha
 
 /* --nbhd-topics: the publications of peid k go to topic "lg/<k>/x"; the
  * topic filters of the peids a subscriber wants (all without --nbhds), n of
- * them (owned by the caller, kept for the run). */
+ * them (owned by the caller: free_topics once encoded). */
 static char **peid_topics_of(const uint64_t *want, uint32_t *n)
 {
     char **f = calloc(n_peids, sizeof *f);
@@ -332,6 +332,12 @@ static char **peid_topics_of(const uint64_t *want, uint32_t *n)
         if (!(f[(*n)++] = strdup(t))) exit(1);
     }
     return f;
+}
+
+static void free_topics(char **f, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) free(f[i]);
+    free(f);
 }
 
 /* ---- I/O */
@@ -537,6 +543,7 @@ int main(int argc, char **argv)
             }
             static uint8_t sub_buf[1u << 20];
             uint32_t len = enc_subscribe(sub_buf, sizeof sub_buf, filters, nf, nbhd);
+            if (opt.nbhd_topics) free_topics((char **)filters, nf);
             if (opt.connack_first) {
                 if (!(c->sub_frame = malloc(len))) return 1;
                 memcpy(c->sub_frame, sub_buf, len);
