@@ -64,9 +64,9 @@ CXX        ?= g++
 # Every external library through pkg-config. jemalloc is the allocator of the
 # tools outside the data plane; sanitizers bring their own allocator, so it is
 # left out of sanitized builds.
-PKG_CODEC     := libxml-2.0
+PKG_CODEC     := libxml-2.0 zlib
 PKG_MATCHER   := libhs liburcu-qsbr
-PKG_CONTROL   := geos proj jansson libxml-2.0 liburing zlib
+PKG_CONTROL   := geos proj jansson libxml-2.0 liburing
 PKG_DATAPLANE := libdpdk
 PKG_TEST      := criterion
 PKG_BENCH     := benchmark

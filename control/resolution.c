@@ -12,8 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
-
+#include "codec/crc32.h"
 #include "control/world_impl.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -39,18 +38,6 @@ static wm_resolution_status set_err(wm_resolution_error *err, wm_resolution_stat
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
     return st;
-}
-
-static uint32_t crc(const uint8_t *p, uint64_t n)
-{
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    return (uint32_t)c;
 }
 
 /* ------------------------------------------------------------ builder */
@@ -232,9 +219,9 @@ wm_resolution_status wm_resolution_builder_finish(wm_resolution_builder *b, void
     put64(f + 32, b->members);
     put64(f + 40, strings);
     put32(f + 48, (uint32_t)n_sets);
-    put32(f + 52, crc(f + WM_RESOLUTION_HEADER_SIZE, size - WM_RESOLUTION_HEADER_SIZE));
+    put32(f + 52, wm_crc32(f + WM_RESOLUTION_HEADER_SIZE, size - WM_RESOLUTION_HEADER_SIZE));
     put32(f + 56, 0);
-    put32(f + 60, crc(f, 60));
+    put32(f + 60, wm_crc32(f, 60));
     *out = f;
     *out_len = (size_t)size;
     return WM_RESOLUTION_OK;
@@ -396,7 +383,7 @@ wm_resolution *wm_resolution_view(const void *buf, size_t len, wm_resolution_err
                 WM_RESOLUTION_VERSION);
         return NULL;
     }
-    if (crc(b, 60) != get32(b + 60)) {
+    if (wm_crc32(b, 60) != get32(b + 60)) {
         set_err(err, WM_RESOLUTION_ERR_CHECKSUM, 60, "header checksum mismatch");
         return NULL;
     }
@@ -437,7 +424,7 @@ wm_resolution *wm_resolution_view(const void *buf, size_t len, wm_resolution_err
                 (unsigned long long)size);
         return NULL;
     }
-    if (crc(b + WM_RESOLUTION_HEADER_SIZE, size - WM_RESOLUTION_HEADER_SIZE) != get32(b + 52)) {
+    if (wm_crc32(b + WM_RESOLUTION_HEADER_SIZE, size - WM_RESOLUTION_HEADER_SIZE) != get32(b + 52)) {
         set_err(err, WM_RESOLUTION_ERR_CHECKSUM, 52, "body checksum mismatch");
         return NULL;
     }
