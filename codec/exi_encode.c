@@ -116,7 +116,8 @@ static wm_exi_status strict_unsupported(wm_exi_encoder *e, uint32_t dt, const ch
     wm_exi_error why = { 0 };
     if (dt == WM_EXI_NONE || wm_exi_value_check(e->g->types, &e->g->types[dt], s, len, &why) != WM_EXI_E_UNSUPPORTED)
         return WM_EXI_OK;
-    return wm_exi_fail(e->err, WM_EXI_E_UNSUPPORTED, e->w.pos, "%s%.*s: %s (strict)", what, (int)nlen, name, why.msg);
+    return wm_exi_fail(e->err, WM_EXI_E_UNSUPPORTED, e->w.pos, "%s%.*s: %s (strict)", what, (int)(nlen > 64 ? 64 : nlen), name,
+                       why.msg);
 }
 
 static wm_exi_status put_value(wm_exi_encoder *e, uint32_t lid, uint32_t dt, const char *s, size_t len)

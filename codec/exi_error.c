@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 wm_exi_status wm_exi_fail(wm_exi_error *err, wm_exi_status st, uint64_t bit_pos,
                           const char *fmt, ...)
@@ -12,8 +13,14 @@ wm_exi_status wm_exi_fail(wm_exi_error *err, wm_exi_status st, uint64_t bit_pos,
         err->bit_pos = bit_pos;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        if (n >= (int)sizeof err->msg) {
+            /* visibly cut, and not inside a UTF-8 sequence */
+            size_t k = sizeof err->msg - 4;
+            while (k && ((unsigned char)err->msg[k] & 0xC0) == 0x80) k--;
+            memcpy(err->msg + k, "...", 4);
+        }
     }
     return st;
 }

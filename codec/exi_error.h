@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* WM_EXI_QUOTE */
 
 typedef enum wm_exi_status {
     WM_EXI_OK = 0,
@@ -38,12 +39,24 @@ typedef enum wm_exi_status {
 typedef struct wm_exi_error {
     wm_exi_status status;
     uint64_t bit_pos;        /* position in bits from the start of the stream (decoder) */
-    char msg[160];           /* NUL-terminated human explanation with spec section */
+    char msg[320];           /* NUL-terminated human explanation with spec section; sized for the
+                                longest reason with its quoted name or path, which messages bound
+                                (names to 64 bytes, paths to 120); a message that would still not
+                                fit ends in "..." instead of being cut mid-word */
 } wm_exi_error;
 
-/* Fills *err (if not NULL) and returns st. printf-style message. */
+/* Fills *err (if not NULL and not yet failed: the first, innermost reason
+ * is kept) and returns st. printf-style message, cut with "..." if longer
+ * than msg. */
 wm_exi_status wm_exi_fail(wm_exi_error *err, wm_exi_status st, uint64_t bit_pos,
                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Quoting a user's name or path (NUL-terminated s) in a message: at most
+ * max bytes of it, then "..." if it was longer, so that the reason and the
+ * line after it always fit msg. Use as
+ * wm_exi_fail(err, st, pos, "file " WM_EXI_QUOTE_FMT ": ...", WM_EXI_QUOTE(path, 120)). */
+#define WM_EXI_QUOTE_FMT "%.*s%s"
+#define WM_EXI_QUOTE(s, max) (int)(strlen(s) > (max) ? (max) : strlen(s)), (s), (strlen(s) > (max) ? "..." : "")
 
 /* A short, stable, lower-case name for a status ("truncated", ...). */
 const char *wm_exi_status_name(wm_exi_status st);

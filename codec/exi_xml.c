@@ -639,26 +639,26 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
                  * be told from a typo: libxml2 drops it from an attribute of
                  * the document element without a word (REVIEW9 #2) */
                 st = wm_exi_fail(err, WM_EXI_E_INPUT, 0,
-                                 "external DTD subset \"%s\" in the DOCTYPE (read up to line %d): it is never read, and "
+                                 "external DTD subset \"" WM_EXI_QUOTE_FMT "\" in the DOCTYPE (read up to line %d): it is never read, and "
                                  "the entities it may declare could not be told from undeclared ones",
-                                 (const char *)(dtd->SystemID ? dtd->SystemID : dtd->ExternalID),
+                                 WM_EXI_QUOTE((const char *)(dtd->SystemID ? dtd->SystemID : dtd->ExternalID), 120),
                                  xmlTextReaderGetParserLineNumber(rd));
                 break;
             }
             if (first) {
                 st = wm_exi_fail(err, WM_EXI_E_INPUT, 0,
-                                 "entity declaration <!ENTITY %s> in the DOCTYPE (read up to line %d): only the predefined entities and "
+                                 "entity declaration <!ENTITY " WM_EXI_QUOTE_FMT "> in the DOCTYPE (read up to line %d): only the predefined entities and "
                                  "character references are read (declared entities are not expanded, external ones never loaded)",
-                                 first, xmlTextReaderGetParserLineNumber(rd));
+                                 WM_EXI_QUOTE(first, 64), xmlTextReaderGetParserLineNumber(rd));
                 break;
             }
             continue;
         }
         if (type == XML_READER_TYPE_ENTITY_REFERENCE) {
             st = wm_exi_fail(err, WM_EXI_E_INPUT, 0,
-                             "entity reference &%s; (line %d): only the predefined entities and character references are "
+                             "entity reference &" WM_EXI_QUOTE_FMT "; (line %d): only the predefined entities and character references are "
                              "read (declared entities are not expanded, external ones never loaded)",
-                             (const char *)xmlTextReaderConstName(rd), xmlTextReaderGetParserLineNumber(rd));
+                             WM_EXI_QUOTE((const char *)xmlTextReaderConstName(rd), 64), xmlTextReaderGetParserLineNumber(rd));
             break;
         }
         if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT) continue;
@@ -676,6 +676,7 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
         const xmlError *le = xmlGetLastError();
         const char *why = le && le->message ? le->message : "";
         int wl = (int)strcspn(why, "\n");
+        if (wl > 160) wl = 160;
         unsigned lim = 0;
         if (sscanf(why, "Excessive depth in document: %u", &lim) == 1)
             st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML nested deeper than libxml2's limit of %u levels (near line %d)", lim,

@@ -117,7 +117,7 @@ static wm_exi_status load_doc(rd *r, xmlDocPtr doc, const char *path, const char
     xmlNodePtr root = xmlDocGetRootElement(doc);
     if (!is_xs(root, "schema")) {
         xmlFreeDoc(doc);
-        return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "%s: root element is not xs:schema", path);
+        return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": root element is not xs:schema", WM_EXI_QUOTE(path, 120));
     }
     if (r->n_docs == r->cap_docs) {
         uint32_t nc = r->cap_docs ? r->cap_docs * 2 : 8;
@@ -141,13 +141,13 @@ static wm_exi_status load_doc(rd *r, xmlDocPtr doc, const char *path, const char
         const char *nm = (const char *)c->name;
         if (!strcmp(nm, "include") || !strcmp(nm, "import") || !strcmp(nm, "redefine") || !strcmp(nm, "override")) {
             if (!strcmp(nm, "redefine") || !strcmp(nm, "override"))
-                return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, (uint64_t)xmlGetLineNo(c), "%s: xs:%s is not supported", path, nm);
+                return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, (uint64_t)xmlGetLineNo(c), WM_EXI_QUOTE_FMT ": xs:" WM_EXI_QUOTE_FMT " is not supported", WM_EXI_QUOTE(path, 120), WM_EXI_QUOTE(nm, 64));
             char *loc = attr(r, c, "schemaLocation");
             if (!loc) continue; /* import of a namespace known otherwise (e.g. xml) */
             if (r->no_includes)
-                return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "in-memory schema cannot include/import \"%s\"", loc);
+                return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "in-memory schema cannot include/import \"" WM_EXI_QUOTE_FMT "\"", WM_EXI_QUOTE(loc, 120));
             if (strstr(loc, "://"))
-                return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, "%s: remote schemaLocation \"%s\" refused (local files only)", path, loc);
+                return wm_exi_fail(r->err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": remote schemaLocation \"" WM_EXI_QUOTE_FMT "\" refused (local files only)", WM_EXI_QUOTE(path, 120), WM_EXI_QUOTE(loc, 120));
             char full[4096];
             const char *slash = strrchr(path, '/');
             if (loc[0] == '/' || !slash) snprintf(full, sizeof full, "%s", loc);
@@ -180,7 +180,7 @@ static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm
     *doc = NULL;
     if (!mem) {
         FILE *f = fopen(path, "rb");
-        if (!f) return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "%s: cannot read the schema document: %s", path, strerror(errno));
+        if (!f) return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": cannot read the schema document: %s", WM_EXI_QUOTE(path, 120), strerror(errno));
         fclose(f);
     }
     xmlParserCtxtPtr ctx = xmlNewParserCtxt();
@@ -190,8 +190,8 @@ static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm
     wm_exi_status st = WM_EXI_OK;
     if (!*doc) {
         const char *why = ctx->lastError.message ? ctx->lastError.message : "no reason given";
-        st = wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, "%s: the schema document is not well-formed XML (line %d): %.*s", path,
-                         ctx->lastError.line, (int)strcspn(why, "\n"), why);
+        st = wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": the schema document is not well-formed XML (line %d): %.*s", WM_EXI_QUOTE(path, 120),
+                         ctx->lastError.line, (int)(strcspn(why, "\n") > 120 ? 120 : strcspn(why, "\n")), why);
     }
     xmlFreeParserCtxt(ctx);
     return st;

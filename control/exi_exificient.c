@@ -69,8 +69,8 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
         if (nil[s] && nil[s] != v) {
             free(nil);
             return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0,
-                               "type of element %s is used by nillable and non-nillable elements: exificient.js grammars "
-                               "keep nillable per grammar", g->lnames[g->elems[e].lid]);
+                               "type of element " WM_EXI_QUOTE_FMT " is used by nillable and non-nillable elements: exificient.js grammars "
+                               "keep nillable per grammar", WM_EXI_QUOTE(g->lnames[g->elems[e].lid], 64));
         }
         nil[s] = v;
     }

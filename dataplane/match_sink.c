@@ -1075,7 +1075,7 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
                 fputs(", \"content_error\": ", w->log);
                 json_str(w->log, w->cerr.msg, strnlen(w->cerr.msg, sizeof w->cerr.msg));
             } else if (w->cout == WM_CONTENT_DECODE_ERROR || w->cout == WM_CONTENT_TOO_LARGE) {
-                char msg[224];
+                char msg[sizeof w->cerr.msg + 32];
                 int k = snprintf(msg, sizeof msg, "%s at bit %llu", w->cerr.msg, (unsigned long long)w->cerr.bit_pos);
                 fputs(", \"content_error\": ", w->log);
                 json_str(w->log, msg, k > 0 ? ((size_t)k < sizeof msg ? (size_t)k : sizeof msg - 1) : 0);

@@ -83,3 +83,47 @@ Test(exi_xml_entities, predefined_entities_and_character_references_read)
     wm_test_exi_doc_free(&doc);
     wm_exi_grammar_free(g);
 }
+
+/* REVIEW10 #6: the messages arrive whole. README quotes the entity-declaration
+ * text, which wm_exi_error.msg[160] cut mid-word; a long DTD path or entity
+ * name is quoted up to a bound and marked "...", so the line and the reason
+ * after it survive; a message longer than msg anyway ends in "...". */
+Test(exi_xml_entities, refusal_messages_arrive_whole)
+{
+    wm_exi_grammar *g = wm_exi_grammar_schemaless();
+    cr_assert(g);
+    uint8_t buf[512];
+    wm_exi_error e = { 0 };
+    const char *readme = "entity declaration <!ENTITY x> in the DOCTYPE (read up to line 2): only the predefined entities and "
+                         "character references are read (declared entities are not expanded, external ones never loaded)";
+    cr_assert_eq(wm_test_exi_encode(g, "<!DOCTYPE a [<!ENTITY x SYSTEM \"file:///etc/hostname\">]>\n<a>&x;</a>", false, buf,
+                                    sizeof buf, &e), 0);
+    cr_assert_str_eq(e.msg, readme);
+    /* a 400-byte DTD path, a 300-byte entity name */
+    char xml[1024], dirs[401], name[301];
+    memset(dirs, 'd', 400), dirs[400] = 0;
+    memset(name, 'n', 300), name[300] = 0;
+    snprintf(xml, sizeof xml, "<!DOCTYPE a SYSTEM \"%s\">\n<a/>", dirs);
+    memset(&e, 0, sizeof e);
+    cr_assert_eq(wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e), 0);
+    char want[512];
+    snprintf(want, sizeof want, "external DTD subset \"%.120s...\" in the DOCTYPE (read up to line 2): it is never read, and "
+             "the entities it may declare could not be told from undeclared ones", dirs);
+    cr_assert_str_eq(e.msg, want);
+    snprintf(xml, sizeof xml, "<!DOCTYPE a [\n\n<!ENTITY %s \"v\">]>\n<a/>", name);
+    memset(&e, 0, sizeof e);
+    cr_assert_eq(wm_test_exi_encode(g, xml, false, buf, sizeof buf, &e), 0);
+    snprintf(want, sizeof want, "entity declaration <!ENTITY %.64s...> in the DOCTYPE (read up to line 4): only the predefined "
+             "entities and character references are read (declared entities are not expanded, external ones never loaded)", name);
+    cr_assert_str_eq(e.msg, want);
+    wm_exi_grammar_free(g);
+    /* the cut marker, not inside a UTF-8 sequence ("é" is 2 bytes: 400 of them straddle the cut) */
+    char text[801] = { 0 };
+    for (int i = 0; i < 400; i++) memcpy(text + 2 * i, "\xc3\xa9", 2);
+    memset(&e, 0, sizeof e);
+    wm_exi_fail(&e, WM_EXI_E_INPUT, 0, "x%s", text);
+    size_t n = strlen(e.msg);
+    cr_assert_eq(n, sizeof e.msg - 2, "%zu", n); /* 'x' + 158 whole characters + "..." */
+    cr_assert_str_eq(e.msg + n - 3, "...");
+    cr_assert_eq((unsigned char)e.msg[n - 4], 0xa9);
+}
