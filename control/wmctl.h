@@ -31,6 +31,30 @@ int wmctl_exi(int argc, char **argv);
  * argv[0] is "filter". */
 int wmctl_exi_filter(int argc, char **argv);
 
+/* Loads a compiled EXI grammar file (`wmctl exi compile`,
+ * codec/exi_grammar.h) for the `wmctl exi` sub-commands' --grammar. Returns
+ * 0 with *g owned by the caller (wm_exi_grammar_free), or prints
+ * "wmctl exi: PATH: reason" (unreadable file) or "wmctl exi: PATH: reason at
+ * byte N" (a refused file: corrupt, truncated, another format version) and
+ * returns 2. */
+struct wm_exi_grammar;
+int wmctl_exi_load_grammar(const char *path, struct wm_exi_grammar **g);
+
+/* The out-of-band options a `wmctl exi` user gave (wmctl_exi_oob_check). */
+enum {
+    WMCTL_EXI_OOB_STRICT = 1u << 0, WMCTL_EXI_OOB_BYTE_ALIGNED = 1u << 1, WMCTL_EXI_OOB_FRAGMENT = 1u << 2,
+    WMCTL_EXI_OOB_PREFIXES = 1u << 3, WMCTL_EXI_OOB_COMPRESSION = 1u << 4, WMCTL_EXI_OOB_PRE_COMPRESS = 1u << 5,
+};
+
+/* Out-of-band options are for streams without an options header: a stream
+ * with one is decoded with its own (EXI 1.0 §5.4). So that an option is never
+ * silently ignored, each option given (WMCTL_EXI_OOB_* bits) must agree with
+ * the header's options of the stream data[0..len), if it has any. Returns 0
+ * (agreement, no options header, or a header the decoder will refuse with
+ * its position), else prints "wmctl exi: IN: --OPTION contradicts the
+ * stream's options header (...)" and returns 2. */
+int wmctl_exi_oob_check(const char *in, const unsigned char *data, size_t len, unsigned given);
+
 /* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
  * resolves every neighborhood of F over world W (control/resolver.h). Exit 1
  * for a bad world or neighborhood file (message with feature number or

@@ -14,7 +14,9 @@
  *                    IN.xml OUT.exi             (IN and OUT may be '-': stdin, stdout)
  *
  * Options given here are the out-of-band options (§5.4); a stream whose header
- * carries an options document uses those instead. Exit codes: 0 ok, 1 the input
+ * carries an options document uses those instead, and an option given that
+ * contradicts them is refused (exit 2, wmctl_exi_oob_check); --schema-id is
+ * written in the options header only, so it needs --header-options. Exit codes: 0 ok, 1 the input
  * is not valid EXI/XML for the schema (reason and bit position on stderr),
  * 2 usage error (also an option the sub-command does not take, e.g. encode
  * --preserve-prefixes, which the encoder cannot honour), unreadable file or
@@ -57,6 +59,52 @@ static const struct {
     { "compile", O_SCHEMA, 1 },
     { "grammar", O_SCHEMA | O_FORMAT, 1 },
 };
+
+int wmctl_exi_load_grammar(const char *path, wm_exi_grammar **g)
+{
+    char msg[512];
+    size_t len;
+    uint8_t *b = wmctl_read_file(path, WMCTL_MAX_EXI_INPUT, &len, msg, sizeof msg);
+    if (!b) return wmctl_usage_error("exi", "%s", msg);
+    wm_exi_error err = { 0 };
+    wm_exi_status st = wm_exi_grammar_deserialize(b, len, g, &err);
+    free(b);
+    if (st == WM_EXI_E_MEMORY) return wmctl_usage_error("exi", "%s: out of memory", path);
+    if (st) return wmctl_usage_error("exi", "%s: %s at byte %llu", path, err.msg, (unsigned long long)(err.bit_pos / 8));
+    return 0;
+}
+
+int wmctl_exi_oob_check(const char *in, const uint8_t *data, size_t len, unsigned given)
+{
+    if (!given) return 0;
+    wm_exi_error e = { 0 };
+    wm_exi_reader r;
+    wm_exi_reader_init(&r, data, len, &e);
+    wm_exi_header h;
+    wm_exi_options hdr;
+    wm_exi_options_default(&hdr);
+    if (wm_exi_header_read(&r, &h, &hdr) || !h.options_present) return 0;
+    static const char *const align[] = { "bit-packed", "byte-aligned", "pre-compression" };
+    const char *aligned = (unsigned)hdr.alignment < 3 ? align[hdr.alignment] : "?";
+    const struct {
+        unsigned bit;
+        bool holds;
+        const char *opt, *says;
+    } c[] = {
+        { WMCTL_EXI_OOB_STRICT, hdr.strict, "--strict", "not strict" },
+        { WMCTL_EXI_OOB_BYTE_ALIGNED, hdr.alignment == WM_EXI_BYTE_ALIGNED, "--byte-aligned", aligned },
+        { WMCTL_EXI_OOB_FRAGMENT, hdr.fragment, "--fragment", "a document, not a fragment" },
+        { WMCTL_EXI_OOB_PREFIXES, hdr.preserve_prefixes, "--preserve-prefixes", "prefixes not preserved" },
+        { WMCTL_EXI_OOB_COMPRESSION, hdr.compression, "--compression", "no compression" },
+        { WMCTL_EXI_OOB_PRE_COMPRESS, hdr.alignment == WM_EXI_PRE_COMPRESSION, "--pre-compress", aligned },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        if ((given & c[i].bit) && !c[i].holds)
+            return wmctl_usage_error("exi", "%s: %s contradicts the stream's options header (%s); a stream with one is decoded "
+                                     "with its own options (EXI 1.0 §5.4), so out-of-band options must agree or be left out",
+                                     in, c[i].opt, c[i].says);
+    return 0;
+}
 
 int wmctl_exi(int argc, char **argv)
 {
@@ -192,6 +240,8 @@ int wmctl_exi(int argc, char **argv)
     }
     if ((!decode && strcmp(cmd, "encode")) || !in || (schema != NULL) + (gfile != NULL) + schemaless != 1 || (!decode && !out))
         return usage();
+    if (schema_id && !header_options)
+        return wmctl_usage_error("exi", "--schema-id is written in the options header only: give --header-options too");
     if (schema_id) {
         if (strlen(schema_id) > WM_EXI_SCHEMA_ID_MAX) return wmctl_usage_error("exi", "--schema-id too long");
         o.has_schema_id = true;
@@ -203,13 +253,8 @@ int wmctl_exi(int argc, char **argv)
         if (wm_exi_xsd_compile(schema, &g, &err))
             return wmctl_usage_error("exi", "schema %s: %s [%s]", schema, err.msg, wm_exi_status_name(err.status));
     } else if (gfile) {
-        uint8_t *gb;
-        size_t gl;
-        char msg[512];
-        if (!(gb = wmctl_read_file(gfile, WMCTL_MAX_EXI_INPUT, &gl, msg, sizeof msg))) return wmctl_usage_error("exi", "%s", msg);
-        wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &err);
-        free(gb);
-        if (gst) return wmctl_usage_error("exi", "%s: %s", gfile, err.msg);
+        int grc = wmctl_exi_load_grammar(gfile, &g);
+        if (grc) return grc;
     } else if (!(g = wm_exi_grammar_schemaless())) return wmctl_usage_error("exi", "out of memory");
     uint8_t *data;
     size_t len;
@@ -220,6 +265,15 @@ int wmctl_exi(int argc, char **argv)
     }
     int rc = 0;
     if (decode) {
+        unsigned oob = (given & O_STRICT ? WMCTL_EXI_OOB_STRICT : 0) | (given & O_BYTE_ALIGNED ? WMCTL_EXI_OOB_BYTE_ALIGNED : 0) |
+                       (given & O_FRAGMENT ? WMCTL_EXI_OOB_FRAGMENT : 0) | (given & O_PREFIXES ? WMCTL_EXI_OOB_PREFIXES : 0) |
+                       (given & O_COMPRESSION ? WMCTL_EXI_OOB_COMPRESSION : 0) |
+                       (given & O_PRE_COMPRESS ? WMCTL_EXI_OOB_PRE_COMPRESS : 0);
+        if ((rc = wmctl_exi_oob_check(in, data, len, oob))) {
+            free(data);
+            wm_exi_grammar_free(g);
+            return rc;
+        }
         wm_exi_decoder d;
         /* the file is one document: bytes after it are an error, not ignored */
         wm_exi_decoder_init(&d, g, &(wm_exi_limits){ .whole_buffer = true });

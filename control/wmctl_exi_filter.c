@@ -9,7 +9,9 @@
  * bindings and the out-of-band options come from the registry entry the
  * Content Type names and the Content Type's option parameters
  * ("application/exi; schema=NAME; strict=true", wm_schema_reg_bind), as the
- * data plane binds them; --strict and --byte-aligned still apply on top.
+ * data plane binds them; --strict and --byte-aligned still apply on top (and, like
+ * every out-of-band option, must agree with a stream's options header if it has
+ * one: wmctl_exi_oob_check).
  *
  * prints the 1-based indexes of the queries that select something in the
  * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
@@ -43,6 +45,7 @@ int wmctl_exi_filter(int argc, char **argv)
     const char *schema = NULL, *gfile = NULL, *in = NULL, *regfile = NULL, *ctype = NULL;
     wm_schema_reg *reg = NULL;
     bool stats = false;
+    unsigned oob = 0; /* the out-of-band options given here (wmctl_exi_oob_check) */
     wm_exi_options o;
     wm_exi_options_default(&o);
     const char **qs = calloc((size_t)argc + 1, sizeof *qs);
@@ -71,8 +74,8 @@ int wmctl_exi_filter(int argc, char **argv)
                     goto out;
                 }
             nns++;
-        } else if (!strcmp(argv[i], "--strict")) o.strict = true;
-        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
+        } else if (!strcmp(argv[i], "--strict")) o.strict = true, oob |= WMCTL_EXI_OOB_STRICT;
+        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED, oob |= WMCTL_EXI_OOB_BYTE_ALIGNED;
         else if (!strcmp(argv[i], "--stats")) stats = true;
         else if (argv[i][0] == '-' && argv[i][1]) { rc = usage(); goto out; }
         else if (!in) in = argv[i];
@@ -112,17 +115,8 @@ int wmctl_exi_filter(int argc, char **argv)
             rc = wmctl_usage_error("exi", "schema %s: %s [%s]", schema, e.msg, wm_exi_status_name(e.status));
             goto out;
         }
-    } else {
-        uint8_t *gb;
-        size_t gl;
-        char msg[512];
-        if (!(gb = wmctl_read_file(gfile, WMCTL_MAX_EXI_INPUT, &gl, msg, sizeof msg))) {
-            rc = wmctl_usage_error("exi", "%s", msg);
-            goto out;
-        }
-        wm_exi_status gst = wm_exi_grammar_deserialize(gb, gl, &g, &e);
-        free(gb);
-        if (gst) { rc = wmctl_usage_error("exi", "%s: %s", gfile, e.msg); goto out; }
+    } else if ((rc = wmctl_exi_load_grammar(gfile, &g))) {
+        goto out;
     }
     wm_xpf_error fe;
     if (wm_xpf_compile(g, qs, nq, ns, nns, &f, &fe)) {
@@ -145,6 +139,7 @@ int wmctl_exi_filter(int argc, char **argv)
         rc = wmctl_usage_error("exi", "%s", msg);
         goto out;
     }
+    if ((rc = wmctl_exi_oob_check(in, data, len, oob))) goto out;
     if (!(c = wm_xpf_ctx_new(f, &(wm_exi_limits){ .whole_buffer = true })) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
         rc = wmctl_usage_error("exi", "out of memory");
         goto out;

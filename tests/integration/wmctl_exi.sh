@@ -51,6 +51,24 @@ out=$(timeout 30 "$W" exi filter --grammar "$work/senml.wmg" --ns s=urn:ietf:par
 expect 2 "$work: is a directory" "${F[@]}" "$work"
 expect 2 "$work/missing.exi: No such file or directory" "${F[@]}" "$work/missing.exi"
 expect 2 "$work: is a directory" "$W" exi filter --grammar "$work" --query '//a' $S/ex2.gen.exi
+# .wmg files: REVIEW10 #1's one-bit change in a namespace URI ('t' -> 'p' in "ietf") is a checksum
+# mismatch, another version is refused as such, a structural fault names its byte (CRC recomputed).
+python3 - "$work/senml.wmg" "$work" <<'PY'
+import struct, sys, zlib
+g = open(sys.argv[1], 'rb').read(); d = sys.argv[2]
+i = g.rindex(b'urn:ietf:params') + 6
+open(d + '/flip.wmg', 'wb').write(g[:i] + b'p' + g[i + 1:])
+open(d + '/v1.wmg', 'wb').write(b'WMEXIG01' + g[8:])
+b = bytearray(g); b[104:108] = struct.pack('<I', 99); b[16:20] = struct.pack('<I', zlib.crc32(bytes(b[20:])))
+open(d + '/uri.wmg', 'wb').write(bytes(b))
+PY
+expect 2 "flip.wmg: grammar file: checksum mismatch (the file is corrupt): " "$W" exi decode --grammar "$work/flip.wmg" $S/ex2.gen.exi
+expect 2 "flip.wmg: grammar file: checksum mismatch" "$W" exi filter --grammar "$work/flip.wmg" \
+  --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml' $S/ex2.gen.exi
+expect 2 "v1.wmg: grammar file: format version 01, this build reads version 02 only (written by an older wirematch)" \
+  "$W" exi encode --grammar "$work/v1.wmg" $S/ex1.gen.xml "$work/o.exi"
+expect 2 "uri.wmg: grammar file: URI 1: its local names start at 99, not right after the previous URI's (15) at byte 104" \
+  "$W" exi decode --grammar "$work/uri.wmg" $S/ex2.gen.exi
 : > "$work/empty.exi"
 expect 1 "[truncated]" "${F[@]}" "$work/empty.exi"
 expect 1 "not an EXI stream at bit 0" "${F[@]}" $S/ex2.gen.xml

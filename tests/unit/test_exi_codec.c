@@ -7,7 +7,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "codec/exi_decode.h"
 #include "codec/exi_encode.h"
@@ -490,6 +492,14 @@ Test(exi_errors, impossible_event_code_and_string_index)
 
 /* ------------------------------------------------------------ grammar files */
 
+/* A .wmg file's body CRC-32 (bytes 16..20 of bytes [20, len)) recomputed with
+ * zlib itself, so that edits reach the structural checks behind it. */
+static void fix_grammar_crc(uint8_t *b, size_t len)
+{
+    uint32_t c = (uint32_t)crc32(0, b + 20, (uInt)(len - 20));
+    memcpy(b + 16, &c, 4);
+}
+
 Test(exi_grammar_io, saved_grammar_decodes_like_the_compiled_one_and_bad_files_are_refused)
 {
     wm_exi_grammar *g = schema("senml/senml.gen.xsd");
@@ -519,12 +529,27 @@ Test(exi_grammar_io, saved_grammar_decodes_like_the_compiled_one_and_bad_files_a
         cr_assert_eq(wm_exi_grammar_deserialize(bytes, k, &h, &e), WM_EXI_E_GRAMMAR, "truncated at %zu of %zu", k, blen);
         cr_assert_null(h);
     }
+    /* one flipped bit anywhere is refused: the header's fields by their
+     * checks, the body by its CRC-32 (which detects every 1-bit error) */
+    uint8_t *m = malloc(blen);
+    for (size_t k = 0; k < blen; k++) {
+        memcpy(m, bytes, blen);
+        m[k] ^= (uint8_t)(1u << (k % 8));
+        memset(&e, 0, sizeof e);
+        cr_assert_eq(wm_exi_grammar_deserialize(m, blen, &h, &e), WM_EXI_E_GRAMMAR, "bit %zu of byte %zu flipped: accepted", k % 8, k);
+        cr_assert_null(h);
+        if (k >= 20) cr_assert(strstr(e.msg, "checksum mismatch") && e.bit_pos == 16 * 8, "byte %zu: %s at bit %llu", k, e.msg,
+                               (unsigned long long)e.bit_pos);
+    }
+    free(m);
+    /* behind a recomputed CRC, corrupted bytes load only as a consistent grammar */
     uint64_t seed = 7;
     for (int i = 0; i < 500; i++) {
-        uint8_t *m = malloc(blen);
+        m = malloc(blen);
         memcpy(m, bytes, blen);
         uint64_t r = wm_senml_rand(&seed);
-        m[8 + r % (blen - 8)] ^= (uint8_t)(1u << ((r >> 32) % 8));
+        m[20 + r % (blen - 20)] ^= (uint8_t)(1u << ((r >> 32) % 8));
+        fix_grammar_crc(m, blen);
         memset(&e, 0, sizeof e);
         if (wm_exi_grammar_deserialize(m, blen, &h, &e) == WM_EXI_OK) {
             uint8_t *exi;
@@ -537,6 +562,70 @@ Test(exi_grammar_io, saved_grammar_decodes_like_the_compiled_one_and_bad_files_a
         }
         free(m);
     }
+    free(bytes);
+    wm_exi_grammar_free(g);
+}
+
+/* A file of another format version is refused as such (not as corrupt),
+ * and a structural refusal names the field by its byte offset. */
+Test(exi_grammar_io, other_versions_and_bad_structure_are_refused_with_the_byte_offset)
+{
+    wm_exi_grammar *g = schema("senml/senml.gen.xsd");
+    uint8_t *bytes, *m;
+    size_t blen;
+    cr_assert_eq(wm_exi_grammar_serialize(g, &bytes, &blen), WM_EXI_OK);
+    cr_assert(!memcmp(bytes, "WMEXIG02", 8));
+    m = malloc(blen);
+    wm_exi_grammar *h = NULL;
+    wm_exi_error e;
+    static const struct { const char *magic, *want; uint64_t byte; } versions[] = {
+        { "WMEXIG01", "format version 01, this build reads version 02 only (written by an older wirematch)", 6 },
+        { "WMEXIG10", "format version 10, this build reads version 02 only (written by a newer wirematch)", 6 },
+        { "WMEXIGxy", "not a wirematch EXI grammar file", 0 },
+        { "\x80\x40\x00\x00\x00\x00\x00\x00", "not a wirematch EXI grammar file", 0 },
+    };
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        memcpy(m, bytes, blen);
+        memcpy(m, versions[i].magic, 8);
+        memset(&e, 0, sizeof e);
+        cr_assert_eq(wm_exi_grammar_deserialize(m, blen, &h, &e), WM_EXI_E_GRAMMAR);
+        cr_assert(strstr(e.msg, versions[i].want) && e.bit_pos == versions[i].byte * 8, "%s: %s at bit %llu", versions[i].want, e.msg,
+                  (unsigned long long)e.bit_pos);
+    }
+    /* the body's layout (codec/exi_grammar_io.c): 20-byte header, 5 record
+     * sizes, flags, 10 counts, 4 roots, then uri_lid_first[n_uris],
+     * uri_lid_count[n_uris], lname_uri[n_lids], types, states, prods, tgrams, elems */
+    uint32_t c[10];
+    memcpy(c, bytes + 44, sizeof c);
+    size_t lid_first = 100, elems = lid_first + 8 * (size_t)c[0] + 4 * (size_t)c[1] + c[2] * sizeof(wm_exi_datatype) +
+                                    c[3] * sizeof(wm_exi_state) + c[4] * sizeof(wm_exi_prod) + c[5] * sizeof(wm_exi_tgram);
+    static const struct { const char *want; } edits[] = { { "URI 1: its local names start at 99" }, { "a flag is neither 0 nor 1" },
+                                                          { "element 1: (URI" } };
+    const size_t at[] = { lid_first + 4, elems + offsetof(wm_exi_elem, nillable), elems + sizeof(wm_exi_elem) + offsetof(wm_exi_elem, lid) };
+    for (size_t i = 0; i < 3; i++) {
+        memcpy(m, bytes, blen);
+        if (i == 0) memcpy(m + at[i], &(uint32_t){ 99 }, 4);
+        else if (i == 1) m[at[i]] = 2;
+        else memcpy(m + at[i], &(uint32_t){ 9999 }, 4);
+        fix_grammar_crc(m, blen);
+        memset(&e, 0, sizeof e);
+        cr_assert_eq(wm_exi_grammar_deserialize(m, blen, &h, &e), WM_EXI_E_GRAMMAR, "edit %zu accepted", i);
+        cr_assert(strstr(e.msg, edits[i].want) && (i != 2 || strstr(e.msg, "local name 9999")), "edit %zu: '%s' lacks '%s'", i, e.msg,
+                  edits[i].want);
+        uint64_t want_at = i == 2 ? elems + sizeof(wm_exi_elem) + offsetof(wm_exi_elem, uri) : at[i];
+        cr_assert_eq(e.bit_pos, want_at * 8, "edit %zu: %s at byte %llu, not %zu", i, e.msg, (unsigned long long)(e.bit_pos / 8), (size_t)want_at);
+    }
+    /* cut or extended: the length field says so */
+    memset(&e, 0, sizeof e);
+    cr_assert_eq(wm_exi_grammar_deserialize(bytes, blen - 1, &h, &e), WM_EXI_E_GRAMMAR);
+    cr_assert(strstr(e.msg, "truncated: the header says"), "%s", e.msg);
+    uint8_t *longer = calloc(1, blen + 3);
+    memcpy(longer, bytes, blen);
+    memset(&e, 0, sizeof e);
+    cr_assert_eq(wm_exi_grammar_deserialize(longer, blen + 3, &h, &e), WM_EXI_E_GRAMMAR);
+    cr_assert(strstr(e.msg, "3 trailing bytes") && e.bit_pos == blen * 8, "%s at bit %llu", e.msg, (unsigned long long)e.bit_pos);
+    free(longer);
+    free(m);
     free(bytes);
     wm_exi_grammar_free(g);
 }
