@@ -185,6 +185,9 @@ wm_exi_status wm_exi_grammar_deserialize(const uint8_t *data, size_t len, wm_exi
               take_arr(&r, (void **)&g->uri_lid_count, g->n_uris, 4, &off.lid_count) &&
               take_arr(&r, (void **)&g->lname_uri, g->n_lids, 4, &off.lname_uri) &&
               take_arr(&r, (void **)&g->types, g->n_types, sizeof *g->types, &off.types);
+    if (!g->types) g->n_types = 0;
+    /* before anything is sized by n_types: the count is only bounded once its array was read */
+    if (!ok) BAD("truncated arrays (the counts at byte %zu ask for more bytes than the file has)", off.misc + 4);
     /* the datatypes' pointers in the file are not data: clear them before
      * anything can fail (wm_exi_grammar_free follows them); counts stay */
     ne = calloc(g->n_types ? g->n_types : 1, 4);
@@ -197,8 +200,7 @@ wm_exi_status wm_exi_grammar_deserialize(const uint8_t *data, size_t len, wm_exi
         g->types[i].rcs = NULL;
         g->types[i].n_enum = g->types[i].n_rcs = 0;
     }
-    if (!g->types) g->n_types = 0;
-    ok = ok && take_arr(&r, (void **)&g->states, g->n_states, sizeof *g->states, &off.states) &&
+    ok = take_arr(&r, (void **)&g->states, g->n_states, sizeof *g->states, &off.states) &&
          take_arr(&r, (void **)&g->prods, g->n_prods, sizeof *g->prods, &off.prods) &&
          take_arr(&r, (void **)&g->tgrams, g->n_tgrams, sizeof *g->tgrams, &off.tgrams) &&
          take_arr(&r, (void **)&g->elems, g->n_elems, sizeof *g->elems, &off.elems) &&
