@@ -911,24 +911,34 @@ static int build_cluster_rows(wm_xpf *f)
 static int cmp_centry_search(const void *a, const void *b, void *neg)
 {
     const xpf_centry *x = a, *y = b;
-    double u = *(bool *)neg ? -x->x : x->x, v = *(bool *)neg ? -y->x : y->x;
+    double u = *(double *)neg * x->x, v = *(double *)neg * y->x;
     if (u != v) return u < v ? -1 : 1;
     return x->q < y->q ? -1 : x->q > y->q;
 }
 
 /* Puts the entries of the range clusters of cl[0..n) in search order and
- * appends their keys (xpf_key) to ps->ckeys. Nonzero on allocation failure. */
+ * appends their keys (xpf_key) to ps->ckeys; the slots of the numeric
+ * clusters go into ps->nslots. Nonzero on allocation failure. */
 static int order_range_clusters(xpf_pstate *ps, xpf_cluster *cl, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++, cl++) {
-        if (cl->str || cl->op == WM_XP_EQ) continue;
+        if (cl->str) continue;
+        uint32_t j = 0;
+        while (j < ps->n_nslots && ps->nslots[j] != cl->slot) j++;
+        if (j == ps->n_nslots) {
+            uint32_t *ns = realloc(ps->nslots, (ps->n_nslots + 1) * sizeof *ns);
+            if (!ns) return -1;
+            ps->nslots = ns;
+            ns[ps->n_nslots++] = cl->slot;
+        }
+        if (cl->op == WM_XP_EQ) continue;
         xpf_centry *e = ps->centries + cl->off;
-        cl->neg = cl->op == WM_XP_LT || cl->op == WM_XP_LE;
-        qsort_r(e, cl->n, sizeof *e, cmp_centry_search, &cl->neg);
+        cl->sgn = cl->op == WM_XP_LT || cl->op == WM_XP_LE ? -1 : 1;
+        qsort_r(e, cl->n, sizeof *e, cmp_centry_search, &cl->sgn);
         /* thresholds are numbers (cluster_disjuncts leaves NaN out) */
         cl->ninf = 0;
         if (cl->op == WM_XP_GE || cl->op == WM_XP_LE)
-            while (cl->ninf < cl->n && e[cl->ninf].x == (cl->neg ? __builtin_inf() : -__builtin_inf())) cl->ninf++;
+            while (cl->ninf < cl->n && cl->sgn * e[cl->ninf].x == -__builtin_inf()) cl->ninf++;
         cl->lg = 6;
         while ((1ull << cl->lg) < (uint64_t)cl->n + 1) cl->lg++;
         /* 64 keys: the maxima of their blocks of 8 first (key_rank) */
@@ -938,7 +948,7 @@ static int order_range_clusters(xpf_pstate *ps, xpf_cluster *cl, uint32_t n)
         ps->ckeys = nk;
         cl->koff = ps->n_ckeys + nb;
         for (uint32_t i = 0; i < 1u << cl->lg; i++) nk[cl->koff + i] = i < cl->n ? xpf_key(cl->op, e[i].x) : NAN;
-        for (uint32_t j = 0; j < nb; j++) nk[ps->n_ckeys + j] = nk[cl->koff + 8 * j + 7];
+        for (uint32_t b = 0; b < nb; b++) nk[ps->n_ckeys + b] = nk[cl->koff + 8 * b + 7];
         ps->n_ckeys += nb + (1u << cl->lg);
     }
     return 0;
@@ -1411,6 +1421,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->clusters);
         free(ps->centries);
         free(ps->ckeys);
+        free(ps->nslots);
         free(ps->guards);
         free(ps->neg);
         free(ps->neggroups);

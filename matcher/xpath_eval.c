@@ -318,11 +318,7 @@ static inline __attribute__((always_inline)) uint32_t key_rank(const double *K, 
 }
 
 /* The search value of a range cluster: keys of op < <= are -x (xpf_key). */
-static inline double key_value(const xpf_cluster *cl, double x)
-{
-    static const double sgn[2] = { 1, -1 };
-    return x * sgn[cl->neg];
-}
+static inline double key_value(const xpf_cluster *cl, double x) { return x * cl->sgn; }
 
 /* The entries of range cluster cl (keys K) that w = key_value(x) makes true: a prefix. */
 static inline uint32_t range_rank(const xpf_cluster *cl, const double *K, double w)
@@ -447,18 +443,10 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
     }
 }
 
-/* The value of slot `slot` as a number for the element being collected:
- * NaN when absent (every test false), without a branch. */
-static inline double slot_num(const wm_xpf_ctx *c, uint32_t slot)
-{
-    const slotv *v = &c->sv[slot];
-    uint64_t b, nan = 0x7ff8000000000000ull, keep = -(uint64_t)(v->epoch == c->serial);
-    double x = v->num;
-    memcpy(&b, &x, sizeof b);
-    b = (b & keep) | (nan & ~keep);
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
+/* The value of numeric cluster slot `slot` (xpf_pstate nslots) as a
+ * number for the element being collected: NaN when absent (start_element),
+ * for a boolean or a string that is no number. */
+static inline double slot_num(const wm_xpf_ctx *c, uint32_t slot) { return c->sv[slot].num; }
 
 /* The entries of merged not() cluster cl that the value of its slot may
  * make true, [*a, *b): a range cluster's past its watermark (entries
@@ -659,8 +647,8 @@ static void run_neg_groups(wm_xpf_ctx *c)
                 run_neg_cluster(c, cl, excl);
                 continue;
             }
-            const slotv *y = &c->sv[cl->slot];
-            if (y->epoch == c->serial && y->num == y->num) run_neg_rows(c, cl, excl, y->num); /* absent, NaN: all false */
+            double y = slot_num(c, cl->slot);
+            if (y == y) run_neg_rows(c, cl, excl, y); /* absent, NaN: all false */
         }
     }
 }
@@ -1058,6 +1046,8 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
         c->n_cand = 0;
         c->n_fired = 0;
         c->sbuf_len = 0;
+        slotv *sv = c->sv;
+        for (const uint32_t *ns = c->ps->nslots, *end = ns + c->ps->n_nslots; ns < end; ns++) sv[*ns].num = NAN;
     }
 }
 

@@ -76,9 +76,9 @@ typedef struct xpf_cluster {
     uint32_t slot;
     uint8_t op;
     bool str;
-    bool neg;                   /* range cluster of op < <=: its keys are -x, searched with -value */
     uint8_t lg;                 /* range cluster: 1 << lg keys (>= 64), NaN past the n entries */
     uint32_t koff;              /* range cluster: its keys in pstate ckeys */
+    double sgn;                 /* range cluster: -1 for op < <= (keys -x, searched with -value), else 1 */
     uint32_t ninf;              /* range cluster of op >= <=: its leading entries x = -inf (>=) or +inf
                                  * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
@@ -228,6 +228,9 @@ typedef struct xpf_pstate {
     uint32_t n_centries;
     double *ckeys;              /* the range clusters' search keys (xpf_cluster koff, xpf_key) */
     uint32_t n_ckeys;
+    uint32_t n_nslots;
+    uint32_t *nslots;           /* the slots range and = clusters read: their number is NaN at an element
+                                 * until a value arrives, so a cluster reads it without testing presence */
     uint32_t n_guards;
     xpf_guard *guards;
     uint32_t n_plain;
