@@ -113,6 +113,8 @@ struct wm_xpf_ctx {
     bool decided_early;         /* every query was decided before the last event */
 };
 
+static int on_attr(void *user, uintptr_t tag, const wm_exi_value *val);
+
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
 {
     wm_xpf_ctx *c = calloc(1, sizeof *c);
@@ -121,6 +123,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     wm_exi_limits l = wm_exi_limits_resolve(lim);
     l.typed_only = true;
     wm_exi_decoder_init(&c->dec, f->g, &l);
+    c->dec.attr_fn = on_attr;
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
@@ -966,6 +969,7 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
 static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
+    c->dec.attr_tags = NULL;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1031,6 +1035,7 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
     if (d->pstate != XPF_NONE) {
         c->collecting = true;
         c->ps = &f->pstates[d->pstate];
+        c->dec.attr_tags = c->ps->attr_tags; /* its attributes to on_attr */
         next_serial(c);
         c->n_cand = 0;
         c->n_fired = 0;
@@ -1105,6 +1110,27 @@ static __attribute__((noinline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *
 }
 
 static const put_fn put_fns[] = { [XPF_PUT_GENERIC] = put_generic, [XPF_PUT_NUM] = put_num, [XPF_PUT_STR_EQ] = put_str_eq };
+
+/* A declared attribute from the decoder's strict loop (its attribute hook,
+ * wm_exi_decoder attr_fn), while an element is collected: tag is its
+ * state's xpf_pstate attr_tags entry for the name (pslot and put kind), so
+ * neither an event nor a name lookup stands between the value and its
+ * slot. Answers as on_event. */
+static int on_attr(void *user, uintptr_t tag, const wm_exi_value *val)
+{
+    wm_xpf_ctx *c = user;
+    if (!c->undecided) { /* only with whole_stream (on_event) */
+        c->decided_early = true;
+        return 0;
+    }
+    const xpf_pslot *s = (const xpf_pslot *)(tag & ~(uintptr_t)XPF_PUT_MASK);
+    switch (tag & XPF_PUT_MASK) {
+    case XPF_PUT_NUM: return put_num(c, s, val);
+    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val);
+    case XPF_PUT_GENERIC: return put_generic(c, s, val);
+    default: return 0; /* no slot: as stop_now(), which an earlier event would have answered */
+    }
+}
 
 /* An attribute of the element being collected: its slot's value; returns
  * on_event's answer (a tail call from there). */
@@ -1193,6 +1219,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     c->sp = 0;
     c->collecting = false;
+    c->dec.attr_tags = NULL;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
