@@ -55,7 +55,7 @@ enum {
  * stream's options header (...)" and returns 2. */
 int wmctl_exi_oob_check(const char *in, const unsigned char *data, size_t len, unsigned given);
 
-/* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
+/* `wmctl resolve --world W --nbhd F [--out R.wmr] [--json] [--crs EPSG:N]`:
  * resolves every neighborhood of F over world W (control/resolver.h). Exit 1
  * for a bad world or neighborhood file (message with feature number or
  * line:column), 2 for usage or unreadable files. */
