@@ -147,13 +147,18 @@ wm_exi_grammar *wm_exi_grammar_schemaless(void);
 
 void wm_exi_grammar_free(wm_exi_grammar *g);
 
-/* Compiled grammars as bytes, so a schema is compiled once (wmctl exi
- * compile) and loaded fast. The bytes are in host byte order and record
- * layout, checked on load (magic, record sizes): a cache for machines running
- * the same build, not an interchange format. serialize: *out is malloc'ed
- * (caller frees); WM_EXI_E_MEMORY. deserialize: validates every count and
- * index against its array (a bad file is refused with WM_EXI_E_GRAMMAR and
- * the reason, never trusted), *out owns a new grammar. */
+/* Compiled grammars as bytes (.wmg files), so a schema is compiled once
+ * (wmctl exi compile) and loaded fast. Layout in codec/exi_grammar_io.c: a
+ * header with the format version, the body length and the body's CRC-32
+ * (codec/crc32.h), then records in host byte order and layout: a cache for
+ * machines running the same build, not an interchange format.
+ * serialize: *out is malloc'ed (caller frees); WM_EXI_E_MEMORY.
+ * deserialize: checks magic and version, length, checksum, record sizes,
+ * then every count, index and flag against its array; a bad file is refused
+ * with WM_EXI_E_GRAMMAR (WM_EXI_E_MEMORY if allocation fails), the reason in
+ * err->msg and 8 x the byte offset of the offending field in err->bit_pos,
+ * never trusted. *out owns a new grammar (NULL on failure). Pure; thread
+ * safe. */
 wm_exi_status wm_exi_grammar_serialize(const wm_exi_grammar *g, uint8_t **out, size_t *len);
 wm_exi_status wm_exi_grammar_deserialize(const uint8_t *data, size_t len, wm_exi_grammar **out, wm_exi_error *err);
 
