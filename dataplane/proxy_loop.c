@@ -95,7 +95,7 @@ typedef struct conn {
     uint32_t next_free;
     uint64_t connect_by;      /* ns (CLOCK_MONOTONIC): closed if no whole CONNECT came by then (sweep); 0 = none */
     uint8_t told;             /* bit s: the proxy queued its own last word for side s (tell) */
-    uint8_t linger;           /* bit s: closing, side s half-closed and read until its peer closes (start_linger) */
+    uint8_t linger;           /* bit s: closing, side s half-closed and read until its peer closes (close_conn) */
     uint32_t linger_read;     /* bytes read and dropped while lingering, both sides */
     uint64_t linger_by;       /* ns: lingering is cut then (linger_sweep) */
     wm_proxy_queue q[2];
