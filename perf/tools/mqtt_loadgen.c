@@ -86,7 +86,10 @@
  * per-message difference's p50/p90/p99/p999/min/max (us, exact, signed) and
  * its histogram ([[signed bucket bound us, count]], log-linear in |us| as
  * above, for pooling runs), the unpaired figures (p50/p99/p999 of P minus
- * those of D), and added_timeline (the largest difference per slice). With
+ * those of D), added_us_kernel (the same pairs by the kernel's receive
+ * times, SO_TIMESTAMPNS: without this process's own reading), subs_added_us
+ * ([p50, p99] of each of the first 16 subscribers' differences) and
+ * added_timeline (the largest difference per slice). With
  * --stall-us, "stall" holds the period, wake-ups, lateness p50/p99/p999/max
  * (us), wake-ups at least 1 ms late, the lateness histogram, stall_timeline
  * (the latest wake-up per slice) and the difference's percentiles over the
@@ -697,6 +700,20 @@ static void print_pairs(void)
         print_added(dq, nq);
         printf("}");
     }
+    /* per subscriber (the first SUB_HISTS, in the broker's order of delivery):
+     * where a later place costs path P more than path D
+     * (dq is free again: the quiet pairs are printed) */
+    printf(",\"subs_added_us\":[");
+    for (int i = 0; i < opt.subs && i < SUB_HISTS; i++) {
+        size_t k = 0;
+        for (uint64_t m = 0; m < published && m < n_pair; m++) {
+            uint64_t a = t_rx[0][m * (uint64_t)opt.subs + (uint64_t)i], b = t_rx[1][m * (uint64_t)opt.subs + (uint64_t)i];
+            if (a && b) dq[k++] = (int64_t)(b - a);
+        }
+        qsort(dq, k, sizeof *dq, cmp_i64);
+        printf("%s[%.1f,%.1f]", i ? "," : "", q_us(dq, k, 0.5), q_us(dq, k, 0.99));
+    }
+    printf("]");
     free(d);
     free(dq);
     free(dk);
