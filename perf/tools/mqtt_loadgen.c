@@ -63,9 +63,10 @@
  * --stall-us N: a stall meter in its own thread, which sleeps N us at a time
  * (absolute deadlines, CLOCK_MONOTONIC, timer slack 1 ns) and records how
  * late each wake-up comes: the machine's own noise floor for one task
- * wake-up, measured in the same run and with the same scheduling policy
- * (the thread inherits it), so that environmental stalls can be told from
- * the delay of the path under test.
+ * wake-up, measured in the same run and with the process's scheduling
+ * policy (under SCHED_FIFO/RR one priority above it, so that it does not
+ * queue behind the measured processes), so that environmental stalls can be
+ * told from the delay of the path under test.
  *
  * Prints one JSON object: published, delivered, expected, unwanted,
  * elapsed_s, published_per_s, delivered_per_s, latency_us {p50, p90, p99,
@@ -90,10 +91,11 @@
  * times, SO_TIMESTAMPNS: without this process's own reading), subs_added_us
  * ([p50, p99] of each of the first 16 subscribers' differences) and
  * added_timeline (the largest difference per slice). With
- * --stall-us, "stall" holds the period, wake-ups, lateness p50/p99/p999/max
- * (us), wake-ups at least 1 ms late, the lateness histogram, stall_timeline
- * (the latest wake-up per slice) and the difference's percentiles over the
- * pairs sent in slices whose latest wake-up was under 1 ms ("added_us_quiet").
+ * --stall-us, "stall" holds period_us, sched and priority (its policy),
+ * wakeups, over_1ms (wake-ups at least 1 ms late), late_us
+ * (p50/p90/p99/p999/max), hist and timeline (the latest wake-up per slice,
+ * us); with --pair-port too, "added_us_quiet" is "added_us" over the pairs
+ * sent in slices where, and in the slice after which, no wake-up was 1 ms late.
  * Exit status: 0 when every expected delivery arrived and nothing else did,
  * 3 otherwise, 1 on a failure, 2 on bad usage.
  */
