@@ -82,11 +82,12 @@
 #    with nbhd through the proxy with --resolution, path D to the same 10 % by
 #    topic, as direct_sp). Also: the same pairs by the kernel's receive times
 #    (SO_TIMESTAMPNS: without the generator's own reading), the unpaired
-#    figures of the same runs (P's percentiles minus D's), and a stall meter
-#    (a loadgen thread sleeping STALL_US at a time, one SCHED_FIFO priority
-#    above the measured processes, that records how late it wakes: the
-#    machine's own noise floor in the same run), with the added percentiles
-#    over the "quiet" pairs, sent where no stall-meter wake-up was 1 ms late.
+#    figures of the same runs (P's percentiles minus D's), and stall meters
+#    (a loadgen thread pinned to each vCPU, sleeping STALL_US at a time, one
+#    SCHED_FIFO priority above the measured processes, that records how late
+#    it wakes: the machine's own noise floor in the same run, per vCPU), with
+#    the added percentiles over the "quiet" pairs, sent where no meter woke
+#    1 ms late (a stall of one vCPU delays one path and does not cancel).
 #    PAIR_RATE (default 2,000 msg/s per path) is below saturation: mosquitto
 #    takes 4,000 publications/s and writes 16,000 deliveries/s (the direct
 #    setup of the first table sustains several times that), the proxy relays
@@ -555,8 +556,8 @@ row("  added p50 by subscriber (rm)", [",".join(f"{x:.0f}" for x in paired[s]["s
 row("  proxy wake-ups that batched", ["-", "-"] + [f"{paired[s]['proxy_batched_waits']}/{paired[s]['proxy_wakeups']}" for s in pair_setups[2:]])
 print(f"(null: path P straight to mosquitto too, the method's own floor; relay: tcp_relay on path P, the floor of any relay;")
 print(f" spatial: P subscribes with nbhd through the proxy with --resolution, D to the same 10 % by topic;")
-print(f" quiet slices: pairs sent in 10 ms slices, and the next, where no stall-meter wake-up was 1 ms late)")
-print(f"stall meter (a loadgen thread sleeping {stall['period_us']} us at a time, {stall['sched']} priority {stall['priority']}): "
+print(f" quiet slices: pairs sent in 10 ms slices, and the next, where no stall meter on any vCPU woke 1 ms late)")
+print(f"stall meters (a loadgen thread per vCPU, pinned, sleeping {stall['period_us']} us at a time, {stall['sched']} priority {stall['priority']}): "
       f"{stall['wakeups']:,} wake-ups, late p50 {stall['late_us']['p50']}, p99 {stall['late_us']['p99']}, p99.9 {stall['late_us']['p999']}, "
       f"max {stall['late_us']['max']:,} us; {stall['over_1ms']} wake-ups 1 ms or more late")
 print(f"load average {load['start']} -> {load['end']}; written: {out_path}")

@@ -60,13 +60,13 @@
  * subscribers. Both paths load the broker and the machine: the rate per path
  * is what --rate says, the broker sees twice that.
  *
- * --stall-us N: a stall meter in its own thread, which sleeps N us at a time
- * (absolute deadlines, CLOCK_MONOTONIC, timer slack 1 ns) and records how
- * late each wake-up comes: the machine's own noise floor for one task
- * wake-up, measured in the same run and with the process's scheduling
- * policy (under SCHED_FIFO/RR one priority above it, so that it does not
- * queue behind the measured processes), so that environmental stalls can be
- * told from the delay of the path under test.
+ * --stall-us N: stall meters, one thread pinned to each CPU the process may
+ * run on, each sleeping N us at a time (absolute deadlines, CLOCK_MONOTONIC,
+ * timer slack 1 ns) and recording how late each wake-up comes: the machine's
+ * own noise floor for one task wake-up, per vCPU, measured in the same run
+ * and with the process's scheduling policy (under SCHED_FIFO/RR one priority
+ * above it, so that they do not queue behind the measured processes), so that
+ * environmental stalls can be told from the delay of the path under test.
  *
  * Prints one JSON object: published, delivered, expected, unwanted,
  * elapsed_s, published_per_s, delivered_per_s, latency_us {p50, p90, p99,
@@ -91,10 +91,10 @@
  * times, SO_TIMESTAMPNS: without this process's own reading), subs_added_us
  * ([p50, p99] of each of the first 16 subscribers' differences) and
  * added_timeline (the largest difference per slice). With
- * --stall-us, "stall" holds period_us, sched and priority (its policy),
- * wakeups, over_1ms (wake-ups at least 1 ms late), late_us
+ * --stall-us, "stall" holds period_us, sched and priority (their policy),
+ * over all meters wakeups, over_1ms (wake-ups at least 1 ms late), late_us
  * (p50/p90/p99/p999/max), hist and timeline (the latest wake-up per slice,
- * us); with --pair-port too, "added_us_quiet" is "added_us" over the pairs
+ * us), and cpus (per meter: cpu, wakeups, over_1ms, max_us); with --pair-port too, "added_us_quiet" is "added_us" over the pairs
  * sent in slices where, and in the slice after which, no wake-up was 1 ms late.
  * Exit status: 0 when every expected delivery arrived and nothing else did,
  * 3 otherwise, 1 on a failure, 2 on bad usage.
@@ -176,8 +176,18 @@ static uint64_t *t_rx[2], *t_tx, n_pair;
  * delivery (SO_TIMESTAMPNS, CLOCK_REALTIME ns), at the same index. */
 static uint64_t *t_krx[2];
 
-/* --stall-us: the stall meter's lateness histogram and, per slice, its
- * latest wake-up (us); written by its thread only, read after the join. */
+/* --stall-us: one stall meter per CPU the process may run on, each with its
+ * lateness histogram and, per slice, its latest wake-up (us); written by its
+ * thread only, read after the join. stall_hist/stall_slice/...: all merged. */
+#define MAX_METERS 64
+typedef struct stall_meter {
+    pthread_t th;
+    int cpu;
+    uint64_t hist[HBUCKETS], max, wakeups, over_1ms;
+    uint32_t slice[MAX_SLICES];
+} stall_meter;
+static stall_meter *meters;
+static int n_meters;
 static uint64_t stall_hist[HBUCKETS], stall_max, stall_wakeups, stall_over_1ms;
 static uint32_t stall_slice[MAX_SLICES];
 static int stall_policy, stall_prio;
@@ -564,14 +574,17 @@ static void rx(lg_conn *c)
     }
 }
 
-/* ---- the stall meter (--stall-us): sleeps to absolute deadlines and records
- * how late it wakes. Under SCHED_FIFO it runs one priority above the process,
- * so that it measures what the machine withholds from the run (other vCPU
- * users, RT throttling, the host), not its own queueing behind the measured
- * processes. A stall of L us is marked in every slice it covered. */
+/* ---- the stall meters (--stall-us): one thread pinned to each CPU of the
+ * process's affinity, so that a stall of one vCPU (another task holding it,
+ * RT throttling of that CPU, the host not running it), which delays the
+ * processes there and not the others, is seen too. Each sleeps to absolute
+ * deadlines and records how late it wakes. Under SCHED_FIFO they run one
+ * priority above the process, so that they measure what the machine
+ * withholds from the run, not their queueing behind the measured processes.
+ * A stall of L us is marked in every slice it covered. */
 static void *stall_main(void *arg)
 {
-    (void)arg;
+    stall_meter *m = arg;
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);   /* ordinary tasks default to 50 us of slack */
     uint64_t period = (uint64_t)opt.stall_us * 1000u, slice = (uint64_t)opt.slice_ms * 1000000u;
     uint64_t next = now_ns() + period;
@@ -579,36 +592,72 @@ static void *stall_main(void *arg)
         struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u), .tv_nsec = (long)(next % 1000000000u) };
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
         uint64_t t = now_ns(), us = t > next ? (t - next) / 1000 : 0;
-        stall_hist[bucket_of(us)]++;
-        stall_wakeups++;
-        if (us > stall_max) stall_max = us;
-        if (us >= 1000) stall_over_1ms++;
+        m->hist[bucket_of(us)]++;
+        m->wakeups++;
+        if (us > m->max) m->max = us;
+        if (us >= 1000) m->over_1ms++;
         for (uint64_t sl = (next - t_pub0) / slice; sl <= (t - t_pub0) / slice && sl < MAX_SLICES; sl++)
-            if (us > stall_slice[sl]) stall_slice[sl] = (uint32_t)(us > UINT32_MAX ? UINT32_MAX : us);
+            if (us > m->slice[sl]) m->slice[sl] = (uint32_t)(us > UINT32_MAX ? UINT32_MAX : us);
         next += period;
         if (next <= t) next = t + period;   /* ticks missed in a stall are not made up in a burst */
     }
     return NULL;
 }
 
-static bool stall_start(pthread_t *th)
+/* One meter per CPU of the affinity mask (at most MAX_METERS). */
+static bool stall_start(void)
 {
     struct sched_param sp;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
+    cpu_set_t cpus;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) < 0) { perror("mqtt_loadgen: sched_getaffinity"); return false; }
+    meters = calloc(MAX_METERS, sizeof *meters);
+    if (!meters) return false;
     stall_policy = sched_getscheduler(0);
     if (stall_policy == SCHED_FIFO || stall_policy == SCHED_RR) {
         sched_getparam(0, &sp);
         if (sp.sched_priority < sched_get_priority_max(stall_policy)) sp.sched_priority++;
         stall_prio = sp.sched_priority;
-        pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
-        pthread_attr_setschedpolicy(&at, stall_policy);
-        pthread_attr_setschedparam(&at, &sp);
     }
-    int e = pthread_create(th, &at, stall_main, NULL);
-    pthread_attr_destroy(&at);
-    if (e) fprintf(stderr, "mqtt_loadgen: stall meter: %s\n", strerror(e));
-    return !e;
+    for (int cpu = 0; cpu < CPU_SETSIZE && n_meters < MAX_METERS; cpu++) {
+        if (!CPU_ISSET(cpu, &cpus)) continue;
+        stall_meter *m = &meters[n_meters];
+        pthread_attr_t at;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pthread_attr_init(&at);
+        pthread_attr_setaffinity_np(&at, sizeof one, &one);
+        if (stall_policy == SCHED_FIFO || stall_policy == SCHED_RR) {
+            pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED);
+            pthread_attr_setschedpolicy(&at, stall_policy);
+            pthread_attr_setschedparam(&at, &sp);
+        }
+        m->cpu = cpu;
+        int e = pthread_create(&m->th, &at, stall_main, m);
+        pthread_attr_destroy(&at);
+        if (e) {
+            fprintf(stderr, "mqtt_loadgen: stall meter on CPU %d: %s\n", cpu, strerror(e));
+            return false;
+        }
+        n_meters++;
+    }
+    return n_meters > 0;
+}
+
+/* Stops and joins the meters, and merges their figures. */
+static void stall_stop_all(void)
+{
+    atomic_store(&stall_stop, true);
+    for (int i = 0; i < n_meters; i++) {
+        stall_meter *m = &meters[i];
+        pthread_join(m->th, NULL);
+        for (unsigned b = 0; b < HBUCKETS; b++) stall_hist[b] += m->hist[b];
+        for (unsigned sl = 0; sl < MAX_SLICES; sl++)
+            if (m->slice[sl] > stall_slice[sl]) stall_slice[sl] = m->slice[sl];
+        stall_wakeups += m->wakeups;
+        stall_over_1ms += m->over_1ms;
+        if (m->max > stall_max) stall_max = m->max;
+    }
 }
 
 /* ---- --pair-port: the per-message differences */
@@ -729,7 +778,11 @@ static void print_stall(void)
     print_pcts(stall_hist, stall_max);
     printf(",\"hist\":");
     print_hist(stall_hist);
-    printf(",\"timeline\":[");
+    printf(",\"cpus\":[");
+    for (int i = 0; i < n_meters; i++)
+        printf("%s{\"cpu\":%d,\"wakeups\":%llu,\"over_1ms\":%llu,\"max_us\":%llu}", i ? "," : "", meters[i].cpu,
+               (unsigned long long)meters[i].wakeups, (unsigned long long)meters[i].over_1ms, (unsigned long long)meters[i].max);
+    printf("],\"timeline\":[");
     for (uint32_t i = 0; i < n_slices; i++) printf("%s%u", i ? "," : "", stall_slice[i]);
     printf("]}");
 }
@@ -895,8 +948,7 @@ int main(int argc, char **argv)
     getrusage(RUSAGE_SELF, &ru0);
     uint64_t t0 = now_ns(), end = t0 + (uint64_t)opt.duration * 1000000000ull, stop_pub = 0;
     t_pub0 = t0;
-    pthread_t stall_th;
-    bool stall_on = opt.stall_us && stall_start(&stall_th);
+    bool stall_on = opt.stall_us && stall_start();
     if (opt.stall_us && !stall_on) return 1;
     uint64_t seq = 0;
     int next_pub = 0;
@@ -954,10 +1006,7 @@ int main(int argc, char **argv)
         for (int e = 0; e < k; e++) rx(&cs[evs[e].data.u32]);
     }
     uint64_t t1 = now_ns();
-    if (stall_on) {
-        atomic_store(&stall_stop, true);
-        pthread_join(stall_th, NULL);
-    }
+    if (stall_on) stall_stop_all();
     getrusage(RUSAGE_SELF, &ru1);
     double el = (double)((stop_pub ? stop_pub : t1) - t0) / 1e9;
     double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec + ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
@@ -998,5 +1047,6 @@ int main(int argc, char **argv)
     free(t_krx[0]);
     free(t_krx[1]);
     free(t_tx);
+    free(meters);
     return delivered == expected && !unwanted && !errors ? 0 : 3;
 }
