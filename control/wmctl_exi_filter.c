@@ -24,6 +24,7 @@
  * stderr, nothing on stdout); 2 usage, unreadable file, bad schema,
  * or a query refused (its index, position and reason on stderr).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,17 @@
 #include "control/wmctl.h"
 #include "matcher/xpath_filter.h"
 
-static int usage(void)
+/* A usage error: the reason, then the usage line. Returns 2. */
+__attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
 {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
     return wmctl_usage_error("exi",
-        "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
-        " [--strict] [--byte-aligned] [--stats] IN.exi|-");
+        "%s\nusage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
+        " [--strict] [--byte-aligned] [--stats] IN.exi|-", why);
 }
 
 int wmctl_exi_filter(int argc, char **argv)
@@ -73,12 +80,17 @@ int wmctl_exi_filter(int argc, char **argv)
         } else if (!strcmp(argv[i], "--strict")) o.strict = true;
         else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
         else if (!strcmp(argv[i], "--stats")) stats = true;
-        else if (argv[i][0] == '-' && argv[i][1]) { rc = usage(); goto out; }
+        else if (argv[i][0] == '-' && argv[i][1]) { rc = refuse("filter does not take %s", argv[i]); goto out; }
         else if (!in) in = argv[i];
-        else { rc = usage(); goto out; }
+        else { rc = refuse("filter takes one input, '%s' is one too many", argv[i]); goto out; }
     }
-    if (!in || !nq || (schema != NULL) + (gfile != NULL) + (regfile != NULL) != 1 || (regfile != NULL) != (ctype != NULL)) {
-        rc = usage();
+    const char *why = !in ? "no input (IN.exi or -)"
+                      : !nq ? "no --query"
+                      : (schema != NULL) + (gfile != NULL) + (regfile != NULL) != 1
+                          ? "exactly one of --schema, --grammar, --registry"
+                      : (regfile != NULL) != (ctype != NULL) ? "--registry and --content-type go together" : NULL;
+    if (why) {
+        rc = refuse("%s", why);
         goto out;
     }
     wm_exi_error e = { 0 };

@@ -64,26 +64,48 @@ typedef struct xpf_post {
     uint32_t coff, nc;
 } xpf_post;
 
-/* Queries "T and S op x" sharing trigger T: entries sorted by x ascending,
- * so the matching ones are a prefix (>, >=), a suffix (<, <=) or a range (=)
- * of them; a per-document watermark skips the ones already matched.
- * String clusters (str) hold "T and S = 'lit'": entries sorted by the
- * literal's hash, found by the hash of S's value and checked by content. */
+/* Queries "T and S op x" sharing trigger T. A range cluster (op < <= > >=)
+ * keeps its entries in search order: x ascending for > >=, descending for
+ * < <=, so the entries a value makes true are always a prefix, found by a
+ * branch-free search of its keys (xpf_cluster koff); a per-document
+ * watermark skips the ones already matched. An = cluster keeps x ascending
+ * (the matching ones are a range). String clusters (str) hold "T and S =
+ * 'lit'": entries sorted by the literal's hash, found by the hash of S's
+ * value and checked by content. */
 typedef struct xpf_cluster {
     uint32_t slot;
     uint8_t op;
     bool str;
+    uint8_t lg;                 /* range cluster: 1 << lg keys (>= 64), NaN past the n entries */
+    uint32_t koff;              /* range cluster: its keys in pstate ckeys */
+    double sgn;                 /* range cluster: -1 for op < <= (keys -x, searched with -value), else 1 */
+    uint32_t ninf;              /* range cluster of op >= <=: its leading entries x = -inf (>=) or +inf
+                                 * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
+    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path */
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
-    uint32_t pm;                /* numeric range cluster: the first of its n + 1 rows of wm_xpf.pmask,
-                                 * XPF_NONE: none (see XPF_PMASK_CAP); a merged not() cluster has
-                                 * 1 + n_ul blocks of n + 1 rows: every entry, then per literal
-                                 * ul[k] the entries whose L is another one */
+    uint32_t pm;                /* range cluster: the first of its n + 1 rows of wm_xpf.pmask (row r: the
+                                 * queries of its first r entries), XPF_NONE: none (see XPF_PMASK_CAP);
+                                 * a merged not() cluster has 1 + n_ul blocks of n + 1 rows: every
+                                 * entry, then per literal ul[k] the entries whose L is another one */
     uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
 } xpf_cluster;
+
+/* The search key of a range cluster's threshold x under op: entry "S op x"
+ * holds for value v exactly when key < w, w = v (> >=) or -v (< <=), for
+ * every v, NaN included (every comparison false), but for op >= and x =
+ * -inf (<= and +inf), which no key makes true at v = -inf (xpf_cluster
+ * ninf). -x turns < <= into > >=; y <= w is nextdown(y) < w, nextdown(y)
+ * being the largest double below y. Keys past a cluster's entries are NaN
+ * (never below w). */
+static inline double xpf_key(uint8_t op, double x)
+{
+    double y = op == WM_XP_LT || op == WM_XP_LE ? -x : x;
+    return op == WM_XP_GE || op == WM_XP_LE ? __builtin_nextafter(y, -__builtin_inf()) : y;
+}
 
 /* The bytes of cluster rows (wm_xpf.pmask) a filter may hold: a row is a
  * bit set over all queries, so their size grows with queries times cluster
@@ -163,6 +185,17 @@ typedef struct xpf_pattrig {
     xpf_post post;
 } xpf_pattrig;
 
+/* How a value of a slot is stored (xpf_pslot put), chosen when compiling
+ * so that the evaluator's common cases take a short handler of their own
+ * instead of the general one's chain of tests (any other value kind than
+ * the one named falls back to the general handler):
+ *   GENERIC  the general handler;
+ *   NUM      no trigger on the slot: a typed number is converted and stored;
+ *   STR_EQ   an equality table, no duplicate strings in it, no numeric test:
+ *            a string is hashed and probed (the other triggers after it);
+ *   NONE     (attr_tags only) no slot of the state: nothing to do. */
+enum { XPF_PUT_GENERIC = 0, XPF_PUT_NUM, XPF_PUT_STR_EQ, XPF_PUT_NONE, XPF_PUT_MASK = 3 };
+
 /* Per predicate state and slot: the triggers of that slot. */
 typedef struct xpf_pslot {
     uint32_t slot;
@@ -172,6 +205,7 @@ typedef struct xpf_pslot {
     bool num_trig;      /* numeric triggers other than != */
     bool any_trig;      /* any trigger at all (else a value is only stored) */
     bool eq_only;       /* the equality table is all: no other trigger to look at after it */
+    uint8_t put;        /* XPF_PUT_*: the evaluator's handler for a value of this slot */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
@@ -193,6 +227,9 @@ typedef struct xpf_pstate {
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
+    uintptr_t *attr_tags;       /* [g->n_lids]: the decoder's attribute hook tags while an element of this
+                                 * state is collected (wm_exi_decoder attr_tags): its pslot's address with
+                                 * its put kind in the low bits (XPF_PUT_MASK), or XPF_PUT_NONE */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
@@ -204,6 +241,11 @@ typedef struct xpf_pstate {
     xpf_cluster *clusters;
     xpf_centry *centries;
     uint32_t n_centries;
+    double *ckeys;              /* the range clusters' search keys (xpf_cluster koff, xpf_key) */
+    uint32_t n_ckeys;
+    uint32_t n_nslots;
+    uint32_t *nslots;           /* the slots range and = clusters read: their number is NaN at an element
+                                 * until a value arrives, so a cluster reads it without testing presence */
     uint32_t n_guards;
     xpf_guard *guards;
     uint32_t n_plain;

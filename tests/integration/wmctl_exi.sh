@@ -128,6 +128,11 @@ expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi filter --schema "$1" -
 expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi grammar --schema "$1" > /dev/full' "$W" $S/senml.gen.xsd
 expect 2 "wmctl exi: cannot write /dev/full" "$W" exi encode --schema $S/senml.gen.xsd $S/ex2.gen.xml /dev/full
 expect 2 "wmctl exi: cannot write /dev/full" "$W" exi compile --schema $S/senml.gen.xsd /dev/full
+expect 2 "cannot write $work/nodir/o.wmg: No such file or directory" "$W" exi compile --schema $S/senml.gen.xsd "$work/nodir/o.wmg"
+# filter's refusals name the reason, not only the usage
+expect 2 "wmctl exi: no --query" "$W" exi filter --schema $S/senml.gen.xsd $S/ex2.gen.exi
+expect 2 "wmctl exi: filter does not take --fragment" "$W" exi filter --schema $S/senml.gen.xsd --query //a --fragment $S/ex2.gen.exi
+expect 2 "wmctl exi: --registry and --content-type go together" "$W" exi filter --registry /dev/null --query //a $S/ex2.gen.exi
 echo '<a>' > "$work/bad.xml"
 expect 1 "XML is not well-formed" "$W" exi encode --schema $S/senml.gen.xsd "$work/bad.xml" "$work/o.exi"
 # libxml2's depth limit is said as such, not as "not well-formed"
