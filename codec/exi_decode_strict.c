@@ -13,7 +13,11 @@
  * (no event is built or copied); the bit position, the depth and the
  * callback stay in locals. With every value's text (no limits.typed_only)
  * numbers and booleans are formatted by the general path's own formatters
- * (codec/exi_types.h), so decoding to XML stays in the loop too. Any event it does not decode itself goes,
+ * (codec/exi_types.h), so decoding to XML stays in the loop too. With an
+ * attribute hook (wm_exi_decoder attr_fn) a declared attribute whose name
+ * has a tag goes to the hook, value and tag, instead of the callback: a
+ * filter then finds its slot without an event dispatch or a name lookup.
+ * Any event it does not decode itself goes,
  * from its first bit (or, for a declared attribute, from its value), through
  * the general step, and the loop changes nothing before it knows it can
  * finish an event, so the two paths cannot disagree
@@ -310,10 +314,14 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
                                        : d->lim.max_value_bytes >= WM_EXI_FLOAT_TEXT_MAX ? lexical_handler
                                                                                          : lexical_general_handler;
     char *const scratch = d->scratch;
+    /* declared attributes end at emit_hook with an attribute hook (it looks
+     * at their tag), else at emit_at: chosen once, plain decoding unchanged */
+    const wm_exi_attr_fn attr_fn = d->attr_fn;
+    const void *const emit = attr_fn ? &&emit_hook : &&emit_at;
     uint32_t depth = d->depth;
     uint64_t pos = c->r.pos, q, win;
     wm_exi_status st;
-    wm_exi_event *pe;
+    wm_exi_event *pe = NULL; /* set by each handler before its emit (the compiler cannot follow the computed goto) */
     wm_exi_frame *f;
     const struct wm_exi_strict_state *s;
     struct wm_exi_strict_prod *p;
@@ -354,7 +362,7 @@ at_float: {
         pe->value.text = scratch;
         pe->value.len = wm_exi_float_text(m, (int32_t)e, scratch);
     }
-    goto emit_at;
+    goto *emit;
 }
 
 at_int: {
@@ -366,7 +374,7 @@ at_int: {
         pe->value.text = scratch;
         pe->value.len = wm_exi_int_text(i, scratch);
     }
-    goto emit_at;
+    goto *emit;
 }
 
 at_bool:
@@ -378,7 +386,7 @@ at_bool:
         pe->value.text = scratch;
         pe->value.len = pe->value.b ? 4 : 5;
     }
-    goto emit_at;
+    goto *emit;
 
 at_str: {
     /* string-table hits (§7.3.3) and ASCII literals; the length or hit
@@ -396,7 +404,7 @@ at_str: {
     if (x > 1) {
         if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &pe->value, &st)) goto attr_general;
         if (st) return st;
-        goto emit_at;
+        goto *emit;
     }
     /* the compact id follows x, from the same window when it ends within
      * the sure bits */
@@ -423,7 +431,18 @@ at_str: {
     if (q > len_bits) goto general;
     pe->value.text = t->values[id].s.p;
     pe->value.len = t->values[id].s.len;
-    goto emit_at;
+    goto *emit;
+}
+
+emit_hook: {
+    /* a declared attribute whose name has a tag: its value to the hook */
+    const uintptr_t *tags = d->attr_tags;
+    uintptr_t tag = tags ? tags[p->lid] : 0; /* p->lid < n_lids (wm_exi_decode_strict_tables) */
+    if (!tag) goto emit_at;
+    f->state = p->next;
+    pos = q;
+    if (attr_fn(user, tag, &pe->value)) goto stop;
+    NEXT_AFTER();
 }
 
 emit_at:

@@ -113,6 +113,8 @@ struct wm_xpf_ctx {
     bool decided_early;         /* every query was decided before the last event */
 };
 
+static int on_attr(void *user, uintptr_t tag, const wm_exi_value *val);
+
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
 {
     wm_xpf_ctx *c = calloc(1, sizeof *c);
@@ -121,6 +123,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     wm_exi_limits l = wm_exi_limits_resolve(lim);
     l.typed_only = true;
     wm_exi_decoder_init(&c->dec, f->g, &l);
+    c->dec.attr_fn = on_attr;
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
@@ -825,31 +828,52 @@ static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const
     if (s->any_trig) value_triggers(c, s, v, text, tlen); /* else read by predicates or clusters only */
 }
 
+/* The equality trigger of slot s (which has a table) that string value v,
+ * text[0..tlen), equals: its literal set, its post added, v->eqlit named
+ * (with eq_dup every equal literal, the first one returned); NULL: none. */
+static inline __attribute__((always_inline)) const xpf_eqtrig *eq_probe(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v,
+                                                                        const char *text, uint32_t tlen)
+{
+    const wm_xpf *f = c->f;
+    const xpf_eqtrig *hit = NULL;
+    uint64_t h = slot_hash(v, text, tlen);
+    for (uint32_t k = (uint32_t)h & s->eq_mask; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+        const xpf_eqtrig *e = &s->eq[k];
+        if (e->h == h && e->s_len == tlen && str_same(f->strpool + e->s_off, text, tlen)) {
+            if (!hit) hit = e, v->eqlit = e->lit;
+            set_lit(c, e->lit, true);
+            add_post(c, &e->post);
+            if (!s->eq_dup) break;
+        }
+    }
+    return hit;
+}
+
+static void other_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen,
+                           const xpf_eqtrig *hit);
+
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
 static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
-    const wm_xpf *f = c->f;
-    /* triggers */
-    bool is_str = v->kind != XPF_V_NUM;
     const xpf_eqtrig *hit = NULL;
-    if (s->eq_mask && is_str) {
-        uint64_t h = slot_hash(v, text, tlen);
-        uint32_t k = (uint32_t)h & s->eq_mask;
-        for (; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
-            const xpf_eqtrig *e = &s->eq[k];
-            if (e->h == h && e->s_len == tlen && str_same(f->strpool + e->s_off, text, tlen)) {
-                if (!hit) hit = e, v->eqlit = e->lit;
-                set_lit(c, e->lit, true);
-                add_post(c, &e->post);
-                if (!s->eq_dup) break;
-            }
-        }
+    if (s->eq_mask && v->kind != XPF_V_NUM) {
+        hit = eq_probe(c, s, v, text, tlen);
         if (v->kind == XPF_V_STR && s->need_str) {
-            if (hit) v->sp = f->strpool + hit->s_off; /* equal to it: no copy */
+            if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
             else if (!keep_str(c, v, text, tlen)) return;
         }
         if (s->eq_only) return;
     }
+    other_triggers(c, s, v, text, tlen, hit);
+}
+
+/* The triggers after the equality table's (value_triggers); hit: the
+ * equality trigger the value met. Out of line: the common slots have none. */
+static __attribute__((noinline)) void other_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text,
+                                                     uint32_t tlen, const xpf_eqtrig *hit)
+{
+    const wm_xpf *f = c->f;
+    bool is_str = v->kind != XPF_V_NUM;
     double x = v->kind == XPF_V_BOOL ? NAN : v->num;
     if (s->num_trig && (v->kind != XPF_V_STR || s->need_num)) {
         const xpf_numtrig *a;
@@ -945,6 +969,7 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
 static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
+    c->dec.attr_tags = NULL;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1010,6 +1035,7 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
     if (d->pstate != XPF_NONE) {
         c->collecting = true;
         c->ps = &f->pstates[d->pstate];
+        c->dec.attr_tags = c->ps->attr_tags; /* its attributes to on_attr */
         next_serial(c);
         c->n_cand = 0;
         c->n_fired = 0;
@@ -1029,6 +1055,83 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
 
 static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
 
+/* The handlers of an attribute's value by its slot's kind (xpf_pslot
+ * put); each returns on_event's answer (tail calls from there), and takes
+ * any value kind its fast path does not serve through the general one. */
+typedef int (*put_fn)(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val);
+
+static __attribute__((noinline)) int put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    put_value(c, s, val);
+    return stop_now(c);
+}
+
+/* No trigger reads the slot: a number is stored, which decides nothing,
+ * so the answer stays "go on" (a stop was answered at an earlier event). */
+static __attribute__((noinline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    double x;
+    switch (val->kind) {
+    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: x = (double)val->i; break;
+    case WM_EXI_DT_FLOAT: x = wm_xpf_float(val->mantissa, val->exponent); break;
+    default: return put_generic(c, s, val);
+    }
+    slotv *v = &c->sv[s->slot];
+    if (v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
+    v->epoch = c->serial;
+    v->hashed = false;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_NUM;
+    v->num = x;
+    return 0;
+}
+
+/* A string probed in the slot's equality table (put_value and
+ * value_triggers, without their tests for other kinds and triggers). */
+static __attribute__((noinline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, s, val);
+    slotv *v = &c->sv[s->slot];
+    if (v->epoch == c->serial) return stop_now(c);
+    v->epoch = c->serial;
+    v->hashed = false;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_STR;
+    const char *text = val->text ? val->text : "";
+    uint32_t tlen = val->text ? val->len : 0;
+    v->len = tlen;
+    const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
+    if (s->need_str) {
+        if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
+        else if (!keep_str(c, v, text, tlen)) return 1;
+    }
+    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+    return stop_now(c);
+}
+
+static const put_fn put_fns[] = { [XPF_PUT_GENERIC] = put_generic, [XPF_PUT_NUM] = put_num, [XPF_PUT_STR_EQ] = put_str_eq };
+
+/* A declared attribute from the decoder's strict loop (its attribute hook,
+ * wm_exi_decoder attr_fn), while an element is collected: tag is its
+ * state's xpf_pstate attr_tags entry for the name (pslot and put kind), so
+ * neither an event nor a name lookup stands between the value and its
+ * slot. Answers as on_event. */
+static int on_attr(void *user, uintptr_t tag, const wm_exi_value *val)
+{
+    wm_xpf_ctx *c = user;
+    if (!c->undecided) { /* only with whole_stream (on_event) */
+        c->decided_early = true;
+        return 0;
+    }
+    const xpf_pslot *s = (const xpf_pslot *)(tag & ~(uintptr_t)XPF_PUT_MASK);
+    switch (tag & XPF_PUT_MASK) {
+    case XPF_PUT_NUM: return put_num(c, s, val);
+    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val);
+    case XPF_PUT_GENERIC: return put_generic(c, s, val);
+    default: return 0; /* no slot: as stop_now(), which an earlier event would have answered */
+    }
+}
+
 /* An attribute of the element being collected: its slot's value; returns
  * on_event's answer (a tail call from there). */
 static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1040,8 +1143,9 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
         uint32_t slot = slot_by_name(c->f, ev);
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
-    if (ix) put_value(c, &ps->pslots[ix - 1], &ev->value);
-    return stop_now(c);
+    if (!ix) return stop_now(c);
+    const xpf_pslot *s = &ps->pslots[ix - 1];
+    return put_fns[s->put](c, s, &ev->value);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1115,6 +1219,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     c->sp = 0;
     c->collecting = false;
+    c->dec.attr_tags = NULL;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);

@@ -163,6 +163,17 @@ typedef struct xpf_pattrig {
     xpf_post post;
 } xpf_pattrig;
 
+/* How a value of a slot is stored (xpf_pslot put), chosen when compiling
+ * so that the evaluator's common cases take a short handler of their own
+ * instead of the general one's chain of tests (any other value kind than
+ * the one named falls back to the general handler):
+ *   GENERIC  the general handler;
+ *   NUM      no trigger on the slot: a typed number is converted and stored;
+ *   STR_EQ   an equality table, no duplicate strings in it, no numeric test:
+ *            a string is hashed and probed (the other triggers after it);
+ *   NONE     (attr_tags only) no slot of the state: nothing to do. */
+enum { XPF_PUT_GENERIC = 0, XPF_PUT_NUM, XPF_PUT_STR_EQ, XPF_PUT_NONE, XPF_PUT_MASK = 3 };
+
 /* Per predicate state and slot: the triggers of that slot. */
 typedef struct xpf_pslot {
     uint32_t slot;
@@ -172,6 +183,7 @@ typedef struct xpf_pslot {
     bool num_trig;      /* numeric triggers other than != */
     bool any_trig;      /* any trigger at all (else a value is only stored) */
     bool eq_only;       /* the equality table is all: no other trigger to look at after it */
+    uint8_t put;        /* XPF_PUT_*: the evaluator's handler for a value of this slot */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
@@ -193,6 +205,9 @@ typedef struct xpf_pstate {
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
+    uintptr_t *attr_tags;       /* [g->n_lids]: the decoder's attribute hook tags while an element of this
+                                 * state is collected (wm_exi_decoder attr_tags): its pslot's address with
+                                 * its put kind in the low bits (XPF_PUT_MASK), or XPF_PUT_NONE */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */

@@ -9,7 +9,9 @@
  * and decodes again to the same number of events; and the general path
  * (wm_exi_decoder.general_only) gives the same events, status and error
  * position as the default one (the strict bit-packed loop,
- * codec/exi_decode_strict.c, when the options allow it); and a decoded
+ * codec/exi_decode_strict.c, when the options allow it), and so does a
+ * decoder with an attribute hook (wm_exi_decoder attr_fn) on two names of
+ * three, its values hashed as the AT events they replace; and a decoded
  * document (a fragment: inside a wrapper element) written by the XML sink
  * (codec/exi_xml.h) parses with libxml2 as namespace-well-formed XML, unless
  * the sink refused an event with a reason.
@@ -49,6 +51,8 @@ typedef struct rec {
     wm_exi_encoder *enc;
     int depth;
     wm_exi_status st;
+    uint32_t se_depth;        /* of the last SE: an attribute's */
+    const wm_exi_grammar *g;  /* with the attribute hook */
 } rec;
 
 static void mix(uint64_t *h, const void *p, size_t n)
@@ -59,6 +63,7 @@ static void mix(uint64_t *h, const void *p, size_t n)
 static int on_event(void *user, const wm_exi_event *ev)
 {
     rec *r = user;
+    if (ev->type == WM_EXI_EV_SE) r->se_depth = ev->depth;
     uint64_t f[10] = { ev->type, ev->xsi, ev->uri_id, ev->lid, ev->depth, ev->value.kind, ev->value.b, ev->value.i,
                        ev->value.mantissa, (uint64_t)ev->value.exponent };
     if (ev->type != WM_EXI_EV_AT && ev->type != WM_EXI_EV_CH) f[5] = f[6] = f[7] = f[8] = f[9] = 0;
@@ -83,6 +88,18 @@ static int on_event(void *user, const wm_exi_event *ev)
     return 0;
 }
 
+/* The attribute hook: the value as the AT event it replaces (tag: lid + 1). */
+static int on_attr(void *user, uintptr_t tag, const wm_exi_value *v)
+{
+    rec *r = user;
+    const wm_exi_grammar *g = r->g;
+    uint32_t lid = (uint32_t)tag - 1, uri = g->lname_uri[lid];
+    wm_exi_event ev = { .type = WM_EXI_EV_AT, .uri_id = uri, .lid = lid, .depth = r->se_depth, .value = *v,
+                        .uri = { g->uris[uri], (uint32_t)strlen(g->uris[uri]) },
+                        .local = { g->lnames[lid], (uint32_t)strlen(g->lnames[lid]) } };
+    return on_event(r, &ev);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!grammars[0]) {
@@ -98,16 +115,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.alignment = (data[0] & 8) ? WM_EXI_BYTE_ALIGNED : WM_EXI_BIT_PACKED;
     o.fragment = (data[0] & 16) != 0;
     wm_exi_limits lim = { .mem_cap = 1u << 20, .max_depth = 64, .max_value_bytes = 4096 };
-    static wm_exi_decoder d, dgen;
+    static wm_exi_decoder d, dgen, dhook;
     static const wm_exi_grammar *dg;
+    static uintptr_t *tags;
     if (dg != g) {
         if (dg) {
             wm_exi_decoder_free(&d);
             wm_exi_decoder_free(&dgen);
+            wm_exi_decoder_free(&dhook);
         }
         wm_exi_decoder_init(&d, g, &lim);
         wm_exi_decoder_init(&dgen, g, &lim);
         dgen.general_only = true;
+        wm_exi_decoder_init(&dhook, g, &lim);
+        free(tags);
+        if (!(tags = calloc(g->n_lids ? g->n_lids : 1, sizeof *tags))) abort();
+        for (uint32_t lid = 0; lid < g->n_lids; lid++) tags[lid] = lid % 3 == 1 ? 0 : lid + 1;
+        dhook.attr_fn = on_attr;
+        dhook.attr_tags = tags;
         dg = g;
     }
     wm_exi_error e;
@@ -128,6 +153,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (stg != st || rg.events != r.events || rg.hash != r.hash || (st && (eg.bit_pos != e.bit_pos || strcmp(eg.msg, e.msg)))) {
             fprintf(stderr, "general path differs: status %d vs %d, %llu vs %llu events: %s / %s\n", st, stg,
                     (unsigned long long)r.events, (unsigned long long)rg.events, e.msg, eg.msg);
+            abort();
+        }
+        rec rh = { .g = g };
+        stg = wm_exi_decode(&dhook, data + 1, size - 1, &o, on_event, &rh, NULL, &eg);
+        if (stg != st || rh.events != r.events || rh.hash != r.hash || (st && (eg.bit_pos != e.bit_pos || strcmp(eg.msg, e.msg)))) {
+            fprintf(stderr, "attribute hook differs: status %d vs %d, %llu vs %llu events: %s / %s\n", st, stg,
+                    (unsigned long long)r.events, (unsigned long long)rh.events, e.msg, eg.msg);
             abort();
         }
     }

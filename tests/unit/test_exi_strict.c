@@ -6,7 +6,10 @@
  * without the options header, typed and lexical; the same streams with bits
  * flipped and cut short (error paths); the RFC 8428 vectors; the W3C interop
  * documents re-encoded strict with their schemas, and the interop streams
- * read with strict options forced. */
+ * read with strict options forced. The SenML streams also through a decoder
+ * with an attribute hook (wm_exi_decoder attr_fn) on two names of three:
+ * the values it hands over, recorded as the AT events they replace, must
+ * make the same trace. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -31,6 +34,7 @@ typedef struct trace {
     char *p;
     size_t n, cap;
     unsigned events, stop_after;
+    uint32_t se_depth;          /* of the last SE: an attribute's (they come before any child) */
 } trace;
 
 static void put(trace *t, const void *p, size_t n)
@@ -54,6 +58,7 @@ static void put_view(trace *t, const char *p, uint32_t len)
 static int record(void *user, const wm_exi_event *e)
 {
     trace *t = user;
+    if (e->type == WM_EXI_EV_SE) t->se_depth = e->depth;
     uint32_t h[5] = { e->type, e->xsi, e->uri_id, e->lid, e->depth };
     put(t, h, sizeof h);
     if (e->type == WM_EXI_EV_SE || e->type == WM_EXI_EV_EE || e->type == WM_EXI_EV_AT) {
@@ -70,8 +75,21 @@ static int record(void *user, const wm_exi_event *e)
 }
 
 static wm_exi_grammar *senml;
-static wm_exi_decoder fast[2], general[2]; /* [typed_only] */
-static unsigned n_compared;
+static wm_exi_decoder fast[2], general[2], hooked[2]; /* [typed_only] */
+static uintptr_t *tags;         /* hooked: lid + 1, or 0 (an event) for every third name */
+static unsigned n_compared, n_hooked;
+
+/* The attribute hook: its value recorded as the AT event it replaces. */
+static int record_attr(void *user, uintptr_t tag, const wm_exi_value *v)
+{
+    trace *t = user;
+    uint32_t lid = (uint32_t)tag - 1, uri = senml->lname_uri[lid];
+    wm_exi_event e = { .type = WM_EXI_EV_AT, .uri_id = uri, .lid = lid, .depth = t->se_depth, .value = *v,
+                       .uri = { senml->uris[uri], (uint32_t)strlen(senml->uris[uri]) },
+                       .local = { senml->lnames[lid], (uint32_t)strlen(senml->lnames[lid]) } };
+    n_hooked++;
+    return record(t, &e);
+}
 
 static void setup(void)
 {
@@ -83,6 +101,14 @@ static void setup(void)
         wm_exi_decoder_init(&fast[k], senml, &lim);
         wm_exi_decoder_init(&general[k], senml, &lim);
         general[k].general_only = true;
+        wm_exi_decoder_init(&hooked[k], senml, &lim);
+    }
+    tags = calloc(senml->n_lids ? senml->n_lids : 1, sizeof *tags);
+    cr_assert_not_null(tags);
+    for (uint32_t lid = 0; lid < senml->n_lids; lid++) tags[lid] = lid % 3 == 1 ? 0 : lid + 1;
+    for (int k = 0; k < 2; k++) {
+        hooked[k].attr_fn = record_attr;
+        hooked[k].attr_tags = tags;
     }
 }
 
@@ -91,7 +117,9 @@ static void teardown(void)
     for (int k = 0; k < 2; k++) {
         wm_exi_decoder_free(&fast[k]);
         wm_exi_decoder_free(&general[k]);
+        wm_exi_decoder_free(&hooked[k]);
     }
+    free(tags);
     wm_exi_grammar_free(senml);
 }
 
@@ -122,7 +150,10 @@ static void same(wm_exi_decoder *df, wm_exi_decoder *dg, const uint8_t *buf, siz
 
 static void same_all(const uint8_t *buf, size_t len, const wm_exi_options *oob, unsigned stop_after, const char *what)
 {
-    for (int k = 0; k < 2; k++) same(&fast[k], &general[k], buf, len, oob, stop_after, what);
+    for (int k = 0; k < 2; k++) {
+        same(&fast[k], &general[k], buf, len, oob, stop_after, what);
+        same(&hooked[k], &general[k], buf, len, oob, stop_after, what);
+    }
 }
 
 Test(exi_strict, random_senml_and_mutations, .init = setup, .fini = teardown, .timeout = 240)
@@ -167,6 +198,7 @@ Test(exi_strict, random_senml_and_mutations, .init = setup, .fini = teardown, .t
         same_all(bad, olen, oob, 0, what);
     }
     cr_assert_eq(ok_docs, N_DOCS);
+    cr_assert_gt(n_hooked, N_DOCS, "the hook took %u values", n_hooked);
 }
 
 static uint8_t *slurp(const char *rel, size_t *len)
