@@ -110,7 +110,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -787,7 +789,7 @@ static void print_stall(void)
     printf("]}");
 }
 
-static void usage(void)
+__attribute__((noreturn)) static void usage(void)
 {
     fprintf(stderr,
         "usage: mqtt_loadgen [--host A] [--port P] [--subs S] [--pubs P] [--spread K]\n"
@@ -799,6 +801,29 @@ static void usage(void)
         "                                    per-message added latency P - D)]\n"
         "                    [--stall-us N (a stall meter waking every N us)]\n");
     exit(2);
+}
+
+/* A usage error with its reason, then the usage. */
+__attribute__((format(printf, 1, 2), noreturn)) static void refuse(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("mqtt_loadgen: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    usage();
+}
+
+/* --NAME's value: a whole decimal integer in [lo, hi], or a usage error
+ * (atoi read "abc" as 0 and "-1" as a closed loop). */
+static long long num(const char *name, const char *v, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) refuse("--%s: '%s' is not an integer in [%lld, %lld]", name, v, lo, hi);
+    return x;
 }
 
 int main(int argc, char **argv)
@@ -814,37 +839,37 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
         case 'h': opt.host = optarg; break;
-        case 'p': opt.port = atoi(optarg); break;
-        case 's': opt.subs = atoi(optarg); break;
-        case 'P': opt.pubs = atoi(optarg); break;
-        case 'k': opt.spread = atoi(optarg); break;
-        case 'l': opt.payload = atoi(optarg); break;
-        case 'n': opt.count = atoll(optarg); break;
-        case 'd': opt.duration = atoi(optarg); break;
-        case 'D': opt.drain = atoi(optarg); break;
-        case 'r': opt.rate = atoll(optarg); break;
-        case 'w': opt.window = atoll(optarg); break;
+        case 'p': opt.port = (int)num("port", optarg, 1, 65535); break;
+        case 's': opt.subs = (int)num("subs", optarg, 1, 10000); break;
+        case 'P': opt.pubs = (int)num("pubs", optarg, 1, 10000); break;
+        case 'k': opt.spread = (int)num("spread", optarg, 0, 1000000); break;
+        case 'l': opt.payload = (int)num("payload", optarg, 16, 65536); break;
+        case 'n': opt.count = num("count", optarg, 1, LLONG_MAX); break;
+        case 'd': opt.duration = (int)num("duration", optarg, 1, 86400); break;
+        case 'D': opt.drain = (int)num("drain", optarg, 0, 3600); break;
+        case 'r': opt.rate = num("rate", optarg, 0, 1000000000); break;
+        case 'w': opt.window = num("window", optarg, 1, 1000000000); break;
         case 'e': opt.peids_file = optarg; break;
         case 'N': opt.nbhds_file = optarg; break;
         case 'C': opt.connack_first = 1; break;
-        case 'T': opt.slice_ms = atoi(optarg); break;
+        case 'T': opt.slice_ms = (int)num("slice-ms", optarg, 1, 60000); break;
         case 'B': opt.nbhd_topics = 1; break;
-        case 'Q': opt.pair_port = atoi(optarg); break;
-        case 'S': opt.stall_us = atoi(optarg); break;
+        case 'Q': opt.pair_port = (int)num("pair-port", optarg, 1, 65535); break;
+        case 'S': opt.stall_us = (int)num("stall-us", optarg, 0, 1000000); break;
         default: usage();
         }
     }
-    if (opt.subs < 1 || opt.pubs < 1 || opt.payload < 16 || opt.payload > 65536 || opt.count < 1 ||
-        opt.duration < 1 || opt.window < 1 || opt.slice_ms < 1 || opt.spread < 0 || opt.subs > 10000 || opt.pubs > 10000 ||
-        (opt.nbhds_file && !opt.peids_file) || (opt.nbhd_topics && (!opt.peids_file || opt.spread)) || (opt.peids_file && opt.payload < 20) ||
-        opt.pair_port < 0 || opt.pair_port > 65535 || (opt.pair_port && (opt.rate < 1 || (opt.peids_file && opt.spread))) ||
-        opt.stall_us < 0 || opt.stall_us > 1000000)
-        usage();
+    if (optind < argc) refuse("unexpected argument '%s'", argv[optind]);
+    if (opt.nbhds_file && !opt.peids_file) refuse("--nbhds needs --peids");
+    if (opt.nbhd_topics && (!opt.peids_file || opt.spread)) refuse("--nbhd-topics needs --peids and no --spread");
+    if (opt.peids_file && opt.payload < 20) refuse("--peids needs --payload >= 20");
+    if (opt.pair_port && opt.rate < 1) refuse("--pair-port needs an open loop (--rate > 0)");
+    if (opt.pair_port && opt.peids_file && opt.spread) refuse("--pair-port with --peids takes no --spread");
     if (opt.peids_file) load_peids(opt.peids_file);
     if (opt.nbhds_file) load_nbhds(opt.nbhds_file);
     uint32_t n_frames = n_peids ? n_peids : 1;
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)opt.port) };
-    if (inet_pton(AF_INET, opt.host, &a.sin_addr) != 1) usage();
+    if (inet_pton(AF_INET, opt.host, &a.sin_addr) != 1) refuse("--host: '%s' is not an IPv4 address", opt.host);
 
     /* Path D: connections 0..n-1 on --port; with --pair-port, path P:
      * connections n..2n-1 on it, the same clients with the prefix "lp". */
