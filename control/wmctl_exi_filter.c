@@ -9,9 +9,12 @@
  * bindings and the out-of-band options come from the registry entry the
  * Content Type names and the Content Type's option parameters
  * ("application/exi; schema=NAME; strict=true", wm_schema_reg_bind), as the
- * data plane binds them; --strict and --byte-aligned still apply on top (and, like
- * every out-of-band option, must agree with a stream's options header if it has
- * one: wmctl_exi_oob_check).
+ * data plane binds them; --strict and --byte-aligned still apply on top (and,
+ * like every out-of-band option, must agree with a stream's options header
+ * if it has one: wmctl_exi_oob_check);
+ * --ns may add a prefix, but one the entry binds to another URI is refused
+ * (the data plane would use the registry's, so an override would answer a
+ * different question than the one being tried out).
  *
  * prints the 1-based indexes of the queries that select something in the
  * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
@@ -74,12 +77,8 @@ int wmctl_exi_filter(int argc, char **argv)
         else if (!strcmp(argv[i], "--query") && i + 1 < argc) qs[nq++] = argv[++i];
         else if (!strcmp(argv[i], "--ns") && i + 1 < argc) {
             if (!wm_xp_ns_parse(argv[++i], &ns[nns])) { rc = wmctl_usage_error("exi", "--ns wants PREFIX=URI, got '%s'", argv[i]); goto out; }
-            /* a prefix bound twice to different URIs: which one a query means is a guess, refuse it */
-            for (size_t j = 0; j < nns; j++)
-                if (!strcmp(ns[j].prefix, ns[nns].prefix) && strcmp(ns[j].uri, ns[nns].uri)) {
-                    rc = wmctl_usage_error("exi", "--ns binds prefix '%s' twice, to '%s' and '%s'", ns[j].prefix, ns[j].uri, ns[nns].uri);
-                    goto out;
-                }
+            char why[600];
+            if (wm_xp_ns_conflict(ns, nns, &ns[nns], why, sizeof why)) { rc = wmctl_usage_error("exi", "--ns: %s", why); goto out; }
             nns++;
         } else if (!strcmp(argv[i], "--strict")) o.strict = true, oob |= WMCTL_EXI_OOB_STRICT;
         else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED, oob |= WMCTL_EXI_OOB_BYTE_ALIGNED;
@@ -113,7 +112,17 @@ int wmctl_exi_filter(int argc, char **argv)
         if (strict) o.strict = true;
         if (aligned) o.alignment = WM_EXI_BYTE_ALIGNED;
         const wm_schema_reg_entry *re = &reg->e[id];
-        /* the registry's bindings first: --ns given here win (the last binding of a prefix counts) */
+        /* --ns may add prefixes, never rebind one of the registry's: the data plane and the
+         * proxy know only the registry's bindings, and this tool answers as they would */
+        for (size_t j = 0; j < nns; j++) {
+            const wm_xp_ns *r0 = wm_xp_ns_conflict(re->ns, re->n_ns, &ns[j], NULL, 0);
+            if (r0) {
+                rc = wmctl_usage_error("exi", "--ns %s=%s: the registry %s binds prefix '%s' of schema '%s' to '%s'"
+                                       " (the data plane and the proxy use the registry's binding)",
+                                       ns[j].prefix, ns[j].uri, regfile, r0->prefix, re->name, r0->uri);
+                goto out;
+            }
+        }
         wm_xp_ns *all = calloc(re->n_ns + nns + 1, sizeof *all);
         if (!all) { rc = wmctl_usage_error("exi", "out of memory"); goto out; }
         memcpy(all, re->ns, re->n_ns * sizeof *all);

@@ -33,6 +33,14 @@
  *   max_packet     bytes of one MQTT packet the framer accepts; announced
  *                  as Maximum Packet Size to the broker (in CONNECT) and to
  *                  the client (in CONNACK) unless they announced less.
+ *   linger_ms, linger_bytes  a connection the proxy ends after telling the
+ *                  client why (its last packet flushed: a DISCONNECT, a
+ *                  CONNACK) is half-closed on that side and what the client
+ *                  still sends is read and dropped until it closes, for at
+ *                  most linger_ms and linger_bytes (then it is closed as it
+ *                  is): closing a socket with unread bytes sends RST, which
+ *                  destroys what the client has not received yet. The slot
+ *                  stays taken meanwhile.
  */
 #ifndef WM_DATAPLANE_PROXY_H
 #define WM_DATAPLANE_PROXY_H
@@ -64,6 +72,8 @@ typedef struct wm_proxy_config {
     uint32_t connect_timeout_ms; /* a connect to the upstream not done by then failed (timed out) */
     uint32_t connect_packet_timeout_ms; /* a client whose whole CONNECT has not come this long after the
                                     proxy started reading it is closed (>= 1; proxy_loop.c sweep) */
+    uint32_t linger_ms;          /* lingering close: longest wait for the peer's close (0 = close at once) */
+    uint32_t linger_bytes;       /* lingering close: most bytes read and dropped before closing anyway */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
     const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
     struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
@@ -109,6 +119,13 @@ typedef struct wm_proxy_counters {
     uint64_t sent_disconnect_shutdown; /* DISCONNECT 0x8B Server shutting down (SIGINT/SIGTERM) */
     uint64_t sent_connack_busy;      /* CONNACK 0x89 Server busy: a client beyond max_conns (proxy_busy.h) */
     uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
+    /* Lingering closes (linger_ms): sides half-closed and read until the
+     * peer closed, and of them those cut by a bound (closed with bytes
+     * possibly unread: RST). */
+    uint64_t lingers;
+    uint64_t linger_cut_time;        /* still open after linger_ms (or at the stop's grace period) */
+    uint64_t linger_cut_bytes;       /* sent more than linger_bytes meanwhile */
+    uint64_t linger_bytes;           /* bytes read and dropped while lingering */
     uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */
@@ -148,6 +165,7 @@ typedef struct wm_proxy_counters {
     uint64_t filter_sid_reserved;        /* SUBSCRIBEs refused: client used a proxy identifier */
     uint64_t filter_records_full;        /* filters not recorded: max_records reached */
     uint64_t filter_sid_wait;            /* SUBSCRIBEs held for a --state identifier reservation (each try) */
+    uint64_t filter_sid_unsaved;         /* SUBSCRIBEs refused: no reservation can be saved (--state unwritable) */
     uint64_t filter_withheld[3];         /* broker PUBLISHes withheld, by QoS */
     uint64_t filter_acked_on_behalf;     /* PUBACK/PUBREC sent to the broker for withheld ones */
     uint64_t filter_pubcomp_on_behalf;   /* PUBCOMP sent to the broker for their PUBREL */
@@ -198,7 +216,7 @@ typedef struct wm_proxy_counters {
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then
  * closes every connection, joins the workers and fills *total (summed
  * counters) and *elapsed_ns. SIGHUP reloads cfg->tables (if set; a bad file
- * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP in the
+ * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP/SIGUSR1 in the
  * calling thread. Does not wait for a content-filter compile at the stop
  * (dataplane/proxy_compile.h): if one still runs, total->compile_detached
  * is 1 and the caller must leave the process (_exit, after its output)
@@ -208,9 +226,11 @@ typedef struct wm_proxy_counters {
  * rings, multishot accept) or a socket cannot be set up. */
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns);
 
-/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every
- * thread it starts later) and fills *set with them, the signals wm_proxy_run
- * waits for. Call it first in main: a signal that comes while the tables load
+/* Blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in the calling thread (and so
+ * in every thread it starts later) and fills *set with them, the signals
+ * wm_proxy_run waits for (SIGUSR1: a worker wakes the main thread with it
+ * when a SUBSCRIBE waits for a --state save; one from outside only makes it
+ * look at its timers early). Call it first in main: a signal that comes while the tables load
  * then waits for wm_proxy_run instead of ending the process without its
  * summary. Idempotent. */
 void wm_proxy_block_signals(sigset_t *set);
