@@ -852,6 +852,23 @@ static inline __attribute__((always_inline)) const xpf_eqtrig *eq_probe(wm_xpf_c
 static void other_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen,
                            const xpf_eqtrig *hit);
 
+/* The patterns of a scanned slot that a value equal to equality literal
+ * hit matches, known since compiling (hit->pat_n not XPF_NONE): no scan. */
+static inline __attribute__((always_inline)) void replay_eq_patterns(wm_xpf_ctx *c, const xpf_eqtrig *hit)
+{
+    const uint32_t *ids = c->ps->eqpat + hit->pat_off;
+    if (hit->pq_off == XPF_NONE)
+        for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
+    else { /* their triggers' exact queries, in one list */
+        for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
+        /* the first such value of a document decides every query of the list: later ones skip it */
+        if (hit->pq_n && c->pq_doc[hit->pq_id] != c->doc) {
+            c->pq_doc[hit->pq_id] = c->doc;
+            match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+        }
+    }
+}
+
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
 static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
@@ -907,19 +924,9 @@ static __attribute__((noinline)) void other_triggers(wm_xpf_ctx *c, const xpf_ps
     }
     if (s->n_plens && is_str) prefix_scan(c, s, text, tlen);
     if (s->scan && is_str && f->hs_db) {
-        if (hit && hit->pat_n != XPF_NONE) { /* the literal it equals was scanned when compiling */
-            const uint32_t *ids = c->ps->eqpat + hit->pat_off;
-            if (hit->pq_off == XPF_NONE)
-                for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
-            else { /* their triggers' exact queries, in one list */
-                for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
-                /* the first such value of a document decides every query of the list: later ones skip it */
-                if (hit->pq_n && c->pq_doc[hit->pq_id] != c->doc) {
-                    c->pq_doc[hit->pq_id] = c->doc;
-                    match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
-                }
-            }
-        } else {
+        if (hit && hit->pat_n != XPF_NONE) /* the literal it equals was scanned when compiling */
+            replay_eq_patterns(c, hit);
+        else {
             c->scan_slot = s->slot;
             scan_value(c, v, text, tlen);
         }
@@ -1105,7 +1112,10 @@ static __attribute__((noinline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *
         if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
         else if (!keep_str(c, v, text, tlen)) return 1;
     }
-    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+    if (s->eq_only) return stop_now(c);
+    /* a name tested by patterns too: a value equal to a literal replays them here (other_triggers' scan) */
+    if (s->scan_only && hit && hit->pat_n != XPF_NONE && c->f->hs_db) replay_eq_patterns(c, hit);
+    else other_triggers(c, s, v, text, tlen, hit);
     return stop_now(c);
 }
 
