@@ -137,6 +137,8 @@ struct wm_match_worker {
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
     uint32_t *ppos;              /* [max_subs]: result positions of pending candidates */
     uint32_t npend;              /* ... of the PUBLISH being matched */
+    void (*lookup_hook)(void *ctx); /* instrumentation: wm_match_worker_set_lookup_hook */
+    void *lookup_hook_ctx;
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -254,7 +256,8 @@ static void pend_link(struct wm_match_table *t, struct sub_node *n)
     t->c.xpath_pending++;
 }
 
-static void pend_unlink(struct wm_match_table *t, struct sub_node *n)
+/* Takes n off the pending list, leaving its flag as it is. */
+static void pend_drop(struct wm_match_table *t, struct sub_node *n)
 {
     if (!n->pprev) return;
     *n->pprev = n->pnext;
@@ -262,6 +265,12 @@ static void pend_unlink(struct wm_match_table *t, struct sub_node *n)
     n->pnext = NULL;
     n->pprev = NULL;
     t->c.xpath_pending--;
+}
+
+static void pend_unlink(struct wm_match_table *t, struct sub_node *n)
+{
+    if (!n->pprev) return; /* not pending, or refused: its flag stays (settle_pending) */
+    pend_drop(t, n);
     /* release: the snapshot that has the filter was published before */
     atomic_store_explicit(&n->pending, false, memory_order_release);
 }
@@ -677,6 +686,16 @@ static void settle_pending(struct wm_match_table *t, wm_content *c)
             snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s: %s", n->client, why);
             struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
             if (*pp != n) continue; /* cannot be: every pending node is in its bucket */
+            /* Its flag stays set: a worker whose lookup returned the node
+             * before the removal below and reads the flag after it must
+             * see it pending (wait mode: waits for this round, then
+             * matches without it; async: skips it), never as a candidate
+             * decided by a refused filter (a replay's content_candidates
+             * then depended on timing). That worker is on the current set
+             * (a node pending now was installed after the last reload),
+             * whose matcher no longer has the node when the round count
+             * moves, so its wait ends. */
+            pend_drop(t, n);
             remove_node(t, pp);
             t->c.subs_removed--;
             t->c.subs_xpath--;
@@ -1037,6 +1056,7 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             w->c.lookup_errors++;
             return WM_MQTT_PUB_MATCH_ERROR;
         }
+        if (w->lookup_hook) w->lookup_hook(w->lookup_hook_ctx);
         if (w_content(w, m, p)) break;
         wait_compile(w, round);
     }
@@ -1198,6 +1218,12 @@ struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w)
 }
 
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait) { w->wait = wait; }
+
+void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx)
+{
+    w->lookup_hook = fn;
+    w->lookup_hook_ctx = ctx;
+}
 
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns)
 {

@@ -88,9 +88,11 @@
  *         it, so the result is that of compiling at the SUBSCRIBE.
  *     A refused filter (it compiles for no schema) is known only after its
  *     compile: the subscription, installed meanwhile (pending, so it never
- *     received anything), is then removed. UNSUBSCRIBE applies at once; the
- *     next compile leaves the unreferenced filter out. A reload validates
- *     every learned filter itself, pending ones included.
+ *     received anything), is then removed; a PUBLISH whose lookup returned
+ *     it just before still finds it pending, never a decided candidate.
+ *     UNSUBSCRIBE applies at once; the next compile leaves the
+ *     unreferenced filter out. A reload validates every learned filter
+ *     itself, pending ones included.
  *   - Every client PUBLISH is looked up (topic index ∩ peid filter, then
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
@@ -273,6 +275,15 @@ void wm_match_worker_free(struct wm_match_worker *w);
  * Something must run wm_match_table_compile, or the worker waits forever.
  * Default off. On the worker's thread, or before it runs. */
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait);
+
+/* Instrumentation (tests): fn(ctx) is called on the worker's thread after
+ * each topic/spatial lookup of a PUBLISH and before its content stage
+ * reads the candidates' pending flags (again after each wait of wait
+ * mode), holding no lock, its reader online. fn may block, but then
+ * nothing may wait for this worker's grace period (a reload, a
+ * housekeeping run) meanwhile. fn NULL: none. On the worker's thread, or
+ * before it runs. */
+void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx);
 
 /* The sink to give the worker's MQTT layer (ctx = w). */
 struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w);

@@ -836,16 +836,15 @@ static int mark_sole_clusters(wm_xpf *f)
     return 0;
 }
 
-/* Rows [0, n] of a cluster's entries e[0..n) at row block `row`: row r
- * is the entries [0, r) (op > >=, low) or [r, n) (op < <=), only those whose
- * literal is not `skip` when `excl`. */
-static void fill_rows(const wm_xpf *f, const xpf_centry *e, uint32_t n, bool low, uint64_t *row, bool excl, uint32_t skip)
+/* Rows [0, n] of a range cluster's entries e[0..n) (in search order) at
+ * row block `row`: row r is the entries [0, r), only those whose literal is
+ * not `skip` when `excl`. */
+static void fill_rows(const wm_xpf *f, const xpf_centry *e, uint32_t n, uint64_t *row, bool excl, uint32_t skip)
 {
     for (uint32_t r = 0; r < n; r++) {
-        /* low: row r + 1 = row r and entry r; else row n - r - 1 = row n - r and entry n - r - 1 */
-        uint32_t from = low ? r : n - r, to = low ? r + 1 : n - r - 1, i = low ? r : to, q = e[i].q;
-        memcpy(row + (size_t)to * f->n_qw, row + (size_t)from * f->n_qw, f->n_qw * sizeof(uint64_t));
-        if (!excl || e[i].lit != skip) row[(size_t)to * f->n_qw + q / 64] |= 1ull << (q % 64);
+        uint32_t q = e[r].q;
+        memcpy(row + (size_t)(r + 1) * f->n_qw, row + (size_t)r * f->n_qw, f->n_qw * sizeof(uint64_t));
+        if (!excl || e[r].lit != skip) row[(size_t)(r + 1) * f->n_qw + q / 64] |= 1ull << (q % 64);
     }
 }
 
@@ -863,6 +862,7 @@ static int build_cluster_rows(wm_xpf *f)
             if (cl->str || cl->op == WM_XP_EQ || 2 * cl->n < f->n_qw || rows + cl->n + 1 > cap_rows) continue;
             cl->pm = (uint32_t)rows;
             rows += cl->n + 1;
+            cl->fast = !cl->ninf;
         }
         uint32_t ncl = 0, nul = 0;
         for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
@@ -892,9 +892,7 @@ static int build_cluster_rows(wm_xpf *f)
         const xpf_pstate *ps = &f->pstates[p];
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
-            if (cl->pm != XPF_NONE)
-                fill_rows(f, ps->centries + cl->off, cl->n, cl->op == WM_XP_GT || cl->op == WM_XP_GE,
-                          f->pmask + (size_t)cl->pm * f->n_qw, false, 0);
+            if (cl->pm != XPF_NONE) fill_rows(f, ps->centries + cl->off, cl->n, f->pmask + (size_t)cl->pm * f->n_qw, false, 0);
         }
         uint32_t ncl = 0;
         for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
@@ -902,9 +900,56 @@ static int build_cluster_rows(wm_xpf *f)
             const xpf_cluster *cl = &ps->negcl[k];
             if (cl->pm == XPF_NONE) continue;
             for (uint32_t j = 0; j <= cl->n_ul; j++)
-                fill_rows(f, ps->centries + cl->off, cl->n, cl->op == WM_XP_GT || cl->op == WM_XP_GE,
-                          f->pmask + ((size_t)cl->pm + (size_t)j * (cl->n + 1)) * f->n_qw, j > 0, j ? ps->neglits[cl->ul_off + j - 1] : 0);
+                fill_rows(f, ps->centries + cl->off, cl->n, f->pmask + ((size_t)cl->pm + (size_t)j * (cl->n + 1)) * f->n_qw, j > 0,
+                          j ? ps->neglits[cl->ul_off + j - 1] : 0);
         }
+    }
+    return 0;
+}
+
+/* Search order (xpf_cluster): x ascending for op > >=, descending for < <=. */
+static int cmp_centry_search(const void *a, const void *b, void *neg)
+{
+    const xpf_centry *x = a, *y = b;
+    double u = *(double *)neg * x->x, v = *(double *)neg * y->x;
+    if (u != v) return u < v ? -1 : 1;
+    return x->q < y->q ? -1 : x->q > y->q;
+}
+
+/* Puts the entries of the range clusters of cl[0..n) in search order and
+ * appends their keys (xpf_key) to ps->ckeys; the slots of the numeric
+ * clusters go into ps->nslots. Nonzero on allocation failure. */
+static int order_range_clusters(xpf_pstate *ps, xpf_cluster *cl, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++, cl++) {
+        if (cl->str) continue;
+        uint32_t j = 0;
+        while (j < ps->n_nslots && ps->nslots[j] != cl->slot) j++;
+        if (j == ps->n_nslots) {
+            uint32_t *ns = realloc(ps->nslots, (ps->n_nslots + 1) * sizeof *ns);
+            if (!ns) return -1;
+            ps->nslots = ns;
+            ns[ps->n_nslots++] = cl->slot;
+        }
+        if (cl->op == WM_XP_EQ) continue;
+        xpf_centry *e = ps->centries + cl->off;
+        cl->sgn = cl->op == WM_XP_LT || cl->op == WM_XP_LE ? -1 : 1;
+        qsort_r(e, cl->n, sizeof *e, cmp_centry_search, &cl->sgn);
+        /* thresholds are numbers (cluster_disjuncts leaves NaN out) */
+        cl->ninf = 0;
+        if (cl->op == WM_XP_GE || cl->op == WM_XP_LE)
+            while (cl->ninf < cl->n && cl->sgn * e[cl->ninf].x == -__builtin_inf()) cl->ninf++;
+        cl->lg = 6;
+        while ((1ull << cl->lg) < (uint64_t)cl->n + 1) cl->lg++;
+        /* 64 keys: the maxima of their blocks of 8 first (key_rank) */
+        uint32_t nb = cl->lg == 6 ? 8 : 0;
+        double *nk = realloc(ps->ckeys, ((size_t)ps->n_ckeys + nb + (1ull << cl->lg)) * sizeof *nk);
+        if (!nk) return -1;
+        ps->ckeys = nk;
+        cl->koff = ps->n_ckeys + nb;
+        for (uint32_t i = 0; i < 1u << cl->lg; i++) nk[cl->koff + i] = i < cl->n ? xpf_key(cl->op, e[i].x) : NAN;
+        for (uint32_t b = 0; b < nb; b++) nk[ps->n_ckeys + b] = nk[cl->koff + 8 * b + 7];
+        ps->n_ckeys += nb + (1u << cl->lg);
     }
     return 0;
 }
@@ -1131,6 +1176,9 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             ps->pat_ix[k] = i + 1;
         }
     }
+    uint32_t ncl = 0;
+    for (uint32_t i = 0; i < ps->n_neggroups; i++) ncl += ps->neggroups[i].cn;
+    if (order_range_clusters(ps, ps->clusters, ps->n_clusters) || order_range_clusters(ps, ps->negcl, ncl)) goto out;
     if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
     for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
         if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
@@ -1384,6 +1432,8 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->qlist);
         free(ps->clusters);
         free(ps->centries);
+        free(ps->ckeys);
+        free(ps->nslots);
         free(ps->guards);
         free(ps->neg);
         free(ps->neggroups);

@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include "matcher/intern.h"
 #include "matcher/xpath_filter_int.h"
 
@@ -32,8 +36,8 @@ typedef struct scan_memo {
     uint32_t ids[SCAN_MEMO_IDS];
 } scan_memo;
 
-/* Per cluster and document (doc): the watermarks, entries [0, lo) and
- * [hi, n) already matched (merged not() clusters with rows: see run_neg_rows). */
+/* Per merged not() cluster and document (doc): the watermark, entries
+ * [0, lo) decided (with rows: see run_neg_rows). */
 typedef struct cstate {
     uint32_t doc, lo, hi;
     uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
@@ -99,6 +103,8 @@ struct wm_xpf_ctx {
     uint32_t n_fired;           /* pairs */
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
+    uint64_t *wm;               /* [n_clusters_total]: a range cluster's watermark, doc << 32 | entries
+                                 * [0, lo) matched (another doc: none), read without a branch */
     pending *pend;              /* [n_clusters_total]: clusters whose marking waits */
     uint32_t n_pend;
     uint32_t pend_n;            /* their entries, summed: at most the queries the wait holds back */
@@ -140,12 +146,13 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->n_lids = f->g->n_lids;
     c->n_uris = f->g->n_uris;
     c->cs = calloc(ncl, sizeof *c->cs);
+    c->wm = calloc(ncl, sizeof *c->wm);
     c->pend = malloc(ncl * sizeof *c->pend);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
     if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
-        !c->sbuf || !c->fired || !c->cs || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->cs || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -171,6 +178,7 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->memo);
     free(c->fired);
     free(c->cs);
+    free(c->wm);
     free(c->pend);
     free(c);
 }
@@ -256,8 +264,9 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
     }
 }
 
-/* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi.
- * One loop per comparison, so the test is not chosen again at every step. */
+/* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi
+ * (= clusters). One loop per comparison, so the test is not chosen again at
+ * every step. */
 static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e, uint32_t lo, uint32_t hi, double v, bool upper)
 {
     if (upper)
@@ -273,6 +282,52 @@ static inline __attribute__((always_inline)) uint32_t bound(const xpf_centry *e,
             else hi = mid;
         }
     return lo;
+}
+
+/* x when `keep`, else 0, without a branch (GCC turns a ?: of this kind into one). */
+static inline uint32_t keep_if(bool keep, uint32_t x) { return -(uint32_t)keep & x; }
+
+/* How many of p[0..8) are below w (NaN never is). */
+static inline __attribute__((always_inline)) uint32_t below8(const double *p, double w)
+{
+#if defined(__AVX__)
+    __m256d W = _mm256_set1_pd(w);
+    int m = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(p), W, _CMP_LT_OQ)) |
+            _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(p + 4), W, _CMP_LT_OQ)) << 4;
+    return (uint32_t)__builtin_popcount((unsigned)m);
+#else
+    uint32_t k = 0;
+    for (int j = 0; j < 8; j++) k += p[j] < w;
+    return k;
+#endif
+}
+
+/* How many of the keys K[0 .. 1 << lg) (sorted, lg >= 6, NaN past the
+ * entries: never below w) are below w. No branch depends on the value,
+ * whose place among the thresholds is as good as random (a binary search
+ * mispredicts about every other step): up to 64 keys (lg 6), the 8 block
+ * maxima K[-8..0) (K[8j + 7]) give the block, its 8 keys the place in it;
+ * more keys take fixed binary steps. */
+static inline __attribute__((always_inline)) uint32_t key_rank(const double *K, uint32_t lg, double w)
+{
+    if (__builtin_expect(lg == 6, 1)) {
+        uint32_t b = below8(K - 8, w) * 8; /* < 64: K[63] is NaN (n <= 63) */
+        return b + below8(K + b, w);
+    }
+    uint32_t i = 0;
+    for (uint32_t s = 1u << lg >> 1; s; s >>= 1) i += keep_if(K[i + s - 1] < w, s);
+    return i;
+}
+
+/* The search value of a range cluster: keys of op < <= are -x (xpf_key). */
+static inline double key_value(const xpf_cluster *cl, double x) { return x * cl->sgn; }
+
+/* The entries of range cluster cl (keys K) that w = key_value(x) makes true: a prefix. */
+static inline uint32_t range_rank(const xpf_cluster *cl, const double *K, double w)
+{
+    uint32_t r = key_rank(K, cl->lg, w);
+    if (__builtin_expect(cl->ninf != 0, 0) && w == w && r < cl->ninf) r = cl->ninf; /* v = -inf, x = -inf */
+    return r;
 }
 
 static const char *slot_str(const wm_xpf_ctx *c, const slotv *v, uint32_t *len);
@@ -390,101 +445,42 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
     }
 }
 
-/* The entries of numeric cluster cl that the value of its slot may make
- * true, [*a, *b): beyond the watermarks (entries before lo, after hi are
- * decided). The entry next to the watermark tells, without a search,
- * whether anything is new: the common case once a document's first values
- * are in. False: nothing to do. */
+/* The value of numeric cluster slot `slot` (xpf_pstate nslots) as a
+ * number for the element being collected: NaN when absent (start_element),
+ * for a boolean or a string that is no number. */
+static inline double slot_num(const wm_xpf_ctx *c, uint32_t slot) { return c->sv[slot].num; }
+
+/* The entries of merged not() cluster cl that the value of its slot may
+ * make true, [*a, *b): a range cluster's past its watermark (entries
+ * before lo are decided), an = cluster's equal to it. False: nothing to do. */
 static inline __attribute__((always_inline)) bool cluster_range(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t *a, uint32_t *b)
 {
-    const slotv *v = &c->sv[cl->slot];
-    if (v->epoch != c->serial || v->kind == XPF_V_BOOL) return false; /* absent, NaN: every test false */
-    double x = v->num;
+    double x = slot_num(c, cl->slot); /* a boolean's is NaN */
     if (x != x) return false;
-    const xpf_centry *e = c->ps->centries + cl->off;
+    if (cl->op == WM_XP_EQ) {
+        const xpf_centry *e = c->ps->centries + cl->off;
+        *a = bound(e, 0, cl->n, x, false);
+        *b = bound(e, *a, cl->n, x, true);
+        return *a < *b;
+    }
     cstate *st = &c->cs[cl->id];
-    uint32_t n = cl->n;
     if (st->doc != c->doc) {
         st->doc = c->doc;
         st->lo = 0;
-        st->hi = n;
     }
-    switch (cl->op) {
-    case WM_XP_GT: case WM_XP_GE: { /* entries with x < v (x <= v): a prefix */
-        bool ge = cl->op == WM_XP_GE;
-        *a = st->lo;
-        if (*a == n || !(ge ? e[*a].x <= x : e[*a].x < x)) return false;
-        *b = bound(e, *a + 1, n, x, ge);
-        return true;
-    }
-    case WM_XP_LT: case WM_XP_LE: { /* entries with x > v (x >= v): a suffix */
-        bool lt = cl->op == WM_XP_LT;
-        *b = st->hi;
-        if (*b == 0 || !(lt ? e[*b - 1].x > x : e[*b - 1].x >= x)) return false;
-        *a = bound(e, 0, *b - 1, x, lt);
-        return true;
-    }
-    default: /* EQ */
-        *a = bound(e, 0, n, x, false);
-        *b = bound(e, *a, n, x, true);
-        return *a < *b;
-    }
+    *a = st->lo;
+    *b = range_rank(cl, c->ps->ckeys + cl->koff, key_value(cl, x));
+    return *b > *a;
 }
 
-/* A fired cluster: its trigger is true, so its queries match exactly where
- * their own test on the cluster's slot holds. The slot's number is NaN for
- * a boolean or a string that is no number, which makes every comparison
- * below false, as XPath wants. The entry next to a watermark tells, without
- * a search, whether anything is new: the common case once a document's
- * first values are in. */
-static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
+/* Matches entries [a, b) of cluster cl, whose entries before a are matched already. */
+static inline void mark_entries(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t a, uint32_t b)
 {
-    slotv *v = &c->sv[cl->slot];
-    if (v->epoch != c->serial) return; /* absent: every test false */
-    if (cl->str) {
-        run_str_cluster(c, cl, v);
-        return;
-    }
-    double x = v->num;
     const xpf_centry *e = c->ps->centries + cl->off;
-    cstate *st = &c->cs[cl->id];
-    uint32_t n = cl->n, a, b;
-    if (st->doc != c->doc) { /* the first value of the document: nothing matched yet (m1, m2, u1 unused) */
-        st->doc = c->doc;
-        st->lo = 0;
-        st->hi = n;
-    }
-    switch (cl->op) { /* one comparison per case: the op is not tested again at every step */
-    case WM_XP_GT: /* entries with x < v: a prefix */
-        a = st->lo;
-        if (a == n || !(e[a].x < x)) return;
-        st->lo = b = bound(e, a + 1, n, x, false);
-        break;
-    case WM_XP_GE:
-        a = st->lo;
-        if (a == n || !(e[a].x <= x)) return;
-        st->lo = b = bound(e, a + 1, n, x, true);
-        break;
-    case WM_XP_LT: /* entries with x > v: a suffix */
-        b = st->hi;
-        if (!b || !(e[b - 1].x > x)) return;
-        st->hi = a = bound(e, 0, b - 1, x, true);
-        break;
-    case WM_XP_LE:
-        b = st->hi;
-        if (!b || !(e[b - 1].x >= x)) return;
-        st->hi = a = bound(e, 0, b - 1, x, false);
-        break;
-    default: /* EQ */
-        a = bound(e, 0, n, x, false);
-        b = bound(e, a, n, x, true);
-        if (a == b) return;
-    }
     if (cl->pm != XPF_NONE) {
-        /* the entries before the watermark are matched already (the open ones): one row holds them and the new ones */
+        /* one row holds them and the ones before (the open ones) */
         const wm_xpf *f = c->f;
-        const uint64_t *row = f->pmask + (size_t)(cl->pm + (cl->op == WM_XP_GT || cl->op == WM_XP_GE ? b : a)) * f->n_qw;
-        or_rows(c->matched, row, NULL, c->any_no ? c->open : NULL, f->n_qw);
+        or_rows(c->matched, f->pmask + (size_t)(cl->pm + b) * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
         lose(c, b - a);
         return;
     }
@@ -501,6 +497,57 @@ static void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
     lose(c, b - a);
 }
 
+/* A fired range cluster with rows (xpf_cluster fast), the common case,
+ * inline in finish: its trigger is true, so its queries match exactly where
+ * their own test on the cluster's slot holds, a prefix of its entries. The
+ * slot's number is NaN when absent, for a boolean or a string that is no
+ * number, which makes every comparison false, as XPath wants. One branch
+ * depends on the data: whether the key past the watermark is below the
+ * value (anything new). */
+static inline __attribute__((always_inline)) void run_range_rows(wm_xpf_ctx *c, const xpf_cluster *cl)
+{
+    const double *K = c->ps->ckeys + cl->koff;
+    double w = key_value(cl, slot_num(c, cl->slot));
+    uint64_t s = c->wm[cl->id];
+    uint32_t lo = keep_if((uint32_t)(s >> 32) == c->doc, (uint32_t)s); /* another document's: none */
+    if (!(K[lo] < w)) return;
+    uint32_t r = key_rank(K, cl->lg, w);
+    c->wm[cl->id] = (uint64_t)c->doc << 32 | r;
+    const wm_xpf *f = c->f;
+    or_rows(c->matched, f->pmask + (size_t)(cl->pm + r) * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
+    lose(c, r - lo);
+}
+
+/* A fired cluster other than run_range_rows's: a string cluster, an =
+ * cluster, a range cluster without rows or with x = -inf entries. */
+static __attribute__((noinline)) void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
+{
+    slotv *v = &c->sv[cl->slot];
+    if (v->epoch != c->serial) return; /* absent: every test false */
+    if (cl->str) {
+        run_str_cluster(c, cl, v);
+        return;
+    }
+    double x = v->num;
+    uint32_t a, b;
+    if (cl->op == WM_XP_EQ) {
+        if (x != x) return;
+        const xpf_centry *e = c->ps->centries + cl->off;
+        a = bound(e, 0, cl->n, x, false);
+        b = bound(e, a, cl->n, x, true);
+        if (a == b) return;
+        /* rows are built for range clusters only */
+        match_queries(c, &e[a].q, b - a, sizeof *e / sizeof(uint32_t));
+        return;
+    }
+    uint64_t s = c->wm[cl->id];
+    a = (uint32_t)(s >> 32) == c->doc ? (uint32_t)s : 0;
+    b = range_rank(cl, c->ps->ckeys + cl->koff, key_value(cl, x));
+    if (b <= a) return;
+    c->wm[cl->id] = (uint64_t)c->doc << 32 | b;
+    mark_entries(c, cl, a, b);
+}
+
 static inline void push_pending(wm_xpf_ctx *c, const xpf_cluster *cl, cstate *st)
 {
     if (st->pend) return;
@@ -509,21 +556,9 @@ static inline void push_pending(wm_xpf_ctx *c, const xpf_cluster *cl, cstate *st
     c->pend_n += cl->n;
 }
 
-/* How many entries of e[0..n) the value m makes true under op (> >= < <=),
- * r of them known already (m only moves one way); 0 while m is NaN (no value yet). */
-static uint32_t neg_rank(const xpf_centry *e, uint32_t n, uint8_t op, double m, uint32_t r)
-{
-    if (m != m) return 0;
-    switch (op) {
-    case WM_XP_GT: return bound(e, r, n, m, false);
-    case WM_XP_GE: return bound(e, r, n, m, true);
-    case WM_XP_LT: return n - bound(e, 0, n - r, m, true);
-    default: return n - bound(e, 0, n - r, m, false);
-    }
-}
-
 /* A merged cluster with rows (xpf_cluster pm) at an element whose S names
- * the literal u (XPF_NONE: none of them) and whose S' holds y (not NaN).
+ * the literal u (XPF_NONE: none of them) and whose S' holds y (not NaN),
+ * searched as key_value(y) (larger: more entries true, for every op).
  * Over a document, an entry (L, x) of op > holds iff some element has an S
  * other than L and a y above x. So the largest y so far (m1, at an element
  * naming u1) and the largest y at an element naming another literal than
@@ -536,9 +571,9 @@ static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, co
 {
     cstate *st = &c->cs[cl->id];
     if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
-    /* m1, m2 are kept negated for < <=, so "y makes more entries true than m"
-     * is one test, !(y <= m), for every op (and true while m is NaN: no value yet) */
-    if (!(cl->op == WM_XP_GT || cl->op == WM_XP_GE)) y = -y;
+    /* m1, m2 are key values, so "y makes more entries true than m" is one
+     * test, !(y <= m), for every op (and true while m is NaN: no value yet) */
+    y = key_value(cl, y);
     if (!(y <= st->m1)) {
         if (u != st->u1) { /* the largest so far is now the largest at another literal */
             st->m2 = st->m1;
@@ -555,17 +590,16 @@ static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, co
 /* The rows of a merged cluster that its (m1, u1, m2) make true (run_neg_rows). */
 static void resolve_neg(wm_xpf_ctx *c, const xpf_pstate *ps, const xpf_cluster *cl, cstate *st)
 {
-    bool low = cl->op == WM_XP_GT || cl->op == WM_XP_GE;
-    const xpf_centry *e = ps->centries + cl->off;
-    double m1 = low ? st->m1 : -st->m1, m2 = low ? st->m2 : -st->m2; /* kept negated for < <= (run_neg_rows) */
-    uint32_t n = cl->n, r1 = neg_rank(e, n, cl->op, m1, st->lo), r2 = neg_rank(e, n, cl->op, m2, st->hi), j = 0;
+    const double *K = ps->ckeys + cl->koff;
+    /* NaN (no value yet): none */
+    uint32_t n = cl->n, r1 = range_rank(cl, K, st->m1), r2 = range_rank(cl, K, st->m2), j = 0;
     if (r1 == st->lo && r2 == st->hi) return;
     const uint32_t *ul = ps->neglits + cl->ul_off;
     while (j < cl->n_ul && ul[j] != st->u1) j++;
     j = j < cl->n_ul ? j + 1 : 0; /* block 0: every entry (u1 is none of the L) */
     const wm_xpf *f = c->f;
-    const uint64_t *ra = f->pmask + ((size_t)cl->pm + (low ? r2 : n - r2)) * f->n_qw;
-    const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + (low ? r1 : n - r1)) * f->n_qw;
+    const uint64_t *ra = f->pmask + ((size_t)cl->pm + r2) * f->n_qw;
+    const uint64_t *rb = f->pmask + ((size_t)cl->pm + (size_t)j * (n + 1) + r1) * f->n_qw;
     or_rows(c->matched, ra, rb, c->any_no ? c->open : NULL, f->n_qw);
     lose(c, r1 - st->hi); /* at most the entries of rank [old r2, r1) */
     st->lo = r1;
@@ -583,14 +617,13 @@ static __attribute__((noinline)) void run_neg_cluster(wm_xpf_ctx *c, const xpf_c
     if (!cluster_range(c, cl, &a, &b)) return;
     const xpf_centry *e = c->ps->centries + cl->off;
     uint64_t *dec = c->decided, *mat = c->matched;
-    uint32_t nd = 0, first = XPF_NONE, last = XPF_NONE;
+    uint32_t nd = 0, first = XPF_NONE;
     for (uint32_t i = a; i < b; i++) {
         uint32_t q = e[i].q;
         uint64_t bit = 1ull << (q & 63);
         if (dec[q >> 6] & bit) continue;
         if (e[i].lit == excl) {
             if (first == XPF_NONE) first = i;
-            last = i;
             continue;
         }
         dec[q >> 6] |= bit;
@@ -598,9 +631,7 @@ static __attribute__((noinline)) void run_neg_cluster(wm_xpf_ctx *c, const xpf_c
         nd++;
     }
     lose(c, nd);
-    cstate *st = &c->cs[cl->id];
-    if (cl->op == WM_XP_GT || cl->op == WM_XP_GE) st->lo = first != XPF_NONE ? first : b;
-    if (cl->op == WM_XP_LT || cl->op == WM_XP_LE) st->hi = last != XPF_NONE ? last + 1 : a;
+    if (cl->op != WM_XP_EQ) c->cs[cl->id].lo = first != XPF_NONE ? first : b;
 }
 
 /* The merged not(S = 'L') guards of the element's state: S's value names
@@ -618,8 +649,8 @@ static void run_neg_groups(wm_xpf_ctx *c)
                 run_neg_cluster(c, cl, excl);
                 continue;
             }
-            const slotv *y = &c->sv[cl->slot];
-            if (y->epoch == c->serial && y->num == y->num) run_neg_rows(c, cl, excl, y->num); /* absent, NaN: all false */
+            double y = slot_num(c, cl->slot);
+            if (y == y) run_neg_rows(c, cl, excl, y); /* absent, NaN: all false */
         }
     }
 }
@@ -999,7 +1030,8 @@ static void finish(wm_xpf_ctx *c)
     const uint32_t *fired = c->fired;
     for (uint32_t i = 0, nf = c->n_fired; i < nf; i++)
         for (const xpf_cluster *cl = ps->clusters + fired[2 * i], *end = ps->clusters + fired[2 * i + 1]; cl < end; cl++)
-            run_cluster(c, cl);
+            if (cl->fast) run_range_rows(c, cl);
+            else run_cluster(c, cl);
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -1053,6 +1085,8 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
         c->n_cand = 0;
         c->n_fired = 0;
         c->sbuf_len = 0;
+        slotv *sv = c->sv;
+        for (const uint32_t *ns = c->ps->nslots, *end = ns + c->ps->n_nslots; ns < end; ns++) sv[*ns].num = NAN;
     }
 }
 
@@ -1253,7 +1287,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     c->collecting = false;
     c->dec.attr_hooks = NULL;
     if (++c->doc == 0) {
-        for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0;
+        for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0, c->wm[i] = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
         c->doc = 1;
     }

@@ -64,26 +64,48 @@ typedef struct xpf_post {
     uint32_t coff, nc;
 } xpf_post;
 
-/* Queries "T and S op x" sharing trigger T: entries sorted by x ascending,
- * so the matching ones are a prefix (>, >=), a suffix (<, <=) or a range (=)
- * of them; a per-document watermark skips the ones already matched.
- * String clusters (str) hold "T and S = 'lit'": entries sorted by the
- * literal's hash, found by the hash of S's value and checked by content. */
+/* Queries "T and S op x" sharing trigger T. A range cluster (op < <= > >=)
+ * keeps its entries in search order: x ascending for > >=, descending for
+ * < <=, so the entries a value makes true are always a prefix, found by a
+ * branch-free search of its keys (xpf_cluster koff); a per-document
+ * watermark skips the ones already matched. An = cluster keeps x ascending
+ * (the matching ones are a range). String clusters (str) hold "T and S =
+ * 'lit'": entries sorted by the literal's hash, found by the hash of S's
+ * value and checked by content. */
 typedef struct xpf_cluster {
     uint32_t slot;
     uint8_t op;
     bool str;
+    uint8_t lg;                 /* range cluster: 1 << lg keys (>= 64), NaN past the n entries */
+    uint32_t koff;              /* range cluster: its keys in pstate ckeys */
+    double sgn;                 /* range cluster: -1 for op < <= (keys -x, searched with -value), else 1 */
+    uint32_t ninf;              /* range cluster of op >= <=: its leading entries x = -inf (>=) or +inf
+                                 * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
+    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path */
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
-    uint32_t pm;                /* numeric range cluster: the first of its n + 1 rows of wm_xpf.pmask,
-                                 * XPF_NONE: none (see XPF_PMASK_CAP); a merged not() cluster has
-                                 * 1 + n_ul blocks of n + 1 rows: every entry, then per literal
-                                 * ul[k] the entries whose L is another one */
+    uint32_t pm;                /* range cluster: the first of its n + 1 rows of wm_xpf.pmask (row r: the
+                                 * queries of its first r entries), XPF_NONE: none (see XPF_PMASK_CAP);
+                                 * a merged not() cluster has 1 + n_ul blocks of n + 1 rows: every
+                                 * entry, then per literal ul[k] the entries whose L is another one */
     uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
 } xpf_cluster;
+
+/* The search key of a range cluster's threshold x under op: entry "S op x"
+ * holds for value v exactly when key < w, w = v (> >=) or -v (< <=), for
+ * every v, NaN included (every comparison false), but for op >= and x =
+ * -inf (<= and +inf), which no key makes true at v = -inf (xpf_cluster
+ * ninf). -x turns < <= into > >=; y <= w is nextdown(y) < w, nextdown(y)
+ * being the largest double below y. Keys past a cluster's entries are NaN
+ * (never below w). */
+static inline double xpf_key(uint8_t op, double x)
+{
+    double y = op == WM_XP_LT || op == WM_XP_LE ? -x : x;
+    return op == WM_XP_GE || op == WM_XP_LE ? __builtin_nextafter(y, -__builtin_inf()) : y;
+}
 
 /* The bytes of cluster rows (wm_xpf.pmask) a filter may hold: a row is a
  * bit set over all queries, so their size grows with queries times cluster
@@ -221,6 +243,11 @@ typedef struct xpf_pstate {
     xpf_cluster *clusters;
     xpf_centry *centries;
     uint32_t n_centries;
+    double *ckeys;              /* the range clusters' search keys (xpf_cluster koff, xpf_key) */
+    uint32_t n_ckeys;
+    uint32_t n_nslots;
+    uint32_t *nslots;           /* the slots range and = clusters read: their number is NaN at an element
+                                 * until a value arrives, so a cluster reads it without testing presence */
     uint32_t n_guards;
     xpf_guard *guards;
     uint32_t n_plain;

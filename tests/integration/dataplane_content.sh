@@ -37,14 +37,16 @@
 #     is a decode error; two bad Content Type parameters are counted as
 #     bad_content_type with their reason and position.
 #   - counters: content_pubs = sum of content outcomes (content_hold), publish
-#     conservation, candidates and passes equal to the expected sums.
+#     conservation, candidates and passes equal to the expected sums: exact,
+#     since a refused subscription is never a candidate, even when its
+#     compile settles between a PUBLISH's lookup and its content stage.
 set -euo pipefail
 B=${WM_BUILD:-build}
 R=${WM_ROOT:-$PWD}
 SHARED=${WM_SHARED:-$R/../shared}
 S=$(cd "$SHARED/data/exi/senml" && pwd)
 tmp=$(mktemp -d)
-trap 'true /var/run/dpdk/wmct$$* 2>/dev/null || true' EXIT
+trap 'rm -rf "$tmp" /var/run/dpdk/wmct$$* 2>/dev/null || true' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 NS=urn:ietf:params:xml:ns:senml
 Q1='//s:senml[@u = "Cel" and @v > 0]'

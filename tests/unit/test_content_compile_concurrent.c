@@ -22,6 +22,16 @@
  *     is removed with its reason by the compile; a pending subscription
  *     removed or carried by a reload before its compile leaves nothing
  *     dangling (ASan).
+ *   refused_between_lookup_and_check: the compile refuses a pending
+ *     filter and removes its subscription right after a worker's lookup
+ *     returned it and before the worker read its pending flag (held there
+ *     by the worker's lookup hook and the compile hook). The worker must
+ *     still see it pending (async: skipped, content_pending; wait mode:
+ *     waits once, then matches without it), never a candidate decided by
+ *     the refused filter: content_candidates counts the one compiled
+ *     candidate. Before, the refusal cleared the flag and the worker
+ *     counted 2: the intermittent ('content_candidates', 321, 320) of
+ *     tests/integration/dataplane_content.sh.
  *   no_room_refused_at_once: a text valid alone that does not fit with
  *     the accepted ones is refused by its compile; subscribed again while
  *     the set has lost nothing it is refused at the SUBSCRIBE with the same
@@ -64,6 +74,8 @@ static atomic_int n_win;
 static atomic_bool hook_gave_up;
 static atomic_bool hold_publish;     /* hold compiles until the worker is about to publish */
 static atomic_bool about_to_publish;
+static atomic_bool gate;             /* compiles wait before their heavy part while set */
+static atomic_bool arm_lookup;       /* the worker's next lookup opens the gate, waits for the settle */
 
 static wm_mqtt5_bytes bytes(const char *s) { return (wm_mqtt5_bytes){ (const uint8_t *)s, (uint32_t)strlen(s) }; }
 
@@ -73,6 +85,8 @@ static void hook(void *ctx, bool done)
     int k = atomic_load(&n_win);
     if (k >= MAX_COMPILES) return;
     if (!done) {
+        for (int ms = 0; ms < 60000 && atomic_load(&gate); ms++) usleep(1000);
+        if (atomic_load(&gate)) atomic_store(&hook_gave_up, true);
         win_start[k] = atomic_load(&pubs);
         if (!atomic_load(&hold)) return;
         /* Bounded: a worker that cannot match while this compile runs never
@@ -117,6 +131,8 @@ static void setup(void)
     atomic_store(&hook_gave_up, false);
     atomic_store(&hold_publish, false);
     atomic_store(&about_to_publish, false);
+    atomic_store(&gate, false);
+    atomic_store(&arm_lookup, false);
     wm_match_table_set_compile_hook(T, hook, NULL);
     CHECK(pthread_create(&ctl, NULL, ctl_main, NULL) == 0, "compile thread");
 }
@@ -310,6 +326,53 @@ static void refused_after_compile(void)
     teardown();
 }
 
+/* The worker's lookup hook: once armed, lets the held compile go and waits
+ * (bounded) until it has settled its pending filters. */
+static void lookup_hook(void *ctx)
+{
+    (void)ctx;
+    if (!atomic_exchange(&arm_lookup, false)) return;
+    atomic_store(&gate, false);
+    for (int ms = 0; ms < 60000 && counters().xpath_pending; ms++) usleep(1000);
+}
+
+static void refused_between_lookup_and_check(void)
+{
+    for (int wait = 0; wait <= 1; wait++) {
+        setup();
+        char err[256];
+        struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+        CHECK(w, "%s", err);
+        wm_match_worker_set_content_wait(w, wait);
+        wm_match_worker_set_lookup_hook(w, lookup_hook, NULL);
+        struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+        CHECK(subscribe(&sk, "good", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "compiled filter");
+        settle(w, &sk);
+        atomic_store(&gate, true);
+        /* unbound prefix: compiles for no schema; pending until the held compile */
+        CHECK(subscribe(&sk, "bad", "t/r", "//q:senml") == WM_MQTT_SUB_INSTALLED, "installed pending");
+        CHECK(counters().xpath_pending == 1, "pending before the PUBLISH");
+        atomic_store(&arm_lookup, true);
+        /* pack 0 is a Cel record: the compiled filter passes it */
+        enum wm_mqtt_pub_outcome o = publish(&sk, "t/r", 0);
+        CHECK(!atomic_load(&arm_lookup) && !atomic_load(&hook_gave_up) && counters().xpath_pending == 0,
+              "the compile did not settle between the lookup and the content stage");
+        CHECK(o == WM_MQTT_PUB_MATCHED, "%s: %s", wait ? "wait" : "async", wm_mqtt_pub_outcome_name(o));
+        wm_match_worker_free(w); /* sums the worker's content counters into the table's */
+        struct wm_match_counters c = counters();
+        CHECK(c.subs_xpath_refused == 1 && c.subs_live == 1, "refused %llu, live %llu",
+              (unsigned long long)c.subs_xpath_refused, (unsigned long long)c.subs_live);
+        CHECK(c.content_candidates == 1 && c.content_passed == 1 && c.content_pubs == 1,
+              "%s: candidates %llu (want 1: the refused subscription is no candidate), passed %llu, content_pubs %llu",
+              wait ? "wait" : "async", (unsigned long long)c.content_candidates, (unsigned long long)c.content_passed,
+              (unsigned long long)c.content_pubs);
+        CHECK(wait ? c.content_waits == 1 && c.content_pending == 0 : c.content_waits == 0 && c.content_pending == 1,
+              "%s: waits %llu, pending %llu", wait ? "wait" : "async", (unsigned long long)c.content_waits,
+              (unsigned long long)c.content_pending);
+        teardown();
+    }
+}
+
 static void no_room_refused_at_once(void)
 {
     setup();
@@ -423,8 +486,9 @@ int main(void)
     wait_mode_sees_its_subscribe();
     refused_after_compile();
     unsubscribe_and_reload_while_pending();
+    refused_between_lookup_and_check();
     no_room_refused_at_once();
-    fprintf(stderr, "[====] Synthesis: Tested: 5 | Passing: 5 | Failing: 0 | Crashing: 0\n");
+    fprintf(stderr, "[====] Synthesis: Tested: 6 | Passing: 6 | Failing: 0 | Crashing: 0\n");
     return 0;
 }
 #else
@@ -432,5 +496,6 @@ Test(content_compile_concurrent, worker_matches_during_compile, .timeout = 600) 
 Test(content_compile_concurrent, wait_mode_sees_its_subscribe, .timeout = 600) { wait_mode_sees_its_subscribe(); }
 Test(content_compile_concurrent, refused_after_compile, .timeout = 600) { refused_after_compile(); }
 Test(content_compile_concurrent, unsubscribe_and_reload_while_pending, .timeout = 600) { unsubscribe_and_reload_while_pending(); }
+Test(content_compile_concurrent, refused_between_lookup_and_check, .timeout = 600) { refused_between_lookup_and_check(); }
 Test(content_compile_concurrent, no_room_refused_at_once, .timeout = 600) { no_room_refused_at_once(); }
 #endif

@@ -4,7 +4,8 @@
  * status header and temperature/humidity bodies) and its four queries —,
  * schema typing refusals, enumerations, early stop (and its count of the
  * undecided queries), the candidate entry
- * point and truncated streams (what early stop and whole-stream validation
+ * point, range cluster keys at the infinities and truncated streams (what
+ * early stop and whole-stream validation
  * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
 #include <criterion/criterion.h>
@@ -641,6 +642,81 @@ static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+/* Range clusters search keys (xpf_key): -x for < <=, the next double below
+ * for >= <=, which no key can do for x = -inf under >= (+inf under <=) at a
+ * value of -inf (+inf): such entries (xpf_cluster ninf) are the evaluator's
+ * special case. Thresholds at and around the infinities and DBL_MAX, every
+ * op, with a trigger (rows and entry by entry: 8 entries per cluster have
+ * rows below 512 queries) and behind merged not() guards, on values at the
+ * same places; expected: the IEEE comparisons, which XPath 1.0 uses. */
+Test(xpath_filter, infinite_thresholds)
+{
+    static const char *const xs[] = { "-100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000", "-179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368", "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368", "0", "5", "-5", "4.5" };
+    static const char *const ops[] = { "<", "<=", ">", ">=" };
+    enum { NX = sizeof xs / sizeof *xs, NO = 4, NQ = 3 * NO * NX };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    static char qt[NQ][800];
+    const char *qs[NQ];
+    /* per query: 0 @n = 'a' and, 1 @n = 'b' and (a second trigger), 2 not(@u = 'Q') and; op; threshold */
+    for (int i = 0; i < NQ; i++) {
+        int kind = i / (NO * NX), op = i / NX % NO, x = i % NX;
+        snprintf(qt[i], sizeof qt[i], "//s:senml[%s and @v %s %s]", kind == 0 ? "@n = 'a'" : kind == 1 ? "@n = 'b'" : "not(@u = 'Q')",
+                 ops[op], xs[x]);
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, NQ, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    unsigned ninf = 0, rows = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+            ninf += f->pstates[p].clusters[k].ninf != 0;
+            rows += f->pstates[p].clusters[k].pm != XPF_NONE;
+        }
+    cr_assert(ninf && rows, "clusters with x = -inf entries %u, with rows %u", ninf, rows);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    /* records: name, unit, value ("": none) */
+    static const char *const vals[] = { "-INF", "INF", "-1.7976931348623157E308", "1.7976931348623157E308", "0", "5", "4.5", "-5", "" };
+    enum { NV = sizeof vals / sizeof *vals };
+    uint64_t seed = 7;
+    for (int d = 0; d < 400; d++) {
+        char xml[2048];
+        size_t n = (size_t)snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>");
+        int nr = 1 + (int)(xorshift(&seed) % 4);
+        struct { int name, unit, v; } rec[4];
+        for (int r = 0; r < nr; r++) {
+            rec[r].name = (int)(xorshift(&seed) % 3), rec[r].unit = (int)(xorshift(&seed) % 2), rec[r].v = (int)(xorshift(&seed) % NV);
+            n += (size_t)snprintf(xml + n, sizeof xml - n, "<senml n='%c' u='%c'", "abc"[rec[r].name], "QR"[rec[r].unit]);
+            if (*vals[rec[r].v]) n += (size_t)snprintf(xml + n, sizeof xml - n, " v='%s'", vals[rec[r].v]);
+            n += (size_t)snprintf(xml + n, sizeof xml - n, "/>");
+        }
+        snprintf(xml + n, sizeof xml - n, "</sensml>");
+        uint8_t exi[512];
+        size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+        cr_assert(len, "%s", e.msg);
+        uint64_t m[(NQ + 63) / 64];
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, m, NULL, &e), WM_XPF_OK, "%s", e.msg);
+        for (int q = 0; q < NQ; q++) {
+            int kind = q / (NO * NX), op = q / NX % NO;
+            double x = strtod(xs[q % NX], NULL);
+            bool want = false;
+            for (int r = 0; r < nr; r++) {
+                if (!*vals[rec[r].v] || (kind == 2 ? rec[r].unit == 0 : rec[r].name != kind)) continue;
+                double v = strtod(vals[rec[r].v], NULL);
+                want |= op == 0 ? v < x : op == 1 ? v <= x : op == 2 ? v > x : v >= x;
+            }
+            cr_assert_eq((bool)(m[q >> 6] >> (q & 63) & 1), want, "%s on %s", qs[q], xml);
+        }
+    }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
 }
 
 Test(xpath_filter, short_string_hash_is_exact)
