@@ -88,6 +88,9 @@ static bool blank(const char *s, size_t n)
 static json_t *parse_object(const char *line, size_t len, char *err, size_t cap)
 {
     json_error_t je;
+    /* without its newline: an object cut at the end of the line is then an
+     * error at the line's last column, not at column 0 of the next */
+    while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
     json_t *v = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
     if (!v) { fail(err, cap, "column %d: invalid JSON: %s", je.column, je.text); return NULL; }
     if (!json_is_object(v)) { json_decref(v); fail(err, cap, "expected a JSON object"); return NULL; }
@@ -106,6 +109,71 @@ static int check_keys(json_t *o, const char *const *allowed, char *err, size_t c
     return 0;
 }
 
+/* jansson keeps no position of a value: on an error (only then) the text,
+ * which jansson has already accepted, is walked again to member `member`
+ * (0-based, in text order = jansson's iteration order) of the top-level
+ * object, and to element `elem` of its array value (SIZE_MAX: the value
+ * itself). *line and *col are 1-based, columns counted in characters as
+ * jansson counts them. */
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n')) i++;
+    return i;
+}
+
+static size_t skip_value(const char *t, size_t len, size_t i)
+{
+    int depth = 0;
+    bool str = false;
+    for (; i < len; i++) {
+        char c = t[i];
+        if (str) {
+            if (c == '\\') i++;
+            else if (c == '"') {
+                str = false;
+                if (!depth) return i + 1;
+            }
+        } else if (c == '"') {
+            str = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (!depth) return i;
+            if (!--depth) return i + 1;
+        } else if (!depth && (c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
+            return i;
+        }
+    }
+    return i;
+}
+
+static void json_position(const char *t, size_t len, size_t member, size_t elem, unsigned long *line, unsigned long *col)
+{
+    size_t i = skip_ws(t, len, 0) + 1; /* past '{' */
+    for (size_t m = 0; i < len; m++) {
+        i = skip_value(t, len, skip_ws(t, len, i));   /* the key */
+        i = skip_ws(t, len, skip_ws(t, len, i) + 1);  /* past ':' */
+        if (m == member) {
+            if (elem != SIZE_MAX && i < len && t[i] == '[') {
+                i = skip_ws(t, len, i + 1);
+                for (size_t e = 0; e < elem && i < len; e++) i = skip_ws(t, len, skip_ws(t, len, skip_value(t, len, i)) + 1);
+            }
+            break;
+        }
+        i = skip_ws(t, len, skip_value(t, len, i)) + 1; /* past ',' */
+    }
+    *line = 1;
+    *col = 1;
+    for (size_t k = 0; k < i && k < len; k++) {
+        if (t[k] == '\n') {
+            ++*line;
+            *col = 1;
+        } else if (((unsigned char)t[k] & 0xC0) != 0x80) {
+            ++*col;
+        }
+    }
+}
+
 int wm_match_input_filters(wm_match_input *in, const char *text, size_t len, char *err, size_t cap)
 {
     json_error_t je;
@@ -116,6 +184,7 @@ int wm_match_input_filters(wm_match_input *in, const char *text, size_t len, cha
     const char *name;
     json_t *arr;
     wm_match_str *strs = NULL;
+    size_t member = 0, bad_elem = SIZE_MAX;
     json_object_foreach(doc, name, arr) {
         if (!json_is_array(arr)) { rc = fail(err, cap, "neighborhood \"%s\": expected an array of peid strings", name); break; }
         size_t n = json_array_size(arr);
@@ -124,16 +193,28 @@ int wm_match_input_filters(wm_match_input *in, const char *text, size_t len, cha
         strs = ns;
         for (size_t i = 0; i < n && rc == 0; i++) {
             json_t *p = json_array_get(arr, i);
-            if (!json_is_string(p) || json_string_length(p) == 0)
-                rc = fail(err, cap, "neighborhood \"%s\": peid %zu is not a non-empty string", name, i);
-            else strs[i] = (wm_match_str){ json_string_value(p), json_string_length(p) };
+            if (!json_is_string(p) || json_string_length(p) == 0) {
+                rc = fail(err, cap, "neighborhood \"%s\": peid %zu is not a non-empty string", name, i + 1);
+                bad_elem = i;
+            } else {
+                strs[i] = (wm_match_str){ json_string_value(p), json_string_length(p) };
+            }
         }
         if (rc) break;
         uint32_t id;
         wm_matcher_status st = wm_matcher_nbhd_define(in->m, name, strlen(name), strs, n, &id);
         if (st) { rc = fail(err, cap, "neighborhood \"%s\": %s", name, wm_matcher_status_message(st)); break; }
+        member++;
     }
     free(strs);
+    if (rc) {
+        /* "LINE:COL: " of the value at fault, before the reason */
+        unsigned long line, col;
+        json_position(text, len, member, bad_elem, &line, &col);
+        char why[400];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, cap, "%lu:%lu: %s", line, col, why);
+    }
 out:
     json_decref(doc);
     return rc;

@@ -50,10 +50,15 @@ void wm_match_input_set_content(wm_match_input *in, struct wm_content *c);
 size_t wm_match_input_sub_count(const wm_match_input *in);
 
 /* Defines every neighborhood of a FILTERS document text[0..len). On error
- * err starts with "LINE:COLUMN: " of the JSON position. */
+ * err starts with "LINE:COLUMN: " (1-based; columns in characters, as
+ * jansson counts them) of the JSON error, or of the value at fault: a
+ * neighborhood's value that is no array, or its bad peid (named 1-based:
+ * "peid 2 is not a non-empty string"). */
 int wm_match_input_filters(wm_match_input *in, const char *text, size_t len, char *err, size_t errcap);
 /* Adds the subscription of one SUBS line; lineno is remembered for
- * duplicate-id messages. A blank line is accepted and ignored. */
+ * duplicate-id messages. A blank line is accepted and ignored. Invalid
+ * JSON is "column C: invalid JSON: ..." (a trailing newline is not part of
+ * the line: an object cut at the end is at its last column). */
 int wm_match_input_sub(wm_match_input *in, const char *line, size_t len, long lineno, char *err, size_t errcap);
 /* Matches the publication of one PUBS line; on success *out points to the
  * output line (without newline, valid until the next call; NULL for a

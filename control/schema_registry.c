@@ -114,6 +114,11 @@ int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t 
                 rc = fail(err, errlen, file, ln, "column %u: bad namespace binding '%s' (PREFIX=URI)", col, b);
                 break;
             }
+            if (wm_xp_ns_conflict(e->ns, e->n_ns, &e->ns[e->n_ns], why, sizeof why)) {
+                free(copy);
+                rc = fail(err, errlen, file, ln, "column %u: %s", col, why);
+                break;
+            }
             e->n_ns++;
         }
         wm_exi_oob_apply(&ov, &e->oob);

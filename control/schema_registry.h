@@ -17,7 +17,8 @@
  * value-max-length=N, value-partition-capacity=N; EXI defaults for the rest).
  * PREFIX=URI: the namespace bindings the schema's XPath filters use
  * (matcher/xpath_parse.h); the option names are therefore not usable as
- * prefixes. Options and bindings may be mixed in any order.
+ * prefixes; a prefix bound twice on a line to different URIs is refused
+ * (wm_xp_ns_conflict). Options and bindings may be mixed in any order.
  * At most 1024 schemas, lines up to 4096 bytes. Every schema is compiled at
  * load (codec/exi_xsd.h); a bad line or schema fails the whole load with
  * "file:line: reason" ("file:line: column C: reason" for a bad option or
@@ -57,7 +58,7 @@ typedef struct wm_schema_reg {
 /* Loads and compiles the registry in `file`. Returns 0 and *out (free with
  * wm_schema_reg_free), or -1 with "file:line: reason" in err[0..errlen)
  * (unreadable file, bad name, duplicate name, missing path, unknown or bad
- * option or bad binding (with its column), schema that does not compile
+ * option, bad binding or prefix bound twice (with its column), schema that does not compile
  * (with the compiler's reason), too many). */
 int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t errlen);
 void wm_schema_reg_free(wm_schema_reg *r);

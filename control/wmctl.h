@@ -31,7 +31,7 @@ int wmctl_exi(int argc, char **argv);
  * argv[0] is "filter". */
 int wmctl_exi_filter(int argc, char **argv);
 
-/* `wmctl resolve --world W --nbhd F (--out R.wmr | --json) [--crs EPSG:N]`:
+/* `wmctl resolve --world W --nbhd F [--out R.wmr] [--json] [--crs EPSG:N]`:
  * resolves every neighborhood of F over world W (control/resolver.h). Exit 1
  * for a bad world or neighborhood file (message with feature number or
  * line:column), 2 for usage or unreadable files. */

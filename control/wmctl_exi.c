@@ -20,6 +20,7 @@
  * --preserve-prefixes, which the encoder cannot honour), unreadable file or
  * bad schema.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,8 @@ static int usage(void)
 {
     return wmctl_usage_error("exi",
         "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
-        " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]");
+        " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]"
+        " | filter ... (see wmctl --help)");
 }
 
 /* The options and how many operands each sub-command takes: anything else
@@ -114,7 +116,7 @@ int wmctl_exi(int argc, char **argv)
         if (wm_exi_grammar_serialize(gg, &bytes, &blen)) rc2 = wmctl_usage_error("exi", "out of memory");
         else {
             FILE *f = fopen(in, "wb");
-            if (!f) rc2 = wmctl_usage_error("exi", "cannot write %s", in);
+            if (!f) rc2 = wmctl_usage_error("exi", "cannot write %s: %s", in, strerror(errno));
             else {
                 bool short_write = fwrite(bytes, 1, blen, f) != blen;
                 rc2 = wmctl_close_output("exi", f, in);
@@ -253,7 +255,7 @@ int wmctl_exi(int argc, char **argv)
             bool to_stdout = !strcmp(out, "-"); /* as IN, '-' is the standard stream */
             FILE *f = to_stdout ? stdout : fopen(out, "wb");
             const char *name = to_stdout ? "stdout" : out;
-            if (!f) rc = wmctl_usage_error("exi", "cannot write %s", name);
+            if (!f) rc = wmctl_usage_error("exi", "cannot write %s: %s", name, strerror(errno));
             else {
                 bool short_write = fwrite(obuf, 1, olen, f) != olen;
                 rc = wmctl_close_output("exi", f, name);

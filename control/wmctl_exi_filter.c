@@ -9,7 +9,10 @@
  * bindings and the out-of-band options come from the registry entry the
  * Content Type names and the Content Type's option parameters
  * ("application/exi; schema=NAME; strict=true", wm_schema_reg_bind), as the
- * data plane binds them; --strict and --byte-aligned still apply on top.
+ * data plane binds them; --strict and --byte-aligned still apply on top;
+ * --ns may add a prefix, but one the entry binds to another URI is refused
+ * (the data plane would use the registry's, so an override would answer a
+ * different question than the one being tried out).
  *
  * prints the 1-based indexes of the queries that select something in the
  * document as a JSON list ("[1,3]"); --stats adds the compiled automaton's
@@ -21,6 +24,7 @@
  * stderr, nothing on stdout); 2 usage, unreadable file, bad schema,
  * or a query refused (its index, position and reason on stderr).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +35,17 @@
 #include "control/wmctl.h"
 #include "matcher/xpath_filter.h"
 
-static int usage(void)
+/* A usage error: the reason, then the usage line. Returns 2. */
+__attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
 {
+    char why[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
     return wmctl_usage_error("exi",
-        "usage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
-        " [--strict] [--byte-aligned] [--stats] IN.exi|-");
+        "%s\nusage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
+        " [--strict] [--byte-aligned] [--stats] IN.exi|-", why);
 }
 
 int wmctl_exi_filter(int argc, char **argv)
@@ -64,22 +74,23 @@ int wmctl_exi_filter(int argc, char **argv)
         else if (!strcmp(argv[i], "--query") && i + 1 < argc) qs[nq++] = argv[++i];
         else if (!strcmp(argv[i], "--ns") && i + 1 < argc) {
             if (!wm_xp_ns_parse(argv[++i], &ns[nns])) { rc = wmctl_usage_error("exi", "--ns wants PREFIX=URI, got '%s'", argv[i]); goto out; }
-            /* a prefix bound twice to different URIs: which one a query means is a guess, refuse it */
-            for (size_t j = 0; j < nns; j++)
-                if (!strcmp(ns[j].prefix, ns[nns].prefix) && strcmp(ns[j].uri, ns[nns].uri)) {
-                    rc = wmctl_usage_error("exi", "--ns binds prefix '%s' twice, to '%s' and '%s'", ns[j].prefix, ns[j].uri, ns[nns].uri);
-                    goto out;
-                }
+            char why[600];
+            if (wm_xp_ns_conflict(ns, nns, &ns[nns], why, sizeof why)) { rc = wmctl_usage_error("exi", "--ns: %s", why); goto out; }
             nns++;
         } else if (!strcmp(argv[i], "--strict")) o.strict = true;
         else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED;
         else if (!strcmp(argv[i], "--stats")) stats = true;
-        else if (argv[i][0] == '-' && argv[i][1]) { rc = usage(); goto out; }
+        else if (argv[i][0] == '-' && argv[i][1]) { rc = refuse("filter does not take %s", argv[i]); goto out; }
         else if (!in) in = argv[i];
-        else { rc = usage(); goto out; }
+        else { rc = refuse("filter takes one input, '%s' is one too many", argv[i]); goto out; }
     }
-    if (!in || !nq || (schema != NULL) + (gfile != NULL) + (regfile != NULL) != 1 || (regfile != NULL) != (ctype != NULL)) {
-        rc = usage();
+    const char *why = !in ? "no input (IN.exi or -)"
+                      : !nq ? "no --query"
+                      : (schema != NULL) + (gfile != NULL) + (regfile != NULL) != 1
+                          ? "exactly one of --schema, --grammar, --registry"
+                      : (regfile != NULL) != (ctype != NULL) ? "--registry and --content-type go together" : NULL;
+    if (why) {
+        rc = refuse("%s", why);
         goto out;
     }
     wm_exi_error e = { 0 };
@@ -98,7 +109,17 @@ int wmctl_exi_filter(int argc, char **argv)
         if (strict) o.strict = true;
         if (aligned) o.alignment = WM_EXI_BYTE_ALIGNED;
         const wm_schema_reg_entry *re = &reg->e[id];
-        /* the registry's bindings first: --ns given here win (the last binding of a prefix counts) */
+        /* --ns may add prefixes, never rebind one of the registry's: the data plane and the
+         * proxy know only the registry's bindings, and this tool answers as they would */
+        for (size_t j = 0; j < nns; j++) {
+            const wm_xp_ns *r0 = wm_xp_ns_conflict(re->ns, re->n_ns, &ns[j], NULL, 0);
+            if (r0) {
+                rc = wmctl_usage_error("exi", "--ns %s=%s: the registry %s binds prefix '%s' of schema '%s' to '%s'"
+                                       " (the data plane and the proxy use the registry's binding)",
+                                       ns[j].prefix, ns[j].uri, regfile, r0->prefix, re->name, r0->uri);
+                goto out;
+            }
+        }
         wm_xp_ns *all = calloc(re->n_ns + nns + 1, sizeof *all);
         if (!all) { rc = wmctl_usage_error("exi", "out of memory"); goto out; }
         memcpy(all, re->ns, re->n_ns * sizeof *all);

@@ -16,7 +16,7 @@ static const struct wmctl_command commands[] = {
       "  topic check-filter FILTER       validate a topic filter (4.7, 4.8.2)\n"
       "  topic check-name NAME           validate a topic name (4.7)" },
     { "match", wmctl_match,
-      "match --subs SUBS.jsonl [--filters FILTERS.json | --resolution R.wmr] --pubs PUBS.jsonl\n"
+      "match --subs SUBS.jsonl [--filters FILTERS.json] [--resolution R.wmr] --pubs PUBS.jsonl\n"
       "                                  print the subscriptions each publication reaches" },
     { "exi", wmctl_exi,
       "exi decode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
@@ -31,7 +31,7 @@ static const struct wmctl_command commands[] = {
       "             [--ns P=URI ...] --query XPATH ...\n"
       "             [--strict] [--byte-aligned] [--stats] IN.exi|-   matching queries (1-based) as JSON" },
     { "resolve", wmctl_resolve,
-      "resolve --world W.geojson --nbhd F.nbhd (--out R.wmr | --json) [--crs EPSG:N]\n"
+      "resolve --world W.geojson --nbhd F.nbhd [--out R.wmr] [--json] [--crs EPSG:N]  (one or both)\n"
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
     { "dump", wmctl_dump,
       "dump R.wmr                      print a resolution file as JSON" },
@@ -57,8 +57,12 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {
             int rc = commands[i].run(argc - 1, argv + 1);
-            /* results go to stdout: a full disk must not look like success */
-            return rc ? rc : wmctl_close_output(argv[1], stdout, "stdout");
+            /* Results go to stdout: a full disk must not look like success,
+             * nor like bad input (exit 1 with the result lost, e.g. a capture
+             * whose last packet is malformed). A usage error (2) has said why. */
+            if (rc == 2) return rc;
+            int out = wmctl_close_output(argv[1], stdout, "stdout");
+            return out ? out : rc;
         }
     fprintf(stderr, "wmctl: unknown command '%s'\n", argv[1]);
     usage(stderr);

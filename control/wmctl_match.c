@@ -73,7 +73,6 @@ int wmctl_match(int argc, char **argv)
     }
     if (rc == 0) rc = each_line(in, subs, true);
     if (rc == 0) rc = each_line(in, pubs, false);
-    if (fflush(stdout) != 0 && rc == 0) rc = wmctl_usage_error("match", "cannot write output");
     wm_match_input_free(in);
     return rc;
 }

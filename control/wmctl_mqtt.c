@@ -242,8 +242,7 @@ static int decode_cmd(int argc, char **argv)
         break;
     }
     free(buf);
-    fflush(stdout);
-    return rc;
+    return rc;   /* wmctl's main flushes stdout and reports a write error */
 }
 
 int wmctl_mqtt(int argc, char **argv)

@@ -12,6 +12,7 @@
  *   --max-flows N         connections tracked per worker (default 16384)
  *   --ooo-blocks N        out-of-order 2 KiB blocks per worker (default 2048)
  *   --summary FILE        write the exit summary (JSON) there instead of stdout
+ *                         (wirematch_main opens it at the start: unwritable, exit 1)
  *   --idle-exit-ms MS     replay ports: stop when every queue has been empty this long (default 200)
  *   --frag-max N          IPv4 datagrams in reassembly per worker (default 256; 0: fragments
  *                         are counted and dropped, not reassembled; ip_reasm.h)

@@ -504,6 +504,13 @@ void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
     pthread_mutex_unlock(&t->reload_mu);
 }
 
+void wm_match_table_files(const struct wm_match_table *t, const char *files[3])
+{
+    files[0] = t->res_path;
+    files[1] = t->subs_path;
+    files[2] = t->schemas_path;
+}
+
 void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len)
 {
     tlock(&t->lock);

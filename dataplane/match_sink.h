@@ -245,6 +245,11 @@ void wm_match_table_set_compile_hook(struct wm_match_table *t, void (*fn)(void *
 
 /* The last reload failure's reason ("" if none), copied into buf. */
 void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len);
+/* The files a reload reads, as given to wm_match_table_new (NULL where
+ * none): files[0] resolution, [1] subscriptions, [2] schemas. They name the
+ * file in a reload's reason (control/load_error.h). Any thread; the
+ * strings live as long as t. */
+void wm_match_table_files(const struct wm_match_table *t, const char *files[3]);
 /* Why the last `xpath` was refused ("CLIENT: schema NAME: position P:
  * reason", "" if none), copied into buf. Any thread. */
 void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len);

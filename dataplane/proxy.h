@@ -148,6 +148,7 @@ typedef struct wm_proxy_counters {
     uint64_t filter_sid_reserved;        /* SUBSCRIBEs refused: client used a proxy identifier */
     uint64_t filter_records_full;        /* filters not recorded: max_records reached */
     uint64_t filter_sid_wait;            /* SUBSCRIBEs held for a --state identifier reservation (each try) */
+    uint64_t filter_sid_unsaved;         /* SUBSCRIBEs refused: no reservation can be saved (--state unwritable) */
     uint64_t filter_withheld[3];         /* broker PUBLISHes withheld, by QoS */
     uint64_t filter_acked_on_behalf;     /* PUBACK/PUBREC sent to the broker for withheld ones */
     uint64_t filter_pubcomp_on_behalf;   /* PUBCOMP sent to the broker for their PUBREL */
@@ -198,7 +199,7 @@ typedef struct wm_proxy_counters {
 /* Runs the proxy until SIGINT or SIGTERM (which must not be ignored), then
  * closes every connection, joins the workers and fills *total (summed
  * counters) and *elapsed_ns. SIGHUP reloads cfg->tables (if set; a bad file
- * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP in the
+ * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP/SIGUSR1 in the
  * calling thread. Does not wait for a content-filter compile at the stop
  * (dataplane/proxy_compile.h): if one still runs, total->compile_detached
  * is 1 and the caller must leave the process (_exit, after its output)
@@ -208,9 +209,11 @@ typedef struct wm_proxy_counters {
  * rings, multishot accept) or a socket cannot be set up. */
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns);
 
-/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every
- * thread it starts later) and fills *set with them, the signals wm_proxy_run
- * waits for. Call it first in main: a signal that comes while the tables load
+/* Blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in the calling thread (and so
+ * in every thread it starts later) and fills *set with them, the signals
+ * wm_proxy_run waits for (SIGUSR1: a worker wakes the main thread with it
+ * when a SUBSCRIBE waits for a --state save; one from outside only makes it
+ * look at its timers early). Call it first in main: a signal that comes while the tables load
  * then waits for wm_proxy_run instead of ending the process without its
  * summary. Idempotent. */
 void wm_proxy_block_signals(sigset_t *set);

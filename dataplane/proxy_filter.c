@@ -954,11 +954,22 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
             sid = f->sid_next;
         }
         if (st == WM_PROXY_SID_WAIT) {
-            /* until the next save has it: at most one save interval (the
-             * worker is woken then); a client gone meanwhile is not waited for */
+            /* until the next save has it (the worker is woken then), or
+             * saves have failed for WM_PROXY_STATE_UNWRITABLE_NS (woken
+             * too, then answered UNSAVED); a client gone meanwhile is not
+             * waited for */
             if (f->gone) return WM_PROXY_DROP;
             f->c->filter_sid_wait++;
             return WM_PROXY_HOLD;
+        }
+        if (st == WM_PROXY_SID_UNSAVED) {
+            /* Handing out an identifier the file does not cover would let
+             * the next process, after a crash, give it to another
+             * subscription of the session (its deliveries then judged by
+             * the wrong record): refused, the client may try again. */
+            f->c->filter_sid_unsaved++;
+            return refuse(f, pkt, 0x80, "the proxy cannot write its --state file, so it cannot reserve a "
+                          "subscription identifier for this session now; try again later", client_max, back);
         }
         if (st == WM_PROXY_SID_NONE_LEFT) {
             f->c->filter_records_full++;

@@ -1686,7 +1686,15 @@ void wm_proxy_block_signals(sigset_t *set)
     sigaddset(set, SIGINT);
     sigaddset(set, SIGTERM);
     sigaddset(set, SIGHUP);
+    sigaddset(set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+/* A worker's SUBSCRIBE waits for a --state save: the main thread, asleep in
+ * sigtimedwait for up to its tick, saves now (wm_proxy_registry_on_urgent). */
+static void wake_saver(void *ctx)
+{
+    pthread_kill(*(const pthread_t *)ctx, SIGUSR1);
 }
 
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)
@@ -1713,6 +1721,8 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
+    pthread_t self = pthread_self();
+    if (rc == 0 && cfg->state && cfg->registry) wm_proxy_registry_on_urgent(cfg->registry, wake_saver, &self);
     if (rc == 0) {
         pthread_barrier_init(&ready, NULL, n + 1);
         for (unsigned i = 0; i < n; i++) {
@@ -1737,7 +1747,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         bool hup = false;
         while (rc == 0 && !atomic_load(&g_fatal)) {
             /* (a SUBSCRIBE waiting for a --state reservation: saved and
-             * woken promptly) */
+             * woken promptly; its worker's SIGUSR1 ends the wait) */
             bool urgent = cfg->state && cfg->registry && wm_proxy_registry_sid_urgent(cfg->registry);
             int sig = sigtimedwait(&set, NULL, hup || urgent ? &soon : &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
@@ -1770,6 +1780,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         for (unsigned i = 0; i < n; i++)
             if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* the worker already left */ }
         for (unsigned i = 0; i < started; i++) pthread_join(ws[i].th, NULL);
+        if (cfg->state && cfg->registry) wm_proxy_registry_on_urgent(cfg->registry, NULL, NULL);
         pthread_barrier_destroy(&ready);
         if (atomic_load(&g_fatal)) rc = -1;
     }

@@ -101,14 +101,20 @@ struct wm_proxy_registry {
     size_t n_gone, cap_gone;
     /* Reservation ceilings (wm_proxy_registry_session_sid): copies are
      * tagged with write_seq, the saver's next write; done_seq is the last
-     * write that completed (under mu). landed mirrors done_seq for the
-     * saver's thread (wm_proxy_registry_sid_wake, which alone uses
-     * wake_seen); urgent: a hand-out waits for a save; waiters: hand-outs
+     * write that completed (under mu). unwritable: saves have failed for
+     * the saver's bound, no hand-out waits (under mu). news moves at each
+     * landing and when unwritable is set: what a waiter waits for, read by
+     * the saver's thread (wm_proxy_registry_sid_wake, which alone uses
+     * wake_seen); urgent: a hand-out waits for a save (urgent_fn is told
+     * when it becomes so; set before the workers run); waiters: hand-outs
      * told to wait since the workers were last woken. */
     uint64_t write_seq, done_seq, wake_seen;
-    _Atomic uint64_t landed;
+    bool unwritable;
+    _Atomic uint64_t news;
     atomic_bool urgent;
     _Atomic uint64_t waiters;
+    void (*urgent_fn)(void *ctx);
+    void *urgent_ctx;
 };
 
 static uint64_t mono_ns(void)
@@ -566,6 +572,7 @@ wm_proxy_sid_status wm_proxy_registry_session_sid(wm_proxy_registry *g, wm_match
                                                   uint32_t cid_len, uint64_t gen, uint32_t floor, uint32_t *sid)
 {
     wm_proxy_sid_status st = WM_PROXY_SID_STALE;
+    bool tell = false;
     lock(g, rd);
     sess *s = sess_get(g, cid, cid_len, gen);
     if (!s) goto out;
@@ -581,7 +588,14 @@ wm_proxy_sid_status wm_proxy_registry_session_sid(wm_proxy_registry *g, wm_match
         /* Not below what the file holds: a crash now would let the next
          * process hand this identifier out again (REVIEW7 #12). */
         if (s->ceil_mem < want) s->ceil_mem = want;
-        atomic_store_explicit(&g->urgent, true, memory_order_relaxed);
+        /* No save lands for now: an answer, not a wait with no end (the
+         * reservation above goes with the first save that lands, so the
+         * client's next try after that is not held). */
+        if (g->unwritable) {
+            st = WM_PROXY_SID_UNSAVED;
+            goto out;
+        }
+        tell = !atomic_exchange_explicit(&g->urgent, true, memory_order_relaxed);
         atomic_fetch_add_explicit(&g->waiters, 1, memory_order_relaxed);
         st = WM_PROXY_SID_WAIT;
         goto out;
@@ -593,7 +607,15 @@ wm_proxy_sid_status wm_proxy_registry_session_sid(wm_proxy_registry *g, wm_match
     st = WM_PROXY_SID_OK;
 out:
     unlock(g, rd);
+    /* (the saver's thread may sleep for up to its tick otherwise) */
+    if (tell && g->urgent_fn) g->urgent_fn(g->urgent_ctx);
     return st;
+}
+
+void wm_proxy_registry_on_urgent(wm_proxy_registry *g, void (*fn)(void *ctx), void *ctx)
+{
+    g->urgent_fn = fn;
+    g->urgent_ctx = ctx;
 }
 
 bool wm_proxy_registry_sid_urgent(wm_proxy_registry *g)
@@ -610,18 +632,33 @@ void wm_proxy_registry_ceilings_saved(wm_proxy_registry *g)
 {
     lock(g, NULL);
     g->done_seq = g->write_seq++;
-    atomic_store_explicit(&g->landed, g->done_seq, memory_order_release);
+    g->unwritable = false;
+    atomic_fetch_add_explicit(&g->news, 1, memory_order_release);
+    unlock(g, NULL);
+}
+
+void wm_proxy_registry_ceilings_unwritable(wm_proxy_registry *g)
+{
+    lock(g, NULL);
+    if (!g->unwritable) {
+        g->unwritable = true;
+        atomic_fetch_add_explicit(&g->news, 1, memory_order_release);
+    }
     unlock(g, NULL);
 }
 
 bool wm_proxy_registry_sid_wake(wm_proxy_registry *g)
 {
-    uint64_t l = atomic_load_explicit(&g->landed, memory_order_acquire);
-    /* (a waiter counted after the exchange is woken at the next landing; one
-     * woken before its reservation landed waits, and counts, again) */
-    if (l == g->wake_seen || atomic_exchange_explicit(&g->waiters, 0, memory_order_relaxed) == 0) return false;
+    uint64_t l = atomic_load_explicit(&g->news, memory_order_acquire);
+    if (l == g->wake_seen) return false;
+    /* A waiter counted before news l is seen here (its count precedes the
+     * unlock before l). None: l is seen all the same, since a hand-out told
+     * to wait after l needs a later one (its ceiling was checked with l's
+     * write applied, and unwritable would have answered it). A waiter
+     * counted after the exchange is woken at the next news; one woken
+     * before its reservation landed waits, and counts, again. */
     g->wake_seen = l;
-    return true;
+    return atomic_exchange_explicit(&g->waiters, 0, memory_order_relaxed) != 0;
 }
 
 void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid, uint32_t cid_len,

@@ -212,6 +212,9 @@ typedef enum wm_proxy_sid_status {
                               * is queued for the next save (try again once woken, see
                               * wm_proxy_registry_sid_wake) */
     WM_PROXY_SID_STALE,      /* gen is no longer the entry: nothing changed */
+    WM_PROXY_SID_UNSAVED,    /* --state: as WAIT, but saves are failing
+                              * (wm_proxy_registry_ceilings_unwritable): nothing to wait
+                              * for; the reservation is queued all the same */
 } wm_proxy_sid_status;
 
 /* Worker: hands out the next proxy identifier of entry gen of cid (a
@@ -221,10 +224,12 @@ typedef enum wm_proxy_sid_status {
  * the ceiling the --state file on disk holds for the session (so that a
  * load after a kill, which starts the session there, never hands it out
  * again): at or past it, the entry's ceiling to write is raised
- * WM_PROXY_SID_RESERVE past it and the call answers WAIT; once half the
+ * WM_PROXY_SID_RESERVE past it and the call answers WAIT (UNSAVED while
+ * saves are declared failing); once half the
  * reservation is used, the next is raised the same way ahead of need. The
  * entry is marked changed (the next save writes its new next identifier).
- * Lock taken (rd offline meanwhile). */
+ * A WAIT that makes the registry urgent calls the _on_urgent function after
+ * the lock is released. Lock taken (rd offline meanwhile). */
 wm_proxy_sid_status wm_proxy_registry_session_sid(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
                                                   uint32_t cid_len, uint64_t gen, uint32_t floor, uint32_t *sid);
 
@@ -324,9 +329,23 @@ int wm_proxy_registry_sessions_take(wm_proxy_registry *g, uint32_t max_entries, 
 
 /* The saver, after a write (while running: the file written "clean 0")
  * completed: the ceilings of every copy taken since the previous such call
- * are on disk (wm_proxy_registry_session_sid may hand out below them). One
- * store under the lock: each entry applies it when it is next used. */
+ * are on disk (wm_proxy_registry_session_sid may hand out below them), and
+ * saves are no longer failing (ends _ceilings_unwritable). One store under
+ * the lock: each entry applies it when it is next used. */
 void wm_proxy_registry_ceilings_saved(wm_proxy_registry *g);
+
+/* The saver, when its saves have failed for its bound
+ * (WM_PROXY_STATE_UNWRITABLE_NS): until the next _ceilings_saved, a hand-out
+ * that would wait answers UNSAVED, and the next _sid_wake is true if some
+ * hand-out waits (it is then answered UNSAVED). Takes the lock. */
+void wm_proxy_registry_ceilings_unwritable(wm_proxy_registry *g);
+
+/* Before the workers run (one thread): fn(ctx) is called, from the worker's
+ * thread and with no lock held, each time a hand-out makes the registry
+ * urgent (below) from not urgent, so that the saver writes at once instead
+ * of at its next tick; fn must be cheap and safe on any thread (a signal to
+ * the saver's thread). NULL: none. */
+void wm_proxy_registry_on_urgent(wm_proxy_registry *g, void (*fn)(void *ctx), void *ctx);
 
 /* Any thread, lock-free: a hand-out waits for a save (answered WAIT since
  * the last _sid_urgent_clear): the saver should write soon. The saver
@@ -334,10 +353,10 @@ void wm_proxy_registry_ceilings_saved(wm_proxy_registry *g);
 bool wm_proxy_registry_sid_urgent(wm_proxy_registry *g);
 void wm_proxy_registry_sid_urgent_clear(wm_proxy_registry *g);
 
-/* The saver's thread only, after each save: true if a write completed since
- * the last true and some hand-out was answered WAIT since: the caller then
- * wakes every worker, which tries its held SUBSCRIBEs again (one told to
- * wait again counts again). Lock-free. */
+/* The saver's thread only, after each save: true if a write completed (or
+ * _ceilings_unwritable was called) since the last call and some hand-out was
+ * answered WAIT before it: the caller then wakes every worker, which tries
+ * its held SUBSCRIBEs again (one told to wait again counts again). Lock-free. */
 bool wm_proxy_registry_sid_wake(wm_proxy_registry *g);
 
 /* Frees what *b holds (any thread) and empties it. */

@@ -747,7 +747,16 @@ static int save(wm_proxy_state_saver *sv, bool final)
         snprintf(sv->last_error, sizeof sv->last_error, "%s", err);
         sv->save_errors++;
         if (!sv->failing && !sv->quiet) fprintf(stderr, "wirematch-proxy: --state %s (kept trying)\n", err);
+        if (!sv->failing) sv->fail_since_ns = t0;
         sv->failing = true;
+        sv->try_end_ns = t1;
+        if (!final && !sv->quiet && !sv->unwritable && t1 - sv->fail_since_ns >= WM_PROXY_STATE_UNWRITABLE_NS) {
+            sv->unwritable = true;
+            wm_proxy_registry_ceilings_unwritable(sv->g);
+            fprintf(stderr, "wirematch-proxy: --state %s: saves failed for %.1f s: a filtered SUBSCRIBE that needs "
+                    "a subscription identifier reservation is refused (SUBACK 0x80) until a save succeeds\n",
+                    sv->path, (double)(t1 - sv->fail_since_ns) / 1e9);
+        }
         return -1;
     }
     /* The reservations in this file may be handed out now (the clean
@@ -755,6 +764,7 @@ static int save(wm_proxy_state_saver *sv, bool final)
     if (!final) wm_proxy_registry_ceilings_saved(sv->g);
     if (sv->failing) fprintf(stderr, "wirematch-proxy: --state %s: saved again\n", sv->path);
     sv->failing = false;
+    sv->unwritable = false;
     sv->saves++;
     sv->saved_once = true;
     sv->saved_changes = ch;
@@ -808,9 +818,11 @@ int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final)
     uint64_t now = mono_now_ns();
     /* A SUBSCRIBE waits for a reservation to reach the file: write it after
      * the shortest interval, not the spacing (the reservations of every
-     * session waiting then go in one write). */
-    if (now >= sv->next_save_ns ||
-        (wm_proxy_registry_sid_urgent(sv->g) && now >= sv->last_end_ns + WM_PROXY_STATE_MIN_INTERVAL_NS))
+     * session waiting then go in one write). Failing saves are retried
+     * after that interval too, however many SUBSCRIBEs ask. */
+    if (sv->failing ? now >= sv->try_end_ns + WM_PROXY_STATE_MIN_INTERVAL_NS
+                    : now >= sv->next_save_ns || (wm_proxy_registry_sid_urgent(sv->g) &&
+                                                  now >= sv->last_end_ns + WM_PROXY_STATE_MIN_INTERVAL_NS))
         return save(sv, false);
     /* Not time to write yet: the mirror follows the table all the same, so
      * that each take stays small. */

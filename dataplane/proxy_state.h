@@ -170,6 +170,16 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
 #define WM_PROXY_STATE_MAX_INTERVAL_NS 10000000000ull
 #define WM_PROXY_STATE_SPACING 10u
 
+/* Once saves have failed for this long (the first failed one's start to the
+ * end of the last), the file is taken as unwritable until a save succeeds
+ * (wm_proxy_registry_ceilings_unwritable): a SUBSCRIBE waiting for an
+ * identifier reservation is refused rather than held for as long as the disk
+ * fails, and so is the next one that would wait. About 10 retries (one per
+ * WM_PROXY_STATE_MIN_INTERVAL_NS at most while failing): long enough to ride
+ * out a passing error, short enough for a client to get its answer well
+ * inside any keep-alive. */
+#define WM_PROXY_STATE_UNWRITABLE_NS 2000000000ull
+
 /* The main thread's saver: what a process with --state FILE keeps. */
 typedef struct wm_proxy_state_saver {
     const char *path;        /* FILE */
@@ -185,6 +195,9 @@ typedef struct wm_proxy_state_saver {
     uint64_t bytes;          /* the entries' text at the last good save (about the file's size) */
     bool saved_once;
     bool failing;            /* the last save failed (reported once on stderr) */
+    uint64_t fail_since_ns;  /* failing: CLOCK_MONOTONIC start of the first failed save */
+    uint64_t try_end_ns;     /* failing: the last failed save ended (retried after MIN_INTERVAL) */
+    bool unwritable;         /* failing for WM_PROXY_STATE_UNWRITABLE_NS: told to the registry */
     bool quiet;              /* (the first save reports through err) */
     char last_error[512];
     uint64_t saves, save_errors;
@@ -207,8 +220,11 @@ int wm_proxy_state_start(wm_proxy_state_saver *sv, const char *path, uint32_t ep
  * wm_proxy_registry_ceilings_saved); final
  * (after the workers stopped, every connection detached): syncs and writes
  * always (clean 1). A failed save is counted, reported on stderr when saves
- * start failing, and retried at the next call. Returns 0, or -1 if this
- * call's sync or save failed. */
+ * start failing, and retried at the next call WM_PROXY_STATE_MIN_INTERVAL_NS
+ * after it ended; after WM_PROXY_STATE_UNWRITABLE_NS of failures the
+ * registry is told (wm_proxy_registry_ceilings_unwritable, once, reported on
+ * stderr) until one succeeds. Returns 0, or -1 if this call's sync or save
+ * failed. */
 int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final);
 
 /* Frees what sv holds (the mirror); the file stays. */

@@ -10,6 +10,7 @@
 
 #include <rte_telemetry.h>
 
+#include "control/load_error.h"
 #include "dataplane/dp_stats.h"
 #include "dataplane/flow_report.h"
 
@@ -216,6 +217,29 @@ static struct wm_match_table *match_or_error(const char *params, struct rte_tel_
     return tel_match;
 }
 
+/* A reload's refusal as {"file", "line", "reason"} ({} for none): one
+ * string of "FILE:LINE: reason" was cut at 127 bytes, where the reason's
+ * own position ("at byte N") is; apart, the reason has the whole bound. */
+static void add_error(struct rte_tel_data *d, const char *key, struct wm_match_table *t, const char *msg)
+{
+    struct rte_tel_data *c = rte_tel_data_alloc();
+    if (!c) return;
+    rte_tel_data_start_dict(c);
+    if (*msg) {
+        const char *files[3];
+        wm_match_table_files(t, files);
+        wm_load_error_at at;
+        if (wm_load_error_split(msg, files, 3, &at)) {
+            char file[RTE_TEL_MAX_STRING_LEN];
+            snprintf(file, sizeof file, "%.*s", (int)at.file_len, at.file);
+            rte_tel_data_add_dict_string(c, "file", file);
+            if (at.line) rte_tel_data_add_dict_u64(c, "line", at.line);
+        }
+        rte_tel_data_add_dict_string(c, "reason", at.reason);
+    }
+    if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) rte_tel_data_free(c);
+}
+
 static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
 {
     struct wm_match_counters mc;
@@ -226,9 +250,9 @@ static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
     rte_tel_data_add_dict_u64(d, "reload_subs_dropped", mc.reload_subs_dropped);
     rte_tel_data_add_dict_u64(d, "nbhds", mc.nbhds);
     rte_tel_data_add_dict_u64(d, "subs_preloaded", mc.subs_preloaded);
-    char err[RTE_TEL_MAX_STRING_LEN];
+    char err[512];
     wm_match_table_last_error(t, err, sizeof err);
-    rte_tel_data_add_dict_string(d, "last_error", err);
+    add_error(d, "last_error", t, err);
 }
 
 /* Telemetry dict keys may not contain '#' or '/': an array of "key filter" strings. */
@@ -265,10 +289,10 @@ static int cmd_reload(const char *cmd, const char *params, struct rte_tel_data *
     struct wm_match_table *t = match_or_error(params, d);
     if (t) {
         rte_tel_data_start_dict(d);
-        char err[RTE_TEL_MAX_STRING_LEN];
+        char err[512];
         int rc = wm_match_table_reload(t, err, sizeof err);
         rte_tel_data_add_dict_string(d, "result", rc == 0 ? "ok" : "refused");
-        if (rc != 0) rte_tel_data_add_dict_string(d, "error", err);
+        if (rc != 0) add_error(d, "error", t, err);
         add_reload_state(d, t);
     }
     pthread_mutex_unlock(&tel_match_mu);

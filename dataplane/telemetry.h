@@ -16,7 +16,12 @@
  *                      tables' state: generation, reloads, reload_failures,
  *                      reload_subs_dropped, nbhds, subs_preloaded, last_error
  *   /wirematch/reload  re-reads --resolution/--subs now (match_sink.h):
- *                      {"result": "ok"|"refused", "error": REASON, + the state}
+ *                      {"result": "ok"|"refused", "error": REFUSAL, + the state}
+ *                      REFUSAL (and last_error) is {"file": F, "line": N,
+ *                      "reason": R} (line only when the reason has one,
+ *                      file only when it names one; {} for no failure):
+ *                      DPDK cuts each string at 127 bytes, and apart the
+ *                      position survives a long path
  *
  * A command that cannot answer says why, as {"error": REASON} (never the
  * bare null DPDK prints for a failed callback): a parameter it does not

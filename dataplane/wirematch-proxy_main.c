@@ -69,7 +69,7 @@ static void usage(FILE *f)
         "                       User Property get only PUBLISHes whose EXI payload it selects\n"
         "                       something in, with the schema the PUBLISH's Content Type\n"
         "                       \"application/exi; schema=NAME\" names in the registry REG\n"
-        "                       (lines NAME XSD [PREFIX=URI...]); see README\n"
+        "                       (lines NAME XSD [OPTION...] [PREFIX=URI...]); see README\n"
         "  --max-xpath-per-conn N  distinct `xpath` texts one connection may hold (default\n"
         "                       128; a SUBSCRIBE with one more gets SUBACK 0x97 Quota exceeded)\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"

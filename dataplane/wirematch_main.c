@@ -166,7 +166,8 @@ static void json_stat(void *ctx, const char *group, const char *name, uint64_t v
     json_object_set_new(g, name, json_integer((json_int_t)v));
 }
 
-static int write_summary(const struct wm_app_options *o, struct wm_worker *workers, unsigned n_workers,
+/* out: stdout, or --summary FILE opened at the start (closed here). */
+static int write_summary(const struct wm_app_options *o, FILE *out, struct wm_worker *workers, unsigned n_workers,
                          const struct port_info *ports, unsigned n_ports, double elapsed_s,
                          struct wm_match_table *match)
 {
@@ -240,6 +241,9 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
         char xerr[400];
         wm_match_table_last_xpath_error(match, xerr, sizeof xerr);
         json_object_set_new(jm, "last_xpath_error", json_string(xerr));
+        char rerr[512]; /* the whole reason: telemetry's strings are bounded, this one is not */
+        wm_match_table_last_error(match, rerr, sizeof rerr);
+        json_object_set_new(jm, "last_error", json_string(rerr));
         json_object_set_new(root, "match", jm);
     }
     uint64_t nic_rx = 0, nic_missed = 0, nic_nombuf = 0;
@@ -299,14 +303,10 @@ static int write_summary(const struct wm_app_options *o, struct wm_worker *worke
     json_object_set_new(root, "rx_pps", json_real(elapsed_s > 0 ? (double)t.path.rx_packets / elapsed_s : 0));
     json_object_set_new(root, "nic_missed", json_integer((json_int_t)(nic_missed + nic_nombuf)));
 
-    int rc;
-    if (o->summary) {
-        rc = json_dump_file(root, o->summary, JSON_INDENT(2) | JSON_SORT_KEYS);
-        if (rc != 0) fprintf(stderr, "wirematch: --summary %s: cannot write\n", o->summary);
-    } else {
-        rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-        fputc('\n', stdout);
-    }
+    int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (fputc('\n', out) == EOF || fflush(out) != 0 || ferror(out)) rc = -1;
+    if (out != stdout && fclose(out) != 0) rc = -1;
+    if (rc != 0) fprintf(stderr, "wirematch: cannot write the summary to %s: %s\n", o->summary ? o->summary : "stdout", strerror(errno));
     json_decref(root);
     return rc == 0 ? 0 : 1;
 }
@@ -354,6 +354,14 @@ int main(int argc, char **argv)
         !file_readable("--schemas", o.schemas)) {
         rte_eal_cleanup();
         return 2;
+    }
+    /* Opened before anything runs, as the proxy does: an unwritable --summary
+     * is refused now, not found at the stop, when the run's counters would be lost. */
+    FILE *sum_out = stdout;
+    if (o.summary && !(sum_out = fopen(o.summary, "w"))) {
+        fprintf(stderr, "wirematch: --summary %s: %s\n", o.summary, strerror(errno));
+        rte_eal_cleanup();
+        return 1;
     }
     struct wm_match_table *match = NULL;
     if (o.resolution || o.subs || o.schemas || o.match_log) {
@@ -493,7 +501,8 @@ int main(int argc, char **argv)
     double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
     wm_reload_ctl_stop();
 
-    if (status == 0 && write_summary(&o, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
+    if (status == 0 && write_summary(&o, sum_out, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
+    else if (status != 0 && sum_out != stdout) fclose(sum_out);
 
     for (unsigned p = 0; p < n_started; p++) {
         rte_eth_dev_stop(ports[p].id);

@@ -717,3 +717,13 @@ bool wm_xp_ns_parse(char *s, wm_xp_ns *out)
     out->uri = eq + 1;
     return true;
 }
+
+const wm_xp_ns *wm_xp_ns_conflict(const wm_xp_ns *ns, size_t n, const wm_xp_ns *b, char *why, size_t whylen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ns[i].prefix, b->prefix) && strcmp(ns[i].uri, b->uri)) {
+            if (why && whylen) snprintf(why, whylen, "prefix '%s' bound twice, to '%s' and '%s'", b->prefix, ns[i].uri, b->uri);
+            return &ns[i];
+        }
+    return NULL;
+}

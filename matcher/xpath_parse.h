@@ -142,4 +142,12 @@ void wm_xp_query_free(wm_xp_query *q);
  * an NCName or the URI is empty. */
 bool wm_xp_ns_parse(char *s, wm_xp_ns *out);
 
+/* The binding of ns[0..n) that gives b's prefix a different URI, or NULL.
+ * A prefix bound to two URIs leaves a query's meaning to a guess (the later
+ * binding would win in wm_xp_parse), so every list of bindings users write
+ * (wmctl --ns, a schema-registry line) refuses it; the same binding twice is
+ * harmless. With a clash and why != NULL, why[0..whylen) gets
+ * "prefix 'P' bound twice, to 'A' and 'B'" (A the earlier URI). Pure. */
+const wm_xp_ns *wm_xp_ns_conflict(const wm_xp_ns *ns, size_t n, const wm_xp_ns *b, char *why, size_t whylen);
+
 #endif

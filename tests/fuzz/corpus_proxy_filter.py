@@ -2,12 +2,15 @@
 """Writes the seed corpus of fuzz_proxy_filter (tests/fuzz/corpus/proxy_filter/):
 scripted sessions in the target's step format (see fuzz_proxy_filter.c),
 built with the raw MQTT v5 helpers of tests/integration/proxy_mqtt5.py.
+The content seeds carry SenML packs encoded by wmctl (build/wmctl, run from
+the repository's root, schema from $WM_SHARED, default ../shared).
 usage: corpus_proxy_filter.py OUT_DIR"""
-import os, struct, sys
+import os, struct, subprocess, sys, tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from proxy_mqtt5 import packet, props, s, vbi
 
 C2U, U2C = 0, 1
+RELOAD = 8   # or-ed into a step's connection: reload the resolution (and registry) first
 
 def connect(cid, clean=True, expiry=None):
     pr = [(0x11, expiry)] if expiry else []
@@ -20,17 +23,29 @@ def connack(present=False, pr=(), assigned=None):
         body = vbi(n + 3 + len(assigned)) + body[off:] + bytes([0x12]) + s(assigned)
     return packet(0x20, bytes([1 if present else 0, 0]) + body)
 
-def subscribe(pid, flt, sid=None, nbhd=None, qos=1):
-    pr = ([(0x0B, sid)] if sid else []) + ([(0x26, ("nbhd", nbhd))] if nbhd else [])
+def subscribe(pid, flt, sid=None, nbhd=None, qos=1, xpath=None):
+    pr = ([(0x0B, sid)] if sid else []) + ([(0x26, ("nbhd", nbhd))] if nbhd else []) + \
+         ([(0x26, ("xpath", xpath))] if xpath else [])
     return packet(0x82, struct.pack(">H", pid) + props(pr) + s(flt) + bytes([qos]))
 
 def suback(pid, code=1): return packet(0x90, struct.pack(">H", pid) + props([]) + bytes([code]))
 
 def unsubscribe(pid, flt): return packet(0xA2, struct.pack(">H", pid) + props([]) + s(flt))
 
-def publish(topic, sids=(), peid=None, qos=0, pid=1, alias=None):
-    pr = [(0x0B, x) for x in sids] + ([(0x23, alias)] if alias else []) + ([(0x26, ("peid", peid))] if peid else [])
-    return packet(0x30 | qos << 1, s(topic) + (struct.pack(">H", pid) if qos else b"") + props(pr) + b"m")
+def publish(topic, sids=(), peid=None, qos=0, pid=1, alias=None, exi=None):
+    pr = [(0x0B, x) for x in sids] + ([(0x23, alias)] if alias else []) + ([(0x26, ("peid", peid))] if peid else []) + \
+         ([(0x03, "application/exi; schema=senml")] if exi else [])
+    return packet(0x30 | qos << 1, s(topic) + (struct.pack(">H", pid) if qos else b"") + props(pr) + (exi or b"m"))
+
+def senml(xml):
+    """A SenML pack (default options, as the registry's senml line) encoded by wmctl."""
+    xsd = os.path.join(os.environ.get("WM_SHARED", "../shared"), "data/exi/senml/senml.gen.xsd")
+    with tempfile.TemporaryDirectory() as d:
+        src, out = os.path.join(d, "p.xml"), os.path.join(d, "p.exi")
+        with open(src, "w") as f:
+            f.write("<sensml xmlns='urn:ietf:params:xml:ns:senml'>" + xml + "</sensml>")
+        subprocess.run(["build/wmctl", "exi", "encode", "--schema", xsd, src, out], check=True)
+        with open(out, "rb") as f: return f.read()
 
 def pubrel(pid): return packet(0x62, struct.pack(">H", pid))
 
@@ -42,7 +57,8 @@ def steps(cfg, items):
     for conn, d, close, frame in items:
         for i in range(0, len(frame), 255) or [0]:
             part = frame[i:i + 255]
-            out += bytes([conn | d << 1 | (4 if close and i == 0 else 0), len(part)]) + part
+            head = conn if i == 0 else conn & ~RELOAD
+            out += bytes([head | d << 1 | (4 if close and i == 0 else 0), len(part)]) + part
     return bytes(out)
 
 B = 0x0F000000
@@ -74,6 +90,32 @@ seeds = {
         (1, C2U, 0, subscribe(1, "w", nbhd="N1")), (1, U2C, 0, suback(1, 0x80)),
         (0, C2U, 1, connect("c3", True, 60)), (0, U2C, 0, connack(pr=[(0x11, 5)], assigned="assigned")),
         (0, C2U, 0, subscribe(3, "w", sid=3)), (0, U2C, 0, suback(3)), (0, C2U, 0, disconnect(0))]),
+    # xpath SUBSCRIBE held for its compile with a PINGREQ and a PUBLISH behind it, then
+    # content-filtered deliveries (one passes, one is withheld), an xpath + nbhd one, and
+    # a second connection sharing the text
+    "content_hold": steps(0x0E, [
+        (0, C2U, 0, connect("c5", True, 60)), (0, U2C, 0, connack()),
+        (0, C2U, 0, subscribe(1, "x/#", xpath="//s:senml[@v > 10]") + bytes([0xC0, 0]) +
+         publish("x/p", (), None, 1, 4)),
+        (0, U2C, 0, suback(1)),
+        (0, U2C, 0, publish("x/a", [B], None, 1, 1, exi=senml("<senml n='t' v='30'/>"))),
+        (0, U2C, 0, publish("x/a", [B], None, 2, 2, exi=senml("<senml n='t' u='V' v='3'/>"))),
+        (0, U2C, 0, pubrel(2)),
+        (0, C2U, 0, subscribe(2, "y", nbhd="N1", xpath="//s:senml[@u = 'Cel']")), (0, U2C, 0, suback(2)),
+        (0, U2C, 0, publish("y", [B + 1], "sq1", 0, exi=senml("<senml n='t' u='Cel' v='21.5'/>"))),
+        (1, C2U, 0, connect("c6", True, 0)), (1, U2C, 0, connack()),
+        (1, C2U, 0, subscribe(1, "x/#", xpath="//s:senml[@v > 10]")), (1, U2C, 0, suback(1)),
+        (1, U2C, 0, publish("x/b", [B], None, 0, exi=b"\x80\x40")),
+        (0, C2U, 0, unsubscribe(3, "x/#"))]),
+    # a text that compiles for no schema, one outside the subset, then a reload (bit 3)
+    "content_refused_reload": steps(0x4E, [
+        (0, C2U, 0, connect("c7", True, 60)), (0, U2C, 0, connack()),
+        (0, C2U, 0, subscribe(1, "z", xpath="//q:nope[@v > 1]")),
+        (0, C2U, 0, subscribe(2, "z", xpath="//s:senml[following::x]")),
+        (0, C2U, 0, subscribe(3, "z", sid=7, xpath="//s:senml[starts-with(@bn, 'urn')]")),
+        (0, U2C, 0, suback(3)),
+        (0 | RELOAD, U2C, 0, publish("z", [7], None, 0, exi=senml("<senml bn='urn:a' n='t' v='1'/>"))),
+        (0, U2C, 0, publish("z", [7], None, 0, exi=senml("<senml bn='x' n='t' v='1'/>")))]),
 }
 os.makedirs(sys.argv[1], exist_ok=True)
 for name, data in seeds.items():

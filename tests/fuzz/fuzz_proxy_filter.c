@@ -6,7 +6,14 @@
  * small test world, and hot reloads of the resolution between packets
  * (dataplane/proxy_reload.h: the worker's side, wm_proxy_filter_reload_*,
  * and the --prefilter registry's rebind) alternating with a second file
- * that redefines N1 and replaces N2 by N3.
+ * that redefines N1 and replaces N2 by N3. Content filters (`xpath`
+ * SUBSCRIBEs, deliveries with an EXI payload) go through a real content
+ * table over the SenML schema (tests/lib/exi_fixture.h; $WM_SHARED, default
+ * ../shared): a SUBSCRIBE whose text is new is held (WM_PROXY_HOLD), and
+ * after each step the table compiles inline and held streams are framed
+ * again, as the proxy's loop does when its compile thread is done
+ * (wm_proxy_content_kick / resume_held). A reload also builds a new content
+ * table over the same registry.
  *
  * Input: byte 0 = configuration (bit 0: --prefilter; bits 1..3: records per
  * connection - 1; bits 4..5: sessions in the table - 1; bit 6: reloads
@@ -25,6 +32,8 @@
  *    packets) decodes as MQTT v5 packets of the right side;
  *  - no PUBLISH released towards a client carries a Subscription Identifier
  *    of the proxy's (>= WM_PROXY_SID_BASE), which it must always strip;
+ *  - a reload over the same schema registry loses no content filter (every
+ *    recorded text compiles again);
  *  - no crash, leak or undefined behaviour (ASan/UBSan), and the registry
  *    is left empty once every connection is closed and every session has
  *    expired. */
@@ -37,6 +46,8 @@
 #include "dataplane/proxy_filter.h"
 #include "dataplane/proxy_frame.h"
 #include "dataplane/proxy_registry.h"
+#include "control/schema_registry.h"
+#include "tests/lib/exi_fixture.h"
 #include "tests/lib/reload_fixture.h"
 
 #define QCAP 65536
@@ -49,12 +60,14 @@ typedef struct conn {
     wm_proxy_filter flt;
     wm_proxy_queue q[2];
     uint8_t mem[2][QCAP];
+    bool held;   /* its client stream waits at a SUBSCRIBE for a compile */
 } conn;
 
 static char *paths[2];   /* the two resolution files a reload alternates between */
 static wm_proxy_spatial *fixed; /* the first one, for runs without reloads */
 static uint8_t scratch[MAX_PACKET + 65546];
 static conn conns[2];
+static wm_schema_reg *schemas;
 
 static void setup(void)
 {
@@ -69,6 +82,22 @@ static void setup(void)
     if (!paths[0] || !paths[1]) abort();
     char err[256];
     if (!(fixed = wm_proxy_spatial_open(paths[0], err, sizeof err))) abort();
+    static char fixdir[] = "/tmp/wm_fuzz_pf_XXXXXX";
+    char regpath[256];
+    uint8_t pack[2][512];
+    size_t pack_len[2];
+    const char *why = wm_test_senml_fixture(fixdir, regpath, sizeof regpath, pack, pack_len);
+    if (why || wm_schema_reg_load(regpath, &schemas, err, sizeof err)) abort();
+}
+
+static void content_open(wm_proxy_content *ct, wm_proxy_counters *c)
+{
+    memset(ct, 0, sizeof *ct);
+    if (wm_proxy_content_open(ct, schemas)) abort();
+    ct->req.wake_fd = -1;   /* no compile thread: kicks compile inline */
+    ct->cnt = c;
+    ct->max_awaiting = 4;
+    wm_proxy_content_kick(ct);
 }
 
 /* A fresh matcher for a run with reloads: a rebind leaves registrations in
@@ -92,6 +121,16 @@ static void conn_open(conn *k, const wm_proxy_filter_shared *sh, wm_proxy_counte
     k->ss.queues = k->q;
     k->ss.scratch = scratch;
     k->ss.scratch_cap = sizeof scratch;
+    k->held = false;
+}
+
+/* Frames side dir of k as the proxy's loop does: client packets held behind
+ * the CONNACK go on after it. */
+static void frame(conn *k, int dir)
+{
+    wm_proxy_frame_result r = wm_proxy_frame(&k->ss, dir, &k->q[dir]);
+    if (dir == WM_PROXY_C2U) k->held = r.held;
+    if (r.connack && !k->ss.connack_refused) k->held = wm_proxy_frame(&k->ss, WM_PROXY_C2U, &k->q[WM_PROXY_C2U]).held;
 }
 
 /* Checks and consumes what queue d released: packets sent by side d (and the
@@ -134,6 +173,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (prefilter && !(sh.rd = wm_proxy_registry_reader(reg, &sh.rd_gen))) abort();
     wm_proxy_counters c;
     memset(&c, 0, sizeof c);
+    wm_proxy_content ct;
+    content_open(&ct, &c);
+    sh.content = &ct;
+    sh.max_texts = 4;
     for (int i = 0; i < 2; i++) conn_open(&conns[i], &sh, &c);
 
     size_t off = 1;
@@ -155,25 +198,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             char err[256];
             if (wm_proxy_registry_rebind(reg, wm_proxy_spatial_matcher(nsp), &gone, err, sizeof err)) abort();
             wm_proxy_content old;
-            wm_proxy_filter_reload_begin(&sh, nsp, NULL, &old);
+            wm_proxy_filter_reload_begin(&sh, nsp, schemas, &old);
             if (prefilter && !sh.rd) abort();
             for (int i = 0; i < 2; i++) wm_proxy_filter_retable(&conns[i].flt, &nb_gone, &xp_gone);
             wm_proxy_filter_reload_end(&sh, &old);
-            if (xp_gone) abort();   /* no content filters here */
+            if (xp_gone) abort();   /* the same registry: every text compiles again */
             wm_proxy_spatial_close(sp);   /* no reader of its matcher is left */
             sp = nsp;
         }
-        if (wm_proxy_queue_append(&k->q[dir], data + off, (uint32_t)n)) {
-            /* as the proxy's loop: client packets held behind the CONNACK go on after it */
-            if (wm_proxy_frame(&k->ss, dir, &k->q[dir]).connack && !k->ss.connack_refused)
-                wm_proxy_frame(&k->ss, WM_PROXY_C2U, &k->q[WM_PROXY_C2U]);
-            check_released(&k->q[WM_PROXY_C2U], WM_PROXY_C2U);
-            check_released(&k->q[WM_PROXY_U2C], WM_PROXY_U2C);
+        if (wm_proxy_queue_append(&k->q[dir], data + off, (uint32_t)n)) frame(k, dir);
+        /* the compile thread's turn: what this step changed, then held streams go on */
+        wm_proxy_content_kick(&ct);
+        for (int i = 0; i < 2; i++) {
+            if (conns[i].held) frame(&conns[i], WM_PROXY_C2U);
+            check_released(&conns[i].q[WM_PROXY_C2U], WM_PROXY_C2U);
+            check_released(&conns[i].q[WM_PROXY_U2C], WM_PROXY_U2C);
         }
         off += n;
     }
 
     for (int i = 0; i < 2; i++) wm_proxy_filter_reset(&conns[i].flt);
+    wm_proxy_content_close(&ct);
     /* Readers must be gone (or offline) before the grace period is waited for. */
     if (sh.rd) wm_matcher_reader_free(sh.rd);
     wm_proxy_registry_reclaim(reg, UINT64_MAX);

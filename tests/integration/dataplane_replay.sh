@@ -52,6 +52,14 @@ python3 "$R/tests/integration/dataplane_craft_pcap.py" "$tmp/craft.pcap" 1883 > 
 run_pcap 0 "$tmp/craft.pcap" 1883 "$tmp/craft.json"
 compare "$tmp/craft.expect.json" "$tmp/craft.json" || fail "crafted capture counters differ"
 checks=$((checks + 1))
+# An unwritable --summary is refused at the start (exit 1), before a frame is read: found at the
+# stop, it used to cost the whole run's counters.
+rc=0
+timeout 60 "$WM" -l 0 "${EAL[@]}" --file-prefix "wmit$$" --vdev "net_pcap0,rx_pcap=$tmp/craft.pcap" \
+  -- --mqtt-port 1883 --summary "$tmp/no-such-dir/s.json" > "$tmp/nosum.log" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -qF "wirematch: --summary $tmp/no-such-dir/s.json: No such file or directory" "$tmp/nosum.log" \
+  || fail "unwritable --summary: exit $rc, $(cat "$tmp/nosum.log")"
+checks=$((checks + 1))
 
 # ---------------------------------------------------------------- 2. real peers
 # record ATTEMPT: one broker, one subscriber and n_msgs publishers on

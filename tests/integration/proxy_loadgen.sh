@@ -18,7 +18,15 @@
 #    are ordered and within the run's largest latency;
 #  - through a proxy that batches at any rate (--batch-rate 0, the mode it
 #    uses under load), open and closed loop, plain and spatial: nothing lost,
-#    nothing unwanted, and its summary shows that it did wait for batches.
+#    nothing unwanted, and its summary shows that it did wait for batches;
+#  - the paired measurement (--pair-port, the bench's added-latency figure):
+#    every message goes both straight to mosquitto and through the proxy, and
+#    every (message, subscriber) pair is matched, in pass-through and spatial
+#    (path D filtered by topic, path P by the proxy's nbhd); the per-path
+#    histograms hold each path's deliveries, the difference's histogram its
+#    pairs; through a proxy that does not filter, path P's extra deliveries
+#    fail the run; the stall meter (--stall-us) counts its wake-ups;
+#    --pair-port in closed loop is refused.
 # Bounded: a few thousand messages per run; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -100,14 +108,50 @@ px_stop "$PID_batched" || fail "batching proxy exited with rc $?"
 bw=$(jq '.io_uring.batched_waits' "$TMP/batched.json")
 [ "$bw" -gt 0 ] || fail "--batch-rate 0: no batched wait in $(jq -c .io_uring "$TMP/batched.json")"
 
+# Paired: each message on path D (mosquitto) and path P (the proxy), the same sequence number.
+# check_paired NAME PUBLISHED PAIRS: all matched, counts and histograms consistent
+check_paired() {
+  local n=$1 pub=$2 pairs=$3
+  [ "$lg_rc" -eq 0 ] || fail "$n: exit $lg_rc: $(cut -c1-300 "$TMP/$n.lg") $(cat "$TMP/$n.err")"
+  [ "$(v "$n" .published)" -eq "$pub" ] || fail "$n: published $(v "$n" .published)"
+  [ "$(v "$n" .delivered)" -eq $(( 2 * pairs )) ] && [ "$(v "$n" .expected)" -eq $(( 2 * pairs )) ] ||
+    fail "$n: delivered $(v "$n" .delivered), expected $(v "$n" .expected), not 2 x $pairs"
+  [ "$(v "$n" .pair.d.delivered)" -eq "$pairs" ] && [ "$(v "$n" .pair.p.delivered)" -eq "$pairs" ] ||
+    fail "$n: per path $(jq -c '[.pair.d.delivered, .pair.p.delivered]' "$TMP/$n.lg")"
+  [ "$(v "$n" .added_us.pairs)" -eq "$pairs" ] && [ "$(v "$n" .added_us_kernel.pairs)" -eq "$pairs" ] &&
+    [ "$(v "$n" .added_us.lost_d)" -eq 0 ] && [ "$(v "$n" .added_us.lost_p)" -eq 0 ] ||
+    fail "$n: pairs $(jq -c '.added_us | del(.hist)' "$TMP/$n.lg"), kernel $(v "$n" .added_us_kernel.pairs)"
+  jq -e '([.added_us.hist[][1]] | add) == .added_us.pairs and ([.pair.d.hist[][1]] | add) == .pair.d.delivered
+         and ([.pair.p.hist[][1]] | add) == .pair.p.delivered
+         and (.added_us | .min <= .p50 and .p50 <= .p90 and .p90 <= .p99 and .p99 <= .p999 and .p999 <= .max)
+         and ([.added_us.hist[][0]] | . == sort)' "$TMP/$n.lg" > /dev/null ||
+    fail "$n: pair histograms or percentiles: $(jq -c '{added_us, pair: (.pair | map_values(del(.hist)))}' "$TMP/$n.lg" | cut -c1-600)"
+}
+lg paired "$BPORT" --pair-port "$PORT_plain" --rate 2000 --count 2000 --duration 10 --stall-us 500
+check_paired paired 2000 8000
+# The stall meter woke (about 2 per ms of the run) and its histogram holds every wake-up.
+jq -e '.stall | .wakeups > 100 and ([.hist[][1]] | add) == .wakeups and .late_us.p50 <= .late_us.p99 and .late_us.p99 <= .late_us.max
+       and .sched == "other" and .over_1ms <= .wakeups' "$TMP/paired.lg" > /dev/null || fail "stall meter: $(jq -c '.stall | del(.hist, .timeline)' "$TMP/paired.lg")"
+jq -e '.added_us_quiet.pairs <= .added_us.pairs' "$TMP/paired.lg" > /dev/null || fail "quiet pairs: $(jq -c '.added_us_quiet | del(.hist)' "$TMP/paired.lg")"
+# Spatial: path D by topic (the broker filters), path P by nbhd through the spatial proxy: the same 10 %.
+lg paired_sp "$BPORT" --pair-port "$PORT_spatial" --rate 3000 "${SP[@]}"
+check_paired paired_sp 3000 1200
+[ "$(v paired_sp .unwanted)" -eq 0 ] || fail "paired spatial: unwanted $(v paired_sp .unwanted)"
+# Path P through a proxy that does not filter: its extra deliveries fail the run, the wanted ones still pair.
+lg paired_unfiltered "$BPORT" --pair-port "$PORT_plain" --rate 3000 "${SP[@]}"
+[ "$lg_rc" -eq 3 ] && [ "$(v paired_unfiltered .unwanted)" -ge 1000 ] && [ "$(v paired_unfiltered .added_us.pairs)" -eq 1200 ] ||
+  fail "paired unfiltered: rc $lg_rc, $(jq -c '{published, expected, delivered, unwanted, pairs: .added_us.pairs}' "$TMP/paired_unfiltered.lg")"
+lg_rc=0; "$LG" --port "$BPORT" --pair-port "$PORT_plain" --rate 0 --count 10 > /dev/null 2>&1 || lg_rc=$?
+[ "$lg_rc" -eq 2 ] || fail "--pair-port in closed loop: exit $lg_rc, not 2 (usage)"
+
 px_stop "$PID_spatial" || fail "spatial proxy exited with rc $?"
 S=$TMP/spatial.json
 withheld=$(jq '.filter.withheld | .qos0 + .qos1 + .qos2' "$S")
-# Every PUBLISH from the broker was forwarded (2 runs x 1200) or withheld; the broker may not
-# have sent the last few unwanted ones before a run's subscribers left.
+# Every PUBLISH from the broker was forwarded (3 runs x 1200, the paired one's path P included) or
+# withheld; the broker may not have sent the last few unwanted ones before a run's subscribers left.
 b2c=$(jq '.publishes.upstream_to_client' "$S")
-[ "$b2c" -eq $(( 2 * 1200 + withheld )) ] || fail "forwarded 2400 + withheld $withheld != broker->client $b2c"
-[ "$withheld" -le $(( 2 * 4 * 3000 - 2 * 1200 )) ] && [ "$withheld" -ge 20000 ] || fail "withheld $withheld: $(jq -c .filter "$S")"
-[ "$(jq '.filter.sid_stripped' "$S")" -eq 2400 ] || fail "forwarded: $(jq -c .filter "$S")"
+[ "$b2c" -eq $(( 3 * 1200 + withheld )) ] || fail "forwarded 3600 + withheld $withheld != broker->client $b2c"
+[ "$withheld" -le $(( 3 * 4 * 3000 - 3 * 1200 )) ] && [ "$withheld" -ge 30000 ] || fail "withheld $withheld: $(jq -c .filter "$S")"
+[ "$(jq '.filter.sid_stripped' "$S")" -eq 3600 ] || fail "forwarded: $(jq -c .filter "$S")"
 px_stop "$PID_plain" || fail "plain proxy exited with rc $?"
-echo "proxy_loadgen: loadgen counts exact (direct, proxy, open and closed loop); spatial 10 % workload: 1200 of 12000 delivered, 0 unwanted, $withheld withheld; unfiltered run rejected; batching proxy exact ($bw batched waits); $(( $(date +%s) - t0 ))s"
+echo "proxy_loadgen: loadgen counts exact (direct, proxy, open and closed loop); spatial 10 % workload: 1200 of 12000 delivered, 0 unwanted, $withheld withheld; unfiltered run rejected; batching proxy exact ($bw batched waits); paired runs matched 8000 and 1200 pairs; $(( $(date +%s) - t0 ))s"

@@ -128,6 +128,11 @@ expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi filter --schema "$1" -
 expect 2 "wmctl exi: cannot write stdout" sh -c '"$0" exi grammar --schema "$1" > /dev/full' "$W" $S/senml.gen.xsd
 expect 2 "wmctl exi: cannot write /dev/full" "$W" exi encode --schema $S/senml.gen.xsd $S/ex2.gen.xml /dev/full
 expect 2 "wmctl exi: cannot write /dev/full" "$W" exi compile --schema $S/senml.gen.xsd /dev/full
+expect 2 "cannot write $work/nodir/o.wmg: No such file or directory" "$W" exi compile --schema $S/senml.gen.xsd "$work/nodir/o.wmg"
+# filter's refusals name the reason, not only the usage
+expect 2 "wmctl exi: no --query" "$W" exi filter --schema $S/senml.gen.xsd $S/ex2.gen.exi
+expect 2 "wmctl exi: filter does not take --fragment" "$W" exi filter --schema $S/senml.gen.xsd --query //a --fragment $S/ex2.gen.exi
+expect 2 "wmctl exi: --registry and --content-type go together" "$W" exi filter --registry /dev/null --query //a $S/ex2.gen.exi
 echo '<a>' > "$work/bad.xml"
 expect 1 "XML is not well-formed" "$W" exi encode --schema $S/senml.gen.xsd "$work/bad.xml" "$work/o.exi"
 # libxml2's depth limit is said as such, not as "not well-formed"
@@ -139,9 +144,23 @@ Wabs=$(readlink -f "$W")
   - - < $S/ex1.gen.xml > "$work/ex1-stdout.exi")
 cmp -s "$work/ex1-stdout.exi" $S/ex1.gen.exi && [ ! -e "$work/-" ] || fail "encode - - did not write stdout"; ok
 # a prefix bound twice to different URIs is a usage error; twice to the same URI is fine
-expect 2 "--ns binds prefix 's' twice, to 'urn:a' and 'urn:b'" "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:a --ns s=urn:b \
+expect 2 "wmctl exi: --ns: prefix 's' bound twice, to 'urn:a' and 'urn:b'" "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:a --ns s=urn:b \
   --query '//s:senml' $S/ex2.gen.exi
 out=$(timeout 30 "${F[@]}" --ns s=urn:ietf:params:xml:ns:senml $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "same binding twice: $out"; ok
+# the same on a schema-registry line (the last binding used to win silently), in either order
+NSS=urn:ietf:params:xml:ns:senml
+RF=(exi filter --registry "$work/reg.txt" --content-type 'application/exi; schema=senml' --query '//s:senml[@u="V"]')
+printf 'senml %s s=%s s=urn:typo\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
+expect 2 "$work/reg.txt:1: column $((${#S} + 25 + ${#NSS})): prefix 's' bound twice, to '$NSS' and 'urn:typo'" "$W" "${RF[@]}" $S/ex2.gen.exi
+printf '# typo first\nsenml %s s=urn:typo s=%s\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
+expect 2 "$work/reg.txt:2: column $((${#S} + 33)): prefix 's' bound twice, to 'urn:typo' and '$NSS'" "$W" "${RF[@]}" $S/ex2.gen.exi
+printf 'senml %s s=%s x=urn:other s=%s\n' $S/senml.gen.xsd $NSS $NSS > "$work/reg.txt"
+out=$(timeout 30 "$W" "${RF[@]}" $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "registry, same binding twice: $out"; ok
+# --ns may add a prefix to the registry's, never rebind one of them (the data plane would not)
+expect 2 "wmctl exi: --ns s=urn:typo: the registry $work/reg.txt binds prefix 's' of schema 'senml' to '$NSS'" \
+  "$W" "${RF[@]}" --ns s=urn:typo $S/ex2.gen.exi
+out=$(timeout 30 "$W" "${RF[@]}" --ns s=$NSS --ns t=$NSS --query '//t:senml[@u="V"]' $S/ex2.gen.exi) && [ "$out" = "[1,2]" ] \
+  || fail "registry + --ns adding a prefix: $out"; ok
 # booleans compare as booleans: vb="1" is true for '1', 1 and 'true'; other literals are refused
 echo '<sensml xmlns="urn:ietf:params:xml:ns:senml"><senml n="a" vb="1"/></sensml>' > "$work/vb.xml"
 timeout 30 "$W" exi encode --schema $S/senml.gen.xsd "$work/vb.xml" "$work/vb.exi"

@@ -58,12 +58,21 @@ printf '{"topic": "a", "peids": ["x", 3]}\n' > badp2.jsonl
 expect_error 'badp2.jsonl:1: "peids"[1] must be a non-empty string' --subs subs.jsonl --filters filters.json --pubs badp2.jsonl
 printf '{"topic": "a", "peids": []\n' > badp3.jsonl
 expect_error 'badp3.jsonl:1: column' --subs subs.jsonl --filters filters.json --pubs badp3.jsonl
+# an object cut at the end of its line: the error is at that line's last column (it said column 0)
+printf '{"id": "a", "client": "c",\n"filter": "a"}\n' > bads6.jsonl
+expect_error 'bads6.jsonl:1: column 26: invalid JSON: string or' --subs bads6.jsonl --pubs pubs.jsonl
+# FILTERS errors: FILE:LINE:COLUMN of the value at fault (columns in characters, as jansson counts them),
+# peids counted from 1
 printf '{"n": ["a", ""]}' > badf.json
-expect_error 'badf.json:neighborhood "n": peid 1 is not a non-empty string' --subs subs.jsonl --filters badf.json --pubs pubs.jsonl
+expect_error 'badf.json:1:13: neighborhood "n": peid 2 is not a non-empty string' --subs subs.jsonl --filters badf.json --pubs pubs.jsonl
 printf '{"n": ["a",]}' > badf2.json
 expect_error 'badf2.json:1:' --subs subs.jsonl --filters badf2.json --pubs pubs.jsonl
+printf '{"a": ["x"],\n "b": ["y", "z"],\n "c\\"d": ["[", "]", "{"], "\xc3\xa9": "not an array"}' > badf3.json
+expect_error 'badf3.json:3:32: neighborhood "é": expected an array of peid strings' --subs subs.jsonl --filters badf3.json --pubs pubs.jsonl
+printf '{"a": ["x",\n  5]}' > badf4.json
+expect_error 'badf4.json:2:3: neighborhood "a": peid 2 is not a non-empty string' --subs subs.jsonl --filters badf4.json --pubs pubs.jsonl
 expect_error 'usage: wmctl match' --subs subs.jsonl
 expect_error 'missing.jsonl' --subs missing.jsonl --pubs pubs.jsonl
 
 [ $fails -eq 0 ] || { echo "$fails error cases failed"; exit 1; }
-echo "wmctl match: example output exact, 12 bad inputs rejected with file:line"
+echo "wmctl match: example output exact, 15 bad inputs rejected with file:line"

@@ -83,6 +83,12 @@ head -c 20 "$work/pub.bin" >"$work/cut.bin"
 rc=0; out=$("$WMCTL" mqtt decode "$work/cut.bin") || rc=$?
 check truncated '{"error":"truncated","reason_code":129,"offset":20}' "$out"
 
+# Results that cannot be written: exit 2 and the reason, also when the capture ends in a bad packet
+# (exit 1 would read as "bad input" with the result lost).
+rc=0; "$WMCTL" mqtt decode "$work/cut.bin" >/dev/full 2>"$work/err" || rc=$?
+check full_rc 2 "$rc"
+n=$((n + 1)); grep -qF "wmctl mqtt: cannot write stdout" "$work/err" || { echo "FAIL full_msg: $(cat "$work/err")"; fail=$((fail + 1)); }
+
 # Usage errors exit 2.
 rc=0; "$WMCTL" mqtt decode --from nowhere "$work/ok.bin" 2>/dev/null || rc=$?
 check usage_rc 2 "$rc"

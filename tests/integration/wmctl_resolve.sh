@@ -93,4 +93,13 @@ set +e
 set -e
 [ $rc1 = 2 ] && [ $rc2 = 2 ] && [ $rc3 = 2 ] || fail "usage exit codes $rc1 $rc2 $rc3"; ok
 
+# Output that cannot be written (a full disk): exit 2 and the reason, not exit 1 (bad input) in silence.
+"$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-examples.nbhd" --out "$work/full.wmr" 2>/dev/null
+for args in "resolve --world $W/monaco.geojson --nbhd $W/monaco-examples.nbhd --json" "dump $work/full.wmr"; do
+  set +e
+  "$BUILD/wmctl" $args >/dev/full 2>"$work/err"; rc=$?
+  set -e
+  [ $rc = 2 ] && grep -qF "cannot write stdout" "$work/err" || fail "$args > /dev/full: rc=$rc $(cat "$work/err")"; ok
+done
+
 echo "wmctl resolve/dump: $checks checks passed (examples exact, .wmr = --json, truncation/corruption/errors located)"

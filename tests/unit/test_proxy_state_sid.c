@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dataplane/proxy_registry.h"
@@ -186,4 +188,71 @@ Test(proxy_state_sid, without_a_saver_identifiers_are_handed_out_in_order_up_to_
     cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), gen, 0, &sid), WM_PROXY_SID_NONE_LEFT);
     cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), gen + 1, 0, &sid), WM_PROXY_SID_STALE);
     wm_proxy_registry_free(g);
+}
+
+static void count_urgent(void *ctx) { (*(int *)ctx)++; }
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* While saves fail (REVIEW9 #1: FILE.tmp unwritable, as on a full or
+ * read-only disk), a hand-out that needs a reservation waits only until
+ * saves have failed for WM_PROXY_STATE_UNWRITABLE_NS: then the waiter is
+ * woken and it, and every later one, is answered UNSAVED (nothing handed
+ * out past the file's ceiling); the first save that lands again carries the
+ * reservation asked for meanwhile, so the next hand-out needs no wait. The
+ * saver's thread is told once per hand-out that makes the registry urgent. */
+Test(proxy_state_sid, failing_saves_answer_unsaved_after_the_bound_and_a_landed_save_ends_it)
+{
+    char *path = tmp_path(), err[512];
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    wm_proxy_registry *g = wm_proxy_registry_new(NULL, 16, 8);
+    wm_proxy_state_saver sv;
+    cr_assert_eq(wm_proxy_state_start(&sv, path, 7, g, err, sizeof err), 0, "%s", err);
+    int told = 0;
+    wm_proxy_registry_on_urgent(g, count_urgent, &told);
+    (void)wm_proxy_registry_sid_wake(g);   /* (the start's save: seen, nobody waited) */
+    cr_assert_eq(mkdir(tmp, 0700), 0);
+    uint64_t d = wm_proxy_registry_session_attach(g, NULL, CID("d"), true, true, none, NULL).gen;
+    uint64_t e = wm_proxy_registry_session_attach(g, NULL, CID("e"), true, true, none, NULL).gen;
+    uint32_t sid = 0;
+    uint64_t t0 = mono_ms();
+    cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), d, 0, &sid), WM_PROXY_SID_WAIT);
+    cr_assert_eq(told, 1);
+    cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), d, 0, &sid), WM_PROXY_SID_WAIT);
+    cr_assert_eq(told, 1, "told once until the saver takes it");
+    /* the saver's ticks, as the main loop makes them: failing */
+    while (!sv.unwritable && mono_ms() - t0 < 10000) {
+        (void)wm_proxy_state_tick(&sv, false);
+        if (!sv.unwritable) cr_assert_not(wm_proxy_registry_sid_wake(g), "no news while saves fail");
+        usleep(20000);
+    }
+    uint64_t waited = mono_ms() - t0;
+    cr_assert(sv.unwritable, "saves failed for 10 s and the registry was not told");
+    cr_assert(waited >= WM_PROXY_STATE_UNWRITABLE_NS / 1000000, "told after %llu ms", (unsigned long long)waited);
+    cr_assert(sv.save_errors >= 2);
+    cr_assert(wm_proxy_registry_sid_wake(g), "the waiter is woken to get its answer");
+    cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), d, 0, &sid), WM_PROXY_SID_UNSAVED);
+    cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("e"), e, 0, &sid), WM_PROXY_SID_UNSAVED);
+    cr_assert_not(wm_proxy_registry_sid_wake(g), "nobody waits");
+    /* repaired: the next attempt lands */
+    cr_assert_eq(rmdir(tmp), 0);
+    for (int i = 0; i < 100 && sv.failing; i++) {
+        (void)wm_proxy_state_tick(&sv, false);
+        usleep(20000);
+    }
+    cr_assert_not(sv.failing);
+    cr_assert_not(sv.unwritable);
+    cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), d, 0, &sid), WM_PROXY_SID_OK);
+    cr_assert_eq(sid, WM_PROXY_SID_BASE);
+    cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("e"), e, 0, &sid), WM_PROXY_SID_OK);
+    wm_proxy_registry_on_urgent(g, NULL, NULL);
+    wm_proxy_state_stop(&sv);
+    wm_proxy_registry_free(g);
+    tmp_free(path);
 }

@@ -647,6 +647,11 @@ Test(schema_registry, registry_exi_options)
     cr_assert_eq(r->e[1].n_ns, 1, "options and bindings mix");
     cr_assert_str_eq(r->e[1].ns[0].uri, "urn:x");
     cr_assert(!c->strict && c->alignment == WM_EXI_BYTE_ALIGNED && !c->fragment);
+    wm_schema_reg_free(r);
+    /* one binding given twice is no ambiguity; one prefix per line: other lines may bind it otherwise */
+    r = load("a tiny.xsd s=urn:x s=urn:x\nb tiny.xsd s=urn:y\n", err);
+    cr_assert(r, "%s", err);
+    cr_assert_str_eq(r->e[1].ns[0].uri, "urn:y");
     cr_assert_eq(c->value_partition_capacity, 0);
     cr_assert_eq(c->value_max_length, WM_EXI_UNBOUNDED);
     wm_schema_reg_free(r);
@@ -660,6 +665,9 @@ Test(schema_registry, registry_exi_options)
         { "tiny tiny.xsd value-partition-capacity=-1\n", "got '-1'" },
         { "\ntiny tiny.xsd   strict  strict\n", "reg.txt:2: column 25: strict given twice" },
         { "tiny tiny.xsd s=urn:x =x\n", "reg.txt:1: column 23: bad namespace binding '=x'" },
+        /* the last binding used to win silently: a typo appended to a good line selected nothing */
+        { "tiny tiny.xsd s=urn:x strict s=urn:y\n", "reg.txt:1: column 30: prefix 's' bound twice, to 'urn:x' and 'urn:y'" },
+        { "a tiny.xsd s=urn:x\nb tiny.xsd t=urn:x s=urn:x t=urn:t\n", "reg.txt:2: column 28: prefix 't' bound twice, to 'urn:x' and 'urn:t'" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert_null(load(bad[i].text, err), "accepted: %s", bad[i].text);

@@ -92,6 +92,19 @@ Test(xpath_parse, ns_binding)
     cr_assert_not(wm_xp_ns_parse(s4, &ns));
 }
 
+Test(xpath_parse, ns_conflict)
+{
+    const wm_xp_ns ns[] = { { "s", "urn:a" }, { "t", "urn:b" } };
+    char why[128] = "untouched";
+    cr_assert_null(wm_xp_ns_conflict(ns, 2, &(wm_xp_ns){ "s", "urn:a" }, why, sizeof why), "the same binding twice");
+    cr_assert_null(wm_xp_ns_conflict(ns, 2, &(wm_xp_ns){ "u", "urn:a" }, why, sizeof why), "another prefix, same URI");
+    cr_assert_str_eq(why, "untouched");
+    cr_assert_eq(wm_xp_ns_conflict(ns, 2, &(wm_xp_ns){ "t", "urn:c" }, why, sizeof why), &ns[1]);
+    cr_assert_str_eq(why, "prefix 't' bound twice, to 'urn:b' and 'urn:c'");
+    cr_assert_eq(wm_xp_ns_conflict(ns, 2, &(wm_xp_ns){ "s", "urn:c" }, NULL, 0), &ns[0]);
+    cr_assert_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "s", "urn:c" }, why, sizeof why));
+}
+
 /* ------------------------------------------------------------- filter */
 
 static const char paper_xsd[] =
