@@ -848,6 +848,17 @@ static void fill_rows(const wm_xpf *f, const xpf_centry *e, uint32_t n, uint64_t
     }
 }
 
+/* Can string cluster cl have rows (one per literal, at its run's first
+ * entry)? Not when two of its literals share a hash: the evaluator finds
+ * the run by hash alone. */
+static bool str_rows_ok(const xpf_pstate *ps, const xpf_cluster *cl)
+{
+    const xpf_centry *e = ps->centries + cl->off;
+    for (uint32_t i = 1; i < cl->n; i++)
+        if (e[i].h == e[i - 1].h && e[i].lit != e[i - 1].lit) return false;
+    return true;
+}
+
 /* Builds the rows of the numeric range clusters, merged not() clusters
  * included (wm_xpf.pmask, xpf_cluster pm), up to XPF_PMASK_CAP bytes.
  * Nonzero on allocation failure. */
@@ -859,10 +870,12 @@ static int build_cluster_rows(wm_xpf *f)
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             xpf_cluster *cl = &ps->clusters[k];
             cl->pm = XPF_NONE;
-            if (cl->str || cl->op == WM_XP_EQ || 2 * cl->n < f->n_qw || rows + cl->n + 1 > cap_rows) continue;
+            if (cl->op == WM_XP_EQ && !cl->str) continue;
+            if (8 * cl->n < f->n_qw || rows + cl->n + 1 > cap_rows) continue;
+            if (cl->str && !str_rows_ok(ps, cl)) continue;
             cl->pm = (uint32_t)rows;
             rows += cl->n + 1;
-            cl->fast = !cl->ninf;
+            cl->fast = !cl->str && !cl->ninf;
         }
         uint32_t ncl = 0, nul = 0;
         for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;
@@ -874,7 +887,7 @@ static int build_cluster_rows(wm_xpf *f)
             cl->pm = XPF_NONE;
             cl->ul_off = nul;
             cl->n_ul = 0;
-            if (cl->op == WM_XP_EQ || 2 * cl->n < f->n_qw) continue;
+            if (cl->op == WM_XP_EQ || 8 * cl->n < f->n_qw) continue;
             for (uint32_t i = 0; i < cl->n; i++) {
                 uint32_t lit = ps->centries[cl->off + i].lit, j = 0;
                 while (j < cl->n_ul && ps->neglits[nul + j] != lit) j++;
@@ -892,7 +905,18 @@ static int build_cluster_rows(wm_xpf *f)
         const xpf_pstate *ps = &f->pstates[p];
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
-            if (cl->pm != XPF_NONE) fill_rows(f, ps->centries + cl->off, cl->n, f->pmask + (size_t)cl->pm * f->n_qw, false, 0);
+            if (cl->pm == XPF_NONE) continue;
+            const xpf_centry *e = ps->centries + cl->off;
+            uint64_t *row = f->pmask + (size_t)cl->pm * f->n_qw;
+            if (!cl->str) {
+                fill_rows(f, e, cl->n, row, false, 0);
+                continue;
+            }
+            /* a string cluster: at the first entry of each literal's run, that run's queries */
+            for (uint32_t i = 0, r = 0; i < cl->n; i++) {
+                if (i == 0 || e[i].lit != e[i - 1].lit) r = i;
+                row[(size_t)r * f->n_qw + e[i].q / 64] |= 1ull << (e[i].q % 64);
+            }
         }
         uint32_t ncl = 0;
         for (uint32_t g = 0; g < ps->n_neggroups; g++) ncl += ps->neggroups[g].cn;

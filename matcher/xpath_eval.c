@@ -425,7 +425,11 @@ static inline uint64_t slot_hash(slotv *v, const char *s, uint32_t n)
     return v->h;
 }
 
-/* A fired string cluster: the entries whose literal equals the slot's string. */
+/* A fired string cluster: the entries whose literal equals the slot's
+ * string, a run of its entries (sorted by hash, then literal). With rows
+ * (xpf_cluster pm: no two literals of the cluster share a hash), the run's
+ * first entry is found without a branch on the value and its row holds
+ * the run's queries. */
 static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
 {
     uint32_t n;
@@ -433,6 +437,24 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
     if (!s) return;
     uint64_t h = slot_hash(v, s, n);
     const xpf_centry *e = c->ps->centries + cl->off;
+    const wm_xpf *f = c->f;
+    if (cl->pm != XPF_NONE) {
+        uint32_t lo = 0, len = cl->n; /* n >= 1; the first entry whose hash is not below h */
+        while (len > 1) {
+            uint32_t half = len / 2;
+            lo += keep_if(e[lo + half - 1].h < h, half);
+            len -= half;
+        }
+        lo += e[lo].h < h;
+        if (lo == cl->n || e[lo].h != h) return;
+        const xpf_lit *l = &f->lits[e[lo].lit];
+        if (l->s_len != n || !str_same(f->strpool + l->s_off, s, n)) return;
+        uint32_t end = lo + 1;
+        while (end < cl->n && e[end].h == h) end++;
+        or_rows(c->matched, f->pmask + (size_t)(cl->pm + lo) * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
+        lose(c, end - lo);
+        return;
+    }
     uint32_t lo = 0, hi = cl->n;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
@@ -440,8 +462,8 @@ static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
         else hi = mid;
     }
     for (; lo < cl->n && e[lo].h == h; lo++) {
-        const xpf_lit *l = &c->f->lits[e[lo].lit];
-        if (l->s_len == n && str_same(c->f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
+        const xpf_lit *l = &f->lits[e[lo].lit];
+        if (l->s_len == n && str_same(f->strpool + l->s_off, s, n)) match_query(c, e[lo].q);
     }
 }
 
