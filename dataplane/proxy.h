@@ -33,6 +33,14 @@
  *   max_packet     bytes of one MQTT packet the framer accepts; announced
  *                  as Maximum Packet Size to the broker (in CONNECT) and to
  *                  the client (in CONNACK) unless they announced less.
+ *   linger_ms, linger_bytes  a connection the proxy ends after telling the
+ *                  client why (its last packet flushed: a DISCONNECT, a
+ *                  CONNACK) is half-closed on that side and what the client
+ *                  still sends is read and dropped until it closes, for at
+ *                  most linger_ms and linger_bytes (then it is closed as it
+ *                  is): closing a socket with unread bytes sends RST, which
+ *                  destroys what the client has not received yet. The slot
+ *                  stays taken meanwhile.
  */
 #ifndef WM_DATAPLANE_PROXY_H
 #define WM_DATAPLANE_PROXY_H
@@ -64,6 +72,8 @@ typedef struct wm_proxy_config {
     uint32_t connect_timeout_ms; /* a connect to the upstream not done by then failed (timed out) */
     uint32_t connect_packet_timeout_ms; /* a client whose whole CONNECT has not come this long after the
                                     proxy started reading it is closed (>= 1; proxy_loop.c sweep) */
+    uint32_t linger_ms;          /* lingering close: longest wait for the peer's close (0 = close at once) */
+    uint32_t linger_bytes;       /* lingering close: most bytes read and dropped before closing anyway */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
     const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
     struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
@@ -109,6 +119,13 @@ typedef struct wm_proxy_counters {
     uint64_t sent_disconnect_shutdown; /* DISCONNECT 0x8B Server shutting down (SIGINT/SIGTERM) */
     uint64_t sent_connack_busy;      /* CONNACK 0x89 Server busy: a client beyond max_conns (proxy_busy.h) */
     uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
+    /* Lingering closes (linger_ms): sides half-closed and read until the
+     * peer closed, and of them those cut by a bound (closed with bytes
+     * possibly unread: RST). */
+    uint64_t lingers;
+    uint64_t linger_cut_time;        /* still open after linger_ms (or at the stop's grace period) */
+    uint64_t linger_cut_bytes;       /* sent more than linger_bytes meanwhile */
+    uint64_t linger_bytes;           /* bytes read and dropped while lingering */
     uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */

@@ -55,12 +55,16 @@
 #include <unistd.h>
 
 enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_SEND_INLINE, OP_CANCEL, OP_WAKE, OP_SWEEP,
-       OP_BUSY_RECV, OP_BUSY_SEND };
+       OP_BUSY_RECV, OP_BUSY_SEND, OP_LINGER, OP_LINGER_SWEEP };
 enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
 enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2, PAUSE_HOLD = 4 };
 #define PARK_MAX 256
 #define BGID 1
 #define STOP_GRACE_NS 2000000000ull
+/* Lingers still running at a stop are cut this long before its grace period
+ * ends, so their slots are free (finalized) when the workers leave. */
+#define STOP_LINGER_MARGIN_NS 300000000ull
+#define LINGER_BUF 16384
 
 typedef struct park {
     uint16_t bid;
@@ -90,6 +94,10 @@ typedef struct conn {
     uint16_t ops;             /* operations outstanding */
     uint32_t next_free;
     uint64_t connect_by;      /* ns (CLOCK_MONOTONIC): closed if no whole CONNECT came by then (sweep); 0 = none */
+    uint8_t told;             /* bit s: the proxy queued its own last word for side s (tell) */
+    uint8_t linger;           /* bit s: closing, side s half-closed and read until its peer closes (close_conn) */
+    uint32_t linger_read;     /* bytes read and dropped while lingering, both sides */
+    uint64_t linger_by;       /* ns: lingering is cut then (linger_sweep) */
     wm_proxy_queue q[2];
     wm_proxy_session ss;
     wm_proxy_filter flt;      /* used when the proxy filters (cfg->spatial) */
@@ -120,6 +128,11 @@ typedef struct inline_ref {
     uint32_t slot, tag;
     uint8_t side;
 } inline_ref;
+
+typedef struct deadline_timer {
+    bool armed;
+    struct __kernel_timespec ts;   /* read by the kernel at submission */
+} deadline_timer;
 
 typedef struct worker {
     unsigned id;
@@ -168,10 +181,12 @@ typedef struct worker {
     int err;
     pthread_barrier_t *ready;
     struct __kernel_timespec connect_ts;   /* cfg->connect_timeout_ms, read by the kernel at submission */
-    /* Clients that owe their CONNECT (conn.connect_by, busy_slot.connect_by):
-     * one absolute timeout at a time, for the earliest deadline (sweep). */
-    bool sweep_armed;
-    struct __kernel_timespec sweep_ts;
+    /* Clients that owe their CONNECT (conn.connect_by, busy_slot.connect_by)
+     * and lingering closes (conn.linger_by): one absolute timeout at a time
+     * each, for the earliest deadline (sweep, linger_sweep). */
+    deadline_timer sweep_t, linger_t;
+    uint64_t linger_cap;      /* stopping: no linger lasts past this (ns); else UINT64_MAX */
+    uint8_t *discard;         /* LINGER_BUF bytes lingering receives may write (MSG_TRUNC: none do); never read */
     busy_slot refused[WM_PROXY_BUSY_SLOTS]; /* clients beyond max_conns being answered */
     uint8_t busy_connack[8];  /* CONNACK 0x89 Server busy, encoded at start */
     uint32_t busy_connack_len;
@@ -456,15 +471,125 @@ static void finalize(worker *w, conn *k, uint32_t slot)
     w->c.conns_closed++;
 }
 
+/* ------------------------------------------------------------ lingering close
+ *
+ * Closing a socket whose peer sent bytes the proxy has not read makes the
+ * kernel send RST instead of FIN and drop what it has not transmitted yet.
+ * The proxy stops reading a side it ends (stop_side), so a client that
+ * streams (QoS 0 PUBLISHes) has bytes unread then, and what the proxy sent
+ * it last (deliveries, then the DISCONNECT telling it why) was lost whenever
+ * it still sat in the proxy's send buffer because the client was not
+ * reading at that moment (tests/integration/proxy_linger.sh: a subscriber
+ * with deliveries backed up sends a packet too large; before, it read part
+ * of the deliveries, no DISCONNECT, and its writes failed with ECONNRESET;
+ * a segment lost on the way is not sent again after a RST either). So, as
+ * web servers do (nginx's lingering_close, Apache's lingering close), once
+ * the last byte is handed to the kernel the side is half-closed (FIN after
+ * it) and read, what comes dropped, until its peer closes or errs, or a
+ * bound ends it: linger_ms (the slot stays taken: a client that never
+ * closes must not hold it for good) or linger_bytes; then it is closed as
+ * it is. A stop cuts every linger STOP_LINGER_MARGIN_NS before its grace
+ * period ends. */
+
+static void arm_timer(worker *w, deadline_timer *t, unsigned op, uint64_t at);
+
+/* A receive of side s that drops what it reads: MSG_TRUNC makes TCP discard
+ * the bytes instead of copying them (tcp(7)); w->discard is there in case
+ * a kernel copies anyway. No SQE: the side is closed at once instead. */
+static void linger_recv(worker *w, conn *k, uint32_t slot, int s)
+{
+    struct io_uring_sqe *sqe = get_sqe(w);
+    if (!sqe) {
+        k->linger &= (uint8_t)~(1u << s);
+        return;
+    }
+    io_uring_prep_recv(sqe, k->fd[s], w->discard, LINGER_BUF, MSG_TRUNC);
+    io_uring_sqe_set_data64(sqe, ud(OP_LINGER, (unsigned)s, slot, k->gen));
+    k->ops++;
+}
+
+static uint64_t linger_deadline(const worker *w, const conn *k)
+{
+    return k->linger_by < w->linger_cap ? k->linger_by : w->linger_cap;
+}
+
+/* A lingering receive of side s completed: go on until the peer's EOF or
+ * error, or a bound. */
+static void on_linger(worker *w, conn *k, uint32_t slot, int s, int res)
+{
+    uint8_t bit = (uint8_t)(1u << s);
+    if (res > 0) {
+        k->linger_read += (uint32_t)res;
+        w->c.linger_bytes += (uint64_t)res;
+    }
+    if (!(k->linger & bit)) return;   /* cut by linger_sweep */
+    if (res > 0 && k->linger_read > w->cfg->linger_bytes) {
+        w->c.linger_cut_bytes++;
+    } else if (res > 0 && now_ns() >= linger_deadline(w, k)) {
+        w->c.linger_cut_time++;
+    } else if (res > 0) {
+        linger_recv(w, k, slot, s);
+        return;
+    }
+    if (res > 0 && w->cfg->verbose)
+        fprintf(stderr, "wirematch-proxy: worker %u: the %s still sent after the close (%u bytes dropped): "
+                        "closed as it is\n", w->id, s == WM_PROXY_C2U ? "client" : "upstream broker", k->linger_read);
+    k->linger &= (uint8_t)~bit;
+}
+
+/* Lingers past their deadline are cut (their receives cancelled: the close
+ * follows once they end); the timer is armed again for the next, at least
+ * linger_ms / 16 later, so a linger ends between 1 and 1 1/16 x linger_ms
+ * after it started. Also run at every turn of a stopping worker. */
+static void linger_sweep(worker *w, bool timer)
+{
+    if (timer) w->linger_t.armed = false;
+    uint64_t now = now_ns(), next = UINT64_MAX;
+    for (uint32_t i = 0; i < w->nconns; i++) {
+        conn *k = &w->conns[i];
+        if (k->state != ST_CLOSING || !k->linger) continue;
+        uint64_t by = linger_deadline(w, k);
+        if (by > now) {
+            if (by < next) next = by;
+            continue;
+        }
+        for (int s = 0; s < 2; s++) {
+            if (!(k->linger & 1u << s)) continue;
+            w->c.linger_cut_time++;
+            cancel_op(w, ud(OP_LINGER, (unsigned)s, i, k->gen));
+            if (w->cfg->verbose)
+                fprintf(stderr, "wirematch-proxy: worker %u: the %s did not close within %u ms of the proxy's "
+                                "(%u bytes dropped): closed as it is\n", w->id,
+                        s == WM_PROXY_C2U ? "client" : "upstream broker", w->cfg->linger_ms, k->linger_read);
+        }
+        k->linger = 0;
+    }
+    uint64_t gap = (uint64_t)w->cfg->linger_ms * (1000000ull / 16);
+    if (next != UINT64_MAX) arm_timer(w, &w->linger_t, OP_LINGER_SWEEP, next > now + gap ? next : now + gap);
+}
+
 /* why: which counter names the cause. The sockets are shut down at once so
- * pending receives end; cancels take the rest (a connect in flight). */
+ * pending receives end; cancels take the rest (a connect in flight). Sides
+ * in k->linger are half-closed and read until their peers close (above);
+ * the slot is freed once every operation ended. */
 static void close_conn(worker *w, conn *k, uint32_t slot, uint64_t *why)
 {
     if (k->state == ST_CLOSING || k->state == ST_FREE) return;
     if (why) (*why)++;
     k->state = ST_CLOSING;
+    if (k->linger) {
+        k->linger_read = 0;
+        k->linger_by = now_ns() + (uint64_t)w->cfg->linger_ms * 1000000ull;
+        arm_timer(w, &w->linger_t, OP_LINGER_SWEEP, linger_deadline(w, k));
+    }
     for (int s = 0; s < 2; s++) {
         if (k->fd[s] < 0) continue;
+        if (k->linger & 1u << s) {
+            shutdown(k->fd[s], SHUT_WR);
+            w->c.lingers++;
+            linger_recv(w, k, slot, s);
+            if (k->linger & 1u << s) continue;
+        }
         shutdown(k->fd[s], SHUT_RDWR);
         struct io_uring_sqe *sqe = get_sqe(w);
         if (sqe) {
@@ -547,6 +672,7 @@ static bool tell(worker *w, conn *k, uint32_t slot, int s, uint8_t reason)
     uint32_t n = wm_proxy_error_packet(&k->ss, s, reason, pkt);
     if (!n || !wm_proxy_queue_append(&k->q[1 - s], pkt, n)) return false;
     k->q[1 - s].ready = k->q[1 - s].tail;
+    k->told |= (uint8_t)(1u << s);
     w->held += n;
     kick_send(w, k, slot, 1 - s);
     return true;
@@ -696,9 +822,14 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
 {
     if (k->state != ST_OPEN) return;
     if (k->drain) {
-        if (unsent(k, 0) == 0 && unsent(k, 1) == 0)
-            close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
-                                   : k->ender == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+        if (unsent(k, 0) != 0 || unsent(k, 1) != 0) return;
+        /* The proxy's last bytes to the client (its own word, the broker's
+         * DISCONNECT or refusing CONNACK, deliveries before them), and to a
+         * broker it told why, must not be destroyed by a RST: lingering
+         * close (above). */
+        if (w->cfg->linger_ms) k->linger = (uint8_t)(1u << WM_PROXY_C2U | (k->told & 1u << WM_PROXY_U2C));
+        close_conn(w, k, slot, k->stop ? &w->c.closed_at_shutdown
+                               : k->ender == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
     if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s))
@@ -792,17 +923,19 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
  * for the earliest, armed again by the sweep for the next (at least 1/16 of
  * the timeout later, so a stream of accepts costs at most 16 sweeps per
  * timeout: a client is closed between 1 and 1 1/16 x the timeout). */
-static void arm_sweep(worker *w, uint64_t at)
+static void arm_timer(worker *w, deadline_timer *t, unsigned op, uint64_t at)
 {
-    if (w->sweep_armed) return;
+    if (t->armed) return;
     struct io_uring_sqe *sqe = get_sqe(w);
-    if (!sqe) return;   /* the next accept arms it */
-    w->sweep_ts = (struct __kernel_timespec){ .tv_sec = (long long)(at / 1000000000ull),
-                                              .tv_nsec = (long long)(at % 1000000000ull) };
-    io_uring_prep_timeout(sqe, &w->sweep_ts, 0, IORING_TIMEOUT_ABS);
-    io_uring_sqe_set_data64(sqe, OP_SWEEP);
-    w->sweep_armed = true;
+    if (!sqe) return;   /* the next deadline set arms it */
+    t->ts = (struct __kernel_timespec){ .tv_sec = (long long)(at / 1000000000ull),
+                                        .tv_nsec = (long long)(at % 1000000000ull) };
+    io_uring_prep_timeout(sqe, &t->ts, 0, IORING_TIMEOUT_ABS);
+    io_uring_sqe_set_data64(sqe, op);
+    t->armed = true;
 }
+
+static void arm_sweep(worker *w, uint64_t at) { arm_timer(w, &w->sweep_t, OP_SWEEP, at); }
 
 static uint64_t connect_deadline(const worker *w)
 {
@@ -813,7 +946,7 @@ static void busy_close(worker *w, busy_slot *b, uint32_t i);
 
 static void sweep(worker *w)
 {
-    w->sweep_armed = false;
+    w->sweep_t.armed = false;
     uint64_t now = now_ns(), next = UINT64_MAX;
     for (uint32_t i = 0; i < w->nconns; i++) {
         conn *k = &w->conns[i];
@@ -982,6 +1115,7 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
         k->npark[s] = 0;
     }
     k->drain = k->up_gone = k->stop = 0;
+    k->told = k->linger = 0;
     k->connect_by = 0;   /* set once the client is read (on_connect) */
     wm_proxy_session_init(&k->ss, w->cfg->max_packet);
     if (w->cfg->spatial) {
@@ -1145,6 +1279,7 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
 static void stop_worker(worker *w)
 {
     w->stopping = true;
+    w->linger_cap = now_ns() + STOP_GRACE_NS - STOP_LINGER_MARGIN_NS;
     for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++)
         if (w->refused[i].fd >= 0) busy_close(w, &w->refused[i], i);
     if (w->listen_fd >= 0) {
@@ -1204,6 +1339,7 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
         return;
     case OP_CANCEL: return;
     case OP_SWEEP: sweep(w); return;
+    case OP_LINGER_SWEEP: linger_sweep(w, true); return;
     case OP_BUSY_RECV:
     case OP_BUSY_SEND: on_busy(w, op, slot, gen, cqe); return;
     default: break;
@@ -1218,6 +1354,7 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
     bool last = !(op == OP_RECV && (cqe->flags & IORING_CQE_F_MORE));
     switch (op) {
     case OP_CONNECT: on_connect(w, k, slot, cqe->res); break;
+    case OP_LINGER: on_linger(w, k, slot, (int)side, cqe->res); break;
     case OP_RECV: on_recv(w, k, slot, (int)side, cqe); break;
     case OP_SEND:
         k->slow[side] = 0;   /* the peer took what waited for room: inline again */
@@ -1440,6 +1577,7 @@ static void *worker_main(void *arg)
         if (w->stopping && w->open == 0 && !w->accept_armed) break;
         if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
         if (stop_deadline && now_ns() > stop_deadline) break;
+        if (w->stopping) linger_sweep(w, false);
         if (!w->stopping && !w->accept_armed) arm_accept(w);
         if (w->cfg->tables) tables_poll(w);
         if ((w->fsh.content && wm_proxy_content_poll(w->fsh.content)) || w->woken) resume_held(w);
@@ -1543,6 +1681,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->id = id;
     w->cfg = cfg;
     w->listen_fd = w->wake_fd = w->test_done_fd = -1;
+    w->linger_cap = UINT64_MAX;
+    w->discard = malloc(LINGER_BUF);
     for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++) w->refused[i].fd = -1;
     w->nconns = (cfg->max_conns + cfg->threads - 1) / cfg->threads;
     w->held_limit = cfg->total_buffer / cfg->threads;
@@ -1585,7 +1725,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
             return -1;
         }
     }
-    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->nobufs || !w->kicks || !w->inl || !w->later) {
+    if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->nobufs || !w->kicks || !w->inl || !w->later || !w->discard) {
         fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
         return -1;
     }
@@ -1646,6 +1786,7 @@ static void worker_free(worker *w)
     if (w->wake_fd >= 0) close(w->wake_fd);
     if (w->test_done_fd >= 0) close(w->test_done_fd);
     free(w->scratch);
+    free(w->discard);
     free(w->conns);
     free(w->nobufs);
     free(w->kicks);
@@ -1675,6 +1816,8 @@ void wm_proxy_config_defaults(wm_proxy_config *cfg)
     cfg->batch_rate = 75000;
     cfg->connect_timeout_ms = 5000;
     cfg->connect_packet_timeout_ms = 10000;
+    cfg->linger_ms = 2000;
+    cfg->linger_bytes = 1u << 20;
     cfg->max_records = 4096;
     cfg->max_texts = 128;
     cfg->max_sessions = 65536;

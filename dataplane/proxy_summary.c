@@ -26,8 +26,9 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
-        " s:{s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
         "listen", cfg->listen_text ? cfg->listen_text : "",
@@ -58,6 +59,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "max_conns", I(cfg->max_conns), "conn_buffer", I(cfg->conn_buffer),
           "total_buffer", I(cfg->total_buffer), "max_packet", I(cfg->max_packet),
           "connect_packet_timeout_ms", I(cfg->connect_packet_timeout_ms),
+          "linger_ms", I(cfg->linger_ms), "linger_bytes", I(cfg->linger_bytes),
         "limits",
           "conns", I(c->limit_conns),
           "conn_buffer", pair(c->limit_conn_buffer),
@@ -66,6 +68,9 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "held_at_exit_bytes", I(c->held_at_exit),
           "packet_too_large", pair(c->packet_too_large),
           "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
+        "linger",
+          "lingers", I(c->lingers), "cut_time", I(c->linger_cut_time), "cut_bytes", I(c->linger_cut_bytes),
+          "bytes_dropped", I(c->linger_bytes),
         "io_uring",
           "submits", I(c->submits), "batched_waits", I(c->batched_waits), "sqes", I(c->sqes), "cqes", I(c->cqes),
           "sends", I(c->sends), "sends_short", I(c->sends_short), "sends_inline", I(c->sends_inline), "recvs", I(c->recvs),

@@ -43,6 +43,12 @@ static void usage(FILE *f)
         "  --connect-packet-timeout MS  a client whose whole CONNECT has not come MS after\n"
         "                       the proxy started reading it (its upstream connect done or\n"
         "                       failed) is closed, both connections (default 10000)\n"
+        "  --linger-ms MS       a connection the proxy ends after telling the client why is\n"
+        "                       half-closed, and what the client still sends read and dropped\n"
+        "                       until it closes, at most MS (default 2000; 0: close at once,\n"
+        "                       a client that sent more then gets RST, which can destroy the\n"
+        "                       DISCONNECT telling it why)\n"
+        "  --linger-bytes BYTES ... and at most BYTES (default 1048576)\n"
         "  --batch-wait-us US   when busy, let completions gather US microseconds before\n"
         "                       handling them (fewer wake-ups and TCP segments; default 1000)\n"
         "  --batch-rate N       a worker batches once two of its last eight 4 ms windows\n"
@@ -110,6 +116,7 @@ int main(int argc, char **argv)
         { "batch-rate", required_argument, 0, 'r' },
         { "connect-timeout", required_argument, 0, 'T' },
         { "connect-packet-timeout", required_argument, 0, 'K' },
+        { "linger-ms", required_argument, 0, 'L' },   { "linger-bytes", required_argument, 0, 'Y' },
         { "state", required_argument, 0, 'Z' },
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
@@ -147,6 +154,8 @@ int main(int argc, char **argv)
             if (parse_u64("--connect-packet-timeout", optarg, 1, 3600000, &x)) return 2;
             cfg.connect_packet_timeout_ms = (uint32_t)x;
             break;
+        case 'L': if (parse_u64("--linger-ms", optarg, 0, 60000, &x)) return 2; cfg.linger_ms = (uint32_t)x; break;
+        case 'Y': if (parse_u64("--linger-bytes", optarg, 1, 1u << 30, &x)) return 2; cfg.linger_bytes = (uint32_t)x; break;
         case 's': summary = optarg; break;
         case 'Z': state = optarg; break;
         case 'R': resolution = optarg; break;

@@ -32,6 +32,8 @@ expect 2 "--state needs --resolution" --state x
 expect 2 '--connect-timeout: "0" is not an integer in 1..600000' --connect-timeout 0
 expect 2 '--connect-packet-timeout: "0" is not an integer in 1..3600000' --connect-packet-timeout 0
 expect 2 '--batch-wait-us: "10001" is not an integer' --batch-wait-us 10001
+expect 2 '--linger-ms: "60001" is not an integer in 0..60000' --linger-ms 60001
+expect 2 '--linger-bytes: "0" is not an integer in 1..1073741824' --linger-bytes 0
 expect 2 '--batch-rate: "-1" is not an integer' --batch-rate -1
 expect 2 '--max-xpath-per-conn: "0" is not an integer in 1..4194304' --max-xpath-per-conn 0
 : > "$work/empty.wmr"
