@@ -50,10 +50,15 @@ typedef struct wm_exi_event {
  * returns WM_EXI_OK with *stopped set and decoder.stop_bit_pos after that event). */
 typedef int (*wm_exi_event_fn)(void *user, const wm_exi_event *ev);
 
-/* Attribute hook (wm_exi_decoder.attr_fn): a declared attribute's value,
- * its name's tag (attr_tags) and the callback's user pointer; returns as
- * the event callback does. */
-typedef int (*wm_exi_attr_fn)(void *user, uintptr_t tag, const wm_exi_value *value);
+/* Attribute hook (wm_exi_decoder.attr_hooks): what a consumer hands a
+ * declared attribute's value to. The consumer embeds it as the first member
+ * of its own record for the name, so fn finds that record from h. fn gets
+ * the callback's user pointer and the value as the AT event would carry it
+ * (valid until fn returns); it returns as the event callback does. */
+typedef struct wm_exi_attr_hook wm_exi_attr_hook;
+struct wm_exi_attr_hook {
+    int (*fn)(void *user, const wm_exi_attr_hook *h, const wm_exi_value *value);
+};
 
 typedef struct wm_exi_limits {
     size_t mem_cap;           /* bytes for all per-document state (default 4 MiB) */
@@ -96,21 +101,20 @@ typedef struct wm_exi_decoder {
                                  (codec/exi_decode_strict.c; malloc'ed at init) */
     bool general_only;        /* set by tests to force the general path: the strict loop
                                  must decode exactly the same events */
-    /* Attribute hook, off while attr_fn is NULL (wm_exi_decoder_init). A
-     * declared attribute that the strict bit-packed loop decodes
-     * (codec/exi_decode_strict.c) whose local-name id lid has a tag,
-     * attr_tags[lid] != 0 (attr_tags: [g->n_lids], borrowed, may be NULL),
-     * goes to attr_fn(user, tag, &value) instead of the event callback: the
-     * value as the AT event would carry it, valid until attr_fn returns; no
-     * event is built, and a consumer that keeps a table per context looks
-     * its action up by the tag, not by the name. Every other attribute
-     * (untagged, xsi:*, undeclared, those the general path decodes) and
-     * every other event comes to the callback. attr_tags may be replaced
-     * between events, also from inside the callback or the hook: the loop
-     * reads it at each attribute. For a consumer that acts on a few names
+    /* Attribute hooks, off while attr_hooked is false (wm_exi_decoder_init;
+     * set it before wm_exi_decode). A declared attribute that the strict
+     * bit-packed loop decodes (codec/exi_decode_strict.c) whose local-name
+     * id lid has a hook, h = attr_hooks[lid] not NULL (attr_hooks: [g->n_lids],
+     * borrowed, may be NULL), goes to h->fn(user, h, &value) instead of the
+     * event callback: no event is built, and the consumer's action for the
+     * name is h itself, no lookup. Every other attribute (no hook, xsi:*,
+     * undeclared, those the general path decodes) and every other event
+     * comes to the callback. attr_hooks may be replaced between events, also
+     * from inside the callback or a hook: the loop reads it at each
+     * attribute. For a consumer that acts on a few names
      * (matcher/xpath_eval.c); not thread safe, like the decoder. */
-    wm_exi_attr_fn attr_fn;
-    const uintptr_t *attr_tags;
+    bool attr_hooked;
+    const wm_exi_attr_hook *const *attr_hooks;
     uint64_t stop_bit_pos;    /* after a decode the callback stopped: the bit just after
                                  the event it stopped at (for reports such as the XML
                                  sink's refusals, codec/exi_xml.h) */

@@ -14,9 +14,9 @@
  * callback stay in locals. With every value's text (no limits.typed_only)
  * numbers and booleans are formatted by the general path's own formatters
  * (codec/exi_types.h), so decoding to XML stays in the loop too. With an
- * attribute hook (wm_exi_decoder attr_fn) a declared attribute whose name
- * has a tag goes to the hook, value and tag, instead of the callback: a
- * filter then finds its slot without an event dispatch or a name lookup.
+ * attribute hook (wm_exi_decoder attr_hooks) a declared attribute whose name
+ * has one goes to it, with its value, instead of the callback: a filter
+ * then reaches its slot without an event dispatch or a name lookup.
  * Any event it does not decode itself goes,
  * from its first bit (or, for a declared attribute, from its value), through
  * the general step, and the loop changes nothing before it knows it can
@@ -314,10 +314,9 @@ wm_exi_status wm_exi_decode_strict_run(wm_exi_dctx *c)
                                        : d->lim.max_value_bytes >= WM_EXI_FLOAT_TEXT_MAX ? lexical_handler
                                                                                          : lexical_general_handler;
     char *const scratch = d->scratch;
-    /* declared attributes end at emit_hook with an attribute hook (it looks
-     * at their tag), else at emit_at: chosen once, plain decoding unchanged */
-    const wm_exi_attr_fn attr_fn = d->attr_fn;
-    const void *const emit = attr_fn ? &&emit_hook : &&emit_at;
+    /* declared attributes end at emit_hook with attribute hooks (it looks
+     * for their name's), else at emit_at: chosen once, plain decoding unchanged */
+    const void *const emit = d->attr_hooked ? &&emit_hook : &&emit_at;
     uint32_t depth = d->depth;
     uint64_t pos = c->r.pos, q, win;
     wm_exi_status st;
@@ -435,13 +434,13 @@ at_str: {
 }
 
 emit_hook: {
-    /* a declared attribute whose name has a tag: its value to the hook */
-    const uintptr_t *tags = d->attr_tags;
-    uintptr_t tag = tags ? tags[p->lid] : 0; /* p->lid < n_lids (wm_exi_decode_strict_tables) */
-    if (!tag) goto emit_at;
+    /* a declared attribute whose name has a hook: its value to the hook */
+    const wm_exi_attr_hook *const *hooks = d->attr_hooks;
+    const wm_exi_attr_hook *h = hooks ? hooks[p->lid] : NULL; /* p->lid < n_lids (wm_exi_decode_strict_tables) */
+    if (!h) goto emit_at;
     f->state = p->next;
     pos = q;
-    if (attr_fn(user, tag, &pe->value)) goto stop;
+    if (h->fn(user, h, &pe->value)) goto stop;
     NEXT_AFTER();
 }
 

@@ -1206,12 +1206,11 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
     for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
         if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
-    _Static_assert(_Alignof(xpf_pslot) > XPF_PUT_MASK, "a pslot's address leaves the put kind's bits free");
-    if (!(ps->attr_tags = malloc((f->g->n_lids ? f->g->n_lids : 1) * sizeof *ps->attr_tags))) goto out;
+    if (!(ps->attr_hooks = malloc((f->g->n_lids ? f->g->n_lids : 1) * sizeof *ps->attr_hooks))) goto out;
     for (uint32_t lid = 0; lid < f->g->n_lids; lid++) {
         uint16_t ix = ps->pslot_of_lid[lid];
-        /* pslots is final here; the put kinds are or-ed in below */
-        ps->attr_tags[lid] = ix ? (uintptr_t)&ps->pslots[ix - 1] : XPF_PUT_NONE;
+        /* pslots is final here; their hooks are set below */
+        ps->attr_hooks[lid] = ix ? &ps->pslots[ix - 1].hook : wm_xpf_no_slot_hook();
     }
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
@@ -1226,13 +1225,11 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         bool others = s->num_trig || s->n_num[WM_XP_NE] || s->n_plens || s->scan || s->exists.off != XPF_NONE;
         s->any_trig = others || s->eq_mask;
         s->eq_only = !others;
+        s->scan_only = s->scan && !s->num_trig && !s->n_num[WM_XP_NE] && !s->n_plens && s->exists.off == XPF_NONE;
         s->put = !s->any_trig                                   ? XPF_PUT_NUM
                : s->eq_mask && !s->eq_dup && !s->need_num ? XPF_PUT_STR_EQ
                                                           : XPF_PUT_GENERIC;
-    }
-    for (uint32_t lid = 0; lid < f->g->n_lids; lid++) {
-        uint16_t ix = ps->pslot_of_lid[lid];
-        if (ix) ps->attr_tags[lid] |= ps->pslots[ix - 1].put;
+        s->hook = wm_xpf_attr_hook(s->put);
     }
     rc = WM_XPF_OK;
 out:
@@ -1454,7 +1451,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->always);
         free(ps->slot_ix);
         free(ps->pslot_of_lid);
-        free(ps->attr_tags);
+        free(ps->attr_hooks);
         free(ps->pat);
         free(ps->qlist);
         free(ps->clusters);

@@ -7,6 +7,7 @@
  * child, or its end). Literal results are memoised per element (epochs, no
  * clearing), so a test shared by many queries is computed once. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,8 +120,6 @@ struct wm_xpf_ctx {
     bool decided_early;         /* every query was decided before the last event */
 };
 
-static int on_attr(void *user, uintptr_t tag, const wm_exi_value *val);
-
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
 {
     wm_xpf_ctx *c = calloc(1, sizeof *c);
@@ -129,7 +128,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     wm_exi_limits l = wm_exi_limits_resolve(lim);
     l.typed_only = true;
     wm_exi_decoder_init(&c->dec, f->g, &l);
-    c->dec.attr_fn = on_attr;
+    c->dec.attr_hooked = true; /* the collected state's names (start_element) */
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
@@ -905,6 +904,23 @@ static inline __attribute__((always_inline)) const xpf_eqtrig *eq_probe(wm_xpf_c
 static void other_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen,
                            const xpf_eqtrig *hit);
 
+/* The patterns of a scanned slot that a value equal to equality literal
+ * hit matches, known since compiling (hit->pat_n not XPF_NONE): no scan. */
+static inline __attribute__((always_inline)) void replay_eq_patterns(wm_xpf_ctx *c, const xpf_eqtrig *hit)
+{
+    const uint32_t *ids = c->ps->eqpat + hit->pat_off;
+    if (hit->pq_off == XPF_NONE)
+        for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
+    else { /* their triggers' exact queries, in one list */
+        for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
+        /* the first such value of a document decides every query of the list: later ones skip it */
+        if (hit->pq_n && c->pq_doc[hit->pq_id] != c->doc) {
+            c->pq_doc[hit->pq_id] = c->doc;
+            match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
+        }
+    }
+}
+
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
 static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
@@ -960,19 +976,9 @@ static __attribute__((noinline)) void other_triggers(wm_xpf_ctx *c, const xpf_ps
     }
     if (s->n_plens && is_str) prefix_scan(c, s, text, tlen);
     if (s->scan && is_str && f->hs_db) {
-        if (hit && hit->pat_n != XPF_NONE) { /* the literal it equals was scanned when compiling */
-            const uint32_t *ids = c->ps->eqpat + hit->pat_off;
-            if (hit->pq_off == XPF_NONE)
-                for (uint32_t i = 0; i < hit->pat_n; i++) pattern_true(c, ids[i]);
-            else { /* their triggers' exact queries, in one list */
-                for (uint32_t i = 0; i < hit->pat_n; i++) set_lit(c, ids[i], true);
-                /* the first such value of a document decides every query of the list: later ones skip it */
-                if (hit->pq_n && c->pq_doc[hit->pq_id] != c->doc) {
-                    c->pq_doc[hit->pq_id] = c->doc;
-                    match_queries(c, c->ps->qlist + hit->pq_off, hit->pq_n, 1);
-                }
-            }
-        } else {
+        if (hit && hit->pat_n != XPF_NONE) /* the literal it equals was scanned when compiling */
+            replay_eq_patterns(c, hit);
+        else {
             c->scan_slot = s->slot;
             scan_value(c, v, text, tlen);
         }
@@ -1022,7 +1028,7 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
 static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
-    c->dec.attr_tags = NULL;
+    c->dec.attr_hooks = NULL;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1072,6 +1078,13 @@ static void next_serial(wm_xpf_ctx *c)
 
 /* The event handlers below the dispatcher are out of line (noinline) so
  * that the attribute path, most of the events, keeps few registers. */
+/* The queries without predicates that accept at path state d (out of
+ * line: start_element keeps few registers). */
+static __attribute__((noinline)) void match_acc(wm_xpf_ctx *c, const xpf_dstate *d)
+{
+    match_queries(c, c->f->acc + d->acc_off, d->n_acc, 1);
+}
+
 static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const wm_xpf *f = c->f;
@@ -1085,11 +1098,11 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
     }
     if (c->sp <= c->max_depth) c->stack[c->sp++].dstate = to;
     const xpf_dstate *d = &f->dstates[to];
-    for (uint32_t i = 0; i < d->n_acc; i++) match_query(c, f->acc[d->acc_off + i]);
+    if (d->n_acc) match_acc(c, d);
     if (d->pstate != XPF_NONE) {
         c->collecting = true;
         c->ps = &f->pstates[d->pstate];
-        c->dec.attr_tags = c->ps->attr_tags; /* its attributes to on_attr */
+        c->dec.attr_hooks = c->ps->attr_hooks; /* its attributes to their slots' handlers */
         next_serial(c);
         c->n_cand = 0;
         c->n_fired = 0;
@@ -1111,29 +1124,44 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
 
 static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
 
-/* The handlers of an attribute's value by its slot's kind (xpf_pslot
- * put); each returns on_event's answer (tail calls from there), and takes
- * any value kind its fast path does not serve through the general one. */
-typedef int (*put_fn)(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val);
+/* The handlers of an attribute's value by its slot's kind (xpf_pslot put),
+ * the decoder's attribute hooks (wm_exi_decoder attr_hooks; the strict
+ * loop calls them while an element is collected, so neither an event nor a
+ * name lookup stands between a value and its slot) and attribute()'s.
+ * Each answers as on_event, and takes any value kind its fast path does
+ * not serve through the general one. */
+_Static_assert(offsetof(xpf_pslot, hook) == 0, "a hook is its pslot");
 
-static __attribute__((noinline)) int put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+/* Every query is decided (only with whole_stream, as in on_event): nothing to collect. */
+static inline bool settled(wm_xpf_ctx *c)
 {
-    put_value(c, s, val);
+    if (c->undecided) return false;
+    c->decided_early = true;
+    return true;
+}
+
+static __attribute__((noinline)) int put_generic(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+{
+    wm_xpf_ctx *c = user;
+    if (settled(c)) return 0;
+    put_value(c, (const xpf_pslot *)h, val);
     return stop_now(c);
 }
 
 /* No trigger reads the slot: a number is stored, which decides nothing,
  * so the answer stays "go on" (a stop was answered at an earlier event). */
-static __attribute__((noinline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+static int put_num(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
 {
+    wm_xpf_ctx *c = user;
+    const xpf_pslot *s = (const xpf_pslot *)h;
     double x;
     switch (val->kind) {
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: x = (double)val->i; break;
     case WM_EXI_DT_FLOAT: x = wm_xpf_float(val->mantissa, val->exponent); break;
-    default: return put_generic(c, s, val);
+    default: return put_generic(c, h, val);
     }
     slotv *v = &c->sv[s->slot];
-    if (v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
+    if (settled(c) || v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
@@ -1144,9 +1172,12 @@ static __attribute__((noinline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, 
 
 /* A string probed in the slot's equality table (put_value and
  * value_triggers, without their tests for other kinds and triggers). */
-static __attribute__((noinline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+static int put_str_eq(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
 {
-    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, s, val);
+    wm_xpf_ctx *c = user;
+    const xpf_pslot *s = (const xpf_pslot *)h;
+    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, h, val);
+    if (settled(c)) return 0;
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return stop_now(c);
     v->epoch = c->serial;
@@ -1161,31 +1192,32 @@ static __attribute__((noinline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *
         if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
         else if (!keep_str(c, v, text, tlen)) return 1;
     }
-    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+    if (s->eq_only) return stop_now(c);
+    /* a name tested by patterns too: a value equal to a literal replays them here (other_triggers' scan) */
+    if (s->scan_only && hit && hit->pat_n != XPF_NONE && c->f->hs_db) replay_eq_patterns(c, hit);
+    else other_triggers(c, s, v, text, tlen, hit);
     return stop_now(c);
 }
 
-static const put_fn put_fns[] = { [XPF_PUT_GENERIC] = put_generic, [XPF_PUT_NUM] = put_num, [XPF_PUT_STR_EQ] = put_str_eq };
-
-/* A declared attribute from the decoder's strict loop (its attribute hook,
- * wm_exi_decoder attr_fn), while an element is collected: tag is its
- * state's xpf_pstate attr_tags entry for the name (pslot and put kind), so
- * neither an event nor a name lookup stands between the value and its
- * slot. Answers as on_event. */
-static int on_attr(void *user, uintptr_t tag, const wm_exi_value *val)
+/* A name no slot of the element's state reads. */
+static int put_none(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
 {
-    wm_xpf_ctx *c = user;
-    if (!c->undecided) { /* only with whole_stream (on_event) */
-        c->decided_early = true;
-        return 0;
-    }
-    const xpf_pslot *s = (const xpf_pslot *)(tag & ~(uintptr_t)XPF_PUT_MASK);
-    switch (tag & XPF_PUT_MASK) {
-    case XPF_PUT_NUM: return put_num(c, s, val);
-    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val);
-    case XPF_PUT_GENERIC: return put_generic(c, s, val);
-    default: return 0; /* no slot: as stop_now(), which an earlier event would have answered */
-    }
+    (void)h, (void)val;
+    settled(user);
+    return 0; /* as stop_now(), which an earlier event would have answered */
+}
+
+wm_exi_attr_hook wm_xpf_attr_hook(uint8_t put)
+{
+    static const wm_exi_attr_hook hooks[] = { [XPF_PUT_GENERIC] = { put_generic }, [XPF_PUT_NUM] = { put_num },
+                                              [XPF_PUT_STR_EQ] = { put_str_eq } };
+    return hooks[put];
+}
+
+const wm_exi_attr_hook *wm_xpf_no_slot_hook(void)
+{
+    static const wm_exi_attr_hook none = { put_none };
+    return &none;
 }
 
 /* An attribute of the element being collected: its slot's value; returns
@@ -1201,7 +1233,7 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
     }
     if (!ix) return stop_now(c);
     const xpf_pslot *s = &ps->pslots[ix - 1];
-    return put_fns[s->put](c, s, &ev->value);
+    return s->hook.fn(c, &s->hook, &ev->value);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1275,7 +1307,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     c->sp = 0;
     c->collecting = false;
-    c->dec.attr_tags = NULL;
+    c->dec.attr_hooks = NULL;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0, c->wm[i] = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);

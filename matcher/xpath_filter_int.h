@@ -192,12 +192,13 @@ typedef struct xpf_pattrig {
  *   GENERIC  the general handler;
  *   NUM      no trigger on the slot: a typed number is converted and stored;
  *   STR_EQ   an equality table, no duplicate strings in it, no numeric test:
- *            a string is hashed and probed (the other triggers after it);
- *   NONE     (attr_tags only) no slot of the state: nothing to do. */
-enum { XPF_PUT_GENERIC = 0, XPF_PUT_NUM, XPF_PUT_STR_EQ, XPF_PUT_NONE, XPF_PUT_MASK = 3 };
+ *            a string is hashed and probed (the other triggers after it). */
+enum { XPF_PUT_GENERIC = 0, XPF_PUT_NUM, XPF_PUT_STR_EQ };
 
 /* Per predicate state and slot: the triggers of that slot. */
 typedef struct xpf_pslot {
+    wm_exi_attr_hook hook;      /* first: the decoder's attribute hook for the slot's name, its
+                                 * handler by put (wm_xpf_attr_hook); the handler's record is the pslot */
     uint32_t slot;
     bool need_str;      /* some literal reads the string: copy it */
     bool need_num;      /* some literal compares numbers */
@@ -205,6 +206,7 @@ typedef struct xpf_pslot {
     bool num_trig;      /* numeric triggers other than != */
     bool any_trig;      /* any trigger at all (else a value is only stored) */
     bool eq_only;       /* the equality table is all: no other trigger to look at after it */
+    bool scan_only;     /* the scan is the only other trigger than the equality table */
     uint8_t put;        /* XPF_PUT_*: the evaluator's handler for a value of this slot */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
@@ -227,9 +229,9 @@ typedef struct xpf_pstate {
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
-    uintptr_t *attr_tags;       /* [g->n_lids]: the decoder's attribute hook tags while an element of this
-                                 * state is collected (wm_exi_decoder attr_tags): its pslot's address with
-                                 * its put kind in the low bits (XPF_PUT_MASK), or XPF_PUT_NONE */
+    const wm_exi_attr_hook **attr_hooks; /* [g->n_lids]: the decoder's attribute hooks while an element of
+                                 * this state is collected (wm_exi_decoder attr_hooks): its pslots' hooks, and
+                                 * for a name without one wm_xpf_no_slot_hook() */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
@@ -341,6 +343,11 @@ static inline double wm_xpf_float(int64_t m, int32_t e)
 }
 /* The numeric comparison op of XPath 1.0 (§3.4) on doubles (NaN: all false but !=). */
 bool wm_xpf_cmp(uint8_t op, double v, double x);
+
+/* xpath_eval.c: the attribute hook of a pslot whose put kind is put
+ * (XPF_PUT_*), and the one of a name no slot of the state reads. */
+wm_exi_attr_hook wm_xpf_attr_hook(uint8_t put);
+const wm_exi_attr_hook *wm_xpf_no_slot_hook(void);
 
 /* xpath_paths.c: builds syms, sym_of_lid, trans, dstates, acc, pstate
  * assignment (pstates[].qs) from the parsed queries. Returns WM_XPF_E_LIMIT or

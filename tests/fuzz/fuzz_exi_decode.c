@@ -10,7 +10,7 @@
  * (wm_exi_decoder.general_only) gives the same events, status and error
  * position as the default one (the strict bit-packed loop,
  * codec/exi_decode_strict.c, when the options allow it), and so does a
- * decoder with an attribute hook (wm_exi_decoder attr_fn) on two names of
+ * decoder with attribute hooks (wm_exi_decoder attr_hooks) on two names of
  * three, its values hashed as the AT events they replace; and a decoded
  * document (a fragment: inside a wrapper element) written by the XML sink
  * (codec/exi_xml.h) parses with libxml2 as namespace-well-formed XML, unless
@@ -88,12 +88,17 @@ static int on_event(void *user, const wm_exi_event *ev)
     return 0;
 }
 
-/* The attribute hook: the value as the AT event it replaces (tag: lid + 1). */
-static int on_attr(void *user, uintptr_t tag, const wm_exi_value *v)
+typedef struct name_hook {
+    wm_exi_attr_hook h;       /* first: on_attr finds the name from it */
+    uint32_t lid;
+} name_hook;
+
+/* The attribute hook: the value as the AT event it replaces. */
+static int on_attr(void *user, const wm_exi_attr_hook *h, const wm_exi_value *v)
 {
     rec *r = user;
     const wm_exi_grammar *g = r->g;
-    uint32_t lid = (uint32_t)tag - 1, uri = g->lname_uri[lid];
+    uint32_t lid = ((const name_hook *)h)->lid, uri = g->lname_uri[lid];
     wm_exi_event ev = { .type = WM_EXI_EV_AT, .uri_id = uri, .lid = lid, .depth = r->se_depth, .value = *v,
                         .uri = { g->uris[uri], (uint32_t)strlen(g->uris[uri]) },
                         .local = { g->lnames[lid], (uint32_t)strlen(g->lnames[lid]) } };
@@ -117,7 +122,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wm_exi_limits lim = { .mem_cap = 1u << 20, .max_depth = 64, .max_value_bytes = 4096 };
     static wm_exi_decoder d, dgen, dhook;
     static const wm_exi_grammar *dg;
-    static uintptr_t *tags;
+    static name_hook *hooks;
+    static const wm_exi_attr_hook **hook_of;
     if (dg != g) {
         if (dg) {
             wm_exi_decoder_free(&d);
@@ -128,11 +134,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wm_exi_decoder_init(&dgen, g, &lim);
         dgen.general_only = true;
         wm_exi_decoder_init(&dhook, g, &lim);
-        free(tags);
-        if (!(tags = calloc(g->n_lids ? g->n_lids : 1, sizeof *tags))) abort();
-        for (uint32_t lid = 0; lid < g->n_lids; lid++) tags[lid] = lid % 3 == 1 ? 0 : lid + 1;
-        dhook.attr_fn = on_attr;
-        dhook.attr_tags = tags;
+        free(hooks);
+        free(hook_of);
+        hooks = calloc(g->n_lids ? g->n_lids : 1, sizeof *hooks);
+        hook_of = calloc(g->n_lids ? g->n_lids : 1, sizeof *hook_of);
+        if (!hooks || !hook_of) abort();
+        for (uint32_t lid = 0; lid < g->n_lids; lid++) {
+            hooks[lid] = (name_hook){ { on_attr }, lid };
+            hook_of[lid] = lid % 3 == 1 ? NULL : &hooks[lid].h;
+        }
+        dhook.attr_hooked = true;
+        dhook.attr_hooks = hook_of;
         dg = g;
     }
     wm_exi_error e;

@@ -7,7 +7,7 @@
  * flipped and cut short (error paths); the RFC 8428 vectors; the W3C interop
  * documents re-encoded strict with their schemas, and the interop streams
  * read with strict options forced. The SenML streams also through a decoder
- * with an attribute hook (wm_exi_decoder attr_fn) on two names of three:
+ * with attribute hooks (wm_exi_decoder attr_hooks) on two names of three:
  * the values it hands over, recorded as the AT events they replace, must
  * make the same trace. */
 #include <criterion/criterion.h>
@@ -76,14 +76,19 @@ static int record(void *user, const wm_exi_event *e)
 
 static wm_exi_grammar *senml;
 static wm_exi_decoder fast[2], general[2], hooked[2]; /* [typed_only] */
-static uintptr_t *tags;         /* hooked: lid + 1, or 0 (an event) for every third name */
+typedef struct name_hook {
+    wm_exi_attr_hook h;         /* first: record_attr finds the name from it */
+    uint32_t lid;
+} name_hook;
+static name_hook *hooks;        /* [n_lids] */
+static const wm_exi_attr_hook **hook_of; /* hooked: hooks[lid], or NULL (an event) for every third name */
 static unsigned n_compared, n_hooked;
 
 /* The attribute hook: its value recorded as the AT event it replaces. */
-static int record_attr(void *user, uintptr_t tag, const wm_exi_value *v)
+static int record_attr(void *user, const wm_exi_attr_hook *h, const wm_exi_value *v)
 {
     trace *t = user;
-    uint32_t lid = (uint32_t)tag - 1, uri = senml->lname_uri[lid];
+    uint32_t lid = ((const name_hook *)h)->lid, uri = senml->lname_uri[lid];
     wm_exi_event e = { .type = WM_EXI_EV_AT, .uri_id = uri, .lid = lid, .depth = t->se_depth, .value = *v,
                        .uri = { senml->uris[uri], (uint32_t)strlen(senml->uris[uri]) },
                        .local = { senml->lnames[lid], (uint32_t)strlen(senml->lnames[lid]) } };
@@ -103,12 +108,16 @@ static void setup(void)
         general[k].general_only = true;
         wm_exi_decoder_init(&hooked[k], senml, &lim);
     }
-    tags = calloc(senml->n_lids ? senml->n_lids : 1, sizeof *tags);
-    cr_assert_not_null(tags);
-    for (uint32_t lid = 0; lid < senml->n_lids; lid++) tags[lid] = lid % 3 == 1 ? 0 : lid + 1;
+    hooks = calloc(senml->n_lids ? senml->n_lids : 1, sizeof *hooks);
+    hook_of = calloc(senml->n_lids ? senml->n_lids : 1, sizeof *hook_of);
+    cr_assert(hooks && hook_of);
+    for (uint32_t lid = 0; lid < senml->n_lids; lid++) {
+        hooks[lid] = (name_hook){ { record_attr }, lid };
+        hook_of[lid] = lid % 3 == 1 ? NULL : &hooks[lid].h;
+    }
     for (int k = 0; k < 2; k++) {
-        hooked[k].attr_fn = record_attr;
-        hooked[k].attr_tags = tags;
+        hooked[k].attr_hooked = true;
+        hooked[k].attr_hooks = hook_of;
     }
 }
 
@@ -119,7 +128,8 @@ static void teardown(void)
         wm_exi_decoder_free(&general[k]);
         wm_exi_decoder_free(&hooked[k]);
     }
-    free(tags);
+    free(hooks);
+    free(hook_of);
     wm_exi_grammar_free(senml);
 }
 
