@@ -65,17 +65,22 @@ px_stop "$PID_lv" || fail "proxy exit status (leave)"
 summary lv "assert c['dropped_gone'] == $H and k['closed_by_client'] == k['accepted'] and k['closed_at_shutdown'] == 0, (c, k)"
 
 px_proxy sp --resolution "$TMP/m.wmr" --schemas "$TMP/schemas.txt" --threads 1
-timeout 60 python3 - "$PORT_sp" "$H" <<'PY' &
+timeout 60 python3 - "$PORT_sp" "$H" "$TMP/sp.go" <<'PY' &
 import os, socket, struct, sys, time
 sys.path.insert(0, os.path.join(os.environ.get("WM_ROOT", "."), "tests/integration"))
 from proxy_mqtt5 import Client, packet, props, s
 c = Client(int(sys.argv[1]), "fair-stay")
 c.send_raw(b"".join(packet(0x82, struct.pack(">H", 1 + i) + props([(0x26, ("xpath", '//s:senml[matches(@vs, ".{250}s%d")]' % i))]) +
                     s("fs/%d" % i) + b"\x01") for i in range(int(sys.argv[2]))))
+open(sys.argv[3], "w").close()   # connected (CONNACK in) and the SUBSCRIBEs sent
 time.sleep(30)
 PY
 STAY=$!
-sleep 2
+# Under load the client's start can take seconds: the stop must find it connected (a fixed
+# `sleep 2` here counted 0 closed_at_shutdown once, at load ~15).
+for _ in $(seq 600); do [ -e "$TMP/sp.go" ] && break; sleep 0.1; done
+[ -e "$TMP/sp.go" ] || fail "the held client did not connect within 60 s"
+sleep 0.5   # the proxy reads the SUBSCRIBEs and holds them for their compile
 t0=$(date +%s%N)
 px_stop "$PID_sp" || fail "proxy exit status (stop)"
 dt=$(( ($(date +%s%N) - t0) / 1000000 ))
