@@ -559,6 +559,24 @@ Test(xpath_filter, early_stop_counts_each_query_once)
  * bound then, recounted before it can reach 0); with every query and with
  * candidates only (rows are then masked). Expected: a threshold query
  * matches iff the largest value of its name in the document is above it. */
+/* Compiles the queries qs[0..n) with the one namespace binding ns, or fails the test. */
+static wm_xpf *compile_or_fail(const wm_exi_grammar *g, const char **qs, uint32_t n, const wm_xp_ns *ns)
+{
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, n, ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    return f;
+}
+
+/* Every cluster of every predicate state of f in turn, NULL after the last;
+ * it (predicate state, cluster) starts at { 0, 0 }. */
+static const xpf_cluster *next_cluster(const wm_xpf *f, uint32_t it[2])
+{
+    for (; it[0] < f->n_pstates; it[0]++, it[1] = 0)
+        if (it[1] < f->pstates[it[0]].n_clusters) return &f->pstates[it[0]].clusters[it[1]++];
+    return NULL;
+}
+
 Test(xpath_filter, cluster_rows_and_entry_by_entry)
 {
     enum { NH = 256, NT = 16384, NU = 160, NQ = NH + NT + NU + 1 };
@@ -575,21 +593,18 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
         else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
         qs[i] = qt[i];
     }
-    wm_xpf *f = NULL;
-    wm_xpf_error fe;
-    cr_assert_eq(wm_xpf_compile(g, qs, NQ, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
     /* which clusters have rows: the humidity one and the two of u = 'V', not the temperature one */
     unsigned with = 0, without = 0;
-    for (uint32_t p = 0; p < f->n_pstates; p++)
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
-            const xpf_cluster *cl = &f->pstates[p].clusters[k];
-            if (cl->pm != XPF_NONE) {
-                with++;
-                continue;
-            }
-            cr_assert_eq(cl->n, NT, "a cluster of %u entries without rows", cl->n);
-            without++;
+    uint32_t it[2] = { 0, 0 };
+    for (const xpf_cluster *cl; (cl = next_cluster(f, it));) {
+        if (cl->pm != XPF_NONE) {
+            with++;
+            continue;
         }
+        cr_assert_eq(cl->n, NT, "a cluster of %u entries without rows", cl->n);
+        without++;
+    }
     cr_assert_eq(with, 3);
     cr_assert_eq(without, 1);
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
@@ -682,15 +697,13 @@ Test(xpath_filter, infinite_thresholds)
                  ops[op], xs[x]);
         qs[i] = qt[i];
     }
-    wm_xpf *f = NULL;
-    wm_xpf_error fe;
-    cr_assert_eq(wm_xpf_compile(g, qs, NQ, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
     unsigned ninf = 0, rows = 0;
-    for (uint32_t p = 0; p < f->n_pstates; p++)
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
-            ninf += f->pstates[p].clusters[k].ninf != 0;
-            rows += f->pstates[p].clusters[k].pm != XPF_NONE;
-        }
+    uint32_t it[2] = { 0, 0 };
+    for (const xpf_cluster *cl; (cl = next_cluster(f, it));) {
+        ninf += cl->ninf != 0;
+        rows += cl->pm != XPF_NONE;
+    }
     cr_assert(ninf && rows, "clusters with x = -inf entries %u, with rows %u", ninf, rows);
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
     cr_assert(c);
