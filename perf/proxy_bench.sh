@@ -141,7 +141,10 @@ HZ=$(getconf CLK_TCK)
 # (scripts/gen_zone_world.py); neighborhood Znn = the cells zone znn contains (10 %). The peids the loadgen
 # expects per neighborhood come from `wmctl resolve --json`, the file the proxy
 # loads from `wmctl resolve --out`: the same resolution.
-if [ "$SPATIAL" = auto ] && "$PROXY" --help 2>&1 | grep -q -- '--resolution'; then SPATIAL=yes; else SPATIAL=no; fi
+# (the help is read whole first: `--help | grep -q` under pipefail failed whenever grep left
+# before the help's second write, and the bench then skipped spatial filtering)
+PROXY_HELP=$("$PROXY" --help 2>&1 || true)
+if [ "$SPATIAL" = auto ] && [[ $PROXY_HELP == *--resolution* ]]; then SPATIAL=yes; else SPATIAL=no; fi
 if [ "$SPATIAL" = yes ]; then
   python3 "$(dirname "$0")/../scripts/gen_zone_world.py" "$TMP" 100 10 || die "cannot write the synthetic world"
   "$WMCTL" resolve --world "$TMP/world.geojson" --nbhd "$TMP/zones.nbhd" --out "$TMP/zones.wmr" || die "wmctl resolve --out failed"
