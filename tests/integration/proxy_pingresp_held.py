@@ -9,9 +9,9 @@ Raw client (proxy_mqtt5.py) through wirematch-proxy in front of a real
 mosquitto. Prints one line per check, exits 1 at the first failure.
 
 usage: proxy_pingresp_held.py PROXY_PORT"""
-import os, struct, sys, threading, time
+import os, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proxy_mqtt5 import Client, packet, props, s
+from proxy_mqtt5 import Client, evict_texts, subscribe_texts
 from proxy_spatial import fail, ok
 
 port = int(sys.argv[1])
@@ -34,21 +34,15 @@ class Seq(Client):
                 self.seq.append(("pub", self.msgs[-1].payload))
 
 s1 = Client(port, CID, session_expiry=3600, timeout=None)   # the compile may take minutes under ASan
-s1.send_raw(b"".join(packet(0x82, struct.pack(">H", 100 + i) + props([(0x26, ("xpath", t))]) + s("ph/%d" % i) + b"\x01")
-                     for i, t in enumerate(TEXTS)))
-t0 = time.time()
-while not s1.wait_for(lambda: (9, 100 + len(TEXTS) - 1) in s1.acks, 20) and time.time() - t0 < 600 and not s1.closed:
-    s1.send_raw(b"\xc0\x00")
-for i in range(len(TEXTS)):
-    if s1.acks.get((9, 100 + i), b"")[-1:] != b"\x01": fail("S: SUBACK %r for text %d" % (s1.acks.get((9, 100 + i)), i))
+codes, took = subscribe_texts(s1, TEXTS, "ph/%d", 100)
+for i, c in enumerate(codes):
+    if c != 1: fail("S: SUBACK reason %r for text %d after %.0f s" % (c, i, took))
 codes, _ = s1.subscribe(["pl/#"])
 if codes != [1]: fail("S: SUBACK %r for pl/#" % codes)
 s1.disconnect()
 # another connection's new text: the worker commits its table without S's texts
-e = Client(port, "ph-evict", timeout=None)
-codes, _ = e.subscribe(["ev/#"], user=[("xpath", "//s:senml[@v > 98765]")], timeout=300)
+codes = evict_texts(port, "ph-evict")
 if codes != [1]: fail("evicting client: SUBACK %r" % codes)
-e.disconnect()
 p = Client(port, "ph-pub")
 for i in range(N): p.publish("pl/x", b"m%d" % i, qos=1)
 if not p.drain(30): fail("publisher: PUBACKs missing")
