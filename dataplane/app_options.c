@@ -11,7 +11,7 @@ const char *wm_app_options_usage(void)
 {
     return "usage: wirematch [EAL options] -- [--resolution R.wmr] [--subs S.jsonl] [--schemas REG]\n"
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
-           "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--summary FILE]\n"
+           "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--max-subs N] [--summary FILE]\n"
            "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n"
            "         [--frag-max N] [--frag-timeout-ms MS] [--xpath-apply auto|async|wait]\n";
 }
@@ -58,6 +58,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"stats-interval", required_argument, NULL, 'i'},
         {"max-flows", required_argument, NULL, 'f'},
         {"ooo-blocks", required_argument, NULL, 'o'},
+        {"max-subs", required_argument, NULL, 'B'},
         {"summary", required_argument, NULL, 'S'},
         {"idle-exit-ms", required_argument, NULL, 'I'},
         {"mbufs", required_argument, NULL, 'M'},
@@ -73,6 +74,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
     o->n_ports = 1;
     o->max_flows = 16384;
     o->ooo_blocks = 2048;
+    o->max_subs = 65536;
     o->idle_exit_ms = 200;
     o->frag_max = 256;
     o->frag_timeout_ms = 2000;
@@ -118,6 +120,12 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         case 'o':
             if (parse_u32(optarg, 0, 1u << 22, &o->ooo_blocks)) {
                 snprintf(err, errlen, "--ooo-blocks: \"%s\" is not in 0..4194304", optarg);
+                return -1;
+            }
+            break;
+        case 'B':
+            if (parse_u32(optarg, 1, 1u << 24, &o->max_subs)) {
+                snprintf(err, errlen, "--max-subs: \"%s\" is not in 1..16777216", optarg);
                 return -1;
             }
             break;

@@ -11,6 +11,10 @@
  *   --stats-interval SEC  a progress line on stderr every SEC seconds (0 = never, default)
  *   --max-flows N         connections tracked per worker (default 16384)
  *   --ooo-blocks N        out-of-order 2 KiB blocks per worker (default 2048)
+ *   --max-subs N          subscriptions in the match table, preloaded + learned (default
+ *                         65536, 1..16777216); a SUBSCRIBE beyond it is refused, counted
+ *                         (match.subs_full, mqtt.subs_full); each worker keeps result
+ *                         buffers of this size
  *   --summary FILE        write the exit summary (JSON) there instead of stdout
  *                         (wirematch_main opens it at the start: unwritable, exit 1)
  *   --idle-exit-ms MS     replay ports: stop when every queue has been empty this long (default 200)
@@ -54,6 +58,7 @@ struct wm_app_options {
     unsigned stats_interval; /* seconds */
     uint32_t max_flows;
     uint32_t ooo_blocks;
+    uint32_t max_subs;       /* match table bound (preloaded + learned) */
     uint32_t idle_exit_ms;
     uint32_t mbufs;          /* 0 = computed */
     enum wm_share_policy share_policy;

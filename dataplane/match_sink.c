@@ -74,6 +74,24 @@ struct sub_node {
      * the current snapshot has the filter. */
     atomic_bool pending;
     struct sub_node *pnext, **pprev; /* under lock: the pending list */
+    struct client_rec *owner;        /* under lock: its client's session */
+    struct sub_node *cnext, **cprev; /* under lock: the client's subscriptions */
+};
+
+/* A client's session as the table follows it (match_sink.h, "Sessions"):
+ * its learned subscriptions, the connection holding it, and, once that
+ * connection ended with a non-zero Session Expiry Interval, when it
+ * expires. Freed when it holds nothing. */
+struct client_rec {
+    struct client_rec *next;     /* bucket chain */
+    uint32_t hash;
+    char *client;
+    struct sub_node *subs;
+    const struct wm_match_worker *conn_w; /* the connection holding it (NULL: none) */
+    uint64_t conn;
+    uint64_t deadline_ns;        /* detached: packet time it expires (UINT64_MAX never); 0 attached */
+    uint32_t n_qos2;             /* detached: QoS 2 ids awaiting PUBREL */
+    uint16_t qos2[WM_MQTT_QOS2_INFLIGHT];
 };
 
 /* A set's preloaded keys, cookie-indexed, with their member hashes. */
@@ -91,6 +109,10 @@ struct wm_match_table {
     const wm_tables *cur;        /* under lock: the current set */
     struct sub_node **buckets;
     uint32_t mask;
+    struct client_rec **cbuckets; /* under lock: sessions by client id (mask) */
+    /* the earliest deadline of a detached session (UINT64_MAX: none);
+     * written under lock, read by workers once per burst */
+    atomic_uint_fast64_t next_deadline;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
@@ -332,6 +354,57 @@ static wm_matcher_status node_add(wm_matcher *m, struct sub_node *n, uint32_t nb
     return wm_matcher_sub_add(m, &spec, sub, NULL);
 }
 
+/* Writer (lock held): the session record of a client, created if asked
+ * (NULL: none, or out of memory). */
+static struct client_rec *client_find(struct wm_match_table *t, const char *client, size_t cl, bool create)
+{
+    uint32_t h = hash2(client, cl, "", 0);
+    struct client_rec **pp = &t->cbuckets[h & t->mask];
+    for (; *pp; pp = &(*pp)->next)
+        if ((*pp)->hash == h && strlen((*pp)->client) == cl && memcmp((*pp)->client, client, cl) == 0) return *pp;
+    if (!create) return NULL;
+    struct client_rec *r = calloc(1, sizeof *r);
+    if (r && !(r->client = dupn(client, cl))) {
+        free(r);
+        r = NULL;
+    }
+    if (r) {
+        r->hash = h;
+        *pp = r;
+    }
+    return r;
+}
+
+/* Writer (lock held): frees r if it holds nothing (no subscription, no
+ * connection, no expiry pending). */
+static void client_gc(struct wm_match_table *t, struct client_rec *r)
+{
+    if (r->subs || r->conn_w || r->deadline_ns) return;
+    struct client_rec **pp = &t->cbuckets[r->hash & t->mask];
+    while (*pp != r) pp = &(*pp)->next;
+    *pp = r->next;
+    free(r->client);
+    free(r);
+}
+
+static void client_link(struct client_rec *r, struct sub_node *n)
+{
+    n->owner = r;
+    n->cnext = r->subs;
+    if (r->subs) r->subs->cprev = &n->cnext;
+    n->cprev = &r->subs;
+    r->subs = n;
+}
+
+static void client_unlink(struct sub_node *n)
+{
+    if (!n->cprev) return;
+    *n->cprev = n->cnext;
+    if (n->cnext) n->cnext->cprev = n->cprev;
+    n->cnext = NULL;
+    n->cprev = NULL;
+}
+
 /* Compiles a new set, carries the learned subscriptions into it and
  * publishes it. Under reload_mu. */
 static int load_set(struct wm_match_table *t, char *err, size_t errlen)
@@ -395,6 +468,8 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
             struct sub_node *n = *pp;
             if (n->drop) {
                 *pp = n->next;
+                client_unlink(n);
+                if (n->owner) client_gc(t, n->owner);
                 wm_retire_call(&t->node_retire, node_retired, n, 0);
                 t->c.subs_live--;
                 t->c.reload_subs_dropped++;
@@ -433,7 +508,9 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     uint32_t nb = 16;
     while (nb < max_subs) nb <<= 1;
     t->buckets = calloc(nb, sizeof *t->buckets);
+    t->cbuckets = calloc(nb, sizeof *t->cbuckets);
     t->mask = nb - 1;
+    atomic_init(&t->next_deadline, UINT64_MAX);
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
     cfg.max_peids = 1u << 22;
@@ -443,7 +520,7 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     t->res_path = res_path ? strdup(res_path) : NULL;
     t->subs_path = subs_path ? strdup(subs_path) : NULL;
     t->schemas_path = schemas_path ? strdup(schemas_path) : NULL;
-    if (!t->buckets || !t->rl || (res_path && !t->res_path) || (subs_path && !t->subs_path) ||
+    if (!t->buckets || !t->cbuckets || !t->rl || (res_path && !t->res_path) || (subs_path && !t->subs_path) ||
         (schemas_path && !t->schemas_path)) {
         snprintf(err, errlen, "out of memory");
         wm_match_table_free(t);
@@ -528,6 +605,13 @@ void wm_match_table_free(struct wm_match_table *t)
             node_free(n);
         }
     free(t->buckets);
+    for (uint32_t b = 0; t->cbuckets && b <= t->mask; b++)
+        for (struct client_rec *r = t->cbuckets[b], *nx; r; r = nx) {
+            nx = r->next;
+            free(r->client);
+            free(r);
+        }
+    free(t->cbuckets);
     wm_reload_free(t->rl);
     free(t->res_path);
     free(t->subs_path);
@@ -556,6 +640,7 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
     struct sub_node *n = *pp;
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
     pend_unlink(t, n);
+    client_unlink(n);
     if (n->slot) {
         /* the next compile leaves a filter without references out; until
          * then the removed subscription is unreachable anyway */
@@ -641,6 +726,12 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         if (slot) wm_content_unref(content, slot);
         return WM_MQTT_SUB_REJECTED;
     }
+    struct client_rec *rec = client_find(t, s->client, s->client_len, true);
+    if (!rec) {
+        node_free(n);
+        if (slot) wm_content_unref(content, slot);
+        return WM_MQTT_SUB_REJECTED;
+    }
     n->key_hash = key_hash(n->key);
     n->hash = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
     struct sub_node **pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
@@ -650,16 +741,34 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         t->c.subs_replaced++;
         pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
     }
-    if (node_add(m, n, nbhd, slot, &n->sub) != WM_MATCHER_OK) {
+    wm_matcher_status st = node_add(m, n, nbhd, slot, &n->sub);
+    if (st == WM_MATCHER_E_FULL_SUBS || st == WM_MATCHER_E_FULL_FILTERS || st == WM_MATCHER_E_FULL_CLIENTS ||
+        st == WM_MATCHER_E_NOMEM) {
+        /* Removed subscriptions (ended sessions) hold their room until a
+         * grace period passes: with fast churn the bound is full of them
+         * (a table whose freed entries still wait says NOMEM below its bound).
+         * Wait for one (this worker's reader is paused; the others pass
+         * quiescent states between bursts), counted, instead of refusing. */
+        t->c.subs_full_waits++;
+        wm_matcher_reclaim(m, true);
+        st = node_add(m, n, nbhd, slot, &n->sub);
+    }
+    if (st != WM_MATCHER_OK) {
         node_free(n);
         if (slot) {
             wm_content_unref(content, slot);
             content_changed(t);
         }
+        client_gc(t, rec);
+        if (st >= WM_MATCHER_E_FULL_SUBS && st <= WM_MATCHER_E_FULL_GROUPS) { /* a bound derived from max_subs */
+            t->c.subs_full++;
+            return WM_MQTT_SUB_FULL;
+        }
         return WM_MQTT_SUB_REJECTED;
     }
     n->next = NULL;
     *pp = n;
+    client_link(rec, n);
     t->c.subs_live++;
     if (slot) t->c.subs_xpath++;
     if (pending) {
@@ -674,8 +783,94 @@ static void uninstall(struct wm_match_table *t, const struct wm_mqtt_subscribe *
 {
     uint32_t h = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
     struct sub_node **pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, h);
-    if (*pp) remove_node(t, pp);
-    else t->c.unsub_unknown++;
+    if (*pp) {
+        struct client_rec *r = (*pp)->owner;
+        remove_node(t, pp);
+        if (r) client_gc(t, r);
+    } else {
+        t->c.unsub_unknown++;
+    }
+}
+
+/* Writer (lock held): the client's session is gone (ended, expired, or
+ * replaced by a new one): so are its subscriptions (MQTT 5.0 §4.1). */
+static void session_drop(struct wm_match_table *t, struct client_rec *r)
+{
+    while (r->subs) {
+        struct sub_node *n = r->subs;
+        struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
+        remove_node(t, pp);
+        t->c.subs_removed--;
+        t->c.subs_session_ended++;
+    }
+    r->n_qos2 = 0;
+}
+
+/* Writer (lock held): r is no longer detached. */
+static void detach_clear(struct wm_match_table *t, struct client_rec *r)
+{
+    if (r->deadline_ns) t->c.sessions_detached--;
+    r->deadline_ns = 0;
+}
+
+/* Writer (lock held): drops the detached sessions whose expiry passed at
+ * packet time now_ns and recomputes the earliest deadline. A scan of the
+ * sessions, run only when a deadline has passed. */
+static void sessions_expire(struct wm_match_table *t, uint64_t now_ns)
+{
+    uint64_t next = UINT64_MAX;
+    for (uint32_t b = 0; b <= t->mask; b++)
+        for (struct client_rec *r = t->cbuckets[b], *nx; r; r = nx) {
+            nx = r->next;
+            if (!r->deadline_ns) continue;
+            if (r->deadline_ns > now_ns) {
+                if (r->deadline_ns < next) next = r->deadline_ns;
+                continue;
+            }
+            session_drop(t, r);
+            detach_clear(t, r);
+            t->c.sessions_expired++;
+            client_gc(t, r);
+        }
+    atomic_store_explicit(&t->next_deadline, next, memory_order_relaxed);
+}
+
+/* Writer (lock held): one session event of worker w (mqtt_session.h). */
+static void session_event(struct wm_match_table *t, const struct wm_match_worker *w,
+                          const struct wm_mqtt_session_event *e)
+{
+    struct client_rec *r = client_find(t, e->client, e->client_len, e->kind != WM_MQTT_SESSION_END);
+    if (!r) return;
+    if (e->kind == WM_MQTT_SESSION_END) {
+        /* A connection the session was taken from (§3.1.4-3: a new CONNECT
+         * of the same client id) ends nothing. */
+        if (r->conn_w != w || r->conn != e->conn) return;
+        r->conn_w = NULL;
+        if (e->expiry_s == 0) {
+            session_drop(t, r);
+            t->c.sessions_ended++;
+        } else {
+            r->deadline_ns = e->expiry_s == UINT32_MAX ? UINT64_MAX : e->now_ns + (uint64_t)e->expiry_s * 1000000000u;
+            t->c.sessions_detached++;
+            r->n_qos2 = *e->n_qos2 < WM_MQTT_QOS2_INFLIGHT ? *e->n_qos2 : WM_MQTT_QOS2_INFLIGHT;
+            memcpy(r->qos2, e->qos2, r->n_qos2 * sizeof *r->qos2);
+            if (r->deadline_ns < atomic_load_explicit(&t->next_deadline, memory_order_relaxed))
+                atomic_store_explicit(&t->next_deadline, r->deadline_ns, memory_order_relaxed);
+        }
+        client_gc(t, r);
+        return;
+    }
+    detach_clear(t, r);
+    r->conn_w = w;
+    r->conn = e->conn;
+    if (e->kind == WM_MQTT_SESSION_NEW) {
+        if (r->subs) t->c.sessions_discarded++;
+        session_drop(t, r);
+    } else if (r->n_qos2) {
+        memcpy(e->qos2, r->qos2, r->n_qos2 * sizeof *r->qos2);
+        *e->n_qos2 = r->n_qos2;
+        r->n_qos2 = 0;
+    }
 }
 
 /* Writer (lock held), after a compile: the pending subscriptions whose
@@ -841,6 +1036,19 @@ static void w_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s)
     wm_reload_reader_pause(w->rd);
     tlock(&w->t->lock);
     uninstall(w->t, s);
+    content_attach(w);
+    tunlock(&w->t->lock);
+    wake_compiler(w->t);
+    wm_reload_reader_resume(w->rd);
+    attach(w);
+}
+
+static void w_session(void *ctx, const struct wm_mqtt_session_event *e)
+{
+    struct wm_match_worker *w = ctx;
+    wm_reload_reader_pause(w->rd);
+    tlock(&w->t->lock);
+    session_event(w->t, w, e);
     content_attach(w);
     tunlock(&w->t->lock);
     wake_compiler(w->t);
@@ -1220,7 +1428,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
 
 struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w)
 {
-    struct wm_mqtt_sink s = {w_subscribe, w_unsubscribe, w_publish, w};
+    struct wm_mqtt_sink s = {w_subscribe, w_unsubscribe, w_publish, w, w_session};
     return s;
 }
 
@@ -1234,8 +1442,16 @@ void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void 
 
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns)
 {
-    (void)now_ns;
+    struct wm_match_table *t = w->t;
     /* quiescent first: what attach loads is then safe until the next one */
     wm_reload_reader_quiescent(w->rd);
+    if (now_ns >= atomic_load_explicit(&t->next_deadline, memory_order_relaxed)) {
+        wm_reload_reader_pause(w->rd);
+        tlock(&t->lock);
+        sessions_expire(t, now_ns);
+        tunlock(&t->lock);
+        wake_compiler(t);
+        wm_reload_reader_resume(w->rd);
+    }
     attach(w);
 }

@@ -27,6 +27,19 @@
  *     no longer defines is removed and counted (reload_subs_dropped), never
  *     installed without its neighborhood. If learned subscriptions do not
  *     fit the new set (a matcher bound), the reload fails as a whole.
+ *   - Sessions (the sink's `session` member, mqtt_session.h): learned
+ *     subscriptions belong to their client's session. A new session
+ *     (Session Present 0) removes the client id's earlier ones; the end of
+ *     the connection holding the session removes them (Session Expiry 0) or
+ *     detaches the session until its expiry, measured in the packet time
+ *     the workers pass to wm_match_worker_quiescent (one atomic load per
+ *     burst; the sweep, under the writer lock, runs only when the earliest
+ *     deadline has passed); a resumed session cancels it. The end of a
+ *     connection the session was taken from (a newer CONNECT of the client
+ *     id, on any worker) ends nothing. Removed subscriptions keep their room
+ *     in the matcher for a grace period: a SUBSCRIBE that finds the bound
+ *     (max_subs) full waits for one (subs_full_waits) before it is refused
+ *     (subs_full).
  *   - Preloaded subscriptions belong to the file: traffic neither replaces
  *     nor removes them (an UNSUBSCRIBE of one counts as unsub_unknown);
  *     they are reported by their file "id" (an integer id as its decimal
@@ -136,6 +149,13 @@ struct wm_match_worker; /* one per worker */
     X(subs_replaced)       /* SUBSCRIBE of a filter the client already had */     \
     X(subs_removed)                                                               \
     X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
+    X(subs_full)           /* learned subscriptions refused: max_subs (--max-subs) reached */ \
+    X(subs_full_waits)     /* a SUBSCRIBE found the bound full and waited a grace period for removed ones */ \
+    X(subs_session_ended)  /* learned subs removed because their session ended */ \
+    X(sessions_ended)      /* sessions ended with their connection (expiry 0) */  \
+    X(sessions_expired)    /* detached sessions whose Session Expiry Interval ran out */ \
+    X(sessions_discarded)  /* sessions with subscriptions replaced by a new one (Session Present 0) */ \
+    X(sessions_detached)   /* sessions awaiting their expiry (gauge) */           \
     X(generation)          /* table sets published (1 after the start) */       \
     X(reloads)             /* successful reloads after the start */               \
     X(reload_failures)     /* reloads refused: bad file, bounds; old set kept */  \
@@ -294,9 +314,10 @@ void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void 
 struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w);
 
 /* Once per burst, on the worker, where it holds nothing from a lookup:
- * reports a quiescent state, then attaches to the current table set (after
- * a reload) and content snapshot (after a compile). now_ns is unused (kept
- * for the caller's shape). */
+ * reports a quiescent state, expires the detached sessions whose deadline
+ * has passed at now_ns (the packet time of the worker's MQTT layer,
+ * wm_mqtt_layer.now_ns; "Sessions" above), then attaches to the current
+ * table set (after a reload) and content snapshot (after a compile). */
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns);
 
 #endif

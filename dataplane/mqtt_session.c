@@ -1,6 +1,7 @@
 /* MQTT v5 session layer; see mqtt_session.h. */
 #include "dataplane/mqtt_session.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/mqtt5_props.h"
@@ -24,9 +25,31 @@ struct mqtt_dir {
     uint32_t alias[WM_MQTT_MAX_ALIASES]; /* alias n -> slot index + 1; 0 = unset */
 };
 
+/* A SUBSCRIBE awaiting its SUBACK: a copy of the packet, decoded again
+ * when the SUBACK says which filters the broker granted. */
+struct pend_sub {
+    struct pend_sub *next;
+    uint16_t packet_id;
+    uint32_t len;
+    uint8_t bytes[];
+};
+
 struct mqtt_session {
     uint8_t state;          /* enum sess_state */
     uint8_t client_len;
+    uint8_t clean_start;    /* the CONNECT's Clean Start */
+    uint8_t started;        /* a successful CONNACK started or resumed the session */
+    uint8_t ended;          /* its end was reported (once per connection) */
+    uint8_t connack_seen;   /* the broker's limits below apply */
+    uint8_t will;           /* a Will the broker publishes if the connection ends without DISCONNECT 0x00 */
+    uint8_t max_qos;        /* CONNACK Maximum QoS (2 when absent) */
+    uint8_t retain_ok;      /* CONNACK Retain Available (1 when absent) */
+    uint16_t alias_max;     /* CONNACK Topic Alias Maximum (0 when absent) */
+    uint32_t max_packet;    /* CONNACK Maximum Packet Size (0: none) */
+    uint32_t expiry;        /* Session Expiry Interval, seconds */
+    uint32_t n_qos2;
+    uint16_t qos2[WM_MQTT_QOS2_INFLIGHT]; /* client QoS 2 ids awaiting PUBREL */
+    struct pend_sub *pend;  /* SUBSCRIBEs awaiting their SUBACK */
     char client[WM_MQTT_CLIENT_ID_MAX + 1];
     struct mqtt_dir d[2];
 };
@@ -47,6 +70,7 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->max_packet = 65536;
     cfg->staging_buffers = 64;
     cfg->alias_slots = 8192;
+    cfg->pending_subscribes = 1024;
 }
 
 size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
@@ -238,6 +262,32 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         outcome(l, d, WM_MQTT_PUB_ALIAS_UNKNOWN);
         return;
     }
+    if (s->connack_seen && (pkt->qos > s->max_qos || (pkt->retain && !s->retain_ok))) {
+        /* §3.2.2.3.4 / §3.2.2.3.5: the broker disconnects (0x9B / 0x9A) */
+        if (pkt->qos > s->max_qos) l->c.limit_qos++;
+        else l->c.limit_retain++;
+        outcome(l, d, WM_MQTT_PUB_MALFORMED);
+        l->c.dirs_broken++;
+        stop_dir(l, d, DS_BROKEN);
+        return;
+    }
+    if (pkt->qos == 2) {
+        /* §4.3.3: the receiver stores the id until PUBREL; a resend (DUP 1)
+         * of a stored id is the same message, delivered once */
+        uint32_t i = 0;
+        while (i < s->n_qos2 && s->qos2[i] != pkt->packet_id) i++;
+        if (i < s->n_qos2) {
+            if (pkt->dup) {
+                l->c.qos2_duplicates++;
+                outcome(l, d, WM_MQTT_PUB_DUPLICATE);
+                return;
+            }
+        } else if (s->n_qos2 < WM_MQTT_QOS2_INFLIGHT) {
+            s->qos2[s->n_qos2++] = pkt->packet_id;
+        } else {
+            l->c.qos2_untracked++;
+        }
+    }
     struct wm_mqtt_publish p;
     p.seq = l->next_seq++;
     p.flow_id = f->id;
@@ -264,52 +314,218 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
     outcome(l, d, l->sink.publish(l->sink.ctx, &p));
 }
 
-static void on_subscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *pkt, int unsub)
+/* The SUBSCRIBE's filters as the sink takes them, with the properties
+ * that apply to all of them. */
+static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt, struct wm_mqtt_subscribe *sub)
 {
-    struct wm_mqtt_subscribe sub;
-    memset(&sub, 0, sizeof sub);
-    sub.client = s->client;
-    sub.client_len = s->client_len;
-    if (!unsub) {
-        if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
-            sub.subscription_id = pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u;
-        size_t pos = 0;
-        wm_mqtt5_pair up;
-        bool nb = false, xp = false;
-        while ((!nb || !xp) && wm_mqtt5_user_prop_next(&pkt->props, &pos, &up)) {
-            if (!nb && bytes_eq(up.key, "nbhd")) {
-                sub.nbhd = up.value;
-                nb = true;
-            } else if (!xp && bytes_eq(up.key, "xpath")) {
-                sub.xpath = up.value;
-                xp = true;
-            }
-        }
-    }
+    memset(sub, 0, sizeof *sub);
+    sub->client = s->client;
+    sub->client_len = s->client_len;
+    if (pkt->type != WM_MQTT5_SUBSCRIBE) return;
+    if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
+        sub->subscription_id = pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u;
     size_t pos = 0;
-    wm_mqtt5_subscription e;
-    while (wm_mqtt5_subscription_next(pkt, &pos, &e)) {
-        sub.filter = e.filter;
-        sub.qos = e.qos;
-        sub.no_local = e.no_local;
-        if (unsub) {
-            l->c.unsubscribe_filters++;
-            if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, &sub);
-            continue;
-        }
-        l->c.subscribe_filters++;
-        if (!l->sink.subscribe) continue;
-        switch (l->sink.subscribe(l->sink.ctx, &sub)) {
-        case WM_MQTT_SUB_INSTALLED: l->c.subs_installed++; break;
-        case WM_MQTT_SUB_NBHD_UNKNOWN: l->c.subs_nbhd_unknown++; break;
-        case WM_MQTT_SUB_XPATH_INVALID: l->c.subs_xpath_invalid++; break;
-        default: l->c.subs_rejected++; break;
+    wm_mqtt5_pair up;
+    bool nb = false, xp = false;
+    while ((!nb || !xp) && wm_mqtt5_user_prop_next(&pkt->props, &pos, &up)) {
+        if (!nb && bytes_eq(up.key, "nbhd")) {
+            sub->nbhd = up.value;
+            nb = true;
+        } else if (!xp && bytes_eq(up.key, "xpath")) {
+            sub->xpath = up.value;
+            xp = true;
         }
     }
 }
 
-static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
+/* A client SUBSCRIBE waits for the broker's SUBACK (§3.9.3): only the
+ * filters it grants exist in the broker. The packet is copied (its bytes
+ * go with the segment) into a bounded number of pending copies. */
+static void on_subscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw,
+                         const wm_mqtt5_packet *pkt)
+{
+    l->c.subscribe_filters += pkt->count;
+    struct pend_sub *ps = NULL;
+    if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
+    if (!ps) {
+        l->c.subscribe_untracked++;
+        return;
+    }
+    ps->packet_id = pkt->packet_id;
+    ps->len = pkt->length;
+    memcpy(ps->bytes, raw, pkt->length);
+    ps->next = NULL;
+    /* in order: a SUBACK answers the oldest SUBSCRIBE with its identifier */
+    struct pend_sub **tail = &s->pend;
+    while (*tail) tail = &(*tail)->next;
+    *tail = ps;
+    l->pending_n++;
+}
+
+static void pend_free(struct wm_mqtt_layer *l, struct pend_sub *ps)
+{
+    free(ps);
+    l->pending_n--;
+}
+
+static void on_unsubscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *pkt)
+{
+    struct wm_mqtt_subscribe sub;
+    sub_common(s, pkt, &sub);
+    size_t pos = 0;
+    wm_mqtt5_subscription e;
+    while (wm_mqtt5_subscription_next(pkt, &pos, &e)) {
+        sub.filter = e.filter;
+        l->c.unsubscribe_filters++;
+        if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, &sub);
+    }
+}
+
+static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st)
+{
+    switch (st) {
+    case WM_MQTT_SUB_INSTALLED: l->c.subs_installed++; break;
+    case WM_MQTT_SUB_NBHD_UNKNOWN: l->c.subs_nbhd_unknown++; break;
+    case WM_MQTT_SUB_XPATH_INVALID: l->c.subs_xpath_invalid++; break;
+    case WM_MQTT_SUB_FULL: l->c.subs_full++; break;
+    default: l->c.subs_rejected++; break;
+    }
+}
+
+/* The broker's SUBACK: one reason code per filter of the pending SUBSCRIBE
+ * with its packet identifier, in order (§3.9.3). A granted filter (code =
+ * granted QoS) installs or replaces the subscription; a refused one is
+ * only counted. */
+static void on_suback(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *ack)
+{
+    struct pend_sub **pp = &s->pend;
+    while (*pp && (*pp)->packet_id != ack->packet_id) pp = &(*pp)->next;
+    struct pend_sub *ps = *pp;
+    if (!ps) {
+        l->c.suback_unknown++;
+        return;
+    }
+    *pp = ps->next;
+    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+    wm_mqtt5_packet pkt;
+    wm_mqtt5_result r;
+    if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) != WM_MQTT5_DONE) { /* it decoded when it came */
+        pend_free(l, ps);
+        return;
+    }
+    struct wm_mqtt_subscribe sub;
+    sub_common(s, &pkt, &sub);
+    size_t pos = 0;
+    wm_mqtt5_subscription e;
+    for (uint32_t i = 0; wm_mqtt5_subscription_next(&pkt, &pos, &e); i++) {
+        if (i >= ack->count) { /* fewer codes than filters: the broker's answer is not this SUBSCRIBE's */
+            l->c.suback_unknown++;
+            break;
+        }
+        uint8_t code = ack->payload.p[i];
+        if (code >= 0x80) {
+            l->c.subs_refused_by_broker++;
+            continue;
+        }
+        l->c.subs_granted++;
+        sub.filter = e.filter;
+        sub.qos = code; /* the granted QoS may be below the requested one */
+        sub.no_local = e.no_local;
+        if (l->sink.subscribe) count_sub_status(l, l->sink.subscribe(l->sink.ctx, &sub));
+    }
+    pend_free(l, ps);
+}
+
+static void session_event(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
+                          enum wm_mqtt_session_kind kind)
+{
+    if (!l->sink.session || s->client_len == 0) return;
+    uint32_t n = s->n_qos2;
+    struct wm_mqtt_session_event e = {kind, s->client, s->client_len, f->id, s->expiry, l->now_ns, s->qos2, &n};
+    l->sink.session(l->sink.ctx, &e);
+    if (kind == WM_MQTT_SESSION_RESUME) s->n_qos2 = n < WM_MQTT_QOS2_INFLIGHT ? n : WM_MQTT_QOS2_INFLIGHT;
+}
+
+/* The connection that held a session ended (once): the session ends with
+ * it or starts its expiry (§3.1.2.11.2). */
+static void session_end(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s)
+{
+    if (!s->started || s->ended) return;
+    s->ended = 1;
+    l->c.sessions_ended++;
+    session_event(l, f, s, WM_MQTT_SESSION_END);
+}
+
+static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, const wm_mqtt5_packet *pkt)
+{
+    if (pkt->reason_code >= 0x80) {
+        l->c.connack_refused++;
+        return;
+    }
+    if (s->state != SS_CONNECTED || s->connack_seen) return;
+    const wm_mqtt5_props *pr = &pkt->props;
+    if (s->client_len == 0 && wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER))
+        set_client(l, s, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s);
+    /* §3.2.2.3: absent properties mean no alias, any size, QoS 2, retain */
+    s->connack_seen = 1;
+    s->alias_max = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM)
+                       ? (uint16_t)pr->v[WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM].u : 0;
+    s->max_packet = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE)
+                        ? pr->v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u : 0;
+    s->max_qos = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_MAXIMUM_QOS) ? (uint8_t)pr->v[WM_MQTT5_PROP_MAXIMUM_QOS].u : 2;
+    s->retain_ok = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_RETAIN_AVAILABLE)
+                       ? (uint8_t)pr->v[WM_MQTT5_PROP_RETAIN_AVAILABLE].u : 1;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)) /* the server's value wins (§3.2.2.3.2) */
+        s->expiry = pr->v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+    s->started = 1;
+    if (pkt->session_present) {
+        l->c.sessions_resumed++;
+        session_event(l, f, s, WM_MQTT_SESSION_RESUME);
+    } else {
+        /* Clean Start 1, or no session left: the client's earlier one is gone */
+        l->c.sessions_new++;
+        s->n_qos2 = 0;
+        session_event(l, f, s, WM_MQTT_SESSION_NEW);
+    }
+}
+
+static void on_disconnect(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
                           const wm_mqtt5_packet *pkt)
+{
+    if (dir == WM_DIR_C2S) {
+        if (pkt->reason_code != 0x04) s->will = 0; /* §3.14.4: only 0x04 keeps the Will */
+        if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)) {
+            uint32_t e = pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+            /* §3.14.2.2.2: from 0 to non-zero is a Protocol Error, not taken */
+            if (s->expiry == 0 && e != 0) l->c.disconnect_expiry_from_zero++;
+            else s->expiry = e;
+        }
+        session_end(l, f, s);
+        return;
+    }
+    /* The broker closes the connection (§3.14.4): what the client sends
+     * after this is never delivered. */
+    l->c.server_disconnects++;
+    session_end(l, f, s);
+    struct mqtt_dir *c2s = &s->d[WM_DIR_C2S];
+    if (c2s->state == DS_OPEN) {
+        if (c2s->hdr_len || c2s->stage != NO_BUF || c2s->skip) l->c.truncated_packets++;
+        outcome(l, c2s, WM_MQTT_PUB_TRUNCATED);
+        stop_dir(l, c2s, DS_IGNORED);
+    }
+}
+
+static void qos2_release(struct mqtt_session *s, uint16_t id)
+{
+    for (uint32_t i = 0; i < s->n_qos2; i++)
+        if (s->qos2[i] == id) {
+            s->qos2[i] = s->qos2[--s->n_qos2];
+            return;
+        }
+}
+
+static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
+                          const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct mqtt_dir *d = &s->d[dir];
     l->c.packets[dir][pkt->type & 15]++;
@@ -322,33 +538,51 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     case WM_MQTT5_CONNECT:
         l->c.connect_v5++;
         set_client(l, s, pkt->connect.client_id);
+        s->clean_start = pkt->connect.clean_start;
+        s->will = pkt->connect.will_flag;
+        s->expiry = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)
+                        ? pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u : 0;
         s->state = SS_CONNECTED;
         break;
-    case WM_MQTT5_CONNACK:
-        if (pkt->reason_code >= 0x80) l->c.connack_refused++;
-        if (s->client_len == 0 && wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER))
-            set_client(l, s, pkt->props.v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s);
-        break;
+    case WM_MQTT5_CONNACK: on_connack(l, f, s, pkt); break;
     case WM_MQTT5_PUBLISH: on_publish(l, f, s, dir, pkt); break;
-    case WM_MQTT5_SUBSCRIBE: on_subscribe(l, s, pkt, 0); break;
-    case WM_MQTT5_UNSUBSCRIBE: on_subscribe(l, s, pkt, 1); break;
+    case WM_MQTT5_PUBREL:
+        if (dir == WM_DIR_C2S) qos2_release(s, pkt->packet_id);
+        break;
+    case WM_MQTT5_SUBSCRIBE: on_subscribe(l, s, raw, pkt); break;
+    case WM_MQTT5_SUBACK:
+        if (s->state == SS_CONNECTED) on_suback(l, s, pkt);
+        break;
+    case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(l, s, pkt); break;
+    case WM_MQTT5_DISCONNECT:
+        if (s->state == SS_CONNECTED) on_disconnect(l, f, s, dir, pkt);
+        break;
     default: break;
     }
 }
 
-static wm_mqtt5_config codec_cfg(int dir)
+/* The client's packets are decoded with the limits the broker announced in
+ * its CONNACK (§3.2.2.3.6 Maximum Packet Size, §3.2.2.3.8 Topic Alias
+ * Maximum): one beyond them is refused by the broker with a DISCONNECT, so
+ * it is malformed here too and the direction stops. Before the CONNACK, and
+ * for the broker's packets (the client's limits are its own business), the
+ * observer is lenient: sizes are bounded by our own max_packet, aliases by
+ * WM_MQTT_MAX_ALIASES. */
+static wm_mqtt5_config codec_cfg(const struct mqtt_session *s, int dir)
 {
-    /* A passive observer is lenient where the endpoints negotiate: sizes are
-     * bounded by our own max_packet, aliases by WM_MQTT_MAX_ALIASES. */
     wm_mqtt5_config c = { .from = dir == WM_DIR_C2S ? WM_MQTT5_FROM_CLIENT : WM_MQTT5_FROM_SERVER,
                           .maximum_packet_size = 0, .topic_alias_maximum = 65535 };
+    if (dir == WM_DIR_C2S && s->connack_seen) {
+        c.maximum_packet_size = s->max_packet;
+        c.topic_alias_maximum = s->alias_max;
+    }
     return c;
 }
 
 static void decode_and_handle(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
                               const uint8_t *p, size_t n)
 {
-    wm_mqtt5_config cfg = codec_cfg(dir);
+    wm_mqtt5_config cfg = codec_cfg(s, dir);
     wm_mqtt5_packet pkt;
     wm_mqtt5_result r;
     if (wm_mqtt5_decode(&cfg, p, n, &pkt, &r) != WM_MQTT5_DONE) {
@@ -356,7 +590,7 @@ static void decode_and_handle(struct wm_mqtt_layer *l, struct wm_flow *f, struct
         malformed(l, s, &s->d[dir], r.status == WM_MQTT5_ERROR ? r.err : WM_MQTT5_E_TRUNCATED);
         return;
     }
-    handle_packet(l, f, s, dir, &pkt);
+    handle_packet(l, f, s, dir, p, &pkt);
 }
 
 /* A packet whose first byte is p0 starts. */
@@ -385,9 +619,10 @@ static void on_data(void *ctx, struct wm_flow *f, int dir, const uint8_t *p, uin
     struct wm_mqtt_layer *l = ctx;
     struct mqtt_session *s = wm_flow_user(f);
     struct mqtt_dir *d = &s->d[dir];
-    wm_mqtt5_config cfg = codec_cfg(dir);
     wm_mqtt5_result r;
     while (n > 0) {
+        /* a CONNACK decoded in this loop may change the client's limits */
+        wm_mqtt5_config cfg = codec_cfg(s, dir);
         if (d->state != DS_OPEN) {
             l->c.ignored_bytes += n;
             return;
@@ -525,6 +760,19 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
         end_dir(l, &s->d[dir]);
         aliases_release(l, &s->d[dir]);
     }
+    while (s->pend) {
+        struct pend_sub *ps = s->pend;
+        s->pend = ps->next;
+        l->c.subscribes_unacknowledged++;
+        pend_free(l, ps);
+    }
+    /* A connection lost without DISCONNECT ends its session too. At
+     * shutdown the connection did not end: the data plane stops watching. */
+    if (why == WM_FLOW_CLOSE_SHUTDOWN) return;
+    /* The broker publishes the Will now (or after its delay): the match
+     * log has no line for it (mqtt_session.h), so it is counted. */
+    if (s->will && s->started) l->c.wills_not_matched++;
+    session_end(l, f, s);
 }
 
 const struct wm_stream_ops wm_mqtt_stream_ops = {on_open, on_data, on_dir_end, on_close};

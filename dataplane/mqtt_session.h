@@ -9,11 +9,37 @@
  *   - Topic aliases in both directions (MQTT 5.0 §3.3.2.3.4), aliases
  *     1..WM_MQTT_MAX_ALIASES, topics up to WM_MQTT_ALIAS_TOPIC_MAX bytes kept
  *     in a per-worker slot pool.
- *   - SUBSCRIBE / UNSUBSCRIBE from the client: every filter is handed to the
- *     sink (wm_mqtt_sink.subscribe) with its subscription identifier and the
- *     SUBSCRIBE's `nbhd` and `xpath` user properties (the first of each
- *     applies to every filter of the packet); the sink keys it
- *     clientid#subscription-identifier, or clientid#filter without one.
+ *   - SUBSCRIBE from the client is kept PENDING by its packet identifier
+ *     (a copy of the packet, from a per-worker bound of
+ *     pending_subscribes) until the broker's SUBACK: each filter the SUBACK
+ *     grants (reason code < 0x80, §3.9.3) is handed to the sink
+ *     (wm_mqtt_sink.subscribe) with the granted QoS, its subscription
+ *     identifier and the SUBSCRIBE's `nbhd` and `xpath` user properties
+ *     (the first of each applies to every filter of the packet); a filter
+ *     the broker refuses never existed in the broker and is only counted.
+ *     The sink keys it clientid#subscription-identifier, or
+ *     clientid#filter without one. UNSUBSCRIBE applies at once.
+ *   - The session's lifetime (§3.1.2.4 Clean Start, §3.1.2.11.2 Session
+ *     Expiry Interval, §3.2.2.1.1 Session Present, §3.14.2.2.2): its Session
+ *     Expiry Interval comes from CONNECT, the CONNACK may override it, the
+ *     client's DISCONNECT may change it (not from 0). A successful CONNACK
+ *     starts (Session Present 0: a NEW session, the client's earlier
+ *     subscriptions are gone) or resumes the session; the connection's end
+ *     (DISCONNECT either way, FIN, RST, flow timeout) ends it with its
+ *     interval. The sink (wm_mqtt_sink.session) keeps the subscriptions,
+ *     drops them, or lets them expire in packet time (now_ns).
+ *   - The broker's limits (CONNACK Topic Alias Maximum, Maximum Packet Size,
+ *     Maximum QoS, Retain Available; §3.2.2.3): a client PUBLISH over one is
+ *     one the broker refuses with a DISCONNECT, never delivers: it ends as
+ *     MALFORMED (counted by codec reason or limit_qos / limit_retain) and
+ *     the direction stops, as the broker closes it. After the broker's own
+ *     DISCONNECT (§3.14.4) nothing more of the client is followed.
+ *   - QoS 2 (§4.3.3): a PUBLISH with DUP 1 whose packet identifier still
+ *     awaits its PUBREL is the same message sent again, not a second
+ *     publication (outcome DUPLICATE); the identifiers in flight travel
+ *     with the session across connections.
+ *   - Wills (§3.1.2.5) are NOT matched: a connection with a Will that ends
+ *     without DISCONNECT 0x00 is only counted (wills_not_matched).
  *   - PUBLISH from the client: topic (alias resolved), `peid` user
  *     properties, handed to the sink for matching; every such PUBLISH ends in
  *     exactly one outcome counter (WM_MQTT_PUB_OUTCOMES).
@@ -45,6 +71,7 @@
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
 #define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
 #define WM_MQTT_MAX_PEIDS 64        /* peid user properties read per PUBLISH */
+#define WM_MQTT_QOS2_INFLIGHT 16    /* QoS 2 packet ids awaiting PUBREL followed per session */
 
 /* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
 #define WM_MQTT_PUB_OUTCOMES(X)                                                 \
@@ -58,7 +85,8 @@
     X(TRUNCATED, "dropped_truncated")       /* the stream ended (FIN/RST/loss) inside it */ \
     X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
     X(TOO_MANY_PEIDS, "dropped_too_many_peids")                                 \
-    X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */
+    X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */ \
+    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */
 
 enum wm_mqtt_pub_outcome {
 #define WM_MQTT_X_ENUM(e, s) WM_MQTT_PUB_##e,
@@ -99,17 +127,44 @@ enum wm_mqtt_sub_status {
     WM_MQTT_SUB_NBHD_UNKNOWN, /* names no neighborhood of the loaded resolution: not installed */
     WM_MQTT_SUB_REJECTED,     /* the matcher refused it (full, invalid): not installed */
     WM_MQTT_SUB_XPATH_INVALID,/* its `xpath` compiles for no registered schema: not installed */
+    WM_MQTT_SUB_FULL,         /* the bound of subscriptions (--max-subs) is reached: not installed */
+};
+
+/* A session's lifetime, as the broker's answers show it (mqtt_session.h
+ * header comment). */
+enum wm_mqtt_session_kind {
+    WM_MQTT_SESSION_NEW = 0, /* successful CONNACK, Session Present 0: earlier subscriptions are gone */
+    WM_MQTT_SESSION_RESUME,  /* successful CONNACK, Session Present 1: the session goes on */
+    WM_MQTT_SESSION_END,     /* the connection ended: the session ends now (expiry_s 0) or expires */
+};
+
+struct wm_mqtt_session_event {
+    enum wm_mqtt_session_kind kind;
+    const char *client;           /* the session's client id (view, valid during the call) */
+    uint32_t client_len;
+    uint64_t conn;                /* the connection (flow id, unique within the worker) */
+    uint32_t expiry_s;            /* END: Session Expiry Interval, seconds; 0xFFFFFFFF never expires */
+    uint64_t now_ns;              /* packet time of the event (wm_mqtt_layer.now_ns) */
+    /* QoS 2 packet ids awaiting PUBREL: END hands the connection's to the
+     * session; RESUME lets the sink write the session's back (at most
+     * WM_MQTT_QOS2_INFLIGHT) and set *n_qos2. */
+    uint16_t *qos2;
+    uint32_t *n_qos2;
 };
 
 /* Where sessions report. NULL members are allowed: without publish every
  * client PUBLISH ends as NO_TABLE; without subscribe, subscriptions are
- * counted only. */
+ * counted only; without session, subscriptions outlive their session. All
+ * are called on the layer's worker thread. */
 struct wm_mqtt_sink {
+    /* A filter the broker granted (after its SUBACK). */
     enum wm_mqtt_sub_status (*subscribe)(void *ctx, const struct wm_mqtt_subscribe *s);
     void (*unsubscribe)(void *ctx, const struct wm_mqtt_subscribe *s);
     /* Returns MATCHED, NO_MATCH or MATCH_ERROR. */
     enum wm_mqtt_pub_outcome (*publish)(void *ctx, const struct wm_mqtt_publish *p);
     void *ctx;
+    /* A session started, resumed or ended (see wm_mqtt_session_event). */
+    void (*session)(void *ctx, const struct wm_mqtt_session_event *e);
 };
 
 #define WM_MQTT_COUNTERS(X)                                                      \
@@ -117,15 +172,31 @@ struct wm_mqtt_sink {
     X(connect_v5)           /* MQTT v5 CONNECTs */                               \
     X(connect_other_version)/* CONNECT of another protocol version: not followed */ \
     X(connack_refused)      /* CONNACK with a reason code >= 0x80 */             \
+    X(sessions_new)         /* successful CONNACK, Session Present 0 */          \
+    X(sessions_resumed)     /* successful CONNACK, Session Present 1 */          \
+    X(sessions_ended)       /* connections of a started session that ended */    \
+    X(disconnect_expiry_from_zero) /* DISCONNECT expiry set from 0: Protocol Error, not taken */ \
+    X(server_disconnects)   /* broker DISCONNECT: the client is followed no further */ \
+    X(limit_qos)            /* client PUBLISH above the CONNACK Maximum QoS (0x9B) */ \
+    X(limit_retain)         /* retained PUBLISH, CONNACK Retain Available 0 (0x9A) */ \
+    X(qos2_duplicates)      /* QoS 2 PUBLISH resent (DUP 1, id awaiting PUBREL) */ \
+    X(qos2_untracked)       /* QoS 2 ids beyond WM_MQTT_QOS2_INFLIGHT: a resend would count again */ \
+    X(wills_not_matched)    /* connections ended with a Will the broker publishes: not matched */ \
     X(client_id_too_long)                                                        \
     X(not_connected)        /* client packets before a v5 CONNECT */             \
     X(publish_seen)         /* client -> server PUBLISH (fixed header seen) */   \
     X(publish_from_server)                                                       \
     X(subscribe_filters)    /* filters in client SUBSCRIBEs */                   \
+    X(subs_granted)         /* filters the broker's SUBACK granted (< 0x80) */   \
+    X(subs_refused_by_broker) /* ... refused (>= 0x80): never installed */       \
+    X(subscribes_unacknowledged) /* SUBSCRIBEs whose SUBACK never came (connection ended) */ \
+    X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full */   \
+    X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
     X(subs_xpath_invalid)   /* `xpath` refused (reason: match.last_xpath_error) */ \
-    X(subs_rejected)                                                             \
+    X(subs_full)            /* refused: the bound of subscriptions (--max-subs) */ \
+    X(subs_rejected)        /* refused by the matcher otherwise (invalid) */     \
     X(unsubscribe_filters)                                                       \
     X(alias_set)                                                                 \
     X(alias_used)                                                                \
@@ -155,6 +226,7 @@ struct wm_mqtt_config {
     uint32_t max_packet;      /* bytes; larger packets are skipped (default 65536) */
     uint32_t staging_buffers; /* split packets assembled at once per worker (default 64) */
     uint32_t alias_slots;     /* aliased topics kept per worker (default 8192) */
+    uint32_t pending_subscribes; /* SUBSCRIBEs awaiting their SUBACK per worker (default 1024) */
 };
 void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
 
@@ -169,6 +241,10 @@ struct wm_mqtt_layer {
     uint32_t *alias_free;
     uint32_t alias_free_n;
     uint64_t next_seq;
+    uint32_t pending_n;       /* SUBSCRIBEs awaiting their SUBACK (<= cfg.pending_subscribes) */
+    /* Packet time in ns (the clock of wm_pkt_path_frame's now_ns): the
+     * caller sets it before each frame. Session expiry is measured in it. */
+    uint64_t now_ns;
     uint32_t publish_matched_in_frame; /* set by the layer when a PUBLISH of the current frame matched */
 };
 

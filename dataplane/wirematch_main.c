@@ -366,7 +366,7 @@ int main(int argc, char **argv)
     struct wm_match_table *match = NULL;
     if (o.resolution || o.subs || o.schemas || o.match_log) {
         char merr[512];
-        match = wm_match_table_new(o.resolution, o.subs, o.schemas, 65536, merr, sizeof merr);
+        match = wm_match_table_new(o.resolution, o.subs, o.schemas, o.max_subs, merr, sizeof merr);
         if (match) wm_match_table_set_share_policy(match, o.share_policy);
         if (!match) {
             fprintf(stderr, "wirematch: %s\n", merr);

@@ -116,6 +116,10 @@ static inline int handle(struct wm_worker *w, struct rte_mbuf **mp, uint64_t now
         w->multiseg_copied++;
     }
     w->mqtt->publish_matched_in_frame = 0;
+    /* Session expiry runs in receive time: DPDK 22.11's net_pcap offers no
+     * capture timestamps (no RTE_ETH_RX_OFFLOAD_TIMESTAMP), and no other
+     * port's device clock has a known unit. */
+    w->mqtt->now_ns = now_ns;
     enum wm_pkt_verdict v = wm_pkt_path_frame(w->path, data, len, now_ns, NULL);
     if (unlikely(v == WM_PKT_IP_FRAGMENT) && w->reasm) return handle_fragment(w, mp, data, len, now_ns);
     return w->mqtt->publish_matched_in_frame != 0;
@@ -206,7 +210,7 @@ int wm_worker_main(void *arg)
         wm_flow_table_expire(&w->path->flows, now_ns, 8);
         if (w->reasm) wm_ip_reasm_burst_end(w->reasm, now_tsc);
         wm_flow_report_serve(&w->flows_report, &w->path->flows, now_ns);
-        if (w->match) wm_match_worker_quiescent(w->match, now_ns);
+        if (w->match) wm_match_worker_quiescent(w->match, w->mqtt->now_ns);
         if (got) {
             last_rx = now_tsc;
         } else if (may_finish && now_tsc - last_rx > w->idle_exit_tsc) {

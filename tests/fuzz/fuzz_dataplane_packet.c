@@ -58,7 +58,7 @@ static enum wm_mqtt_pub_outcome f_publish(void *ctx, const struct wm_mqtt_publis
     return WM_MQTT_PUB_NO_MATCH;
 }
 
-static const struct wm_mqtt_sink sink = {f_subscribe, NULL, f_publish, NULL};
+static const struct wm_mqtt_sink sink = {f_subscribe, NULL, f_publish, NULL, NULL};
 
 #define CHECK(c)                                                                \
     do {                                                                        \
@@ -155,5 +155,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(wm_mqtt_publish_conserved(&layer.c));
     CHECK(layer.stage_free_n == mcfg.staging_buffers);
     CHECK(layer.alias_free_n == mcfg.alias_slots);
+    CHECK(layer.pending_n == 0); /* pending SUBSCRIBE copies freed with their connection */
     return 0;
 }

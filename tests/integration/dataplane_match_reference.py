@@ -3,11 +3,34 @@
 
 Decodes the capture with tshark (its own TCP reassembly and MQTT dissector),
 replays the MQTT sessions in capture order with a plain model written here
-(MQTT 5.0 §4.7 topic matching, subscription keys clientid#subscription-id or
-clientid#filter, §3.8.4 replacement, UNSUBSCRIBE, topic aliases per
-connection, No Local, `nbhd` user properties looked up in the resolution's
-JSON dump from `wmctl dump`, `peid` user properties), and compares every
-line of the match log with the PUBLISH it describes.
+from MQTT 5.0, and compares every line of the match log with the PUBLISH it
+describes. The model:
+
+  - topic matching (§4.7), subscription keys clientid#subscription-id or
+    clientid#filter, replacement of a filter the client has (§3.8.4),
+    UNSUBSCRIBE, topic aliases per connection, No Local, `nbhd` user
+    properties looked up in the resolution's JSON dump from `wmctl dump`,
+    `peid` user properties;
+  - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
+    packet identifier grants (reason code < 0x80, §3.9.3);
+  - subscriptions belong to the client's session (§4.1): a successful
+    CONNACK with Session Present 0 starts a new one (the old subscriptions
+    are gone), Session Present 1 resumes it; when the connection that holds
+    it ends (DISCONNECT from either side, RST, or FIN both ways) the session
+    ends if its Session Expiry Interval (CONNECT, overridden by CONNACK,
+    changed by the client's DISCONNECT unless from 0; §3.1.2.11.2,
+    §3.14.2.2.2) is 0, else it expires that many seconds later in capture
+    time (wirematch measures receive time: the test captures have no gap
+    that long);
+  - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
+    Maximum QoS, Retain Available; §3.2.2.3): the client packet that breaks
+    one is never delivered, nor anything the client sends after it, nor
+    after the broker's DISCONNECT (§3.14.4);
+  - QoS 2 (§4.3.3): a PUBLISH with DUP 1 and a packet identifier the
+    session still holds (no PUBREL yet) is not a new publication.
+
+Properties are read in wire order (tshark's JSON with duplicate keys kept),
+so each value is paired with its identifier.
 
 usage: dataplane_match_reference.py CAPTURE.pcap BROKER_PORT RESOLUTION.json MATCH_LOG.jsonl
 Exit 0 when there is no difference; prints the first differences otherwise.
@@ -21,12 +44,47 @@ pcap, port, res_path, log_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys
 nbhds = {name: set(v.get("result") or []) for name, v in json.load(open(res_path)).items()}
 
 out = subprocess.run(["tshark", "-r", pcap, "-d", "tcp.port==%d,mqtt" % port, "-T", "json",
-                      "--no-duplicate-keys", "-Y", "mqtt"], capture_output=True, text=True, check=True).stdout
-frames = json.loads(out) if out.strip() else []
+                      "-Y", "mqtt or tcp.flags.reset == 1 or tcp.flags.fin == 1"],
+                     capture_output=True, text=True, check=True).stdout
+frames = json.loads(out, object_pairs_hook=list) if out.strip() else []
 
 
-def as_list(v):
-    return v if isinstance(v, list) else ([] if v is None else [v])
+def get(pairs, key, default=None):
+    for k, v in pairs or []:
+        if k == key:
+            return v
+    return default
+
+
+def get_all(pairs, key):
+    return [v for k, v in pairs or [] if k == key]
+
+
+def props(m):
+    """[(id, value)] in wire order; a user property's value is (key, value)."""
+    res, cur = [], None
+    for k, v in get(m, "mqtt.properties") or []:
+        if k == "mqtt.property_id":
+            cur = int(v, 16)
+        elif cur is not None and k != "mqtt.property_len":
+            if cur == 0x26:
+                if k == "mqtt.prop_key":
+                    res.append([cur, [v, None]])
+                else:
+                    res[-1][1][1] = v
+                    cur = None
+                continue
+            res.append((cur, v))
+            cur = None
+    return res
+
+
+def prop(m, pid, default=None):
+    return next((v for i, v in props(m) if i == pid), default)
+
+
+def user_props(m):
+    return [tuple(v) for i, v in props(m) if i == 0x26]
 
 
 def topic_match(filt, topic):
@@ -43,57 +101,170 @@ def topic_match(filt, topic):
     return len(f) == len(t)
 
 
-def user_props(m):
-    pr = m.get("mqtt.properties") or {}
-    keys, vals = as_list(pr.get("mqtt.prop_key")), as_list(pr.get("mqtt.prop_value"))
-    return list(zip(keys, vals))
+def vbi_len(n):
+    return 1 if n < 128 else 2 if n < 16384 else 3 if n < 2097152 else 4
 
 
-clients = {}       # tcp stream -> client id
-aliases = {}       # tcp stream -> {alias: topic}
-subs = {}          # (client, filter) -> (key, nbhd set or None, no_local)
+class Conn:
+    def __init__(self):
+        self.client = None      # after a v5 CONNECT
+        self.expiry = 0
+        self.started = self.ended = self.dead = False
+        self.limits = None      # (alias max, max packet, max qos, retain ok) after CONNACK
+        self.aliases = {}
+        self.pending = []       # [(packet id, [(filter, no_local)], subid, nbhd)]
+        self.fin = set()
+
+
+class Session:
+    def __init__(self):
+        self.subs = {}          # filter -> (key, nbhd set or None, no_local)
+        self.owner = None       # tcp stream holding it
+        self.deadline = None    # capture time it expires
+        self.qos2 = set()       # packet ids awaiting PUBREL
+
+
+conns, sessions = {}, {}
 expected = []
+
+
+def session(client):
+    return sessions.setdefault(client, Session())
+
+
+def end(stream, now):
+    c = conns[stream]
+    if not c.started or c.ended:
+        return
+    c.ended = True
+    s = session(c.client)
+    if s.owner != stream:
+        return  # the session was taken over by a newer connection
+    s.owner = None
+    if c.expiry == 0:
+        s.subs.clear()
+        s.qos2.clear()
+    elif c.expiry != 0xFFFFFFFF:
+        s.deadline = now + c.expiry
+
+
+def expire(now):
+    for s in sessions.values():
+        if s.deadline is not None and s.deadline <= now:
+            s.subs.clear()
+            s.qos2.clear()
+            s.deadline = None
+
+
 for fr in frames:
-    layers = fr["_source"]["layers"]
-    stream = layers["tcp"]["tcp.stream"]
-    c2s = int(layers["tcp"]["tcp.dstport"]) == port
-    for m in as_list(layers.get("mqtt")):
-        mtype = int(m["mqtt.hdrflags_tree"]["mqtt.msgtype"])
-        if not c2s:
-            continue
-        client = clients.get(stream, "")
-        if mtype == 1:
-            clients[stream] = m.get("mqtt.clientid", "")
-        elif mtype == 8:
-            pr = m.get("mqtt.properties") or {}
-            subid = pr.get("mqtt.prop_number")
-            nbhd = next((v for k, v in user_props(m) if k == "nbhd"), None)
-            opts = as_list(m.get("mqtt.subscription_options_tree"))
-            for i, filt in enumerate(as_list(m.get("mqtt.topic"))):
-                if nbhd is not None and nbhd not in nbhds:
-                    continue  # unknown neighborhood: never installed
-                nl = i < len(opts) and opts[i].get("mqtt.subscription_options_nl") in ("1", "True", "true")
-                key = "%s#%s" % (client, subid if subid is not None else filt)
-                subs[(client, filt)] = (key, nbhds[nbhd] if nbhd is not None else None, nl)
-        elif mtype == 10:
-            for filt in as_list(m.get("mqtt.topic")):
-                subs.pop((client, filt), None)
-        elif mtype == 3:
-            topic = m.get("mqtt.topic", "")
-            alias = (m.get("mqtt.properties") or {}).get("mqtt.property.topic_alias")
-            table = aliases.setdefault(stream, {})
-            if alias is not None:
-                if topic:
-                    table[alias] = topic
-                else:
-                    topic = table.get(alias)
-            if topic is None:
-                continue  # an unknown alias is not matched (counted by wirematch)
-            peids = [v for k, v in user_props(m) if k == "peid"]
-            matched = sorted({key for (sc, filt), (key, ns, nl) in subs.items()
-                              if topic_match(filt, topic) and (ns is None or any(p in ns for p in peids))
-                              and not (nl and sc == client)})
-            expected.append({"client": client, "topic": topic, "peids": peids, "matched": matched})
+    layers = get(fr, "_source")
+    layers = get(layers, "layers")
+    tcp = get(layers, "tcp")
+    stream = get(tcp, "tcp.stream")
+    now = float(get(get(layers, "frame"), "frame.time_epoch"))
+    c2s = int(get(tcp, "tcp.dstport")) == port
+    c = conns.setdefault(stream, Conn())
+    expire(now)
+    for m in get_all(layers, "mqtt"):
+        mtype = int(get(get(m, "mqtt.hdrflags_tree"), "mqtt.msgtype"))
+        if c2s:
+            if mtype == 1:
+                if get(m, "mqtt.ver") == "5":
+                    c.client = get(m, "mqtt.clientid", "")
+                    c.expiry = int(prop(m, 0x11, 0))
+                continue
+            if c.client is None or c.dead:
+                continue
+            if c.limits and c.limits[1] and int(get(m, "mqtt.len")) + 1 + vbi_len(int(get(m, "mqtt.len"))) > c.limits[1]:
+                c.dead = True  # 0x95 Packet too large
+                continue
+            s = session(c.client)
+            if mtype == 8:
+                pr = props(m)
+                subid = next((v for i, v in pr if i == 0x0B), None)
+                nbhd = next((v for k, v in user_props(m) if k == "nbhd"), None)
+                opts = get_all(m, "mqtt.subscription_options_tree")
+                filts = [(f, i < len(opts) and get(opts[i], "mqtt.subscription_options_nl") in ("1", "True", "true"))
+                         for i, f in enumerate(get_all(m, "mqtt.topic"))]
+                c.pending.append((get(m, "mqtt.msgid"), filts, subid, nbhd))
+            elif mtype == 10:
+                for filt in get_all(m, "mqtt.topic"):
+                    s.subs.pop(filt, None)
+            elif mtype == 6:
+                s.qos2.discard(get(m, "mqtt.msgid"))
+            elif mtype == 14:
+                e = prop(m, 0x11)
+                if e is not None and not (c.expiry == 0 and int(e) != 0):
+                    c.expiry = int(e)
+                end(stream, now)
+            elif mtype == 3:
+                fl = get(m, "mqtt.hdrflags_tree")
+                qos, dup, retain = int(get(fl, "mqtt.qos")), get(fl, "mqtt.dupflag") == "1", get(fl, "mqtt.retain") == "1"
+                topic = get(m, "mqtt.topic", "")
+                alias = prop(m, 0x23)
+                if c.limits and ((alias is not None and int(alias) > c.limits[0]) or qos > c.limits[2]
+                                 or (retain and not c.limits[3])):
+                    c.dead = True  # the broker disconnects: 0x94, 0x9B, 0x9A
+                    continue
+                if alias is not None:
+                    if topic:
+                        c.aliases[alias] = topic
+                    else:
+                        topic = c.aliases.get(alias)
+                if topic is None:
+                    continue  # an unknown alias is not matched (counted by wirematch)
+                if qos == 2:
+                    pid = get(m, "mqtt.msgid")
+                    if dup and pid in s.qos2:
+                        continue  # the same message again
+                    s.qos2.add(pid)
+                peids = [v for k, v in user_props(m) if k == "peid"]
+                matched = sorted({key for client, sess in sessions.items() for filt, (key, ns, nl) in sess.subs.items()
+                                  if topic_match(filt, topic) and (ns is None or any(p in ns for p in peids))
+                                  and not (nl and client == c.client)})
+                expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
+        else:
+            if c.client is None:
+                continue
+            if mtype == 2:
+                if int(get(m, "mqtt.connack.reason_code", "0")) >= 0x80 or c.started:
+                    continue
+                if not c.client:
+                    c.client = prop(m, 0x12, "")
+                e = prop(m, 0x11)
+                if e is not None:
+                    c.expiry = int(e)
+                c.limits = (int(prop(m, 0x22, 0)), int(prop(m, 0x27, 0)), int(prop(m, 0x24, 2)),
+                            int(prop(m, 0x25, 1)) != 0)
+                c.started = True
+                s = session(c.client)
+                fl = get(m, "mqtt.conack.flags_tree")
+                if get(fl, "mqtt.conack.flags.sp") != "1":
+                    s.subs.clear()
+                    s.qos2.clear()
+                s.owner, s.deadline = stream, None
+            elif mtype == 9:
+                pid = get(m, "mqtt.msgid")
+                k = next((i for i, p in enumerate(c.pending) if p[0] == pid), None)
+                if k is None:
+                    continue
+                _, filts, subid, nbhd = c.pending.pop(k)
+                codes = [int(x) for x in get_all(m, "mqtt.suback.reason_code")]
+                for (filt, nl), code in zip(filts, codes):
+                    if code >= 0x80 or (nbhd is not None and nbhd not in nbhds):
+                        continue  # refused by the broker / unknown neighborhood: never installed
+                    key = "%s#%s" % (c.client, subid if subid is not None else filt)
+                    session(c.client).subs[filt] = (key, nbhds[nbhd] if nbhd is not None else None, nl)
+            elif mtype == 14:
+                end(stream, now)
+                c.dead = True
+    flags = get(tcp, "tcp.flags_tree")
+    if get(flags, "tcp.flags.reset") in ("1", "True"):
+        end(stream, now)
+    elif get(flags, "tcp.flags.fin") in ("1", "True"):
+        c.fin.add(c2s)
+        if len(c.fin) == 2:
+            end(stream, now)
 
 got = [json.loads(l) for l in open(log_path) if l.strip()]
 diffs = []
@@ -108,6 +279,7 @@ for i, (g, e) in enumerate(zip(got, expected)):
 for d in diffs[:20]:
     print(d)
 n_matched = sum(1 for e in expected if e["matched"])
+n_subs = sum(len(s.subs) for s in sessions.values())
 print("match reference: %d PUBLISHes, %d matched, %d subscriptions, %d differences"
-      % (len(expected), n_matched, len(subs), len(diffs)))
+      % (len(expected), n_matched, n_subs, len(diffs)))
 sys.exit(1 if diffs else 0)

@@ -9,7 +9,8 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
   reload RES.json   a subscriber "sub" with traffic/# on X1 (subid 1) and
                     traffic/+ on X2 (subid 2); a publisher "pub" alternating a
                     peid of X1 only and a peid of X2 only (80 PUBLISHes), then
-                    4,000 UDP frames (so a looped replay logs fewer lines).
+                    4,000 UDP frames (so a looped replay logs fewer lines);
+                    "sub" disconnects last.
                     Prints {"p1": PEID, "p2": PEID}.
   share             three members s1..s3 of $share/g/t/# (subids 1..3) and
                     one plain subscriber "plain" on t/#; publishers p1..p4
@@ -27,6 +28,15 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     subscriber connects and subscribes (SUBACK granted),
                     then the events run in order (publications from one
                     publisher "pub"), then everyone disconnects.
+  session           the broker's side of sessions (README "MQTT sessions"):
+                    session ends (DISCONNECT, RST, Clean Start takeover,
+                    Session Expiry kept, resumed or lost), SUBACK grants and
+                    refusals, a $share member that left, CONNACK limits and
+                    the broker's DISCONNECT, a QoS 2 resend on a resumed
+                    session. Prints the match log's expected lines
+                    [[TOPIC, [KEYS]], ...] as JSON, written here by hand.
+  churn N K         N clients each subscribe K filters and disconnect, then
+                    "live" subscribes z/# and stays; "pub" publishes z/1.
 """
 import json
 import os
@@ -58,8 +68,18 @@ def subscribe(pid, subid, filt, nbhd=None, xpath=None):
     return packet(0x82, struct.pack("!H", pid) + vbi(len(props)) + props + s16(filt) + b"\x00")
 
 
-def suback(pid):
-    return packet(0x90, struct.pack("!H", pid) + vbi(0) + b"\x00")
+def suback(pid, codes=b"\x00"):
+    return packet(0x90, struct.pack("!H", pid) + vbi(0) + codes)
+
+
+def connect_props(cid, clean=True, expiry=None):
+    props = b"" if expiry is None else b"\x11" + struct.pack("!I", expiry)
+    return packet(0x10, s16("MQTT") + b"\x05" + (b"\x02" if clean else b"\x00") + b"\x00\x3c" + vbi(len(props))
+                  + props + s16(cid))
+
+
+def connack_props(props=b"", present=False):
+    return packet(0x20, (b"\x01" if present else b"\x00") + b"\x00" + vbi(len(props)) + props)
 
 
 def unsubscribe(pid, filt):
@@ -128,13 +148,13 @@ class Conn:
         frames.append(eth(ip4(self.s, self.c, tcp(port, self.cp, self.sseq, self.cseq, flags, data))))
         self.sseq += len(data) + (1 if flags & (SYN | FIN) else 0)
 
-    def open(self, cid):
+    def open(self, cid, conn=None, ack=CONNACK):
         frames.append(eth(ip4(self.c, self.s, tcp(self.cp, port, self.cseq, 0, SYN))))
         self.cseq += 1
         self.s2c(SYN | ACK)
         self.c2s(ACK)
-        self.c2s(ACK | PSH, connect(cid))
-        self.s2c(ACK | PSH, CONNACK)
+        self.c2s(ACK | PSH, conn or connect(cid))
+        self.s2c(ACK | PSH, ack)
 
     def close(self):
         self.c2s(ACK | PSH | FIN, DISCONNECT)
@@ -158,12 +178,14 @@ if scenario == "reload":
         pub.c2s(ACK | PSH, publish("traffic/a", p1 if i % 2 == 0 else p2))
         pub.s2c(ACK)
     pub.close()
-    sub.close()
     udp = struct.pack("!HHHH", 5000, 5001, 8 + 18, 0) + bytes(18)
     for i in range(4000):
         h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0, bytes([10, 9, 0, 1]),
                         bytes([10, 9, 0, 2]))
         frames.append(eth(h[:10] + struct.pack("!H", csum(h)) + h[12:] + udp))
+    # The subscriber's session (and its learned subscriptions) lasts the
+    # whole pass: a reload at any moment finds them.
+    sub.close()
     result = {"p1": p1, "p2": p2}
 elif scenario == "share":
     members = [Conn(1), Conn(2), Conn(3)]
@@ -227,6 +249,99 @@ elif scenario == "plan":
             subs[ev[1]].c2s(ACK | PSH, unsubscribe(77, ev[2]))
     for c in [pub] + list(subs.values()):
         c.close()
+elif scenario == "session":
+    n = [0]
+
+    def conn(cid, **kw):
+        n[0] += 1
+        c = Conn(n[0])
+        c.open(cid, **kw)
+        return c
+
+    def sub(c, pid, subid, filt, codes=b"\x00"):
+        c.c2s(ACK | PSH, subscribe(pid, subid, filt))
+        if codes is not None:
+            c.s2c(ACK | PSH, suback(pid, codes))
+
+    a = conn("A"); sub(a, 1, 1, "a/#"); a.close()                 # DISCONNECT, expiry 0: gone
+    b = conn("B"); sub(b, 1, 1, "b/#"); sub(b, 2, 2, "b/#")       # replaced: B#2, stays
+    e1 = conn("E"); sub(e1, 1, 1, "e/#")
+    e2 = conn("E")                                                # Clean Start 1: E's session is new
+    f = conn("F"); sub(f, 1, 1, "f/#"); f.c2s(ACK | RST)          # lost, expiry 0: gone
+    g = conn("G", conn=connect_props("G", expiry=600)); sub(g, 1, 1, "g/#"); g.close()  # kept 600 s
+    h = conn("H", conn=connect_props("H", expiry=600)); sub(h, 1, 1, "h/#"); h.c2s(ACK | RST)  # kept 600 s
+    k = conn("K", conn=connect_props("K", expiry=2)); sub(k, 1, 1, "k/#")
+    k.c2s(ACK | PSH | FIN, packet(0xE0, b"\x00" + vbi(5) + b"\x11\x00\x00\x02\x58"))  # DISCONNECT: expiry 600
+    k.s2c(ACK | FIN); k.c2s(ACK)
+    s_ = conn("S")
+    s_.c2s(ACK | PSH, packet(0x82, struct.pack("!H", 1) + vbi(2) + b"\x0b\x01" + s16("r/#") + b"\x00" + s16("q/#")
+                            + b"\x00"))
+    s_.s2c(ACK | PSH, suback(1, b"\x87\x00"))                      # r/# not authorized, q/# granted
+    sub(s_, 2, 2, "w/#", codes=None)                              # no SUBACK (yet): not installed
+    m1 = conn("M1"); sub(m1, 1, 1, "$share/g/s/#")
+    m2 = conn("M2"); sub(m2, 1, 1, "$share/g/s/#")
+    m1.close()                                                    # left the group
+    pub = conn("pub")
+    expect = []
+
+    def publish_and_expect(c, pkt, topic, keys):
+        c.c2s(ACK | PSH, pkt)
+        c.s2c(ACK)
+        if topic is not None:
+            expect.append([topic, keys])
+
+    for t, keys in [("a/x", []), ("b/x", ["B#2"]), ("e/x", []), ("f/x", []), ("g/x", ["G#1"]), ("h/x", ["H#1"]),
+                    ("k/x", ["K#1"]), ("r/x", []), ("q/x", ["S#1"]), ("w/x", [])]:
+        publish_and_expect(pub, publish(t), t, keys)
+    for i in range(4):
+        publish_and_expect(pub, publish("s/%d" % i), "s/%d" % i, ["M2#1"])
+    h2 = conn("H", conn=connect_props("H", clean=False, expiry=600), ack=connack_props(present=True))  # resumed
+    publish_and_expect(pub, publish("h/z"), "h/z", ["H#1"])
+    k2 = conn("K", conn=connect_props("K", clean=False, expiry=600), ack=connack_props())  # broker lost it
+    publish_and_expect(pub, publish("k/z"), "k/z", [])
+    # The broker's CONNACK limits: Topic Alias Maximum 2, Maximum Packet Size 64, Maximum QoS 1, Retain Available 0.
+    lim = b"\x22\x00\x02" + b"\x27\x00\x00\x00\x40" + b"\x24\x01" + b"\x25\x00"
+    bad = [(packet(0x30, s16("b/alias") + vbi(3) + b"\x23\x00\x03" + b"x"), b"\x94"),
+           (publish("b/big", payload=b"y" * 80), b"\x95"),
+           (packet(0x34, s16("b/qos2") + b"\x00\x05" + vbi(0) + b"x"), b"\x9b"),
+           (packet(0x31, s16("b/retain") + vbi(0) + b"x"), b"\x9a")]
+    for i, (pkt, reason) in enumerate(bad):
+        c = conn("L%d" % i, ack=connack_props(lim))
+        publish_and_expect(c, packet(0x30, s16("b/ok") + vbi(3) + b"\x23\x00\x02" + b"x"), "b/ok", ["B#2"])
+        publish_and_expect(c, pkt, None, None)
+        c.s2c(ACK | PSH, packet(0xE0, reason + b"\x00"))           # the broker refuses it
+        publish_and_expect(c, publish("b/after"), None, None)      # in flight: never delivered
+        c.s2c(ACK | RST)
+    # QoS 2 sent again with DUP on a resumed session: one publication.
+    q = conn("Q", conn=connect_props("Q", expiry=3600))
+    publish_and_expect(q, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), "b/q2", ["B#2"])
+    q.c2s(ACK | RST)
+    q2 = conn("Q", conn=connect_props("Q", clean=False, expiry=3600), ack=connack_props(present=True))
+    publish_and_expect(q2, packet(0x3C, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), None, None)
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x05"))                  # PUBREC
+    q2.c2s(ACK | PSH, packet(0x62, b"\x00\x05"))                  # PUBREL: id 5 is free again
+    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), "b/q2", ["B#2"])
+    for c in [pub, b, e1, e2, s_, m2, h2, k2, q2]:
+        c.close()
+    result = expect
+elif scenario == "churn":
+    nc, nf = int(sys.argv[4]), int(sys.argv[5])
+    for i in range(nc):
+        c = Conn(1 + i)
+        c.open("c%d" % i)
+        for j in range(nf):
+            c.c2s(ACK | PSH, subscribe(1 + j, 1 + j, "t/%d/#" % j))
+            c.s2c(ACK | PSH, suback(1 + j))
+        c.close()
+    live, pub = Conn(nc + 1), Conn(nc + 2)
+    live.open("live")
+    live.c2s(ACK | PSH, subscribe(1, 1, "z/#"))
+    live.s2c(ACK | PSH, suback(1))
+    pub.open("pub")
+    pub.c2s(ACK | PSH, publish("z/1"))
+    pub.s2c(ACK)
+    pub.close()
+    live.close()
 else:
     sys.exit("unknown scenario " + scenario)
 

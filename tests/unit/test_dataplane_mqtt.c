@@ -66,7 +66,31 @@ static enum wm_mqtt_sub_status record_sub(const struct wm_mqtt_subscribe *s, int
 static enum wm_mqtt_sub_status sink_subscribe(void *ctx, const struct wm_mqtt_subscribe *s) { return record_sub(s, 0); }
 static void sink_unsubscribe(void *ctx, const struct wm_mqtt_subscribe *s) { record_sub(s, 1); }
 
-static const struct wm_mqtt_sink sink = {sink_subscribe, sink_unsubscribe, sink_publish, NULL};
+struct ev_sess {
+    enum wm_mqtt_session_kind kind;
+    char client[64];
+    uint32_t expiry_s;
+    uint64_t conn;
+};
+static struct ev_sess sess[16];
+static int n_sess;
+static uint16_t resume_qos2 = 0; /* a packet id the sink hands back at RESUME (0: none) */
+
+static void sink_session(void *ctx, const struct wm_mqtt_session_event *e)
+{
+    if (n_sess == 16) return; /* tests that open many connections do not look */
+    struct ev_sess *x = &sess[n_sess++];
+    x->kind = e->kind;
+    cp(x->client, sizeof x->client, e->client, e->client_len);
+    x->expiry_s = e->expiry_s;
+    x->conn = e->conn;
+    if (e->kind == WM_MQTT_SESSION_RESUME && resume_qos2) {
+        e->qos2[0] = resume_qos2;
+        *e->n_qos2 = 1;
+    }
+}
+
+static const struct wm_mqtt_sink sink = {sink_subscribe, sink_unsubscribe, sink_publish, NULL, sink_session};
 
 /* ------------------------------------------------------------ fixture */
 
@@ -93,7 +117,8 @@ static void setup_with(uint32_t max_packet, uint32_t staging)
     free(path_mem);
     cr_assert_eq(posix_memalign(&path_mem, 64, wm_pkt_path_memsize(&pc)), 0);
     cr_assert_eq(wm_pkt_path_init(&path, path_mem, &pc, &wm_mqtt_stream_ops, &layer), 0);
-    n_pubs = n_subs = 0;
+    n_pubs = n_subs = n_sess = 0;
+    resume_qos2 = 0;
 }
 static void setup(void) { setup_with(65536, 8); }
 static void teardown(void)
@@ -112,6 +137,7 @@ static void assert_publish_conservation(void)
     cr_assert(wm_pkt_path_check_conservation(&path));
     cr_assert_eq(layer.stage_free_n, layer.cfg.staging_buffers, "staging buffers leaked");
     cr_assert_eq(layer.alias_free_n, layer.cfg.alias_slots, "alias slots leaked");
+    cr_assert_eq(layer.pending_n, 0, "pending SUBSCRIBEs leaked");
 }
 
 struct conv {
@@ -172,19 +198,40 @@ static size_t connect_pkt(uint8_t *out, const char *client, uint8_t version)
     return n;
 }
 
-static size_t connack_pkt(uint8_t *out, const char *assigned)
+/* A successful CONNACK; the broker allows 64 topic aliases (beyond what the
+ * layer follows), and adds the properties in extra (raw bytes). */
+static size_t connack_props(uint8_t *out, const char *assigned, bool present, const void *extra, size_t extra_n)
 {
     wm_tb body = {0}, props = {0}, pkt = {0};
-    wm_tb_u8(&body, 0);
+    wm_tb_u8(&body, present);
     wm_tb_u8(&body, 0);
     if (assigned) {
         wm_tb_u8(&props, 0x12);
         wm_tb_str(&props, assigned);
     }
+    if (!extra_n) {
+        wm_tb_u8(&props, 0x22);
+        wm_tb_u16(&props, 64);
+    }
+    wm_tb_raw(&props, extra, extra_n);
     wm_tb_props(&body, &props);
     size_t n = wm_tb_packet(&pkt, 0x20, &body);
     memcpy(out, pkt.b, n);
     return n;
+}
+
+static size_t connack_pkt(uint8_t *out, const char *assigned) { return connack_props(out, assigned, false, NULL, 0); }
+
+/* A SUBACK for packet id pid with n reason codes. */
+static size_t suback_pkt(uint8_t *out, uint16_t pid, const uint8_t *codes, size_t n)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u16(&body, pid);
+    wm_tb_props(&body, &props);
+    wm_tb_raw(&body, codes, n);
+    size_t len = wm_tb_packet(&pkt, 0x90, &body);
+    memcpy(out, pkt.b, len);
+    return len;
 }
 
 static size_t publish_pkt(uint8_t *out, const char *topic, uint16_t alias, const char *peid1, const char *peid2,
@@ -378,7 +425,10 @@ Test(mqtt, subscriptions_are_learned)
     struct conv v;
     connect_as(&v, 40003, "watcher");
     c2s(&v, b, subscribe_pkt(b, 17, "monaco-centre", "traffic/#", "parking/+"));
+    cr_assert_eq(n_subs, 0, "nothing before the broker's SUBACK");
+    s2c(&v, b, suback_pkt(b, 3, (const uint8_t[]){1, 0}, 2));
     c2s(&v, b, subscribe_pkt(b, 0, "nowhere", "x/#", NULL));
+    s2c(&v, b, suback_pkt(b, 3, (const uint8_t[]){1}, 1));
     c2s(&v, b, unsubscribe_pkt(b, "parking/+"));
     cr_assert_eq(n_subs, 4);
     cr_assert_str_eq(subs[0].client, "watcher");
@@ -530,5 +580,251 @@ Test(mqtt, publish_before_connect_is_not_matched)
     c2s(&v, b, publish_pkt(b, "m/x", 0, "p", NULL, 1));
     cr_assert_eq(layer.c.publish[WM_MQTT_PUB_NOT_CONNECTED], 1);
     cr_assert_eq(n_pubs, 0);
+    assert_publish_conservation();
+}
+
+/* ------------------------------------------------------------ the broker's side */
+
+/* A CONNECT with Clean Start clean and, if expiry >= 0, a Session Expiry
+ * Interval. */
+static size_t connect_sess(uint8_t *out, const char *client, bool clean, long expiry)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_str(&body, "MQTT");
+    wm_tb_u8(&body, 5);
+    wm_tb_u8(&body, clean ? 0x02 : 0x00);
+    wm_tb_u16(&body, 60);
+    if (expiry >= 0) {
+        wm_tb_u8(&props, 0x11);
+        wm_tb_u32(&props, (uint32_t)expiry);
+    }
+    wm_tb_props(&body, &props);
+    wm_tb_str(&body, client);
+    size_t n = wm_tb_packet(&pkt, 0x10, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+/* A DISCONNECT with reason 0 and, if expiry >= 0, a Session Expiry Interval. */
+static size_t disconnect_pkt(uint8_t *out, long expiry)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u8(&body, 0);
+    if (expiry >= 0) {
+        wm_tb_u8(&props, 0x11);
+        wm_tb_u32(&props, (uint32_t)expiry);
+    }
+    wm_tb_props(&body, &props);
+    size_t n = wm_tb_packet(&pkt, 0xe0, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+/* A QoS qos PUBLISH (flags: DUP, RETAIN) with packet id pid. */
+static size_t publish_q(uint8_t *out, const char *topic, uint8_t qos, bool dup, bool retain, uint16_t pid)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_str(&body, topic);
+    if (qos) wm_tb_u16(&body, pid);
+    wm_tb_props(&body, &props);
+    wm_tb_u8(&body, 'x');
+    size_t n = wm_tb_packet(&pkt, (uint8_t)(0x30 | (dup ? 8 : 0) | qos << 1 | (retain ? 1 : 0)), &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+Test(mqtt, only_filters_the_suback_grants_are_installed)
+{
+    uint8_t b[512];
+    struct conv v;
+    connect_as(&v, 41000, "s");
+    c2s(&v, b, subscribe_pkt(b, 5, NULL, "a/#", "b/#"));
+    /* an answer to another packet id changes nothing */
+    s2c(&v, b, suback_pkt(b, 99, (const uint8_t[]){0}, 1));
+    cr_assert_eq(layer.c.suback_unknown, 1);
+    cr_assert_eq(n_subs, 0);
+    s2c(&v, b, suback_pkt(b, 3, (const uint8_t[]){0x87, 0x01}, 2)); /* a/# not authorized */
+    cr_assert_eq(n_subs, 1);
+    cr_assert_str_eq(subs[0].filter, "b/#");
+    cr_assert_eq(layer.c.subs_refused_by_broker, 1);
+    cr_assert_eq(layer.c.subs_granted, 1);
+    /* a SUBSCRIBE whose SUBACK never comes is never installed */
+    c2s(&v, b, subscribe_pkt(b, 6, NULL, "c/#", NULL));
+    send_seg(&v.c, v.cisn + 1 + v.coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(n_subs, 1);
+    cr_assert_eq(layer.c.subscribes_unacknowledged, 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, pending_subscribes_are_bounded)
+{
+    struct wm_mqtt_config mc;
+    wm_mqtt_config_default(&mc);
+    mc.pending_subscribes = 1;
+    mc.alias_slots = 16;
+    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
+    uint8_t b[512];
+    struct conv v;
+    connect_as(&v, 41001, "s");
+    c2s(&v, b, subscribe_pkt(b, 5, NULL, "a/#", NULL));
+    c2s(&v, b, subscribe_pkt(b, 6, NULL, "b/#", NULL)); /* no room: not followed */
+    cr_assert_eq(layer.c.subscribe_untracked, 1);
+    s2c(&v, b, suback_pkt(b, 3, (const uint8_t[]){0}, 1));
+    s2c(&v, b, suback_pkt(b, 3, (const uint8_t[]){0}, 1));
+    cr_assert_eq(n_subs, 1);
+    cr_assert_str_eq(subs[0].filter, "a/#");
+    cr_assert_eq(layer.c.suback_unknown, 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, session_lifetime_events)
+{
+    uint8_t b[256];
+    struct conv v, w, x;
+    /* expiry from CONNECT, changed by DISCONNECT */
+    open_conv(&v, 41002);
+    c2s(&v, b, connect_sess(b, "a", true, 30));
+    cr_assert_eq(n_sess, 0, "the session starts with the broker's CONNACK");
+    s2c(&v, b, connack_pkt(b, NULL));
+    cr_assert_eq(n_sess, 1);
+    cr_assert_eq(sess[0].kind, WM_MQTT_SESSION_NEW);
+    c2s(&v, b, disconnect_pkt(b, 5));
+    cr_assert_eq(n_sess, 2);
+    cr_assert_eq(sess[1].kind, WM_MQTT_SESSION_END);
+    cr_assert_eq(sess[1].expiry_s, 5);
+    send_seg(&v.c, v.cisn + 1 + v.coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(n_sess, 2, "one end per connection");
+    /* resumed; the CONNACK's expiry wins; lost with RST */
+    open_conv(&w, 41003);
+    c2s(&w, b, connect_sess(b, "a", false, 30));
+    uint8_t sei[] = {0x11, 0, 0, 0, 7};
+    s2c(&w, b, connack_props(b, NULL, true, sei, sizeof sei));
+    cr_assert_eq(sess[2].kind, WM_MQTT_SESSION_RESUME);
+    send_seg(&w.c, w.cisn + 1 + w.coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(sess[3].kind, WM_MQTT_SESSION_END);
+    cr_assert_eq(sess[3].expiry_s, 7);
+    /* expiry 0 cannot be raised by DISCONNECT (§3.14.2.2.2) */
+    open_conv(&x, 41004);
+    c2s(&x, b, connect_sess(b, "b", true, -1));
+    s2c(&x, b, connack_pkt(b, NULL));
+    c2s(&x, b, disconnect_pkt(b, 100));
+    cr_assert_eq(sess[5].kind, WM_MQTT_SESSION_END);
+    cr_assert_eq(sess[5].expiry_s, 0);
+    cr_assert_eq(layer.c.disconnect_expiry_from_zero, 1);
+    /* a refused CONNACK starts nothing; a shutdown ends nothing */
+    struct conv y;
+    open_conv(&y, 41005);
+    c2s(&y, b, connect_sess(b, "c", true, -1));
+    s2c(&y, (const uint8_t[]){0x20, 0x03, 0x00, 0x87, 0x00}, 5);
+    cr_assert_eq(layer.c.connack_refused, 1);
+    struct conv z;
+    connect_as(&z, 41006, "d");
+    cr_assert_eq(n_sess, 7);
+    wm_flow_table_flush(&path.flows);
+    cr_assert_eq(n_sess, 7, "a shutdown is not the end of a connection");
+    assert_publish_conservation();
+}
+
+Test(mqtt, the_brokers_connack_limits_apply_to_client_publishes)
+{
+    uint8_t b[512];
+    /* Topic Alias Maximum 2, Maximum Packet Size 64, Maximum QoS 1, Retain Available 0 */
+    const uint8_t lim[] = {0x22, 0, 2, 0x27, 0, 0, 0, 64, 0x24, 1, 0x25, 0};
+    struct conv v[5];
+    for (int i = 0; i < 5; i++) {
+        open_conv(&v[i], (uint16_t)(41010 + i));
+        c2s(&v[i], b, connect_pkt(b, "lim", 5));
+        s2c(&v[i], b, connack_props(b, NULL, false, lim, sizeof lim));
+        c2s(&v[i], b, publish_q(b, "m/ok", 1, false, false, 1));
+    }
+    cr_assert_eq(n_pubs, 5);
+    c2s(&v[0], b, publish_pkt(b, "m/a", 3, NULL, NULL, 1));   /* alias 3 > 2 */
+    c2s(&v[1], b, publish_pkt(b, "m/big", 0, NULL, NULL, 80)); /* > 64 bytes */
+    c2s(&v[2], b, publish_q(b, "m/q2", 2, false, false, 2));   /* QoS 2 > 1 */
+    c2s(&v[3], b, publish_q(b, "m/r", 0, false, true, 0));     /* retained */
+    c2s(&v[4], b, publish_pkt(b, "m/a", 2, NULL, NULL, 1));    /* alias 2: allowed */
+    cr_assert_eq(n_pubs, 6);
+    cr_assert_str_eq(pubs[5].topic, "m/a");
+    cr_assert_eq(layer.c.malformed[WM_MQTT5_E_TOPIC_ALIAS_TOO_LARGE], 1);
+    cr_assert_eq(layer.c.malformed[WM_MQTT5_E_PACKET_TOO_LARGE], 1);
+    cr_assert_eq(layer.c.limit_qos, 1);
+    cr_assert_eq(layer.c.limit_retain, 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_MALFORMED], 4);
+    /* the broker disconnected each of them: nothing more is followed */
+    for (int i = 0; i < 4; i++) c2s(&v[i], b, publish_q(b, "m/after", 0, false, false, 0));
+    cr_assert_eq(n_pubs, 6);
+    assert_publish_conservation();
+}
+
+Test(mqtt, nothing_after_the_brokers_disconnect_is_matched)
+{
+    uint8_t b[256];
+    struct conv v;
+    connect_as(&v, 41020, "p");
+    c2s(&v, b, publish_q(b, "m/1", 0, false, false, 0));
+    s2c(&v, (const uint8_t[]){0xe0, 0x02, 0x94, 0x00}, 4); /* Topic Alias invalid */
+    cr_assert_eq(layer.c.server_disconnects, 1);
+    cr_assert_eq(sess[n_sess - 1].kind, WM_MQTT_SESSION_END);
+    c2s(&v, b, publish_q(b, "m/2", 0, false, false, 0));
+    cr_assert_eq(n_pubs, 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, a_qos2_resend_is_not_a_second_publication)
+{
+    uint8_t b[256];
+    struct conv v;
+    connect_as(&v, 41030, "q");
+    c2s(&v, b, publish_q(b, "m/1", 2, false, false, 5));
+    c2s(&v, b, publish_q(b, "m/1", 2, true, false, 5)); /* PUBREC lost: sent again */
+    cr_assert_eq(n_pubs, 1);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_DUPLICATE], 1);
+    c2s(&v, (const uint8_t[]){0x62, 0x02, 0x00, 0x05}, 4); /* PUBREL 5: the id is free again */
+    c2s(&v, b, publish_q(b, "m/2", 2, true, false, 5));       /* a new message (DUP without a stored id) */
+    cr_assert_eq(n_pubs, 2);
+    /* the id awaiting PUBREL comes back with a resumed session */
+    resume_qos2 = 9;
+    struct conv w;
+    open_conv(&w, 41031);
+    c2s(&w, b, connect_sess(b, "q", false, 60));
+    s2c(&w, b, connack_props(b, NULL, true, NULL, 0));
+    c2s(&w, b, publish_q(b, "m/3", 2, true, false, 9));
+    cr_assert_eq(n_pubs, 2);
+    cr_assert_eq(layer.c.qos2_duplicates, 2);
+    assert_publish_conservation();
+}
+
+/* A CONNECT (Clean Start) with a Will on w/t. */
+static size_t connect_will(uint8_t *out, const char *client)
+{
+    wm_tb body = {0}, props = {0}, will_props = {0}, pkt = {0};
+    wm_tb_str(&body, "MQTT");
+    wm_tb_u8(&body, 5);
+    wm_tb_u8(&body, 0x06);
+    wm_tb_u16(&body, 60);
+    wm_tb_props(&body, &props);
+    wm_tb_str(&body, client);
+    wm_tb_props(&body, &will_props);
+    wm_tb_str(&body, "w/t");
+    wm_tb_str(&body, "bye");
+    size_t n = wm_tb_packet(&pkt, 0x10, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+Test(mqtt, wills_the_broker_publishes_are_counted)
+{
+    uint8_t b[256];
+    struct conv v, w;
+    open_conv(&v, 41040);
+    c2s(&v, b, connect_will(b, "w1"));
+    s2c(&v, b, connack_pkt(b, NULL));
+    send_seg(&v.c, v.cisn + 1 + v.coff, 0, WM_TCP_RST, NULL, 0); /* lost: the broker publishes the Will */
+    open_conv(&w, 41041);
+    c2s(&w, b, connect_will(b, "w2"));
+    s2c(&w, b, connack_pkt(b, NULL));
+    c2s(&w, b, disconnect_pkt(b, -1)); /* normal DISCONNECT: the Will is discarded */
+    send_seg(&w.c, w.cisn + 1 + w.coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(layer.c.wills_not_matched, 1);
     assert_publish_conservation();
 }
