@@ -137,8 +137,10 @@ struct wm_match_worker {
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
     uint32_t *ppos;              /* [max_subs]: result positions of pending candidates */
     uint32_t npend;              /* ... of the PUBLISH being matched */
-    void (*lookup_hook)(void *ctx); /* instrumentation: wm_match_worker_set_lookup_hook */
+#ifdef WM_TEST_HOOKS
+    void (*lookup_hook)(void *ctx); /* test builds only: wm_match_worker_set_lookup_hook */
     void *lookup_hook_ctx;
+#endif
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -1063,7 +1065,11 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             w->c.lookup_errors++;
             return WM_MQTT_PUB_MATCH_ERROR;
         }
+#ifdef WM_TEST_HOOKS
+        /* A pause point for race tests; the production objects have no
+         * branch here (match_sink.h). */
         if (w->lookup_hook) w->lookup_hook(w->lookup_hook_ctx);
+#endif
         if (w_content(w, m, p)) break;
         wait_compile(w, round);
     }
@@ -1226,11 +1232,13 @@ struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w)
 
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait) { w->wait = wait; }
 
+#ifdef WM_TEST_HOOKS
 void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx)
 {
     w->lookup_hook = fn;
     w->lookup_hook_ctx = ctx;
 }
+#endif
 
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns)
 {

@@ -281,14 +281,18 @@ void wm_match_worker_free(struct wm_match_worker *w);
  * Default off. On the worker's thread, or before it runs. */
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait);
 
-/* Instrumentation (tests): fn(ctx) is called on the worker's thread after
- * each topic/spatial lookup of a PUBLISH and before its content stage
- * reads the candidates' pending flags (again after each wait of wait
- * mode), holding no lock, its reader online. fn may block, but then
- * nothing may wait for this worker's grace period (a reload, a
- * housekeeping run) meanwhile. fn NULL: none. On the worker's thread, or
- * before it runs. */
+#ifdef WM_TEST_HOOKS
+/* Test builds only (WM_TEST_HOOKS, which the Makefile defines for the test
+ * binaries and their own copy of this file's object, never for the
+ * programs): a pause point would otherwise cost every PUBLISH a branch.
+ * fn(ctx) is called on the worker's thread after each topic/spatial lookup
+ * of a PUBLISH and before its content stage reads the candidates' pending
+ * flags (again after each wait of wait mode), holding no lock, its reader
+ * online. fn may block, but then nothing may wait for this worker's grace
+ * period (a reload, a housekeeping run) meanwhile. fn NULL: none. On the
+ * worker's thread, or before it runs. */
 void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx);
+#endif
 
 /* The sink to give the worker's MQTT layer (ctx = w). */
 struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w);
