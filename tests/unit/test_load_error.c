@@ -174,11 +174,18 @@ Test(load_error_loaders, resolution_long_path_whole)
     free(p);
 }
 
+/* Writes a good resolution sub/RNAME and the subscriptions sub/SNAME. */
+static void write_set(const char *rname, const char *sname, const char *subs, char **r, char **s)
+{
+    *r = wm_test_write_wmr(sub, rname, NB, 1);
+    *s = wm_test_write_text(sub, sname, subs);
+    cr_assert(*r && *s);
+}
+
 Test(load_error_loaders, subscriptions_file)
 {
-    char *r = wm_test_write_wmr(sub, "R.wmr", NB, 1);
-    char *s = wm_test_write_text(sub, "S:7.jsonl", BAD_SUBS);
-    cr_assert(r && s);
+    char *r, *s;
+    write_set("R.wmr", "S:7.jsonl", BAD_SUBS, &r, &s);
     wm_load_error e;
     cr_assert_null(wm_tables_compile(NULL, r, s, &e));
     cr_expect_str_eq(e.file, s);
@@ -209,9 +216,8 @@ Test(load_error_loaders, names_that_prefix_each_other)
     char sname[300], rname[300];
     snprintf(sname, sizeof sname, "%s/S", sub);
     snprintf(rname, sizeof rname, "%s/S:2", sub);
-    char *r = wm_test_write_wmr(sub, "S:2", NB, 1);
-    char *s = wm_test_write_text(sub, "S", BAD_SUBS);
-    cr_assert(r && s);
+    char *r, *s;
+    write_set("S:2", "S", BAD_SUBS, &r, &s);
     cr_assert_str_eq(r, rname);
     wm_load_error e;
     cr_assert_null(wm_tables_compile(NULL, r, s, &e));
@@ -257,9 +263,8 @@ Test(load_error_loaders, schema_registry)
  * summary (dataplane/match_sink.h), after a later good reload too. */
 Test(load_error_loaders, data_plane_reload)
 {
-    char *r = wm_test_write_wmr(sub, "R:5.wmr", NB, 1);
-    char *s = wm_test_write_text(sub, "S:6.jsonl", GOOD_SUBS);
-    cr_assert(r && s);
+    char *r, *s;
+    write_set("R:5.wmr", "S:6.jsonl", GOOD_SUBS, &r, &s);
     wm_load_error e;
     struct wm_match_table *t = wm_match_table_new(r, s, NULL, 64, &e);
     cr_assert(t, "%s", line_of(&e));
