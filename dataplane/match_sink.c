@@ -890,8 +890,10 @@ static void settle_pending(struct wm_match_table *t, wm_content *c)
              * (a node pending now was installed after the last reload),
              * whose matcher no longer has the node when the round count
              * moves, so its wait ends. */
+            struct client_rec *r = n->owner;
             pend_drop(t, n);
             remove_node(t, pp);
+            if (r) client_gc(t, r);
             t->c.subs_removed--;
             t->c.subs_xpath--;
             t->c.subs_xpath_refused++;

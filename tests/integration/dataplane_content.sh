@@ -199,7 +199,11 @@ for a, w in zip(got, want):
     else:
         assert ga == gw, (a, w)
 assert m["content_pending"] == skipped and m["content_waits"] == 0 and m["xpath_pending"] == 0, (m, skipped)
-assert m["subs_xpath_refused"] == 3 and m["subs_live"] == 0 and m["subs_session_ended"] == 6, m
+# a refused filter's subscription goes at its compile or, if its session ended first (the compile thread may come
+# late on a loaded machine), with the session: the 9 learned subscriptions left (10 minus one UNSUBSCRIBE) are
+# gone either way
+assert m["subs_xpath_refused"] <= 3 and m["subs_live"] == 0, m
+assert m["subs_xpath_refused"] + m["subs_session_ended"] == 9, m
 print("async: %d of 61 PUBLISHes met a filter still compiling (%d candidates skipped), the rest as with wait"
       % (sum("content_pending" in a for a in got), skipped), file=sys.stderr)
 PY

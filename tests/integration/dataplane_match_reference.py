@@ -66,7 +66,7 @@ def props(m):
     for k, v in get(m, "mqtt.properties") or []:
         if k == "mqtt.property_id":
             cur = int(v, 16)
-        elif cur is not None and k != "mqtt.property_len":
+        elif cur is not None and not k.endswith("_len"):  # a string's length field comes before it
             if cur == 0x26:
                 if k == "mqtt.prop_key":
                     res.append([cur, [v, None]])
