@@ -131,13 +131,13 @@ static bool no_compiler;
 
 static void setup_with(bool compiler)
 {
-    char err[512];
+    wm_load_error err;
     no_compiler = !compiler;
     strcpy(dir, "/tmp/wm_cc_XXXXXX");
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
-    T = wm_match_table_new(NULL, NULL, reg, 65536, err, sizeof err);
-    CHECK(T, "%s", err);
+    T = wm_match_table_new(NULL, NULL, reg, 65536, &err);
+    CHECK(T, "%s", err.reason);
     atomic_store(&ctl_stop, false);
     atomic_store(&hold, false);
     atomic_store(&pubs, 0);
@@ -440,12 +440,12 @@ static void no_room_refused_at_once(void)
 
 static atomic_bool reload_done;
 static int reload_rc;
-static char reload_err[512];
+static wm_load_error reload_err;
 
 static void *reload_main(void *arg)
 {
     (void)arg;
-    reload_rc = wm_match_table_reload(T, reload_err, sizeof reload_err);
+    reload_rc = wm_match_table_reload(T, &reload_err);
     atomic_store(&reload_done, true);
     return NULL;
 }
@@ -480,7 +480,7 @@ static void unsubscribe_and_reload_while_pending(void)
         if (k % 64 == 63) usleep(100);
     }
     pthread_join(th, NULL);
-    CHECK(reload_rc == 0, "reload: %s", reload_err);
+    CHECK(reload_rc == 0, "reload: %s", reload_err.reason);
     settle(w, &sk);
     for (int i = 0; i < 200; i++) {
         char topic[32];
@@ -558,7 +558,7 @@ static void reload_while_pending(bool between, bool wait)
         if (k % 64 == 63) usleep(100);
     }
     pthread_join(reload_th, NULL);
-    CHECK(reload_rc == 0, "reload: %s", reload_err);
+    CHECK(reload_rc == 0, "reload: %s", reload_err.reason);
     /* the next burst, on the new set: the filter by its text */
     CHECK(publish(&sk, "t/r", 0) == WM_MQTT_PUB_MATCHED, "%s: after the reload, pack 0", mode);
     CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH, "%s: after the reload, pack 1", mode);
