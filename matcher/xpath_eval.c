@@ -115,6 +115,7 @@ struct wm_xpf_ctx {
      * at most n_clusters_total); watermarks per document */
     const xpf_post **fired;
     uint32_t n_fired;
+    uint32_t n_qw;              /* wm_xpf n_qw */
     rstate *rs;                 /* [n_clusters_total]: the fast clusters' state (rstate) */
     const xpf_run **rtouch;     /* the fast clusters whose rstate left rank 0 in this document */
     uint32_t n_rtouch;
@@ -170,6 +171,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
                 const xpf_run *r = &f->pstates[p].runs[k];
                 if (r->K) c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
             }
+    c->n_qw = f->n_qw;
     c->n_lids = f->g->n_lids;
     c->n_uris = f->g->n_uris;
     c->cs = malloc(ncl * sizeof *c->cs);
@@ -290,7 +292,7 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
         c->n_cand = nc;
     }
     if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
-    if (p->nc) c->fired[c->n_fired++] = p;
+    if (p->nc) c->fired[c->n_fired++] = p; /* one store: the value handlers stay lean, finish finds the runs */
 }
 
 /* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi
@@ -554,17 +556,17 @@ static inline void mark_entries(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t a
  * when absent, for a boolean or a string that is no number, which makes
  * every comparison false, as XPath wants. One branch depends on the data:
  * whether the key past the watermark is below the value (anything new). */
-static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const xpf_run *r)
+static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const slotv *sv, rstate *rs, const xpf_run *r)
 {
-    double w = c->sv[r->slot].num * r->sgn;
-    rstate *st = &c->rs[r->id];
+    double w = sv[r->slot].num * r->sgn;
+    rstate *st = &rs[r->id];
     if (!(st->nk < w)) return;
     uint32_t lo = st->rank, k = key_rank(r->K, r->lg, w);
     if (!lo) c->rtouch[c->n_rtouch++] = r; /* put back when the next document starts */
     st->rank = k;
     st->nk = r->K[k];
-    const wm_xpf *f = c->f;
-    or_rows(c->matched, r->rows + (size_t)k * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
+    uint32_t nw = c->n_qw;
+    or_rows(c->matched, r->rows + (size_t)k * nw, NULL, c->any_no ? c->open : NULL, nw);
     lose(c, k - lo);
 }
 
@@ -1056,11 +1058,11 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
     }
 }
 
-/* The element's values are complete: decide its candidate queries. */
-static void finish(wm_xpf_ctx *c)
+/* The guards of the element's state that are not merged (xpf_guard):
+ * not(S = 'lit') ones by one hash of S's value, the others evaluated; a
+ * guard that holds fires its post. Out of line: most states have none. */
+static __attribute__((noinline)) void run_guards(wm_xpf_ctx *c)
 {
-    c->collecting = false;
-    c->dec.attr_hooks = NULL;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1076,15 +1078,17 @@ static void finish(wm_xpf_ctx *c)
             if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }
-    if (ps->n_neggroups) run_neg_groups(c);
     for (uint32_t i = 0; i < ps->n_plain; i++) {
         const xpf_guard *g = &ps->guards[ps->plain[i]];
         if (eval_pred(c, g->pred)) add_post(c, &g->post);
     }
-    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++)
-        for (const xpf_run *r = ps->runs + (*fp)->coff, *end = r + (*fp)->nc; r < end; r++)
-            if (__builtin_expect(r->K != NULL, 1)) run_fast(c, r);
-            else run_cluster(c, &ps->clusters[r - ps->runs]);
+}
+
+/* The element's candidate queries and its state's always-evaluated ones,
+ * by their predicates. Out of line: clusters decide the common queries. */
+static __attribute__((noinline)) void run_candidates(wm_xpf_ctx *c)
+{
+    const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -1093,6 +1097,24 @@ static void finish(wm_xpf_ctx *c)
         uint32_t q = ps->always[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
     }
+}
+
+/* The element's values are complete: decide its candidate queries. */
+static void finish(wm_xpf_ctx *c)
+{
+    c->collecting = false;
+    c->dec.attr_hooks = NULL;
+    const xpf_pstate *ps = c->ps;
+    if (__builtin_expect(ps->n_neg | ps->n_plain, 0)) run_guards(c);
+    if (ps->n_negruns | ps->neg_slow) run_neg_groups(c);
+    /* the fired posts' runs: the bases stay in registers (the stores below could alias the context) */
+    const slotv *sv = c->sv;
+    rstate *rs = c->rs;
+    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++)
+        for (const xpf_run *r = ps->runs + (*fp)->coff, *end = r + (*fp)->nc; r < end; r++)
+            if (__builtin_expect(r->K != NULL, 1)) run_fast(c, sv, rs, r);
+            else run_cluster(c, &ps->clusters[r - ps->runs]);
+    if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
     if (c->n_pend && c->undecided <= c->pend_n) flush_pending(c);
 }
 
