@@ -4,8 +4,9 @@
  * status header and temperature/humidity bodies) and its four queries —,
  * schema typing refusals, enumerations, early stop (and its count of the
  * undecided queries), the candidate entry
- * point, range cluster keys at the infinities and truncated streams (what
- * early stop and whole-stream validation
+ * point, range cluster keys at the infinities, the clusters' per-document
+ * state handed from one document to the next however it ended, and
+ * truncated streams (what early stop and whole-stream validation
  * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
 #include <criterion/criterion.h>
@@ -771,4 +772,76 @@ Test(xpath_filter, short_string_hash_is_exact)
                 cr_assert_neq(wm_xpf_str_hash(t, n), hs, "byte %u of %u changed, same hash", pos, n);
             }
         }
+}
+
+/* The per-document state of fast clusters (xpf_run: a trigger's range
+ * cluster with rows) and of merged not() clusters with rows (xpf_negrun)
+ * lives in the context without a document tag: a document that moved it
+ * hands it back to the next one, whether it ended normally, stopped early
+ * once every query was decided, or failed on a truncated stream. Each such
+ * document pushes the thresholds to the top (v = 100); the next one, with a
+ * low value, must still see its own matches, which a state left at the top
+ * would hide. Expected: a query matches iff some record of its document
+ * makes it true (the failed document's answer is not read). */
+Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
+{
+    enum { NT = 11, NQ = 2 * NT };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    static char qt[NQ][96];
+    const char *qs[NQ];
+    /* thresholds 0..9 and 1000 (only the early-stopping document reaches it) behind a trigger, then
+     * behind a merged not() guard */
+#define THRESHOLD(i) ((i) < NT - 1 ? (i) : 1000)
+    for (int i = 0; i < NQ; i++) {
+        if (i < NT) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'a' and @v > %d]", THRESHOLD(i));
+        else snprintf(qt[i], sizeof qt[i], "//s:senml[not(@u = 'Q') and @t > %d]", THRESHOLD(i - NT));
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
+    unsigned fast = 0, negruns = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) fast += f->pstates[p].runs[k].K != NULL;
+        negruns += f->pstates[p].n_negruns;
+    }
+    cr_assert(fast && negruns, "the paths under test: fast clusters %u, merged not() clusters with rows %u", fast, negruns);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    /* kind: 0 ends normally, 1 stops early (every query true by its first record), 2 truncated */
+    static const struct { int kind; const char *recs; int v, t; } docs[] = {
+        { 0, "<senml n='a' u='R' v='100'/><senml n='b' u='Q' t='100' v='1'/>", 100, -1 },
+        { 0, "<senml n='a' u='R' t='3' v='4'/><senml n='b' u='Q' t='50' v='1'/>", 4, 3 },
+        { 0, "<senml n='b' u='R' t='100' v='100'/>", -1, 100 },
+        { 0, "<senml n='a' u='R' t='7' v='2'/>", 2, 7 },
+        { 1, "<senml n='a' u='R' t='2000' v='2000'/><senml n='b' u='R' v='1'/><senml n='c' u='R' v='1'/>", 2000, 2000 },
+        { 0, "<senml n='c' u='R' t='2' v='100'/><senml n='a' u='Q' t='50' v='6'/>", 6, 2 },
+        { 2, "<senml n='a' u='R' t='100' v='100'/><senml n='b' u='R' v='1'/><senml n='c' u='R' v='1'/>", 0, 0 },
+        { 0, "<senml n='a' u='R' t='1' v='1'/>", 1, 1 },
+        { 0, "<senml n='b' u='Q' t='100' v='100'/>", -1, -1 },
+    };
+    for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+        char xml[512];
+        snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", docs[d].recs);
+        uint8_t exi[256];
+        size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+        cr_assert(len, "%s", e.msg);
+        uint64_t m = 0;
+        bool early = false;
+        if (docs[d].kind == 2) { /* cut inside the last record: the first one was decided before the cut */
+            cr_assert_eq(wm_xpf_match(c, exi, len - 3, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_DECODE, "document %zu", d);
+            continue;
+        }
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "document %zu: %s", d, e.msg);
+        cr_assert_eq(early, docs[d].kind == 1, "document %zu: decided early %d", d, early);
+        for (int q = 0; q < NQ; q++) {
+            bool want = q < NT ? docs[d].v > THRESHOLD(q) : docs[d].t > THRESHOLD(q - NT);
+            cr_assert_eq((bool)(m >> q & 1), want, "document %zu, query %s", d, qs[q]);
+        }
+    }
+#undef THRESHOLD
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
 }
