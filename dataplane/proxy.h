@@ -178,6 +178,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_unknown_sid;         /* broker PUBLISHes withheld: only identifiers of subscriptions the
                                             proxy does not know, on a session that may hold filtered ones */
     uint64_t filter_session_full;        /* nbhd SUBSCRIBEs refused (0x97): no room in the session table */
+    uint64_t filter_expiry_from_zero;    /* client DISCONNECTs setting a Session Expiry Interval on a connection
+                                            whose was 0 (MQTT 5.0 §3.14.2.2.2 Protocol Error): not taken */
     /* Content filtering (--schemas). */
     uint64_t filter_xpath_subscribes;    /* SUBSCRIBEs with a valid `xpath`, forwarded */
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */

@@ -1436,7 +1436,18 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
             __attribute__((fallthrough));   /* and the Session Expiry Interval */
         case WM_MQTT5_DISCONNECT:
             if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)) {
-                f->session_expiry = pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+                uint32_t iv = pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+                /* A DISCONNECT may change the interval, but not from 0 to
+                 * non-zero (§3.14.2.2.2): the broker does not take it as a
+                 * valid DISCONNECT (it answers 0x82 Protocol Error) and the
+                 * session ends with the connection, so the proxy must not
+                 * keep it either (before 2026-12-02 it did: its --prefilter
+                 * registrations stayed for the new interval). */
+                if (pkt->type == WM_MQTT5_DISCONNECT && f->session_expiry == 0 && iv != 0) {
+                    f->c->filter_expiry_from_zero++;
+                    return WM_PROXY_KEEP;
+                }
+                f->session_expiry = iv;
                 if (f->sess_gen)
                     wm_proxy_registry_session_interval(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen,
                                                        f->session_expiry);

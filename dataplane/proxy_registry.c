@@ -51,7 +51,8 @@ typedef struct sess {
     uint64_t gen;
     uint32_t attached;      /* connections using it */
     uint64_t expire_ns;     /* when none is: CLOCK_MONOTONIC deadline */
-    uint32_t interval;      /* while one is: its Session Expiry Interval (s); 0 not known */
+    uint32_t interval;      /* while one is: its Session Expiry Interval (s), if interval_set */
+    bool interval_set;      /* interval given since the last attach */
     bool incomplete;
     uint32_t sid_next;      /* no proxy identifier from here up was used in the session */
     /* --state reservation ceilings (wm_proxy_registry_session_sid): every
@@ -505,7 +506,10 @@ wm_proxy_session_ref wm_proxy_registry_session_attach(wm_proxy_registry *g, wm_m
         }
     }
     if (s) {
+        /* the new connection's interval comes with its CONNACK (_session_interval),
+         * not the previous connection's */
         s->attached++;
+        s->interval_set = false;
         ref.gen = s->gen;
     }
     changed(g, s);
@@ -681,11 +685,11 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
 void wm_proxy_registry_session_interval(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
                                         uint32_t cid_len, uint64_t gen, uint32_t interval_s)
 {
-    if (!interval_s) return;
     lock(g, rd);
     sess *s = sess_get(g, cid, cid_len, gen);
-    if (s && s->interval != interval_s) {
+    if (s && (!s->interval_set || s->interval != interval_s)) {
         s->interval = interval_s;
+        s->interval_set = true;
         changed(g, s);
     }
     unlock(g, rd);
@@ -844,7 +848,7 @@ static void copy_entry(const wm_proxy_registry *g, wm_proxy_session_copy *c, ses
     c->n = e->n;
     memcpy(at, e->cid, e->cid_len);
     c->s = (wm_proxy_saved_session){ (const uint8_t *)at, e->cid_len, e->sid_next, e->incomplete, e->attached != 0,
-                                     e->expire_ns, e->interval, ceil };
+                                     e->expire_ns, e->interval, ceil, e->interval_set };
     at += e->cid_len;
     for (uint32_t i = 0; i < e->n; i++) {
         const sess_rec *r = &e->recs[i];

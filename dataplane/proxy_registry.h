@@ -244,9 +244,15 @@ void wm_proxy_registry_session_del(wm_proxy_registry *g, wm_matcher_reader *rd, 
 
 /* Worker: the Session Expiry Interval (s, 0xFFFFFFFF never) in force on
  * the connection attached to entry gen (CONNACK, or a DISCONNECT changing
- * it), so that a save while it is attached knows when the session would end
- * if the proxy were killed then (the detach never comes). 0 is ignored (the
- * session ends with the connection). No-op if gen is stale. */
+ * it, MQTT 5.0 §3.14.2.2.2), so that a save while it is attached knows when
+ * the session would end if the proxy were killed then (the detach never
+ * comes). 0 counts like any other value: the session ends with the
+ * connection, and a save while it is attached writes it as expired (before
+ * 2026-12-02 a 0 was ignored, so a DISCONNECT ending the session, or a
+ * resume with interval 0, left the previous connection's interval in the
+ * entry: a kill then made the next process keep the session as
+ * persistent). Until the first call after an attach the interval is not
+ * known (written "live": never). No-op if gen is stale. */
 void wm_proxy_registry_session_interval(wm_proxy_registry *g, wm_matcher_reader *rd, const uint8_t *cid,
                                         uint32_t cid_len, uint64_t gen, uint32_t interval_s);
 
@@ -269,9 +275,11 @@ typedef struct wm_proxy_saved_session {
     bool attached;         /* a connection uses it now: its expiry is not known yet */
     uint64_t expire_ns;    /* not attached: CLOCK_MONOTONIC deadline; UINT64_MAX = never */
     uint32_t interval;     /* attached: the Session Expiry Interval (s) of its connection
-                            * (wm_proxy_registry_session_interval), 0xFFFFFFFF never, 0 not known */
+                            * (wm_proxy_registry_session_interval), 0xFFFFFFFF never; see interval_set */
     uint32_t ceiling;      /* taken: no identifier of the session from here up is handed out
                             * before a save that wrote it completed (>= sid_next); restore ignores it */
+    bool interval_set;     /* attached: interval was given since the attach (0 then means the
+                            * session ends with its connection, not "not known") */
 } wm_proxy_saved_session;
 
 /* Any thread: a counter that moves whenever a session entry changes (made,

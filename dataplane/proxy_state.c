@@ -253,7 +253,7 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
             uint32_t cid_len;
             if (string(&c, "client identifier", false, false, &cid, &cid_len)) goto out;
             if (number(&c, "next identifier", false, WM_PROXY_SID_BASE, WM_PROXY_SID_PLAIN, &v)) goto out;
-            p.s = (wm_proxy_saved_session){ (const uint8_t *)cid, cid_len, (uint32_t)v, false, false, 0, 0, 0 };
+            p.s = (wm_proxy_saved_session){ (const uint8_t *)cid, cid_len, (uint32_t)v, false, false, 0, 0, 0, false };
             uint64_t inc;
             if (number(&c, "incomplete", false, 0, 1, &inc)) goto out;
             p.s.incomplete = inc == 1;
@@ -401,7 +401,8 @@ typedef struct mentry {
     uint64_t gen;
     bool attached;
     uint64_t expire_ns;
-    uint32_t interval;           /* attached: its Session Expiry Interval (s), 0 not known */
+    uint32_t interval;           /* attached: its Session Expiry Interval (s), if interval_set */
+    bool interval_set;
     uint32_t sid_next, ceiling;  /* written at a clean stop / while running */
     bool incomplete;
     uint32_t n_recs;
@@ -547,6 +548,7 @@ static int mirror_put(wm_proxy_state_mirror *m, const wm_proxy_session_copy *c)
     e->attached = c->s.attached;
     e->expire_ns = c->s.expire_ns;
     e->interval = c->s.interval;
+    e->interval_set = c->s.interval_set;
     /* (an entry that never had a proxy identifier holds 0: none used) */
     e->sid_next = c->s.sid_next < WM_PROXY_SID_BASE ? WM_PROXY_SID_BASE : c->s.sid_next;
     e->ceiling = c->s.ceiling > e->sid_next ? c->s.ceiling : e->sid_next;
@@ -649,8 +651,12 @@ static void emit(FILE *f, const wm_proxy_state_mirror *m, uint32_t epoch, bool c
          * one; while running, the ceiling no identifier handed out reaches
          * before the next save (proxy_registry.h, _session_sid). */
         fprintf(f, " %" PRIu32 " %d ", clean ? e->sid_next : e->ceiling, e->incomplete ? 1 : 0);
-        if (e->attached && e->interval) fprintf(f, "live:%" PRIu32, e->interval);
-        else if (e->attached) fputs("live", f);
+        /* A connected session with interval 0 ends with its connection: if
+         * the proxy is killed now, the broker ends it too, so the file says
+         * it expired (not loaded again). */
+        if (e->attached && e->interval_set && e->interval) fprintf(f, "live:%" PRIu32, e->interval);
+        else if (e->attached && !e->interval_set) fputs("live", f);
+        else if (e->attached) fprintf(f, "%" PRId64, now_rt_s);
         else if (e->expire_ns == UINT64_MAX) fputs("never", f);
         else if (e->expire_ns <= now_mono_ns) fprintf(f, "%" PRId64, now_rt_s);
         else fprintf(f, "%" PRId64, now_rt_s + (int64_t)((e->expire_ns - now_mono_ns + 999999999ull) / 1000000000ull));

@@ -142,13 +142,14 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     wm_proxy_registry_stats st;
     if (cfg->registry) {
         wm_proxy_registry_stats_get(cfg->registry, &st);
-        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}",
+        json_t *ss = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}",
                                "live", I(st.sessions_live), "max", I(cfg->max_sessions),
                                "restored", I(st.sessions_restored), "incomplete", I(st.sessions_incomplete),
                                "dropped", I(st.sessions_dropped), "expired", I(st.sessions_expired),
                                "full", I(st.sessions_full), "records_lost", I(st.records_lost),
                                "unknown_sid_withheld", I(c->filter_unknown_sid),
                                "subscribe_refused_full", I(c->filter_session_full),
+                               "disconnect_expiry_from_zero", I(c->filter_expiry_from_zero),
                                "lock", "wait_max_us", I(st.lock_wait_max_ns / 1000),
                                "hold_max_us", I(st.lock_hold_max_ns / 1000));
         if (!ss || json_object_set_new(o, "sessions", ss)) { json_decref(o); return -1; }

@@ -73,6 +73,28 @@ def parse_props(b, off):
         out.append((pid, v))
     return out, end
 
+def subscribe_texts(c, texts, topic_fmt, pid0, bound=600):
+    """Subscribes c to topic_fmt % i with content filter texts[i] (QoS 1,
+    packet identifiers pid0 + i), all in one write so that they compile
+    together, sending PINGREQs while it waits (the SUBSCRIBEs are held for
+    the compile; the pings pass them). Returns (the SUBACKs' last reason code
+    per text, None if missing; the seconds it took)."""
+    c.send_raw(b"".join(packet(0x82, struct.pack(">H", pid0 + i) + props([(0x26, ("xpath", t))]) + s(topic_fmt % i)
+                               + b"\x01") for i, t in enumerate(texts)))
+    t0 = time.time()
+    while not c.wait_for(lambda: (9, pid0 + len(texts) - 1) in c.acks, 20) and time.time() - t0 < bound and not c.closed:
+        c.send_raw(b"\xc0\x00")
+    return [c.acks[(9, pid0 + i)][-1] if (9, pid0 + i) in c.acks else None for i in range(len(texts))], time.time() - t0
+
+def evict_texts(port, cid):
+    """Another connection's new content filter (cid, on port's worker): the
+    worker commits its table without the texts of sessions away, so that a
+    resume of one waits for their compile. Returns the SUBACK's reason codes."""
+    e = Client(port, cid, timeout=None)
+    codes, _ = e.subscribe(["ev/#"], user=[("xpath", "//s:senml[@v > 98765]")], timeout=300)
+    e.disconnect()
+    return codes
+
 class Publish:
     def __init__(self, topic, payload, qos, retain, pid, pr):
         self.topic, self.payload, self.qos, self.retain, self.pid = topic, payload, qos, retain, pid

@@ -14,7 +14,7 @@ first failure.
 usage: proxy_resume_disconnect.py PROXY_PORT BROKER_PORT PAYLOAD.exi"""
 import os, struct, sys, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from proxy_mqtt5 import Client, packet, props, s
+from proxy_mqtt5 import Client, evict_texts, subscribe_texts
 from proxy_spatial import fail, ok
 
 port, bport, pay = int(sys.argv[1]), int(sys.argv[2]), open(sys.argv[3], "rb").read()
@@ -27,22 +27,13 @@ uniq = time.time_ns() % 1000000
 TEXTS = ['//s:senml[matches(@vs, ".{230}t%d_%d")]' % (i, uniq) for i in range(8)]
 
 s1 = Client(port, CID, session_expiry=3600, timeout=None)   # the compile may take minutes under ASan
-# in one write: the texts compile together; PINGREQs pass the held SUBSCRIBEs (keep-alive 60 s)
-s1.send_raw(b"".join(packet(0x82, struct.pack(">H", 100 + i) + props([(0x26, ("xpath", t))]) + s("rd/%d" % i) + b"\x01")
-                     for i, t in enumerate(TEXTS)))
-t0 = time.time()
-while not s1.wait_for(lambda: (9, 100 + len(TEXTS) - 1) in s1.acks, 20) and time.time() - t0 < 600 and not s1.closed:
-    s1.send_raw(b"\xc0\x00")
-took = time.time() - t0
-for i in range(len(TEXTS)):
-    if (9, 100 + i) not in s1.acks: fail("S: no SUBACK for text %d after %.0f s" % (i, took))
-    if s1.acks[(9, 100 + i)][-1:] != b"\x01": fail("S: SUBACK %s for text %d" % (s1.acks[(9, 100 + i)].hex(), i))
+codes, took = subscribe_texts(s1, TEXTS, "rd/%d", 100)   # keep-alive 60 s: PINGREQs pass the held SUBSCRIBEs
+for i, c in enumerate(codes):
+    if c != 1: fail("S: SUBACK reason %r for text %d after %.0f s" % (c, i, took))
 s1.disconnect()
 # another connection's new text: the worker commits its table without S's texts
-e = Client(port, "rd-evict", timeout=None)
-codes, _ = e.subscribe(["ev/#"], user=[("xpath", "//s:senml[@v > 98765]")], timeout=300)
+codes = evict_texts(port, "rd-evict")
 if codes != [1]: fail("evicting client: SUBACK %r" % codes)
-e.disconnect()
 p = Client(port, "rd-pub")
 for _ in range(3): p.publish("rd/0", pay, qos=1, content_type=CT)
 if not p.drain(30): fail("publisher: PUBACKs missing")

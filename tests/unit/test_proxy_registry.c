@@ -297,7 +297,7 @@ Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_nam
 Test(proxy_registry, a_restored_session_with_two_records_of_one_filter_is_refused_naming_them)
 {
     wm_proxy_registry *g = wm_proxy_registry_new(NULL, 4, 4096);
-    wm_proxy_saved_session s = { CID("h"), WM_PROXY_SID_BASE, false, false, UINT64_MAX, 0, 0 };
+    wm_proxy_saved_session s = { CID("h"), WM_PROXY_SID_BASE, false, false, UINT64_MAX, 0, 0, false };
     /* same length, same first bytes: only the last byte tells a/b/c apart */
     wm_proxy_saved_sub r[4] = { { "x/a", 3, 1, NULL, WM_SUB_NONE, NULL }, { "x/b", 3, 2, NULL, WM_SUB_NONE, NULL },
                                 { "x/c", 3, 3, "X1", WM_SUB_NONE, NULL }, { "x/b", 3, 4, NULL, WM_SUB_NONE, NULL } };
@@ -315,9 +315,9 @@ Test(proxy_registry, a_restored_session_with_two_records_of_one_filter_is_refuse
         int n = snprintf(text[i], sizeof text[i], "s/%d/#", (i * 2749) % 4096);
         many[i] = (wm_proxy_saved_sub){ text[i], (uint32_t)n, (uint32_t)i + 1, NULL, WM_SUB_NONE, NULL };
     }
-    wm_proxy_saved_session s2 = { CID("many"), WM_PROXY_SID_BASE, false, false, UINT64_MAX, 0, 0 };
+    wm_proxy_saved_session s2 = { CID("many"), WM_PROXY_SID_BASE, false, false, UINT64_MAX, 0, 0, false };
     cr_assert_eq(wm_proxy_registry_session_restore(g, &s2, many, 4096, err, sizeof err), 0, "%s", err);
-    wm_proxy_saved_session s3 = { CID("many2"), WM_PROXY_SID_BASE, false, false, UINT64_MAX, 0, 0 };
+    wm_proxy_saved_session s3 = { CID("many2"), WM_PROXY_SID_BASE, false, false, UINT64_MAX, 0, 0, false };
     many[4095] = many[17];
     cr_assert_eq(wm_proxy_registry_session_restore(g, &s3, many, 4096, err, sizeof err), -1);
     cr_assert_str_eq(err, "two subscriptions of one filter (its records 18 and 4096)");

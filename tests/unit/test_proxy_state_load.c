@@ -93,10 +93,34 @@ Test(proxy_state_load, a_session_connected_at_a_kill_keeps_its_expiry_interval)
     cr_assert(strstr(t, "\nsession d 251658240 0 live\n"), "%s", t);   /* interval not known yet */
     free(t);
     wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 600);
-    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 0);     /* ignored */
     wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen + 1, 9); /* stale: ignored */
     t = text_of(g);
     cr_assert(strstr(t, "\nsession d 251658240 0 live:600\n"), "%s", t);
+    free(t);
+    /* A DISCONNECT with interval 0 ends the session with its connection: a
+     * kill now must not leave it persistent (before 2026-12-02 the 0 was
+     * ignored and the file kept live:600). */
+    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 0);
+    t = text_of(g);
+    char want0[64];
+    snprintf(want0, sizeof want0, "\nsession d 251658240 0 %lld\n", (long long)NOW_RT);
+    cr_assert(strstr(t, want0), "%s", t);
+    free(t);
+    wm_proxy_registry_free(g);
+
+    /* A connection resuming the session brings its own interval: until its
+     * CONNACK's comes, the previous connection's is not taken for it. */
+    g = wm_proxy_registry_new(NULL, 8, 8);
+    r = wm_proxy_registry_session_attach(g, NULL, (const uint8_t *)"d", 1, true, true, ignore, NULL);
+    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 600);
+    wm_proxy_registry_session_detach(g, NULL, (const uint8_t *)"d", 1, r.gen, UINT64_MAX);
+    r = wm_proxy_registry_session_attach(g, NULL, (const uint8_t *)"d", 1, false, false, ignore, NULL);
+    t = text_of(g);
+    cr_assert(strstr(t, "\nsession d 251658240 0 live\n"), "%s", t);
+    free(t);
+    wm_proxy_registry_session_interval(g, NULL, (const uint8_t *)"d", 1, r.gen, 0);
+    t = text_of(g);
+    cr_assert(strstr(t, want0), "%s", t);
     free(t);
     wm_proxy_registry_free(g);
 
