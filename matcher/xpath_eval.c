@@ -699,7 +699,8 @@ static inline uint32_t neg_excl(const wm_xpf_ctx *c, uint32_t slot)
 static void run_neg_groups(wm_xpf_ctx *c)
 {
     const xpf_pstate *ps = c->ps;
-    for (const xpf_negrun *r = ps->negruns, *end = r + ps->n_negruns; r < end; r++) {
+    for (uint32_t i = 0; i < ps->n_negruns; i++) { /* negruns is NULL when there are none */
+        const xpf_negrun *r = &ps->negruns[i];
         double y = slot_num(c, r->slot) * r->sgn;
         if (y == y) run_neg_rows(c, r, neg_excl(c, r->gslot), y); /* absent, NaN: all false */
     }
@@ -1161,7 +1162,8 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
         c->n_fired = 0;
         c->sbuf_len = 0;
         slotv *sv = c->sv;
-        for (const uint32_t *ns = c->ps->nslots, *end = ns + c->ps->n_nslots; ns < end; ns++) sv[*ns].num = NAN;
+        const uint32_t *ns = c->ps->nslots; /* NULL when none: indexed, no pointer arithmetic on it */
+        for (uint32_t i = 0, n = c->ps->n_nslots; i < n; i++) sv[ns[i]].num = NAN;
     }
 }
 

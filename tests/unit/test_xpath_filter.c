@@ -139,6 +139,29 @@ static size_t encode(const wm_exi_grammar *g, const char *xml, uint8_t *out, siz
     return n;
 }
 
+/* The SenML schema (senml.gen.xsd) of the cluster tests, or fails the test;
+ * their queries bind the prefix s to its namespace (senml_ns). */
+static wm_exi_grammar *senml_or_fail(void)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    return g;
+}
+static const wm_xp_ns senml_ns = { "s", "urn:ietf:params:xml:ns:senml" };
+
+/* The SenML pack of the records recs (XML elements senml), encoded strict
+ * into exi[0..cap); returns its length, or fails the test. */
+static size_t senml_pack(const wm_exi_grammar *g, const char *recs, uint8_t *exi, size_t cap)
+{
+    char xml[2048];
+    wm_exi_error e = { 0 };
+    cr_assert_lt((size_t)snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", recs), sizeof xml);
+    size_t len = wm_test_exi_encode(g, xml, true, exi, cap, &e);
+    cr_assert(len, "%s", e.msg);
+    return len;
+}
+
 /* Runs queries over xml; returns the match bitmap. */
 static uint64_t run(wm_exi_grammar *g, const char *const *qs, uint32_t n, const char *xml, bool *early)
 {
@@ -443,13 +466,11 @@ Test(xpath_filter, truncated_streams)
 Test(xpath_filter, decided_by_an_attribute_stops_there)
 {
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     const char *qs[] = { "/s:sensml/s:senml[@n = 'a']" };
     wm_xpf *f = NULL;
     wm_xpf_error fe;
-    cr_assert_eq(wm_xpf_compile(g, qs, 1, &ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, &senml_ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
     char xml[2048] = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"1\"/>";
     for (int i = 0; i < 12; i++) strcat(xml, "<senml n=\"other\" u=\"Cel\" v=\"22.5\"/>");
     strcat(xml, "</sensml>");
@@ -522,16 +543,14 @@ Test(xpath_filter, schema_rules_out_queries_in_strict_streams)
 Test(xpath_filter, early_stop_counts_each_query_once)
 {
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     const char *qs[] = { "/s:sensml/s:senml[@u = 'V' and (@v < 0 or @v > 100)]", "/s:sensml/s:senml[@n = 'last']",
                          "/s:sensml/s:senml[@n = 'a' and @v > 5]" };
     const char *xml = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"-100\"/>"
                       "<senml n=\"a\" u=\"V\" v=\"200\"/><senml n=\"last\" u=\"V\" v=\"1\"/></sensml>";
     wm_xpf *f = NULL;
     wm_xpf_error fe;
-    cr_assert_eq(wm_xpf_compile(g, qs, 3, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    cr_assert_eq(wm_xpf_compile(g, qs, 3, &senml_ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
     uint8_t exi[512];
     size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
@@ -582,9 +601,7 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
 {
     enum { NH = 256, NT = 16384, NU = 160, NQ = NH + NT + NU + 1 };
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     static char qt[NQ][96];
     static const char *qs[NQ];
     for (int i = 0; i < NQ; i++) {
@@ -594,7 +611,7 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
         else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
         qs[i] = qt[i];
     }
-    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     /* which clusters have rows: the humidity one and the two of u = 'V', not the temperature one */
     unsigned with = 0, without = 0;
     uint32_t it[2] = { 0, 0 };
@@ -625,11 +642,8 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
     static uint64_t m[(NQ + 63) / 64];
     for (int round = 0; round < 2; round++) /* the same context again: per-document state starts afresh */
         for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
-            char xml[1024];
-            snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", docs[d].recs);
             uint8_t exi[512];
-            size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
-            cr_assert(len, "%s", e.msg);
+            size_t len = senml_pack(g, docs[d].recs, exi, sizeof exi);
             /* every query, then candidates only (rows masked by them): every third query, and the last */
             for (int sub = 0; sub < 2; sub++) {
                 static uint32_t cand[NQ];
@@ -686,9 +700,7 @@ Test(xpath_filter, infinite_thresholds)
     static const char *const ops[] = { "<", "<=", ">", ">=" };
     enum { NX = sizeof xs / sizeof *xs, NO = 4, NQ = 3 * NO * NX };
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     static char qt[NQ][800];
     const char *qs[NQ];
     /* per query: 0 @n = 'a' and, 1 @n = 'b' and (a second trigger), 2 not(@u = 'Q') and; op; threshold */
@@ -698,7 +710,7 @@ Test(xpath_filter, infinite_thresholds)
                  ops[op], xs[x]);
         qs[i] = qt[i];
     }
-    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     unsigned ninf = 0, rows = 0;
     uint32_t it[2] = { 0, 0 };
     for (const xpf_cluster *cl; (cl = next_cluster(f, it));) {
@@ -787,9 +799,7 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
 {
     enum { NT = 11, NQ = 2 * NT };
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     static char qt[NQ][96];
     const char *qs[NQ];
     /* thresholds 0..9 and 1000 (only the early-stopping document reaches it) behind a trigger, then
@@ -800,7 +810,7 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
         else snprintf(qt[i], sizeof qt[i], "//s:senml[not(@u = 'Q') and @t > %d]", THRESHOLD(i - NT));
         qs[i] = qt[i];
     }
-    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     unsigned fast = 0, negruns = 0;
     for (uint32_t p = 0; p < f->n_pstates; p++) {
         for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) fast += f->pstates[p].runs[k].K != NULL;
@@ -822,11 +832,8 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
         { 0, "<senml n='b' u='Q' t='100' v='100'/>", -1, -1 },
     };
     for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
-        char xml[512];
-        snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", docs[d].recs);
         uint8_t exi[256];
-        size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
-        cr_assert(len, "%s", e.msg);
+        size_t len = senml_pack(g, docs[d].recs, exi, sizeof exi);
         uint64_t m = 0;
         bool early = false;
         if (docs[d].kind == 2) { /* cut inside the last record: the first one was decided before the cut */
