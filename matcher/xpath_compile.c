@@ -931,6 +931,42 @@ static int build_cluster_rows(wm_xpf *f)
     return 0;
 }
 
+/* The runs of every predicate state (xpf_pstate runs), once keys and rows
+ * are final. Nonzero on allocation failure. */
+static int build_runs(wm_xpf *f)
+{
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        if (!(ps->runs = calloc(ps->n_clusters ? ps->n_clusters : 1, sizeof *ps->runs))) return -1;
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            const xpf_cluster *cl = &ps->clusters[k];
+            xpf_run *r = &ps->runs[k];
+            r->slot = cl->slot;
+            r->id = cl->id;
+            if (!cl->fast) continue;
+            r->K = ps->ckeys + cl->koff;
+            r->rows = f->pmask + (size_t)cl->pm * f->n_qw;
+            r->sgn = cl->sgn;
+            r->lg = cl->lg;
+        }
+        for (uint32_t g = 0; g < ps->n_neggroups; g++) {
+            const xpf_neggroup *grp = &ps->neggroups[g];
+            for (uint32_t k = grp->coff; k < grp->coff + grp->cn; k++) {
+                const xpf_cluster *cl = &ps->negcl[k];
+                if (cl->pm == XPF_NONE) {
+                    ps->neg_slow = true;
+                    continue;
+                }
+                xpf_negrun *nr = realloc(ps->negruns, (ps->n_negruns + 1) * sizeof *nr);
+                if (!nr) return -1;
+                ps->negruns = nr;
+                nr[ps->n_negruns++] = (xpf_negrun){ .sgn = cl->sgn, .gslot = grp->slot, .slot = cl->slot, .id = cl->id, .cl = k };
+            }
+        }
+    }
+    return 0;
+}
+
 /* Search order (xpf_cluster): x ascending for op > >=, descending for < <=. */
 static int cmp_centry_search(const void *a, const void *b, void *neg)
 {
@@ -1206,12 +1242,6 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
     for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
         if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
-    if (!(ps->attr_hooks = malloc((f->g->n_lids ? f->g->n_lids : 1) * sizeof *ps->attr_hooks))) goto out;
-    for (uint32_t lid = 0; lid < f->g->n_lids; lid++) {
-        uint16_t ix = ps->pslot_of_lid[lid];
-        /* pslots is final here; their hooks are set below */
-        ps->attr_hooks[lid] = ix ? &ps->pslots[ix - 1].hook : wm_xpf_no_slot_hook();
-    }
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
@@ -1229,7 +1259,6 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         s->put = !s->any_trig                                   ? XPF_PUT_NUM
                : s->eq_mask && !s->eq_dup && !s->need_num ? XPF_PUT_STR_EQ
                                                           : XPF_PUT_GENERIC;
-        s->hook = wm_xpf_attr_hook(s->put);
     }
     rc = WM_XPF_OK;
 out:
@@ -1387,7 +1416,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     if (mark_sole_clusters(f)) goto fail;
     f->n_qw = (n + 64 * XPF_QW - 1) / (64 * XPF_QW) * XPF_QW;
     if (!f->n_qw) f->n_qw = XPF_QW;
-    if (build_cluster_rows(f)) goto fail;
+    if (build_cluster_rows(f) || build_runs(f)) goto fail;
     /* the Hyperscan database of every pattern literal */
     uint32_t np = 0;
     for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix;
@@ -1451,10 +1480,11 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->always);
         free(ps->slot_ix);
         free(ps->pslot_of_lid);
-        free(ps->attr_hooks);
         free(ps->pat);
         free(ps->qlist);
         free(ps->clusters);
+        free(ps->runs);
+        free(ps->negruns);
         free(ps->centries);
         free(ps->ckeys);
         free(ps->nslots);

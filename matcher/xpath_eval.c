@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "codec/exi_decode_int.h"
 #include "matcher/intern.h"
 #include "matcher/xpath_filter_int.h"
 
@@ -37,7 +38,9 @@ typedef struct scan_memo {
 } scan_memo;
 
 /* Per merged not() cluster and document (doc): the watermark, entries
- * [0, lo) decided (with rows: see run_neg_rows). */
+ * [0, lo) decided. With rows (run_neg_rows) doc is unused: a cluster whose
+ * m1 left NaN in a document is put back (CSTATE_ROWS0) when the next one
+ * starts (wm_xpf_ctx ntouch). */
 typedef struct cstate {
     uint32_t doc, lo, hi;
     uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
@@ -45,12 +48,24 @@ typedef struct cstate {
     bool pend;                  /* in the pending list (flush_pending) */
 } cstate;
 
+#define CSTATE_ROWS0 ((cstate){ .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN })
+
 /* A merged not() cluster whose marking waits (flush_pending), with its
  * predicate state (its entries are the state's). */
 typedef struct pending {
     const xpf_pstate *ps;
     const xpf_cluster *cl;
 } pending;
+
+/* Per fast cluster (xpf_run) and document: entries [0, rank) are matched,
+ * and nk is the key of entry rank (NaN past the entries), so "does the
+ * value make anything new true?" is one comparison, nk < w, without a
+ * document tag: the clusters moved in a document are put back to rank 0
+ * when the next one starts (wm_xpf_ctx rtouch). */
+typedef struct rstate {
+    double nk;
+    uint32_t rank;
+} rstate;
 
 typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
@@ -96,13 +111,19 @@ struct wm_xpf_ctx {
     uint32_t n_cand;
     uint32_t *cand_epoch;       /* [n_q] */
     uint32_t scan_slot;         /* slot being scanned (Hyperscan callback) */
-    /* clusters: fired in the current element (the posts' cluster ranges:
-     * a post fires at most once per element, each cluster is in one post);
-     * watermarks per document */
-    uint32_t *fired;            /* pairs (pstate cluster index, end index) */
-    uint32_t n_fired;           /* pairs */
+    /* clusters: the posts with clusters fired in the current element (a
+     * post fires at most once per element, each cluster is in one post, so
+     * at most n_clusters_total); watermarks per document */
+    const xpf_post **fired;
+    uint32_t n_fired;
+    uint32_t n_qw;              /* wm_xpf n_qw */
+    rstate *rs;                 /* [n_clusters_total]: the fast clusters' state (rstate) */
+    const xpf_run **rtouch;     /* the fast clusters whose rstate left rank 0 in this document */
+    uint32_t n_rtouch;
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
+    uint32_t *ntouch;           /* the merged clusters with rows whose cstate moved in this document */
+    uint32_t n_ntouch;
     uint64_t *wm;               /* [n_clusters_total]: a range cluster's watermark, doc << 32 | entries
                                  * [0, lo) matched (another doc: none), read without a branch */
     pending *pend;              /* [n_clusters_total]: clusters whose marking waits */
@@ -120,6 +141,9 @@ struct wm_xpf_ctx {
     bool decided_early;         /* every query was decided before the last event */
 };
 
+/* The filter's instance of the strict loop (below, after its handlers). */
+static wm_exi_status xpf_strict_loop(wm_exi_dctx *c);
+
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
 {
     wm_xpf_ctx *c = calloc(1, sizeof *c);
@@ -128,7 +152,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     wm_exi_limits l = wm_exi_limits_resolve(lim);
     l.typed_only = true;
     wm_exi_decoder_init(&c->dec, f->g, &l);
-    c->dec.attr_hooked = true; /* the collected state's names (start_element) */
+    c->dec.strict_loop = xpf_strict_loop; /* the filter's handlers in the loop */
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
@@ -142,17 +166,29 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
-    c->fired = malloc(2 * ncl * sizeof *c->fired);
+    c->fired = malloc(ncl * sizeof *c->fired);
+    c->rs = malloc(ncl * sizeof *c->rs);
+    c->rtouch = malloc(ncl * sizeof *c->rtouch);
+    if (c->rs)
+        for (uint32_t p = 0; p < f->n_pstates; p++)
+            for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+                const xpf_run *r = &f->pstates[p].runs[k];
+                if (r->K) c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
+            }
+    c->n_qw = f->n_qw;
     c->n_lids = f->g->n_lids;
     c->n_uris = f->g->n_uris;
-    c->cs = calloc(ncl, sizeof *c->cs);
+    c->cs = malloc(ncl * sizeof *c->cs);
+    if (c->cs)
+        for (uint32_t i = 0; i < ncl; i++) c->cs[i] = CSTATE_ROWS0;
+    c->ntouch = malloc(ncl * sizeof *c->ntouch);
     c->wm = calloc(ncl, sizeof *c->wm);
     c->pend = malloc(ncl * sizeof *c->pend);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
     if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
-        !c->sbuf || !c->fired || !c->cs || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->rs || !c->rtouch || !c->cs || !c->ntouch || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -177,7 +213,10 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->sbuf);
     free(c->memo);
     free(c->fired);
+    free(c->rs);
+    free(c->rtouch);
     free(c->cs);
+    free(c->ntouch);
     free(c->wm);
     free(c->pend);
     free(c);
@@ -257,11 +296,7 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
         c->n_cand = nc;
     }
     if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
-    if (p->nc) {
-        c->fired[2 * c->n_fired] = p->coff;
-        c->fired[2 * c->n_fired + 1] = p->coff + p->nc;
-        c->n_fired++;
-    }
+    if (p->nc) c->fired[c->n_fired++] = p; /* one store: the value handlers stay lean, finish finds the runs */
 }
 
 /* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi
@@ -519,28 +554,27 @@ static inline void mark_entries(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t a
     lose(c, b - a);
 }
 
-/* A fired range cluster with rows (xpf_cluster fast), the common case,
- * inline in finish: its trigger is true, so its queries match exactly where
- * their own test on the cluster's slot holds, a prefix of its entries. The
- * slot's number is NaN when absent, for a boolean or a string that is no
- * number, which makes every comparison false, as XPath wants. One branch
- * depends on the data: whether the key past the watermark is below the
- * value (anything new). */
-static inline __attribute__((always_inline)) void run_range_rows(wm_xpf_ctx *c, const xpf_cluster *cl)
+/* A fired fast cluster (xpf_run), the common case, inline in finish: its
+ * trigger is true, so its queries match exactly where their own test on the
+ * cluster's slot holds, a prefix of its entries. The slot's number is NaN
+ * when absent, for a boolean or a string that is no number, which makes
+ * every comparison false, as XPath wants. One branch depends on the data:
+ * whether the key past the watermark is below the value (anything new). */
+static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const slotv *sv, rstate *rs, const xpf_run *r)
 {
-    const double *K = c->ps->ckeys + cl->koff;
-    double w = key_value(cl, slot_num(c, cl->slot));
-    uint64_t s = c->wm[cl->id];
-    uint32_t lo = keep_if((uint32_t)(s >> 32) == c->doc, (uint32_t)s); /* another document's: none */
-    if (!(K[lo] < w)) return;
-    uint32_t r = key_rank(K, cl->lg, w);
-    c->wm[cl->id] = (uint64_t)c->doc << 32 | r;
-    const wm_xpf *f = c->f;
-    or_rows(c->matched, f->pmask + (size_t)(cl->pm + r) * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
-    lose(c, r - lo);
+    double w = sv[r->slot].num * r->sgn;
+    rstate *st = &rs[r->id];
+    if (!(st->nk < w)) return;
+    uint32_t lo = st->rank, k = key_rank(r->K, r->lg, w);
+    if (!lo) c->rtouch[c->n_rtouch++] = r; /* put back when the next document starts */
+    st->rank = k;
+    st->nk = r->K[k];
+    uint32_t nw = c->n_qw;
+    or_rows(c->matched, r->rows + (size_t)k * nw, NULL, c->any_no ? c->open : NULL, nw);
+    lose(c, k - lo);
 }
 
-/* A fired cluster other than run_range_rows's: a string cluster, an =
+/* A fired cluster other than run_fast's: a string cluster, an =
  * cluster, a range cluster without rows or with x = -inf entries. */
 static __attribute__((noinline)) void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
@@ -589,14 +623,13 @@ static inline void push_pending(wm_xpf_ctx *c, const xpf_cluster *cl, cstate *st
  * the r1 smallest (lo), those whose L is not u1: two rows, OR-ed in. An
  * element that moves neither costs two comparisons. Ops < <= alike with
  * the smallest y. */
-static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
+static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, const xpf_negrun *r, uint32_t u, double y)
 {
-    cstate *st = &c->cs[cl->id];
-    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
+    cstate *st = &c->cs[r->id];
     /* m1, m2 are key values, so "y makes more entries true than m" is one
      * test, !(y <= m), for every op (and true while m is NaN: no value yet) */
-    y = key_value(cl, y);
     if (!(y <= st->m1)) {
+        if (st->m1 != st->m1) c->ntouch[c->n_ntouch++] = r->id; /* put back when the next document starts */
         if (u != st->u1) { /* the largest so far is now the largest at another literal */
             st->m2 = st->m1;
             st->u1 = u;
@@ -606,7 +639,7 @@ static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, co
         st->m2 = y;
     else
         return;
-    push_pending(c, cl, st);
+    push_pending(c, &c->ps->negcl[r->cl], st);
 }
 
 /* The rows of a merged cluster that its (m1, u1, m2) make true (run_neg_rows). */
@@ -656,25 +689,31 @@ static __attribute__((noinline)) void run_neg_cluster(wm_xpf_ctx *c, const xpf_c
     if (cl->op != WM_XP_EQ) c->cs[cl->id].lo = first != XPF_NONE ? first : b;
 }
 
+/* The literal of a merged group's slot S that S's value names (XPF_NONE:
+ * none, or absent): the value's probe of the slot's equality table, which
+ * holds the group's literals, found it. */
+static inline uint32_t neg_excl(const wm_xpf_ctx *c, uint32_t slot)
+{
+    const slotv *v = &c->sv[slot];
+    return v->epoch == c->serial ? v->eqlit : XPF_NONE;
+}
+
 /* The merged not(S = 'L') guards of the element's state: S's value names
  * the one L whose entries are skipped. */
 static void run_neg_groups(wm_xpf_ctx *c)
 {
     const xpf_pstate *ps = c->ps;
-    for (uint32_t i = 0; i < ps->n_neggroups; i++) {
-        const xpf_neggroup *g = &ps->neggroups[i];
-        const slotv *v = &c->sv[g->slot];
-        /* the value's probe of the slot's equality table, which holds the group's literals, found the one it equals */
-        uint32_t excl = v->epoch == c->serial ? v->eqlit : XPF_NONE;
-        for (const xpf_cluster *cl = ps->negcl + g->coff, *end = cl + g->cn; cl < end; cl++) {
-            if (cl->pm == XPF_NONE) {
-                run_neg_cluster(c, cl, excl);
-                continue;
-            }
-            double y = slot_num(c, cl->slot);
-            if (y == y) run_neg_rows(c, cl, excl, y); /* absent, NaN: all false */
-        }
+    for (uint32_t i = 0; i < ps->n_negruns; i++) { /* negruns is NULL when there are none */
+        const xpf_negrun *r = &ps->negruns[i];
+        double y = slot_num(c, r->slot) * r->sgn;
+        if (y == y) run_neg_rows(c, r, neg_excl(c, r->gslot), y); /* absent, NaN: all false */
     }
+    if (__builtin_expect(ps->neg_slow, 0))
+        for (uint32_t i = 0; i < ps->n_neggroups; i++) {
+            const xpf_neggroup *g = &ps->neggroups[i];
+            for (const xpf_cluster *cl = ps->negcl + g->coff, *end = cl + g->cn; cl < end; cl++)
+                if (cl->pm == XPF_NONE) run_neg_cluster(c, cl, neg_excl(c, g->slot));
+        }
 }
 
 /* Marks what the waiting clusters' extremes make true. They wait while the
@@ -1024,11 +1063,11 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
     }
 }
 
-/* The element's values are complete: decide its candidate queries. */
-static void finish(wm_xpf_ctx *c)
+/* The guards of the element's state that are not merged (xpf_guard):
+ * not(S = 'lit') ones by one hash of S's value, the others evaluated; a
+ * guard that holds fires its post. Out of line: most states have none. */
+static __attribute__((noinline)) void run_guards(wm_xpf_ctx *c)
 {
-    c->collecting = false;
-    c->dec.attr_hooks = NULL;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1044,16 +1083,17 @@ static void finish(wm_xpf_ctx *c)
             if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }
-    run_neg_groups(c);
     for (uint32_t i = 0; i < ps->n_plain; i++) {
         const xpf_guard *g = &ps->guards[ps->plain[i]];
         if (eval_pred(c, g->pred)) add_post(c, &g->post);
     }
-    const uint32_t *fired = c->fired;
-    for (uint32_t i = 0, nf = c->n_fired; i < nf; i++)
-        for (const xpf_cluster *cl = ps->clusters + fired[2 * i], *end = ps->clusters + fired[2 * i + 1]; cl < end; cl++)
-            if (cl->fast) run_range_rows(c, cl);
-            else run_cluster(c, cl);
+}
+
+/* The element's candidate queries and its state's always-evaluated ones,
+ * by their predicates. Out of line: clusters decide the common queries. */
+static __attribute__((noinline)) void run_candidates(wm_xpf_ctx *c)
+{
+    const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -1062,6 +1102,23 @@ static void finish(wm_xpf_ctx *c)
         uint32_t q = ps->always[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
     }
+}
+
+/* The element's values are complete: decide its candidate queries. */
+static void finish(wm_xpf_ctx *c)
+{
+    c->collecting = false;
+    const xpf_pstate *ps = c->ps;
+    if (__builtin_expect(ps->n_neg | ps->n_plain, 0)) run_guards(c);
+    if (ps->n_negruns | ps->neg_slow) run_neg_groups(c);
+    /* the fired posts' runs: the bases stay in registers (the stores below could alias the context) */
+    const slotv *sv = c->sv;
+    rstate *rs = c->rs;
+    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++)
+        for (const xpf_run *r = ps->runs + (*fp)->coff, *end = r + (*fp)->nc; r < end; r++)
+            if (__builtin_expect(r->K != NULL, 1)) run_fast(c, sv, rs, r);
+            else run_cluster(c, &ps->clusters[r - ps->runs]);
+    if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
     if (c->n_pend && c->undecided <= c->pend_n) flush_pending(c);
 }
 
@@ -1102,13 +1159,13 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
     if (d->pstate != XPF_NONE) {
         c->collecting = true;
         c->ps = &f->pstates[d->pstate];
-        c->dec.attr_hooks = c->ps->attr_hooks; /* its attributes to their slots' handlers */
         next_serial(c);
         c->n_cand = 0;
         c->n_fired = 0;
         c->sbuf_len = 0;
         slotv *sv = c->sv;
-        for (const uint32_t *ns = c->ps->nslots, *end = ns + c->ps->n_nslots; ns < end; ns++) sv[*ns].num = NAN;
+        const uint32_t *ns = c->ps->nslots; /* NULL when none: indexed, no pointer arithmetic on it */
+        for (uint32_t i = 0, n = c->ps->n_nslots; i < n; i++) sv[ns[i]].num = NAN;
     }
 }
 
@@ -1124,44 +1181,29 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
 
 static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
 
-/* The handlers of an attribute's value by its slot's kind (xpf_pslot put),
- * the decoder's attribute hooks (wm_exi_decoder attr_hooks; the strict
- * loop calls them while an element is collected, so neither an event nor a
- * name lookup stands between a value and its slot) and attribute()'s.
- * Each answers as on_event, and takes any value kind its fast path does
- * not serve through the general one. */
-_Static_assert(offsetof(xpf_pslot, hook) == 0, "a hook is its pslot");
-
-/* Every query is decided (only with whole_stream, as in on_event): nothing to collect. */
-static inline bool settled(wm_xpf_ctx *c)
+/* The handlers of an attribute's value by its slot's kind (xpf_pslot
+ * put), for the filter's strict loop and attribute(): each answers as
+ * on_event (called once it has seen that some query is undecided), and
+ * takes any value kind its fast path does not serve through the general
+ * one. */
+static __attribute__((noinline)) int put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    if (c->undecided) return false;
-    c->decided_early = true;
-    return true;
-}
-
-static __attribute__((noinline)) int put_generic(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
-{
-    wm_xpf_ctx *c = user;
-    if (settled(c)) return 0;
-    put_value(c, (const xpf_pslot *)h, val);
+    put_value(c, s, val);
     return stop_now(c);
 }
 
 /* No trigger reads the slot: a number is stored, which decides nothing,
  * so the answer stays "go on" (a stop was answered at an earlier event). */
-static int put_num(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+static inline __attribute__((always_inline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    wm_xpf_ctx *c = user;
-    const xpf_pslot *s = (const xpf_pslot *)h;
     double x;
     switch (val->kind) {
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: x = (double)val->i; break;
     case WM_EXI_DT_FLOAT: x = wm_xpf_float(val->mantissa, val->exponent); break;
-    default: return put_generic(c, h, val);
+    default: return put_generic(c, s, val);
     }
     slotv *v = &c->sv[s->slot];
-    if (settled(c) || v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
+    if (v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
@@ -1172,12 +1214,9 @@ static int put_num(void *user, const wm_exi_attr_hook *h, const wm_exi_value *va
 
 /* A string probed in the slot's equality table (put_value and
  * value_triggers, without their tests for other kinds and triggers). */
-static int put_str_eq(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+static inline __attribute__((always_inline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    wm_xpf_ctx *c = user;
-    const xpf_pslot *s = (const xpf_pslot *)h;
-    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, h, val);
-    if (settled(c)) return 0;
+    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, s, val);
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return stop_now(c);
     v->epoch = c->serial;
@@ -1199,29 +1238,19 @@ static int put_str_eq(void *user, const wm_exi_attr_hook *h, const wm_exi_value 
     return stop_now(c);
 }
 
-/* A name no slot of the element's state reads. */
-static int put_none(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+/* The value of an attribute of the element being collected to its pslot s. */
+static inline __attribute__((always_inline)) int put_attr(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    (void)h, (void)val;
-    settled(user);
-    return 0; /* as stop_now(), which an earlier event would have answered */
+    switch (s->put) {
+    case XPF_PUT_NUM: return put_num(c, s, val);
+    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val);
+    default: return put_generic(c, s, val);
+    }
 }
 
-wm_exi_attr_hook wm_xpf_attr_hook(uint8_t put)
-{
-    static const wm_exi_attr_hook hooks[] = { [XPF_PUT_GENERIC] = { put_generic }, [XPF_PUT_NUM] = { put_num },
-                                              [XPF_PUT_STR_EQ] = { put_str_eq } };
-    return hooks[put];
-}
-
-const wm_exi_attr_hook *wm_xpf_no_slot_hook(void)
-{
-    static const wm_exi_attr_hook none = { put_none };
-    return &none;
-}
-
-/* An attribute of the element being collected: its slot's value; returns
- * on_event's answer (a tail call from there). */
+/* An attribute of the element being collected that came as an event (the
+ * general path): its slot's value; returns on_event's answer (a tail call
+ * from there). */
 static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const xpf_pstate *ps = c->ps;
@@ -1232,8 +1261,7 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
     if (!ix) return stop_now(c);
-    const xpf_pslot *s = &ps->pslots[ix - 1];
-    return s->hook.fn(c, &s->hook, &ev->value);
+    return put_attr(c, &ps->pslots[ix - 1], &ev->value);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1253,24 +1281,34 @@ static __attribute__((noinline)) void start_document(wm_xpf_ctx *c)
         for (uint32_t i = 0; i < c->f->n_impossible; i++) decide_no(c, c->f->impossible[i]);
 }
 
+/* Every query is decided: only with whole_stream (else decoding stopped),
+ * where the decoder goes on to validate the rest; events change nothing. */
+static inline bool settled(wm_xpf_ctx *c)
+{
+    if (c->undecided) return false;
+    c->decided_early = true;
+    return true;
+}
+
+static inline void end_element(wm_xpf_ctx *c)
+{
+    if (c->collecting) finish(c);
+    if (c->sp) c->sp--;
+}
+
+/* The events of the general path, and the loop's through their callback
+ * when it is the event callback's (xpf_strict_loop). */
 static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
-    if (!c->undecided) {
-        /* only with whole_stream: the answer is known, the decoder goes on to validate the rest */
-        c->decided_early = true;
-        return 0;
-    }
+    if (settled(c)) return 0;
     if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
         if (c->collecting && !ev->xsi) return attribute(c, ev);
         return stop_now(c);
     }
     switch (ev->type) {
     case WM_EXI_EV_SE: start_element(c, ev); break;
-    case WM_EXI_EV_EE:
-        if (c->collecting) finish(c);
-        if (c->sp) c->sp--;
-        break;
+    case WM_EXI_EV_EE: end_element(c); break;
     case WM_EXI_EV_CH:
         if (c->collecting && c->ps->any_text) text_value(c, ev);
         break;
@@ -1278,8 +1316,44 @@ static int on_event(void *user, const wm_exi_event *ev)
     default:
         break;
     }
-    return (c->undecided == 0 && !c->whole_stream) || c->failed;
+    return stop_now(c);
 }
+
+/* The filter's own instance of the strict bit-packed loop (the template
+ * codec/exi_decode_strict_loop.h; wm_exi_decoder strict_loop): the SE, EE
+ * and declared attributes that loop decodes reach on_event's handlers
+ * without an event callback, and an attribute goes straight to its slot's
+ * handler by its local-name id (p->lid < n_lids: the grammar's, whose
+ * pslot_of_lid is exact; the loop never decodes xsi:*). What it leaves to
+ * the general path still comes through on_event. The answers are
+ * on_event's: an attribute of no slot, or of an element not collected,
+ * decides nothing and comes after an event that did not stop. */
+#define WM_SL_FN xpf_strict_loop
+#define WM_SL_LINKAGE static
+#define WM_SL_TYPED_ONLY 1 /* wm_xpf_ctx_new: typed_only */
+#define WM_SL_LOCALS wm_xpf_ctx *const xc = user;
+#define WM_SL_ON_SE(pe)                                                                                     \
+    do {                                                                                                    \
+        if (!settled(xc)) {                                                                                 \
+            start_element(xc, (pe));                                                                        \
+            if (stop_now(xc)) goto stop;                                                                    \
+        }                                                                                                   \
+    } while (0)
+#define WM_SL_ON_EE(pe)                                                                                     \
+    do {                                                                                                    \
+        if (!settled(xc)) {                                                                                 \
+            end_element(xc);                                                                                \
+            if (stop_now(xc)) goto stop;                                                                    \
+        }                                                                                                   \
+    } while (0)
+#define WM_SL_ON_AT(p, pe)                                                                                  \
+    do {                                                                                                    \
+        if (!settled(xc) && xc->collecting) {                                                               \
+            uint32_t ix_ = xc->ps->pslot_of_lid[(p)->lid];                                                  \
+            if (ix_ && put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value)) goto stop;                     \
+        }                                                                                                   \
+    } while (0)
+#include "codec/exi_decode_strict_loop.h"
 
 void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on) { c->whole_stream = on; }
 
@@ -1307,12 +1381,19 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     c->sp = 0;
     c->collecting = false;
-    c->dec.attr_hooks = NULL;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0, c->wm[i] = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
         c->doc = 1;
     }
+    /* the fast clusters the last document moved start again at rank 0 */
+    for (uint32_t i = 0; i < c->n_rtouch; i++) {
+        const xpf_run *r = c->rtouch[i];
+        c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
+    }
+    c->n_rtouch = 0;
+    for (uint32_t i = 0; i < c->n_ntouch; i++) c->cs[c->ntouch[i]] = CSTATE_ROWS0;
+    c->n_ntouch = 0;
     c->failed = false;
     c->n_pend = 0;
     c->pend_n = 0;

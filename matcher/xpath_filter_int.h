@@ -83,7 +83,7 @@ typedef struct xpf_cluster {
                                  * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
-    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path */
+    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path (xpf_run) */
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
@@ -93,6 +93,32 @@ typedef struct xpf_cluster {
                                  * entry, then per literal ul[k] the entries whose L is another one */
     uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
 } xpf_cluster;
+
+/* A cluster as the element decision runs it (xpf_pstate runs, parallel to
+ * clusters). A fast one (xpf_cluster fast) has what its check and its row
+ * OR read side by side, so that the clusters a fired post names are one
+ * tight loop over 40-byte records instead of a walk through xpf_cluster,
+ * the pstate's key and row tables and a doc-tagged watermark; K NULL: any
+ * other cluster, run through its xpf_cluster. */
+typedef struct xpf_run {
+    const double *K;            /* its keys (pstate ckeys + koff), NULL: not fast */
+    const uint64_t *rows;       /* its rows (wm_xpf pmask + pm * n_qw) */
+    double sgn;                 /* xpf_cluster sgn */
+    uint32_t slot;              /* the numeric slot it reads */
+    uint32_t id;                /* xpf_cluster id: its state per document in the context */
+    uint32_t lg;                /* xpf_cluster lg */
+} xpf_run;
+
+/* A merged not() cluster with rows (xpf_neggroup, xpf_cluster pm) as the
+ * element decision runs it (xpf_pstate negruns): its group's slot S and
+ * its own S' side by side, one flat loop per element over all groups. */
+typedef struct xpf_negrun {
+    double sgn;                 /* xpf_cluster sgn */
+    uint32_t gslot;             /* S, whose value names the literal L whose entries are skipped */
+    uint32_t slot;              /* S', the numeric slot its entries test */
+    uint32_t id;                /* xpf_cluster id */
+    uint32_t cl;                /* index in pstate negcl */
+} xpf_negrun;
 
 /* The search key of a range cluster's threshold x under op: entry "S op x"
  * holds for value v exactly when key < w, w = v (> >=) or -v (< <=), for
@@ -197,8 +223,6 @@ enum { XPF_PUT_GENERIC = 0, XPF_PUT_NUM, XPF_PUT_STR_EQ };
 
 /* Per predicate state and slot: the triggers of that slot. */
 typedef struct xpf_pslot {
-    wm_exi_attr_hook hook;      /* first: the decoder's attribute hook for the slot's name, its
-                                 * handler by put (wm_xpf_attr_hook); the handler's record is the pslot */
     uint32_t slot;
     bool need_str;      /* some literal reads the string: copy it */
     bool need_num;      /* some literal compares numbers */
@@ -229,9 +253,6 @@ typedef struct xpf_pstate {
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
-    const wm_exi_attr_hook **attr_hooks; /* [g->n_lids]: the decoder's attribute hooks while an element of
-                                 * this state is collected (wm_exi_decoder attr_hooks): its pslots' hooks, and
-                                 * for a name without one wm_xpf_no_slot_hook() */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
@@ -241,6 +262,7 @@ typedef struct xpf_pstate {
     uint32_t n_qlist;
     uint32_t n_clusters;
     xpf_cluster *clusters;
+    xpf_run *runs;              /* [n_clusters]: the clusters as the evaluator runs them (xpf_run) */
     xpf_centry *centries;
     uint32_t n_centries;
     double *ckeys;              /* the range clusters' search keys (xpf_cluster koff, xpf_key) */
@@ -259,6 +281,9 @@ typedef struct xpf_pstate {
     xpf_negguard *negm;         /* the merged guards, by group */
     xpf_cluster *negcl;         /* the merged clusters, by group */
     uint32_t *neglits;          /* the distinct L of merged clusters with rows (xpf_cluster ul_off) */
+    uint32_t n_negruns;
+    xpf_negrun *negruns;        /* the merged clusters with rows (xpf_negrun) */
+    bool neg_slow;              /* some merged cluster has no rows (run one by one) */
     bool any_text;
 } xpf_pstate;
 
@@ -343,11 +368,6 @@ static inline double wm_xpf_float(int64_t m, int32_t e)
 }
 /* The numeric comparison op of XPath 1.0 (§3.4) on doubles (NaN: all false but !=). */
 bool wm_xpf_cmp(uint8_t op, double v, double x);
-
-/* xpath_eval.c: the attribute hook of a pslot whose put kind is put
- * (XPF_PUT_*), and the one of a name no slot of the state reads. */
-wm_exi_attr_hook wm_xpf_attr_hook(uint8_t put);
-const wm_exi_attr_hook *wm_xpf_no_slot_hook(void);
 
 /* xpath_paths.c: builds syms, sym_of_lid, trans, dstates, acc, pstate
  * assignment (pstates[].qs) from the parsed queries. Returns WM_XPF_E_LIMIT or
