@@ -286,8 +286,8 @@ void wm_match_worker_free(struct wm_match_worker *w);
 /* Wait mode for this worker ("When a new content filter applies"): a
  * PUBLISH with a candidate whose filter is pending waits for its compile
  * (the reader paused meanwhile) instead of skipping that candidate. The
- * worker then follows the current table set at every PUBLISH (one atomic
- * load when it has not changed), not only at its burst ends.
+ * worker then follows the current table set at every PUBLISH (two atomic
+ * loads when neither set nor snapshot changed), not only at its burst ends.
  * Something must run wm_match_table_compile, or the worker waits forever.
  * Default off. On the worker's thread, or before it runs. */
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait);
