@@ -118,6 +118,8 @@ typedef struct wm_proxy_counters {
     uint64_t sent_disconnect_lost;   /* DISCONNECT 0x80 Unspecified error: its broker connection ended */
     uint64_t sent_disconnect_shutdown; /* DISCONNECT 0x8B Server shutting down (SIGINT/SIGTERM) */
     uint64_t sent_connack_busy;      /* CONNACK 0x89 Server busy: a client beyond max_conns (proxy_busy.h) */
+    uint64_t sent_disconnect_quota;  /* DISCONNECT (CONNACK) 0x97 Quota exceeded: the client sent more than
+                                        the proxy parks while its side is paused (park_overflow) */
     uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
     /* Lingering closes (linger_ms): sides half-closed and read until the
      * peer closed, and of them those cut by a bound (closed with bytes

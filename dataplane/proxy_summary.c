@@ -24,7 +24,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
@@ -50,6 +50,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "disconnect_0x80_upstream_lost", I(c->sent_disconnect_lost),
           "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
           "connack_0x89_server_busy", I(c->sent_connack_busy),
+          "disconnect_0x97_quota_exceeded", I(c->sent_disconnect_quota),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
