@@ -187,6 +187,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
+    uint64_t filter_content_header_conflicts; /* ... decoded by an options header its Content Type's options
+                                                 contradict (wm_content_reader_conflict) */
     uint64_t filter_share_refused;       /* filters refused (0x9E): a shared subscription whose members here use
                                             another neighborhood or xpath (dataplane/proxy_share.h) */
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */

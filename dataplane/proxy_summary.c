@@ -137,6 +137,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
             json_object_set_new(co, "detached_at_stop", json_integer(I(c->compile_detached)));
             json_object_set_new(co, "set_builds", json_integer(I(c->filter_content_set_builds)));
             json_object_set_new(co, "room_cached", json_integer(I(c->filter_content_room_cached)));
+            json_object_set_new(co, "header_conflicts", json_integer(I(c->filter_content_header_conflicts)));
         }
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }
     }
