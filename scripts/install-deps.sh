@@ -12,7 +12,7 @@ PKGS=(
   # libraries outside what the project exists for
   libgeos-dev libproj-dev proj-bin proj-data libjansson-dev libxml2-dev liburcu-dev
   libpcap-dev
-  # world model / resolution files (control/resolution.c: CRC-32 from zlib)
+  # CRC-32 of .wmr resolution and .wmg grammar files (codec/crc32.c wraps zlib)
   zlib1g-dev
   # test framework
   libcriterion-dev
