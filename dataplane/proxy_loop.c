@@ -867,8 +867,9 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
          * unread would send RST and drop what is not transmitted yet, so it
          * lingers (the broker closes at once once it reads the FIN). The
          * client's own side needs none: it sent its FIN or failed, nothing
-         * of it is left unread. */
-        if (s == WM_PROXY_C2U && w->cfg->linger_ms && k->fd[WM_PROXY_U2C] >= 0 && !k->up_gone)
+         * of it is left unread. Nor does a broker the client's CONNECT
+         * never went to (a client that left before it): nothing to protect. */
+        if (s == WM_PROXY_C2U && w->cfg->linger_ms && k->fd[WM_PROXY_U2C] >= 0 && !k->up_gone && k->ss.connect_seen)
             k->linger = (uint8_t)(1u << WM_PROXY_U2C);
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
     }
