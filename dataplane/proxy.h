@@ -214,6 +214,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
     uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */
     uint64_t compile_detached;           /* 1: a compile was still running at the stop (the process _exits) */
+    uint64_t state_saver_stuck;          /* 1: the --state saver was still in a save WM_PROXY_SAVER_STOP_NS
+                                            after the stop (the process _exits without the clean save) */
     uint64_t filter_content_set_builds;  /* set builds the compiles tried (more than one each: texts that did not
                                             fit together, control/content_filters.h "No room") */
     uint64_t filter_content_room_cached; /* new content filters refused at once: proved not to fit, no text gone since */
@@ -223,7 +225,12 @@ typedef struct wm_proxy_counters {
  * closes every connection, joins the workers and fills *total (summed
  * counters) and *elapsed_ns. SIGHUP reloads cfg->tables (if set; a bad file
  * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP/SIGUSR1 in the
- * calling thread. Does not wait for a content-filter compile at the stop
+ * calling thread. With cfg->state, saves on a thread of its own
+ * (dataplane/proxy_saver.h) and, once every connection detached, makes the
+ * clean save there (a failure makes the return -1); if that thread is still
+ * in a save WM_PROXY_SAVER_STOP_NS after the stop, total->state_saver_stuck
+ * is 1 and the caller must leave the process (_exit) without freeing
+ * cfg->state or cfg->registry. Does not wait for a content-filter compile at the stop
  * (dataplane/proxy_compile.h): if one still runs, total->compile_detached
  * is 1 and the caller must leave the process (_exit, after its output)
  * without freeing cfg->schemas / cfg->tables, which that compile reads.
@@ -234,9 +241,9 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
 
 /* Blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in the calling thread (and so
  * in every thread it starts later) and fills *set with them, the signals
- * wm_proxy_run waits for (SIGUSR1: a worker wakes the main thread with it
- * when a SUBSCRIBE waits for a --state save; one from outside only makes it
- * look at its timers early). Call it first in main: a signal that comes while the tables load
+ * wm_proxy_run waits for (SIGUSR1, which until 2026-12-02 woke the main
+ * thread for a --state save, now only makes it look at its timers early:
+ * the saver has its own thread). Call it first in main: a signal that comes while the tables load
  * then waits for wm_proxy_run instead of ending the process without its
  * summary. Idempotent. */
 void wm_proxy_block_signals(sigset_t *set);

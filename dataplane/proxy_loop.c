@@ -35,6 +35,7 @@
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
+#include "dataplane/proxy_saver.h"
 #include "dataplane/proxy_state.h"
 
 #include <errno.h>
@@ -1910,11 +1911,19 @@ void wm_proxy_block_signals(sigset_t *set)
     pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-/* A worker's SUBSCRIBE waits for a --state save: the main thread, asleep in
- * sigtimedwait for up to its tick, saves now (wm_proxy_registry_on_urgent). */
-static void wake_saver(void *ctx)
+/* The workers of a run, for the saver's thread: a save that carried
+ * reservations landed, their held SUBSCRIBEs may go on. */
+typedef struct run_workers {
+    worker *ws;
+    unsigned n;
+} run_workers;
+
+static void wake_workers(void *ctx)
 {
-    pthread_kill(*(const pthread_t *)ctx, SIGUSR1);
+    const run_workers *rw = ctx;
+    uint64_t one = 1;
+    for (unsigned i = 0; i < rw->n; i++)
+        if (write(rw->ws[i].wake_fd, &one, sizeof one) < 0) { /* it tries at its next turn */ }
 }
 
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)
@@ -1941,8 +1950,18 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
-    pthread_t self = pthread_self();
-    if (rc == 0 && cfg->state && cfg->registry) wm_proxy_registry_on_urgent(cfg->registry, wake_saver, &self);
+    /* --state saves on a thread of their own (dataplane/proxy_saver.h): a
+     * write the disk holds must not hold this thread's signals and reloads */
+    run_workers rw = { ws, n };
+    wm_proxy_saver saver = { 0 };
+    if (rc == 0 && cfg->state && cfg->registry) {
+        if (wm_proxy_saver_start(&saver, cfg->state, wake_workers, &rw) < 0) {
+            fprintf(stderr, "wirematch-proxy: cannot start the --state saver's thread: %s\n", strerror(errno));
+            rc = -1;
+        } else {
+            wm_proxy_registry_on_urgent(cfg->registry, wm_proxy_saver_kick, &saver);
+        }
+    }
     if (rc == 0) {
         pthread_barrier_init(&ready, NULL, n + 1);
         for (unsigned i = 0; i < n; i++) {
@@ -1966,10 +1985,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
          * have changed again in between): never refused. */
         bool hup = false;
         while (rc == 0 && !atomic_load(&g_fatal)) {
-            /* (a SUBSCRIBE waiting for a --state reservation: saved and
-             * woken promptly; its worker's SIGUSR1 ends the wait) */
-            bool urgent = cfg->state && cfg->registry && wm_proxy_registry_sid_urgent(cfg->registry);
-            int sig = sigtimedwait(&set, NULL, hup || urgent ? &soon : &tick);
+            int sig = sigtimedwait(&set, NULL, hup ? &soon : &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
             if (sig == SIGHUP && !cfg->tables)
                 fprintf(stderr, "wirematch-proxy: SIGHUP: no --resolution, nothing to reload\n");
@@ -1988,12 +2004,6 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             }
             if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
-            if (cfg->state) wm_proxy_state_tick(cfg->state, false);
-            if (cfg->state && cfg->registry && wm_proxy_registry_sid_wake(cfg->registry)) {
-                uint64_t one = 1;
-                for (unsigned i = 0; i < n; i++)
-                    if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it tries at its next turn */ }
-            }
         }
         atomic_store(&g_stop, 1);
         uint64_t one = 1;
@@ -2003,6 +2013,19 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         if (cfg->state && cfg->registry) wm_proxy_registry_on_urgent(cfg->registry, NULL, NULL);
         pthread_barrier_destroy(&ready);
         if (atomic_load(&g_fatal)) rc = -1;
+    }
+    /* Every connection has detached from its session now: the clean save,
+     * on the saver's thread, waited for within a bound (a disk that hangs
+     * must not keep the process from stopping). */
+    if (cfg->state && cfg->registry) {
+        int sr = wm_proxy_saver_stop(&saver, rc == 0, WM_PROXY_SAVER_STOP_NS);
+        if (sr == -2) {
+            fprintf(stderr, "wirematch-proxy: --state %s: the last save did not end within %.0f s (the disk does "
+                    "not answer): stopping without the clean save; the file is the last one saved while running\n",
+                    cfg->state->path, (double)WM_PROXY_SAVER_STOP_NS / 1e9);
+            total->state_saver_stuck = 1;
+        }
+        if (sr < 0) rc = -1;
     }
     *elapsed_ns = now_ns() - t0;
     for (unsigned i = 0; i < n; i++) {

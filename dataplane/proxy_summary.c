@@ -169,6 +169,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
                                "copy", "holds", I(st.copy_holds), "entries", I(st.copy_entries),
                                "bytes", I(st.copy_bytes), "hold_max_entries", I(st.copy_hold_max_entries),
                                "hold_max_bytes", I(st.copy_hold_max_bytes), "hold_max_us", I(st.copy_hold_max_ns / 1000));
+        if (so) json_object_set_new(so, "saver_stuck_at_stop", json_integer(I(c->state_saver_stuck)));
         if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {
