@@ -82,8 +82,8 @@ typedef struct wm_proxy_config {
     uint32_t max_texts;          /* distinct content-filter texts per connection (--max-xpath-per-conn) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
-    struct wm_proxy_state_saver *state; /* --state FILE (dataplane/proxy_state.h): saved by the main
-                                    thread when the sessions change; NULL = none */
+    struct wm_proxy_state_saver *state; /* --state FILE (dataplane/proxy_state.h): saved by the saver's
+                                    thread (dataplane/proxy_saver.h) when the sessions change; NULL = none */
     uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
                                     (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
                                     process (wirematch-proxy_main.c), 0 = none */

@@ -189,7 +189,9 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
  * failing for WM_PROXY_STATE_UNWRITABLE_NS, whatever the tries meanwhile. */
 #define WM_PROXY_STATE_RETRY_MAX_NS 5000000000ull
 
-/* The main thread's saver: what a process with --state FILE keeps. */
+/* The saver: what a process with --state FILE keeps; used by the saver's
+ * thread while it runs (dataplane/proxy_saver.h), by the main thread before
+ * and after. */
 typedef struct wm_proxy_state_saver {
     const char *path;        /* FILE */
     uint32_t epoch;          /* the process's identifier epoch, written with the sessions */
