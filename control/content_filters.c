@@ -933,6 +933,14 @@ static uint32_t qid_of(const wm_content_snap *s, uint32_t slot, uint32_t k)
     return slot >= 1 && slot <= s->n_slots ? s->qid[(size_t)(slot - 1) * s->n_schemas + k] : UINT32_MAX;
 }
 
+bool wm_content_snap_has(const wm_content_snap *s, uint32_t slot)
+{
+    if (!s) return false;
+    for (uint32_t k = 0; k < s->n_schemas; k++)
+        if (qid_of(s, slot, k) != UINT32_MAX) return true;
+    return false;
+}
+
 static uint32_t next_epoch(wm_content_reader *r)
 {
     if (++r->epoch == 0) {
