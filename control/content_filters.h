@@ -306,4 +306,14 @@ enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, s
                                          size_t len, const uint32_t *slots, uint32_t n, bool *pass,
                                          wm_exi_error *exi_err);
 
+/* Reader, after wm_content_match: NULL, or, if that match decoded a payload
+ * whose options header contradicts an option its Content Type gave
+ * (wm_exi_oob_header_conflict: the header was used, as §5.4 says), the
+ * reason ("strict=true contradicts the payload's options header
+ * (strict=false)"), valid until the reader's next match. The data plane
+ * and the proxy count it and report it with the publication's client and
+ * topic: a publisher whose Content Type and encoder disagree is
+ * mis-configured, and is decoded by its header only. */
+const char *wm_content_reader_conflict(const wm_content_reader *r);
+
 #endif

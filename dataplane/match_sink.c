@@ -131,6 +131,8 @@ struct wm_match_worker {
     bool *cpass;
     uint8_t *cdrop;              /* [2 * max_subs]: result positions to remove (zero between calls) */
     wm_exi_error cerr;           /* the last content failure (match log) */
+    const char *cconflict;       /* the last decode's Content Type / options header contradiction, or NULL
+                                  * (wm_content_reader_conflict; match log) */
     enum wm_content_outcome cout;
     bool had_content;
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
@@ -937,9 +939,13 @@ static void w_decide(struct wm_match_worker *w, const struct wm_mqtt_publish *p,
     bool has_ct = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE);
     const wm_mqtt5_bytes *ct = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
     memset(&w->cerr, 0, sizeof w->cerr);
+    w->cconflict = NULL;
     if (w->creader) {
         w->cout = wm_content_match(w->creader, has_ct ? (const char *)ct->p : NULL, has_ct ? ct->len : 0,
                                    p->pkt->payload.p, p->pkt->payload.len, w->cslot, nc, w->cpass, &w->cerr);
+        /* decoded by its header all the same (§5.4): counted, and named in
+         * the match log with the publisher and topic */
+        if ((w->cconflict = wm_content_reader_conflict(w->creader))) w->c.content_header_conflicts++;
     } else { /* no snapshot reader (out of memory at the last change): nobody passes */
         for (uint32_t k = 0; k < nc; k++) w->cpass[k] = false;
         w->cout = WM_CONTENT_TOO_LARGE;
@@ -1100,6 +1106,10 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         if (w->had_content) {
             /* only when a candidate had a content filter: what its stage concluded */
             fprintf(w->log, ", \"content\": \"%s\"", wm_content_outcome_name(w->cout));
+            if (w->cconflict) {
+                fputs(", \"content_warning\": ", w->log);
+                json_str(w->log, w->cconflict, strlen(w->cconflict));
+            }
             if (w->cout == WM_CONTENT_BAD_CONTENT_TYPE) {
                 fputs(", \"content_error\": ", w->log);
                 json_str(w->log, w->cerr.msg, strnlen(w->cerr.msg, sizeof w->cerr.msg));

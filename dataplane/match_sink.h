@@ -183,6 +183,7 @@ struct wm_match_worker; /* one per worker */
     X(content_no_filter_for_schema) /* no candidate's filter compiles for it */   \
     X(content_decode_error)         /* payload not valid EXI for the schema */    \
     X(content_value_too_large)                                                    \
+    X(content_header_conflicts)     /* decoded with an options header its Content Type's options contradict */ \
     X(content_candidates)           /* content-filtered candidates decided */     \
     X(content_passed)               /* ... that passed */                         \
     X(content_pending)              /* candidates not reached: filter not compiled yet (async) */ \

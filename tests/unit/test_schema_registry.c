@@ -779,6 +779,23 @@ Test(schema_registry, header_less_streams)
     /* an options header is used whatever the out-of-band options say */
     cr_assert_eq(M("application/exi; schema=senml-strict; byte-aligned=true", hdr, lh), WM_CONTENT_OK, "%s", e.msg);
     cr_assert(pass, "the header wins (§5.4)");
+    /* ... and the Content Type's word that it overrides is noted (the
+     * registry line's strict is not the publisher's: not noted) */
+    const char *why = wm_content_reader_conflict(rd);
+    cr_assert(why && !strcmp(why, "byte-aligned=true contradicts the payload's options header (byte-aligned=false)"),
+              "%s", why ? why : "(none)");
+    cr_assert_eq(M("application/exi; schema=senml-strict", hdr, lh), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert_null(wm_content_reader_conflict(rd), "no Content Type option");
+    cr_assert_eq(M("application/exi; schema=senml; strict=false; value-max-length=unbounded", hdr, lh), WM_CONTENT_OK);
+    cr_assert_null(wm_content_reader_conflict(rd), "options that agree with the header");
+    cr_assert_eq(M("application/exi; schema=senml; strict=true", plain, lp), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert_null(wm_content_reader_conflict(rd), "no options header: nothing to contradict");
+    cr_assert_eq(M("application/exi; schema=senml; fragment=false; value-max-length=7", hdr, lh), WM_CONTENT_OK);
+    why = wm_content_reader_conflict(rd);
+    cr_assert(why && !strcmp(why, "value-max-length=7 contradicts the payload's options header (value-max-length=unbounded)"),
+              "%s", why ? why : "(none)");
+    cr_assert_eq(M("application/exi; schema=senml; strict=yes", hdr, lh), WM_CONTENT_BAD_CONTENT_TYPE);
+    cr_assert_null(wm_content_reader_conflict(rd), "reset by the next match");
     /* a bad parameter: counted apart, with the reason and its position */
     cr_assert_eq(M("application/exi; schema=senml; strict=yes", plain, lp), WM_CONTENT_BAD_CONTENT_TYPE);
     cr_assert_not(pass);
