@@ -58,7 +58,6 @@ int wm_pkt_path_init(struct wm_pkt_path *p, void *mem, const struct wm_pkt_path_
 enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
                                       uint64_t now_ns, enum wm_seg_disposition *disp);
 
-/* True if every frame is counted exactly once (see above). */
 /* A datagram reassembled from IP fragments (ip_reasm.h): its fragments were
  * counted as received frames (verdict ip_fragment); the datagram is counted
  * in `reassembled` instead of rx, then parsed and processed like a frame.
@@ -66,6 +65,10 @@ enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *fram
 enum wm_pkt_verdict wm_pkt_path_datagram(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
                                          uint64_t now_ns, enum wm_seg_disposition *disp);
 
+/* Packet conservation: 1 if every frame is counted exactly once (rx +
+ * reassembled = every parse verdict, non-MQTT-port TCP and segment
+ * disposition; TCP verdicts = dispositions + non-MQTT-port TCP), else 0.
+ * Reads p's counters: call from p's own lcore or after it stopped. */
 int wm_pkt_path_check_conservation(const struct wm_pkt_path *p);
 
 #endif
