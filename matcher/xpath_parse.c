@@ -413,6 +413,48 @@ static bool parse_cmp_op(pctx *p, uint8_t *op)
     return false;
 }
 
+/* Refuses what stands where a comparison's literal belongs. The subset
+ * compares a node with a literal only, so the message names what was found
+ * (a function call, a variable, an operator, the predicate's end, a path),
+ * since "comparing two nodes" said of `true()` or `-` sends the user off on
+ * the wrong fix. */
+static bool fail_not_literal(pctx *p)
+{
+    static const char want[] = "expected a literal (string or number)";
+    size_t at = p->i;
+    if (at >= p->len) return fail(p, at, "%s, found the end of the query", want);
+    char c = p->q[at], d = at + 1 < p->len ? p->q[at + 1] : 0;
+    size_t nl = ncname_len(p, at);
+    bool call = false;
+    if (nl) {
+        size_t k = at + nl;
+        while (k < p->len && strchr(" \t\n\r", p->q[k]) && p->q[k]) k++;
+        call = k < p->len && p->q[k] == '(';
+        bool text = nl == 4 && !memcmp(p->q + at, "text", 4);
+        if (call && !text)
+            return fail(p, at, "%s, found a function call '%.*s()': functions are outside the subset here", want,
+                        (int)nl, p->q + at);
+        if (!call && ((nl == 2 && !memcmp(p->q + at, "or", 2)) ||
+                      (nl == 3 && (!memcmp(p->q + at, "and", 3) || !memcmp(p->q + at, "div", 3) ||
+                                   !memcmp(p->q + at, "mod", 3)))))
+            return fail(p, at, "%s, found the operator '%.*s'", want, (int)nl, p->q + at);
+    }
+    if (nl || c == '@' || c == '.' || c == '/' || c == '*') {
+        size_t k = at;   /* the path up to its first delimiter, for the message only */
+        while (k < p->len && k - at < 40 && p->q[k] && !strchr(" \t\n\r[]()=!<>,|", p->q[k])) k++;
+        return fail(p, at, "%s, found the path '%.*s%s': comparing two nodes is outside the subset", want,
+                    (int)(k - at), p->q + at, call ? "()" : "");
+    }
+    if (c == '$')
+        return fail(p, at, "%s, found the variable '$%.*s': variables are outside the subset", want,
+                    (int)ncname_len(p, at + 1), p->q + at + 1);
+    if (c == ']') return fail(p, at, "%s, found the end of the predicate ']'", want);
+    if (c == '(') return fail(p, at, "%s, found '(': a parenthesised expression is outside the subset here", want);
+    if ((c == '!' || c == '<' || c == '>') && d == '=') return fail(p, at, "%s, found the operator '%c='", want, c);
+    if (c && strchr("+-=<>|,", c)) return fail(p, at, "%s, found the operator '%c'", want, c);
+    return fail(p, at, "%s, found '%c'", want, c);
+}
+
 static bool parse_literal(pctx *p, wm_xp_node *n)
 {
     if (at_char(p, '\'') || at_char(p, '"')) {
@@ -424,8 +466,7 @@ static bool parse_literal(pctx *p, wm_xp_node *n)
         return parse_number(p, &n->x);
     }
     skip_ws(p);
-    if (p->i >= p->len) return fail(p, p->i, "expected a literal (string or number), found the end of the query");
-    return fail(p, p->i, "expected a literal (string or number): comparing two nodes is outside the subset");
+    return fail_not_literal(p);
 }
 
 static uint8_t swap_op(uint8_t op)

@@ -61,8 +61,18 @@ Test(xpath_parse, outside_subset_refused_with_position)
     refused("/s:a/s:b[1]", 10, "positional");
     refused("//x:y", 3, "not bound");
     refused("/s:a[s:b = 1]", 6, "child paths");
-    refused("/s:a[@b = @c]", 11, "literal");
+    refused("/s:a[@b = @c]", 11, "found the path '@c': comparing two nodes");
     refused("/s:a[count(@b) > 1]", 6, "function 'count()'");
+    /* What stands where a literal belongs is named for what it is. */
+    refused("/s:a[@b = true()]", 11, "found a function call 'true()'");
+    refused("/s:a[@b > -]", 11, "found the operator '-'");
+    refused("/s:a[@b > ]", 11, "found the end of the predicate ']'");
+    refused("/s:a[@b > $x]", 11, "found the variable '$x'");
+    refused("/s:a[@b >= <= 1]", 12, "found the operator '<='");
+    refused("/s:a[@b = and]", 11, "found the operator 'and'");
+    refused("/s:a[@b = (1)]", 11, "parenthesised");
+    refused("/s:a[@b = text()]", 11, "found the path 'text()': comparing two nodes");
+    refused("/s:a[@b = s:c/@d]", 11, "found the path 's:c/@d': comparing two nodes");
     refused("/s:a/@b/s:c", 8, "last step");
     refused("/s:a[@b = 'x]", 11, "unterminated");
     refused("/s:a[@b = 1e5]", 12, "exponent");
