@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XML_NS "http://www.w3.org/XML/1998/namespace"
+#define XMLNS_NS "http://www.w3.org/2000/xmlns/"
+
 typedef struct pctx {
     const char *q;
     size_t len, i;
@@ -104,7 +107,7 @@ static const char *ns_lookup(pctx *p, const char *pre, size_t n)
 {
     for (size_t k = p->n_ns; k-- > 0;)
         if (strlen(p->ns[k].prefix) == n && !memcmp(p->ns[k].prefix, pre, n)) return p->ns[k].uri;
-    if (n == 3 && !memcmp(pre, "xml", 3)) return "http://www.w3.org/XML/1998/namespace";
+    if (n == 3 && !memcmp(pre, "xml", 3)) return XML_NS;
     return NULL;
 }
 
@@ -759,8 +762,28 @@ bool wm_xp_ns_parse(char *s, wm_xp_ns *out)
     return true;
 }
 
+/* Namespaces in XML 1.0 §3: "xml" is bound to XML_NS "by definition" and may
+ * be declared only to it; "xmlns" is bound to XMLNS_NS and must not be
+ * declared at all; neither URI may go to another prefix. */
+static const wm_xp_ns reserved[] = { { "xml", XML_NS }, { "xmlns", XMLNS_NS } };
+
+static const wm_xp_ns *reserved_conflict(const wm_xp_ns *b, char *why, size_t whylen)
+{
+    bool is_xml = !strcmp(b->prefix, "xml"), is_xmlns = !strcmp(b->prefix, "xmlns");
+    const char *w = NULL;
+    const wm_xp_ns *r = NULL;
+    if (is_xmlns) w = "prefix 'xmlns' is reserved and must not be declared", r = &reserved[1];
+    else if (is_xml && strcmp(b->uri, XML_NS)) w = "prefix 'xml' is bound to '" XML_NS "' and to no other URI", r = &reserved[0];
+    else if (!is_xml && !strcmp(b->uri, XML_NS)) w = "'" XML_NS "' is bound to prefix 'xml' only", r = &reserved[0];
+    else if (!strcmp(b->uri, XMLNS_NS)) w = "'" XMLNS_NS "' must not be bound to a prefix", r = &reserved[1];
+    if (r && why && whylen) snprintf(why, whylen, "%s (Namespaces in XML 1.0 §3)", w);
+    return r;
+}
+
 const wm_xp_ns *wm_xp_ns_conflict(const wm_xp_ns *ns, size_t n, const wm_xp_ns *b, char *why, size_t whylen)
 {
+    const wm_xp_ns *r = reserved_conflict(b, why, whylen);
+    if (r) return r;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(ns[i].prefix, b->prefix) && strcmp(ns[i].uri, b->uri)) {
             if (why && whylen) snprintf(why, whylen, "prefix '%s' bound twice, to '%s' and '%s'", b->prefix, ns[i].uri, b->uri);

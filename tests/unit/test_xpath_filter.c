@@ -115,6 +115,29 @@ Test(xpath_parse, ns_conflict)
     cr_assert_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "s", "urn:c" }, why, sizeof why));
 }
 
+/* Namespaces in XML 1.0 §3: "xml" may be declared, but only to its own URI;
+ * "xmlns" not at all; neither URI under another prefix. */
+Test(xpath_parse, ns_reserved_prefixes)
+{
+    const wm_xp_ns ns[] = { { "s", "urn:a" } };
+    char why[160] = "untouched";
+    cr_assert_null(wm_xp_ns_conflict(ns, 1, &(wm_xp_ns){ "xml", "http://www.w3.org/XML/1998/namespace" }, why, sizeof why));
+    cr_assert_str_eq(why, "untouched");
+    const wm_xp_ns *r = wm_xp_ns_conflict(ns, 1, &(wm_xp_ns){ "xml", "urn:x" }, why, sizeof why);
+    cr_assert(r && !strcmp(r->prefix, "xml"));
+    cr_assert_str_eq(why, "prefix 'xml' is bound to 'http://www.w3.org/XML/1998/namespace' and to no other URI"
+                          " (Namespaces in XML 1.0 §3)");
+    r = wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "xmlns", "urn:y" }, why, sizeof why);
+    cr_assert(r && !strcmp(r->prefix, "xmlns"));
+    cr_assert(strstr(why, "prefix 'xmlns' is reserved and must not be declared"), "%s", why);
+    cr_assert_not_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "xmlns", "http://www.w3.org/2000/xmlns/" }, NULL, 0));
+    cr_assert_not_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "x", "http://www.w3.org/XML/1998/namespace" }, why, sizeof why));
+    cr_assert(strstr(why, "bound to prefix 'xml' only"), "%s", why);
+    cr_assert_not_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "x", "http://www.w3.org/2000/xmlns/" }, why, sizeof why));
+    cr_assert(strstr(why, "must not be bound to a prefix"), "%s", why);
+    cr_assert_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "xmlfoo", "urn:z" }, why, sizeof why), "reserved for the future, not an error");
+}
+
 /* ------------------------------------------------------------- filter */
 
 static const char paper_xsd[] =
