@@ -156,6 +156,11 @@ $(BUILD)/obj/$(1)/%.o: $(1)/%.c | $(STAMP)
 $(BUILD)/lib$(1).a: $$($(1)_OBJ) | $(STAMP)
 	@mkdir -p $$(dir $$@)
 	rm -f $$@ && ar rcs $$@ $$^
+
+# The same file's copy with its test hooks compiled in (see "test hooks").
+$(BUILD)/obj/testhooks/$(1)/%.o: $(1)/%.c | $(STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS_COMMON) -DWM_TEST_HOOKS $$(call pc_cflags,$$(PKGS_$(1))) -c $$< -o $$@
 endef
 $(foreach L,$(LAYERS),$(eval $(call layer_rules,$(L))))
 
@@ -167,7 +172,7 @@ $(foreach L,$(LAYERS),$(foreach M,$($(L)_MAIN),$(eval $(call prog_rule,$(L),$(pa
 
 $(BUILD)/obj/tests/%.o: tests/%.c | $(STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(call pc_cflags,$(PKG_TEST)) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DWM_TEST_HOOKS $(call pc_cflags,$(PKG_TEST)) -c $< -o $@
 
 $(BUILD)/obj/perf/%.o: perf/%.c | $(STAMP)
 	@mkdir -p $(dir $@)
@@ -177,10 +182,26 @@ $(BUILD)/obj/perf/bench_shim.o: perf/bench_shim.cc perf/bench.h | $(STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 $(OPT) $(ARCH) $(SANFLAGS) -Wall -Wextra -Werror $(INCLUDES) $(call pc_cflags,$(PKG_BENCH)) -c $< -o $@
 
-# ---------------------------------------------------------------- tests
-$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJ) $(LIBS_dataplane)
+# ---------------------------------------------------------------- test hooks
+# Pause points for race tests (code under #ifdef WM_TEST_HOOKS, such as
+# match_sink.h's lookup hook) would cost the data plane a branch per packet,
+# so the layer libraries and every program are built without them. A layer
+# file that mentions WM_TEST_HOOKS gets a second object built with it, in
+# libtesthooks.a, which the unit tests link ahead of the layer libraries: a
+# test that calls into such a file gets the hooked copy, whose symbols then
+# keep the library's own copy out of the link. Test sources are compiled
+# with the define too, so they see the hooks' declarations.
+TESTHOOK_SRC := $(shell grep -l WM_TEST_HOOKS $(foreach L,$(LAYERS),$($(L)_SRC)) /dev/null)
+TESTHOOK_OBJ := $(patsubst %.c,$(BUILD)/obj/testhooks/%.o,$(TESTHOOK_SRC))
+
+$(BUILD)/libtesthooks.a: $(TESTHOOK_OBJ) | $(STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(TESTLIB_OBJ) $(ALL_LIBS) $(call pc_libs,$(PKG_TEST))
+	rm -f $@ && ar rcs $@ $^
+
+# ---------------------------------------------------------------- tests
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TESTLIB_OBJ) $(BUILD)/libtesthooks.a $(LIBS_dataplane)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_COMMON) -o $@ $< $(TESTLIB_OBJ) $(BUILD)/libtesthooks.a $(ALL_LIBS) $(call pc_libs,$(PKG_TEST))
 
 # The Eclipse Paho C client (libpaho-mqtt-dev, scripts/install-deps.sh).
 $(BUILD)/tests/proxy_paho: tests/integration/proxy_paho.c | $(STAMP)

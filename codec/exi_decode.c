@@ -644,6 +644,7 @@ void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_ex
     d->prod_op = malloc(g->n_prods ? g->n_prods : 1);
     for (uint32_t i = 0; d->prod_op && i < g->n_prods; i++) d->prod_op[i] = prod_op(g, &g->prods[i]);
     d->strict = wm_exi_decode_strict_tables(g, d->prod_op);
+    d->strict_loop = wm_exi_decode_strict_run;
 }
 
 void wm_exi_decoder_free(wm_exi_decoder *d)
@@ -768,7 +769,7 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
     bool done = false;
     while (!done && !c.stop) {
         if (d->depth == 0) st = step_doc(&c, &doc_state, &done);
-        else if (fast) st = wm_exi_decode_strict_run(&c);
+        else if (fast) st = d->strict_loop(&c);
         else st = wm_exi_dec_step(&c);
         if (st) return st;
     }

@@ -50,16 +50,6 @@ typedef struct wm_exi_event {
  * returns WM_EXI_OK with *stopped set and decoder.stop_bit_pos after that event). */
 typedef int (*wm_exi_event_fn)(void *user, const wm_exi_event *ev);
 
-/* Attribute hook (wm_exi_decoder.attr_hooks): what a consumer hands a
- * declared attribute's value to. The consumer embeds it as the first member
- * of its own record for the name, so fn finds that record from h. fn gets
- * the callback's user pointer and the value as the AT event would carry it
- * (valid until fn returns); it returns as the event callback does. */
-typedef struct wm_exi_attr_hook wm_exi_attr_hook;
-struct wm_exi_attr_hook {
-    int (*fn)(void *user, const wm_exi_attr_hook *h, const wm_exi_value *value);
-};
-
 typedef struct wm_exi_limits {
     size_t mem_cap;           /* bytes for all per-document state (default 4 MiB) */
     uint32_t max_depth;       /* element nesting (default 256) */
@@ -80,6 +70,7 @@ typedef struct wm_exi_limits {
 wm_exi_limits wm_exi_limits_resolve(const wm_exi_limits *lim);
 
 typedef struct wm_exi_frame wm_exi_frame;  /* internal */
+struct wm_exi_dctx;                        /* internal: a decoding in progress */
 typedef struct wm_exi_bi wm_exi_bi;        /* internal: learned built-in grammar */
 
 typedef struct wm_exi_decoder {
@@ -101,20 +92,13 @@ typedef struct wm_exi_decoder {
                                  (codec/exi_decode_strict.c; malloc'ed at init) */
     bool general_only;        /* set by tests to force the general path: the strict loop
                                  must decode exactly the same events */
-    /* Attribute hooks, off while attr_hooked is false (wm_exi_decoder_init;
-     * set it before wm_exi_decode). A declared attribute that the strict
-     * bit-packed loop decodes (codec/exi_decode_strict.c) whose local-name
-     * id lid has a hook, h = attr_hooks[lid] not NULL (attr_hooks: [g->n_lids],
-     * borrowed, may be NULL), goes to h->fn(user, h, &value) instead of the
-     * event callback: no event is built, and the consumer's action for the
-     * name is h itself, no lookup. Every other attribute (no hook, xsi:*,
-     * undeclared, those the general path decodes) and every other event
-     * comes to the callback. attr_hooks may be replaced between events, also
-     * from inside the callback or a hook: the loop reads it at each
-     * attribute. For a consumer that acts on a few names
-     * (matcher/xpath_eval.c); not thread safe, like the decoder. */
-    bool attr_hooked;
-    const wm_exi_attr_hook *const *attr_hooks;
+    /* Internal: the instance of the strict bit-packed loop (the template
+     * codec/exi_decode_strict_loop.h) that decodes the streams it serves.
+     * wm_exi_decoder_init sets the event callback's; a consumer with an
+     * instance of its own, whose handlers replace the callback for the
+     * events that loop decodes, sets it after init (matcher/xpath_eval.c).
+     * Whatever the instance, every other event reaches the callback. */
+    wm_exi_status (*strict_loop)(struct wm_exi_dctx *c);
     uint64_t stop_bit_pos;    /* after a decode the callback stopped: the bit just after
                                  the event it stopped at (for reports such as the XML
                                  sink's refusals, codec/exi_xml.h) */

@@ -85,14 +85,13 @@ size_t wm_reload_reclaim(wm_reload *rl, bool wait)
     return left;
 }
 
-int wm_reload_load(wm_reload *rl, const char *resolution_path, const char *subs_path, char *err, size_t errcap)
+int wm_reload_load(wm_reload *rl, const char *resolution_path, const char *subs_path, wm_load_error *err)
 {
-    wm_tables *t = wm_tables_compile(&rl->cfg, resolution_path, subs_path, err, errcap);
+    wm_tables *t = wm_tables_compile(&rl->cfg, resolution_path, subs_path, err);
     if (!t) return -1;
     if (wm_reload_publish(rl, t) != 0) {
         wm_tables_free(t);
-        snprintf(err, errcap, "out of memory");
-        return -1;
+        return wm_load_error_set(err, NULL, 0, "out of memory");
     }
     return 0;
 }

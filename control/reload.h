@@ -51,10 +51,11 @@ void wm_reload_free(wm_reload *rl);
 
 /* Writer: compiles resolution_path (may be NULL) and subs_path into a new
  * table set and, only if that fully succeeded, makes it current; the
- * previous set is retired. Returns 0, or -1 with a one-line reason in
- * err[0..errcap) ("FILE:LINE: ..." or "FILE: ... at byte N") and the current
- * tables untouched. Also reclaims what it can without waiting. */
-int wm_reload_load(wm_reload *rl, const char *resolution_path, const char *subs_path, char *err, size_t errcap);
+ * previous set is retired. Returns 0, or -1 with *err filled (NULL: not
+ * reported; the file and its line or byte offset, as wm_tables_compile)
+ * and the current tables untouched. Also reclaims what it can without
+ * waiting. */
+int wm_reload_load(wm_reload *rl, const char *resolution_path, const char *subs_path, wm_load_error *err);
 
 /* Writer: the same in two steps, for a holder that extends the new set
  * before anyone sees it (control/tables.h, "Extension by the holder"):

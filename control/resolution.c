@@ -235,7 +235,7 @@ wm_resolution_status wm_resolution_write_file(const char *path, const void *buf,
     snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0) {
-        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        set_err(err, WM_RESOLUTION_ERR_IO, 0, "cannot create a temporary file beside it: %s", strerror(errno));
         free(tmp);
         return WM_RESOLUTION_ERR_IO;
     }
@@ -252,7 +252,7 @@ wm_resolution_status wm_resolution_write_file(const char *path, const void *buf,
     if (left || fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
         if (!left) saved = errno;
         unlink(tmp);
-        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: %s", path, strerror(saved));
+        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s", strerror(saved));
         free(tmp);
         return WM_RESOLUTION_ERR_IO;
     }
@@ -452,20 +452,20 @@ wm_resolution *wm_resolution_open(const char *path, wm_resolution_error *err)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
-        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: %s", path, strerror(errno));
+        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s", strerror(errno));
         if (fd >= 0) close(fd);
         return NULL;
     }
     if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > WM_RESOLUTION_MAX_BYTES) {
         close(fd);
-        set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: not a regular file of at most %llu bytes", path,
+        set_err(err, WM_RESOLUTION_ERR_IO, 0, "not a regular file of at most %llu bytes",
                 (unsigned long long)WM_RESOLUTION_MAX_BYTES);
         return NULL;
     }
     size_t len = (size_t)st.st_size;
     if (len == 0) {
         close(fd);
-        set_err(err, WM_RESOLUTION_ERR_TRUNCATED, 0, "%s: empty file", path);
+        set_err(err, WM_RESOLUTION_ERR_TRUNCATED, 0, "empty file");
         return NULL;
     }
     /* Read into memory the process owns, not mapped: a MAP_PRIVATE page
@@ -485,17 +485,14 @@ wm_resolution *wm_resolution_open(const char *path, wm_resolution_error *err)
     close(fd);
     if (!m || got < len) {
         free(m);
-        if (!m) set_err(err, WM_RESOLUTION_ERR_NOMEM, 0, "%s: out of memory for %zu bytes", path, len);
-        else if (saved) set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s: read: %s", path, strerror(saved));
-        else set_err(err, WM_RESOLUTION_ERR_TRUNCATED, got, "%s: file shrank while being read", path);
+        if (!m) set_err(err, WM_RESOLUTION_ERR_NOMEM, 0, "out of memory for %zu bytes", len);
+        else if (saved) set_err(err, WM_RESOLUTION_ERR_IO, 0, "read: %s", strerror(saved));
+        else set_err(err, WM_RESOLUTION_ERR_TRUNCATED, got, "file shrank while being read");
         return NULL;
     }
     wm_resolution *r = wm_resolution_view(m, len, err);
     if (!r) {
         free(m);
-        char m2[sizeof err->message];
-        snprintf(m2, sizeof m2, "%s", err->message);
-        snprintf(err->message, sizeof err->message, "%.60s: %.190s", path, m2);
         return NULL;
     }
     r->owned = true;
@@ -554,14 +551,15 @@ int64_t wm_resolution_find(const wm_resolution *r, const char *name)
     return -1;
 }
 
-char *wm_resolution_error_format(const wm_resolution_error *e, char *buf, size_t cap)
+int wm_resolution_error_load(const wm_resolution_error *e, const char *path, wm_load_error *out)
 {
-    if (e->status == WM_RESOLUTION_ERR_IO || e->status == WM_RESOLUTION_ERR_NOMEM)
-        snprintf(buf, cap, "%s [%s]", e->message, wm_resolution_status_name(e->status));
-    else
-        snprintf(buf, cap, "%s [%s] at byte %llu", e->message, wm_resolution_status_name(e->status),
-                 (unsigned long long)e->offset);
-    return buf;
+    wm_load_error_set(out, path, 0, "%s [%s]", e->message, wm_resolution_status_name(e->status));
+    /* I/O and memory failures are about no byte of the file */
+    if (out && e->status != WM_RESOLUTION_ERR_IO && e->status != WM_RESOLUTION_ERR_NOMEM) {
+        out->has_offset = true;
+        out->offset = e->offset;
+    }
+    return -1;
 }
 
 const char *wm_resolution_status_name(wm_resolution_status st)

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "control/load_error.h"
 #include "control/resolver.h"
 #include "control/world.h"
 
@@ -50,7 +51,7 @@ typedef enum wm_resolution_status {
 typedef struct wm_resolution_error {
     wm_resolution_status status;
     uint64_t offset;             /* byte offset in the file the error is about (0 if none) */
-    char message[256];
+    char message[256];           /* the reason; it never names the file (wm_resolution_error_load adds it) */
 } wm_resolution_error;
 
 /* ------------------------------------------------------------ writing */
@@ -130,10 +131,13 @@ int wm_resolution_print_json(const wm_resolution *r, FILE *out);
 /* Short stable name of a status ("io", "truncated", "checksum", ...). */
 const char *wm_resolution_status_name(wm_resolution_status st);
 
-/* Formats e as one line, "MESSAGE [STATUS] at byte N", into buf[0..cap)
- * (always NUL-terminated when cap > 0). The byte position is left out for
- * I/O and out-of-memory errors, which are about no byte. The loader's message
- * already starts with the file name. Returns buf. Thread-safe. */
-char *wm_resolution_error_format(const wm_resolution_error *e, char *buf, size_t cap);
+/* The refusal e as a load error (control/load_error.h) into *out (NULL:
+ * nothing): file = path (the file given to wm_resolution_open; NULL for a
+ * buffer of wm_resolution_view), no line, reason "MESSAGE [STATUS]", and
+ * e->offset as the byte position, except for I/O and out-of-memory errors,
+ * which are about no byte. wm_load_error_format then prints the loader's
+ * line, "R.wmr: MESSAGE [STATUS] at byte N". Returns -1 (a failure code
+ * to pass on). Thread-safe. */
+int wm_resolution_error_load(const wm_resolution_error *e, const char *path, wm_load_error *out);
 
 #endif

@@ -9,20 +9,16 @@
 
 #include "codec/exi_xsd.h"
 
-static int fail(char *err, size_t errlen, const char *file, unsigned line, const char *fmt, ...)
+/* A refusal at a column of a registry line (an option or a binding). */
+static int fail_col(wm_load_error *err, const char *file, unsigned line, unsigned col, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static int fail(char *err, size_t errlen, const char *file, unsigned line, const char *fmt, ...)
+static int fail_col(wm_load_error *err, const char *file, unsigned line, unsigned col, const char *fmt, ...)
 {
-    if (err && errlen) {
-        int k = line ? snprintf(err, errlen, "%s:%u: ", file, line) : snprintf(err, errlen, "%s: ", file);
-        if (k < 0) k = 0;
-        if ((size_t)k < errlen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
-            va_end(ap);
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    wm_load_error_vset(err, file, line, fmt, ap);
+    va_end(ap);
+    if (err) err->column = col;
     return -1;
 }
 
@@ -50,15 +46,15 @@ void wm_schema_reg_free(wm_schema_reg *r)
     free(r);
 }
 
-int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t errlen)
+int wm_schema_reg_load(const char *file, wm_schema_reg **out, wm_load_error *err)
 {
     *out = NULL;
     FILE *f = fopen(file, "r");
-    if (!f) return fail(err, errlen, file, 0, "cannot open");
+    if (!f) return wm_load_error_set(err, file, 0, "cannot open");
     wm_schema_reg *r = calloc(1, sizeof *r);
     if (!r) {
         fclose(f);
-        return fail(err, errlen, file, 0, "out of memory");
+        return wm_load_error_set(err, file, 0, "out of memory");
     }
     const char *slash = strrchr(file, '/');
     size_t dirlen = slash ? (size_t)(slash - file) + 1 : 0;
@@ -68,25 +64,25 @@ int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t 
     while (fgets(line, sizeof line, f)) {
         ln++;
         size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') { rc = fail(err, errlen, file, ln, "line longer than 4096 bytes"); break; }
+        if (len == sizeof line - 1 && line[len - 1] != '\n') { rc = wm_load_error_set(err, file, ln, "line longer than 4096 bytes"); break; }
         char *hash = strchr(line, '#');
         if (hash) *hash = 0;
         char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
         if (!tok) continue;
-        if (!name_ok(tok)) { rc = fail(err, errlen, file, ln, "bad schema name '%s' (1..64 of A-Z a-z 0-9 . _ -)", tok); break; }
-        if (wm_schema_reg_find(r, tok, strlen(tok)) != UINT32_MAX) { rc = fail(err, errlen, file, ln, "schema '%s' defined twice", tok); break; }
-        if (r->n >= WM_SCHEMA_REG_MAX) { rc = fail(err, errlen, file, ln, "more than %u schemas", WM_SCHEMA_REG_MAX); break; }
+        if (!name_ok(tok)) { rc = wm_load_error_set(err, file, ln, "bad schema name '%s' (1..64 of A-Z a-z 0-9 . _ -)", tok); break; }
+        if (wm_schema_reg_find(r, tok, strlen(tok)) != UINT32_MAX) { rc = wm_load_error_set(err, file, ln, "schema '%s' defined twice", tok); break; }
+        if (r->n >= WM_SCHEMA_REG_MAX) { rc = wm_load_error_set(err, file, ln, "more than %u schemas", WM_SCHEMA_REG_MAX); break; }
         char *path = strtok_r(NULL, " \t\r\n", &save);
-        if (!path) { rc = fail(err, errlen, file, ln, "schema '%s' has no XSD path", tok); break; }
+        if (!path) { rc = wm_load_error_set(err, file, ln, "schema '%s' has no XSD path", tok); break; }
         wm_schema_reg_entry *ne = realloc(r->e, (r->n + 1) * sizeof *ne);
-        if (!ne) { rc = fail(err, errlen, file, ln, "out of memory"); break; }
+        if (!ne) { rc = wm_load_error_set(err, file, ln, "out of memory"); break; }
         r->e = ne;
         wm_schema_reg_entry *e = &r->e[r->n++];
         memset(e, 0, sizeof *e);
         e->name = strdup(tok);
         size_t pl = strlen(path);
         e->path = malloc((path[0] == '/' ? 0 : dirlen) + pl + 1);
-        if (!e->name || !e->path) { rc = fail(err, errlen, file, ln, "out of memory"); break; }
+        if (!e->name || !e->path) { rc = wm_load_error_set(err, file, ln, "out of memory"); break; }
         if (path[0] == '/') memcpy(e->path, path, pl + 1);
         else {
             memcpy(e->path, file, dirlen);
@@ -99,24 +95,24 @@ int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t 
             char *eq = strchr(b, '='), why[160];
             size_t bl = strlen(b), kl = eq ? (size_t)(eq - b) : bl;
             wm_exi_oob_status os = wm_exi_oob_set(&ov, b, kl, eq ? eq + 1 : NULL, eq ? bl - kl - 1 : 0, why, sizeof why);
-            if (os == WM_EXI_OOB_BAD) { rc = fail(err, errlen, file, ln, "column %u: %s", col, why); break; }
+            if (os == WM_EXI_OOB_BAD) { rc = fail_col(err, file, ln, col, "%s", why); break; }
             if (os == WM_EXI_OOB_OK) continue;
             if (!eq) {
-                rc = fail(err, errlen, file, ln, "column %u: unknown option '%s' (%s; or a PREFIX=URI binding)", col, b, WM_EXI_OOB_NAMES);
+                rc = fail_col(err, file, ln, col, "unknown option '%s' (%s; or a PREFIX=URI binding)", b, WM_EXI_OOB_NAMES);
                 break;
             }
             char *copy = strdup(b);
             wm_xp_ns *nn = realloc(e->ns, (e->n_ns + 1) * sizeof *nn);
             if (nn) e->ns = nn;
-            if (!copy || !nn) { free(copy); rc = fail(err, errlen, file, ln, "out of memory"); break; }
+            if (!copy || !nn) { free(copy); rc = wm_load_error_set(err, file, ln, "out of memory"); break; }
             if (!wm_xp_ns_parse(copy, &e->ns[e->n_ns])) {
                 free(copy);
-                rc = fail(err, errlen, file, ln, "column %u: bad namespace binding '%s' (PREFIX=URI)", col, b);
+                rc = fail_col(err, file, ln, col, "bad namespace binding '%s' (PREFIX=URI)", b);
                 break;
             }
             if (wm_xp_ns_conflict(e->ns, e->n_ns, &e->ns[e->n_ns], why, sizeof why)) {
                 free(copy);
-                rc = fail(err, errlen, file, ln, "column %u: %s", col, why);
+                rc = fail_col(err, file, ln, col, "%s", why);
                 break;
             }
             e->n_ns++;
@@ -124,9 +120,9 @@ int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t 
         wm_exi_oob_apply(&ov, &e->oob);
         if (rc) break;
         wm_exi_error xe = { 0 };
-        if (wm_exi_xsd_compile(e->path, &e->g, &xe)) { rc = fail(err, errlen, file, ln, "schema %s: %s", e->path, xe.msg); break; }
+        if (wm_exi_xsd_compile(e->path, &e->g, &xe)) { rc = wm_load_error_set(err, file, ln, "schema %s: %s", e->path, xe.msg); break; }
     }
-    if (!rc && ferror(f)) rc = fail(err, errlen, file, 0, "read error");
+    if (!rc && ferror(f)) rc = wm_load_error_set(err, file, 0, "read error");
     fclose(f);
     if (rc) {
         wm_schema_reg_free(r);

@@ -37,6 +37,7 @@
 #include "codec/exi_grammar.h"
 #include "control/exi_content_type.h"
 #include "control/exi_oob.h"
+#include "control/load_error.h"
 #include "matcher/xpath_set.h"
 
 #define WM_SCHEMA_REG_MAX 1024u
@@ -56,11 +57,13 @@ typedef struct wm_schema_reg {
 } wm_schema_reg;
 
 /* Loads and compiles the registry in `file`. Returns 0 and *out (free with
- * wm_schema_reg_free), or -1 with "file:line: reason" in err[0..errlen)
- * (unreadable file, bad name, duplicate name, missing path, unknown or bad
- * option, bad binding or prefix bound twice (with its column), schema that does not compile
- * (with the compiler's reason), too many). */
-int wm_schema_reg_load(const char *file, wm_schema_reg **out, char *err, size_t errlen);
+ * wm_schema_reg_free), or -1 with *err filled (NULL: not reported; printed
+ * by wm_load_error_format as "file:line: reason"): the file, the line (0
+ * for the whole file: unreadable, read error), the column for a bad or
+ * unknown option, a bad binding or a prefix bound twice, and the reason
+ * (bad name, duplicate name, missing path, schema that does not compile
+ * (with the compiler's reason), too many, out of memory). */
+int wm_schema_reg_load(const char *file, wm_schema_reg **out, wm_load_error *err);
 void wm_schema_reg_free(wm_schema_reg *r);
 
 /* Schema id of name[0..len), UINT32_MAX if unknown (exact, case-sensitive). */

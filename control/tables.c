@@ -5,7 +5,6 @@
 #include "control/tables.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,75 +21,76 @@ struct wm_tables {
     void (*user_free)(void *user);
 };
 
-static wm_tables *fail(wm_tables *t, char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static wm_tables *fail(wm_tables *t, char *err, size_t cap, const char *fmt, ...)
+/* Frees what was built and passes the loader's failure on. */
+static wm_tables *fail(wm_tables *t)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
     wm_tables_free(t);
     return NULL;
 }
 
-static int add_resolution(wm_tables *t, const char *path, char *err, size_t cap)
+static int add_resolution(wm_tables *t, const char *path, wm_load_error *err)
 {
     wm_resolution_error re;
     wm_resolution *r = wm_resolution_open(path, &re);
-    if (!r) {
-        wm_resolution_error_format(&re, err, cap);
-        return -1;
-    }
+    if (!r) return wm_resolution_error_load(&re, path, err);
     char why[400];
     int rc = wm_resolution_compile(wm_match_input_matcher(t->in), r, why, sizeof why);
-    if (rc) snprintf(err, cap, "%s: %s", path, why);
+    if (rc) wm_load_error_set(err, path, 0, "%s", why);
     else t->n_nbhds = wm_resolution_count(r);
     wm_resolution_close(r);
     return rc;
 }
 
-static int add_subs(wm_tables *t, const char *path, char *err, size_t cap)
+static int add_subs(wm_tables *t, const char *path, wm_load_error *err)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) { snprintf(err, cap, "%s: %s", path, strerror(errno)); return -1; }
+    if (!f) return wm_load_error_set(err, path, 0, "%s", strerror(errno));
     char *line = NULL, why[400];
     size_t lcap = 0;
     ssize_t n;
-    long lineno = 0;
+    unsigned long lineno = 0;
     int rc = 0;
     while (rc == 0 && (n = getline(&line, &lcap, f)) >= 0) {
         lineno++;
-        if (wm_match_input_sub(t->in, line, (size_t)n, lineno, why, sizeof why)) {
-            snprintf(err, cap, "%s:%ld: %s", path, lineno, why);
-            rc = -1;
-        }
+        if (wm_match_input_sub(t->in, line, (size_t)n, (long)lineno, why, sizeof why))
+            rc = wm_load_error_set(err, path, lineno, "%s", why);
     }
-    if (rc == 0 && ferror(f)) { snprintf(err, cap, "%s: read error", path); rc = -1; }
+    if (rc == 0 && ferror(f)) rc = wm_load_error_set(err, path, 0, "read error");
     free(line);
     fclose(f);
     return rc;
 }
 
 wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolution_path, const char *subs_path,
-                             char *err, size_t cap)
+                             wm_load_error *err)
 {
     wm_tables_paths p = { resolution_path, subs_path, NULL };
-    return wm_tables_compile_paths(cfg, &p, err, cap);
+    return wm_tables_compile_paths(cfg, &p, err);
 }
 
-wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, char *err, size_t cap)
+wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, wm_load_error *err)
 {
     wm_tables *t = calloc(1, sizeof *t);
-    if (!t || !(t->in = wm_match_input_new(cfg))) return fail(t, err, cap, "out of memory");
+    if (!t || !(t->in = wm_match_input_new(cfg))) {
+        wm_load_error_set(err, NULL, 0, "out of memory");
+        return fail(t);
+    }
     wm_schema_reg *reg = NULL;
-    if (p->schemas && wm_schema_reg_load(p->schemas, &reg, err, cap)) return fail(t, NULL, 0, "%s", "");
-    if (!(t->content = wm_content_new(reg))) return fail(t, err, cap, "out of memory");
+    if (p->schemas && wm_schema_reg_load(p->schemas, &reg, err)) return fail(t);
+    if (!(t->content = wm_content_new(reg))) {
+        wm_load_error_set(err, NULL, 0, "out of memory");
+        return fail(t);
+    }
     wm_match_input_set_content(t->in, t->content);
-    if (p->resolution && add_resolution(t, p->resolution, err, cap)) return fail(t, NULL, 0, "%s", "");
-    if (p->subs && add_subs(t, p->subs, err, cap)) return fail(t, NULL, 0, "%s", "");
+    if (p->resolution && add_resolution(t, p->resolution, err)) return fail(t);
+    if (p->subs && add_subs(t, p->subs, err)) return fail(t);
     wm_content_snap *old;
     char why[300];
-    if (wm_content_commit(t->content, &old, why, sizeof why)) return fail(t, err, cap, "%s: %s", p->subs ? p->subs : "", why);
+    /* the filters it compiles together are the subscriptions file's */
+    if (wm_content_commit(t->content, &old, why, sizeof why)) {
+        wm_load_error_set(err, p->subs, 0, "%s", why);
+        return fail(t);
+    }
     return t;
 }
 

@@ -9,10 +9,12 @@
  * neighborhood is defined, then every subscription line is checked and
  * added (JSON shape, topic filter per MQTT 5.0 §4.7, QoS, No Local on
  * shared, duplicate id, "nbhd" naming a neighborhood of THIS resolution).
- * The first error frees everything built so far and is reported as
- *   "R.wmr: REASON [status] at byte N"      (resolution file)
- *   "S.jsonl:LINE: REASON"                  (subscriptions file)
- * so a bad input can never leave a half-compiled state anywhere.
+ * The first error frees everything built so far and is reported as a
+ * load error (control/load_error.h) that names the file and position:
+ *   R.wmr, its byte offset: "R.wmr: REASON [status] at byte N"
+ *   S.jsonl, its line:      "S.jsonl:LINE: REASON"
+ * (as wm_load_error_format prints them), so a bad input can never leave a
+ * half-compiled state anywhere.
  *
  * Subscription cookies in the matcher are 0, 1, ... in file order;
  * wm_tables_sub_id() turns a cookie from a lookup back into the file's id.
@@ -38,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control/load_error.h"
 #include "matcher/matcher.h"
 
 typedef struct wm_tables wm_tables;
@@ -48,20 +51,23 @@ typedef struct wm_tables wm_tables;
 /* Compiles resolution_path (may be NULL: no neighborhoods, then any "nbhd"
  * is unknown) and subs_path (may be NULL: no subscriptions) into new tables with matcher configuration cfg
  * (NULL = defaults; copied). Returns the tables (caller owns; wm_tables_free)
- * or NULL with a one-line reason in err[0..errcap) (file name, line or byte
- * offset, reason; "out of memory" on allocation failure). */
+ * or NULL with *err filled (NULL: not reported): the file, its line
+ * (subscriptions) or byte offset (resolution), the reason; no file and
+ * "out of memory" on allocation failure. */
 wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolution_path, const char *subs_path,
-                             char *err, size_t errcap);
+                             wm_load_error *err);
 
 /* The same with a schema registry (control/schema_registry.h): the files
  * of one table set. schemas NULL: no registry, so every content filter
- * ("xpath") is refused. A bad registry line fails the compile with
- * "REG:LINE: reason"; a bad "xpath" in the subscriptions file with
- * "S.jsonl:LINE: \"xpath\": schema NAME: position P: reason". */
+ * ("xpath") is refused. A bad registry line fails the compile with the
+ * registry's file, line (and column) ("REG:LINE: reason"); a bad "xpath"
+ * in the subscriptions file with its file and line ("S.jsonl:LINE:
+ * \"xpath\": schema NAME: position P: reason"); filters that do not
+ * compile together with the subscriptions file and no line. */
 typedef struct wm_tables_paths {
     const char *resolution, *subs, *schemas;   /* each may be NULL */
 } wm_tables_paths;
-wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, char *err, size_t errcap);
+wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, wm_load_error *err);
 
 /* Frees the tables and their matcher. No reader may be attached any more
  * (control/reload.h guarantees it for tables it retires). NULL is a no-op. */

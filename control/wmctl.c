@@ -66,6 +66,13 @@ int wmctl_close_output(const char *command, FILE *f, const char *name)
     return bad ? wmctl_usage_error(command, "cannot write %s", name) : 0;
 }
 
+int wmctl_load_error(const char *command, const wm_load_error *e, int code)
+{
+    char text[WM_LOAD_ERROR_TEXT_MAX];
+    fprintf(stderr, "wmctl %s: %s\n", command, wm_load_error_format(e, text, sizeof text));
+    return code;
+}
+
 int wmctl_usage_error(const char *command, const char *fmt, ...)
 {
     va_list ap;

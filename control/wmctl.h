@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "control/load_error.h"
+
 /* `wmctl topic match FILTER TOPIC` / `wmctl topic check-filter|check-name S`. */
 int wmctl_topic(int argc, char **argv);
 
@@ -93,5 +95,9 @@ int wmctl_close_output(const char *command, FILE *f, const char *name);
 /* Prints "wmctl <command>: <formatted message>\n" to stderr and returns 2. */
 int wmctl_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Prints a loader's refusal, "wmctl <command>: FILE:LINE: reason" (the
+ * line of control/load_error.h), to stderr and returns code. */
+int wmctl_load_error(const char *command, const wm_load_error *e, int code);
 
 #endif

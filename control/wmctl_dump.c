@@ -11,9 +11,9 @@ int wmctl_dump(int argc, char **argv)
     wm_resolution_error err;
     wm_resolution *r = wm_resolution_open(argv[1], &err);
     if (!r) {
-        char line[400];
-        fprintf(stderr, "wmctl dump: %s\n", wm_resolution_error_format(&err, line, sizeof line));
-        return err.status == WM_RESOLUTION_ERR_IO ? 2 : 1;
+        wm_load_error le;
+        wm_resolution_error_load(&err, argv[1], &le);
+        return wmctl_load_error("dump", &le, err.status == WM_RESOLUTION_ERR_IO ? 2 : 1);
     }
     wm_resolution_print_json(r, stdout);   /* a write error is sticky: wmctl's main reports it */
     wm_resolution_close(r);

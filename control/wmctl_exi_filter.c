@@ -100,7 +100,8 @@ int wmctl_exi_filter(int argc, char **argv)
     if (regfile) {
         char rerr[512];
         uint32_t id;
-        if (wm_schema_reg_load(regfile, &reg, rerr, sizeof rerr)) { rc = wmctl_usage_error("exi", "%s", rerr); goto out; }
+        wm_load_error le;
+        if (wm_schema_reg_load(regfile, &reg, &le)) { rc = wmctl_load_error("exi", &le, 2); goto out; }
         /* the publication's options as the data plane sees them; --strict/--byte-aligned on top */
         bool strict = o.strict, aligned = o.alignment == WM_EXI_BYTE_ALIGNED;
         wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, rerr, sizeof rerr);

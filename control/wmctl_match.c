@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/load_error.h"
 #include "control/match_input.h"
 #include "control/resolution_compile.h"
 #include "control/wmctl.h"
@@ -29,7 +30,12 @@ static int each_line(wm_match_input *in, const char *path, bool subs)
         const char *out = NULL;
         int r = subs ? wm_match_input_sub(in, line, (size_t)n, lineno, err, sizeof err)
                      : wm_match_input_pub(in, line, (size_t)n, &out, err, sizeof err);
-        if (r) { rc = wmctl_usage_error("match", "%s:%ld: %s", path, lineno, err); break; }
+        if (r) {
+            wm_load_error le;
+            wm_load_error_set(&le, path, (unsigned long)lineno, "%s", err);
+            rc = wmctl_load_error("match", &le, 2);
+            break;
+        }
         if (out) puts(out);
     }
     if (rc == 0 && ferror(f)) rc = wmctl_usage_error("match", "%s: read error: %s", path, strerror(errno));
@@ -64,11 +70,12 @@ int wmctl_match(int argc, char **argv)
         /* Neighborhoods resolved offline (wmctl resolve --out), by name. */
         wm_resolution_error re;
         wm_resolution *r = wm_resolution_open(resolution, &re);
-        char err[512];
-        if (!r)
-            rc = wmctl_usage_error("match", "%s", wm_resolution_error_format(&re, err, sizeof err));
+        wm_load_error le;
+        char err[400];
+        if (!r) rc = wm_resolution_error_load(&re, resolution, &le);
         else if (wm_resolution_compile(wm_match_input_matcher(in), r, err, sizeof err))
-            rc = wmctl_usage_error("match", "%s: %s", resolution, err);
+            rc = wm_load_error_set(&le, resolution, 0, "%s", err);
+        if (rc) rc = wmctl_load_error("match", &le, 2);
         wm_resolution_close(r);
     }
     if (rc == 0) rc = each_line(in, subs, true);

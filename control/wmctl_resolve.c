@@ -75,7 +75,8 @@ int wmctl_resolve(int argc, char **argv)
     size_t blen = 0;
     if (!b) { fprintf(stderr, "wmctl resolve: out of memory\n"); rc = 1; }
     if (rc == 0 && wm_resolution_builder_finish(b, &buf, &blen, &re) != WM_RESOLUTION_OK) rc = 1;
-    if (rc == 0 && out_path && wm_resolution_write_file(out_path, buf, blen, &re) != WM_RESOLUTION_OK) rc = 2;
+    const char *at = NULL;   /* the file the error is about: only the write's is one */
+    if (rc == 0 && out_path && wm_resolution_write_file(out_path, buf, blen, &re) != WM_RESOLUTION_OK) rc = 2, at = out_path;
     if (rc == 0 && json) {
         wm_resolution *r = wm_resolution_view(buf, blen, &re);
         if (!r) rc = 1;
@@ -83,8 +84,9 @@ int wmctl_resolve(int argc, char **argv)
         wm_resolution_close(r);
     }
     if (rc && re.status != WM_RESOLUTION_OK) {
-        char line[400];
-        fprintf(stderr, "wmctl resolve: %s\n", wm_resolution_error_format(&re, line, sizeof line));
+        wm_load_error le;
+        wm_resolution_error_load(&re, at, &le);
+        wmctl_load_error("resolve", &le, rc);
     }
     free(buf);
     wm_resolution_builder_free(b);

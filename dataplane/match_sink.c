@@ -96,7 +96,7 @@ struct wm_match_table {
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
     uint32_t max_groups;
     enum wm_share_policy share_policy;
-    char last_error[512];        /* under reload_mu */
+    wm_load_error last_error;    /* under reload_mu: the last refused reload's */
     char last_xpath_error[400];  /* under lock: why the last `xpath` was refused */
     struct wm_match_counters c;  /* under lock */
     struct sub_node *pend;       /* under lock: nodes whose content filter is pending */
@@ -137,8 +137,10 @@ struct wm_match_worker {
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
     uint32_t *ppos;              /* [max_subs]: result positions of pending candidates */
     uint32_t npend;              /* ... of the PUBLISH being matched */
-    void (*lookup_hook)(void *ctx); /* instrumentation: wm_match_worker_set_lookup_hook */
+#ifdef WM_TEST_HOOKS
+    void (*lookup_hook)(void *ctx); /* test builds only: wm_match_worker_set_lookup_hook */
     void *lookup_hook_ctx;
+#endif
 };
 
 /* FNV-1a of a subscription key: a member's identity for hash picking that,
@@ -334,17 +336,16 @@ static wm_matcher_status node_add(wm_matcher *m, struct sub_node *n, uint32_t nb
 
 /* Compiles a new set, carries the learned subscriptions into it and
  * publishes it. Under reload_mu. */
-static int load_set(struct wm_match_table *t, char *err, size_t errlen)
+static int load_set(struct wm_match_table *t, wm_load_error *err)
 {
     wm_tables_paths paths = {t->res_path, t->subs_path, t->schemas_path};
-    wm_tables *nt = wm_tables_compile_paths(wm_reload_config(t->rl), &paths, err, errlen);
+    wm_tables *nt = wm_tables_compile_paths(wm_reload_config(t->rl), &paths, err);
     if (!nt) return -1;
     wm_content *content = wm_tables_content(nt);
     wm_content_reuse_slots(content, wm_reload_config(t->rl)->qsbr, t->xpath_slots);
     if (set_keys_attach(nt) != 0) {
         wm_tables_free(nt);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return wm_load_error_set(err, NULL, 0, "out of memory");
     }
     wm_matcher *m = wm_tables_matcher(nt);
     tlock(&t->lock);
@@ -365,10 +366,9 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
             wm_matcher_status st = node_add(m, n, nb, n->next_slot, &n->next_sub);
             if (st != WM_MATCHER_OK) {
                 tunlock(&t->lock);
-                snprintf(err, errlen, "learned subscription %s (filter %s) does not fit the new tables: %s",
-                         n->key, n->filter, wm_matcher_status_message(st));
                 wm_tables_free(nt);
-                return -1;
+                return wm_load_error_set(err, NULL, 0, "learned subscription %s (filter %s) does not fit the new tables: %s",
+                                         n->key, n->filter, wm_matcher_status_message(st));
             }
         }
     /* nobody reads the new set yet: its compile-time snapshot goes at once */
@@ -377,15 +377,13 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
     if (wm_content_commit(content, &first, why, sizeof why)) {
         tunlock(&t->lock);
         wm_tables_free(nt);
-        snprintf(err, errlen, "learned content filters do not fit the new tables: %s", why);
-        return -1;
+        return wm_load_error_set(err, NULL, 0, "learned content filters do not fit the new tables: %s", why);
     }
     wm_content_snap_free(first);
     if (wm_reload_publish(t->rl, nt) != 0) {
         tunlock(&t->lock);
         wm_tables_free(nt);
-        snprintf(err, errlen, "out of memory");
-        return -1;
+        return wm_load_error_set(err, NULL, 0, "out of memory");
     }
     t->cur = nt;
     /* every carried filter was validated and is in the published snapshot */
@@ -414,11 +412,11 @@ static int load_set(struct wm_match_table *t, char *err, size_t errlen)
 }
 
 struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, const char *schemas_path,
-                                          uint32_t max_subs, char *err, size_t errlen)
+                                          uint32_t max_subs, wm_load_error *err)
 {
     struct wm_match_table *t = calloc(1, sizeof *t);
     if (!t) {
-        snprintf(err, errlen, "out of memory");
+        wm_load_error_set(err, NULL, 0, "out of memory");
         return NULL;
     }
     pthread_mutex_init(&t->reload_mu, NULL);
@@ -445,26 +443,28 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     t->schemas_path = schemas_path ? strdup(schemas_path) : NULL;
     if (!t->buckets || !t->rl || (res_path && !t->res_path) || (subs_path && !t->subs_path) ||
         (schemas_path && !t->schemas_path)) {
-        snprintf(err, errlen, "out of memory");
+        wm_load_error_set(err, NULL, 0, "out of memory");
         wm_match_table_free(t);
         return NULL;
     }
-    if (load_set(t, err, errlen) != 0) {
+    if (load_set(t, err) != 0) {
         wm_match_table_free(t);
         return NULL;
     }
     return t;
 }
 
-int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen)
+int wm_match_table_reload(struct wm_match_table *t, wm_load_error *err)
 {
+    wm_load_error local;
+    if (!err) err = &local;
     pthread_mutex_lock(&t->reload_mu);
-    int rc = load_set(t, err, errlen);
+    int rc = load_set(t, err);
     tlock(&t->lock);
     if (rc == 0) t->c.reloads++;
     else t->c.reload_failures++;
     tunlock(&t->lock);
-    if (rc != 0) snprintf(t->last_error, sizeof t->last_error, "%s", err);
+    if (rc != 0) t->last_error = *err;
     else wm_reload_reclaim(t->rl, true);
     pthread_mutex_unlock(&t->reload_mu);
     return rc;
@@ -497,18 +497,11 @@ void wm_match_table_set_xpath_slots(struct wm_match_table *t, uint32_t n)
     pthread_mutex_unlock(&t->reload_mu);
 }
 
-void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len)
+void wm_match_table_last_error(struct wm_match_table *t, wm_load_error *out)
 {
     pthread_mutex_lock(&t->reload_mu);
-    snprintf(buf, len, "%s", t->last_error);
+    *out = t->last_error;
     pthread_mutex_unlock(&t->reload_mu);
-}
-
-void wm_match_table_files(const struct wm_match_table *t, const char *files[3])
-{
-    files[0] = t->res_path;
-    files[1] = t->subs_path;
-    files[2] = t->schemas_path;
 }
 
 void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len)
@@ -1063,7 +1056,11 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             w->c.lookup_errors++;
             return WM_MQTT_PUB_MATCH_ERROR;
         }
+#ifdef WM_TEST_HOOKS
+        /* A pause point for race tests; the production objects have no
+         * branch here (match_sink.h). */
         if (w->lookup_hook) w->lookup_hook(w->lookup_hook_ctx);
+#endif
         if (w_content(w, m, p)) break;
         wait_compile(w, round);
     }
@@ -1226,11 +1223,13 @@ struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w)
 
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait) { w->wait = wait; }
 
+#ifdef WM_TEST_HOOKS
 void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx)
 {
     w->lookup_hook = fn;
     w->lookup_hook_ctx = ctx;
 }
+#endif
 
 void wm_match_worker_quiescent(struct wm_match_worker *w, uint64_t now_ns)
 {

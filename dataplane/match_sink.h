@@ -9,7 +9,8 @@
  *     a set between bursts and never wait).
  *   - Hot reload (wm_match_table_reload: SIGHUP, telemetry /wirematch/reload)
  *     re-reads both files. A bad file is reported with its reason and
- *     position ("R.wmr: REASON [status] at byte N", "S.jsonl:LINE: REASON"),
+ *     position (control/load_error.h: file, line or byte offset, reason;
+ *     "R.wmr: REASON [status] at byte N", "S.jsonl:LINE: REASON" as text),
  *     counted (reload_failures), and the running tables stay live.
  *   - Subscriptions learned from SUBSCRIBE packets live in the current
  *     set's matcher too (control/tables.h, "Extension by the holder"), so
@@ -122,6 +123,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "control/load_error.h"
 #include "dataplane/mqtt_session.h"
 
 struct wm_match_table;  /* shared by every worker */
@@ -190,18 +192,20 @@ struct wm_match_counters {
  * every `xpath` is then refused) into the first set; the paths are copied
  * and re-read by every reload. max_subs
  * bounds the subscriptions (preloaded + learned). On failure returns NULL
- * with the reason (file, line or byte offset) in err. Call from the
- * control thread, before workers start. */
+ * with *err filled (NULL: not reported): the file at fault and its line or
+ * byte offset, the reason (control/load_error.h). Call from the control
+ * thread, before workers start. */
 struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, const char *schemas_path,
-                                          uint32_t max_subs, char *err, size_t errlen);
+                                          uint32_t max_subs, wm_load_error *err);
 
 /* Re-reads both files and, only if everything compiled and every learned
  * subscription that keeps its neighborhood fits, swaps the new set in.
- * Returns 0, or -1 with the reason in err (also kept for
- * wm_match_table_last_error). Blocks for a grace period (workers must keep
+ * Returns 0, or -1 with *err filled as wm_match_table_new (err may be NULL;
+ * a failure of the learned subscriptions names no file) and also kept for
+ * wm_match_table_last_error. Blocks for a grace period (workers must keep
  * passing quiescent states); call from a thread that is not a reader.
  * Thread safe against other reloads, housekeeping, telemetry. */
-int wm_match_table_reload(struct wm_match_table *t, char *err, size_t errlen);
+int wm_match_table_reload(struct wm_match_table *t, wm_load_error *err);
 
 /* The shared-subscription policy (default round robin). Before workers start. */
 void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p);
@@ -243,13 +247,10 @@ void wm_match_table_wait_work(struct wm_match_table *t, unsigned timeout_ms);
  * Before the compile thread starts. */
 void wm_match_table_set_compile_hook(struct wm_match_table *t, void (*fn)(void *ctx, bool done), void *ctx);
 
-/* The last reload failure's reason ("" if none), copied into buf. */
-void wm_match_table_last_error(struct wm_match_table *t, char *buf, size_t len);
-/* The files a reload reads, as given to wm_match_table_new (NULL where
- * none): files[0] resolution, [1] subscriptions, [2] schemas. They name the
- * file in a reload's reason (control/load_error.h). Any thread; the
- * strings live as long as t. */
-void wm_match_table_files(const struct wm_match_table *t, const char *files[3]);
+/* The last reload failure (kept after a later good reload), copied into
+ * *out; a cleared error (wm_load_error_failed false) if none. Any thread;
+ * waits for a reload in progress. */
+void wm_match_table_last_error(struct wm_match_table *t, wm_load_error *out);
 /* Why the last `xpath` was refused ("CLIENT: schema NAME: position P:
  * reason", "" if none), copied into buf. Any thread. */
 void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len);
@@ -281,14 +282,18 @@ void wm_match_worker_free(struct wm_match_worker *w);
  * Default off. On the worker's thread, or before it runs. */
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait);
 
-/* Instrumentation (tests): fn(ctx) is called on the worker's thread after
- * each topic/spatial lookup of a PUBLISH and before its content stage
- * reads the candidates' pending flags (again after each wait of wait
- * mode), holding no lock, its reader online. fn may block, but then
- * nothing may wait for this worker's grace period (a reload, a
- * housekeeping run) meanwhile. fn NULL: none. On the worker's thread, or
- * before it runs. */
+#ifdef WM_TEST_HOOKS
+/* Test builds only (WM_TEST_HOOKS, which the Makefile defines for the test
+ * binaries and their own copy of this file's object, never for the
+ * programs): a pause point would otherwise cost every PUBLISH a branch.
+ * fn(ctx) is called on the worker's thread after each topic/spatial lookup
+ * of a PUBLISH and before its content stage reads the candidates' pending
+ * flags (again after each wait of wait mode), holding no lock, its reader
+ * online. fn may block, but then nothing may wait for this worker's grace
+ * period (a reload, a housekeeping run) meanwhile. fn NULL: none. On the
+ * worker's thread, or before it runs. */
 void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx);
+#endif
 
 /* The sink to give the worker's MQTT layer (ctx = w). */
 struct wm_mqtt_sink wm_match_worker_sink(struct wm_match_worker *w);

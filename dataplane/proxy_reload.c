@@ -90,7 +90,8 @@ bool wm_proxy_tables_settle(wm_proxy_tables *t)
 int wm_proxy_tables_reload(wm_proxy_tables *t, char *err, size_t errcap)
 {
     wm_proxy_tableset *s = calloc(1, sizeof *s);
-    char why[512];
+    char why[WM_LOAD_ERROR_TEXT_MAX];
+    wm_load_error le;
     uint32_t pf_gone = 0;
     if (!s) {
         snprintf(err, errcap, "out of memory");
@@ -98,8 +99,8 @@ int wm_proxy_tables_reload(wm_proxy_tables *t, char *err, size_t errcap)
         snprintf(err, errcap, "the previous reload has not reached every worker yet");
     } else if (!(s->sp = wm_proxy_spatial_open(t->res_path, why, sizeof why))) {
         snprintf(err, errcap, "--resolution %s", why);
-    } else if (t->schemas_path && wm_schema_reg_load(t->schemas_path, &s->schemas, why, sizeof why)) {
-        snprintf(err, errcap, "--schemas %s", why);
+    } else if (t->schemas_path && wm_schema_reg_load(t->schemas_path, &s->schemas, &le)) {
+        snprintf(err, errcap, "--schemas %s", wm_load_error_format(&le, why, sizeof why));
     } else if (t->prefilter &&
                wm_proxy_registry_rebind(t->prefilter, wm_proxy_spatial_matcher(s->sp), &pf_gone, err, errcap)) {
         /* err has the reason */

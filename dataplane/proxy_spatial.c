@@ -31,8 +31,9 @@ wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errc
     wm_resolution_error re;
     sp->res = wm_resolution_open(path, &re);
     if (!sp->res) {
-        snprintf(err, errcap, "%s [%s] at byte %llu", re.message, wm_resolution_status_name(re.status),
-                 (unsigned long long)re.offset);
+        wm_load_error le;
+        wm_resolution_error_load(&re, path, &le);
+        wm_load_error_format(&le, err, errcap);
         wm_proxy_spatial_close(sp);
         return NULL;
     }

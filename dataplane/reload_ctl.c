@@ -16,9 +16,11 @@ static volatile int ctl_reload_wanted, ctl_stop, ctl_running;
 
 static void reload_now(struct wm_match_table *t)
 {
-    char err[512];
-    if (wm_match_table_reload(t, err, sizeof err) != 0) {
-        fprintf(stderr, "wirematch: reload refused, the running tables stay: %s\n", err);
+    wm_load_error err;
+    if (wm_match_table_reload(t, &err) != 0) {
+        char text[WM_LOAD_ERROR_TEXT_MAX];
+        fprintf(stderr, "wirematch: reload refused, the running tables stay: %s\n",
+                wm_load_error_format(&err, text, sizeof text));
         return;
     }
     struct wm_match_counters c;

@@ -220,22 +220,16 @@ static struct wm_match_table *match_or_error(const char *params, struct rte_tel_
 /* A reload's refusal as {"file", "line", "reason"} ({} for none): one
  * string of "FILE:LINE: reason" was cut at 127 bytes, where the reason's
  * own position ("at byte N") is; apart, the reason has the whole bound. */
-static void add_error(struct rte_tel_data *d, const char *key, struct wm_match_table *t, const char *msg)
+static void add_error(struct rte_tel_data *d, const char *key, const wm_load_error *e)
 {
     struct rte_tel_data *c = rte_tel_data_alloc();
     if (!c) return;
     rte_tel_data_start_dict(c);
-    if (*msg) {
-        const char *files[3];
-        wm_match_table_files(t, files);
-        wm_load_error_at at;
-        if (wm_load_error_split(msg, files, 3, &at)) {
-            char file[RTE_TEL_MAX_STRING_LEN];
-            snprintf(file, sizeof file, "%.*s", (int)at.file_len, at.file);
-            rte_tel_data_add_dict_string(c, "file", file);
-            if (at.line) rte_tel_data_add_dict_u64(c, "line", at.line);
-        }
-        rte_tel_data_add_dict_string(c, "reason", at.reason);
+    if (wm_load_error_failed(e)) {
+        if (e->file[0]) rte_tel_data_add_dict_string(c, "file", e->file);
+        if (e->file[0] && e->line) rte_tel_data_add_dict_u64(c, "line", e->line);
+        char reason[RTE_TEL_MAX_STRING_LEN];
+        rte_tel_data_add_dict_string(c, "reason", wm_load_error_format_reason(e, reason, sizeof reason));
     }
     if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) rte_tel_data_free(c);
 }
@@ -250,9 +244,9 @@ static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
     rte_tel_data_add_dict_u64(d, "reload_subs_dropped", mc.reload_subs_dropped);
     rte_tel_data_add_dict_u64(d, "nbhds", mc.nbhds);
     rte_tel_data_add_dict_u64(d, "subs_preloaded", mc.subs_preloaded);
-    char err[512];
-    wm_match_table_last_error(t, err, sizeof err);
-    add_error(d, "last_error", t, err);
+    wm_load_error err;
+    wm_match_table_last_error(t, &err);
+    add_error(d, "last_error", &err);
 }
 
 /* Telemetry dict keys may not contain '#' or '/': an array of "key filter" strings. */
@@ -289,10 +283,10 @@ static int cmd_reload(const char *cmd, const char *params, struct rte_tel_data *
     struct wm_match_table *t = match_or_error(params, d);
     if (t) {
         rte_tel_data_start_dict(d);
-        char err[512];
-        int rc = wm_match_table_reload(t, err, sizeof err);
+        wm_load_error err;
+        int rc = wm_match_table_reload(t, &err);
         rte_tel_data_add_dict_string(d, "result", rc == 0 ? "ok" : "refused");
-        if (rc != 0) add_error(d, "error", t, err);
+        if (rc != 0) add_error(d, "error", &err);
         add_reload_state(d, t);
     }
     pthread_mutex_unlock(&tel_match_mu);

@@ -196,8 +196,9 @@ int main(int argc, char **argv)
     wm_proxy_spatial *sp = NULL;
     wm_proxy_registry *reg = NULL;
     wm_schema_reg *sreg = NULL;
-    if (schemas && wm_schema_reg_load(schemas, &sreg, err, sizeof err)) {
-        fprintf(stderr, "wirematch-proxy: --schemas %s\n", err);
+    wm_load_error serr;
+    if (schemas && wm_schema_reg_load(schemas, &sreg, &serr)) {
+        fprintf(stderr, "wirematch-proxy: --schemas %s\n", wm_load_error_format(&serr, err, sizeof err));
         return 1;
     }
     cfg.schemas = sreg;

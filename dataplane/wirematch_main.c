@@ -241,9 +241,11 @@ static int write_summary(const struct wm_app_options *o, FILE *out, struct wm_wo
         char xerr[400];
         wm_match_table_last_xpath_error(match, xerr, sizeof xerr);
         json_object_set_new(jm, "last_xpath_error", json_string(xerr));
-        char rerr[512]; /* the whole reason: telemetry's strings are bounded, this one is not */
-        wm_match_table_last_error(match, rerr, sizeof rerr);
-        json_object_set_new(jm, "last_error", json_string(rerr));
+        /* the whole line: telemetry's strings are bounded, this one is not */
+        wm_load_error rerr;
+        char rtext[WM_LOAD_ERROR_TEXT_MAX];
+        wm_match_table_last_error(match, &rerr);
+        json_object_set_new(jm, "last_error", json_string(wm_load_error_format(&rerr, rtext, sizeof rtext)));
         json_object_set_new(root, "match", jm);
     }
     uint64_t nic_rx = 0, nic_missed = 0, nic_nombuf = 0;
@@ -365,11 +367,12 @@ int main(int argc, char **argv)
     }
     struct wm_match_table *match = NULL;
     if (o.resolution || o.subs || o.schemas || o.match_log) {
-        char merr[512];
-        match = wm_match_table_new(o.resolution, o.subs, o.schemas, 65536, merr, sizeof merr);
+        wm_load_error merr;
+        match = wm_match_table_new(o.resolution, o.subs, o.schemas, 65536, &merr);
         if (match) wm_match_table_set_share_policy(match, o.share_policy);
         if (!match) {
-            fprintf(stderr, "wirematch: %s\n", merr);
+            char text[WM_LOAD_ERROR_TEXT_MAX];
+            fprintf(stderr, "wirematch: %s\n", wm_load_error_format(&merr, text, sizeof text));
             rte_eal_cleanup();
             return 1;
         }

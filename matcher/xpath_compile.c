@@ -1206,12 +1206,6 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
     for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
         if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
-    if (!(ps->attr_hooks = malloc((f->g->n_lids ? f->g->n_lids : 1) * sizeof *ps->attr_hooks))) goto out;
-    for (uint32_t lid = 0; lid < f->g->n_lids; lid++) {
-        uint16_t ix = ps->pslot_of_lid[lid];
-        /* pslots is final here; their hooks are set below */
-        ps->attr_hooks[lid] = ix ? &ps->pslots[ix - 1].hook : wm_xpf_no_slot_hook();
-    }
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
@@ -1229,7 +1223,6 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         s->put = !s->any_trig                                   ? XPF_PUT_NUM
                : s->eq_mask && !s->eq_dup && !s->need_num ? XPF_PUT_STR_EQ
                                                           : XPF_PUT_GENERIC;
-        s->hook = wm_xpf_attr_hook(s->put);
     }
     rc = WM_XPF_OK;
 out:
@@ -1451,7 +1444,6 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->always);
         free(ps->slot_ix);
         free(ps->pslot_of_lid);
-        free(ps->attr_hooks);
         free(ps->pat);
         free(ps->qlist);
         free(ps->clusters);

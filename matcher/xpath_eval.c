@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "codec/exi_decode_int.h"
 #include "matcher/intern.h"
 #include "matcher/xpath_filter_int.h"
 
@@ -120,6 +121,9 @@ struct wm_xpf_ctx {
     bool decided_early;         /* every query was decided before the last event */
 };
 
+/* The filter's instance of the strict loop (below, after its handlers). */
+static wm_exi_status xpf_strict_loop(wm_exi_dctx *c);
+
 wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
 {
     wm_xpf_ctx *c = calloc(1, sizeof *c);
@@ -128,7 +132,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     wm_exi_limits l = wm_exi_limits_resolve(lim);
     l.typed_only = true;
     wm_exi_decoder_init(&c->dec, f->g, &l);
-    c->dec.attr_hooked = true; /* the collected state's names (start_element) */
+    c->dec.strict_loop = xpf_strict_loop; /* the filter's handlers in the loop */
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
@@ -1028,7 +1032,6 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
 static void finish(wm_xpf_ctx *c)
 {
     c->collecting = false;
-    c->dec.attr_hooks = NULL;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1102,7 +1105,6 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
     if (d->pstate != XPF_NONE) {
         c->collecting = true;
         c->ps = &f->pstates[d->pstate];
-        c->dec.attr_hooks = c->ps->attr_hooks; /* its attributes to their slots' handlers */
         next_serial(c);
         c->n_cand = 0;
         c->n_fired = 0;
@@ -1124,44 +1126,29 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
 
 static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
 
-/* The handlers of an attribute's value by its slot's kind (xpf_pslot put),
- * the decoder's attribute hooks (wm_exi_decoder attr_hooks; the strict
- * loop calls them while an element is collected, so neither an event nor a
- * name lookup stands between a value and its slot) and attribute()'s.
- * Each answers as on_event, and takes any value kind its fast path does
- * not serve through the general one. */
-_Static_assert(offsetof(xpf_pslot, hook) == 0, "a hook is its pslot");
-
-/* Every query is decided (only with whole_stream, as in on_event): nothing to collect. */
-static inline bool settled(wm_xpf_ctx *c)
+/* The handlers of an attribute's value by its slot's kind (xpf_pslot
+ * put), for the filter's strict loop and attribute(): each answers as
+ * on_event (called once it has seen that some query is undecided), and
+ * takes any value kind its fast path does not serve through the general
+ * one. */
+static __attribute__((noinline)) int put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    if (c->undecided) return false;
-    c->decided_early = true;
-    return true;
-}
-
-static __attribute__((noinline)) int put_generic(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
-{
-    wm_xpf_ctx *c = user;
-    if (settled(c)) return 0;
-    put_value(c, (const xpf_pslot *)h, val);
+    put_value(c, s, val);
     return stop_now(c);
 }
 
 /* No trigger reads the slot: a number is stored, which decides nothing,
  * so the answer stays "go on" (a stop was answered at an earlier event). */
-static int put_num(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+static inline __attribute__((always_inline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    wm_xpf_ctx *c = user;
-    const xpf_pslot *s = (const xpf_pslot *)h;
     double x;
     switch (val->kind) {
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: x = (double)val->i; break;
     case WM_EXI_DT_FLOAT: x = wm_xpf_float(val->mantissa, val->exponent); break;
-    default: return put_generic(c, h, val);
+    default: return put_generic(c, s, val);
     }
     slotv *v = &c->sv[s->slot];
-    if (settled(c) || v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
+    if (v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
@@ -1172,12 +1159,9 @@ static int put_num(void *user, const wm_exi_attr_hook *h, const wm_exi_value *va
 
 /* A string probed in the slot's equality table (put_value and
  * value_triggers, without their tests for other kinds and triggers). */
-static int put_str_eq(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+static inline __attribute__((always_inline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    wm_xpf_ctx *c = user;
-    const xpf_pslot *s = (const xpf_pslot *)h;
-    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, h, val);
-    if (settled(c)) return 0;
+    if (val->kind != WM_EXI_DT_STRING) return put_generic(c, s, val);
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return stop_now(c);
     v->epoch = c->serial;
@@ -1199,29 +1183,19 @@ static int put_str_eq(void *user, const wm_exi_attr_hook *h, const wm_exi_value 
     return stop_now(c);
 }
 
-/* A name no slot of the element's state reads. */
-static int put_none(void *user, const wm_exi_attr_hook *h, const wm_exi_value *val)
+/* The value of an attribute of the element being collected to its pslot s. */
+static inline __attribute__((always_inline)) int put_attr(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    (void)h, (void)val;
-    settled(user);
-    return 0; /* as stop_now(), which an earlier event would have answered */
+    switch (s->put) {
+    case XPF_PUT_NUM: return put_num(c, s, val);
+    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val);
+    default: return put_generic(c, s, val);
+    }
 }
 
-wm_exi_attr_hook wm_xpf_attr_hook(uint8_t put)
-{
-    static const wm_exi_attr_hook hooks[] = { [XPF_PUT_GENERIC] = { put_generic }, [XPF_PUT_NUM] = { put_num },
-                                              [XPF_PUT_STR_EQ] = { put_str_eq } };
-    return hooks[put];
-}
-
-const wm_exi_attr_hook *wm_xpf_no_slot_hook(void)
-{
-    static const wm_exi_attr_hook none = { put_none };
-    return &none;
-}
-
-/* An attribute of the element being collected: its slot's value; returns
- * on_event's answer (a tail call from there). */
+/* An attribute of the element being collected that came as an event (the
+ * general path): its slot's value; returns on_event's answer (a tail call
+ * from there). */
 static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const xpf_pstate *ps = c->ps;
@@ -1232,8 +1206,7 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
     if (!ix) return stop_now(c);
-    const xpf_pslot *s = &ps->pslots[ix - 1];
-    return s->hook.fn(c, &s->hook, &ev->value);
+    return put_attr(c, &ps->pslots[ix - 1], &ev->value);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1253,24 +1226,34 @@ static __attribute__((noinline)) void start_document(wm_xpf_ctx *c)
         for (uint32_t i = 0; i < c->f->n_impossible; i++) decide_no(c, c->f->impossible[i]);
 }
 
+/* Every query is decided: only with whole_stream (else decoding stopped),
+ * where the decoder goes on to validate the rest; events change nothing. */
+static inline bool settled(wm_xpf_ctx *c)
+{
+    if (c->undecided) return false;
+    c->decided_early = true;
+    return true;
+}
+
+static inline void end_element(wm_xpf_ctx *c)
+{
+    if (c->collecting) finish(c);
+    if (c->sp) c->sp--;
+}
+
+/* The events of the general path, and the loop's through their callback
+ * when it is the event callback's (xpf_strict_loop). */
 static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
-    if (!c->undecided) {
-        /* only with whole_stream: the answer is known, the decoder goes on to validate the rest */
-        c->decided_early = true;
-        return 0;
-    }
+    if (settled(c)) return 0;
     if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
         if (c->collecting && !ev->xsi) return attribute(c, ev);
         return stop_now(c);
     }
     switch (ev->type) {
     case WM_EXI_EV_SE: start_element(c, ev); break;
-    case WM_EXI_EV_EE:
-        if (c->collecting) finish(c);
-        if (c->sp) c->sp--;
-        break;
+    case WM_EXI_EV_EE: end_element(c); break;
     case WM_EXI_EV_CH:
         if (c->collecting && c->ps->any_text) text_value(c, ev);
         break;
@@ -1278,8 +1261,44 @@ static int on_event(void *user, const wm_exi_event *ev)
     default:
         break;
     }
-    return (c->undecided == 0 && !c->whole_stream) || c->failed;
+    return stop_now(c);
 }
+
+/* The filter's own instance of the strict bit-packed loop (the template
+ * codec/exi_decode_strict_loop.h; wm_exi_decoder strict_loop): the SE, EE
+ * and declared attributes that loop decodes reach on_event's handlers
+ * without an event callback, and an attribute goes straight to its slot's
+ * handler by its local-name id (p->lid < n_lids: the grammar's, whose
+ * pslot_of_lid is exact; the loop never decodes xsi:*). What it leaves to
+ * the general path still comes through on_event. The answers are
+ * on_event's: an attribute of no slot, or of an element not collected,
+ * decides nothing and comes after an event that did not stop. */
+#define WM_SL_FN xpf_strict_loop
+#define WM_SL_LINKAGE static
+#define WM_SL_TYPED_ONLY 1 /* wm_xpf_ctx_new: typed_only */
+#define WM_SL_LOCALS wm_xpf_ctx *const xc = user;
+#define WM_SL_ON_SE(pe)                                                                                     \
+    do {                                                                                                    \
+        if (!settled(xc)) {                                                                                 \
+            start_element(xc, (pe));                                                                        \
+            if (stop_now(xc)) goto stop;                                                                    \
+        }                                                                                                   \
+    } while (0)
+#define WM_SL_ON_EE(pe)                                                                                     \
+    do {                                                                                                    \
+        if (!settled(xc)) {                                                                                 \
+            end_element(xc);                                                                                \
+            if (stop_now(xc)) goto stop;                                                                    \
+        }                                                                                                   \
+    } while (0)
+#define WM_SL_ON_AT(p, pe)                                                                                  \
+    do {                                                                                                    \
+        if (!settled(xc) && xc->collecting) {                                                               \
+            uint32_t ix_ = xc->ps->pslot_of_lid[(p)->lid];                                                  \
+            if (ix_ && put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value)) goto stop;                     \
+        }                                                                                                   \
+    } while (0)
+#include "codec/exi_decode_strict_loop.h"
 
 void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on) { c->whole_stream = on; }
 
@@ -1307,7 +1326,6 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     c->sp = 0;
     c->collecting = false;
-    c->dec.attr_hooks = NULL;
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0, c->wm[i] = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);

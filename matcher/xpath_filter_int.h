@@ -197,8 +197,6 @@ enum { XPF_PUT_GENERIC = 0, XPF_PUT_NUM, XPF_PUT_STR_EQ };
 
 /* Per predicate state and slot: the triggers of that slot. */
 typedef struct xpf_pslot {
-    wm_exi_attr_hook hook;      /* first: the decoder's attribute hook for the slot's name, its
-                                 * handler by put (wm_xpf_attr_hook); the handler's record is the pslot */
     uint32_t slot;
     bool need_str;      /* some literal reads the string: copy it */
     bool need_num;      /* some literal compares numbers */
@@ -229,9 +227,6 @@ typedef struct xpf_pstate {
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
     uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
-    const wm_exi_attr_hook **attr_hooks; /* [g->n_lids]: the decoder's attribute hooks while an element of
-                                 * this state is collected (wm_exi_decoder attr_hooks): its pslots' hooks, and
-                                 * for a name without one wm_xpf_no_slot_hook() */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
@@ -343,11 +338,6 @@ static inline double wm_xpf_float(int64_t m, int32_t e)
 }
 /* The numeric comparison op of XPath 1.0 (§3.4) on doubles (NaN: all false but !=). */
 bool wm_xpf_cmp(uint8_t op, double v, double x);
-
-/* xpath_eval.c: the attribute hook of a pslot whose put kind is put
- * (XPF_PUT_*), and the one of a name no slot of the state reads. */
-wm_exi_attr_hook wm_xpf_attr_hook(uint8_t put);
-const wm_exi_attr_hook *wm_xpf_no_slot_hook(void);
 
 /* xpath_paths.c: builds syms, sym_of_lid, trans, dstates, acc, pstate
  * assignment (pstates[].qs) from the parsed queries. Returns WM_XPF_E_LIMIT or

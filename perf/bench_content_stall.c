@@ -132,16 +132,17 @@ static uint64_t pending(struct wm_match_table *t)
 /* One burst of n SUBSCRIBEs on a fresh table; false on an error (st marked). */
 static bool burst(wm_bench_state *st, unsigned n, bool on_worker, struct figures *fg)
 {
-    char err[512];
-    struct wm_match_table *t = wm_match_table_new(NULL, NULL, W.reg, 65536, err, sizeof err);
+    wm_load_error err;
+    struct wm_match_table *t = wm_match_table_new(NULL, NULL, W.reg, 65536, &err);
     if (!t) {
-        wm_bench_skip_with_error(st, err);
+        wm_bench_skip_with_error(st, err.reason);
         return false;
     }
     struct ctl c = { t, false };
     pthread_t th;
     bool ok = on_worker || pthread_create(&th, NULL, ctl_main, &c) == 0;
-    struct wm_match_worker *w = ok ? wm_match_worker_new(t, NULL, err, sizeof err) : NULL;
+    char werr[512];
+    struct wm_match_worker *w = ok ? wm_match_worker_new(t, NULL, werr, sizeof werr) : NULL;
     struct wm_mqtt_sink sk = w ? wm_match_worker_sink(w) : (struct wm_mqtt_sink){ 0 };
     wm_mqtt5_packet pkt;
     memset(&pkt, 0, sizeof pkt);

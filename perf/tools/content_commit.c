@@ -77,8 +77,9 @@ int main(int argc, char **argv)
     printf("%8s %14s %14s %14s   (CPU ms of the writer, median)\n", "live", "validate new", "commit +1", "commit -1");
     for (unsigned k = 0; k < nn; k++) {
         char err[400];
+        wm_load_error le;
         wm_schema_reg *r = NULL;
-        if (wm_schema_reg_load(reg, &r, err, sizeof err)) die(reg, err);
+        if (wm_schema_reg_load(reg, &r, &le)) die(reg, le.reason);
         wm_content *c = wm_content_new(r);
         uint64_t seed = 7 + k;
         fill(c, &seed, ns[k]);

@@ -153,8 +153,10 @@ int main(int argc, char **argv)
     struct wm_match_table *table = NULL;
     struct wm_match_worker *mw = NULL;
     if (res || subs) {
-        table = wm_match_table_new(res, subs, NULL, 65536, err, sizeof err);
-        if (table) mw = wm_match_worker_new(table, NULL, err, sizeof err);
+        wm_load_error le;
+        table = wm_match_table_new(res, subs, NULL, 65536, &le);
+        if (!table) wm_load_error_format(&le, err, sizeof err);
+        else mw = wm_match_worker_new(table, NULL, err, sizeof err);
         if (!mw) {
             fprintf(stderr, "dp_replay: %s\n", err);
             return 1;

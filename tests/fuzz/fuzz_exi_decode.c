@@ -10,8 +10,9 @@
  * (wm_exi_decoder.general_only) gives the same events, status and error
  * position as the default one (the strict bit-packed loop,
  * codec/exi_decode_strict.c, when the options allow it), and so does a
- * decoder with attribute hooks (wm_exi_decoder attr_hooks) on two names of
- * three, its values hashed as the AT events they replace; and a decoded
+ * decoder running a consumer's own instance of that loop (the template
+ * codec/exi_decode_strict_loop.h, wm_exi_decoder strict_loop), whose
+ * handlers take SE, EE and declared attributes without the callback; and a decoded
  * document (a fragment: inside a wrapper element) written by the XML sink
  * (codec/exi_xml.h) parses with libxml2 as namespace-well-formed XML, unless
  * the sink refused an event with a reason.
@@ -51,8 +52,6 @@ typedef struct rec {
     wm_exi_encoder *enc;
     int depth;
     wm_exi_status st;
-    uint32_t se_depth;        /* of the last SE: an attribute's */
-    const wm_exi_grammar *g;  /* with the attribute hook */
 } rec;
 
 static void mix(uint64_t *h, const void *p, size_t n)
@@ -63,7 +62,6 @@ static void mix(uint64_t *h, const void *p, size_t n)
 static int on_event(void *user, const wm_exi_event *ev)
 {
     rec *r = user;
-    if (ev->type == WM_EXI_EV_SE) r->se_depth = ev->depth;
     uint64_t f[10] = { ev->type, ev->xsi, ev->uri_id, ev->lid, ev->depth, ev->value.kind, ev->value.b, ev->value.i,
                        ev->value.mantissa, (uint64_t)ev->value.exponent };
     if (ev->type != WM_EXI_EV_AT && ev->type != WM_EXI_EV_CH) f[5] = f[6] = f[7] = f[8] = f[9] = 0;
@@ -88,22 +86,22 @@ static int on_event(void *user, const wm_exi_event *ev)
     return 0;
 }
 
-typedef struct name_hook {
-    wm_exi_attr_hook h;       /* first: on_attr finds the name from it */
-    uint32_t lid;
-} name_hook;
-
-/* The attribute hook: the value as the AT event it replaces. */
-static int on_attr(void *user, const wm_exi_attr_hook *h, const wm_exi_value *v)
-{
-    rec *r = user;
-    const wm_exi_grammar *g = r->g;
-    uint32_t lid = ((const name_hook *)h)->lid, uri = g->lname_uri[lid];
-    wm_exi_event ev = { .type = WM_EXI_EV_AT, .uri_id = uri, .lid = lid, .depth = r->se_depth, .value = *v,
-                        .uri = { g->uris[uri], (uint32_t)strlen(g->uris[uri]) },
-                        .local = { g->lnames[lid], (uint32_t)strlen(g->lnames[lid]) } };
-    return on_event(r, &ev);
-}
+/* The consumer's instance: its handlers hash the events they take, straight. */
+#define WM_SL_FN own_loop
+#define WM_SL_LINKAGE static
+#define WM_SL_TYPED_ONLY 0
+#define WM_SL_LOCALS
+#define WM_SL_ON_SE(pe)                                                                                     \
+    do {                                                                                                    \
+        if (on_event(user, (pe))) goto stop;                                                                \
+    } while (0)
+#define WM_SL_ON_EE WM_SL_ON_SE
+#define WM_SL_ON_AT(p, pe)                                                                                  \
+    do {                                                                                                    \
+        (pe)->depth = depth; /* the instance's to set */                                                    \
+        WM_SL_ON_SE(pe);                                                                                    \
+    } while (0)
+#include "codec/exi_decode_strict_loop.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -120,31 +118,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.alignment = (data[0] & 8) ? WM_EXI_BYTE_ALIGNED : WM_EXI_BIT_PACKED;
     o.fragment = (data[0] & 16) != 0;
     wm_exi_limits lim = { .mem_cap = 1u << 20, .max_depth = 64, .max_value_bytes = 4096 };
-    static wm_exi_decoder d, dgen, dhook;
+    static wm_exi_decoder d, dgen, down;
     static const wm_exi_grammar *dg;
-    static name_hook *hooks;
-    static const wm_exi_attr_hook **hook_of;
     if (dg != g) {
         if (dg) {
             wm_exi_decoder_free(&d);
             wm_exi_decoder_free(&dgen);
-            wm_exi_decoder_free(&dhook);
+            wm_exi_decoder_free(&down);
         }
         wm_exi_decoder_init(&d, g, &lim);
         wm_exi_decoder_init(&dgen, g, &lim);
         dgen.general_only = true;
-        wm_exi_decoder_init(&dhook, g, &lim);
-        free(hooks);
-        free(hook_of);
-        hooks = calloc(g->n_lids ? g->n_lids : 1, sizeof *hooks);
-        hook_of = calloc(g->n_lids ? g->n_lids : 1, sizeof *hook_of);
-        if (!hooks || !hook_of) abort();
-        for (uint32_t lid = 0; lid < g->n_lids; lid++) {
-            hooks[lid] = (name_hook){ { on_attr }, lid };
-            hook_of[lid] = lid % 3 == 1 ? NULL : &hooks[lid].h;
-        }
-        dhook.attr_hooked = true;
-        dhook.attr_hooks = hook_of;
+        wm_exi_decoder_init(&down, g, &lim);
+        down.strict_loop = own_loop;
         dg = g;
     }
     wm_exi_error e;
@@ -167,10 +153,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     (unsigned long long)r.events, (unsigned long long)rg.events, e.msg, eg.msg);
             abort();
         }
-        rec rh = { .g = g };
-        stg = wm_exi_decode(&dhook, data + 1, size - 1, &o, on_event, &rh, NULL, &eg);
+        rec rh = { 0 };
+        stg = wm_exi_decode(&down, data + 1, size - 1, &o, on_event, &rh, NULL, &eg);
         if (stg != st || rh.events != r.events || rh.hash != r.hash || (st && (eg.bit_pos != e.bit_pos || strcmp(eg.msg, e.msg)))) {
-            fprintf(stderr, "attribute hook differs: status %d vs %d, %llu vs %llu events: %s / %s\n", st, stg,
+            fprintf(stderr, "own loop instance differs: status %d vs %d, %llu vs %llu events: %s / %s\n", st, stg,
                     (unsigned long long)r.events, (unsigned long long)rh.events, e.msg, eg.msg);
             abort();
         }

@@ -117,12 +117,12 @@ static void *ctl_main(void *arg)
 
 static void setup(void)
 {
-    char err[512];
+    wm_load_error err;
     strcpy(dir, "/tmp/wm_cc_XXXXXX");
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
-    T = wm_match_table_new(NULL, NULL, reg, 65536, err, sizeof err);
-    CHECK(T, "%s", err);
+    T = wm_match_table_new(NULL, NULL, reg, 65536, &err);
+    CHECK(T, "%s", err.reason);
     atomic_store(&ctl_stop, false);
     atomic_store(&hold, false);
     atomic_store(&pubs, 0);
@@ -423,12 +423,12 @@ static void no_room_refused_at_once(void)
 
 static atomic_bool reload_done;
 static int reload_rc;
-static char reload_err[512];
+static wm_load_error reload_err;
 
 static void *reload_main(void *arg)
 {
     (void)arg;
-    reload_rc = wm_match_table_reload(T, reload_err, sizeof reload_err);
+    reload_rc = wm_match_table_reload(T, &reload_err);
     atomic_store(&reload_done, true);
     return NULL;
 }
@@ -463,7 +463,7 @@ static void unsubscribe_and_reload_while_pending(void)
         if (k % 64 == 63) usleep(100);
     }
     pthread_join(th, NULL);
-    CHECK(reload_rc == 0, "reload: %s", reload_err);
+    CHECK(reload_rc == 0, "reload: %s", reload_err.reason);
     settle(w, &sk);
     for (int i = 0; i < 200; i++) {
         char topic[32];

@@ -106,11 +106,12 @@ static void *worker_main(void *arg)
 static void content_under_churn(bool distinct_texts)
 {
     distinct = distinct_texts;
-    char dir[] = "/tmp/wm_content_conc_XXXXXX", reg[128], err[512];
+    char dir[] = "/tmp/wm_content_conc_XXXXXX", reg[128];
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
-    T = wm_match_table_new(NULL, NULL, reg, 65536, err, sizeof err);
-    CHECK(T, "%s", err);
+    wm_load_error le;
+    T = wm_match_table_new(NULL, NULL, reg, 65536, &le);
+    CHECK(T, "%s", le.reason);
     if (distinct) wm_match_table_set_xpath_slots(T, SLOTS);
     pthread_t th[2];
     atomic_store(&running, 2);
@@ -122,7 +123,7 @@ static void content_under_churn(bool distinct_texts)
         while (wm_match_table_compile(T) == 1) {}
         wm_match_table_housekeeping(T);
         if (!distinct && k % 3 == 0) { /* (the distinct run keeps one set: its slot count is the test) */
-            CHECK(wm_match_table_reload(T, err, sizeof err) == 0, "reload: %s", err);
+            CHECK(wm_match_table_reload(T, &le) == 0, "reload: %s", le.reason);
             reloads++;
         }
         wm_match_table_wait_work(T, 1);

@@ -6,10 +6,11 @@
  * without the options header, typed and lexical; the same streams with bits
  * flipped and cut short (error paths); the RFC 8428 vectors; the W3C interop
  * documents re-encoded strict with their schemas, and the interop streams
- * read with strict options forced. The SenML streams also through a decoder
- * with attribute hooks (wm_exi_decoder attr_hooks) on two names of three:
- * the values it hands over, recorded as the AT events they replace, must
- * make the same trace. */
+ * read with strict options forced. The SenML streams also through decoders
+ * running a consumer's own instance of the loop (the template
+ * codec/exi_decode_strict_loop.h, wm_exi_decoder strict_loop, as the
+ * content filter has), whose handlers record the events they take without
+ * the callback: they must make the same trace. */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
@@ -34,7 +35,6 @@ typedef struct trace {
     char *p;
     size_t n, cap;
     unsigned events, stop_after;
-    uint32_t se_depth;          /* of the last SE: an attribute's (they come before any child) */
 } trace;
 
 static void put(trace *t, const void *p, size_t n)
@@ -58,7 +58,6 @@ static void put_view(trace *t, const char *p, uint32_t len)
 static int record(void *user, const wm_exi_event *e)
 {
     trace *t = user;
-    if (e->type == WM_EXI_EV_SE) t->se_depth = e->depth;
     uint32_t h[5] = { e->type, e->xsi, e->uri_id, e->lid, e->depth };
     put(t, h, sizeof h);
     if (e->type == WM_EXI_EV_SE || e->type == WM_EXI_EV_EE || e->type == WM_EXI_EV_AT) {
@@ -75,26 +74,39 @@ static int record(void *user, const wm_exi_event *e)
 }
 
 static wm_exi_grammar *senml;
-static wm_exi_decoder fast[2], general[2], hooked[2]; /* [typed_only] */
-typedef struct name_hook {
-    wm_exi_attr_hook h;         /* first: record_attr finds the name from it */
-    uint32_t lid;
-} name_hook;
-static name_hook *hooks;        /* [n_lids] */
-static const wm_exi_attr_hook **hook_of; /* hooked: hooks[lid], or NULL (an event) for every third name */
-static unsigned n_compared, n_hooked;
+static wm_exi_decoder fast[2], general[2], own[2]; /* [typed_only] */
+static unsigned n_compared, n_own;
 
-/* The attribute hook: its value recorded as the AT event it replaces. */
-static int record_attr(void *user, const wm_exi_attr_hook *h, const wm_exi_value *v)
-{
-    trace *t = user;
-    uint32_t lid = ((const name_hook *)h)->lid, uri = senml->lname_uri[lid];
-    wm_exi_event e = { .type = WM_EXI_EV_AT, .uri_id = uri, .lid = lid, .depth = t->se_depth, .value = *v,
-                       .uri = { senml->uris[uri], (uint32_t)strlen(senml->uris[uri]) },
-                       .local = { senml->lnames[lid], (uint32_t)strlen(senml->lnames[lid]) } };
-    n_hooked++;
-    return record(t, &e);
-}
+/* The consumer's instances: SE, EE and declared attributes recorded by the
+ * handlers in the loop, everything else through the callback. One serves
+ * any decoding; the typed-only one, the filter's kind, leaves lexical
+ * decoding to the callback's instance. */
+#define OWN_SE(pe)                                                                                          \
+    do {                                                                                                    \
+        n_own++;                                                                                            \
+        if (record(user, (pe))) goto stop;                                                                  \
+    } while (0)
+#define OWN_AT(p, pe)                                                                                       \
+    do {                                                                                                    \
+        (pe)->depth = depth; /* the instance's to set */                                                    \
+        OWN_SE(pe);                                                                                         \
+    } while (0)
+#define WM_SL_FN own_loop
+#define WM_SL_LINKAGE static
+#define WM_SL_TYPED_ONLY 0
+#define WM_SL_LOCALS
+#define WM_SL_ON_SE OWN_SE
+#define WM_SL_ON_EE OWN_SE
+#define WM_SL_ON_AT OWN_AT
+#include "codec/exi_decode_strict_loop.h"
+#define WM_SL_FN own_loop_typed
+#define WM_SL_LINKAGE static
+#define WM_SL_TYPED_ONLY 1
+#define WM_SL_LOCALS
+#define WM_SL_ON_SE OWN_SE
+#define WM_SL_ON_EE OWN_SE
+#define WM_SL_ON_AT OWN_AT
+#include "codec/exi_decode_strict_loop.h"
 
 static void setup(void)
 {
@@ -106,18 +118,8 @@ static void setup(void)
         wm_exi_decoder_init(&fast[k], senml, &lim);
         wm_exi_decoder_init(&general[k], senml, &lim);
         general[k].general_only = true;
-        wm_exi_decoder_init(&hooked[k], senml, &lim);
-    }
-    hooks = calloc(senml->n_lids ? senml->n_lids : 1, sizeof *hooks);
-    hook_of = calloc(senml->n_lids ? senml->n_lids : 1, sizeof *hook_of);
-    cr_assert(hooks && hook_of);
-    for (uint32_t lid = 0; lid < senml->n_lids; lid++) {
-        hooks[lid] = (name_hook){ { record_attr }, lid };
-        hook_of[lid] = lid % 3 == 1 ? NULL : &hooks[lid].h;
-    }
-    for (int k = 0; k < 2; k++) {
-        hooked[k].attr_hooked = true;
-        hooked[k].attr_hooks = hook_of;
+        wm_exi_decoder_init(&own[k], senml, &lim);
+        own[k].strict_loop = k ? own_loop_typed : own_loop;
     }
 }
 
@@ -126,10 +128,8 @@ static void teardown(void)
     for (int k = 0; k < 2; k++) {
         wm_exi_decoder_free(&fast[k]);
         wm_exi_decoder_free(&general[k]);
-        wm_exi_decoder_free(&hooked[k]);
+        wm_exi_decoder_free(&own[k]);
     }
-    free(hooks);
-    free(hook_of);
     wm_exi_grammar_free(senml);
 }
 
@@ -162,7 +162,7 @@ static void same_all(const uint8_t *buf, size_t len, const wm_exi_options *oob, 
 {
     for (int k = 0; k < 2; k++) {
         same(&fast[k], &general[k], buf, len, oob, stop_after, what);
-        same(&hooked[k], &general[k], buf, len, oob, stop_after, what);
+        same(&own[k], &general[k], buf, len, oob, stop_after, what);
     }
 }
 
@@ -208,7 +208,7 @@ Test(exi_strict, random_senml_and_mutations, .init = setup, .fini = teardown, .t
         same_all(bad, olen, oob, 0, what);
     }
     cr_assert_eq(ok_docs, N_DOCS);
-    cr_assert_gt(n_hooked, N_DOCS, "the hook took %u values", n_hooked);
+    cr_assert_gt(n_own, N_DOCS, "the instances' own handlers took %u events", n_own);
 }
 
 static uint8_t *slurp(const char *rel, size_t *len)

@@ -131,10 +131,11 @@ static void *worker_main(void *arg)
 
 static void compile_off_worker(void)
 {
-    char dir[] = "/tmp/wm_proxy_compile_XXXXXX", reg[128], err[512];
+    char dir[] = "/tmp/wm_proxy_compile_XXXXXX", reg[128];
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
-    CHECK(wm_schema_reg_load(reg, &REG, err, sizeof err) == 0, "%s", err);
+    wm_load_error le;
+    CHECK(wm_schema_reg_load(reg, &REG, &le) == 0, "%s", le.reason);
     CC = wm_proxy_compiler_start(2);
     CHECK(CC, "compile thread");
     pthread_t th[2];
@@ -160,7 +161,8 @@ static void cancel_and_abandon(void)
     char dir[] = "/tmp/wm_proxy_cancel_XXXXXX", reg[128], err[512], text[160];
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
-    CHECK(wm_schema_reg_load(reg, &REG, err, sizeof err) == 0, "%s", err);
+    wm_load_error le;
+    CHECK(wm_schema_reg_load(reg, &REG, &le) == 0, "%s", le.reason);
     CC = wm_proxy_compiler_start(1);
     CHECK(CC, "compile thread");
     wm_proxy_counters ca, cb;

@@ -54,12 +54,12 @@ static void setup(void)
     static const char *const n1[] = { "sq1", NULL };
     const wm_test_nbhd nb[] = { { "N1", n1 } };
     sp = wm_test_proxy_spatial("p.wmr", nb, 1);
-    char err[512];
     uint8_t pack[2][512];
     size_t pack_len[2];
     const char *why = wm_test_senml_fixture(fixdir, regpath, sizeof regpath, pack, pack_len);
     cr_assert_null(why, "%s", why);
-    cr_assert_eq(wm_schema_reg_load(regpath, &reg, err, sizeof err), 0, "%s", err);
+    wm_load_error le;
+    cr_assert_eq(wm_schema_reg_load(regpath, &reg, &le), 0, "%s", le.reason);
     memset(&ct, 0, sizeof ct);
     cr_assert_eq(wm_proxy_content_open(&ct, reg), 0);
     ct.req.wake_fd = -1;

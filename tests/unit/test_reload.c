@@ -117,16 +117,18 @@ static void expect_b(void) { expect_set(true); }
 
 static void load_ok(const char *r, const char *s)
 {
-    char err[512] = "";
-    cr_assert_eq(wm_reload_load(rl, r, s, err, sizeof err), 0, "%s", err);
+    wm_load_error le;
+    cr_assert_eq(wm_reload_load(rl, r, s, &le), 0, "%s", le.reason);
 }
 
 static void load_refused(const char *r, const char *s, const char *want1, const char *want2)
 {
-    char err[512] = "";
+    wm_load_error le;
+    char err[WM_LOAD_ERROR_TEXT_MAX];
     uint64_t gen = wm_reload_generation(rl);
     const wm_tables *cur = wm_reload_current(rl);
-    cr_assert_eq(wm_reload_load(rl, r, s, err, sizeof err), -1, "accepted %s + %s", r, s);
+    cr_assert_eq(wm_reload_load(rl, r, s, &le), -1, "accepted %s + %s", r, s);
+    wm_load_error_format(&le, err, sizeof err);
     cr_log_info("refused: %s", err);
     cr_expect(strstr(err, want1), "\"%s\" lacks \"%s\"", err, want1);
     if (want2) cr_expect(strstr(err, want2), "\"%s\" lacks \"%s\"", err, want2);

@@ -221,8 +221,8 @@ static void reload_ab_under_readers(void)
     wm_matcher_config cfg = { .max_subs = 512, .max_nbhds = 16, .max_peids = 64, .max_groups = 16 };
     G.rl = wm_reload_new(&cfg);
     CHECK(G.rl != NULL, "reload");
-    char err[512];
-    CHECK(wm_reload_load(G.rl, wmr[0], subs[0], err, sizeof err) == 0, "%s", err);
+    wm_load_error err;
+    CHECK(wm_reload_load(G.rl, wmr[0], subs[0], &err) == 0, "%s", err.reason);
 
     pthread_t th[NREADERS];
     for (int i = 0; i < NREADERS; i++) CHECK(pthread_create(&th[i], NULL, reader_main, (void *)(intptr_t)i) == 0, "thread");
@@ -232,12 +232,12 @@ static void reload_ab_under_readers(void)
         /* Every 4th round first tries a bad input: refused, nothing moves. */
         if (n % 4 == 0) {
             const wm_tables *before = wm_reload_current(G.rl);
-            int r = n % 8 == 0 ? wm_reload_load(G.rl, wmr[set], subs[!set], err, sizeof err)
-                               : wm_reload_load(G.rl, wmr[set], bad, err, sizeof err);
+            int r = n % 8 == 0 ? wm_reload_load(G.rl, wmr[set], subs[!set], &err)
+                               : wm_reload_load(G.rl, wmr[set], bad, &err);
             CHECK(r == -1 && wm_reload_current(G.rl) == before, "bad input accepted at round %ld", n);
             refused++;
         }
-        CHECK(wm_reload_load(G.rl, wmr[set], subs[set], err, sizeof err) == 0, "%s", err);
+        CHECK(wm_reload_load(G.rl, wmr[set], subs[set], &err) == 0, "%s", err.reason);
         /* Reclaim at once, while readers are still mid-burst on the set
          * just replaced: it must wait for them, not free under them. */
         wm_reload_reclaim(G.rl, true);

@@ -47,7 +47,11 @@ static wm_schema_reg *load(const char *text, char *err)
     char p[256];
     snprintf(p, sizeof p, "%s/reg.txt", dir);
     wm_schema_reg *r = NULL;
-    if (wm_schema_reg_load(p, &r, err, 512)) return NULL;
+    wm_load_error le;
+    if (wm_schema_reg_load(p, &r, &le)) {
+        wm_load_error_format(&le, err, 512);
+        return NULL;
+    }
     return r;
 }
 
@@ -94,8 +98,11 @@ Test(schema_registry, load_find_and_errors)
         cr_assert(strstr(err, bad[i].needle), "'%s' lacks '%s'", err, bad[i].needle);
     }
     wm_schema_reg *none = NULL;
-    cr_assert_eq(wm_schema_reg_load("/nonexistent/reg.txt", &none, err, sizeof err), -1);
-    cr_assert(strstr(err, "cannot open"));
+    wm_load_error le;
+    cr_assert_eq(wm_schema_reg_load("/nonexistent/reg.txt", &none, &le), -1);
+    cr_assert_str_eq(le.file, "/nonexistent/reg.txt");
+    cr_assert_eq(le.line, 0);
+    cr_assert_str_eq(le.reason, "cannot open");
 }
 
 static size_t encode(const wm_exi_grammar *g, const char *xml, uint8_t *out, size_t cap)
@@ -614,18 +621,19 @@ Test(schema_registry, tables_with_schemas)
     snprintf(reg, sizeof reg, "%s/reg.txt", dir);
     snprintf(subs, sizeof subs, "%s/good.jsonl", dir);
     wm_tables_paths p = { NULL, subs, reg };
-    wm_tables *t = wm_tables_compile_paths(NULL, &p, err, sizeof err);
-    cr_assert(t, "%s", err);
+    wm_load_error le;
+    wm_tables *t = wm_tables_compile_paths(NULL, &p, &le);
+    cr_assert(t, "%s", le.reason);
     cr_assert_eq(wm_content_count(wm_tables_content(t)), 1);
     cr_assert(wm_content_current(wm_tables_content(t)), "committed at compile");
     wm_tables_free(t);
     snprintf(subs, sizeof subs, "%s/bad.jsonl", dir);
-    cr_assert_null(wm_tables_compile_paths(NULL, &p, err, sizeof err));
-    cr_assert(strstr(err, "bad.jsonl:2: \"xpath\": schema senml: position 11: string test on @v"), "%s", err);
+    cr_assert_null(wm_tables_compile_paths(NULL, &p, &le));
+    cr_assert(strstr(wm_load_error_format(&le, err, sizeof err), "bad.jsonl:2: \"xpath\": schema senml: position 11: string test on @v"), "%s", err);
     p.schemas = NULL;
     snprintf(subs, sizeof subs, "%s/good.jsonl", dir);
-    cr_assert_null(wm_tables_compile_paths(NULL, &p, err, sizeof err));
-    cr_assert(strstr(err, "good.jsonl:1: \"xpath\": no schema registry"), "%s", err);
+    cr_assert_null(wm_tables_compile_paths(NULL, &p, &le));
+    cr_assert(strstr(wm_load_error_format(&le, err, sizeof err), "good.jsonl:1: \"xpath\": no schema registry"), "%s", err);
 }
 
 /* --------------------------- out-of-band EXI options (control/exi_oob.h) */
