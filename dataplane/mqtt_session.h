@@ -40,11 +40,12 @@
 
 #include "codec/mqtt5_decode.h"
 #include "dataplane/flow_table.h"
+#include "dataplane/peid_props.h"
 
 #define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; longer ones are counted */
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
 #define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
-#define WM_MQTT_MAX_PEIDS 64        /* peid user properties read per PUBLISH */
+#define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
 
 /* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
 #define WM_MQTT_PUB_OUTCOMES(X)                                                 \
@@ -57,7 +58,7 @@
     X(STAGING_FULL, "dropped_staging_full") /* split packet, no staging buffer free */ \
     X(TRUNCATED, "dropped_truncated")       /* the stream ended (FIN/RST/loss) inside it */ \
     X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
-    X(TOO_MANY_PEIDS, "dropped_too_many_peids")                                 \
+    X(TOO_MANY_PEIDS, "dropped_too_many_peids") /* over WM_PEIDS_MAX (peid_props.h) */ \
     X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */
 
 enum wm_mqtt_pub_outcome {

@@ -27,6 +27,9 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     drops), then PUBLISH good/x, same length, at the same
                     sequence number (the true segment). Prints the index
                     (1-based frame number) of the bad frame.
+  peids             one subscriber "S" on p/# (subid 1); a publisher "pub"
+                    sends p/64 with 64 peid User Properties (the bound,
+                    dataplane/peid_props.h) and p/65 with 65.
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
                     XPATH|null], ...], "events": [["pub", TOPIC, CONTENT_TYPE|null,
                     PAYLOAD_HEX], ["unsub", CLIENT, FILTER], ...]}: each
@@ -227,6 +230,16 @@ elif scenario == "csum":
     result = {"bad_frame": len(frames)}
     pub.c2s(ACK | PSH, publish("good/x"))
     pub.s2c(ACK)
+    pub.close()
+    sub.close()
+elif scenario == "peids":
+    def publish_peids(topic, n):
+        props = b"".join(b"\x26" + s16("peid") + s16("x%d" % i) for i in range(n))
+        return packet(0x30, s16(topic) + vbi(len(props)) + props + b"x")
+    sub, pub = subscriber_and_publisher("S", "p/#")
+    for n in (64, 65):
+        pub.c2s(ACK | PSH, publish_peids("p/%d" % n, n))
+        pub.s2c(ACK)
     pub.close()
     sub.close()
 elif scenario == "plan":
