@@ -931,6 +931,42 @@ static int build_cluster_rows(wm_xpf *f)
     return 0;
 }
 
+/* The runs of every predicate state (xpf_pstate runs), once keys and rows
+ * are final. Nonzero on allocation failure. */
+static int build_runs(wm_xpf *f)
+{
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        if (!(ps->runs = calloc(ps->n_clusters ? ps->n_clusters : 1, sizeof *ps->runs))) return -1;
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            const xpf_cluster *cl = &ps->clusters[k];
+            xpf_run *r = &ps->runs[k];
+            r->slot = cl->slot;
+            r->id = cl->id;
+            if (!cl->fast) continue;
+            r->K = ps->ckeys + cl->koff;
+            r->rows = f->pmask + (size_t)cl->pm * f->n_qw;
+            r->sgn = cl->sgn;
+            r->lg = cl->lg;
+        }
+        for (uint32_t g = 0; g < ps->n_neggroups; g++) {
+            const xpf_neggroup *grp = &ps->neggroups[g];
+            for (uint32_t k = grp->coff; k < grp->coff + grp->cn; k++) {
+                const xpf_cluster *cl = &ps->negcl[k];
+                if (cl->pm == XPF_NONE) {
+                    ps->neg_slow = true;
+                    continue;
+                }
+                xpf_negrun *nr = realloc(ps->negruns, (ps->n_negruns + 1) * sizeof *nr);
+                if (!nr) return -1;
+                ps->negruns = nr;
+                nr[ps->n_negruns++] = (xpf_negrun){ .sgn = cl->sgn, .gslot = grp->slot, .slot = cl->slot, .id = cl->id, .cl = k };
+            }
+        }
+    }
+    return 0;
+}
+
 /* Search order (xpf_cluster): x ascending for op > >=, descending for < <=. */
 static int cmp_centry_search(const void *a, const void *b, void *neg)
 {
@@ -1380,7 +1416,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     if (mark_sole_clusters(f)) goto fail;
     f->n_qw = (n + 64 * XPF_QW - 1) / (64 * XPF_QW) * XPF_QW;
     if (!f->n_qw) f->n_qw = XPF_QW;
-    if (build_cluster_rows(f)) goto fail;
+    if (build_cluster_rows(f) || build_runs(f)) goto fail;
     /* the Hyperscan database of every pattern literal */
     uint32_t np = 0;
     for (uint32_t i = 0; i < f->n_lits; i++) np += f->lits[i].kind == XPF_L_PAT && !f->lits[i].prefix;
@@ -1447,6 +1483,8 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->pat);
         free(ps->qlist);
         free(ps->clusters);
+        free(ps->runs);
+        free(ps->negruns);
         free(ps->centries);
         free(ps->ckeys);
         free(ps->nslots);

@@ -38,7 +38,9 @@ typedef struct scan_memo {
 } scan_memo;
 
 /* Per merged not() cluster and document (doc): the watermark, entries
- * [0, lo) decided (with rows: see run_neg_rows). */
+ * [0, lo) decided. With rows (run_neg_rows) doc is unused: a cluster whose
+ * m1 left NaN in a document is put back (CSTATE_ROWS0) when the next one
+ * starts (wm_xpf_ctx ntouch). */
 typedef struct cstate {
     uint32_t doc, lo, hi;
     uint32_t u1;                /* merged not() clusters with rows: run_neg_rows */
@@ -46,12 +48,24 @@ typedef struct cstate {
     bool pend;                  /* in the pending list (flush_pending) */
 } cstate;
 
+#define CSTATE_ROWS0 ((cstate){ .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN })
+
 /* A merged not() cluster whose marking waits (flush_pending), with its
  * predicate state (its entries are the state's). */
 typedef struct pending {
     const xpf_pstate *ps;
     const xpf_cluster *cl;
 } pending;
+
+/* Per fast cluster (xpf_run) and document: entries [0, rank) are matched,
+ * and nk is the key of entry rank (NaN past the entries), so "does the
+ * value make anything new true?" is one comparison, nk < w, without a
+ * document tag: the clusters moved in a document are put back to rank 0
+ * when the next one starts (wm_xpf_ctx rtouch). */
+typedef struct rstate {
+    double nk;
+    uint32_t rank;
+} rstate;
 
 typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
@@ -97,13 +111,19 @@ struct wm_xpf_ctx {
     uint32_t n_cand;
     uint32_t *cand_epoch;       /* [n_q] */
     uint32_t scan_slot;         /* slot being scanned (Hyperscan callback) */
-    /* clusters: fired in the current element (the posts' cluster ranges:
-     * a post fires at most once per element, each cluster is in one post);
-     * watermarks per document */
-    uint32_t *fired;            /* pairs (pstate cluster index, end index) */
-    uint32_t n_fired;           /* pairs */
+    /* clusters: the posts with clusters fired in the current element (a
+     * post fires at most once per element, each cluster is in one post, so
+     * at most n_clusters_total); watermarks per document */
+    const xpf_post **fired;
+    uint32_t n_fired;
+    uint32_t n_qw;              /* wm_xpf n_qw */
+    rstate *rs;                 /* [n_clusters_total]: the fast clusters' state (rstate) */
+    const xpf_run **rtouch;     /* the fast clusters whose rstate left rank 0 in this document */
+    uint32_t n_rtouch;
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
+    uint32_t *ntouch;           /* the merged clusters with rows whose cstate moved in this document */
+    uint32_t n_ntouch;
     uint64_t *wm;               /* [n_clusters_total]: a range cluster's watermark, doc << 32 | entries
                                  * [0, lo) matched (another doc: none), read without a branch */
     pending *pend;              /* [n_clusters_total]: clusters whose marking waits */
@@ -146,17 +166,29 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
-    c->fired = malloc(2 * ncl * sizeof *c->fired);
+    c->fired = malloc(ncl * sizeof *c->fired);
+    c->rs = malloc(ncl * sizeof *c->rs);
+    c->rtouch = malloc(ncl * sizeof *c->rtouch);
+    if (c->rs)
+        for (uint32_t p = 0; p < f->n_pstates; p++)
+            for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+                const xpf_run *r = &f->pstates[p].runs[k];
+                if (r->K) c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
+            }
+    c->n_qw = f->n_qw;
     c->n_lids = f->g->n_lids;
     c->n_uris = f->g->n_uris;
-    c->cs = calloc(ncl, sizeof *c->cs);
+    c->cs = malloc(ncl * sizeof *c->cs);
+    if (c->cs)
+        for (uint32_t i = 0; i < ncl; i++) c->cs[i] = CSTATE_ROWS0;
+    c->ntouch = malloc(ncl * sizeof *c->ntouch);
     c->wm = calloc(ncl, sizeof *c->wm);
     c->pend = malloc(ncl * sizeof *c->pend);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
     if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
-        !c->sbuf || !c->fired || !c->cs || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->rs || !c->rtouch || !c->cs || !c->ntouch || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -181,7 +213,10 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->sbuf);
     free(c->memo);
     free(c->fired);
+    free(c->rs);
+    free(c->rtouch);
     free(c->cs);
+    free(c->ntouch);
     free(c->wm);
     free(c->pend);
     free(c);
@@ -261,11 +296,7 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
         c->n_cand = nc;
     }
     if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
-    if (p->nc) {
-        c->fired[2 * c->n_fired] = p->coff;
-        c->fired[2 * c->n_fired + 1] = p->coff + p->nc;
-        c->n_fired++;
-    }
+    if (p->nc) c->fired[c->n_fired++] = p; /* one store: the value handlers stay lean, finish finds the runs */
 }
 
 /* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi
@@ -523,28 +554,27 @@ static inline void mark_entries(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t a
     lose(c, b - a);
 }
 
-/* A fired range cluster with rows (xpf_cluster fast), the common case,
- * inline in finish: its trigger is true, so its queries match exactly where
- * their own test on the cluster's slot holds, a prefix of its entries. The
- * slot's number is NaN when absent, for a boolean or a string that is no
- * number, which makes every comparison false, as XPath wants. One branch
- * depends on the data: whether the key past the watermark is below the
- * value (anything new). */
-static inline __attribute__((always_inline)) void run_range_rows(wm_xpf_ctx *c, const xpf_cluster *cl)
+/* A fired fast cluster (xpf_run), the common case, inline in finish: its
+ * trigger is true, so its queries match exactly where their own test on the
+ * cluster's slot holds, a prefix of its entries. The slot's number is NaN
+ * when absent, for a boolean or a string that is no number, which makes
+ * every comparison false, as XPath wants. One branch depends on the data:
+ * whether the key past the watermark is below the value (anything new). */
+static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const slotv *sv, rstate *rs, const xpf_run *r)
 {
-    const double *K = c->ps->ckeys + cl->koff;
-    double w = key_value(cl, slot_num(c, cl->slot));
-    uint64_t s = c->wm[cl->id];
-    uint32_t lo = keep_if((uint32_t)(s >> 32) == c->doc, (uint32_t)s); /* another document's: none */
-    if (!(K[lo] < w)) return;
-    uint32_t r = key_rank(K, cl->lg, w);
-    c->wm[cl->id] = (uint64_t)c->doc << 32 | r;
-    const wm_xpf *f = c->f;
-    or_rows(c->matched, f->pmask + (size_t)(cl->pm + r) * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
-    lose(c, r - lo);
+    double w = sv[r->slot].num * r->sgn;
+    rstate *st = &rs[r->id];
+    if (!(st->nk < w)) return;
+    uint32_t lo = st->rank, k = key_rank(r->K, r->lg, w);
+    if (!lo) c->rtouch[c->n_rtouch++] = r; /* put back when the next document starts */
+    st->rank = k;
+    st->nk = r->K[k];
+    uint32_t nw = c->n_qw;
+    or_rows(c->matched, r->rows + (size_t)k * nw, NULL, c->any_no ? c->open : NULL, nw);
+    lose(c, k - lo);
 }
 
-/* A fired cluster other than run_range_rows's: a string cluster, an =
+/* A fired cluster other than run_fast's: a string cluster, an =
  * cluster, a range cluster without rows or with x = -inf entries. */
 static __attribute__((noinline)) void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
@@ -593,14 +623,13 @@ static inline void push_pending(wm_xpf_ctx *c, const xpf_cluster *cl, cstate *st
  * the r1 smallest (lo), those whose L is not u1: two rows, OR-ed in. An
  * element that moves neither costs two comparisons. Ops < <= alike with
  * the smallest y. */
-static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t u, double y)
+static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, const xpf_negrun *r, uint32_t u, double y)
 {
-    cstate *st = &c->cs[cl->id];
-    if (st->doc != c->doc) *st = (cstate){ .doc = c->doc, .u1 = XPF_NONE, .m1 = NAN, .m2 = NAN };
+    cstate *st = &c->cs[r->id];
     /* m1, m2 are key values, so "y makes more entries true than m" is one
      * test, !(y <= m), for every op (and true while m is NaN: no value yet) */
-    y = key_value(cl, y);
     if (!(y <= st->m1)) {
+        if (st->m1 != st->m1) c->ntouch[c->n_ntouch++] = r->id; /* put back when the next document starts */
         if (u != st->u1) { /* the largest so far is now the largest at another literal */
             st->m2 = st->m1;
             st->u1 = u;
@@ -610,7 +639,7 @@ static inline __attribute__((always_inline)) void run_neg_rows(wm_xpf_ctx *c, co
         st->m2 = y;
     else
         return;
-    push_pending(c, cl, st);
+    push_pending(c, &c->ps->negcl[r->cl], st);
 }
 
 /* The rows of a merged cluster that its (m1, u1, m2) make true (run_neg_rows). */
@@ -660,25 +689,31 @@ static __attribute__((noinline)) void run_neg_cluster(wm_xpf_ctx *c, const xpf_c
     if (cl->op != WM_XP_EQ) c->cs[cl->id].lo = first != XPF_NONE ? first : b;
 }
 
+/* The literal of a merged group's slot S that S's value names (XPF_NONE:
+ * none, or absent): the value's probe of the slot's equality table, which
+ * holds the group's literals, found it. */
+static inline uint32_t neg_excl(const wm_xpf_ctx *c, uint32_t slot)
+{
+    const slotv *v = &c->sv[slot];
+    return v->epoch == c->serial ? v->eqlit : XPF_NONE;
+}
+
 /* The merged not(S = 'L') guards of the element's state: S's value names
  * the one L whose entries are skipped. */
 static void run_neg_groups(wm_xpf_ctx *c)
 {
     const xpf_pstate *ps = c->ps;
-    for (uint32_t i = 0; i < ps->n_neggroups; i++) {
-        const xpf_neggroup *g = &ps->neggroups[i];
-        const slotv *v = &c->sv[g->slot];
-        /* the value's probe of the slot's equality table, which holds the group's literals, found the one it equals */
-        uint32_t excl = v->epoch == c->serial ? v->eqlit : XPF_NONE;
-        for (const xpf_cluster *cl = ps->negcl + g->coff, *end = cl + g->cn; cl < end; cl++) {
-            if (cl->pm == XPF_NONE) {
-                run_neg_cluster(c, cl, excl);
-                continue;
-            }
-            double y = slot_num(c, cl->slot);
-            if (y == y) run_neg_rows(c, cl, excl, y); /* absent, NaN: all false */
-        }
+    for (uint32_t i = 0; i < ps->n_negruns; i++) { /* negruns is NULL when there are none */
+        const xpf_negrun *r = &ps->negruns[i];
+        double y = slot_num(c, r->slot) * r->sgn;
+        if (y == y) run_neg_rows(c, r, neg_excl(c, r->gslot), y); /* absent, NaN: all false */
     }
+    if (__builtin_expect(ps->neg_slow, 0))
+        for (uint32_t i = 0; i < ps->n_neggroups; i++) {
+            const xpf_neggroup *g = &ps->neggroups[i];
+            for (const xpf_cluster *cl = ps->negcl + g->coff, *end = cl + g->cn; cl < end; cl++)
+                if (cl->pm == XPF_NONE) run_neg_cluster(c, cl, neg_excl(c, g->slot));
+        }
 }
 
 /* Marks what the waiting clusters' extremes make true. They wait while the
@@ -1028,10 +1063,11 @@ static bool eval_pred(wm_xpf_ctx *c, uint32_t p)
     }
 }
 
-/* The element's values are complete: decide its candidate queries. */
-static void finish(wm_xpf_ctx *c)
+/* The guards of the element's state that are not merged (xpf_guard):
+ * not(S = 'lit') ones by one hash of S's value, the others evaluated; a
+ * guard that holds fires its post. Out of line: most states have none. */
+static __attribute__((noinline)) void run_guards(wm_xpf_ctx *c)
 {
-    c->collecting = false;
     const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < ps->n_neg;) {
         /* not(S = 'lit') guards of one slot: true unless S's string is lit */
@@ -1047,16 +1083,17 @@ static void finish(wm_xpf_ctx *c)
             if (t) add_post(c, &ps->guards[g->guard].post);
         }
     }
-    run_neg_groups(c);
     for (uint32_t i = 0; i < ps->n_plain; i++) {
         const xpf_guard *g = &ps->guards[ps->plain[i]];
         if (eval_pred(c, g->pred)) add_post(c, &g->post);
     }
-    const uint32_t *fired = c->fired;
-    for (uint32_t i = 0, nf = c->n_fired; i < nf; i++)
-        for (const xpf_cluster *cl = ps->clusters + fired[2 * i], *end = ps->clusters + fired[2 * i + 1]; cl < end; cl++)
-            if (cl->fast) run_range_rows(c, cl);
-            else run_cluster(c, cl);
+}
+
+/* The element's candidate queries and its state's always-evaluated ones,
+ * by their predicates. Out of line: clusters decide the common queries. */
+static __attribute__((noinline)) void run_candidates(wm_xpf_ctx *c)
+{
+    const xpf_pstate *ps = c->ps;
     for (uint32_t i = 0; i < c->n_cand; i++) {
         uint32_t q = c->cand[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
@@ -1065,6 +1102,23 @@ static void finish(wm_xpf_ctx *c)
         uint32_t q = ps->always[i];
         if (!is_decided(c, q) && eval_pred(c, c->f->qs[q].pred)) match_query(c, q);
     }
+}
+
+/* The element's values are complete: decide its candidate queries. */
+static void finish(wm_xpf_ctx *c)
+{
+    c->collecting = false;
+    const xpf_pstate *ps = c->ps;
+    if (__builtin_expect(ps->n_neg | ps->n_plain, 0)) run_guards(c);
+    if (ps->n_negruns | ps->neg_slow) run_neg_groups(c);
+    /* the fired posts' runs: the bases stay in registers (the stores below could alias the context) */
+    const slotv *sv = c->sv;
+    rstate *rs = c->rs;
+    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++)
+        for (const xpf_run *r = ps->runs + (*fp)->coff, *end = r + (*fp)->nc; r < end; r++)
+            if (__builtin_expect(r->K != NULL, 1)) run_fast(c, sv, rs, r);
+            else run_cluster(c, &ps->clusters[r - ps->runs]);
+    if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
     if (c->n_pend && c->undecided <= c->pend_n) flush_pending(c);
 }
 
@@ -1110,7 +1164,8 @@ static __attribute__((noinline)) void start_element(wm_xpf_ctx *c, const wm_exi_
         c->n_fired = 0;
         c->sbuf_len = 0;
         slotv *sv = c->sv;
-        for (const uint32_t *ns = c->ps->nslots, *end = ns + c->ps->n_nslots; ns < end; ns++) sv[*ns].num = NAN;
+        const uint32_t *ns = c->ps->nslots; /* NULL when none: indexed, no pointer arithmetic on it */
+        for (uint32_t i = 0, n = c->ps->n_nslots; i < n; i++) sv[ns[i]].num = NAN;
     }
 }
 
@@ -1331,6 +1386,14 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
         c->doc = 1;
     }
+    /* the fast clusters the last document moved start again at rank 0 */
+    for (uint32_t i = 0; i < c->n_rtouch; i++) {
+        const xpf_run *r = c->rtouch[i];
+        c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
+    }
+    c->n_rtouch = 0;
+    for (uint32_t i = 0; i < c->n_ntouch; i++) c->cs[c->ntouch[i]] = CSTATE_ROWS0;
+    c->n_ntouch = 0;
     c->failed = false;
     c->n_pend = 0;
     c->pend_n = 0;

@@ -83,7 +83,7 @@ typedef struct xpf_cluster {
                                  * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
-    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path */
+    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path (xpf_run) */
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
@@ -93,6 +93,32 @@ typedef struct xpf_cluster {
                                  * entry, then per literal ul[k] the entries whose L is another one */
     uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
 } xpf_cluster;
+
+/* A cluster as the element decision runs it (xpf_pstate runs, parallel to
+ * clusters). A fast one (xpf_cluster fast) has what its check and its row
+ * OR read side by side, so that the clusters a fired post names are one
+ * tight loop over 40-byte records instead of a walk through xpf_cluster,
+ * the pstate's key and row tables and a doc-tagged watermark; K NULL: any
+ * other cluster, run through its xpf_cluster. */
+typedef struct xpf_run {
+    const double *K;            /* its keys (pstate ckeys + koff), NULL: not fast */
+    const uint64_t *rows;       /* its rows (wm_xpf pmask + pm * n_qw) */
+    double sgn;                 /* xpf_cluster sgn */
+    uint32_t slot;              /* the numeric slot it reads */
+    uint32_t id;                /* xpf_cluster id: its state per document in the context */
+    uint32_t lg;                /* xpf_cluster lg */
+} xpf_run;
+
+/* A merged not() cluster with rows (xpf_neggroup, xpf_cluster pm) as the
+ * element decision runs it (xpf_pstate negruns): its group's slot S and
+ * its own S' side by side, one flat loop per element over all groups. */
+typedef struct xpf_negrun {
+    double sgn;                 /* xpf_cluster sgn */
+    uint32_t gslot;             /* S, whose value names the literal L whose entries are skipped */
+    uint32_t slot;              /* S', the numeric slot its entries test */
+    uint32_t id;                /* xpf_cluster id */
+    uint32_t cl;                /* index in pstate negcl */
+} xpf_negrun;
 
 /* The search key of a range cluster's threshold x under op: entry "S op x"
  * holds for value v exactly when key < w, w = v (> >=) or -v (< <=), for
@@ -236,6 +262,7 @@ typedef struct xpf_pstate {
     uint32_t n_qlist;
     uint32_t n_clusters;
     xpf_cluster *clusters;
+    xpf_run *runs;              /* [n_clusters]: the clusters as the evaluator runs them (xpf_run) */
     xpf_centry *centries;
     uint32_t n_centries;
     double *ckeys;              /* the range clusters' search keys (xpf_cluster koff, xpf_key) */
@@ -254,6 +281,9 @@ typedef struct xpf_pstate {
     xpf_negguard *negm;         /* the merged guards, by group */
     xpf_cluster *negcl;         /* the merged clusters, by group */
     uint32_t *neglits;          /* the distinct L of merged clusters with rows (xpf_cluster ul_off) */
+    uint32_t n_negruns;
+    xpf_negrun *negruns;        /* the merged clusters with rows (xpf_negrun) */
+    bool neg_slow;              /* some merged cluster has no rows (run one by one) */
     bool any_text;
 } xpf_pstate;
 

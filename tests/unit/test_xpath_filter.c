@@ -4,8 +4,9 @@
  * status header and temperature/humidity bodies) and its four queries —,
  * schema typing refusals, enumerations, early stop (and its count of the
  * undecided queries), the candidate entry
- * point, range cluster keys at the infinities and truncated streams (what
- * early stop and whole-stream validation
+ * point, range cluster keys at the infinities, the clusters' per-document
+ * state handed from one document to the next however it ended, and
+ * truncated streams (what early stop and whole-stream validation
  * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
 #include <criterion/criterion.h>
@@ -169,6 +170,29 @@ static size_t encode(const wm_exi_grammar *g, const char *xml, uint8_t *out, siz
     size_t n = wm_test_exi_encode(g, xml, true, out, cap, &e);
     cr_assert(n, "%s", e.msg);
     return n;
+}
+
+/* The SenML schema (senml.gen.xsd) of the cluster tests, or fails the test;
+ * their queries bind the prefix s to its namespace (senml_ns). */
+static wm_exi_grammar *senml_or_fail(void)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
+    cr_assert(g, "%s", e.msg);
+    return g;
+}
+static const wm_xp_ns senml_ns = { "s", "urn:ietf:params:xml:ns:senml" };
+
+/* The SenML pack of the records recs (XML elements senml), encoded strict
+ * into exi[0..cap); returns its length, or fails the test. */
+static size_t senml_pack(const wm_exi_grammar *g, const char *recs, uint8_t *exi, size_t cap)
+{
+    char xml[2048];
+    wm_exi_error e = { 0 };
+    cr_assert_lt((size_t)snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", recs), sizeof xml);
+    size_t len = wm_test_exi_encode(g, xml, true, exi, cap, &e);
+    cr_assert(len, "%s", e.msg);
+    return len;
 }
 
 /* Runs queries over xml; returns the match bitmap. */
@@ -475,13 +499,11 @@ Test(xpath_filter, truncated_streams)
 Test(xpath_filter, decided_by_an_attribute_stops_there)
 {
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     const char *qs[] = { "/s:sensml/s:senml[@n = 'a']" };
     wm_xpf *f = NULL;
     wm_xpf_error fe;
-    cr_assert_eq(wm_xpf_compile(g, qs, 1, &ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, &senml_ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
     char xml[2048] = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"1\"/>";
     for (int i = 0; i < 12; i++) strcat(xml, "<senml n=\"other\" u=\"Cel\" v=\"22.5\"/>");
     strcat(xml, "</sensml>");
@@ -554,16 +576,14 @@ Test(xpath_filter, schema_rules_out_queries_in_strict_streams)
 Test(xpath_filter, early_stop_counts_each_query_once)
 {
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     const char *qs[] = { "/s:sensml/s:senml[@u = 'V' and (@v < 0 or @v > 100)]", "/s:sensml/s:senml[@n = 'last']",
                          "/s:sensml/s:senml[@n = 'a' and @v > 5]" };
     const char *xml = "<sensml xmlns=\"urn:ietf:params:xml:ns:senml\"><senml n=\"a\" u=\"V\" v=\"-100\"/>"
                       "<senml n=\"a\" u=\"V\" v=\"200\"/><senml n=\"last\" u=\"V\" v=\"1\"/></sensml>";
     wm_xpf *f = NULL;
     wm_xpf_error fe;
-    cr_assert_eq(wm_xpf_compile(g, qs, 3, &ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    cr_assert_eq(wm_xpf_compile(g, qs, 3, &senml_ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
     uint8_t exi[512];
     size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
@@ -614,9 +634,7 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
 {
     enum { NH = 256, NT = 16384, NU = 160, NQ = NH + NT + NU + 1 };
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     static char qt[NQ][96];
     static const char *qs[NQ];
     for (int i = 0; i < NQ; i++) {
@@ -626,7 +644,7 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
         else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
         qs[i] = qt[i];
     }
-    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     /* which clusters have rows: the humidity one and the two of u = 'V', not the temperature one */
     unsigned with = 0, without = 0;
     uint32_t it[2] = { 0, 0 };
@@ -657,11 +675,8 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
     static uint64_t m[(NQ + 63) / 64];
     for (int round = 0; round < 2; round++) /* the same context again: per-document state starts afresh */
         for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
-            char xml[1024];
-            snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'>%s</sensml>", docs[d].recs);
             uint8_t exi[512];
-            size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
-            cr_assert(len, "%s", e.msg);
+            size_t len = senml_pack(g, docs[d].recs, exi, sizeof exi);
             /* every query, then candidates only (rows masked by them): every third query, and the last */
             for (int sub = 0; sub < 2; sub++) {
                 static uint32_t cand[NQ];
@@ -718,9 +733,7 @@ Test(xpath_filter, infinite_thresholds)
     static const char *const ops[] = { "<", "<=", ">", ">=" };
     enum { NX = sizeof xs / sizeof *xs, NO = 4, NQ = 3 * NO * NX };
     wm_exi_error e = { 0 };
-    wm_exi_grammar *g = wm_test_exi_schema("senml/senml.gen.xsd", &e);
-    cr_assert(g, "%s", e.msg);
-    wm_xp_ns ns = { "s", "urn:ietf:params:xml:ns:senml" };
+    wm_exi_grammar *g = senml_or_fail();
     static char qt[NQ][800];
     const char *qs[NQ];
     /* per query: 0 @n = 'a' and, 1 @n = 'b' and (a second trigger), 2 not(@u = 'Q') and; op; threshold */
@@ -730,7 +743,7 @@ Test(xpath_filter, infinite_thresholds)
                  ops[op], xs[x]);
         qs[i] = qt[i];
     }
-    wm_xpf *f = compile_or_fail(g, qs, NQ, &ns);
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     unsigned ninf = 0, rows = 0;
     uint32_t it[2] = { 0, 0 };
     for (const xpf_cluster *cl; (cl = next_cluster(f, it));) {
@@ -804,4 +817,71 @@ Test(xpath_filter, short_string_hash_is_exact)
                 cr_assert_neq(wm_xpf_str_hash(t, n), hs, "byte %u of %u changed, same hash", pos, n);
             }
         }
+}
+
+/* The per-document state of fast clusters (xpf_run: a trigger's range
+ * cluster with rows) and of merged not() clusters with rows (xpf_negrun)
+ * lives in the context without a document tag: a document that moved it
+ * hands it back to the next one, whether it ended normally, stopped early
+ * once every query was decided, or failed on a truncated stream. Each such
+ * document pushes the thresholds to the top (v = 100); the next one, with a
+ * low value, must still see its own matches, which a state left at the top
+ * would hide. Expected: a query matches iff some record of its document
+ * makes it true (the failed document's answer is not read). */
+Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
+{
+    enum { NT = 11, NQ = 2 * NT };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = senml_or_fail();
+    static char qt[NQ][96];
+    const char *qs[NQ];
+    /* thresholds 0..9 and 1000 (only the early-stopping document reaches it) behind a trigger, then
+     * behind a merged not() guard */
+#define THRESHOLD(i) ((i) < NT - 1 ? (i) : 1000)
+    for (int i = 0; i < NQ; i++) {
+        if (i < NT) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'a' and @v > %d]", THRESHOLD(i));
+        else snprintf(qt[i], sizeof qt[i], "//s:senml[not(@u = 'Q') and @t > %d]", THRESHOLD(i - NT));
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
+    unsigned fast = 0, negruns = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) fast += f->pstates[p].runs[k].K != NULL;
+        negruns += f->pstates[p].n_negruns;
+    }
+    cr_assert(fast && negruns, "the paths under test: fast clusters %u, merged not() clusters with rows %u", fast, negruns);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    /* kind: 0 ends normally, 1 stops early (every query true by its first record), 2 truncated */
+    static const struct { int kind; const char *recs; int v, t; } docs[] = {
+        { 0, "<senml n='a' u='R' v='100'/><senml n='b' u='Q' t='100' v='1'/>", 100, -1 },
+        { 0, "<senml n='a' u='R' t='3' v='4'/><senml n='b' u='Q' t='50' v='1'/>", 4, 3 },
+        { 0, "<senml n='b' u='R' t='100' v='100'/>", -1, 100 },
+        { 0, "<senml n='a' u='R' t='7' v='2'/>", 2, 7 },
+        { 1, "<senml n='a' u='R' t='2000' v='2000'/><senml n='b' u='R' v='1'/><senml n='c' u='R' v='1'/>", 2000, 2000 },
+        { 0, "<senml n='c' u='R' t='2' v='100'/><senml n='a' u='Q' t='50' v='6'/>", 6, 2 },
+        { 2, "<senml n='a' u='R' t='100' v='100'/><senml n='b' u='R' v='1'/><senml n='c' u='R' v='1'/>", 0, 0 },
+        { 0, "<senml n='a' u='R' t='1' v='1'/>", 1, 1 },
+        { 0, "<senml n='b' u='Q' t='100' v='100'/>", -1, -1 },
+    };
+    for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+        uint8_t exi[256];
+        size_t len = senml_pack(g, docs[d].recs, exi, sizeof exi);
+        uint64_t m = 0;
+        bool early = false;
+        if (docs[d].kind == 2) { /* cut inside the last record: the first one was decided before the cut */
+            cr_assert_eq(wm_xpf_match(c, exi, len - 3, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_DECODE, "document %zu", d);
+            continue;
+        }
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "document %zu: %s", d, e.msg);
+        cr_assert_eq(early, docs[d].kind == 1, "document %zu: decided early %d", d, early);
+        for (int q = 0; q < NQ; q++) {
+            bool want = q < NT ? docs[d].v > THRESHOLD(q) : docs[d].t > THRESHOLD(q - NT);
+            cr_assert_eq((bool)(m >> q & 1), want, "document %zu, query %s", d, qs[q]);
+        }
+    }
+#undef THRESHOLD
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
 }
