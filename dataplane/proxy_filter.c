@@ -661,7 +661,10 @@ static bool receive_qos2(wm_proxy_filter *f, int dir, uint16_t id, uint8_t reaso
 {
     if (!f->qos2_withheld[dir] && !(f->qos2_withheld[dir] = calloc(65536 / 64, sizeof(uint64_t)))) return false;
     if (!send_ack(f, dir, back, WM_MQTT5_PUBREC, id, reason)) return false;
-    f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
+    /* A PUBREL follows only a PUBREC below 0x80 (§4.3.3): after an error one
+     * (--prefilter's 0x83) the identifier is free again, and its next PUBREL
+     * belongs to a PUBLISH the broker has. */
+    if (reason < 0x80) f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
     return true;
 }
 
