@@ -122,6 +122,8 @@ struct wm_content_reader {
     uint32_t *cand, *out;  /* [n_q] */
     uint32_t *mark;        /* [n_q]: epoch of the last candidate / pass marking */
     uint32_t epoch;
+    bool conflict;         /* the last match: its Content Type's options contradict the payload's header */
+    char conflict_why[160];
 };
 
 const char *wm_content_outcome_name(enum wm_content_outcome o)
@@ -933,6 +935,14 @@ static uint32_t qid_of(const wm_content_snap *s, uint32_t slot, uint32_t k)
     return slot >= 1 && slot <= s->n_slots ? s->qid[(size_t)(slot - 1) * s->n_schemas + k] : UINT32_MAX;
 }
 
+bool wm_content_snap_has(const wm_content_snap *s, uint32_t slot)
+{
+    if (!s) return false;
+    for (uint32_t k = 0; k < s->n_schemas; k++)
+        if (qid_of(s, slot, k) != UINT32_MAX) return true;
+    return false;
+}
+
 static uint32_t next_epoch(wm_content_reader *r)
 {
     if (++r->epoch == 0) {
@@ -951,9 +961,11 @@ enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, s
     if (!ct) return WM_CONTENT_NO_CONTENT_TYPE;
     uint32_t k;
     wm_exi_options oob;
+    wm_exi_oob ct_ov;
+    r->conflict = false;
     exi_err->status = WM_EXI_E_OPTIONS;
     exi_err->bit_pos = 0;
-    wm_exi_ct_status cs = wm_schema_reg_bind(s->reg, ct, ct_len, &k, &oob, exi_err->msg, sizeof exi_err->msg);
+    wm_exi_ct_status cs = wm_schema_reg_bind(s->reg, ct, ct_len, &k, &oob, &ct_ov, exi_err->msg, sizeof exi_err->msg);
     if (cs == WM_EXI_CT_NOT_EXI) return WM_CONTENT_NOT_EXI;
     if (cs == WM_EXI_CT_BAD) return WM_CONTENT_BAD_CONTENT_TYPE;
     if (k == UINT32_MAX || k >= s->n_schemas) return WM_CONTENT_UNKNOWN_SCHEMA;
@@ -967,6 +979,9 @@ enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, s
         r->cand[nc++] = q;
     }
     if (!nc) return WM_CONTENT_NOT_APPLICABLE;
+    /* The header wins (§5.4, README "Out-of-band EXI options"); a
+     * contradiction is only noted, for the caller to count and report. */
+    r->conflict = wm_exi_oob_header_conflict(&ct_ov, payload, len, r->conflict_why, sizeof r->conflict_why) != 0;
     uint32_t nout = 0;
     wm_xpf_status st = wm_xpf_set_match(r->x, k, payload, len, &oob, r->cand, nc, r->out, &nout, exi_err);
     if (st == WM_XPF_E_DECODE) return WM_CONTENT_DECODE_ERROR;
@@ -982,4 +997,9 @@ enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, s
         pass[i] = q != UINT32_MAX && r->mark[q] == ep;
     }
     return WM_CONTENT_OK;
+}
+
+const char *wm_content_reader_conflict(const wm_content_reader *r)
+{
+    return r->conflict ? r->conflict_why : NULL;
 }

@@ -270,6 +270,18 @@ const wm_content_snap *wm_content_current(const wm_content *c);
  * the pointer. Any thread, on a snapshot it may use. */
 uint64_t wm_content_snap_id(const wm_content_snap *s);
 
+/* Does snapshot s decide slot's text: was the text in s when it was
+ * published, compiled for at least one schema? False for s NULL, slot 0, a
+ * slot s does not know, or a text that was pending, refused or dropped
+ * when s was made. A reader that finds a slot in a lookup result asks this
+ * before deciding it with s: a holder's subscription installed with a
+ * PENDING text (wm_content_want) is then pending exactly for the readers
+ * whose snapshot lacks it, whatever the writer has settled since in a
+ * newer snapshot or another table (a state kept outside the snapshot would
+ * not know which snapshot its reader holds). Any thread, on a snapshot it
+ * may use; O(schemas). */
+bool wm_content_snap_has(const wm_content_snap *s, uint32_t slot);
+
 /* A reader context over snapshot s (which must outlive its use, not its
  * free). NULL on out of memory. */
 wm_content_reader *wm_content_reader_new(const wm_content_snap *s, const wm_exi_limits *lim);
@@ -290,5 +302,15 @@ void wm_content_reader_free(wm_content_reader *r);
 enum wm_content_outcome wm_content_match(wm_content_reader *r, const char *ct, size_t ct_len, const uint8_t *payload,
                                          size_t len, const uint32_t *slots, uint32_t n, bool *pass,
                                          wm_exi_error *exi_err);
+
+/* Reader, after wm_content_match: NULL, or, if that match decoded a payload
+ * whose options header contradicts an option its Content Type gave
+ * (wm_exi_oob_header_conflict: the header was used, as §5.4 says), the
+ * reason ("strict=true contradicts the payload's options header
+ * (strict=false)"), valid until the reader's next match. The data plane
+ * and the proxy count it and report it with the publication's client and
+ * topic: a publisher whose Content Type and encoder disagree is
+ * mis-configured, and is decoded by its header only. */
+const char *wm_content_reader_conflict(const wm_content_reader *r);
 
 #endif

@@ -1,6 +1,7 @@
 /* Out-of-band EXI options as text (control/exi_oob.h). */
 #include "control/exi_oob.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <strings.h>
 
@@ -85,4 +86,54 @@ void wm_exi_oob_apply(const wm_exi_oob *ov, wm_exi_options *o)
     if (ov->set & WM_EXI_OOB_FRAGMENT) o->fragment = ov->fragment;
     if (ov->set & WM_EXI_OOB_VALUE_MAX_LENGTH) o->value_max_length = ov->value_max_length;
     if (ov->set & WM_EXI_OOB_VALUE_PARTITION_CAPACITY) o->value_partition_capacity = ov->value_partition_capacity;
+}
+
+bool wm_exi_oob_header_options(const uint8_t *data, size_t len, wm_exi_options *hdr)
+{
+    wm_exi_error e = { 0 };
+    wm_exi_reader r;
+    wm_exi_reader_init(&r, data, len, &e);
+    wm_exi_header h;
+    wm_exi_options_default(hdr);
+    return wm_exi_header_read(&r, &h, hdr) == WM_EXI_OK && h.options_present;
+}
+
+/* An option's value as its Content Type parameter writes it. */
+static void show(char *out, size_t n, uint32_t bit, bool b, uint32_t v)
+{
+    if (bit & (WM_EXI_OOB_VALUE_MAX_LENGTH | WM_EXI_OOB_VALUE_PARTITION_CAPACITY)) {
+        if (v == WM_EXI_UNBOUNDED) snprintf(out, n, "unbounded");
+        else snprintf(out, n, "%" PRIu32, v);
+    } else {
+        snprintf(out, n, "%s", b ? "true" : "false");
+    }
+}
+
+uint32_t wm_exi_oob_header_conflict(const wm_exi_oob *ov, const uint8_t *data, size_t len, char *why, size_t whylen)
+{
+    wm_exi_options hdr;
+    if (!ov->set || !wm_exi_oob_header_options(data, len, &hdr)) return 0;
+    /* the header's options as an overlay setting all five, so that one
+     * comparison covers them (alignment: pre-compression is no byte-aligned) */
+    const wm_exi_oob hv = { 0, hdr.strict, hdr.alignment == WM_EXI_BYTE_ALIGNED, hdr.fragment, hdr.value_max_length,
+                            hdr.value_partition_capacity };
+    uint32_t bad = 0;
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        uint32_t bit = opts[k].bit;
+        if (!(ov->set & bit)) continue;
+        bool b1 = bit == WM_EXI_OOB_STRICT ? ov->strict : bit == WM_EXI_OOB_BYTE_ALIGNED ? ov->byte_aligned : ov->fragment;
+        bool b2 = bit == WM_EXI_OOB_STRICT ? hv.strict : bit == WM_EXI_OOB_BYTE_ALIGNED ? hv.byte_aligned : hv.fragment;
+        uint32_t v1 = bit == WM_EXI_OOB_VALUE_MAX_LENGTH ? ov->value_max_length : ov->value_partition_capacity;
+        uint32_t v2 = bit == WM_EXI_OOB_VALUE_MAX_LENGTH ? hv.value_max_length : hv.value_partition_capacity;
+        if (opts[k].number ? v1 == v2 : b1 == b2) continue;
+        if (!bad && whylen) {
+            char a[16], b[16];
+            show(a, sizeof a, bit, b1, v1);
+            show(b, sizeof b, bit, b2, v2);
+            snprintf(why, whylen, "%s=%s contradicts the payload's options header (%s=%s)", opts[k].name, a,
+                     opts[k].name, b);
+        }
+        bad |= bit;
+    }
+    return bad;
 }

@@ -70,4 +70,24 @@ wm_exi_oob_status wm_exi_oob_set(wm_exi_oob *ov, const char *key, size_t kl, con
 /* Applies the options ov sets to *o, leaving the others as they are. */
 void wm_exi_oob_apply(const wm_exi_oob *ov, wm_exi_options *o);
 
+/* The options in the header of the EXI stream data[0..len) (codec/exi_header.h;
+ * only the header is read): true with *hdr set if it carries an options
+ * header; false if it has none or its header does not read (the decoder
+ * refuses such a stream with its own reason and position). Pure, thread safe. */
+bool wm_exi_oob_header_options(const uint8_t *data, size_t len, wm_exi_options *hdr);
+
+/* A stream with an options header is decoded with its header's options
+ * only (§5.4), so out-of-band options that contradict it are ignored: a
+ * sign of a mis-configured publisher (its Content Type says strict=true and
+ * its encoder writes non-strict headers), which the data plane and the
+ * proxy count and report rather than act on. Compares the options ov sets
+ * with the options header of the stream data[0..len) (read by
+ * codec/exi_header.h; only the header, never the body). Returns the
+ * WM_EXI_OOB_* bits of ov that contradict it; 0 for agreement, no options
+ * header, or a header that does not read (the decoder then refuses the
+ * stream with its own reason and position). For a non-zero return, why[0..
+ * whylen) has the first one as text: "strict=true contradicts the
+ * payload's options header (strict=false)". Pure, thread safe, no allocation. */
+uint32_t wm_exi_oob_header_conflict(const wm_exi_oob *ov, const uint8_t *data, size_t len, char *why, size_t whylen);
+
 #endif

@@ -145,12 +145,13 @@ void wm_schema_reg_schemas(const wm_schema_reg *r, wm_xpf_schema *out)
 }
 
 wm_exi_ct_status wm_schema_reg_bind(const wm_schema_reg *r, const char *ct, size_t len, uint32_t *id,
-                                    wm_exi_options *oob, char *why, size_t whylen)
+                                    wm_exi_options *oob, wm_exi_oob *ct_ov, char *why, size_t whylen)
 {
     wm_exi_ct c;
     *id = UINT32_MAX;
     wm_exi_ct_status st = wm_exi_content_type_parse(ct, len, &c, why, whylen);
     if (st != WM_EXI_CT_OK) return st;
+    if (ct_ov) *ct_ov = c.ov;
     *id = r ? wm_schema_reg_find(r, c.schema, c.schema_len) : UINT32_MAX;
     if (*id == UINT32_MAX) {
         snprintf(why, whylen, "schema '%s' is not in the registry", c.schema);

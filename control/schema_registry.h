@@ -75,12 +75,14 @@ void wm_schema_reg_schemas(const wm_schema_reg *r, wm_xpf_schema *out);
 /* Binds a publication's Content Type ct[0..len) to a schema of r: its id and
  * the out-of-band options to decode its payload with (the entry's options,
  * then the Content Type's option parameters; a payload with an options
- * header still uses its header). The one path the tool, the data plane and
- * the proxy take (control/content_filters.h). Returns WM_EXI_CT_OK with *id
- * and *oob; WM_EXI_CT_NOT_EXI / WM_EXI_CT_BAD as wm_exi_content_type_parse
+ * header still uses its header). ct_ov (may be NULL): on OK, the options the
+ * Content Type itself gave (for wm_exi_oob_header_conflict: the publisher's
+ * word, which an options header overrides). The one path the tool, the data
+ * plane and the proxy take (control/content_filters.h). Returns
+ * WM_EXI_CT_OK with *id and *oob; WM_EXI_CT_NOT_EXI / WM_EXI_CT_BAD as wm_exi_content_type_parse
  * (reason in why); or WM_EXI_CT_OK with *id = UINT32_MAX when the name is
  * not in r (reason in why). No allocation; thread safe on a loaded registry. */
 wm_exi_ct_status wm_schema_reg_bind(const wm_schema_reg *r, const char *ct, size_t len, uint32_t *id,
-                                    wm_exi_options *oob, char *why, size_t whylen);
+                                    wm_exi_options *oob, wm_exi_oob *ct_ov, char *why, size_t whylen);
 
 #endif

@@ -33,6 +33,7 @@
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "control/exi_exificient.h"
+#include "control/exi_oob.h"
 #include "control/wmctl.h"
 
 static int usage(void)
@@ -78,14 +79,8 @@ int wmctl_exi_load_grammar(const char *path, wm_exi_grammar **g)
 
 int wmctl_exi_oob_check(const char *in, const uint8_t *data, size_t len, unsigned given)
 {
-    if (!given) return 0;
-    wm_exi_error e = { 0 };
-    wm_exi_reader r;
-    wm_exi_reader_init(&r, data, len, &e);
-    wm_exi_header h;
     wm_exi_options hdr;
-    wm_exi_options_default(&hdr);
-    if (wm_exi_header_read(&r, &h, &hdr) || !h.options_present) return 0;
+    if (!given || !wm_exi_oob_header_options(data, len, &hdr)) return 0;
     static const char *const align[] = { "bit-packed", "byte-aligned", "pre-compression" };
     const char *aligned = (unsigned)hdr.alignment < 3 ? align[hdr.alignment] : "?";
     const struct {

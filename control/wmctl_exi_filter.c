@@ -104,7 +104,7 @@ int wmctl_exi_filter(int argc, char **argv)
         if (wm_schema_reg_load(regfile, &reg, &le)) { rc = wmctl_load_error("exi", &le, 2); goto out; }
         /* the publication's options as the data plane sees them; --strict/--byte-aligned on top */
         bool strict = o.strict, aligned = o.alignment == WM_EXI_BYTE_ALIGNED;
-        wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, rerr, sizeof rerr);
+        wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, NULL, rerr, sizeof rerr);
         if (cs != WM_EXI_CT_OK) {
             rc = wmctl_usage_error("exi", "content type '%s': %s (application/exi; schema=NAME[; OPTION=VALUE ...])", ctype, rerr);
             goto out;

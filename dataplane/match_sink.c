@@ -68,12 +68,11 @@ struct sub_node {
     char *nbhd;              /* neighborhood name, NULL: none */
     char *xpath;             /* content filter text, NULL: none */
     uint32_t slot, next_slot; /* its content slot in the current / next set */
-    /* Its content filter awaits the compile that validates it and puts it
-     * in a published snapshot. Written under the lock (release), read by
-     * workers through the matcher cookie (acquire): once it reads false,
-     * the current snapshot has the filter. */
-    atomic_bool pending;
-    struct sub_node *pnext, **pprev; /* under lock: the pending list */
+    /* Under lock: the pending list, of nodes whose filter awaits the compile
+     * that validates it (settle_pending). Workers do not read it: for them a
+     * filter is pending while the content snapshot they decide with lacks
+     * it (w_pending_apart), which follows the set they read, not this list. */
+    struct sub_node *pnext, **pprev;
 };
 
 /* A set's preloaded keys, cookie-indexed, with their member hashes. */
@@ -132,6 +131,8 @@ struct wm_match_worker {
     bool *cpass;
     uint8_t *cdrop;              /* [2 * max_subs]: result positions to remove (zero between calls) */
     wm_exi_error cerr;           /* the last content failure (match log) */
+    const char *cconflict;       /* the last decode's Content Type / options header contradiction, or NULL
+                                  * (wm_content_reader_conflict; match log) */
     enum wm_content_outcome cout;
     bool had_content;
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
@@ -250,7 +251,6 @@ static void rounds_settled(struct wm_match_table *t)
 /* Writer (lock held): the pending list. */
 static void pend_link(struct wm_match_table *t, struct sub_node *n)
 {
-    atomic_store_explicit(&n->pending, true, memory_order_relaxed);
     n->pnext = t->pend;
     if (t->pend) t->pend->pprev = &n->pnext;
     n->pprev = &t->pend;
@@ -258,7 +258,7 @@ static void pend_link(struct wm_match_table *t, struct sub_node *n)
     t->c.xpath_pending++;
 }
 
-/* Takes n off the pending list, leaving its flag as it is. */
+/* Takes n off the pending list (if it is on it). */
 static void pend_drop(struct wm_match_table *t, struct sub_node *n)
 {
     if (!n->pprev) return;
@@ -267,14 +267,6 @@ static void pend_drop(struct wm_match_table *t, struct sub_node *n)
     n->pnext = NULL;
     n->pprev = NULL;
     t->c.xpath_pending--;
-}
-
-static void pend_unlink(struct wm_match_table *t, struct sub_node *n)
-{
-    if (!n->pprev) return; /* not pending, or refused: its flag stays (settle_pending) */
-    pend_drop(t, n);
-    /* release: the snapshot that has the filter was published before */
-    atomic_store_explicit(&n->pending, false, memory_order_release);
 }
 
 static void node_retired(void *ctx, uint64_t arg)
@@ -386,8 +378,11 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
         return wm_load_error_set(err, NULL, 0, "out of memory");
     }
     t->cur = nt;
-    /* every carried filter was validated and is in the published snapshot */
-    while (t->pend) pend_unlink(t, t->pend);
+    /* Every carried filter was validated and is in the new set's snapshot.
+     * A worker still on the old set keeps finding the ones pending there
+     * pending (w_pending_apart asks the snapshot of the set it reads): the old
+     * set never compiled them, and never will. */
+    while (t->pend) pend_drop(t, t->pend);
     for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
         for (struct sub_node **pp = &t->buckets[b]; *pp;) {
             struct sub_node *n = *pp;
@@ -548,7 +543,7 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
 {
     struct sub_node *n = *pp;
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
-    pend_unlink(t, n);
+    pend_drop(t, n);
     if (n->slot) {
         /* the next compile leaves a filter without references out; until
          * then the removed subscription is unreachable anyway */
@@ -681,21 +676,17 @@ static void settle_pending(struct wm_match_table *t, wm_content *c)
         const char *why;
         enum wm_content_state cs = wm_content_state(c, n->slot, &why);
         if (cs == WM_CONTENT_S_READY) {
-            pend_unlink(t, n);
+            pend_drop(t, n);
         } else if (cs == WM_CONTENT_S_REFUSED) {
             snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s: %s", n->client, why);
             struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
             if (*pp != n) continue; /* cannot be: every pending node is in its bucket */
-            /* Its flag stays set: a worker whose lookup returned the node
-             * before the removal below and reads the flag after it must
-             * see it pending (wait mode: waits for this round, then
-             * matches without it; async: skips it), never as a candidate
-             * decided by a refused filter (a replay's content_candidates
-             * then depended on timing). That worker is on the current set
-             * (a node pending now was installed after the last reload),
-             * whose matcher no longer has the node when the round count
-             * moves, so its wait ends. */
-            pend_drop(t, n);
+            /* A worker whose lookup returned the node before this removal
+             * still finds it pending (the snapshot just published lacks the
+             * refused text: wait mode waits for this round, then matches
+             * without it; async skips it), never a candidate decided by a
+             * refused filter (a replay's content_candidates then depended
+             * on timing). */
             remove_node(t, pp);
             t->c.subs_removed--;
             t->c.subs_xpath--;
@@ -903,26 +894,38 @@ static void count_content(struct wm_match_counters *c, enum wm_content_outcome o
     }
 }
 
-/* Is the content filter of matched subscription sub still waiting for its
- * compile? Only learned subscriptions can be: preloaded ones are compiled
- * with their set. */
-static bool sub_pending(const wm_matcher *m, uint32_t sub)
-{
-    uint64_t cookie = wm_matcher_sub_cookie(m, sub);
-    if (!(cookie & WM_TABLES_COOKIE_EXT)) return false;
-    const struct sub_node *n = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
-    return atomic_load_explicit(&n->pending, memory_order_acquire);
-}
-
-/* A content candidate at result position pos: decided by the snapshot, or
- * (its filter still pending) set aside. */
+/* A content-filtered candidate at result position pos, gathered for
+ * w_pending_apart. */
 static inline void w_candidate(struct wm_match_worker *w, const wm_matcher *m, uint32_t sub, uint32_t pos,
                                uint32_t *nc)
 {
     uint32_t slot = wm_matcher_sub_content(m, sub);
-    if (!slot) return;
-    if (sub_pending(m, sub)) w->ppos[w->npend++] = pos;
-    else w->cslot[*nc] = slot, w->cpos[(*nc)++] = pos;
+    if (slot) w->cslot[*nc] = slot, w->cpos[(*nc)++] = pos;
+}
+
+/* Sets apart (into ppos) the candidates cslot[0..*nc) whose filter is still
+ * pending for this worker: the content snapshot of the set it reads does
+ * not have it. That is the one answer that follows the set: a reload may
+ * have carried the subscription into a newer set whose snapshot has the
+ * filter while this worker still reads the old one, which never compiled
+ * it (and a state kept per subscription, shared by both sets, would have
+ * said "compiled" here). Preloaded filters are in every snapshot of their
+ * set. First follows the set's current snapshot (a compile may have
+ * published one since the worker's burst began; it cannot be freed before
+ * the worker's next quiescent state). */
+static void w_pending_apart(struct wm_match_worker *w, uint32_t *nc)
+{
+    content_attach(w);
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < *nc; k++) {
+        if (!wm_content_snap_has(w->csnap, w->cslot[k])) {
+            w->ppos[w->npend++] = w->cpos[k];
+            continue;
+        }
+        w->cslot[kept] = w->cslot[k];
+        w->cpos[kept++] = w->cpos[k];
+    }
+    *nc = kept;
 }
 
 /* Decides the candidates cslot[0..nc) with one decode of the payload;
@@ -936,9 +939,13 @@ static void w_decide(struct wm_match_worker *w, const struct wm_mqtt_publish *p,
     bool has_ct = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE);
     const wm_mqtt5_bytes *ct = &pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s;
     memset(&w->cerr, 0, sizeof w->cerr);
+    w->cconflict = NULL;
     if (w->creader) {
         w->cout = wm_content_match(w->creader, has_ct ? (const char *)ct->p : NULL, has_ct ? ct->len : 0,
                                    p->pkt->payload.p, p->pkt->payload.len, w->cslot, nc, w->cpass, &w->cerr);
+        /* decoded by its header all the same (§5.4): counted, and named in
+         * the match log with the publisher and topic */
+        if ((w->cconflict = wm_content_reader_conflict(w->creader))) w->c.content_header_conflicts++;
     } else { /* no snapshot reader (out of memory at the last change): nobody passes */
         for (uint32_t k = 0; k < nc; k++) w->cpass[k] = false;
         w->cout = WM_CONTENT_TOO_LARGE;
@@ -969,19 +976,13 @@ static bool w_content(struct wm_match_worker *w, const wm_matcher *m, const stru
     w->npend = 0;
     for (uint32_t i = 0; i < r->n_subs; i++) w_candidate(w, m, r->subs[i], i, &nc);
     for (uint32_t j = 0; j < r->n_members; j++) w_candidate(w, m, r->members[j], r->n_subs + j, &nc);
+    if (!nc) return true;
+    w_pending_apart(w, &nc);
     if (w->npend && w->wait) return false;
-    if (!nc && !w->npend) return true;
     uint8_t *drop = w->cdrop;
     for (uint32_t k = 0; k < w->npend; k++) drop[w->ppos[k]] = 1;
     w->c.content_pending += w->npend;
-    if (nc) {
-        /* A filter no longer pending is in the current snapshot (published
-         * before its flag was cleared), which this worker may not hold yet
-         * (it follows snapshots at burst ends). The current one cannot be
-         * freed before this worker's next quiescent state. */
-        content_attach(w);
-        w_decide(w, p, nc);
-    }
+    if (nc) w_decide(w, p, nc);
     /* remove what failed or is pending: marked by position, then compacted */
     uint32_t ns = 0;
     for (uint32_t i = 0; i < r->n_subs; i++)
@@ -1008,8 +1009,11 @@ static bool w_content(struct wm_match_worker *w, const wm_matcher *m, const stru
  * settled (a compile, or a reload, which validates every learned filter),
  * then follows the current set; the caller matches again. A round that did
  * not take this filter (it came after the round began) makes the caller
- * wait once more. The flags are cleared before the round count moves, so a
- * flag seen set means the count is still `round` or the wake is coming. */
+ * wait once more. The round is sure to come: the caller read `round`, THEN
+ * followed the current set and its snapshot (w_publish), and whatever
+ * settles a filter publishes (a snapshot that has it, a set that carries
+ * it, a matcher without its refused subscription) before the count moves;
+ * so a filter pending there is settled by a round after `round`. */
 static void wait_compile(struct wm_match_worker *w, uint64_t round)
 {
     struct wm_match_table *t = w->t;
@@ -1033,12 +1037,19 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
     }
     w->c.lookups++;
     for (;;) {
+        /* Wait mode: the round count, then the current set (a reload may
+         * have published one since the burst began), so that a filter
+         * pending in it is settled by a later round (see wait_compile).
+         * Async mode follows sets at burst ends only. */
+        uint64_t round = 0;
+        if (w->wait) {
+            round = atomic_load_explicit(&w->t->rounds, memory_order_acquire);
+            attach(w);
+        }
         if (!w->r) {
             w->c.lookup_errors++;
             return WM_MQTT_PUB_MATCH_ERROR;
         }
-        /* wait mode: read before the pending flags (see wait_compile) */
-        uint64_t round = w->wait ? atomic_load_explicit(&w->t->rounds, memory_order_acquire) : 0;
         /* wm_matcher_lookup_str's checks, then its peid lookups through the
          * worker's cache and the lookup by ids. */
         const wm_matcher *m = wm_tables_matcher(w->tables);
@@ -1095,6 +1106,10 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         if (w->had_content) {
             /* only when a candidate had a content filter: what its stage concluded */
             fprintf(w->log, ", \"content\": \"%s\"", wm_content_outcome_name(w->cout));
+            if (w->cconflict) {
+                fputs(", \"content_warning\": ", w->log);
+                json_str(w->log, w->cconflict, strlen(w->cconflict));
+            }
             if (w->cout == WM_CONTENT_BAD_CONTENT_TYPE) {
                 fputs(", \"content_error\": ", w->log);
                 json_str(w->log, w->cerr.msg, strnlen(w->cerr.msg, sizeof w->cerr.msg));

@@ -87,6 +87,14 @@
  *         timing): a PUBLISH that has a pending candidate waits for the
  *         compile (counted in content_waits) and is then matched against
  *         it, so the result is that of compiling at the SUBSCRIBE.
+ *     "Pending" is per table set: a candidate is pending for a worker while
+ *     the content snapshot of the set it reads lacks the filter. A reload
+ *     compiles every learned filter into the new set; a worker still
+ *     reading the old set (async: until its burst ends) finds the ones that
+ *     were pending there still pending, since the old set never compiled
+ *     them, while a worker in wait mode follows the current set at every
+ *     PUBLISH, so it waits for the reload (or finds it done) and matches
+ *     against the new set.
  *     A refused filter (it compiles for no schema) is known only after its
  *     compile: the subscription, installed meanwhile (pending, so it never
  *     received anything), is then removed; a PUBLISH whose lookup returned
@@ -175,6 +183,7 @@ struct wm_match_worker; /* one per worker */
     X(content_no_filter_for_schema) /* no candidate's filter compiles for it */   \
     X(content_decode_error)         /* payload not valid EXI for the schema */    \
     X(content_value_too_large)                                                    \
+    X(content_header_conflicts)     /* decoded with an options header its Content Type's options contradict */ \
     X(content_candidates)           /* content-filtered candidates decided */     \
     X(content_passed)               /* ... that passed */                         \
     X(content_pending)              /* candidates not reached: filter not compiled yet (async) */ \
@@ -277,7 +286,9 @@ void wm_match_worker_free(struct wm_match_worker *w);
 
 /* Wait mode for this worker ("When a new content filter applies"): a
  * PUBLISH with a candidate whose filter is pending waits for its compile
- * (the reader paused meanwhile) instead of skipping that candidate.
+ * (the reader paused meanwhile) instead of skipping that candidate. The
+ * worker then follows the current table set at every PUBLISH (two atomic
+ * loads when neither set nor snapshot changed), not only at its burst ends.
  * Something must run wm_match_table_compile, or the worker waits forever.
  * Default off. On the worker's thread, or before it runs. */
 void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait);
@@ -287,11 +298,11 @@ void wm_match_worker_set_content_wait(struct wm_match_worker *w, bool wait);
  * binaries and their own copy of this file's object, never for the
  * programs): a pause point would otherwise cost every PUBLISH a branch.
  * fn(ctx) is called on the worker's thread after each topic/spatial lookup
- * of a PUBLISH and before its content stage reads the candidates' pending
- * flags (again after each wait of wait mode), holding no lock, its reader
- * online. fn may block, but then nothing may wait for this worker's grace
- * period (a reload, a housekeeping run) meanwhile. fn NULL: none. On the
- * worker's thread, or before it runs. */
+ * of a PUBLISH and before its content stage tells its pending candidates
+ * from the others (again after each wait of wait mode), holding no lock,
+ * its reader online. fn may block, but then nothing may wait for this
+ * worker's grace period (a reload, a housekeeping run) meanwhile. fn NULL:
+ * none. On the worker's thread, or before it runs. */
 void wm_match_worker_set_lookup_hook(struct wm_match_worker *w, void (*fn)(void *ctx), void *ctx);
 #endif
 

@@ -82,8 +82,8 @@ typedef struct wm_proxy_config {
     uint32_t max_texts;          /* distinct content-filter texts per connection (--max-xpath-per-conn) */
     struct wm_proxy_registry *registry; /* with spatial: persistent sessions, and --prefilter if made with a matcher */
     uint32_t max_sessions;       /* persistent sessions remembered (spatial filtering) */
-    struct wm_proxy_state_saver *state; /* --state FILE (dataplane/proxy_state.h): saved by the main
-                                    thread when the sessions change; NULL = none */
+    struct wm_proxy_state_saver *state; /* --state FILE (dataplane/proxy_state.h): saved by the saver's
+                                    thread (dataplane/proxy_saver.h) when the sessions change; NULL = none */
     uint32_t sid_epoch;          /* this process's turn of the proxy identifiers on the wire
                                     (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
                                     process (wirematch-proxy_main.c), 0 = none */
@@ -118,6 +118,8 @@ typedef struct wm_proxy_counters {
     uint64_t sent_disconnect_lost;   /* DISCONNECT 0x80 Unspecified error: its broker connection ended */
     uint64_t sent_disconnect_shutdown; /* DISCONNECT 0x8B Server shutting down (SIGINT/SIGTERM) */
     uint64_t sent_connack_busy;      /* CONNACK 0x89 Server busy: a client beyond max_conns (proxy_busy.h) */
+    uint64_t sent_disconnect_quota;  /* DISCONNECT (CONNACK) 0x97 Quota exceeded: the client sent more than
+                                        the proxy parks while its side is paused (park_overflow) */
     uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
     /* Lingering closes (linger_ms): sides half-closed and read until the
      * peer closed, and of them those cut by a bound (closed with bytes
@@ -188,6 +190,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_suback_bad_xpath;    /* filters refused by the proxy: invalid xpath (or no --schemas) */
     uint64_t filter_content_pubs;        /* broker PUBLISHes decided by a content filter */
     uint64_t filter_content[WM_CONTENT_OUTCOME_COUNT]; /* ... by outcome (control/content_filters.h) */
+    uint64_t filter_content_header_conflicts; /* ... decoded by an options header its Content Type's options
+                                                 contradict (wm_content_reader_conflict) */
     uint64_t filter_share_refused;       /* filters refused (0x9E): a shared subscription whose members here use
                                             another neighborhood or xpath (dataplane/proxy_share.h) */
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
@@ -213,6 +217,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_xpath_dropped_gone;  /* held SUBSCRIBEs dropped: their client left before the compile */
     uint64_t filter_suback_compile_busy; /* filters refused (0x97): the worker's texts awaiting a compile at their bound */
     uint64_t compile_detached;           /* 1: a compile was still running at the stop (the process _exits) */
+    uint64_t state_saver_stuck;          /* 1: the --state saver was still in a save WM_PROXY_SAVER_STOP_NS
+                                            after the stop (the process _exits without the clean save) */
     uint64_t filter_content_set_builds;  /* set builds the compiles tried (more than one each: texts that did not
                                             fit together, control/content_filters.h "No room") */
     uint64_t filter_content_room_cached; /* new content filters refused at once: proved not to fit, no text gone since */
@@ -222,7 +228,12 @@ typedef struct wm_proxy_counters {
  * closes every connection, joins the workers and fills *total (summed
  * counters) and *elapsed_ns. SIGHUP reloads cfg->tables (if set; a bad file
  * is refused with its reason on stderr). Blocks SIGINT/SIGTERM/SIGHUP/SIGUSR1 in the
- * calling thread. Does not wait for a content-filter compile at the stop
+ * calling thread. With cfg->state, saves on a thread of its own
+ * (dataplane/proxy_saver.h) and, once every connection detached, makes the
+ * clean save there (a failure makes the return -1); if that thread is still
+ * in a save WM_PROXY_SAVER_STOP_NS after the stop, total->state_saver_stuck
+ * is 1 and the caller must leave the process (_exit) without freeing
+ * cfg->state or cfg->registry. Does not wait for a content-filter compile at the stop
  * (dataplane/proxy_compile.h): if one still runs, total->compile_detached
  * is 1 and the caller must leave the process (_exit, after its output)
  * without freeing cfg->schemas / cfg->tables, which that compile reads.
@@ -233,9 +244,9 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
 
 /* Blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in the calling thread (and so
  * in every thread it starts later) and fills *set with them, the signals
- * wm_proxy_run waits for (SIGUSR1: a worker wakes the main thread with it
- * when a SUBSCRIBE waits for a --state save; one from outside only makes it
- * look at its timers early). Call it first in main: a signal that comes while the tables load
+ * wm_proxy_run waits for (SIGUSR1, which until 2026-12-02 woke the main
+ * thread for a --state save, now only makes it look at its timers early:
+ * the saver has its own thread). Call it first in main: a signal that comes while the tables load
  * then waits for wm_proxy_run instead of ending the process without its
  * summary. Idempotent. */
 void wm_proxy_block_signals(sigset_t *set);

@@ -4,6 +4,7 @@
  * one walk of its properties. */
 #include "dataplane/proxy_filter.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1172,6 +1173,7 @@ static bool in_nbhd(const wm_proxy_filter *f, peid_set *ps, uint32_t nbhd)
 typedef struct content_cands {
     uint32_t n;
     uint32_t slot[MAX_CANDS];
+    wm_mqtt5_bytes topic;         /* the delivery's (its alias resolved), for reports */
 } content_cands;
 
 static bool content_passes(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const content_cands *cc);
@@ -1248,6 +1250,22 @@ static void alias_outcome(wm_proxy_filter *f, int dir, const alias_use *u, const
     else if (pkt->topic.len) at->known[u->alias] = 0;   /* a binding the receiver never got */
 }
 
+/* A delivery decoded by its options header although its Content Type's
+ * options contradict it (wm_content_reader_conflict; the header wins, §5.4):
+ * a mis-configured publisher. Counted; reported on stderr with the topic
+ * and the receiving client (the publisher may be connected elsewhere) at
+ * the worker's 1st, 2nd, 4th, 8th... such delivery, so that a stream of them
+ * costs a line per doubling. */
+static void report_conflict(wm_proxy_filter *f, const wm_mqtt5_bytes *ct, wm_mqtt5_bytes topic, const char *why)
+{
+    uint64_t n = ++f->c->filter_content_header_conflicts;
+    if (n & (n - 1)) return;
+    fprintf(stderr, "wirematch-proxy: topic \"%.*s\" (delivered to client \"%.*s\"): Content Type \"%.*s\": %s; "
+                    "decoded with the header's options (EXI 1.0 §5.4) [%" PRIu64 " such deliveries on this worker]\n",
+            (int)topic.len, (const char *)topic.p, (int)f->cid_len, f->cid ? (const char *)f->cid : "",
+            (int)ct->len, (const char *)ct->p, why, n);
+}
+
 /* One decode of the payload decides every content candidate (whole stream
  * validated); the PUBLISH passes if one of them does. */
 static bool content_passes(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const content_cands *cc)
@@ -1264,6 +1282,8 @@ static bool content_passes(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const
                              pkt->payload.p, pkt->payload.len, cc->slot, cc->n, pass, &e);
     f->c->filter_content[o]++;
     if (o != WM_CONTENT_OK) return false;
+    const char *conflict = wm_content_reader_conflict(f->sh->content->rd);
+    if (conflict) report_conflict(f, ct, cc->topic, conflict);
     for (uint32_t i = 0; i < cc->n; i++)
         if (pass[i]) return true;
     return false;
@@ -1303,7 +1323,7 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
         }
     if (n == 0 || (!proxy_sid && f->n_nbhd_recs == 0 && !f->subs_unknown)) pass = true;
     bool unknown = false;
-    content_cands cc = { 0 };
+    content_cands cc = { .topic = topic };
     for (pos = 0; !pass && wm_mqtt5_subid_next(pr, &pos, &s);)
         pass = sid_passes(f, sid_from_wire(f, s), topic, pkt, &ps, &unknown, &cc);
     if (!pass && cc.n) pass = content_passes(f, pkt, &cc);

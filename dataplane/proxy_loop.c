@@ -35,6 +35,7 @@
 #include "dataplane/proxy_queue.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
+#include "dataplane/proxy_saver.h"
 #include "dataplane/proxy_state.h"
 
 #include <errno.h>
@@ -102,7 +103,7 @@ typedef struct conn {
     wm_proxy_session ss;
     wm_proxy_filter flt;      /* used when the proxy filters (cfg->spatial) */
     uint16_t npark[2];
-    park parks[2][PARK_MAX];
+    park parks[2][PARK_MAX];   /* up to worker.park_max used */
 } conn;
 
 typedef struct slot_ref {
@@ -186,6 +187,7 @@ typedef struct worker {
      * each, for the earliest deadline (sweep, linger_sweep). */
     deadline_timer sweep_t, linger_t;
     uint64_t linger_cap;      /* stopping: no linger lasts past this (ns); else UINT64_MAX */
+    unsigned park_max;        /* chunks a side may park (PARK_MAX; lower by a test hook, worker_alloc) */
     uint8_t *discard;         /* LINGER_BUF bytes lingering receives may write (MSG_TRUNC: none do); never read */
     busy_slot refused[WM_PROXY_BUSY_SLOTS]; /* clients beyond max_conns being answered */
     uint8_t busy_connack[8];  /* CONNACK 0x89 Server busy, encoded at start */
@@ -733,6 +735,33 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     return false;
 }
 
+/* Side s sent more chunks than a paused side may park (park_max: what the
+ * worker holds stays bounded). The proxy ends the connection, so it says
+ * why where that can arrive in order: a client that floods (s = C2U) gets
+ * DISCONNECT 0x97 Quota exceeded (CONNACK 0x97 if not acknowledged yet)
+ * after what is queued for it, what it sent before still goes to the
+ * broker, and the connection drains and lingers as after a bad packet. A
+ * broker flooding a client that does not read (s = U2C) cannot be told
+ * anything in order behind what the client leaves unread: the connection
+ * closes, the client's side lingering so that what the kernel holds for it
+ * still arrives (FIN, not RST). Before 2026-12-02 both closed at once,
+ * nobody told. Counted park_overflow (and the 0x97 in told_clients). */
+static void park_overflow(worker *w, conn *k, uint32_t slot, int s)
+{
+    w->c.park_overflow++;
+    if (s == WM_PROXY_U2C || k->drain || k->up_gone) {
+        if (w->cfg->linger_ms) k->linger = (uint8_t)(1u << WM_PROXY_C2U);
+        close_conn(w, k, slot, NULL);
+        return;
+    }
+    stop_side(w, k, slot, WM_PROXY_C2U);
+    stop_side(w, k, slot, WM_PROXY_U2C);
+    kick_send(w, k, slot, WM_PROXY_C2U);
+    if (tell(w, k, slot, WM_PROXY_C2U, 0x97)) w->c.sent_disconnect_quota++;
+    start_drain(k, WM_PROXY_C2U);
+    maybe_finish(w, k, slot, WM_PROXY_C2U);
+}
+
 /* Appends a received chunk to q[s], or parks it behind earlier parked ones
  * (also when side s is paused for a bound: a receive cancelled for it may
  * still bring chunks, which must not grow the queue past it); returns false
@@ -746,9 +775,9 @@ static bool take_chunk(worker *w, conn *k, uint32_t slot, int s, uint16_t bid, u
         if (w->held > w->c.held_peak) w->c.held_peak = w->held;
         return true;
     }
-    if (k->npark[s] == PARK_MAX) {
+    if (k->npark[s] >= w->park_max) {
         buf_return(w, bid);
-        close_conn(w, k, slot, &w->c.park_overflow);
+        park_overflow(w, k, slot, s);
         return false;
     }
     k->parks[s][k->npark[s]++] = (park){ bid, len };
@@ -832,8 +861,57 @@ static void maybe_finish(worker *w, conn *k, uint32_t slot, int s)
                                : k->ender == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
         return;
     }
-    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s))
+    if (k->eof[s] && k->npark[s] == 0 && queued(k, s) == 0 && !(k->held & 1u << s)) {
+        /* The client ended (its EOF, or its socket failed: client_failed)
+         * and its last bytes (its DISCONNECT, say) are in the kernel on the
+         * broker's side: closing that socket with deliveries of the broker
+         * unread would send RST and drop what is not transmitted yet, so it
+         * lingers (the broker closes at once once it reads the FIN). The
+         * client's own side needs none: it sent its FIN or failed, nothing
+         * of it is left unread. Nor does a broker the client's CONNECT
+         * never went to (a client that left before it): nothing to protect. */
+        if (s == WM_PROXY_C2U && w->cfg->linger_ms && k->fd[WM_PROXY_U2C] >= 0 && !k->up_gone && k->ss.connect_seen)
+            k->linger = (uint8_t)(1u << WM_PROXY_U2C);
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+    }
+}
+
+/* The client sent its last bytes: EOF, or its socket failed (client_failed).
+ * A client that leaves while held waits for no compile: its held SUBSCRIBEs
+ * go, what follows them reaches the broker, and the connection ends as the
+ * client's (REVIEW6 finding 3). */
+static void client_ended(worker *w, conn *k, uint32_t slot)
+{
+    k->eof[WM_PROXY_C2U] = 1;
+    if (k->held & 1u << WM_PROXY_C2U) {
+        wm_proxy_filter_client_gone(&k->flt);
+        if (frame(w, k, slot, WM_PROXY_C2U)) take_in(w, k, slot, WM_PROXY_C2U);
+    }
+    maybe_finish(w, k, slot, WM_PROXY_C2U);
+}
+
+/* The client's socket failed (a receive or a send error: reset, EPIPE):
+ * nothing more goes to it or comes from it, but what it sent before, which
+ * the proxy took in (TCP acknowledged it), still goes to the broker, and
+ * then the broker's side lingers as after an EOF (maybe_finish). Before
+ * 2026-12-02 the connection was closed at once, both sides: what the client
+ * sent last and the proxy had not handed to the kernel yet was dropped, and
+ * what it had was destroyed by the RST. A connection already ending
+ * (drain: told why, or its broker gone) closes as before. */
+static void client_failed(worker *w, conn *k, uint32_t slot)
+{
+    if (k->state != ST_OPEN) return;
+    if (k->drain || k->up_gone || k->fd[WM_PROXY_U2C] < 0) {
+        close_conn(w, k, slot, &w->c.closed_by_client);
+        return;
+    }
+    /* What was for the client is dropped (a send in flight keeps its
+     * bytes until it ends), and the broker is no longer read. */
+    stop_side(w, k, slot, WM_PROXY_U2C);
+    wm_proxy_queue *q = &k->q[WM_PROXY_U2C];
+    w->held -= q->tail - (q->head + q->sending);
+    q->ready = q->tail = q->head + q->sending;
+    client_ended(w, k, slot);
 }
 
 /* The broker's CONNACK was framed (proxy_frame.h): the client's packets
@@ -1201,15 +1279,7 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
         if (k->state == ST_OPEN && !k->eof[s] && s == WM_PROXY_U2C) {
             upstream_gone(w, k, slot, true);
         } else if (k->state == ST_OPEN && !k->eof[s]) {
-            k->eof[s] = 1;
-            /* A client that leaves while held waits for no compile: its
-             * held SUBSCRIBEs go, what follows them reaches the broker,
-             * and the connection ends as the client's (REVIEW6 finding 3). */
-            if (s == WM_PROXY_C2U && (k->held & 1u << s)) {
-                wm_proxy_filter_client_gone(&k->flt);
-                if (frame(w, k, slot, s)) take_in(w, k, slot, s);
-            }
-            maybe_finish(w, k, slot, s);
+            client_ended(w, k, slot);
         }
     } else if (res == -ENOBUFS) {
         w->c.recv_nobufs++;
@@ -1222,6 +1292,8 @@ static void on_recv(worker *w, conn *k, uint32_t slot, int s, struct io_uring_cq
         close_conn(w, k, slot, NULL);
     } else if (res != -ECANCELED && s == WM_PROXY_U2C && k->state == ST_OPEN && !k->up_gone) {
         upstream_gone(w, k, slot, true);
+    } else if (res != -ECANCELED && s == WM_PROXY_C2U) {
+        client_failed(w, k, slot);
     } else if (res != -ECANCELED) {
         close_conn(w, k, slot, s == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
     }
@@ -1259,7 +1331,8 @@ static void on_send(worker *w, conn *k, uint32_t slot, int s, int res)
     }
     if (res < 0) {
         /* The client is gone. */
-        close_conn(w, k, slot, &w->c.closed_by_client);
+        k->q[s].sending = 0;
+        client_failed(w, k, slot);
         return;
     }
     wm_proxy_queue *q = &k->q[s];
@@ -1682,6 +1755,11 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->cfg = cfg;
     w->listen_fd = w->wake_fd = w->test_done_fd = -1;
     w->linger_cap = UINT64_MAX;
+    /* Test hook (tests/integration/proxy_linger_ends.sh): a lower park bound,
+     * so that a real client's burst overflows it (at 256 x 16 KiB a test
+     * cannot make one happen on demand). Not for production use. */
+    const char *pm = getenv("WM_PROXY_TEST_PARK_MAX");
+    w->park_max = pm && atoi(pm) > 0 && atoi(pm) < PARK_MAX ? (unsigned)atoi(pm) : PARK_MAX;
     w->discard = malloc(LINGER_BUF);
     for (uint32_t i = 0; i < WM_PROXY_BUSY_SLOTS; i++) w->refused[i].fd = -1;
     w->nconns = (cfg->max_conns + cfg->threads - 1) / cfg->threads;
@@ -1833,11 +1911,19 @@ void wm_proxy_block_signals(sigset_t *set)
     pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-/* A worker's SUBSCRIBE waits for a --state save: the main thread, asleep in
- * sigtimedwait for up to its tick, saves now (wm_proxy_registry_on_urgent). */
-static void wake_saver(void *ctx)
+/* The workers of a run, for the saver's thread: a save that carried
+ * reservations landed, their held SUBSCRIBEs may go on. */
+typedef struct run_workers {
+    worker *ws;
+    unsigned n;
+} run_workers;
+
+static void wake_workers(void *ctx)
 {
-    pthread_kill(*(const pthread_t *)ctx, SIGUSR1);
+    const run_workers *rw = ctx;
+    uint64_t one = 1;
+    for (unsigned i = 0; i < rw->n; i++)
+        if (write(rw->ws[i].wake_fd, &one, sizeof one) < 0) { /* it tries at its next turn */ }
 }
 
 int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)
@@ -1864,8 +1950,18 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
-    pthread_t self = pthread_self();
-    if (rc == 0 && cfg->state && cfg->registry) wm_proxy_registry_on_urgent(cfg->registry, wake_saver, &self);
+    /* --state saves on a thread of their own (dataplane/proxy_saver.h): a
+     * write the disk holds must not hold this thread's signals and reloads */
+    run_workers rw = { ws, n };
+    wm_proxy_saver saver = { 0 };
+    if (rc == 0 && cfg->state && cfg->registry) {
+        if (wm_proxy_saver_start(&saver, cfg->state, wake_workers, &rw) < 0) {
+            fprintf(stderr, "wirematch-proxy: cannot start the --state saver's thread: %s\n", strerror(errno));
+            rc = -1;
+        } else {
+            wm_proxy_registry_on_urgent(cfg->registry, wm_proxy_saver_kick, &saver);
+        }
+    }
     if (rc == 0) {
         pthread_barrier_init(&ready, NULL, n + 1);
         for (unsigned i = 0; i < n; i++) {
@@ -1889,10 +1985,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
          * have changed again in between): never refused. */
         bool hup = false;
         while (rc == 0 && !atomic_load(&g_fatal)) {
-            /* (a SUBSCRIBE waiting for a --state reservation: saved and
-             * woken promptly; its worker's SIGUSR1 ends the wait) */
-            bool urgent = cfg->state && cfg->registry && wm_proxy_registry_sid_urgent(cfg->registry);
-            int sig = sigtimedwait(&set, NULL, hup || urgent ? &soon : &tick);
+            int sig = sigtimedwait(&set, NULL, hup ? &soon : &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
             if (sig == SIGHUP && !cfg->tables)
                 fprintf(stderr, "wirematch-proxy: SIGHUP: no --resolution, nothing to reload\n");
@@ -1911,12 +2004,6 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
             }
             if (cfg->tables) wm_proxy_tables_settle(cfg->tables);
             if (cfg->registry) wm_proxy_registry_reclaim(cfg->registry, now_ns());
-            if (cfg->state) wm_proxy_state_tick(cfg->state, false);
-            if (cfg->state && cfg->registry && wm_proxy_registry_sid_wake(cfg->registry)) {
-                uint64_t one = 1;
-                for (unsigned i = 0; i < n; i++)
-                    if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it tries at its next turn */ }
-            }
         }
         atomic_store(&g_stop, 1);
         uint64_t one = 1;
@@ -1926,6 +2013,19 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         if (cfg->state && cfg->registry) wm_proxy_registry_on_urgent(cfg->registry, NULL, NULL);
         pthread_barrier_destroy(&ready);
         if (atomic_load(&g_fatal)) rc = -1;
+    }
+    /* Every connection has detached from its session now: the clean save,
+     * on the saver's thread, waited for within a bound (a disk that hangs
+     * must not keep the process from stopping). */
+    if (cfg->state && cfg->registry) {
+        int sr = wm_proxy_saver_stop(&saver, rc == 0, WM_PROXY_SAVER_STOP_NS);
+        if (sr == -2) {
+            fprintf(stderr, "wirematch-proxy: --state %s: the last save did not end within %.0f s (the disk does "
+                    "not answer): stopping without the clean save; the file is the last one saved while running\n",
+                    cfg->state->path, (double)WM_PROXY_SAVER_STOP_NS / 1e9);
+            total->state_saver_stuck = 1;
+        }
+        if (sr < 0) rc = -1;
     }
     *elapsed_ns = now_ns() - t0;
     for (unsigned i = 0; i < n; i++) {

@@ -737,6 +737,18 @@ static uint64_t mono_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Saves have failed since sv->fail_since_ns: once for
+ * WM_PROXY_STATE_UNWRITABLE_NS (at now), the registry is told, once. */
+static void unwritable_by(wm_proxy_state_saver *sv, uint64_t now)
+{
+    if (!sv->failing || sv->quiet || sv->unwritable || now - sv->fail_since_ns < WM_PROXY_STATE_UNWRITABLE_NS) return;
+    sv->unwritable = true;
+    wm_proxy_registry_ceilings_unwritable(sv->g);
+    fprintf(stderr, "wirematch-proxy: --state %s: saves failed for %.1f s: a filtered SUBSCRIBE that needs "
+            "a subscription identifier reservation is refused (SUBACK 0x80) until a save succeeds\n",
+            sv->path, (double)(now - sv->fail_since_ns) / 1e9);
+}
+
 /* Syncs and writes (clean as final); counts and reports a failure. */
 static int save(wm_proxy_state_saver *sv, bool final)
 {
@@ -753,16 +765,16 @@ static int save(wm_proxy_state_saver *sv, bool final)
         snprintf(sv->last_error, sizeof sv->last_error, "%s", err);
         sv->save_errors++;
         if (!sv->failing && !sv->quiet) fprintf(stderr, "wirematch-proxy: --state %s (kept trying)\n", err);
-        if (!sv->failing) sv->fail_since_ns = t0;
+        if (!sv->failing) {
+            sv->fail_since_ns = t0;
+            sv->retry_ns = WM_PROXY_STATE_MIN_INTERVAL_NS;
+        } else {
+            sv->retry_ns = sv->retry_ns * 2 < WM_PROXY_STATE_RETRY_MAX_NS ? sv->retry_ns * 2
+                                                                          : WM_PROXY_STATE_RETRY_MAX_NS;
+        }
         sv->failing = true;
         sv->try_end_ns = t1;
-        if (!final && !sv->quiet && !sv->unwritable && t1 - sv->fail_since_ns >= WM_PROXY_STATE_UNWRITABLE_NS) {
-            sv->unwritable = true;
-            wm_proxy_registry_ceilings_unwritable(sv->g);
-            fprintf(stderr, "wirematch-proxy: --state %s: saves failed for %.1f s: a filtered SUBSCRIBE that needs "
-                    "a subscription identifier reservation is refused (SUBACK 0x80) until a save succeeds\n",
-                    sv->path, (double)(t1 - sv->fail_since_ns) / 1e9);
-        }
+        if (!final) unwritable_by(sv, t1);
         return -1;
     }
     /* The reservations in this file may be handed out now (the clean
@@ -825,8 +837,10 @@ int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final)
     /* A SUBSCRIBE waits for a reservation to reach the file: write it after
      * the shortest interval, not the spacing (the reservations of every
      * session waiting then go in one write). Failing saves are retried
-     * after that interval too, however many SUBSCRIBEs ask. */
-    if (sv->failing ? now >= sv->try_end_ns + WM_PROXY_STATE_MIN_INTERVAL_NS
+     * after their backoff, however many SUBSCRIBEs ask; between tries the
+     * time alone may make the file unwritable for the registry. */
+    unwritable_by(sv, now);
+    if (sv->failing ? now >= sv->try_end_ns + sv->retry_ns
                     : now >= sv->next_save_ns || (wm_proxy_registry_sid_urgent(sv->g) &&
                                                   now >= sv->last_end_ns + WM_PROXY_STATE_MIN_INTERVAL_NS))
         return save(sv, false);

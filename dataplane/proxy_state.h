@@ -180,7 +180,18 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
  * inside any keep-alive. */
 #define WM_PROXY_STATE_UNWRITABLE_NS 2000000000ull
 
-/* The main thread's saver: what a process with --state FILE keeps. */
+/* A failed save is retried WM_PROXY_STATE_MIN_INTERVAL_NS after it ended,
+ * then after twice as long each time, at most WM_PROXY_STATE_RETRY_MAX_NS
+ * (0.2, 0.4, 0.8, 1.6, 3.2, 5, 5... s): a disk that stays full or read-only
+ * costs a try per 5 s, not five a second (each a rewrite of the whole file
+ * and a line of work for the disk), and a repair is seen within 5 s. The
+ * registry is told the file is unwritable by time, not by tries: saves
+ * failing for WM_PROXY_STATE_UNWRITABLE_NS, whatever the tries meanwhile. */
+#define WM_PROXY_STATE_RETRY_MAX_NS 5000000000ull
+
+/* The saver: what a process with --state FILE keeps; used by the saver's
+ * thread while it runs (dataplane/proxy_saver.h), by the main thread before
+ * and after. */
 typedef struct wm_proxy_state_saver {
     const char *path;        /* FILE */
     uint32_t epoch;          /* the process's identifier epoch, written with the sessions */
@@ -196,7 +207,8 @@ typedef struct wm_proxy_state_saver {
     bool saved_once;
     bool failing;            /* the last save failed (reported once on stderr) */
     uint64_t fail_since_ns;  /* failing: CLOCK_MONOTONIC start of the first failed save */
-    uint64_t try_end_ns;     /* failing: the last failed save ended (retried after MIN_INTERVAL) */
+    uint64_t try_end_ns;     /* failing: the last failed save ended (retried retry_ns after it) */
+    uint64_t retry_ns;       /* failing: the backoff (WM_PROXY_STATE_RETRY_MAX_NS above) */
     bool unwritable;         /* failing for WM_PROXY_STATE_UNWRITABLE_NS: told to the registry */
     bool quiet;              /* (the first save reports through err) */
     char last_error[512];
@@ -212,7 +224,8 @@ typedef struct wm_proxy_state_saver {
 int wm_proxy_state_start(wm_proxy_state_saver *sv, const char *path, uint32_t epoch, wm_proxy_registry *g, char *err,
                          size_t errcap);
 
-/* Main thread (not a worker), periodically: if the table changed since the
+/* The saver's thread (dataplane/proxy_saver.h; not a worker; one thread at
+ * a time), periodically: if the table changed since the
  * last good save, syncs the mirror (bounded holds, above) and, once the
  * interval has passed (or WM_PROXY_STATE_MIN_INTERVAL_NS, when a hand-out
  * waits for a reservation: wm_proxy_registry_sid_urgent), writes it (clean
@@ -220,10 +233,11 @@ int wm_proxy_state_start(wm_proxy_state_saver *sv, const char *path, uint32_t ep
  * wm_proxy_registry_ceilings_saved); final
  * (after the workers stopped, every connection detached): syncs and writes
  * always (clean 1). A failed save is counted, reported on stderr when saves
- * start failing, and retried at the next call WM_PROXY_STATE_MIN_INTERVAL_NS
- * after it ended; after WM_PROXY_STATE_UNWRITABLE_NS of failures the
- * registry is told (wm_proxy_registry_ceilings_unwritable, once, reported on
- * stderr) until one succeeds. Returns 0, or -1 if this call's sync or save
+ * start failing, and retried with the backoff above; once saves have failed
+ * for WM_PROXY_STATE_UNWRITABLE_NS the registry is told
+ * (wm_proxy_registry_ceilings_unwritable, once, reported on stderr) until
+ * one succeeds. May block for as long as the disk does (write, fsync):
+ * hence its own thread. Returns 0, or -1 if this call's sync or save
  * failed. */
 int wm_proxy_state_tick(wm_proxy_state_saver *sv, bool final);
 

@@ -24,7 +24,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
@@ -50,6 +50,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "disconnect_0x80_upstream_lost", I(c->sent_disconnect_lost),
           "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
           "connack_0x89_server_busy", I(c->sent_connack_busy),
+          "disconnect_0x97_quota_exceeded", I(c->sent_disconnect_quota),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
@@ -137,6 +138,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
             json_object_set_new(co, "detached_at_stop", json_integer(I(c->compile_detached)));
             json_object_set_new(co, "set_builds", json_integer(I(c->filter_content_set_builds)));
             json_object_set_new(co, "room_cached", json_integer(I(c->filter_content_room_cached)));
+            json_object_set_new(co, "header_conflicts", json_integer(I(c->filter_content_header_conflicts)));
         }
         if (!co || json_object_set_new(o, "content", co)) { json_decref(o); return -1; }
     }
@@ -168,6 +170,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
                                "copy", "holds", I(st.copy_holds), "entries", I(st.copy_entries),
                                "bytes", I(st.copy_bytes), "hold_max_entries", I(st.copy_hold_max_entries),
                                "hold_max_bytes", I(st.copy_hold_max_bytes), "hold_max_us", I(st.copy_hold_max_ns / 1000));
+        if (so) json_object_set_new(so, "saver_stuck_at_stop", json_integer(I(c->state_saver_stuck)));
         if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {

@@ -271,13 +271,13 @@ int main(int argc, char **argv)
     }
     wm_proxy_counters total;
     uint64_t elapsed;
+    /* (the clean --state save is made by wm_proxy_run, on the saver's thread) */
     int rc = wm_proxy_run(&cfg, &total, &elapsed);
-    /* Every connection has detached from its session now: a clean save. */
-    if (cfg.state && wm_proxy_state_tick(cfg.state, true)) rc = -1;
     if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
     if (out != stdout) fclose(out);
-    /* a compile abandoned at the stop still reads the schemas: no frees */
-    if (total.compile_detached) {
+    /* a compile abandoned at the stop still reads the schemas, a saver the
+     * disk holds the registry: no frees */
+    if (total.compile_detached || total.state_saver_stuck) {
         fflush(NULL);
         _exit(rc == 0 ? 0 : 1);
     }

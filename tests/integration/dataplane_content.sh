@@ -35,7 +35,10 @@
 #     libxml2 says; a document WITH an options header under senml-strict is
 #     read by its header (EXI §5.4); a strict stream under plain "senml"
 #     is a decode error; two bad Content Type parameters are counted as
-#     bad_content_type with their reason and position.
+#     bad_content_type with their reason and position; a document with an
+#     options header (not strict) under "schema=senml; strict=true" is read
+#     by its header, counted content_header_conflicts and named in the match
+#     log ("content_warning", with its client and topic).
 #   - counters: content_pubs = sum of content outcomes (content_hold), publish
 #     conservation, candidates and passes equal to the expected sums: exact,
 #     since a refused subscription is never a candidate, even when its
@@ -83,7 +86,9 @@ for k, i in enumerate(sel):
 events += [["pub", "sen/hdr-strict", "application/exi; schema=senml-strict", hexof(0)],
            ["pub", "sen/plain-default", CT, plain(0)],
            ["pub", "sen/badparam", "application/exi; schema=senml; strict=yes", plain(0)],
-           ["pub", "sen/charset", "application/exi; schema=senml; charset=utf-8", plain(0)]]
+           ["pub", "sen/charset", "application/exi; schema=senml; charset=utf-8", plain(0)],
+           # an options header (not strict) under a Content Type saying strict=true: decoded by the header, noted
+           ["pub", "sen/hdr-ct-strict", "application/exi; schema=senml; strict=true", hexof(0)]]
 json.dump({"subs": subs, "events": events}, open("%s/plan.json" % tmp, "w"))
 EOF
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" plan "$tmp/content.pcap" 1883 "$tmp/plan.json" > /dev/null
@@ -98,7 +103,7 @@ import json, sys
 tmp = sys.argv[1]
 lines = [json.loads(l) for l in open("%s/match.jsonl" % tmp)]
 s = json.load(open("%s/sum.json" % tmp))
-assert len(lines) == 61, len(lines)
+assert len(lines) == 62, len(lines)
 refs = json.load(open("%s/refs.json" % tmp))
 # the documents must exercise both outcomes of every query, Q1 on both sides of cc's unsubscribe
 for k in range(3):
@@ -149,9 +154,19 @@ for d, needle in zip(lines[59:61], ["position 32: strict wants true or false, go
     assert d["content"] == "bad_content_type" and d["matched"] == ["cd#4"], d
     assert needle in d["content_error"], d
 cand += 15
+# the header wins (EXI §5.4), the contradiction is named with the publisher and topic (content_warning)
+d = lines[61]
+q1, q2, q3 = refs[0]
+assert d["topic"] == "sen/hdr-ct-strict" and d["content"] == "decoded" and d["client"], d
+assert d["content_warning"] == "strict=true contradicts the payload's options header (strict=false)", d
+assert set(d["matched"]) - {"g1#9", "g2#10"} == {"cd#4"} | ({"ca#1"} if q1 else set()) | ({"cb#2"} if q2 else set()) \
+    | ({"pre1"} if q3 else set()), d
+assert not any("content_warning" in x for x in lines[:61]), [x for x in lines[:61] if "content_warning" in x]
+cand += 5
+passed += q1 + q2 + q3 + q1 + q2
 assert not any(k in {"ce#5", "cf#6", "cg#7"} for d in lines for k in d["matched"])
 m, mq = s["match"], s["mqtt"]
-exp = {"content_pubs": 60, "content_decoded": 51, "content_no_content_type": 1, "content_not_exi": 1,
+exp = {"content_pubs": 61, "content_decoded": 52, "content_header_conflicts": 1, "content_no_content_type": 1, "content_not_exi": 1,
        "content_bad_content_type": 2, "content_unknown_schema": 1, "content_decode_error": 4,
        "content_no_filter_for_schema": 0,
        "content_value_too_large": 0, "content_candidates": cand, "content_passed": passed,
@@ -165,10 +180,11 @@ assert m["subs_live"] == 6 and m["xpath_pending"] == 0 and m["content_pending"] 
 assert m["content_waits"] <= 7 and 1 <= m["xpath_compiles"] <= 9, m
 assert "position" in m["last_xpath_error"], m["last_xpath_error"]
 assert s["conservation"]["content_hold"] and s["conservation"]["publish_hold"], s["conservation"]
-assert s["publish"]["seen"] == 61 and s["publish"]["matched"] == 61, s["publish"]
-print("content: 61 PUBLISHes (10 strict without options header), %d content candidates (%d passed) as libxml2 says "
+assert s["publish"]["seen"] == 62 and s["publish"]["matched"] == 62, s["publish"]
+print("content: 62 PUBLISHes (10 strict without options header), %d content candidates (%d passed) as libxml2 says "
       "on the source XML; 3 bad filters refused; 9 bad publications (one with a trailing byte, two with a bad "
-      "Content Type parameter) counted by reason" % (cand, passed))
+      "Content Type parameter) counted by reason; a Content Type contradicting the options header noted"
+      % (cand, passed))
 EOF
 
 # The same capture with --xpath-apply async: the worker never waits for a compile.
@@ -183,7 +199,7 @@ tmp = sys.argv[1]
 want = [json.loads(l) for l in open("%s/match.jsonl" % tmp)]
 got = [json.loads(l) for l in open("%s/async.jsonl" % tmp)]
 m = json.load(open("%s/async.json" % tmp))["match"]
-assert len(got) == len(want) == 61, (len(got), len(want))
+assert len(got) == len(want) == 62, (len(got), len(want))
 members = {"g1#9", "g2#10"}  # which member a group reports depends on who else passed: left out
 skipped = 0
 for a, w in zip(got, want):
@@ -196,6 +212,6 @@ for a, w in zip(got, want):
         assert ga == gw, (a, w)
 assert m["content_pending"] == skipped and m["content_waits"] == 0 and m["xpath_pending"] == 0, (m, skipped)
 assert m["subs_xpath_refused"] == 3 and m["subs_live"] == 6, m
-print("async: %d of 61 PUBLISHes met a filter still compiling (%d candidates skipped), the rest as with wait"
+print("async: %d of 62 PUBLISHes met a filter still compiling (%d candidates skipped), the rest as with wait"
       % (sum("content_pending" in a for a in got), skipped), file=sys.stderr)
 PY

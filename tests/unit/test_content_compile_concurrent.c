@@ -24,12 +24,12 @@
  *     dangling (ASan).
  *   refused_between_lookup_and_check: the compile refuses a pending
  *     filter and removes its subscription right after a worker's lookup
- *     returned it and before the worker read its pending flag (held there
- *     by the worker's lookup hook and the compile hook). The worker must
- *     still see it pending (async: skipped, content_pending; wait mode:
- *     waits once, then matches without it), never a candidate decided by
- *     the refused filter: content_candidates counts the one compiled
- *     candidate. Before, the refusal cleared the flag and the worker
+ *     returned it and before the worker told its pending candidates apart
+ *     (held there by the worker's lookup hook and the compile hook). The
+ *     worker must still see it pending (async: skipped, content_pending;
+ *     wait mode: waits once, then matches without it), never a candidate
+ *     decided by the refused filter: content_candidates counts the one
+ *     compiled candidate. Before, the refusal cleared the flag and the worker
  *     counted 2: the intermittent ('content_candidates', 321, 320) of
  *     tests/integration/dataplane_content.sh.
  *   no_room_refused_at_once: a text valid alone that does not fit with
@@ -37,6 +37,17 @@
  *     the set has lost nothing it is refused at the SUBSCRIBE with the same
  *     reason, without a compile (REVIEW7 finding 2: before, every SUBSCRIBE
  *     of it cost a failing compile); once a text has gone it is tried again.
+ *   reload_between_lookup_and_check_{async,wait},
+ *   reload_within_a_burst_{async,wait}: a reload carries a pending
+ *     subscription into a new set (where it compiles its filter) while the
+ *     worker still reads the old set, where that filter was never compiled:
+ *     between the PUBLISH's lookup and its content stage (the lookup hook),
+ *     or between the worker's last quiescent state and the PUBLISH. Async:
+ *     still pending on the old set (content_pending), never decided there
+ *     (no_filter_for_schema); wait mode: delivered, matched against the
+ *     new set. Before, the reload cleared the subscription's one pending
+ *     flag for both sets: async counted no_filter_for_schema, and wait
+ *     mode lost the delivery.
  *
  * Run under ThreadSanitizer by CI (`make test TSAN=1 TEST_FILTER=concurrent`;
  * own main() there, tests/lib/concurrent_check.h). */
@@ -115,9 +126,13 @@ static void *ctl_main(void *arg)
     return NULL;
 }
 
-static void setup(void)
+/* no_compiler: no compile thread: pending filters stay pending until a reload. */
+static bool no_compiler;
+
+static void setup_with(bool compiler)
 {
     wm_load_error err;
+    no_compiler = !compiler;
     strcpy(dir, "/tmp/wm_cc_XXXXXX");
     const char *why = wm_test_senml_fixture(dir, reg, sizeof reg, pack, pack_len);
     CHECK(!why, "%s", why);
@@ -134,13 +149,15 @@ static void setup(void)
     atomic_store(&gate, false);
     atomic_store(&arm_lookup, false);
     wm_match_table_set_compile_hook(T, hook, NULL);
-    CHECK(pthread_create(&ctl, NULL, ctl_main, NULL) == 0, "compile thread");
+    if (compiler) CHECK(pthread_create(&ctl, NULL, ctl_main, NULL) == 0, "compile thread");
 }
+
+static void setup(void) { setup_with(true); }
 
 static void teardown(void)
 {
     atomic_store(&ctl_stop, true);
-    pthread_join(ctl, NULL);
+    if (!no_compiler) pthread_join(ctl, NULL);
     wm_match_table_free(T);
     unlink(reg);
     rmdir(dir);
@@ -479,6 +496,86 @@ static void unsubscribe_and_reload_while_pending(void)
     teardown();
 }
 
+/* The reload of reload_while_pending: started on its own thread (it waits
+ * for a grace period the worker holds until its next quiescent state);
+ * returns once the new set is published (bounded). */
+static pthread_t reload_th;
+static uint64_t reload_gen;
+
+static void reload_start(void)
+{
+    atomic_store(&reload_done, false);
+    reload_gen = counters().generation;
+    CHECK(pthread_create(&reload_th, NULL, reload_main, NULL) == 0, "reload thread");
+    for (int ms = 0; ms < 60000 && counters().generation == reload_gen && !atomic_load(&reload_done); ms++)
+        usleep(1000);
+}
+
+/* The worker's lookup hook of reload_while_pending: once armed, the reload
+ * lands between the lookup (on the old set) and the content stage. */
+static void reload_lookup_hook(void *ctx)
+{
+    (void)ctx;
+    if (atomic_exchange(&arm_lookup, false)) reload_start();
+}
+
+/* A reload lands while a learned filter is pending (no compile thread: it
+ * is still pending when the reload validates and carries it) and the
+ * worker is still on the old set, where that filter was never compiled:
+ *   between = true: between the PUBLISH's lookup and its content stage
+ *     (held there by the worker's lookup hook);
+ *   between = false: after the worker's last quiescent state and before
+ *     the PUBLISH (a reload within a burst).
+ * Async: the old set cannot decide the filter, so the candidate stays
+ * pending there (content_pending; never "no_filter_for_schema", a decision
+ * by a set that never had the filter); the worker's next burst, on the new
+ * set, matches it by its text. Wait mode: the PUBLISH is matched against
+ * the new set, where the filter is compiled: delivered. Before, the reload
+ * cleared the subscription's one pending flag, shared by both sets: the
+ * old set's worker decided it there (no_filter_for_schema) and in wait
+ * mode the delivery was lost. */
+static void reload_while_pending(bool between, bool wait)
+{
+    const char *mode = wait ? "wait" : "async";
+    setup_with(false);
+    char err[256];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    wm_match_worker_set_content_wait(w, wait);
+    if (between) wm_match_worker_set_lookup_hook(w, reload_lookup_hook, NULL);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    CHECK(subscribe(&sk, "p", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "installed pending");
+    CHECK(counters().xpath_pending == 1, "pending before the reload");
+    if (between) atomic_store(&arm_lookup, true);
+    else reload_start();
+    /* pack 0 is a Cel record: the filter passes it */
+    enum wm_mqtt_pub_outcome o = publish(&sk, "t/r", 0);
+    CHECK(!atomic_load(&arm_lookup) && counters().generation == reload_gen + 1 && counters().xpath_pending == 0,
+          "%s: the reload did not publish before the content stage", mode);
+    CHECK(o == (wait ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH), "%s: %s", mode, wm_mqtt_pub_outcome_name(o));
+    for (int k = 0; !atomic_load(&reload_done); k++) {
+        wm_match_worker_quiescent(w, 0);
+        if (k % 64 == 63) usleep(100);
+    }
+    pthread_join(reload_th, NULL);
+    CHECK(reload_rc == 0, "reload: %s", reload_err.reason);
+    /* the next burst, on the new set: the filter by its text */
+    CHECK(publish(&sk, "t/r", 0) == WM_MQTT_PUB_MATCHED, "%s: after the reload, pack 0", mode);
+    CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH, "%s: after the reload, pack 1", mode);
+    wm_match_worker_free(w); /* sums the worker's content counters into the table's */
+    struct wm_match_counters c = counters();
+    unsigned long long pend = c.content_pending, cand = c.content_candidates, pass = c.content_passed,
+                       nf = c.content_no_filter_for_schema, waits = c.content_waits;
+    CHECK(nf == 0 && cand == 2u + wait && pass == 1u + wait && pend == (wait ? 0u : 1u),
+          "%s: no_filter_for_schema %llu (want 0), candidates %llu, passed %llu, pending %llu", mode, nf, cand,
+          pass, pend);
+    /* between: the reload's round came after the PUBLISH read the round
+     * count, so it waits once (and at once); before the PUBLISH: it
+     * follows the new set without a wait */
+    CHECK(waits == (wait && between ? 1u : 0u), "%s: waits %llu", mode, waits);
+    teardown();
+}
+
 #if defined(__SANITIZE_THREAD__)
 int main(void)
 {
@@ -488,7 +585,11 @@ int main(void)
     unsubscribe_and_reload_while_pending();
     refused_between_lookup_and_check();
     no_room_refused_at_once();
-    fprintf(stderr, "[====] Synthesis: Tested: 6 | Passing: 6 | Failing: 0 | Crashing: 0\n");
+    for (int wait = 0; wait <= 1; wait++) {
+        reload_while_pending(true, wait);
+        reload_while_pending(false, wait);
+    }
+    fprintf(stderr, "[====] Synthesis: Tested: 10 | Passing: 10 | Failing: 0 | Crashing: 0\n");
     return 0;
 }
 #else
@@ -498,4 +599,8 @@ Test(content_compile_concurrent, refused_after_compile, .timeout = 600) { refuse
 Test(content_compile_concurrent, unsubscribe_and_reload_while_pending, .timeout = 600) { unsubscribe_and_reload_while_pending(); }
 Test(content_compile_concurrent, refused_between_lookup_and_check, .timeout = 600) { refused_between_lookup_and_check(); }
 Test(content_compile_concurrent, no_room_refused_at_once, .timeout = 600) { no_room_refused_at_once(); }
+Test(content_compile_concurrent, reload_between_lookup_and_check_async, .timeout = 600) { reload_while_pending(true, false); }
+Test(content_compile_concurrent, reload_between_lookup_and_check_wait, .timeout = 600) { reload_while_pending(true, true); }
+Test(content_compile_concurrent, reload_within_a_burst_async, .timeout = 600) { reload_while_pending(false, false); }
+Test(content_compile_concurrent, reload_within_a_burst_wait, .timeout = 600) { reload_while_pending(false, true); }
 #endif

@@ -226,7 +226,7 @@ Test(proxy_state_sid, failing_saves_answer_unsaved_after_the_bound_and_a_landed_
     cr_assert_eq(told, 1);
     cr_assert_eq(wm_proxy_registry_session_sid(g, NULL, CID("d"), d, 0, &sid), WM_PROXY_SID_WAIT);
     cr_assert_eq(told, 1, "told once until the saver takes it");
-    /* the saver's ticks, as the main loop makes them: failing */
+    /* the saver's ticks, as its thread makes them: failing */
     while (!sv.unwritable && mono_ms() - t0 < 10000) {
         (void)wm_proxy_state_tick(&sv, false);
         if (!sv.unwritable) cr_assert_not(wm_proxy_registry_sid_wake(g), "no news while saves fail");
@@ -242,7 +242,7 @@ Test(proxy_state_sid, failing_saves_answer_unsaved_after_the_bound_and_a_landed_
     cr_assert_not(wm_proxy_registry_sid_wake(g), "nobody waits");
     /* repaired: the next attempt lands */
     cr_assert_eq(rmdir(tmp), 0);
-    for (int i = 0; i < 100 && sv.failing; i++) {
+    for (int i = 0; i < 400 && sv.failing; i++) {   /* (the backoff: the next try is at most 5 s away) */
         (void)wm_proxy_state_tick(&sv, false);
         usleep(20000);
     }

@@ -220,6 +220,9 @@ Test(schema_registry, content_table)
     cr_assert_null(old);
     const wm_content_snap *s1 = wm_content_current(c);
     cr_assert(s1);
+    /* the snapshot decides each text it has, whichever schema it compiles for */
+    cr_assert(wm_content_snap_has(s1, a) && wm_content_snap_has(s1, k));
+    cr_assert(!wm_content_snap_has(s1, 0) && !wm_content_snap_has(s1, k + 1) && !wm_content_snap_has(NULL, a));
     wm_content_reader *rd = wm_content_reader_new(s1, NULL);
     cr_assert(rd);
 
@@ -250,6 +253,7 @@ Test(schema_registry, content_table)
     uint32_t n;
     cr_assert_eq(wm_content_ref(c, qn, strlen(qn), &n, err, sizeof err), 0, "%s", err);
     cr_assert_eq(cmatch(rd, senml, pv, lv, &n, 1, pass), WM_CONTENT_NOT_APPLICABLE);
+    cr_assert(!wm_content_snap_has(s1, n), "a text referenced after the snapshot was made");
     /* dropping references: the text stays while referenced, its slot is not reused */
     wm_content_unref(c, a);
     cr_assert_str_eq(wm_content_text(c, a), qv);
@@ -267,6 +271,17 @@ Test(schema_registry, content_table)
     uint32_t s2[] = { a, again, n };
     cr_assert_eq(cmatch(rd, senml, pv, lv, s2, 3, pass), WM_CONTENT_OK);
     cr_assert(!pass[0] && pass[1] && pass[2], "the dropped slot is dead; the new ones decide");
+    const wm_content_snap *s3 = wm_content_current(c);
+    cr_assert(!wm_content_snap_has(s3, a) && wm_content_snap_has(s3, again) && wm_content_snap_has(s3, n),
+              "the dropped text is out of the next snapshot, the new ones in");
+    /* a pending text (no compile yet) is in no snapshot until a job publishes it */
+    const char *qp = "//s:senml[@n = 'p']";
+    uint32_t pend;
+    cr_assert_eq(wm_content_want(c, qp, strlen(qp), &pend, err, sizeof err), 0, "%s", err);
+    cr_assert(!wm_content_snap_has(wm_content_current(c), pend));
+    cr_assert_eq(wm_content_commit(c, &old, err, sizeof err), 0, "%s", err);
+    cr_assert(wm_content_snap_has(wm_content_current(c), pend) && !wm_content_snap_has(old, pend));
+    wm_content_snap_free(old);
     wm_content_reader_free(rd);
     wm_content_free(c);
 
@@ -767,6 +782,23 @@ Test(schema_registry, header_less_streams)
     /* an options header is used whatever the out-of-band options say */
     cr_assert_eq(M("application/exi; schema=senml-strict; byte-aligned=true", hdr, lh), WM_CONTENT_OK, "%s", e.msg);
     cr_assert(pass, "the header wins (§5.4)");
+    /* ... and the Content Type's word that it overrides is noted (the
+     * registry line's strict is not the publisher's: not noted) */
+    const char *why = wm_content_reader_conflict(rd);
+    cr_assert(why && !strcmp(why, "byte-aligned=true contradicts the payload's options header (byte-aligned=false)"),
+              "%s", why ? why : "(none)");
+    cr_assert_eq(M("application/exi; schema=senml-strict", hdr, lh), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert_null(wm_content_reader_conflict(rd), "no Content Type option");
+    cr_assert_eq(M("application/exi; schema=senml; strict=false; value-max-length=unbounded", hdr, lh), WM_CONTENT_OK);
+    cr_assert_null(wm_content_reader_conflict(rd), "options that agree with the header");
+    cr_assert_eq(M("application/exi; schema=senml; strict=true", plain, lp), WM_CONTENT_OK, "%s", e.msg);
+    cr_assert_null(wm_content_reader_conflict(rd), "no options header: nothing to contradict");
+    cr_assert_eq(M("application/exi; schema=senml; fragment=false; value-max-length=7", hdr, lh), WM_CONTENT_OK);
+    why = wm_content_reader_conflict(rd);
+    cr_assert(why && !strcmp(why, "value-max-length=7 contradicts the payload's options header (value-max-length=unbounded)"),
+              "%s", why ? why : "(none)");
+    cr_assert_eq(M("application/exi; schema=senml; strict=yes", hdr, lh), WM_CONTENT_BAD_CONTENT_TYPE);
+    cr_assert_null(wm_content_reader_conflict(rd), "reset by the next match");
     /* a bad parameter: counted apart, with the reason and its position */
     cr_assert_eq(M("application/exi; schema=senml; strict=yes", plain, lp), WM_CONTENT_BAD_CONTENT_TYPE);
     cr_assert_not(pass);
