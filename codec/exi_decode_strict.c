@@ -119,7 +119,7 @@ void wm_exi_decode_strict_tables_free(struct wm_exi_strict_tables *t)
         if (fn(user, (pe))) goto stop;                                                                      \
     } while (0)
 #define WM_SL_ON_EE(pe) WM_SL_ON_SE(pe)
-#define WM_SL_ON_AT(p, pe)                                                                                  \
+#define WM_SL_ON_AT(p, pe, kind)                                                                                  \
     do {                                                                                                    \
         (pe)->depth = depth;                                                                                \
         WM_SL_ON_SE(pe);                                                                                    \

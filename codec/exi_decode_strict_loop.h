@@ -31,10 +31,12 @@
  *                     event *pe (depth set), pos after it
  *   WM_SL_ON_EE(pe)   an end element, its frame popped: the event *pe
  *                     (depth: the closed element's), pos after it
- *   WM_SL_ON_AT(p, pe) a declared attribute with its value: production *p
- *                     (p->lid its local-name id, < g->n_lids), event *pe
- *                     (qname, value; depth not set), the frame's state
- *                     already advanced, pos after it
+ *   WM_SL_ON_AT(p, pe, kind) a declared attribute with its value:
+ *                     production *p (p->lid its local-name id, < g->n_lids),
+ *                     event *pe (qname, value; depth not set), kind the
+ *                     value's (pe->value.kind; a constant wm_exi_dt: each
+ *                     kind has its own copy of the handler), the frame's
+ *                     state already advanced, pos after it
  * Each handler is a statement that ends the loop with `goto stop` (as a
  * callback's non-zero answer: decoding stops after this event) or falls
  * through to the next event. It may read the locals depth and user (the
@@ -211,6 +213,17 @@ static inline bool literal(wm_exi_dctx *c, const uint8_t *buf, uint64_t nbytes, 
         if (p->nstart) NEXT_FRAME();                                                                        \
         DISPATCH(p->nfirst, p->nn, p->nw);                                                                  \
     } while (0)
+/* EMIT(kind): a declared attribute, its value (of that kind, a constant)
+ * in *pe and checked against the end, to the consumer; a copy per value
+ * kind, so that what the consumer does by kind is decided when compiling
+ * and its branches are predicted per kind, as the dispatch is. */
+#define EMIT(kind_)                                                                                         \
+    do {                                                                                                    \
+        f->state = p->next;                                                                                 \
+        pos = q;                                                                                            \
+        WM_SL_ON_AT(p, pe, kind_);                                                                          \
+        NEXT_AFTER();                                                                                       \
+    } while (0)
 
 WM_SL_LINKAGE wm_exi_status WM_SL_FN(wm_exi_dctx *c)
 {
@@ -311,7 +324,7 @@ at_float: {
         pe->value.text = scratch;
         pe->value.len = wm_exi_float_text(m, (int32_t)e, scratch);
     }
-    goto emit;
+    EMIT(WM_EXI_DT_FLOAT);
 }
 
 at_int: {
@@ -323,7 +336,7 @@ at_int: {
         pe->value.text = scratch;
         pe->value.len = wm_exi_int_text(i, scratch);
     }
-    goto emit;
+    EMIT(WM_EXI_DT_INTEGER);
 }
 
 at_bool:
@@ -335,7 +348,7 @@ at_bool:
         pe->value.text = scratch;
         pe->value.len = pe->value.b ? 4 : 5;
     }
-    goto emit;
+    EMIT(WM_EXI_DT_BOOLEAN);
 
 at_str: {
     /* string-table hits (§7.3.3) and ASCII literals; the length or hit
@@ -353,7 +366,7 @@ at_str: {
     if (x > 1) {
         if (!literal(c, buf, nbytes, len_bits, &q, p->lid, x - 2, &pe->value, &st)) goto attr_general;
         if (st) return st;
-        goto emit;
+        goto emit_str;
     }
     /* the compact id follows x, from the same window when it ends within
      * the sure bits */
@@ -380,15 +393,11 @@ at_str: {
     if (q > len_bits) goto general;
     pe->value.text = t->values[id].s.p;
     pe->value.len = t->values[id].s.len;
-    goto emit;
+    goto emit_str;
 }
 
-emit:
-    /* a declared attribute, its value in *pe and checked against the end */
-    f->state = p->next;
-    pos = q;
-    WM_SL_ON_AT(p, pe);
-    NEXT_AFTER();
+emit_str:
+    EMIT(WM_EXI_DT_STRING);
 
 attr_general: {
     /* a declared attribute whose value the general path reads (§7) */
@@ -423,6 +432,7 @@ out:
 #undef DISPATCH
 #undef NEXT_FRAME
 #undef NEXT_AFTER
+#undef EMIT
 #undef WM_SL_FN
 #undef WM_SL_LINKAGE
 #undef WM_SL_TYPED_ONLY

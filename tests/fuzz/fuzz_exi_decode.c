@@ -96,7 +96,7 @@ static int on_event(void *user, const wm_exi_event *ev)
         if (on_event(user, (pe))) goto stop;                                                                \
     } while (0)
 #define WM_SL_ON_EE WM_SL_ON_SE
-#define WM_SL_ON_AT(p, pe)                                                                                  \
+#define WM_SL_ON_AT(p, pe, kind)                                                                                  \
     do {                                                                                                    \
         (pe)->depth = depth; /* the instance's to set */                                                    \
         WM_SL_ON_SE(pe);                                                                                    \

@@ -86,8 +86,9 @@ static unsigned n_compared, n_own;
         n_own++;                                                                                            \
         if (record(user, (pe))) goto stop;                                                                  \
     } while (0)
-#define OWN_AT(p, pe)                                                                                       \
+#define OWN_AT(p, pe, k)                                                                                    \
     do {                                                                                                    \
+        cr_assert_eq((pe)->value.kind, (k), "the handler's value kind"); /* a constant per copy */         \
         (pe)->depth = depth; /* the instance's to set */                                                    \
         OWN_SE(pe);                                                                                         \
     } while (0)
