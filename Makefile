@@ -134,7 +134,7 @@ ALL_CFLAGS := $(CFLAGS_COMMON) $(call pc_cflags,$(PKGS_dataplane))
 ALL_LIBS   := $(LIBS_dataplane) $(call pc_libs,$(ALL_PKGS)) $(SYSLIBS)
 
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-dataplane bench-proxy demo clean check-layers test-portable
+.PHONY: all deps test test-unit test-integration fuzz fuzz-bins fuzz-run bench bench-dataplane bench-proxy demo clean check-layers check-header-docs test-portable
 
 all: $(STAMP) $(PROGS) $(TEST_BIN) $(FUZZ_REPLAY) $(BENCH_BIN) $(PERFTOOL_BIN) $(TESTCLIENT_BIN)
 
@@ -217,7 +217,7 @@ $(BUILD)/obj/tests/fuzz/replay_driver.o: tests/fuzz/replay_driver.c | $(STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-test: all check-layers
+test: all check-layers check-header-docs
 	bash scripts/run-tests.sh $(BUILD) $(TEST_FILTER)
 
 # The tests of the code that has CPU-specific paths, built for a baseline CPU.
@@ -229,6 +229,10 @@ test-portable:
 
 check-layers:
 	@bash scripts/check-layers.sh
+
+# Public headers document every function (a comment above each wm_* prototype).
+check-header-docs:
+	@bash scripts/check-header-docs.sh
 
 # ---------------------------------------------------------------- fuzz (clang)
 # `make fuzz` re-enters make with FUZZ=1: the same rules, built by clang with

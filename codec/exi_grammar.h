@@ -145,6 +145,9 @@ typedef struct wm_exi_grammar {
  * table of Appendix D without the XML Schema entries. Returns NULL on OOM. */
 wm_exi_grammar *wm_exi_grammar_schemaless(void);
 
+/* Frees g and everything it owns (g->mem); NULL is a no-op. Not while a
+ * decoder, encoder or content filter built on g is still in use: they
+ * borrow its tables. */
 void wm_exi_grammar_free(wm_exi_grammar *g);
 
 /* Compiled grammars as bytes (.wmg files), so a schema is compiled once

@@ -44,7 +44,16 @@ typedef struct wm_exi_writer {
     wm_exi_error *err;
 } wm_exi_writer;
 
+/* Sets r to read buf[0..len) (bytes; borrowed, must outlive r) from bit 0,
+ * bit-packed (set r->byte_aligned for byte-alignment, EXI 1.0 §5.4 /
+ * §7.1). Reads past len_bits fail with WM_EXI_E_TRUNCATED, reported in
+ * *err when err is not NULL. One reader per thread; nothing to free. */
 void wm_exi_reader_init(wm_exi_reader *r, const uint8_t *buf, size_t len, wm_exi_error *err);
+/* Sets w to write into buf[0..cap) (bytes; caller-owned, zeroed here
+ * because bits are OR-ed in) from bit 0, bit-packed unless
+ * w->byte_aligned is set. A write past cap fails with WM_EXI_E_LENGTH,
+ * reported in *err (with the bit position) when err is not NULL. One
+ * writer per thread; nothing to free. */
 void wm_exi_writer_init(wm_exi_writer *w, uint8_t *buf, size_t cap, wm_exi_error *err);
 
 /* Number of bits needed for an event-code part with n distinct values:

@@ -55,7 +55,10 @@ typedef struct wm_exi_xml_sink {
     uint32_t ok_len;
 } wm_exi_xml_sink;
 
+/* An empty sink (no allocation until the first event). */
 void wm_exi_xml_sink_init(wm_exi_xml_sink *s);
+/* Frees the sink's buffers (s->buf included: copy the XML out first) and
+ * leaves it empty, ready for wm_exi_xml_sink_init or another free. */
 void wm_exi_xml_sink_free(wm_exi_xml_sink *s);
 /* The wm_exi_event_fn to pass to wm_exi_decode with user = the sink. */
 int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev);

@@ -120,6 +120,9 @@ enum wm_content_outcome {
 #undef WM_CONTENT_X_ENUM
     WM_CONTENT_OUTCOME_COUNT
 };
+/* The counter name of outcome o (the strings of WM_CONTENT_OUTCOMES, as
+ * telemetry and the summary print them), "?" out of range. Static
+ * storage; thread safe. */
 const char *wm_content_outcome_name(enum wm_content_outcome o);
 
 /* Takes ownership of reg (may be NULL: no registry, every filter refused).

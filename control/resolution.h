@@ -73,6 +73,8 @@ wm_resolution_status wm_resolution_builder_add(wm_resolution_builder *b, const c
 wm_resolution_status wm_resolution_builder_finish(wm_resolution_builder *b, void **buf, size_t *len,
                                                   wm_resolution_error *err);
 
+/* Frees b and everything added to it (buffers handed out by
+ * wm_resolution_builder_finish are the caller's); NULL is a no-op. */
 void wm_resolution_builder_free(wm_resolution_builder *b);
 
 /* Writes buf to path atomically (a temporary file in the same directory,

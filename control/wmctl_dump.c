@@ -7,7 +7,9 @@
 
 int wmctl_dump(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-') return wmctl_usage_error("dump", "usage: wmctl dump R.wmr");
+    if (argc != 2 || argv[1][0] == '-')
+        return wmctl_usage_error("dump", "%s\nusage: wmctl dump R.wmr",
+                                 argc < 2 ? "no resolution file" : argc > 2 ? "one resolution file only" : "no options");
     wm_resolution_error err;
     wm_resolution *r = wm_resolution_open(argv[1], &err);
     if (!r) {

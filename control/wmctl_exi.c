@@ -23,6 +23,7 @@
  * bad schema.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,9 +37,15 @@
 #include "control/exi_oob.h"
 #include "control/wmctl.h"
 
-static int usage(void)
+/* The rule broken (printf format), named before the usage line. */
+static __attribute__((format(printf, 1, 2))) int usage(const char *fmt, ...)
 {
-    return wmctl_usage_error("exi",
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return wmctl_usage_error("exi", "%s\n%s", why,
         "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
         " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]"
         " | filter ... (see wmctl --help)");
@@ -105,7 +112,7 @@ int wmctl_exi_oob_check(const char *in, const uint8_t *data, size_t len, unsigne
 
 int wmctl_exi(int argc, char **argv)
 {
-    if (argc < 2) return usage();
+    if (argc < 2) return usage("no sub-command");
     if (!strcmp(argv[1], "filter")) return wmctl_exi_filter(argc - 1, argv + 1);
     const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL, *gfile = NULL, *format = NULL;
     bool schemaless = false, header_options = false, cookie = false;
@@ -116,7 +123,9 @@ int wmctl_exi(int argc, char **argv)
     unsigned bad_opt = 0;
     size_t sc = 0;
     while (sc < sizeof subcommands / sizeof subcommands[0] && strcmp(subcommands[sc].cmd, cmd)) sc++;
-    if (sc == sizeof subcommands / sizeof subcommands[0]) return usage();
+    if (sc == sizeof subcommands / sizeof subcommands[0]) {
+        return usage("unknown sub-command '%s'", cmd);
+    }
     for (int i = 2; i < argc; i++) {
         unsigned was = given;
         const char *arg = argv[i];
@@ -133,7 +142,7 @@ int wmctl_exi(int argc, char **argv)
         else if (!strcmp(argv[i], "--cookie")) cookie = true, given |= O_COOKIE;
         else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i], given |= O_SCHEMA_ID;
         else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i], given |= O_FORMAT;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage();
+        else if (argv[i][0] == '-' && argv[i][1]) return usage("%s: unknown option, or one missing its value: '%s'", cmd, argv[i]);
         else if (++operands > subcommands[sc].operands)
             return wmctl_usage_error("exi", "%s takes %u operand%s, '%s' is one too many", cmd, subcommands[sc].operands,
                                      subcommands[sc].operands == 1 ? "" : "s", argv[i]);
@@ -152,7 +161,7 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_grammar *gg = NULL;
         uint8_t *bytes = NULL;
         size_t blen = 0;
-        if (!schema || !in) return usage();
+        if (!schema || !in) return usage(!schema ? "compile needs --schema X.xsd" : "compile needs OUT.wmg");
         if (wm_exi_xsd_compile(schema, &gg, &e2))
             return wmctl_usage_error("exi", "schema %s: %s [%s]", schema, e2.msg, wm_exi_status_name(e2.status));
         int rc2 = 0;
@@ -235,8 +244,12 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_grammar_free(gg);
         return 0;
     }
-    if ((!decode && strcmp(cmd, "encode")) || !in || (schema != NULL) + (gfile != NULL) + schemaless != 1 || (!decode && !out))
-        return usage();
+    unsigned sources = (schema != NULL) + (gfile != NULL) + schemaless;
+    if (sources != 1)
+        return usage(sources ? "give one grammar source of --schema, --grammar, --schemaless"
+                             : "no grammar source: give --schema X.xsd, --grammar G.wmg or --schemaless");
+    if (!in) return usage(decode ? "decode needs IN (- for stdin)" : "encode needs IN and OUT");
+    if (!decode && !out) return usage("encode needs OUT (- for stdout)");
     if (schema_id && !header_options)
         return wmctl_usage_error("exi", "--schema-id is written in the options header only: give --header-options too");
     if (schema_id) {

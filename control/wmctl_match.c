@@ -54,7 +54,7 @@ int wmctl_match(int argc, char **argv)
         if (i + 1 >= argc) return wmctl_usage_error("match", "%s needs a file\n%s", argv[i], usage_text);
         *slot = argv[++i];
     }
-    if (!subs || !pubs) return wmctl_usage_error("match", "%s", usage_text);
+    if (!subs || !pubs) return wmctl_usage_error("match", "no %s\n%s", !subs ? "--subs" : "--pubs", usage_text);
     wm_match_input *in = wm_match_input_new(NULL);
     if (!in) return wmctl_usage_error("match", "cannot create the matcher (out of memory)");
     int rc = 0;

@@ -184,6 +184,9 @@ static int parse_u32(const char *s, uint32_t max, uint32_t *out)
     return 0;
 }
 
+static const char USAGE[] = "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] "
+                            "[--check-payload-format] FILE|-";
+
 static int decode_cmd(int argc, char **argv)
 {
     wm_mqtt5_config cfg = { .from = WM_MQTT5_FROM_CLIENT, .maximum_packet_size = 0, .topic_alias_maximum = 65535 };
@@ -214,7 +217,7 @@ static int decode_cmd(int argc, char **argv)
             return wmctl_usage_error("mqtt", "more than one input file");
         }
     }
-    if (!path) return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] [--check-payload-format] FILE|-");
+    if (!path) return wmctl_usage_error("mqtt", "no input file (FILE, or - for stdin)\n%s", USAGE);
     size_t len = 0;
     char msg[512];
     uint8_t *buf = wmctl_read_file(path, WMCTL_MAX_CAPTURE, &len, msg, sizeof msg);
@@ -248,5 +251,5 @@ static int decode_cmd(int argc, char **argv)
 int wmctl_mqtt(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "decode")) return decode_cmd(argc, argv);
-    return wmctl_usage_error("mqtt", "usage: wmctl mqtt decode [--from client|server] [--max-packet-size N] [--topic-alias-maximum N] [--check-payload-format] FILE|-");
+    return wmctl_usage_error("mqtt", "%s\n%s", argc < 2 ? "no sub-command" : "unknown sub-command (only decode)", USAGE);
 }

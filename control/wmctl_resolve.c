@@ -35,7 +35,10 @@ int wmctl_resolve(int argc, char **argv)
             wopt.target_epsg = (int)code;
         } else return wmctl_usage_error("resolve", "unknown option %s\n%s", a, USAGE);
     }
-    if (!world_path || !nbhd_path || (!out_path && !json)) return wmctl_usage_error("resolve", "%s", USAGE);
+    if (!world_path || !nbhd_path || (!out_path && !json))
+        return wmctl_usage_error("resolve", "%s\n%s",
+                                 !world_path ? "no --world" : !nbhd_path ? "no --nbhd" : "nothing to write: no --out and no --json",
+                                 USAGE);
 
     char msg[512];
     size_t len;

@@ -19,7 +19,8 @@ int wmctl_topic(int argc, char **argv)
     size_t off = 0;
     wm_topic_status st;
     if (!strcmp(sub, "match")) {
-        if (argc != 4) return wmctl_usage_error("topic", "usage: wmctl topic match FILTER TOPIC");
+        if (argc != 4)
+            return wmctl_usage_error("topic", "match takes 2 operands, %d given\nusage: wmctl topic match FILTER TOPIC", argc - 2);
         const char *f = argv[2], *t = argv[3];
         if ((st = wm_topic_filter_validate(f, strlen(f), &off)) != WM_TOPIC_OK) return report("filter", f, st, off);
         if ((st = wm_topic_name_validate(t, strlen(t), &off)) != WM_TOPIC_OK) return report("topic name", t, st, off);
@@ -30,7 +31,8 @@ int wmctl_topic(int argc, char **argv)
         return 0;
     }
     if (!strcmp(sub, "check-filter") || !strcmp(sub, "check-name")) {
-        if (argc != 3) return wmctl_usage_error("topic", "usage: wmctl topic %s STRING", sub);
+        if (argc != 3)
+            return wmctl_usage_error("topic", "%s takes 1 operand, %d given\nusage: wmctl topic %s STRING", sub, argc - 2, sub);
         int filter = !strcmp(sub, "check-filter");
         const char *s = argv[2];
         st = filter ? wm_topic_filter_validate(s, strlen(s), &off) : wm_topic_name_validate(s, strlen(s), &off);

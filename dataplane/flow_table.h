@@ -102,6 +102,8 @@ enum wm_flow_close_reason {
 #undef WM_FC_X_ENUM
     WM_FLOW_CLOSE_COUNT
 };
+/* The counter name of close reason r (WM_FLOW_CLOSE_REASONS' strings, as
+ * the summary prints them), "?" out of range. Static storage; thread safe. */
 const char *wm_flow_close_reason_name(enum wm_flow_close_reason r);
 
 /* Why a direction stopped delivering (on_dir_end). */
@@ -141,6 +143,8 @@ enum wm_seg_disposition {
 #undef WM_SD_X_ENUM
     WM_SD_COUNT
 };
+/* The counter name of segment disposition d (WM_SEG_DISPOSITIONS'
+ * strings), "?" out of range. Static storage; thread safe. */
 const char *wm_seg_disposition_name(enum wm_seg_disposition d);
 
 /* Connection events, X(field). */

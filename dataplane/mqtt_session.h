@@ -67,6 +67,9 @@ enum wm_mqtt_pub_outcome {
 #undef WM_MQTT_X_ENUM
     WM_MQTT_PUB_OUTCOME_COUNT
 };
+/* The counter name of PUBLISH outcome o (WM_MQTT_PUB_OUTCOMES' strings,
+ * e.g. "dropped_too_many_peids"), "?" out of range. Static storage;
+ * thread safe. */
 const char *wm_mqtt_pub_outcome_name(enum wm_mqtt_pub_outcome o);
 
 /* A PUBLISH from a client, as the sink sees it. Views are valid during the call. */

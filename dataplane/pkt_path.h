@@ -73,7 +73,10 @@ enum wm_pkt_verdict wm_pkt_path_datagram(struct wm_pkt_path *p, const uint8_t *f
  * so its bytes must not reach a stream. */
 void wm_pkt_path_hw_bad(struct wm_pkt_path *p, size_t len, enum wm_pkt_verdict v);
 
-/* 1 if every frame is counted exactly once (see above), else 0. */
+/* Packet conservation: 1 if every frame is counted exactly once (rx +
+ * reassembled = every parse verdict, non-MQTT-port TCP and segment
+ * disposition; TCP verdicts = dispositions + non-MQTT-port TCP), else 0.
+ * Reads p's counters: call from p's own lcore or after it stopped. */
 int wm_pkt_path_check_conservation(const struct wm_pkt_path *p);
 
 #endif

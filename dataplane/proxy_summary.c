@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "control/mem_stats.h"
 #include "dataplane/proxy_registry.h"
 #include "dataplane/proxy_reload.h"
 #include "dataplane/proxy_state.h"
@@ -182,6 +183,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
                                "kept_for_sessions", I(st.deferred_live), "broken", (int)st.broken);
         if (!pf || json_object_set_new(o, "prefilter", pf)) { json_decref(o); return -1; }
     }
+    json_t *mem = wm_mem_stats_json();
+    if (!mem || json_object_set_new(o, "memory", mem)) { json_decref(o); return -1; }
     int rc = json_dumpf(o, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF ? 0 : -1;
     fflush(f);
     json_decref(o);

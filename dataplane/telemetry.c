@@ -11,6 +11,7 @@
 #include <rte_telemetry.h>
 
 #include "control/load_error.h"
+#include "control/mem_stats.h"
 #include "dataplane/dp_stats.h"
 #include "dataplane/flow_report.h"
 
@@ -90,6 +91,13 @@ static int cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d
     rte_tel_data_start_dict(d);
     struct tel_groups g = {d, NULL, NULL, 0};
     wm_dp_totals_visit(&t, add_stat, &g);
+    wm_mem_stats m;
+    if (wm_mem_stats_read(&m)) { /* the heap outside DPDK's memory, as in the summary */
+        add_stat(&g, "memory", "allocated", m.allocated);
+        add_stat(&g, "memory", "active", m.active);
+        add_stat(&g, "memory", "resident", m.resident);
+        add_stat(&g, "memory", "mapped", m.mapped);
+    }
     flush_group(&g);
     return g.failed ? tel_error(d, "out of memory building the answer") : 0;
 }

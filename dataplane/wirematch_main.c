@@ -36,6 +36,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "control/mem_stats.h"
 #include "dataplane/app_options.h"
 #include "dataplane/dp_stats.h"
 #include "dataplane/reload_ctl.h"
@@ -309,6 +310,8 @@ static int write_summary(const struct wm_app_options *o, FILE *out, struct wm_wo
     json_object_set_new(root, "elapsed_s", json_real(elapsed_s));
     json_object_set_new(root, "rx_pps", json_real(elapsed_s > 0 ? (double)t.path.rx_packets / elapsed_s : 0));
     json_object_set_new(root, "nic_missed", json_integer((json_int_t)(nic_missed + nic_nombuf)));
+    /* the heap outside DPDK's memory: control-plane tables, content filters, the match log's buffers */
+    json_object_set_new(root, "memory", wm_mem_stats_json());
 
     int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_SORT_KEYS);
     if (fputc('\n', out) == EOF || fflush(out) != 0 || ferror(out)) rc = -1;

@@ -76,6 +76,9 @@ typedef struct wm_retire {
     size_t n, cap;
 } wm_retire;
 
+/* An empty retire list whose grace periods go through ops (borrowed, must
+ * outlive r); no allocation until the first item. Single writer: the
+ * list belongs to the thread that retires into it. */
 void wm_retire_init(wm_retire *r, const wm_qsbr_ops *ops);
 /* Frees everything still queued WITHOUT a grace period: only when no reader
  * can hold a reference any more (teardown). */

@@ -135,6 +135,8 @@ typedef struct wm_xp_error {
  * unterminated string, bad number, bounds exceeded, out of memory (pos 0). */
 bool wm_xp_parse(const char *q, size_t len, const wm_xp_ns *ns, size_t n_ns, wm_xp_query *out, wm_xp_error *err);
 
+/* Frees what wm_xp_parse put into *q and zeroes it (a zeroed query may be
+ * freed again). */
 void wm_xp_query_free(wm_xp_query *q);
 
 /* Parses "PREFIX=URI" in place (the '=' becomes a NUL) into a binding

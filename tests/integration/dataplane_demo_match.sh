@@ -35,9 +35,13 @@ timeout 120 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$CAP,tx_pcap=$t
   --summary "$tmp/summary.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "wirematch exited $?"; }
 ref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$CAP" "$PORT" "$tmp/monaco.json" "$tmp/match.jsonl") \
   || { echo "$ref"; fail "match log differs from the tshark reference"; }
-python3 - "$tmp/summary.json" "$tmp/match.jsonl" <<'EOF' || fail "summary"
+JE=0; ldd "$B/wirematch" | grep -q libjemalloc && JE=1 # heap figures only where it runs on jemalloc
+python3 - "$tmp/summary.json" "$tmp/match.jsonl" "$JE" <<'EOF' || fail "summary"
 import json, sys
 s = json.load(open(sys.argv[1]))
+m = s["memory"]  # the heap outside DPDK's memory (the match tables' builds, the content filters)
+if sys.argv[3] == "1": assert m["allocator"] == "jemalloc" and 0 < m["allocated"] <= m["active"] <= min(m["resident"], m["mapped"]), m
+else: assert m == {"allocator": "other"}, m
 lines = [json.loads(l) for l in open(sys.argv[2])]
 c, p = s["conservation"], s["publish"]
 assert c["packets_hold"] and c["publish_hold"] and c["nic_rx_equals_rx"], c

@@ -61,7 +61,8 @@ kill -TERM "$wm_pid"
 timeout 60 tail --pid="$wm_pid" -f /dev/null || fail "wirematch still running 60 s after SIGTERM"
 wait "$wm_pid" || fail "wirematch exited $? on SIGTERM: $(tail -3 "$tmp/wm.log")"
 wm_pid=
-python3 - "$tmp" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
+JE=0; ldd "$B/wirematch" | grep -q libjemalloc && JE=1 # heap figures only where it runs on jemalloc
+python3 - "$tmp" "$JE" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
 import json, sys
 tmp = sys.argv[1]
 e = json.load(open(tmp + "/expect.json"))["flows"]
@@ -89,7 +90,11 @@ for n, (cmd, err) in enumerate(want, 1):
     a = answers[n - 1][cmd]
     assert isinstance(a, dict) and a, (cmd, a)
     if err: assert err in a.get("error", ""), (n, cmd, a)
-    else: assert "error" not in a and a["packets"]["rx"] > 0, (cmd, a)
+    else:
+        assert "error" not in a and a["packets"]["rx"] > 0, (cmd, a)
+        m = a.get("memory")
+        if sys.argv[2] == "1": assert m and 0 < m["allocated"] <= m["active"] <= min(m["resident"], m["mapped"]), (cmd, m)
+        else: assert m is None, (cmd, m)
 print("flows: pub %d+%d B, sub %d+%d B exact, biggest first, N bounds the list, N=0 refused; 7 commands: data or an error with the reason"
       % (flows[0]["c2s_bytes"], flows[0]["s2c_bytes"], flows[1]["c2s_bytes"], flows[1]["s2c_bytes"]))
 EOF

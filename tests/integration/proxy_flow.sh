@@ -108,4 +108,11 @@ S=$TMP/p.json
 [ "$(jq '.limits.packet_too_large.client_to_upstream' "$S")" -eq 1 ] || fail "oversized PUBLISH not counted by the proxy: $(jq -c .limits "$S")"
 [ "$(jq '.malformed.client_to_upstream + .malformed.upstream_to_client' "$S")" -eq 0 ] || fail "malformed counted"
 [ "$(jq '.connections.open_at_exit' "$S")" -eq 0 ] || fail "connections left open"
+# the heap figures come from jemalloc where the program runs on it (not in sanitizer builds)
+if ldd "$PROXY" | grep -q libjemalloc; then
+  [ "$(jq -r '.memory.allocator' "$S")" = jemalloc ] && [ "$(jq '.memory | .allocated > 0 and .active >= .allocated and .mapped >= .active and .resident >= .active' "$S")" = true ] \
+    || fail "jemalloc figures missing or inconsistent: $(jq -c .memory "$S")"
+else
+  [ "$(jq -c '.memory' "$S")" = '{"allocator":"other"}' ] || fail "memory without jemalloc: $(jq -c .memory "$S")"
+fi
 echo "proxy_flow: Receive Maximum (broker 5: $n_ok of 8 QoS 2 accepted, PUBREC 0x97 for the rest where §3.3.4 says DISCONNECT 0x93; subscriber 3: first window 3) and Maximum Packet Size (0x95; 600 B dropped for a 300 B client) identical with and without the proxy (also with --resolution --schemas), $(( $(date +%s) - t0 ))s$note"

@@ -22,7 +22,15 @@ export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"   
 cc -shared -fPIC -O2 -o "$TMP/slow_fsync.so" "$(dirname "$0")/lib/slow_fsync.c" || fail "cc slow_fsync.so"
 HOLD=$TMP/hold
 ST=$TMP/h.state
-WM_TEST_FSYNC_HOLD=$HOLD LD_PRELOAD=$TMP/slow_fsync.so px_proxy h --resolution "$TMP/m.wmr" --state "$ST"
+# (a sanitizer's runtime must come first in the preload list: make test SANITIZE=1 / TSAN=1)
+PRE=$TMP/slow_fsync.so
+SAN=$(ldd "$PROXY" | awk '/lib(asan|tsan)\.so/ {print $3; exit}')
+[ -z "$SAN" ] || PRE="$SAN $PRE"
+# (px_proxy's way, the preload given to the proxy alone)
+PORT_h=$(free_port)
+WM_TEST_FSYNC_HOLD=$HOLD LD_PRELOAD=$PRE "$PROXY" --listen 127.0.0.1:"$PORT_h" --upstream 127.0.0.1:"$BPORT" \
+  --summary "$TMP/h.json" --resolution "$TMP/m.wmr" --state "$ST" 2> "$TMP/h.err" & PID_h=$!; px_track $PID_h
+wait_port "$PORT_h" "$PID_h" || fail "proxy h did not start"
 touch "$HOLD"
 timeout 60 python3 - "$PORT_h" "$HOLD" "$PID_h" "$TMP/h.err" <<'PY' || fail "scenario 1 (above)"
 import os, signal, struct, sys, time

@@ -119,6 +119,16 @@ expect 2 "decode takes 1 operand, 'extra' is one too many" "$W" exi decode --sch
 expect 2 "compile does not take --strict" "$W" exi compile --schema $S/senml.gen.xsd --strict "$work/c.wmg"
 expect 2 "grammar does not take --grammar" "$W" exi grammar --grammar "$work/senml.wmg"
 expect 2 "usage" "$W" exi transcode $S/ex1.gen.exi
+# every usage error names the rule it broke before the usage line
+expect 2 "wmctl exi: unknown sub-command 'transcode'" "$W" exi transcode $S/ex1.gen.exi
+expect 2 "wmctl exi: give one grammar source of --schema, --grammar, --schemaless" "$W" exi decode --schema $S/senml.gen.xsd --schemaless $S/ex1.gen.exi
+expect 2 "wmctl exi: no grammar source: give --schema X.xsd, --grammar G.wmg or --schemaless" "$W" exi decode $S/ex1.gen.exi
+expect 2 "wmctl exi: decode needs IN (- for stdin)" "$W" exi decode --schema $S/senml.gen.xsd
+expect 2 "wmctl exi: encode needs OUT (- for stdout)" "$W" exi encode --schema $S/senml.gen.xsd $S/ex1.gen.xml
+expect 2 "wmctl exi: compile needs OUT.wmg" "$W" exi compile --schema $S/senml.gen.xsd
+expect 2 "wmctl exi: compile needs --schema X.xsd" "$W" exi compile "$work/c.wmg"
+expect 2 "wmctl exi: decode: unknown option, or one missing its value: '--bogus'" "$W" exi decode --schema $S/senml.gen.xsd --bogus $S/ex1.gen.exi
+expect 2 "wmctl exi: no sub-command" "$W" exi
 [ ! -e "$work/o.exi" ] && [ ! -e "$work/c.wmg" ] || fail "a refused command wrote its output"; ok
 # a schema that does not parse: libxml2's reason and line (review finding 19); a missing one: errno's text
 printf '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema">\n<xs:element name="a" type="xs:int">\n</xs:schema>\n' > "$work/unclosed.xsd"

@@ -72,7 +72,9 @@ expect_error 'badf3.json:3:32: neighborhood "é": expected an array of peid stri
 printf '{"a": ["x",\n  5]}' > badf4.json
 expect_error 'badf4.json:2:3: neighborhood "a": peid 2 is not a non-empty string' --subs subs.jsonl --filters badf4.json --pubs pubs.jsonl
 expect_error 'usage: wmctl match' --subs subs.jsonl
+expect_error 'wmctl match: no --pubs' --subs subs.jsonl
+expect_error 'wmctl match: no --subs' --pubs pubs.jsonl
 expect_error 'missing.jsonl' --subs missing.jsonl --pubs pubs.jsonl
 
 [ $fails -eq 0 ] || { echo "$fails error cases failed"; exit 1; }
-echo "wmctl match: example output exact, 15 bad inputs rejected with file:line"
+echo "wmctl match: example output exact, 17 bad inputs rejected with file:line or the rule broken"

@@ -92,6 +92,14 @@ set +e
 "$BUILD/wmctl" dump "$work/missing.wmr" >/dev/null 2>&1; rc3=$?
 set -e
 [ $rc1 = 2 ] && [ $rc2 = 2 ] && [ $rc3 = 2 ] || fail "usage exit codes $rc1 $rc2 $rc3"; ok
+# a usage error names the rule it broke before the usage line
+for c in "resolve: no --nbhd|resolve --world w.geojson" "resolve: no --world|resolve --nbhd n.nbhd --json" \
+         "resolve: nothing to write: no --out and no --json|resolve --world w.geojson --nbhd n.nbhd" \
+         "dump: one resolution file only|dump a.wmr b.wmr" "dump: no resolution file|dump" \
+         "topic: match takes 2 operands, 3 given|topic match a b c" "topic: check-name takes 1 operand, 0 given|topic check-name"; do
+  set +e; "$BUILD/wmctl" ${c#*|} >/dev/null 2>"$work/err"; rc=$?; set -e
+  [ $rc = 2 ] && [ "$(head -1 "$work/err")" = "wmctl ${c%%|*}" ] || fail "usage '${c%%|*}': rc=$rc $(cat "$work/err")"
+done; ok
 
 # Output that cannot be written (a full disk): exit 2 and the reason, not exit 1 (bad input) in silence.
 "$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-examples.nbhd" --out "$work/full.wmr" 2>/dev/null
