@@ -600,7 +600,7 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
     if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
     ns_error nse = { 0 };
     xmlTextReaderSetStructuredErrorHandler(rd, on_xml_error, &nse);
-    int ret;
+    int ret, enc_line = 0;
     /* text is gathered so that text split around comments is one CH */
     char *text = NULL;
     size_t tlen = 0, tcap = 0;
@@ -662,13 +662,20 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
             break;
         }
         if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT) continue;
-        if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) break; }
+        if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) { enc_line = xmlTextReaderGetParserLineNumber(rd); break; } }
         if (skip && xmlTextReaderDepth(rd) == 0) continue; /* the fragment wrapper */
         if (type == XML_READER_TYPE_ELEMENT) {
             bool empty = xmlTextReaderIsEmptyElement(rd);
             st = element_start(e, rd, err);
             if (!st && empty) st = wm_exi_encode_ee(e);
         } else st = wm_exi_encode_ee(e);
+        if (st) enc_line = xmlTextReaderGetParserLineNumber(rd);
+    }
+    /* the encoder's refusals (grammar, values, its memory cap) know the output
+     * bit only: the XML line the reader was at is what a user can find */
+    if (st && enc_line > 0 && err) {
+        size_t n = strlen(err->msg);
+        if (n + 24 < sizeof err->msg) snprintf(err->msg + n, sizeof err->msg - n, " (XML line %d)", enc_line);
     }
     if (!st && ret != 0) {
         /* libxml2's own reason; its depth limit (256 levels without

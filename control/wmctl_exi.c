@@ -47,25 +47,30 @@ static __attribute__((format(printf, 1, 2))) int usage(const char *fmt, ...)
     va_end(ap);
     return wmctl_usage_error("exi", "%s\n%s", why,
         "usage: wmctl exi decode|encode [--schema X.xsd | --grammar G.wmg | --schemaless] [--strict] [--byte-aligned] [--fragment]"
-        " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]"
+        " [--preserve-prefixes] [--compression|--pre-compress] [--header-options] [--schema-id ID] [--cookie] [--mem-cap BYTES] IN|- [OUT] | compile --schema X.xsd OUT.wmg | grammar --schema X.xsd [--format text|exificient] [TYPE]"
         " | filter ... (see wmctl --help)");
 }
+
+/* --mem-cap bounds; what a refusal at the cap adds to its message */
+#define WMCTL_EXI_MEM_CAP_MIN (64ull << 10)
+#define WMCTL_EXI_MEM_CAP_MAX (64ull << 30)
+#define MEM_CAP_HINT "; --mem-cap BYTES raises the per-document memory cap"
 
 /* The options and how many operands each sub-command takes: anything else
  * is a usage error (exit 2), never silently ignored. */
 enum {
     O_SCHEMA = 1 << 0, O_SCHEMALESS = 1 << 1, O_GRAMMAR = 1 << 2, O_STRICT = 1 << 3, O_BYTE_ALIGNED = 1 << 4,
     O_FRAGMENT = 1 << 5, O_PREFIXES = 1 << 6, O_COMPRESSION = 1 << 7, O_PRE_COMPRESS = 1 << 8,
-    O_HEADER_OPTIONS = 1 << 9, O_COOKIE = 1 << 10, O_SCHEMA_ID = 1 << 11, O_FORMAT = 1 << 12,
+    O_HEADER_OPTIONS = 1 << 9, O_COOKIE = 1 << 10, O_SCHEMA_ID = 1 << 11, O_FORMAT = 1 << 12, O_MEM_CAP = 1 << 13,
 };
 static const struct {
     const char *cmd;
     unsigned opts, operands;
 } subcommands[] = {
     { "decode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_PREFIXES | O_COMPRESSION |
-                    O_PRE_COMPRESS, 1 },
+                    O_PRE_COMPRESS | O_MEM_CAP, 1 },
     { "encode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_HEADER_OPTIONS |
-                    O_COOKIE | O_SCHEMA_ID, 2 },
+                    O_COOKIE | O_SCHEMA_ID | O_MEM_CAP, 2 },
     { "compile", O_SCHEMA, 1 },
     { "grammar", O_SCHEMA | O_FORMAT, 1 },
 };
@@ -116,6 +121,7 @@ int wmctl_exi(int argc, char **argv)
     if (!strcmp(argv[1], "filter")) return wmctl_exi_filter(argc - 1, argv + 1);
     const char *cmd = argv[1], *schema = NULL, *in = NULL, *out = NULL, *schema_id = NULL, *gfile = NULL, *format = NULL;
     bool schemaless = false, header_options = false, cookie = false;
+    size_t mem_cap = 0; /* 0: the codec's default */
     wm_exi_options o;
     wm_exi_options_default(&o);
     unsigned given = 0, operands = 0;
@@ -142,7 +148,18 @@ int wmctl_exi(int argc, char **argv)
         else if (!strcmp(argv[i], "--cookie")) cookie = true, given |= O_COOKIE;
         else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i], given |= O_SCHEMA_ID;
         else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i], given |= O_FORMAT;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage("%s: unknown option, or one missing its value: '%s'", cmd, argv[i]);
+        else if (!strcmp(argv[i], "--mem-cap") && i + 1 < argc) {
+            /* the per-document memory cap (wm_exi_limits.mem_cap), bytes */
+            const char *v = argv[++i];
+            char *end;
+            errno = 0;
+            unsigned long long b = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-' || b < WMCTL_EXI_MEM_CAP_MIN || b > WMCTL_EXI_MEM_CAP_MAX)
+                return usage("--mem-cap takes bytes from %llu to %llu, not '%s'", (unsigned long long)WMCTL_EXI_MEM_CAP_MIN,
+                             (unsigned long long)WMCTL_EXI_MEM_CAP_MAX, v);
+            mem_cap = (size_t)b;
+            given |= O_MEM_CAP;
+        } else if (argv[i][0] == '-' && argv[i][1]) return usage("%s: unknown option, or one missing its value: '%s'", cmd, argv[i]);
         else if (++operands > subcommands[sc].operands)
             return wmctl_usage_error("exi", "%s takes %u operand%s, '%s' is one too many", cmd, subcommands[sc].operands,
                                      subcommands[sc].operands == 1 ? "" : "s", argv[i]);
@@ -286,13 +303,13 @@ int wmctl_exi(int argc, char **argv)
         }
         wm_exi_decoder d;
         /* the file is one document: bytes after it are an error, not ignored */
-        wm_exi_decoder_init(&d, g, &(wm_exi_limits){ .whole_buffer = true });
+        wm_exi_decoder_init(&d, g, &(wm_exi_limits){ .whole_buffer = true, .mem_cap = mem_cap });
         wm_exi_xml_sink sink;
         wm_exi_xml_sink_init(&sink);
         wm_exi_status st = wm_exi_decode(&d, data, len, &o, wm_exi_xml_sink_event, &sink, NULL, &err);
         if (st) {
-            fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]\n", in, err.msg, (unsigned long long)err.bit_pos,
-                    wm_exi_status_name(st));
+            fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]%s\n", in, err.msg, (unsigned long long)err.bit_pos,
+                    wm_exi_status_name(st), st == WM_EXI_E_MEMORY ? MEM_CAP_HINT : "");
             rc = 1;
         } else if (sink.bad) { /* the sink stopped the decoder: XML 1.0 cannot carry this event */
             fprintf(stderr, "wmctl exi: %s: %s (event ending at bit %llu) [value]\n", in, sink.why,
@@ -306,12 +323,13 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_decoder_free(&d);
     } else {
         wm_exi_encoder e;
-        wm_exi_encoder_init(&e, g, &o, cookie, header_options, NULL);
+        wm_exi_encoder_init(&e, g, &o, cookie, header_options, &(wm_exi_limits){ .mem_cap = mem_cap });
         size_t cap = len * 2 + 1024, olen = 0;
         uint8_t *obuf = malloc(cap);
         wm_exi_status st = obuf ? wm_exi_encode_xml(&e, (const char *)data, len, obuf, cap, &olen, &err) : WM_EXI_E_MEMORY;
         if (st) {
-            fprintf(stderr, "wmctl exi: %s: %s [%s]\n", in, err.msg, wm_exi_status_name(st));
+            fprintf(stderr, "wmctl exi: %s: %s [%s]%s\n", in, err.msg, wm_exi_status_name(st),
+                    st == WM_EXI_E_MEMORY ? MEM_CAP_HINT : "");
             rc = 1;
         } else {
             bool to_stdout = !strcmp(out, "-"); /* as IN, '-' is the standard stream */

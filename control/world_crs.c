@@ -96,6 +96,65 @@ static int transform_xy(double *x, double *y, void *ud)
     return 1;
 }
 
+/* The lon/lat bounding box of geoms (GeoJSON order x = lon): false, with
+ * the reason in msg, when a coordinate is outside [-180,180]x[-90,90]. */
+static bool lonlat_bbox(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t n, double box[4], char *msg, size_t cap)
+{
+    double xmin = INFINITY, ymin = INFINITY, xmax = -INFINITY, ymax = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        double a, b, c, d;
+        if (!GEOSGeom_getExtent_r(ctx, geoms[k], &a, &b, &c, &d)) continue;
+        xmin = fmin(xmin, a); ymin = fmin(ymin, b); xmax = fmax(xmax, c); ymax = fmax(ymax, d);
+    }
+    if (!(xmin >= -180 && xmax <= 180 && ymin >= -90 && ymax <= 90)) {
+        snprintf(msg, cap, "coordinates outside WGS84 lon/lat range [-180,180]x[-90,90]: a projected file needs a crs member");
+        return false;
+    }
+    box[0] = xmin, box[1] = ymin, box[2] = xmax, box[3] = ymax;
+    return true;
+}
+
+/* A CRS named by the user must measure metres at the data: DWd and the
+ * metric relations are computed in its plane, so its scale there is the
+ * error of every distance (Web Mercator's is 1/cos(lat), 1.38 at Monaco; a
+ * UTM zone far from the data is worse or undefined). Probes the box's
+ * corners and centre with proj_factors (meridional and parallel scale);
+ * false, with the reason in msg, beyond WM_CRS_MAX_SCALE_ERROR. */
+#define WM_CRS_MAX_SCALE_ERROR 0.01
+static bool scale_ok(PJ_CONTEXT *pc, int target, const double box[4], char *msg, size_t cap)
+{
+    char t[32];
+    snprintf(t, sizeof t, "EPSG:%d", target);
+    PJ *crs = proj_create(pc, t);
+    if (!crs) {
+        snprintf(msg, cap, "PROJ does not know %s", t);
+        return false;
+    }
+    const double probe[5][2] = { { box[0], box[1] }, { box[2], box[1] }, { box[0], box[3] }, { box[2], box[3] },
+                                 { (box[0] + box[2]) / 2, (box[1] + box[3]) / 2 } };
+    bool ok = true;
+    for (int i = 0; i < 5 && ok; i++) {
+        PJ_FACTORS f = proj_factors(crs, proj_coord(proj_torad(probe[i][0]), proj_torad(probe[i][1]), 0, 0));
+        double worst = fmax(fabs(f.meridional_scale - 1), fabs(f.parallel_scale - 1));
+        if (proj_errno(crs) || !isfinite(worst)) {
+            snprintf(msg, cap, "%s cannot be evaluated at lon %.4f, lat %.4f of the data (outside its domain): "
+                     "name a CRS made for the area, or leave --crs out for the UTM zone of the data's centre",
+                     t, probe[i][0], probe[i][1]);
+            ok = false;
+        } else if (worst > WM_CRS_MAX_SCALE_ERROR) {
+            snprintf(msg, cap, "%s distorts distances by %.1f %% at lon %.4f, lat %.4f of the data (scale %.4f x %.4f; "
+                     "at most %.0f %% is taken): distances in metres would be wrong; name a CRS made for the area, or "
+                     "leave --crs out for the UTM zone of the data's centre",
+                     t, 100 * worst, probe[i][0], probe[i][1], f.meridional_scale, f.parallel_scale,
+                     100 * WM_CRS_MAX_SCALE_ERROR);
+            ok = false;
+        }
+        proj_errno_reset(crs);
+    }
+    proj_destroy(crs);
+    return ok;
+}
+
 int wm_world_crs_reproject(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t n, int src_epsg, int target_epsg,
                            uint64_t *bad, char *msg, size_t cap)
 {
@@ -115,17 +174,9 @@ int wm_world_crs_reproject(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t
             target = src_epsg;
         } else {
             /* The UTM zone of the centre of the bounding box (lon/lat). */
-            double xmin = INFINITY, ymin = INFINITY, xmax = -INFINITY, ymax = -INFINITY;
-            for (size_t k = 0; k < n; k++) {
-                double a, b, c, d;
-                if (!GEOSGeom_getExtent_r(ctx, geoms[k], &a, &b, &c, &d)) continue;
-                xmin = fmin(xmin, a); ymin = fmin(ymin, b); xmax = fmax(xmax, c); ymax = fmax(ymax, d);
-            }
-            if (!(xmin >= -180 && xmax <= 180 && ymin >= -90 && ymax <= 90)) {
-                snprintf(msg, cap, "coordinates outside WGS84 lon/lat range [-180,180]x[-90,90]: a projected file needs a crs member");
-                goto out;
-            }
-            double lon = (xmin + xmax) / 2, lat = (ymin + ymax) / 2;
+            double box[4];
+            if (!lonlat_bbox(ctx, geoms, n, box, msg, cap)) goto out;
+            double lon = (box[0] + box[2]) / 2, lat = (box[1] + box[3]) / 2;
             int zone = (int)floor((lon + 180.0) / 6.0) + 1;
             if (zone > 60) zone = 60;
             target = (lat >= 0 ? 32600 : 32700) + zone;
@@ -136,6 +187,10 @@ int wm_world_crs_reproject(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t
     if (tk != 1) {
         snprintf(msg, cap, "target CRS EPSG:%d is not projected: relations are evaluated in metres", target);
         goto out;
+    }
+    if (target_epsg && src_kind == 0) { /* a CRS the user named, for lon/lat data */
+        double box[4];
+        if (!lonlat_bbox(ctx, geoms, n, box, msg, cap) || !scale_ok(pc, target, box, msg, cap)) goto out;
     }
     if (target == src_epsg) { result = target; goto out; }
 

@@ -85,6 +85,23 @@ set +e
 set -e
 [ $rc = 1 ] && grep -q "feature 2" "$work/err" || fail "world without id: rc=$rc $(cat "$work/err")"; ok
 
+# A CRS named by --crs must measure metres at lon/lat data: points 900 m (b) and 1,000 m (d) from a near
+# Sydney; DW1000 holds both in the UTM zone of the data (automatic or named); Web Mercator (scale 1.2 there)
+# and a UTM zone 150 degrees away are refused with the distortion (they used to answer [] in silence).
+printf '{"type":"FeatureCollection","features":[%s]}' \
+  '{"type":"Feature","id":"a","properties":{"cats":["p"]},"geometry":{"type":"Point","coordinates":[151.21,-33.86]}},
+   {"type":"Feature","id":"b","properties":{"cats":["p"]},"geometry":{"type":"Point","coordinates":[151.2197360143757,-33.86]}},
+   {"type":"Feature","id":"d","properties":{"cats":["p"]},"geometry":{"type":"Point","coordinates":[151.21,-33.869]}}' > "$work/syd.geojson"
+echo 'N1: ({a}, {p}, DW1000)' > "$work/syd.nbhd"
+for c in "" "--crs EPSG:32756"; do
+  out=$("$BUILD/wmctl" resolve --world "$work/syd.geojson" --nbhd "$work/syd.nbhd" --json $c 2>"$work/err") || fail "crs '$c': $(cat "$work/err")"
+  [ "$(jq -c .N1.result <<< "$out")" = '["b","d"]' ] || fail "crs '$c': $out"
+done; ok
+for c in 3857 32632; do
+  set +e; "$BUILD/wmctl" resolve --world "$work/syd.geojson" --nbhd "$work/syd.nbhd" --json --crs EPSG:$c >"$work/out" 2>"$work/err"; rc=$?; set -e
+  [ $rc = 1 ] && [ ! -s "$work/out" ] && grep -q "EPSG:$c distorts distances by [0-9.]* % at lon" "$work/err" || fail "crs $c: rc=$rc $(cat "$work/err")"
+done; ok
+
 # Usage errors: exit 2.
 set +e
 "$BUILD/wmctl" resolve --world "$W/monaco.geojson" >/dev/null 2>&1; rc1=$?
