@@ -931,12 +931,66 @@ static int build_cluster_rows(wm_xpf *f)
     return 0;
 }
 
-/* The runs of every predicate state (xpf_pstate runs), once keys and rows
- * are final. Nonzero on allocation failure. */
+/* The literal of pslot s's equality table that a value equal to literal
+ * lit's string meets first when it probes the table, XPF_NONE: none. */
+static uint32_t eq_find(const wm_xpf *f, const xpf_pslot *s, uint32_t lit)
+{
+    const xpf_lit *l = &f->lits[lit];
+    uint64_t h = wm_xpf_str_hash(f->strpool + l->s_off, l->s_len);
+    for (uint32_t k = (uint32_t)h & s->eq_mask; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+        const xpf_eqtrig *e = &s->eq[k];
+        if (e->h == h && e->s_len == l->s_len && !memcmp(f->strpool + e->s_off, f->strpool + l->s_off, l->s_len)) return e->lit;
+    }
+    return XPF_NONE;
+}
+
+/* The table by literal of string cluster cl with rows (xpf_strkey), where
+ * its slot's values are probed in an equality table anyway: its literals
+ * not there yet go in (with nothing to fire), while the table stays at
+ * most half full; otherwise the cluster keeps finding its literal by the
+ * value's hash. Nonzero on allocation failure. */
+static int str_cluster_table(wm_xpf *f, xpf_pstate *ps, xpf_cluster *cl)
+{
+    xpf_pslot *s = pslot_of(ps, cl->slot);
+    if (!s || !s->eq) return 0;
+    const xpf_centry *e = ps->centries + cl->off;
+    uint32_t runs = 0, used = 0;
+    for (uint32_t i = 0; i < cl->n; i++) runs += i == 0 || e[i].lit != e[i - 1].lit;
+    for (uint32_t k = 0; k <= s->eq_mask; k++) used += s->eq[k].lit != XPF_NONE;
+    uint32_t sz = 2;
+    while (sz < 2 * runs) sz *= 2;
+    xpf_strkey *t = realloc(ps->strk, (ps->n_strk + sz) * sizeof *t);
+    if (!t) return -1;
+    ps->strk = t;
+    t += ps->n_strk;
+    for (uint32_t k = 0; k < sz; k++) t[k].lit = XPF_NONE;
+    for (uint32_t i = 0, j; i < cl->n; i = j) {
+        for (j = i + 1; j < cl->n && e[j].lit == e[i].lit;) j++;
+        uint32_t u = eq_find(f, s, e[i].lit);
+        if (u == XPF_NONE) {
+            if (2 * (used + 1) > s->eq_mask + 1) return 0; /* no room: the table is not used (tmask 0) */
+            u = eq_insert(f, s, e[i].lit, (xpf_post){ .n = 0 });
+            used++;
+        }
+        uint32_t k = wm_xpf_lit_slot(u, sz - 1);
+        while (t[k].lit != XPF_NONE) k = (k + 1) & (sz - 1); /* distinct: rows mean distinct hashes, so strings */
+        t[k] = (xpf_strkey){ .lit = u, .r = i, .n = j - i };
+    }
+    cl->toff = ps->n_strk;
+    cl->tmask = sz - 1;
+    ps->n_strk += sz;
+    return 0;
+}
+
+/* The runs of every predicate state (xpf_pstate runs) and the string
+ * clusters' tables by literal, once keys and rows are final. Nonzero on
+ * allocation failure. */
 static int build_runs(wm_xpf *f)
 {
     for (uint32_t p = 0; p < f->n_pstates; p++) {
         xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t k = 0; k < ps->n_clusters; k++)
+            if (ps->clusters[k].str && ps->clusters[k].pm != XPF_NONE && str_cluster_table(f, ps, &ps->clusters[k])) return -1;
         if (!(ps->runs = calloc(ps->n_clusters ? ps->n_clusters : 1, sizeof *ps->runs))) return -1;
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
@@ -1162,11 +1216,13 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
                 break;
             }
             if (!s->eq) {
-                /* every string literal of the slot, triggers and not() guards: load <= 1/4, so a
-                 * value's probe ends after ~1.3 entries */
+                /* every string literal of the slot, triggers, not() guards and the string clusters'
+                 * literals (str_cluster_table): load <= 1/4, so a value's probe ends after ~1.3 entries */
                 uint32_t cnt = 0;
-                for (uint32_t k = 0; k < n_pairs; k++)
+                for (uint32_t k = 0; k < n_pairs; k++) {
                     if ((k == 0 || pairs[k].lit != pairs[k - 1].lit) && pairs[k].lit < f->n_lits && f->lits[pairs[k].lit].slot == l->slot) cnt++;
+                    if (pairs[k].kind == PK_CLUSTER && pairs[k].str && pairs[k].slot == l->slot) cnt++;
+                }
                 cnt += ps->n_guards;
                 uint32_t sz = 4;
                 while (sz < cnt * 4) sz *= 2;
@@ -1485,6 +1541,7 @@ void wm_xpf_free(wm_xpf *f)
         free(ps->clusters);
         free(ps->runs);
         free(ps->negruns);
+        free(ps->strk);
         free(ps->centries);
         free(ps->ckeys);
         free(ps->nslots);

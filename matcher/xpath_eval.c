@@ -64,6 +64,7 @@ typedef struct pending {
  * when the next one starts (wm_xpf_ctx rtouch). */
 typedef struct rstate {
     double nk;
+    double k0;                  /* the key of entry 0: nk at rank 0 */
     uint32_t rank;
 } rstate;
 
@@ -73,7 +74,8 @@ typedef struct slotv {
     bool b;
     bool hashed;                /* h is wm_xpf_str_hash(the value's string) */
     uint32_t eqlit;             /* the first literal of the slot's equality table the string equals, XPF_NONE:
-                                 * none (the tables hold every literal of the slot's merged not() guards) */
+                                 * none (the tables hold every literal of the slot's merged not() guards, and of
+                                 * its string clusters with a table by literal) */
     uint64_t h;
     double num;                 /* NUM, or number() of a STR when the slot compares numbers */
     const char *sp;             /* STR (when a test reads it): its string, the equality literal it
@@ -118,7 +120,7 @@ struct wm_xpf_ctx {
     uint32_t n_fired;
     uint32_t n_qw;              /* wm_xpf n_qw */
     rstate *rs;                 /* [n_clusters_total]: the fast clusters' state (rstate) */
-    const xpf_run **rtouch;     /* the fast clusters whose rstate left rank 0 in this document */
+    rstate **rtouch;            /* the fast clusters' states that left rank 0 in this document */
     uint32_t n_rtouch;
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
@@ -173,7 +175,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
         for (uint32_t p = 0; p < f->n_pstates; p++)
             for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
                 const xpf_run *r = &f->pstates[p].runs[k];
-                if (r->K) c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
+                if (r->K) c->rs[r->id] = (rstate){ .nk = r->K[0], .k0 = r->K[0], .rank = 0 };
             }
     c->n_qw = f->n_qw;
     c->n_lids = f->g->n_lids;
@@ -467,12 +469,23 @@ static inline uint64_t slot_hash(slotv *v, const char *s, uint32_t n)
  * the run's queries. */
 static void run_str_cluster(wm_xpf_ctx *c, const xpf_cluster *cl, slotv *v)
 {
+    const wm_xpf *f = c->f;
+    if (cl->tmask) { /* the value's probe named the literal it equals (xpf_strkey) */
+        const xpf_strkey *t = c->ps->strk + cl->toff;
+        uint32_t u = v->eqlit;
+        for (uint32_t k = wm_xpf_lit_slot(u, cl->tmask); t[k].lit != XPF_NONE; k = (k + 1) & cl->tmask)
+            if (t[k].lit == u) {
+                or_rows(c->matched, f->pmask + (size_t)(cl->pm + t[k].r) * f->n_qw, NULL, c->any_no ? c->open : NULL, f->n_qw);
+                lose(c, t[k].n);
+                return;
+            }
+        return;
+    }
     uint32_t n;
     const char *s = slot_str(c, v, &n);
     if (!s) return;
     uint64_t h = slot_hash(v, s, n);
     const xpf_centry *e = c->ps->centries + cl->off;
-    const wm_xpf *f = c->f;
     if (cl->pm != XPF_NONE) {
         uint32_t lo = 0, len = cl->n; /* n >= 1; the first entry whose hash is not below h */
         while (len > 1) {
@@ -566,7 +579,7 @@ static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const 
     rstate *st = &rs[r->id];
     if (!(st->nk < w)) return;
     uint32_t lo = st->rank, k = key_rank(r->K, r->lg, w);
-    if (!lo) c->rtouch[c->n_rtouch++] = r; /* put back when the next document starts */
+    if (!lo) c->rtouch[c->n_rtouch++] = st; /* put back when the next document starts */
     st->rank = k;
     st->nk = r->K[k];
     uint32_t nw = c->n_qw;
@@ -1395,8 +1408,9 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     }
     /* the fast clusters the last document moved start again at rank 0 */
     for (uint32_t i = 0; i < c->n_rtouch; i++) {
-        const xpf_run *r = c->rtouch[i];
-        c->rs[r->id] = (rstate){ .nk = r->K[0], .rank = 0 };
+        rstate *st = c->rtouch[i];
+        st->nk = st->k0;
+        st->rank = 0;
     }
     c->n_rtouch = 0;
     for (uint32_t i = 0; i < c->n_ntouch; i++) c->cs[c->ntouch[i]] = CSTATE_ROWS0;

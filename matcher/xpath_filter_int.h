@@ -92,7 +92,22 @@ typedef struct xpf_cluster {
                                  * a merged not() cluster has 1 + n_ul blocks of n + 1 rows: every
                                  * entry, then per literal ul[k] the entries whose L is another one */
     uint32_t ul_off, n_ul;      /* merged not() cluster with rows: its distinct L, pstate neglits */
+    uint32_t toff, tmask;       /* string cluster with rows whose literals are all in its slot's equality
+                                 * table: its table by literal (pstate strk, tmask + 1 entries); tmask 0:
+                                 * none, the value's hash finds the literal's run */
 } xpf_cluster;
+
+/* A literal of a string cluster in the cluster's table by literal
+ * (xpf_cluster toff): the value's probe of its slot's equality table names
+ * the literal it equals (the first of that string there), so a fired
+ * cluster finds the literal's run of entries by that id, without hashing
+ * or comparing the string again: a conjunction of two equalities (e.g.
+ * @vb = 'true' and @n = 'x') is decided by the pair of literals the two
+ * probes found. */
+typedef struct xpf_strkey {
+    uint32_t lit;               /* the literal the probe names, XPF_NONE: empty */
+    uint32_t r, n;              /* its run of the cluster's entries: the first (its row) and how many */
+} xpf_strkey;
 
 /* A cluster as the element decision runs it (xpf_pstate runs, parallel to
  * clusters). A fast one (xpf_cluster fast) has what its check and its row
@@ -284,6 +299,8 @@ typedef struct xpf_pstate {
     uint32_t n_negruns;
     xpf_negrun *negruns;        /* the merged clusters with rows (xpf_negrun) */
     bool neg_slow;              /* some merged cluster has no rows (run one by one) */
+    uint32_t n_strk;
+    xpf_strkey *strk;           /* the string clusters' tables by literal (xpf_cluster toff) */
     bool any_text;
 } xpf_pstate;
 

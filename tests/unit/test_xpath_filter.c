@@ -885,3 +885,58 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
 }
+
+/* String clusters ("T and S = 'x'", e.g. @vb = 'true' and @n = 'x') whose
+ * literals are all in S's equality table find the literal's run by the
+ * literal S's probe named (xpf_strkey), not by hashing the value again:
+ * literals that were triggers there already ('a'), and ones the compiler
+ * put in for the cluster ('b', 'c'); values equal to a literal of another
+ * cluster only, to none ('d'), booleans written 1/0, absent n or vb.
+ * Expected: a query matches iff one record has both its vb and its n. */
+Test(xpath_filter, string_cluster_by_probed_literal)
+{
+    static const char *const names[] = { "a", "b", "c" };
+    enum { NQ = 2 * 3 + 1 };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = senml_or_fail();
+    static char qt[NQ][96];
+    const char *qs[NQ];
+    for (int i = 0; i < NQ - 1; i++) { /* (vb, n) = (true, a), (true, b), (true, c), (false, a), ... */
+        snprintf(qt[i], sizeof qt[i], "//s:senml[@vb = '%s' and @n = '%s']", i < 3 ? "true" : "false", names[i % 3]);
+        qs[i] = qt[i];
+    }
+    qs[NQ - 1] = "//s:senml[@n = 'a' and @v > 1]"; /* n = 'a' is a trigger: n's values are probed */
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
+    unsigned tables = 0;
+    uint32_t it[2] = { 0, 0 };
+    for (const xpf_cluster *cl; (cl = next_cluster(f, it));) tables += cl->str && cl->tmask;
+    cr_assert_eq(tables, 2, "string clusters with a table by literal: %u", tables);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    /* records: n (0 a, 1 b, 2 c, 3 d, 4 none), vb (0 false, 1 true, 2 none; written 1/0 in odd records) */
+    uint64_t seed = 11;
+    for (int d = 0; d < 300; d++) {
+        char recs[512];
+        size_t n = 0;
+        int nr = 1 + (int)(xorshift(&seed) % 3), rn[3], rv[3];
+        for (int r = 0; r < nr; r++) {
+            rn[r] = (int)(xorshift(&seed) % 5), rv[r] = (int)(xorshift(&seed) % 3);
+            n += (size_t)snprintf(recs + n, sizeof recs - n, "<senml");
+            if (rn[r] < 4) n += (size_t)snprintf(recs + n, sizeof recs - n, " n='%c'", "abcd"[rn[r]]);
+            if (rv[r] < 2) n += (size_t)snprintf(recs + n, sizeof recs - n, " vb='%s'", r & 1 ? (rv[r] ? "1" : "0") : (rv[r] ? "true" : "false"));
+            n += (size_t)snprintf(recs + n, sizeof recs - n, "/>");
+        }
+        uint8_t exi[256];
+        size_t len = senml_pack(g, recs, exi, sizeof exi);
+        uint64_t m = 0;
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, NULL, &e), WM_XPF_OK, "%s", e.msg);
+        for (int q = 0; q < NQ - 1; q++) {
+            bool want = false;
+            for (int r = 0; r < nr; r++) want |= rn[r] == q % 3 && rv[r] == (q < 3);
+            cr_assert_eq((bool)(m >> q & 1), want, "%s on %s", qs[q], recs);
+        }
+    }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
