@@ -392,22 +392,52 @@ static bool disconnect_reason_from(uint8_t rc, wm_mqtt5_dir from)
     return from == WM_MQTT5_FROM_CLIENT ? !server_only : rc != 0x04;
 }
 
+/* §3.15.2.1 "Sent by": Success (0x00) only from a Server, Re-authenticate
+ * (0x19) only from a Client; Continue authentication (0x18) from either. */
+static bool auth_reason_from(uint8_t rc, wm_mqtt5_dir from)
+{
+    return from == WM_MQTT5_FROM_CLIENT ? rc != 0x00 : rc != 0x19;
+}
+
+/* §3.15.2.2: a non-empty AUTH carries an Authentication Method (omitting it
+ * is a Protocol Error, §3.15.2.2.2), so Authentication Data never comes
+ * without one (§3.15.2.2.3). The data rule is checked first: it names the
+ * property that is there, the other only the block it is missing from. */
+static wm_mqtt5_err check_auth_method(const wm_mqtt5_props *pr, const uint8_t *props_at, const uint8_t **at)
+{
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_AUTHENTICATION_METHOD)) return WM_MQTT5_E_OK;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_AUTHENTICATION_DATA)) {
+        *at = prop_at(pr, WM_MQTT5_PROP_AUTHENTICATION_DATA);
+        return WM_MQTT5_E_AUTH_DATA_NO_METHOD;
+    }
+    *at = props_at;
+    return WM_MQTT5_E_AUTH_NO_METHOD;
+}
+
 /* DISCONNECT (§3.14) and AUTH (§3.15): Remaining Length 0 means reason 0x00
  * and no properties. DISCONNECT may also stop after the Reason Code
- * (§3.14.2.2.1); AUTH may not (§3.15.2.2.1 allows only the empty form). */
+ * (§3.14.2.2.1); AUTH may not (§3.15.2.2.1 allows only the empty form). Who
+ * may send which reason code is checked for both: the empty form is Success,
+ * so from a Client it is refused at the byte where the Reason Code would be. */
 static wm_mqtt5_err dec_disconnect(const wm_mqtt5_config *cfg, wm_mqtt5_cursor c, wm_mqtt5_packet *pkt,
                                    const uint8_t **at_out)
 {
     wm_mqtt5_err e = WM_MQTT5_E_OK;
     const uint8_t *at = NULL;
+    bool auth = pkt->type == WM_MQTT5_AUTH;
     pkt->reason_code = 0;
     props_empty(&pkt->props, c.p);
-    if (c.p == c.end) return WM_MQTT5_E_OK;
+    if (c.p == c.end) {
+        if (auth && !auth_reason_from(0x00, cfg->from)) FAIL(WM_MQTT5_E_REASON_CODE, c.p);
+        return WM_MQTT5_E_OK;
+    }
     TRY(rd_reason(&c, pkt->type, &pkt->reason_code));
-    if (pkt->type == WM_MQTT5_DISCONNECT && !disconnect_reason_from(pkt->reason_code, cfg->from))
+    if (!(auth ? auth_reason_from : disconnect_reason_from)(pkt->reason_code, cfg->from))
         FAIL(WM_MQTT5_E_REASON_CODE, c.p - 1);
-    if (c.p < c.end || pkt->type == WM_MQTT5_AUTH)
+    const uint8_t *props_at = c.p;
+    if (c.p < c.end || auth)
         if ((e = rd_props(&c, pkt->type, &pkt->props, &at))) goto out;
+    if (auth && (e = check_auth_method(&pkt->props, props_at, &at))) goto out;
     /* MQTT-3.14.2-2: a Server must not send Session Expiry Interval. */
     if (pkt->type == WM_MQTT5_DISCONNECT && cfg->from == WM_MQTT5_FROM_SERVER &&
         wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL))

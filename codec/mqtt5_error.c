@@ -44,6 +44,7 @@ static const char *const names[WM_MQTT5_E_COUNT_] = {
     [WM_MQTT5_E_SHARED_NO_LOCAL] = "shared_subscription_no_local",
     [WM_MQTT5_E_REASON_CODE] = "reason_code_not_allowed",
     [WM_MQTT5_E_AUTH_DATA_NO_METHOD] = "authentication_data_without_method",
+    [WM_MQTT5_E_AUTH_NO_METHOD] = "authentication_method_missing",
     [WM_MQTT5_E_SESSION_PRESENT_ON_ERROR] = "session_present_with_error",
     [WM_MQTT5_E_SESSION_EXPIRY_FROM_SERVER] = "session_expiry_from_server",
     [WM_MQTT5_E_RESPONSE_TOPIC_INVALID] = "response_topic_invalid",

@@ -60,7 +60,8 @@ typedef enum wm_mqtt5_err {
     WM_MQTT5_E_SUBOPT_RETAIN_HANDLING3, /* Retain Handling 3 (§3.8.3.1) */
     WM_MQTT5_E_SHARED_NO_LOCAL,      /* No Local on a shared subscription (MQTT-3.8.3-4) */
     WM_MQTT5_E_REASON_CODE,          /* a reason code this packet cannot carry (§3.x) */
-    WM_MQTT5_E_AUTH_DATA_NO_METHOD,  /* CONNECT (§3.1.2.11.10) */
+    WM_MQTT5_E_AUTH_DATA_NO_METHOD,  /* CONNECT (§3.1.2.11.10), AUTH (§3.15.2.2.3) */
+    WM_MQTT5_E_AUTH_NO_METHOD,       /* a non-empty AUTH without Authentication Method (§3.15.2.2.2) */
     WM_MQTT5_E_SESSION_PRESENT_ON_ERROR, /* CONNACK (MQTT-3.2.2-6) */
     WM_MQTT5_E_SESSION_EXPIRY_FROM_SERVER, /* DISCONNECT (MQTT-3.14.2-2) */
     WM_MQTT5_E_RESPONSE_TOPIC_INVALID, /* Response Topic with wildcards (§3.3.2.3.5) */

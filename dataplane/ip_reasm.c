@@ -58,7 +58,15 @@ struct rte_mbuf *wm_ip_reasm_take(struct wm_ip_reasm *r, struct rte_mbuf *m, uin
     /* The death row holds 32 datagrams' worth; keep room for this one. */
     if (r->dr.cnt + RTE_LIBRTE_IP_FRAG_MAX_FRAG + 1 > RTE_IP_FRAG_DEATH_ROW_MBUF_LEN) free_death_row(r);
     struct rte_mbuf *d = rte_ipv4_frag_reassemble_packet(r->tbl, &r->dr, m, now_tsc, ip);
-    if (d) r->c.reassembled++;
+    if (d) {
+        /* DPDK rewrites the datagram's Total Length and fragment field,
+         * which the header checksum covers; refill it, so the datagram
+         * passes the parser's checksum test as its fragments did. */
+        struct rte_ipv4_hdr *dh = rte_pktmbuf_mtod_offset(d, struct rte_ipv4_hdr *, d->l2_len);
+        dh->hdr_checksum = 0;
+        dh->hdr_checksum = rte_ipv4_cksum(dh);
+        r->c.reassembled++;
+    }
     return d;
 }
 

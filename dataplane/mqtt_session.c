@@ -295,17 +295,11 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
     p.client_len = s->client_len;
     p.topic = (const char *)topic;
     p.topic_len = topic_len;
-    p.n_peids = 0;
     p.pkt = pkt;
-    size_t pos = 0;
-    wm_mqtt5_pair up;
-    while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up)) {
-        if (!bytes_eq(up.key, "peid")) continue;
-        if (p.n_peids == WM_MQTT_MAX_PEIDS) {
-            outcome(l, d, WM_MQTT_PUB_TOO_MANY_PEIDS);
-            return;
-        }
-        p.peids[p.n_peids++] = up.value;
+    p.n_peids = wm_peids_collect(&pkt->props, p.peids);
+    if (p.n_peids == WM_PEIDS_TOO_MANY) {
+        outcome(l, d, WM_MQTT_PUB_TOO_MANY_PEIDS);
+        return;
     }
     if (!l->sink.publish) {
         outcome(l, d, WM_MQTT_PUB_NO_TABLE);

@@ -66,11 +66,12 @@
 
 #include "codec/mqtt5_decode.h"
 #include "dataplane/flow_table.h"
+#include "dataplane/peid_props.h"
 
 #define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; longer ones are counted */
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
 #define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
-#define WM_MQTT_MAX_PEIDS 64        /* peid user properties read per PUBLISH */
+#define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
 #define WM_MQTT_QOS2_INFLIGHT 16    /* QoS 2 packet ids awaiting PUBREL followed per session */
 
 /* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
@@ -84,7 +85,7 @@
     X(STAGING_FULL, "dropped_staging_full") /* split packet, no staging buffer free */ \
     X(TRUNCATED, "dropped_truncated")       /* the stream ended (FIN/RST/loss) inside it */ \
     X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
-    X(TOO_MANY_PEIDS, "dropped_too_many_peids")                                 \
+    X(TOO_MANY_PEIDS, "dropped_too_many_peids") /* over WM_PEIDS_MAX (peid_props.h) */ \
     X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */ \
     X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */
 

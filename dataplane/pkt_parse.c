@@ -61,6 +61,26 @@ static inline void mapped4(uint8_t addr[16], const uint8_t *ip)
     memcpy(addr, &v, 16);
 }
 
+/* RFC 1071: the one's complement sum of the header's 16-bit words, its
+ * checksum field included, is 0xffff when the header is intact. Summed in
+ * 32-bit native-order words and folded: the fold is byte-order independent
+ * (RFC 1071 §2(B)), and an IHL of 15 words (60 bytes) cannot carry out of 64
+ * bits. */
+static int ip4_header_checksum_ok(const uint8_t *h, size_t ihl)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < ihl; i += 4) {
+        uint32_t w;
+        memcpy(&w, h + i, 4);
+        sum += w;
+    }
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    return sum == 0xffff;
+}
+
 static int ip4_options_valid(const uint8_t *p, size_t n)
 {
     size_t i = 0;
@@ -153,6 +173,8 @@ static enum wm_pkt_verdict parse_ip4(const uint8_t *frame, size_t off, size_t le
     if ((h[0] >> 4) != 4) return WM_PKT_IP4_BAD_VERSION;
     size_t ihl = (size_t)(h[0] & 0x0f) * 4;
     if (ihl < 20 || ihl > len - off) return WM_PKT_IP4_BAD_IHL;
+    /* Before the fields it covers are believed (the order of Linux's ip_rcv). */
+    if (!ip4_header_checksum_ok(h, ihl)) return WM_PKT_IP4_BAD_CHECKSUM;
     size_t total = rd16(h + 2);
     if (total < ihl || total > len - off) return WM_PKT_IP4_BAD_TOTAL_LENGTH;
     if (!ip4_options_valid(h + 20, ihl - 20)) return WM_PKT_IP4_BAD_OPTIONS;

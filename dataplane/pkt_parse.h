@@ -8,14 +8,18 @@
  *
  * Every frame ends in exactly one verdict (enum wm_pkt_verdict): a TCP segment
  * the flow layer takes, a frame that is not ours (not IP, not TCP), an IP
- * fragment (counted and dropped: MQTT runs over TCP with path-MTU discovery,
- * so fragments are rare and reassembling them is not worth a per-core table),
- * or a malformed frame with the precise reason. Counting each verdict in its
- * own counter is what makes the worker's conservation sums possible.
+ * fragment (IPv4 ones go on to reassembly in the worker, ip_reasm.h; IPv6
+ * ones are dropped), or a malformed frame with the precise reason. Counting
+ * each verdict in its own counter is what makes the worker's conservation
+ * sums possible.
  *
- * Checksums are not verified: captures taken on the sending host (and on
- * loopback) carry offloaded, unfilled checksums, and NICs verify them in
- * hardware when it matters.
+ * The IPv4 header checksum (RFC 791 §3.1, RFC 1071) is verified: every host
+ * fills it in software, and a frame every receiver drops for it must not
+ * become stream bytes (reassembly keeps the first copy of a byte, so a
+ * corrupt or injected segment would otherwise push out the true
+ * retransmission). The TCP checksum is not: captures taken on the sending
+ * host (and on loopback) carry offloaded, unfilled ones. The worker honours
+ * a NIC's own verdict instead (mbuf RX checksum flags, wm_pkt_path_hw_bad).
  *
  * Standards: IEEE 802.1Q (tags 0x8100, 0x88a8, 0x9100), RFC 791 (IPv4 and its
  * option format), RFC 8200 (IPv6 and extension headers), RFC 4302 (AH length
@@ -42,6 +46,8 @@
     X(IP4_BAD_IHL, "ip4_bad_ihl")     /* IHL < 5 or beyond the frame */       \
     X(IP4_BAD_TOTAL_LENGTH, "ip4_bad_total_length")                            \
     X(IP4_BAD_OPTIONS, "ip4_bad_options")                                      \
+    X(IP4_BAD_CHECKSUM, "ip4_bad_checksum") /* header checksum (or the NIC's) */ \
+    X(L4_BAD_CHECKSUM_HW, "l4_bad_checksum_hw") /* the NIC's TCP/UDP verdict */ \
     X(IP4_BAD_ADDRESS, "ip4_bad_address") /* multicast/broadcast over TCP */   \
     X(IP6_TRUNCATED, "ip6_truncated")                                          \
     X(IP6_BAD_VERSION, "ip6_bad_version")                                      \

@@ -56,6 +56,13 @@ enum wm_pkt_verdict wm_pkt_path_datagram(struct wm_pkt_path *p, const uint8_t *f
     return classify(p, frame, len, now_ns, disp);
 }
 
+void wm_pkt_path_hw_bad(struct wm_pkt_path *p, size_t len, enum wm_pkt_verdict v)
+{
+    p->c.rx_packets++;
+    p->c.rx_bytes += len;
+    p->c.verdict[v]++;
+}
+
 int wm_pkt_path_check_conservation(const struct wm_pkt_path *p)
 {
     uint64_t sum = p->c.not_mqtt_port, tcp = p->c.verdict[WM_PKT_TCP];

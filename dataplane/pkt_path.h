@@ -7,7 +7,8 @@
  * tests/fuzz/fuzz_dataplane_packet.c all call wm_pkt_path_frame, so what is
  * fuzzed is what runs.
  *
- * Packet conservation: every frame given to wm_pkt_path_frame is counted in
+ * Packet conservation: every frame given to wm_pkt_path_frame (or, found
+ * bad by the NIC, to wm_pkt_path_hw_bad) is counted in
  * exactly one of verdict[v] for v != WM_PKT_TCP, not_mqtt_port, or
  * flows.c.disposition[d]; wm_pkt_path_check_conservation verifies it.
  *
@@ -64,6 +65,13 @@ enum wm_pkt_verdict wm_pkt_path_frame(struct wm_pkt_path *p, const uint8_t *fram
  * Conservation: rx + reassembled = every verdict and disposition. */
 enum wm_pkt_verdict wm_pkt_path_datagram(struct wm_pkt_path *p, const uint8_t *frame, size_t len,
                                          uint64_t now_ns, enum wm_seg_disposition *disp);
+
+/* A received frame the port's hardware found a bad checksum in (the mbuf's
+ * RX checksum flags, on ports that verify them): counted as received (rx
+ * packets and len bytes) and in verdict v, WM_PKT_IP4_BAD_CHECKSUM or
+ * WM_PKT_L4_BAD_CHECKSUM_HW, and not parsed: every real receiver drops it,
+ * so its bytes must not reach a stream. */
+void wm_pkt_path_hw_bad(struct wm_pkt_path *p, size_t len, enum wm_pkt_verdict v);
 
 /* Packet conservation: 1 if every frame is counted exactly once (rx +
  * reassembled = every parse verdict, non-MQTT-port TCP and segment

@@ -177,6 +177,9 @@ typedef struct wm_proxy_counters {
     uint64_t filter_too_large;           /* rewritten packets over the receiver's Maximum Packet Size, not sent */
     uint64_t filter_failed;              /* connections closed: no room for a packet the proxy had to send */
     uint64_t filter_prefiltered[3];      /* client PUBLISHes nobody could receive, kept from the broker, by QoS */
+    uint64_t filter_prefiltered_too_many_peids; /* of those, with more than WM_PEIDS_MAX peids (peid_props.h) */
+    uint64_t filter_too_many_peids;      /* broker PUBLISHes withheld (from every subscriber): more than
+                                            WM_PEIDS_MAX peids (peid_props.h) */
     uint64_t filter_unknown_sid;         /* broker PUBLISHes withheld: only identifiers of subscriptions the
                                             proxy does not know, on a session that may hold filtered ones */
     uint64_t filter_session_full;        /* nbhd SUBSCRIBEs refused (0x97): no room in the session table */

@@ -13,6 +13,7 @@
 #include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_topic.h"
 #include "codec/mqtt5_vbi.h"
+#include "dataplane/peid_props.h"
 #include "dataplane/proxy_share.h"
 
 struct wm_proxy_sub_rec {
@@ -38,7 +39,6 @@ struct wm_proxy_sub_rec {
  * one decode of the payload (more: decided in batches). Subscription
  * Identifiers are not bounded: every one is evaluated. */
 #define MAX_CANDS 64
-#define MAX_PEIDS 64
 
 /* ------------------------------------------------------------ content filters */
 
@@ -662,7 +662,10 @@ static bool receive_qos2(wm_proxy_filter *f, int dir, uint16_t id, uint8_t reaso
 {
     if (!f->qos2_withheld[dir] && !(f->qos2_withheld[dir] = calloc(65536 / 64, sizeof(uint64_t)))) return false;
     if (!send_ack(f, dir, back, WM_MQTT5_PUBREC, id, reason)) return false;
-    f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
+    /* A PUBREL follows only a PUBREC below 0x80 (§4.3.3): after an error one
+     * (--prefilter's 0x83) the identifier is free again, and its next PUBREL
+     * belongs to a PUBLISH the broker has. */
+    if (reason < 0x80) f->qos2_withheld[dir][id >> 6] |= 1ull << (id & 63);
     return true;
 }
 
@@ -1140,24 +1143,24 @@ static bool alias_topic(const wm_proxy_alias_tab *t, uint32_t a, wm_mqtt5_bytes 
     return true;
 }
 
-/* The peids of a PUBLISH, looked up once when a neighborhood is to be tested. */
+/* The peids of a PUBLISH (peid_props.h: at most WM_PEIDS_MAX, checked
+ * before any record is tested), resolved to ids once when a neighborhood is
+ * to be tested; unknown ones are in no neighborhood. */
 typedef struct peid_set {
     bool done;
-    uint32_t n;
-    uint32_t id[MAX_PEIDS];
+    uint32_t n_text, n;
+    wm_mqtt5_bytes text[WM_PEIDS_MAX];
+    uint32_t id[WM_PEIDS_MAX];
 } peid_set;
 
-static bool in_nbhd(const wm_proxy_filter *f, const wm_mqtt5_props *pr, peid_set *ps, uint32_t nbhd)
+static bool in_nbhd(const wm_proxy_filter *f, peid_set *ps, uint32_t nbhd)
 {
     if (!ps->done) {
         ps->done = true;
-        size_t pos = 0;
-        wm_mqtt5_pair up;
-        while (ps->n < MAX_PEIDS && wm_mqtt5_user_prop_next(pr, &pos, &up))
-            if (up.key.len == 4 && memcmp(up.key.p, "peid", 4) == 0) {
-                uint32_t id = wm_proxy_spatial_peid(f->sh->sp, up.value.p, up.value.len);
-                if (id != WM_PEID_NONE) ps->id[ps->n++] = id;
-            }
+        for (uint32_t i = 0; i < ps->n_text; i++) {
+            uint32_t id = wm_proxy_spatial_peid(f->sh->sp, ps->text[i].p, ps->text[i].len);
+            if (id != WM_PEID_NONE) ps->id[ps->n++] = id;
+        }
     }
     for (uint32_t i = 0; i < ps->n; i++)
         if (wm_proxy_spatial_contains(f->sh->sp, nbhd, ps->id[i])) return true;
@@ -1197,13 +1200,12 @@ static bool cand_add(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, content_can
 static bool sid_passes(wm_proxy_filter *f, uint32_t sid, wm_mqtt5_bytes topic, const wm_mqtt5_packet *pkt,
                        peid_set *ps, bool *unknown, content_cands *cc)
 {
-    const wm_mqtt5_props *pr = &pkt->props;
     bool seen = false;
     for (uint32_t i = 0; i < f->n_recs; i++) {
         const wm_proxy_sub_rec *r = &f->recs[i];
         /* An empty topic is an alias the proxy never saw bound: any filter. */
         if (r->sid != sid || (topic.len && !rec_matches(r, topic))) continue;
-        if (r->nbhd < 0 || in_nbhd(f, pr, ps, (uint32_t)r->nbhd)) {
+        if (r->nbhd < 0 || in_nbhd(f, ps, (uint32_t)r->nbhd)) {
             if (!r->xpath) return true;
             /* slot 0: its query compiles for no schema of the registry in force */
             if (r->slot && cand_add(f, pkt, cc, r->slot)) return true;
@@ -1302,7 +1304,16 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
     uint32_t n = 0, nk = 0, s;
     size_t pos = 0;
     bool proxy_sid = false, pass = false;
-    peid_set ps = { 0 };
+    peid_set ps;
+    ps.done = false;
+    ps.n = 0;
+    /* Over the bound the publication reaches nobody, as in the data plane
+     * and the prefilter (peid_props.h). */
+    ps.n_text = wm_peids_collect(pr, ps.text);
+    if (ps.n_text == WM_PEIDS_TOO_MANY) {
+        f->c->filter_too_many_peids++;
+        goto withhold;
+    }
     if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
         while (wm_mqtt5_subid_next(pr, &pos, &s)) {
             n++;
@@ -1356,6 +1367,7 @@ static wm_proxy_action on_publish_down(wm_proxy_filter *f, const wm_mqtt5_packet
          * delivered, so it is withheld. */
         f->c->filter_too_large++;
     }
+withhold:
     alias_outcome(f, WM_PROXY_U2C, &au, pkt, false);
     f->c->filter_withheld[pkt->qos]++;
     if (pkt->qos == 1) {
@@ -1390,19 +1402,15 @@ static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *
                                      wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len)
 {
     alias_use au = alias_resolve(f, WM_PROXY_C2U, pkt, cfg);
-    bool pass = pkt->retain || au.topic.len == 0;   /* retained: for later subscribers; no topic: the broker judges */
-    if (!pass) {
-        wm_match_str peids[MAX_PEIDS];
-        uint32_t n = 0;
-        size_t pos = 0;
-        wm_mqtt5_pair up;
-        while (wm_mqtt5_user_prop_next(&pkt->props, &pos, &up))
-            if (up.key.len == 4 && memcmp(up.key.p, "peid", 4) == 0) {
-                if (n == MAX_PEIDS) { n = UINT32_MAX; break; }
-                peids[n++] = (wm_match_str){ (const char *)up.value.p, up.value.len };
-            }
-        pass = n == UINT32_MAX ||
-               wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, f->sh->rd_gen, au.topic, peids, n,
+    wm_mqtt5_bytes text[WM_PEIDS_MAX];
+    uint32_t n = wm_peids_collect(&pkt->props, text);
+    /* Over the bound nobody receives it (peid_props.h), retained or not. */
+    bool too_many = n == WM_PEIDS_TOO_MANY;
+    bool pass = !too_many && (pkt->retain || au.topic.len == 0); /* retained: for later subscribers; no topic: the broker judges */
+    if (!pass && !too_many) {
+        wm_match_str peids[WM_PEIDS_MAX];
+        for (uint32_t i = 0; i < n; i++) peids[i] = (wm_match_str){ (const char *)text[i].p, text[i].len };
+        pass = wm_proxy_registry_receivable(f->sh->reg, f->sh->rd, f->sh->rd_gen, au.topic, peids, n,
                                             content_possible(f, &pkt->props));
     }
     alias_outcome(f, WM_PROXY_C2U, &au, pkt, pass);
@@ -1417,9 +1425,16 @@ static wm_proxy_action on_publish_up(wm_proxy_filter *f, const wm_mqtt5_packet *
         return WM_PROXY_REPLACE;
     }
     f->c->filter_prefiltered[pkt->qos]++;
-    /* 0x10 No matching subscribers: what the broker itself would answer (§3.4.2.1). */
-    if (pkt->qos == 1 && !send_ack(f, WM_PROXY_C2U, back, WM_MQTT5_PUBACK, pkt->packet_id, 0x10)) return WM_PROXY_FAIL;
-    if (pkt->qos == 2 && !receive_qos2(f, WM_PROXY_C2U, pkt->packet_id, 0x10, back)) return WM_PROXY_FAIL;
+    /* 0x10 No matching subscribers: what the broker itself would answer (§3.4.2.1);
+     * over the peid bound 0x83 Implementation specific error ("valid, but the
+     * receiver is not willing to accept it"), which no subscription explains. */
+    uint8_t rc = 0x10;
+    if (too_many) {
+        f->c->filter_prefiltered_too_many_peids++;
+        rc = 0x83;
+    }
+    if (pkt->qos == 1 && !send_ack(f, WM_PROXY_C2U, back, WM_MQTT5_PUBACK, pkt->packet_id, rc)) return WM_PROXY_FAIL;
+    if (pkt->qos == 2 && !receive_qos2(f, WM_PROXY_C2U, pkt->packet_id, rc, back)) return WM_PROXY_FAIL;
     return WM_PROXY_DROP;
 }
 

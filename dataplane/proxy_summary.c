@@ -88,7 +88,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (!modes || json_object_set_new(json_object_get(o, "io_uring"), "modes", modes)) { json_decref(o); return -1; }
     json_t *flt = json_pack(
-        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
         "nbhd_subscribes", I(c->filter_nbhd_subscribes),
         "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
@@ -98,6 +98,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "sid_wait", I(c->filter_sid_wait),
         "withheld", "qos0", I(c->filter_withheld[0]), "qos1", I(c->filter_withheld[1]),
                     "qos2", I(c->filter_withheld[2]),
+        "too_many_peids", I(c->filter_too_many_peids),
         "acked_on_behalf", I(c->filter_acked_on_behalf),
         "pubcomp_on_behalf", I(c->filter_pubcomp_on_behalf),
         "sid_stripped", I(c->filter_sid_stripped),
@@ -174,9 +175,10 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {
-        json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:b}}",
+        json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:I, s:{s:I,s:I,s:I,s:I,s:b}}",
                                "dropped", "qos0", I(c->filter_prefiltered[0]), "qos1", I(c->filter_prefiltered[1]),
                                "qos2", I(c->filter_prefiltered[2]),
+                               "too_many_peids", I(c->filter_prefiltered_too_many_peids),
                                "registry", "added", I(st.added), "removed", I(st.removed), "refused", I(st.refused),
                                "kept_for_sessions", I(st.deferred_live), "broken", (int)st.broken);
         if (!pf || json_object_set_new(o, "prefilter", pf)) { json_decref(o); return -1; }

@@ -108,6 +108,11 @@ static int port_setup(struct port_info *p, unsigned n_workers, struct rte_mempoo
             conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
         }
     }
+    /* Where the port verifies checksums, have it say so in the mbuf flags:
+     * the worker drops what it finds bad (worker.c handle). The TCP checksum
+     * is verified only this way; ports without the offload (net_pcap, most
+     * vdevs) leave the flags "unknown". */
+    conf.rxmode.offloads |= info.rx_offload_capa & (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | RTE_ETH_RX_OFFLOAD_TCP_CKSUM);
     p->nb_txq = (uint16_t)RTE_MIN((unsigned)p->nb_rxq, (unsigned)info.max_tx_queues);
     if (p->nb_txq == 0) p->nb_txq = 1;
     rc = rte_eth_dev_configure(p->id, p->nb_rxq, p->nb_txq, &conf);

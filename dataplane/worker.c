@@ -115,6 +115,17 @@ static inline int handle(struct wm_worker *w, struct rte_mbuf **mp, uint64_t now
         data = rte_pktmbuf_read(m, 0, len, w->gather);
         w->multiseg_copied++;
     }
+    /* The NIC's checksum verdict, where the port reports one (port_setup
+     * asks for it): a frame it found bad is counted and not parsed. */
+    uint64_t ol = m->ol_flags;
+    if (unlikely((ol & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)) {
+        wm_pkt_path_hw_bad(w->path, len, WM_PKT_IP4_BAD_CHECKSUM);
+        return 0;
+    }
+    if (unlikely((ol & RTE_MBUF_F_RX_L4_CKSUM_MASK) == RTE_MBUF_F_RX_L4_CKSUM_BAD)) {
+        wm_pkt_path_hw_bad(w->path, len, WM_PKT_L4_BAD_CHECKSUM_HW);
+        return 0;
+    }
     w->mqtt->publish_matched_in_frame = 0;
     /* Session expiry runs in receive time: DPDK 22.11's net_pcap offers no
      * capture timestamps (no RTE_ETH_RX_OFFLOAD_TIMESTAMP), and no other

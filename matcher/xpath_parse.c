@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XML_NS "http://www.w3.org/XML/1998/namespace"
+#define XMLNS_NS "http://www.w3.org/2000/xmlns/"
+
 typedef struct pctx {
     const char *q;
     size_t len, i;
@@ -104,7 +107,7 @@ static const char *ns_lookup(pctx *p, const char *pre, size_t n)
 {
     for (size_t k = p->n_ns; k-- > 0;)
         if (strlen(p->ns[k].prefix) == n && !memcmp(p->ns[k].prefix, pre, n)) return p->ns[k].uri;
-    if (n == 3 && !memcmp(pre, "xml", 3)) return "http://www.w3.org/XML/1998/namespace";
+    if (n == 3 && !memcmp(pre, "xml", 3)) return XML_NS;
     return NULL;
 }
 
@@ -413,6 +416,48 @@ static bool parse_cmp_op(pctx *p, uint8_t *op)
     return false;
 }
 
+/* Refuses what stands where a comparison's literal belongs. The subset
+ * compares a node with a literal only, so the message names what was found
+ * (a function call, a variable, an operator, the predicate's end, a path),
+ * since "comparing two nodes" said of `true()` or `-` sends the user off on
+ * the wrong fix. */
+static bool fail_not_literal(pctx *p)
+{
+    static const char want[] = "expected a literal (string or number)";
+    size_t at = p->i;
+    if (at >= p->len) return fail(p, at, "%s, found the end of the query", want);
+    char c = p->q[at], d = at + 1 < p->len ? p->q[at + 1] : 0;
+    size_t nl = ncname_len(p, at);
+    bool call = false;
+    if (nl) {
+        size_t k = at + nl;
+        while (k < p->len && strchr(" \t\n\r", p->q[k]) && p->q[k]) k++;
+        call = k < p->len && p->q[k] == '(';
+        bool text = nl == 4 && !memcmp(p->q + at, "text", 4);
+        if (call && !text)
+            return fail(p, at, "%s, found a function call '%.*s()': functions are outside the subset here", want,
+                        (int)nl, p->q + at);
+        if (!call && ((nl == 2 && !memcmp(p->q + at, "or", 2)) ||
+                      (nl == 3 && (!memcmp(p->q + at, "and", 3) || !memcmp(p->q + at, "div", 3) ||
+                                   !memcmp(p->q + at, "mod", 3)))))
+            return fail(p, at, "%s, found the operator '%.*s'", want, (int)nl, p->q + at);
+    }
+    if (nl || c == '@' || c == '.' || c == '/' || c == '*') {
+        size_t k = at;   /* the path up to its first delimiter, for the message only */
+        while (k < p->len && k - at < 40 && p->q[k] && !strchr(" \t\n\r[]()=!<>,|", p->q[k])) k++;
+        return fail(p, at, "%s, found the path '%.*s%s': comparing two nodes is outside the subset", want,
+                    (int)(k - at), p->q + at, call ? "()" : "");
+    }
+    if (c == '$')
+        return fail(p, at, "%s, found the variable '$%.*s': variables are outside the subset", want,
+                    (int)ncname_len(p, at + 1), p->q + at + 1);
+    if (c == ']') return fail(p, at, "%s, found the end of the predicate ']'", want);
+    if (c == '(') return fail(p, at, "%s, found '(': a parenthesised expression is outside the subset here", want);
+    if ((c == '!' || c == '<' || c == '>') && d == '=') return fail(p, at, "%s, found the operator '%c='", want, c);
+    if (c && strchr("+-=<>|,", c)) return fail(p, at, "%s, found the operator '%c'", want, c);
+    return fail(p, at, "%s, found '%c'", want, c);
+}
+
 static bool parse_literal(pctx *p, wm_xp_node *n)
 {
     if (at_char(p, '\'') || at_char(p, '"')) {
@@ -424,8 +469,7 @@ static bool parse_literal(pctx *p, wm_xp_node *n)
         return parse_number(p, &n->x);
     }
     skip_ws(p);
-    if (p->i >= p->len) return fail(p, p->i, "expected a literal (string or number), found the end of the query");
-    return fail(p, p->i, "expected a literal (string or number): comparing two nodes is outside the subset");
+    return fail_not_literal(p);
 }
 
 static uint8_t swap_op(uint8_t op)
@@ -718,8 +762,28 @@ bool wm_xp_ns_parse(char *s, wm_xp_ns *out)
     return true;
 }
 
+/* Namespaces in XML 1.0 §3: "xml" is bound to XML_NS "by definition" and may
+ * be declared only to it; "xmlns" is bound to XMLNS_NS and must not be
+ * declared at all; neither URI may go to another prefix. */
+static const wm_xp_ns reserved[] = { { "xml", XML_NS }, { "xmlns", XMLNS_NS } };
+
+static const wm_xp_ns *reserved_conflict(const wm_xp_ns *b, char *why, size_t whylen)
+{
+    bool is_xml = !strcmp(b->prefix, "xml"), is_xmlns = !strcmp(b->prefix, "xmlns");
+    const char *w = NULL;
+    const wm_xp_ns *r = NULL;
+    if (is_xmlns) w = "prefix 'xmlns' is reserved and must not be declared", r = &reserved[1];
+    else if (is_xml && strcmp(b->uri, XML_NS)) w = "prefix 'xml' is bound to '" XML_NS "' and to no other URI", r = &reserved[0];
+    else if (!is_xml && !strcmp(b->uri, XML_NS)) w = "'" XML_NS "' is bound to prefix 'xml' only", r = &reserved[0];
+    else if (!strcmp(b->uri, XMLNS_NS)) w = "'" XMLNS_NS "' must not be bound to a prefix", r = &reserved[1];
+    if (r && why && whylen) snprintf(why, whylen, "%s (Namespaces in XML 1.0 §3)", w);
+    return r;
+}
+
 const wm_xp_ns *wm_xp_ns_conflict(const wm_xp_ns *ns, size_t n, const wm_xp_ns *b, char *why, size_t whylen)
 {
+    const wm_xp_ns *r = reserved_conflict(b, why, whylen);
+    if (r) return r;
     for (size_t i = 0; i < n; i++)
         if (!strcmp(ns[i].prefix, b->prefix) && strcmp(ns[i].uri, b->uri)) {
             if (why && whylen) snprintf(why, whylen, "prefix '%s' bound twice, to '%s' and '%s'", b->prefix, ns[i].uri, b->uri);

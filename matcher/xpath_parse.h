@@ -149,7 +149,13 @@ bool wm_xp_ns_parse(char *s, wm_xp_ns *out);
  * binding would win in wm_xp_parse), so every list of bindings users write
  * (wmctl --ns, a schema-registry line) refuses it; the same binding twice is
  * harmless. With a clash and why != NULL, why[0..whylen) gets
- * "prefix 'P' bound twice, to 'A' and 'B'" (A the earlier URI). Pure. */
+ * "prefix 'P' bound twice, to 'A' and 'B'" (A the earlier URI).
+ * The bindings Namespaces in XML 1.0 §3 fixes count as bound before ns: b
+ * clashes with them (the result is then a static {"xml", XML URI} or
+ * {"xmlns", xmlns URI}, why says which rule, ending "(Namespaces in XML 1.0
+ * §3)") if it declares "xmlns" at all, binds "xml" to anything but
+ * http://www.w3.org/XML/1998/namespace, or binds either URI to another
+ * prefix: a rebound "xml" made @xml:lang select nothing. Pure. */
 const wm_xp_ns *wm_xp_ns_conflict(const wm_xp_ns *ns, size_t n, const wm_xp_ns *b, char *why, size_t whylen);
 
 #endif

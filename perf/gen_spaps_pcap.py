@@ -42,7 +42,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "lib"))
-from wire import packet, s16, vbi  # noqa: E402
+from wire import csum, packet, s16, vbi  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("out")
@@ -113,6 +113,7 @@ frames = []
 def tcp_frame(src, dst, sport, dport, seq, ack, flags, data=b""):
     tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0) + data
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0x4000, 64, 6, 0, bytes(src), bytes(dst))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]  # the data plane drops a bad IPv4 header checksum
     return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip + tcp
 
 

@@ -5,7 +5,11 @@
  *
  * Input: records of [len lo][len hi][time step] followed by len bytes of
  * frame (len taken modulo 2048, cut at the end of input). The time step
- * advances the clock by step * 100 ms so timeouts fire. The table is tiny
+ * advances the clock by step * 100 ms so timeouts fire. The parser drops a
+ * frame whose IPv4 header checksum is wrong, which would stop nearly every
+ * mutated frame before TCP: the header checksum of an IPv4 frame (up to two
+ * VLAN tags) is refilled, unless bit 15 of the record's length asks for the
+ * bytes as they are (so wrong checksums are fuzzed too). The table is tiny
  * (8 flows, 12 out-of-order blocks, 3 per direction) so every bound is hit.
  *
  * Invariants checked (abort on violation): the consumer sees on_open before
@@ -22,6 +26,7 @@
 #include "codec/mqtt5_topic.h"
 #include "dataplane/mqtt_session.h"
 #include "dataplane/pkt_path.h"
+#include "tests/lib/pkt_craft.h"
 
 struct fuzz_session {
     int open;
@@ -106,6 +111,21 @@ static void f_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why)
 
 static const struct wm_stream_ops ops = {f_open, f_data, f_dir_end, f_close};
 
+static void refill_ip4_checksum(uint8_t *f, size_t len)
+{
+    size_t off = 12;
+    for (int tags = 0; tags <= 2 && off + 2 <= len; tags++) {
+        unsigned type = (unsigned)f[off] << 8 | f[off + 1];
+        if (type == 0x0800) {
+            off += 2;
+            if (off + 20 <= len && off + (size_t)(f[off] & 0x0f) * 4 <= len) wm_craft_ip4_checksum(f + off);
+            return;
+        }
+        if (type != 0x8100 && type != 0x88a8 && type != 0x9100) return;
+        off += 4;
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -136,12 +156,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t off = 0;
     while (size - off >= 3) {
         size_t len = (size_t)(data[off] | data[off + 1] << 8) % 2048;
+        int keep_checksum = data[off + 1] >> 7;
         now += (uint64_t)data[off + 2] * 100000000ull;
         off += 3;
         if (len > size - off) len = size - off;
         /* An exact-size copy so reading one byte past the frame is caught. */
         uint8_t *frame = malloc(len ? len : 1);
         memcpy(frame, data + off, len);
+        if (!keep_checksum) refill_ip4_checksum(frame, len);
         wm_pkt_path_frame(&path, frame, len, now, NULL);
         free(frame);
         off += len;

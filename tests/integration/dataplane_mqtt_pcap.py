@@ -22,6 +22,15 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     never comes (it must time out). Connections stay open.
                     Prints the expected counters (and each connection's
                     stream bytes and packets) as JSON.
+  csum              one subscriber "S" on good/# (subid 1); a publisher
+                    "pub" whose PUBLISH evil/x arrives first in a frame with
+                    a wrong IPv4 header checksum (which every receiver
+                    drops), then PUBLISH good/x, same length, at the same
+                    sequence number (the true segment). Prints the index
+                    (1-based frame number) of the bad frame.
+  peids             one subscriber "S" on p/# (subid 1); a publisher "pub"
+                    sends p/64 with 64 peid User Properties (the bound,
+                    dataplane/peid_props.h) and p/65 with 65.
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
                     XPATH|null], ...], "events": [["pub", TOPIC, CONTENT_TYPE|null,
                     PAYLOAD_HEX], ["unsub", CLIENT, FILTER], ...]}: each
@@ -162,6 +171,16 @@ class Conn:
         self.c2s(ACK)
 
 
+def subscriber_and_publisher(name, filt):
+    """Conn 1 (client id name) subscribes to filt (subid 1, granted); Conn 2 "pub" connects."""
+    sub, pub = Conn(1), Conn(2)
+    sub.open(name)
+    sub.c2s(ACK | PSH, subscribe(1, 1, filt))
+    sub.s2c(ACK | PSH, suback(1))
+    pub.open("pub")
+    return sub, pub
+
+
 result = {}
 if scenario == "reload":
     res = json.load(open(sys.argv[4]))
@@ -207,11 +226,7 @@ elif scenario == "share":
     for c in pubs + members + [plain]:
         c.close()
 elif scenario == "frag":
-    sub, pub = Conn(1), Conn(2)
-    sub.open("sub")
-    sub.c2s(ACK | PSH, subscribe(1, 1, "f/#"))
-    sub.s2c(ACK | PSH, suback(1))
-    pub.open("pub")
+    sub, pub = subscriber_and_publisher("sub", "f/#")
     body = bytes(range(32, 127)) * 4
     pub.c2s_fragments(publish("f/1", payload=body), [96, 200], [0, 1, 2])
     pub.s2c(ACK)
@@ -229,6 +244,26 @@ elif scenario == "frag":
                                 "s2c_bytes": len(CONNACK), "c2s_packets": 3 + 3, "s2c_packets": 2 + 3},
                         "sub": {"client_port": 20001, "c2s_bytes": len(connect("sub")) + len(subscribe(1, 1, "f/#")),
                                 "s2c_bytes": len(CONNACK) + len(suback(1)), "c2s_packets": 4, "s2c_packets": 3}}}
+elif scenario == "csum":
+    sub, pub = subscriber_and_publisher("S", "good/#")
+    bad = bytearray(eth(ip4(pub.c, pub.s, tcp(pub.cp, port, pub.cseq, pub.sseq, ACK | PSH, publish("evil/x")))))
+    bad[14 + 10] ^= 0xFF  # the IPv4 header checksum's first byte
+    frames.append(bytes(bad))
+    result = {"bad_frame": len(frames)}
+    pub.c2s(ACK | PSH, publish("good/x"))
+    pub.s2c(ACK)
+    pub.close()
+    sub.close()
+elif scenario == "peids":
+    def publish_peids(topic, n):
+        props = b"".join(b"\x26" + s16("peid") + s16("x%d" % i) for i in range(n))
+        return packet(0x30, s16(topic) + vbi(len(props)) + props + b"x")
+    sub, pub = subscriber_and_publisher("S", "p/#")
+    for n in (64, 65):
+        pub.c2s(ACK | PSH, publish_peids("p/%d" % n, n))
+        pub.s2c(ACK)
+    pub.close()
+    sub.close()
 elif scenario == "plan":
     plan = json.load(open(sys.argv[4]))
     subs = {}

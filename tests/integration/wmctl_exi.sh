@@ -190,6 +190,13 @@ cmp -s "$work/ex1-stdout.exi" $S/ex1.gen.exi && [ ! -e "$work/-" ] || fail "enco
 expect 2 "wmctl exi: --ns: prefix 's' bound twice, to 'urn:a' and 'urn:b'" "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:a --ns s=urn:b \
   --query '//s:senml' $S/ex2.gen.exi
 out=$(timeout 30 "${F[@]}" --ns s=urn:ietf:params:xml:ns:senml $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "same binding twice: $out"; ok
+# Namespaces in XML 1.0 §3: 'xml' only to its own URI (a rebound one made @xml:lang select nothing), 'xmlns' never
+XMLNS=http://www.w3.org/XML/1998/namespace
+expect 2 "wmctl exi: --ns: prefix 'xml' is bound to '$XMLNS' and to no other URI" "$W" exi filter --schema $S/senml.gen.xsd \
+  --ns xml=urn:x --query '//*[@xml:lang]' $S/ex2.gen.exi
+expect 2 "wmctl exi: --ns: prefix 'xmlns' is reserved and must not be declared" "$W" exi filter --schema $S/senml.gen.xsd \
+  --ns xmlns=urn:y --query '//*' $S/ex2.gen.exi
+out=$(timeout 30 "${F[@]}" --ns xml=$XMLNS $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "xml bound to its own URI: $out"; ok
 # the same on a schema-registry line (the last binding used to win silently), in either order
 NSS=urn:ietf:params:xml:ns:senml
 RF=(exi filter --registry "$work/reg.txt" --content-type 'application/exi; schema=senml' --query '//s:senml[@u="V"]')
@@ -197,6 +204,8 @@ printf 'senml %s s=%s s=urn:typo\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
 expect 2 "$work/reg.txt:1: column $((${#S} + 25 + ${#NSS})): prefix 's' bound twice, to '$NSS' and 'urn:typo'" "$W" "${RF[@]}" $S/ex2.gen.exi
 printf '# typo first\nsenml %s s=urn:typo s=%s\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
 expect 2 "$work/reg.txt:2: column $((${#S} + 33)): prefix 's' bound twice, to 'urn:typo' and '$NSS'" "$W" "${RF[@]}" $S/ex2.gen.exi
+printf 'senml %s s=%s xml=urn:x\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
+expect 2 "$work/reg.txt:1: column $((${#S} + 25 + ${#NSS})): prefix 'xml' is bound to '$XMLNS'" "$W" "${RF[@]}" $S/ex2.gen.exi
 printf 'senml %s s=%s x=urn:other s=%s\n' $S/senml.gen.xsd $NSS $NSS > "$work/reg.txt"
 out=$(timeout 30 "$W" "${RF[@]}" $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "registry, same binding twice: $out"; ok
 # --ns may add a prefix to the registry's, never rebind one of them (the data plane would not)

@@ -7,6 +7,16 @@
 static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void wr32(uint8_t *p, uint32_t v) { wr16(p, (uint16_t)(v >> 16)); wr16(p + 2, (uint16_t)v); }
 
+void wm_craft_ip4_checksum(uint8_t *ip)
+{
+    size_t iph = (size_t)(ip[0] & 0x0f) * 4;
+    uint32_t sum = 0;
+    wr16(ip + 10, 0);
+    for (size_t i = 0; i < iph; i += 2) sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    wr16(ip + 10, (uint16_t)~sum);
+}
+
 size_t wm_craft_frame(uint8_t *buf, size_t cap, const struct wm_craft *c, uint32_t seq,
                       uint32_t ack, uint8_t flags, const void *payload, size_t n)
 {
@@ -45,10 +55,7 @@ size_t wm_craft_frame(uint8_t *buf, size_t cap, const struct wm_craft *c, uint32
         memcpy(ip + 12, c->src, 4);
         memcpy(ip + 16, c->dst, 4);
         if (c->ip4_opts_len) memcpy(ip + 20, c->ip4_opts, c->ip4_opts_len);
-        uint32_t sum = 0;
-        for (size_t i = 0; i < iph; i += 2) sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
-        while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-        wr16(ip + 10, (uint16_t)~sum);
+        wm_craft_ip4_checksum(ip);
     }
     uint8_t *tcp = ip + iph;
     wr16(tcp, c->sport);

@@ -28,7 +28,13 @@ struct wm_craft {
     uint8_t tcp_doff_override;   /* if non-zero, written as the data offset (32-bit words) */
 };
 
-/* Writes one frame into buf (cap bytes); returns its length, or 0 if it does not fit. */
+/* Refills the header checksum of the IPv4 header at ip (RFC 1071, over the
+ * IHL in ip[0]): for tests that change a header field after crafting, so the
+ * parser reaches the check they mean rather than the checksum's. */
+void wm_craft_ip4_checksum(uint8_t *ip);
+
+/* Writes one frame into buf (cap bytes); returns its length, or 0 if it does
+ * not fit. IPv4 headers carry a correct checksum. */
 size_t wm_craft_frame(uint8_t *buf, size_t cap, const struct wm_craft *c, uint32_t seq,
                       uint32_t ack, uint8_t flags, const void *payload, size_t n);
 

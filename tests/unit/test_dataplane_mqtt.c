@@ -333,6 +333,37 @@ Test(mqtt, several_packets_in_one_segment_are_decoded_in_place)
     assert_publish_conservation();
 }
 
+/* A copy of a segment with a wrong IPv4 header checksum (damaged on the way,
+ * or injected on the path) comes before the true one at the same sequence
+ * number: it is dropped as ip4_bad_checksum, so the true segment is the
+ * stream's bytes rather than a "duplicate" of the first copy. A frame the
+ * NIC marks bad (wm_pkt_path_hw_bad) is counted once and parsed not at all. */
+Test(mqtt, a_bad_ipv4_checksum_copy_does_not_replace_the_true_segment)
+{
+    struct conv v;
+    open_conv(&v, 50001);
+    uint8_t seg[256], evil[256];
+    size_t n = connect_pkt(seg, "car-1", 5);
+    c2s(&v, seg, n);
+    size_t ne = publish_pkt(evil, "m/evil", 0, "road-1", NULL, 20);
+    n = publish_pkt(seg, "m/good", 0, "road-1", NULL, 20);
+    cr_assert_eq(ne, n);
+    size_t len = wm_craft_frame(frame, sizeof frame, &v.c, v.cisn + 1 + v.coff, v.sisn + 1, WM_TCP_ACK | WM_TCP_PSH,
+                                evil, ne);
+    frame[14 + 10] ^= 0x5a;
+    cr_assert_eq(wm_pkt_path_frame(&path, frame, len, now_ns, NULL), WM_PKT_IP4_BAD_CHECKSUM);
+    c2s(&v, seg, n);
+    cr_assert_eq(n_pubs, 1);
+    cr_assert_str_eq(pubs[0].topic, "m/good");
+    cr_assert_eq(path.c.verdict[WM_PKT_IP4_BAD_CHECKSUM], 1);
+    cr_assert_eq(path.flows.c.disposition[WM_SD_DUPLICATE], 0);
+    wm_pkt_path_hw_bad(&path, 60, WM_PKT_L4_BAD_CHECKSUM_HW);
+    wm_pkt_path_hw_bad(&path, 60, WM_PKT_IP4_BAD_CHECKSUM);
+    cr_assert_eq(path.c.verdict[WM_PKT_IP4_BAD_CHECKSUM], 2);
+    cr_assert_eq(path.c.verdict[WM_PKT_L4_BAD_CHECKSUM_HW], 1);
+    assert_publish_conservation();
+}
+
 Test(mqtt, a_publish_split_at_every_byte)
 {
     uint8_t pub[512];

@@ -115,21 +115,31 @@ Test(parse, ipv4_options)
     cr_assert_eq(v, WM_PKT_TCP, "%s", wm_pkt_verdict_name(v));
 }
 
+/* A crafted IPv4 TCP frame with 4 payload bytes into frame[0..*len) (c
+ * keeps its endpoints); returns its IPv4 header. */
+static uint8_t *crafted_ip4(struct wm_craft *c, size_t *len)
+{
+    wm_craft_ip4(c, "10.0.0.1", 40000, "10.0.0.2", 1883);
+    cr_assert_eq(parse_crafted(c, WM_TCP_ACK, "abcd", len), WM_PKT_TCP);
+    return frame + 14;
+}
+
 Test(parse, ipv4_header_errors)
 {
     struct wm_craft c;
-    wm_craft_ip4(&c, "10.0.0.1", 40000, "10.0.0.2", 1883);
     size_t len;
-    cr_assert_eq(parse_crafted(&c, WM_TCP_ACK, "abcd", &len), WM_PKT_TCP);
-    uint8_t *ip = frame + 14;
+    uint8_t *ip = crafted_ip4(&c, &len);
 
+    /* Each change refills the header checksum, so the check meant is reached. */
     ip[0] = 0x44; /* IHL 4 */
     cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_IP4_BAD_IHL);
     ip[0] = 0x46; /* IHL 6 = 24 bytes: TCP ports read as an option, still inside the frame */
     ip[2] = 0; ip[3] = 22; /* total length below IHL */
+    wm_craft_ip4_checksum(ip);
     cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_IP4_BAD_TOTAL_LENGTH);
     ip[0] = 0x45;
     ip[3] = 200; /* total length beyond the frame */
+    wm_craft_ip4_checksum(ip);
     cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_IP4_BAD_TOTAL_LENGTH);
     ip[3] = 44;
     ip[0] = 0x55;
@@ -137,12 +147,43 @@ Test(parse, ipv4_header_errors)
     ip[0] = 0x45;
     cr_assert_eq(wm_pkt_parse(frame, 14 + 19, &pi), WM_PKT_IP4_TRUNCATED);
     ip[16] = 239; /* multicast destination */
+    wm_craft_ip4_checksum(ip);
     cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_IP4_BAD_ADDRESS);
     ip[16] = 10;
+    wm_craft_ip4_checksum(ip);
     cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_TCP);
     /* IP total length shorter than the TCP header it claims. */
     ip[3] = 30;
+    wm_craft_ip4_checksum(ip);
     cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_TCP_TRUNCATED);
+}
+
+/* RFC 791 §3.1 / RFC 1071: a header whose checksum does not add up is
+ * dropped as ip4_bad_checksum (any flipped bit of the header, the checksum
+ * field included, with or without options), before the fields it covers
+ * are believed; a correct one passes. The payload is not covered. */
+Test(parse, ipv4_header_checksum)
+{
+    struct wm_craft c;
+    size_t len;
+    uint8_t *ip = crafted_ip4(&c, &len);
+    for (size_t bit = 0; bit < 20 * 8; bit++) {
+        ip[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        enum wm_pkt_verdict v = wm_pkt_parse(frame, len, &pi);
+        ip[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        /* Version and IHL are read before the sum they decide the extent of. */
+        if (bit < 8) cr_expect_neq(v, WM_PKT_TCP, "bit %zu", bit);
+        else cr_expect_eq(v, WM_PKT_IP4_BAD_CHECKSUM, "bit %zu: %s", bit, wm_pkt_verdict_name(v));
+    }
+    frame[len - 1] ^= 0xff; /* TCP payload: not the IPv4 header's business */
+    cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_TCP);
+    static const uint8_t opts[8] = {1, 1, 1, 1, 0x44, 4, 5, 0}; /* NOPs, a timestamp option */
+    c.ip4_opts = opts;
+    c.ip4_opts_len = 8;
+    cr_assert_eq(parse_crafted(&c, WM_TCP_ACK, "abcd", &len), WM_PKT_TCP);
+    ip[20 + 6] ^= 0x10; /* a bit of an option */
+    cr_assert_eq(wm_pkt_parse(frame, len, &pi), WM_PKT_IP4_BAD_CHECKSUM);
+    cr_assert_str_eq(wm_pkt_verdict_name(WM_PKT_IP4_BAD_CHECKSUM), "ip4_bad_checksum");
 }
 
 Test(parse, ipv4_fragments_are_counted_not_parsed)

@@ -864,6 +864,36 @@ Test(auth, forms_and_codes)
     EXPECT_ERR(pkt(&CLI, 0xF0), WM_MQTT5_E_REASON_CODE, 0x82, 2);
 }
 
+/* §3.15.2.1 "Sent by": Success (0x00, also the empty form) only from a
+ * Server, Re-authenticate (0x19) only from a Client. Refused at the Reason
+ * Code, or where it would be. */
+Test(auth, reason_code_by_sender)
+{
+    const uint8_t empty[] = { 0xF0, 0x00 };
+    EXPECT_ERR(dec(&CLI, empty, 2), WM_MQTT5_E_REASON_CODE, 0x82, 2);
+    reset(); wm_tb_u8(&B, 0x00); wm_tb_u8(&PR, 0x15); wm_tb_str(&PR, "SCRAM"); wm_tb_props(&B, &PR);
+    EXPECT_OK(pkt(&SRV, 0xF0));
+    EXPECT_ERR(pkt(&CLI, 0xF0), WM_MQTT5_E_REASON_CODE, 0x82, 2);
+    reset(); wm_tb_u8(&B, 0x19); wm_tb_u8(&PR, 0x15); wm_tb_str(&PR, "SCRAM"); wm_tb_props(&B, &PR);
+    EXPECT_OK(pkt(&CLI, 0xF0));
+    EXPECT_ERR(pkt(&SRV, 0xF0), WM_MQTT5_E_REASON_CODE, 0x82, 2);
+}
+
+/* §3.15.2.2.2: "It is a Protocol Error to omit the Authentication Method"
+ * (only the empty form, §3.15.2.2.1, has none); §3.15.2.2.3: so Data
+ * without Method is one too, reported at the Data as in CONNECT. */
+Test(auth, authentication_method_required)
+{
+    reset(); wm_tb_u8(&B, 0x18); wm_tb_props(&B, &PR);
+    EXPECT_ERR(pkt(&CLI, 0xF0), WM_MQTT5_E_AUTH_NO_METHOD, 0x82, 3);
+    reset(); wm_tb_u8(&B, 0x18); wm_tb_u8(&PR, 0x1F); wm_tb_str(&PR, "why"); wm_tb_props(&B, &PR);
+    EXPECT_ERR(pkt(&SRV, 0xF0), WM_MQTT5_E_AUTH_NO_METHOD, 0x82, 3);
+    reset(); wm_tb_u8(&B, 0x18); wm_tb_u8(&PR, 0x1F); wm_tb_str(&PR, "why"); wm_tb_u8(&PR, 0x16); wm_tb_strn(&PR, "\x01", 1);
+    wm_tb_props(&B, &PR);
+    EXPECT_ERR(pkt(&CLI, 0xF0), WM_MQTT5_E_AUTH_DATA_NO_METHOD, 0x82, 4 + 6);
+    EXPECT_ERR(pkt(&SRV, 0xF0), WM_MQTT5_E_AUTH_DATA_NO_METHOD, 0x82, 4 + 6);
+}
+
 /* §1.5.4 in the string fields of packets: User Name (§3.1.3.5), Will Topic
  * (§3.1.3.3), SUBSCRIBE and UNSUBSCRIBE Topic Filters (§3.8.3, §3.10.3). */
 Test(strings, nul_and_surrogates_in_packet_fields)

@@ -275,7 +275,7 @@ Test(roundtrip, disconnect_3_14)
 Test(roundtrip, auth_3_15)
 {
     wm_mqtt5_packet p = blank(WM_MQTT5_AUTH);
-    roundtrip(&p, WM_MQTT5_FROM_CLIENT, 2);
+    roundtrip(&p, WM_MQTT5_FROM_SERVER, 2); /* the empty form is Success: a Server's (§3.15.2.1) */
     p.reason_code = 0x18;
     set_s(&p.props, WM_MQTT5_PROP_AUTHENTICATION_METHOD, S("SCRAM-SHA-1"));
     set_s(&p.props, WM_MQTT5_PROP_AUTHENTICATION_DATA, S("\x00\xFF"));

@@ -100,7 +100,8 @@ static wm_mqtt5_status with_property(unsigned ctx, unsigned id, wm_mqtt5_result 
     static wm_tb pr, b, out;
     static wm_mqtt5_packet p;
     pr.n = b.n = out.n = 0;
-    if (id == 0x16) { wm_tb_u8(&pr, 0x15); wm_tb_str(&pr, "m"); } /* §3.1.2.11.10: Data needs a Method */
+    /* §3.1.2.11.10, §3.15.2.2.3: Data needs a Method; §3.15.2.2.2: so does any non-empty AUTH. */
+    if (id == 0x16 || (ctx == WM_MQTT5_AUTH && id != 0x15)) { wm_tb_u8(&pr, 0x15); wm_tb_str(&pr, "m"); }
     wm_tb_u8(&pr, (uint8_t)id);
     put_value(&pr, id);
     wm_tb empty = { .n = 0 };
@@ -124,7 +125,8 @@ static wm_mqtt5_status with_property(unsigned ctx, unsigned id, wm_mqtt5_result 
     case WM_MQTT5_UNSUBSCRIBE: fb |= 2; wm_tb_u16(&b, 1); wm_tb_props(&b, &pr); wm_tb_str(&b, "a"); break;
     case WM_MQTT5_SUBACK: case WM_MQTT5_UNSUBACK:
         wm_tb_u16(&b, 1); wm_tb_props(&b, &pr); wm_tb_u8(&b, 0); cfg.from = WM_MQTT5_FROM_SERVER; break;
-    case WM_MQTT5_DISCONNECT: case WM_MQTT5_AUTH: wm_tb_u8(&b, 0); wm_tb_props(&b, &pr); break;
+    case WM_MQTT5_DISCONNECT: wm_tb_u8(&b, 0); wm_tb_props(&b, &pr); break;
+    case WM_MQTT5_AUTH: wm_tb_u8(&b, 0x18); wm_tb_props(&b, &pr); break; /* §3.15.2.1: Continue, from either side */
     }
     wm_tb_packet(&out, fb, &b);
     return wm_mqtt5_decode(&cfg, out.b, out.n, &p, r);

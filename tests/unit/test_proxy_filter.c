@@ -507,7 +507,7 @@ Test(proxy_filter, auth_before_the_connack_goes_on_while_the_rest_is_held)
     wm_tb_u8(&cpr, 0x15); wm_tb_str(&cpr, "SCRAM-SHA-1");   /* Authentication Method: §4.12 */
     wm_tb_props(&cb, &cpr); wm_tb_str(&cb, "c");
     size_t n = wm_tb_packet(&c, 0x10, &cb);
-    wm_tb_u8(&ab, 0x18); wm_tb_props(&ab, &(wm_tb){ 0 });   /* AUTH: Continue authentication */
+    wm_tb_u8(&ab, 0x18); wm_tb_props(&ab, &cpr);   /* AUTH: Continue authentication, its Method (§3.15.2.2.2) */
     size_t na = wm_tb_packet(&a, 0xF0, &ab);
     wm_tb_raw(&in, c.b, n); wm_tb_raw(&in, a.b, na); wm_tb_raw(&in, "\xc0\x00", 2);   /* + PINGREQ */
     feed(WM_PROXY_C2U, in.b, n + na + 2);

@@ -692,6 +692,9 @@ Test(schema_registry, registry_exi_options)
         /* the last binding used to win silently: a typo appended to a good line selected nothing */
         { "tiny tiny.xsd s=urn:x strict s=urn:y\n", "reg.txt:1: column 30: prefix 's' bound twice, to 'urn:x' and 'urn:y'" },
         { "a tiny.xsd s=urn:x\nb tiny.xsd t=urn:x s=urn:x t=urn:t\n", "reg.txt:2: column 28: prefix 't' bound twice, to 'urn:x' and 'urn:t'" },
+        /* Namespaces in XML 1.0 §3: a rebound 'xml' made @xml:lang select nothing */
+        { "tiny tiny.xsd s=urn:x xml=urn:x\n", "reg.txt:1: column 23: prefix 'xml' is bound to 'http://www.w3.org/XML/1998/namespace' and to no other URI" },
+        { "tiny tiny.xsd xmlns=urn:y\n", "reg.txt:1: column 15: prefix 'xmlns' is reserved and must not be declared" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cr_assert_null(load(bad[i].text, err), "accepted: %s", bad[i].text);

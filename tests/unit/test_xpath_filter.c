@@ -62,8 +62,18 @@ Test(xpath_parse, outside_subset_refused_with_position)
     refused("/s:a/s:b[1]", 10, "positional");
     refused("//x:y", 3, "not bound");
     refused("/s:a[s:b = 1]", 6, "child paths");
-    refused("/s:a[@b = @c]", 11, "literal");
+    refused("/s:a[@b = @c]", 11, "found the path '@c': comparing two nodes");
     refused("/s:a[count(@b) > 1]", 6, "function 'count()'");
+    /* What stands where a literal belongs is named for what it is. */
+    refused("/s:a[@b = true()]", 11, "found a function call 'true()'");
+    refused("/s:a[@b > -]", 11, "found the operator '-'");
+    refused("/s:a[@b > ]", 11, "found the end of the predicate ']'");
+    refused("/s:a[@b > $x]", 11, "found the variable '$x'");
+    refused("/s:a[@b >= <= 1]", 12, "found the operator '<='");
+    refused("/s:a[@b = and]", 11, "found the operator 'and'");
+    refused("/s:a[@b = (1)]", 11, "parenthesised");
+    refused("/s:a[@b = text()]", 11, "found the path 'text()': comparing two nodes");
+    refused("/s:a[@b = s:c/@d]", 11, "found the path 's:c/@d': comparing two nodes");
     refused("/s:a/@b/s:c", 8, "last step");
     refused("/s:a[@b = 'x]", 11, "unterminated");
     refused("/s:a[@b = 1e5]", 12, "exponent");
@@ -104,6 +114,29 @@ Test(xpath_parse, ns_conflict)
     cr_assert_str_eq(why, "prefix 't' bound twice, to 'urn:b' and 'urn:c'");
     cr_assert_eq(wm_xp_ns_conflict(ns, 2, &(wm_xp_ns){ "s", "urn:c" }, NULL, 0), &ns[0]);
     cr_assert_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "s", "urn:c" }, why, sizeof why));
+}
+
+/* Namespaces in XML 1.0 §3: "xml" may be declared, but only to its own URI;
+ * "xmlns" not at all; neither URI under another prefix. */
+Test(xpath_parse, ns_reserved_prefixes)
+{
+    const wm_xp_ns ns[] = { { "s", "urn:a" } };
+    char why[160] = "untouched";
+    cr_assert_null(wm_xp_ns_conflict(ns, 1, &(wm_xp_ns){ "xml", "http://www.w3.org/XML/1998/namespace" }, why, sizeof why));
+    cr_assert_str_eq(why, "untouched");
+    const wm_xp_ns *r = wm_xp_ns_conflict(ns, 1, &(wm_xp_ns){ "xml", "urn:x" }, why, sizeof why);
+    cr_assert(r && !strcmp(r->prefix, "xml"));
+    cr_assert_str_eq(why, "prefix 'xml' is bound to 'http://www.w3.org/XML/1998/namespace' and to no other URI"
+                          " (Namespaces in XML 1.0 §3)");
+    r = wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "xmlns", "urn:y" }, why, sizeof why);
+    cr_assert(r && !strcmp(r->prefix, "xmlns"));
+    cr_assert(strstr(why, "prefix 'xmlns' is reserved and must not be declared"), "%s", why);
+    cr_assert_not_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "xmlns", "http://www.w3.org/2000/xmlns/" }, NULL, 0));
+    cr_assert_not_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "x", "http://www.w3.org/XML/1998/namespace" }, why, sizeof why));
+    cr_assert(strstr(why, "bound to prefix 'xml' only"), "%s", why);
+    cr_assert_not_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "x", "http://www.w3.org/2000/xmlns/" }, why, sizeof why));
+    cr_assert(strstr(why, "must not be bound to a prefix"), "%s", why);
+    cr_assert_null(wm_xp_ns_conflict(ns, 0, &(wm_xp_ns){ "xmlfoo", "urn:z" }, why, sizeof why), "reserved for the future, not an error");
 }
 
 /* ------------------------------------------------------------- filter */

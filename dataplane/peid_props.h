@@ -1,0 +1,31 @@
+/* The peids of a spatial publish: the values of a PUBLISH's `peid` User
+ * Properties (README "Spatial filtering"), read by one rule wherever they
+ * decide something: the data plane's match (mqtt_session.c), the proxy's
+ * delivery filter and its --prefilter (proxy_filter.c).
+ *
+ * Why one bound and a refusal: the matcher and the registry take the peids
+ * as an array, and the per-packet paths allocate nothing, so a bound stays.
+ * Before this rule each place judged a different thing past it (the proxy
+ * read the first 64 known peids and withheld silently, the data plane
+ * dropped the publication, the prefilter passed it). Now a PUBLISH with more
+ * than WM_PEIDS_MAX peid properties reaches no subscriber in all three, and
+ * each counts it under "too_many_peids".
+ *
+ * Thread safety: pure function. */
+#ifndef WM_DATAPLANE_PEID_PROPS_H
+#define WM_DATAPLANE_PEID_PROPS_H
+
+#include <stdint.h>
+
+#include "codec/mqtt5_props.h"
+
+#define WM_PEIDS_MAX 64              /* peid User Properties a PUBLISH may carry */
+#define WM_PEIDS_TOO_MANY UINT32_MAX /* wm_peids_collect: more than WM_PEIDS_MAX */
+
+/* Writes the values of pr's `peid` User Properties (key exactly "peid", in
+ * the packet's order; views into the packet's bytes) to out[0..n) and
+ * returns n (0..WM_PEIDS_MAX), or WM_PEIDS_TOO_MANY if there are more than
+ * WM_PEIDS_MAX (out then holds the first WM_PEIDS_MAX, not to be used). */
+uint32_t wm_peids_collect(const wm_mqtt5_props *pr, wm_mqtt5_bytes out[WM_PEIDS_MAX]);
+
+#endif
