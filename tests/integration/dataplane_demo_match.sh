@@ -35,7 +35,9 @@ timeout 120 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$CAP,tx_pcap=$t
   --summary "$tmp/summary.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "wirematch exited $?"; }
 ref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$CAP" "$PORT" "$tmp/monaco.json" "$tmp/match.jsonl") \
   || { echo "$ref"; fail "match log differs from the tshark reference"; }
-JE=0; ldd "$B/wirematch" | grep -q libjemalloc && JE=1 # heap figures only where it runs on jemalloc
+# heap figures only where it runs on jemalloc (ldd read whole: grep -q would end the pipe early, and under
+# pipefail the writer's SIGPIPE would read as "not linked")
+JE=0; grep -q libjemalloc <<< "$(ldd "$B/wirematch")" && JE=1
 python3 - "$tmp/summary.json" "$tmp/match.jsonl" "$JE" <<'EOF' || fail "summary"
 import json, sys
 s = json.load(open(sys.argv[1]))

@@ -61,7 +61,8 @@ kill -TERM "$wm_pid"
 timeout 60 tail --pid="$wm_pid" -f /dev/null || fail "wirematch still running 60 s after SIGTERM"
 wait "$wm_pid" || fail "wirematch exited $? on SIGTERM: $(tail -3 "$tmp/wm.log")"
 wm_pid=
-JE=0; ldd "$B/wirematch" | grep -q libjemalloc && JE=1 # heap figures only where it runs on jemalloc
+# heap figures only where it runs on jemalloc (ldd read whole: see dataplane_demo_match.sh)
+JE=0; grep -q libjemalloc <<< "$(ldd "$B/wirematch")" && JE=1
 python3 - "$tmp" "$JE" <<'EOF' || fail "flows answer: $(cat "$tmp/all.json")"
 import json, sys
 tmp = sys.argv[1]

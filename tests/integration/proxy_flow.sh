@@ -109,7 +109,7 @@ S=$TMP/p.json
 [ "$(jq '.malformed.client_to_upstream + .malformed.upstream_to_client' "$S")" -eq 0 ] || fail "malformed counted"
 [ "$(jq '.connections.open_at_exit' "$S")" -eq 0 ] || fail "connections left open"
 # the heap figures come from jemalloc where the program runs on it (not in sanitizer builds)
-if ldd "$PROXY" | grep -q libjemalloc; then
+if grep -q libjemalloc <<< "$(ldd "$PROXY")"; then # ldd read whole: grep -q would SIGPIPE it under pipefail
   [ "$(jq -r '.memory.allocator' "$S")" = jemalloc ] && [ "$(jq '.memory | .allocated > 0 and .active >= .allocated and .mapped >= .active and .resident >= .active' "$S")" = true ] \
     || fail "jemalloc figures missing or inconsistent: $(jq -c .memory "$S")"
 else

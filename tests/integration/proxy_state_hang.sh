@@ -24,7 +24,8 @@ HOLD=$TMP/hold
 ST=$TMP/h.state
 # (a sanitizer's runtime must come first in the preload list: make test SANITIZE=1 / TSAN=1)
 PRE=$TMP/slow_fsync.so
-SAN=$(ldd "$PROXY" | awk '/lib(asan|tsan)\.so/ {print $3; exit}')
+# ldd read whole: an awk that exits early would SIGPIPE it, which pipefail turns into a failed assignment
+SAN=$(awk '/lib(asan|tsan)\.so/ {print $3; exit}' <<< "$(ldd "$PROXY")")
 [ -z "$SAN" ] || PRE="$SAN $PRE"
 # (px_proxy's way, the preload given to the proxy alone)
 PORT_h=$(free_port)
