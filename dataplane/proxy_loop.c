@@ -902,7 +902,12 @@ static void client_failed(worker *w, conn *k, uint32_t slot)
 {
     if (k->state != ST_OPEN) return;
     if (k->drain || k->up_gone || k->fd[WM_PROXY_U2C] < 0) {
-        close_conn(w, k, slot, &w->c.closed_by_client);
+        /* a connection already ending is counted by the side that ended it
+         * (start_drain), as maybe_finish would: a client told that its
+         * broker went away may reset before the close (proxy_churn_concurrent
+         * counted one such in closed_by_client, where upstream_lost had it) */
+        bool by_upstream = k->drain ? k->ender == WM_PROXY_U2C : k->up_gone;
+        close_conn(w, k, slot, by_upstream ? &w->c.closed_by_upstream : &w->c.closed_by_client);
         return;
     }
     /* What was for the client is dropped (a send in flight keeps its
