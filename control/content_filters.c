@@ -145,9 +145,27 @@ static uint32_t fnv(const char *s, size_t n)
 
 static uint32_t n_schemas(const wm_content *c) { return c->reg ? c->reg->n : 0; }
 
+#ifdef WM_TEST_HOOKS
+static unsigned fail_news; /* test builds only: wm_content_fail_news */
+
+void wm_content_fail_news(unsigned n) { fail_news = n; }
+#endif
+
+/* A new table's memory; in test builds NULL while failures are asked for. */
+static wm_content *table_alloc(void)
+{
+#ifdef WM_TEST_HOOKS
+    if (fail_news) {
+        fail_news--;
+        return NULL;
+    }
+#endif
+    return calloc(1, sizeof(wm_content));
+}
+
 wm_content *wm_content_new(wm_schema_reg *reg)
 {
-    wm_content *c = calloc(1, sizeof *c);
+    wm_content *c = table_alloc();
     if (!c) {
         wm_schema_reg_free(reg);
         return NULL;
@@ -161,7 +179,7 @@ wm_content *wm_content_new(wm_schema_reg *reg)
 
 wm_content *wm_content_new_borrowed(const wm_schema_reg *reg)
 {
-    wm_content *c = calloc(1, sizeof *c);
+    wm_content *c = table_alloc();
     if (!c) return NULL;
     c->reg = (wm_schema_reg *)reg;
     c->dirty = true;

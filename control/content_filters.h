@@ -133,6 +133,13 @@ wm_content *wm_content_new(wm_schema_reg *reg);
 wm_content *wm_content_new_borrowed(const wm_schema_reg *reg);
 /* Frees the table, its registry (if owned) and its current snapshot (readers gone). */
 void wm_content_free(wm_content *c);
+#ifdef WM_TEST_HOOKS
+/* Test builds only (WM_TEST_HOOKS: the unit tests and their own copy of
+ * this file's object, never the programs): the next n calls of
+ * wm_content_new / wm_content_new_borrowed fail as out of memory does, so
+ * that callers' error paths can be run under ASan. Not thread safe. */
+void wm_content_fail_news(unsigned n);
+#endif
 const wm_schema_reg *wm_content_registry(const wm_content *c);
 
 /* Writer: makes dropped slots reusable, for a holder whose readers report
