@@ -729,18 +729,16 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         t->c.subs_replaced++;
         pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
     }
+    /* Removed subscriptions (ended sessions) keep their ids until a grace
+     * period passes: at the bound the matcher waits for it itself (this
+     * worker's reader is paused; the others pass quiescent states between
+     * bursts) rather than refuse, and says so in its grace_waits. */
+    wm_matcher_stats ms;
+    wm_matcher_stats_get(m, &ms);
+    uint64_t waits = ms.grace_waits;
     wm_matcher_status st = node_add(m, n, nbhd, slot, &n->sub);
-    if (st == WM_MATCHER_E_FULL_SUBS || st == WM_MATCHER_E_FULL_FILTERS || st == WM_MATCHER_E_FULL_CLIENTS ||
-        st == WM_MATCHER_E_NOMEM) {
-        /* Removed subscriptions (ended sessions) hold their room until a
-         * grace period passes: with fast churn the bound is full of them
-         * (a table whose freed entries still wait says NOMEM below its bound).
-         * Wait for one (this worker's reader is paused; the others pass
-         * quiescent states between bursts), counted, instead of refusing. */
-        t->c.subs_full_waits++;
-        wm_matcher_reclaim(m, true);
-        st = node_add(m, n, nbhd, slot, &n->sub);
-    }
+    wm_matcher_stats_get(m, &ms);
+    if (ms.grace_waits != waits) t->c.subs_full_waits++;
     if (st != WM_MATCHER_OK) {
         node_free(n);
         if (slot) {

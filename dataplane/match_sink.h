@@ -37,10 +37,11 @@
  *     burst; the sweep, under the writer lock, runs only when the earliest
  *     deadline has passed); a resumed session cancels it. The end of a
  *     connection the session was taken from (a newer CONNECT of the client
- *     id, on any worker) ends nothing. Removed subscriptions keep their room
+ *     id, on any worker) ends nothing. Removed subscriptions keep their ids
  *     in the matcher for a grace period: a SUBSCRIBE that finds the bound
- *     (max_subs) full waits for one (subs_full_waits) before it is refused
- *     (subs_full).
+ *     (max_subs) taken by live and such removed ones waits for it (in the
+ *     matcher, matcher.h "Bounds"; counted in subs_full_waits); it is
+ *     refused (subs_full) only when max_subs are live.
  *   - Preloaded subscriptions belong to the file: traffic neither replaces
  *     nor removes them (an UNSUBSCRIBE of one counts as unsub_unknown);
  *     they are reported by their file "id" (an integer id as its decimal

@@ -127,6 +127,12 @@ uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bo
         return id;
     }
     if (t->live >= t->max_ids) return WM_INTERN_NONE;
+    /* Below the bound with every free id still in its grace period (keys
+     * released since the last reclaim): wait for it rather than refuse. */
+    if (t->n_free == 0 && t->high >= t->max_ids) {
+        t->grace_waits++;
+        wm_retire_reclaim(t->retire, true);
+    }
     if (!tab_reserve(t)) return WM_INTERN_NONE;
     char *copy = malloc(n + 1);
     if (!copy) return WM_INTERN_NONE;
@@ -134,7 +140,7 @@ uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bo
     copy[n] = '\0';
     if (t->n_free) id = t->free_ids[--t->n_free];
     else if (t->high < t->max_ids) id = t->high++;
-    else { free(copy); return WM_INTERN_NONE; } /* ids still in their grace period */
+    else { free(copy); return WM_INTERN_NONE; } /* not reached: the reclaim above gave ids back */
     t->key[id] = copy;
     t->len[id] = (uint32_t)n;
     t->aux[id] = aux;

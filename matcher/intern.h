@@ -16,7 +16,9 @@
  * re-bound under its feet.
  *
  * Bounds: at most `max_ids` keys are live at once (creation parameter);
- * keys up to 65,535 bytes (MQTT 5.0 §1.5.4).
+ * keys up to 65,535 bytes (MQTT 5.0 §1.5.4). Released keys do not count:
+ * a new key below the bound whose only free ids are still in their grace
+ * period waits for it (wm_intern_get) instead of being refused.
  *
  * Thread safety: wm_intern_find and the id accessors from any reader
  * thread inside a QSBR read side; everything else from the one writer.
@@ -103,6 +105,7 @@ typedef struct wm_intern {
     uint32_t live;
     uint32_t *free_ids;   /* reusable ids (grace period over) */
     uint32_t n_free;
+    uint64_t grace_waits; /* new keys that waited for freed ids' grace period */
     wm_retire *retire;
 } wm_intern;
 
@@ -126,7 +129,10 @@ typedef void (*wm_intern_init_fn)(void *ctx, uint32_t id, const char *key, size_
  * For a new id, init (if not NULL) runs before the id is published in the
  * table, so a reader that finds the key sees its per-id data; *created
  * (if not NULL) tells whether the id is new. Returns WM_INTERN_NONE when
- * max_ids keys are live or on allocation failure. */
+ * max_ids keys are live or on allocation failure. A new key below max_ids
+ * when every free id is still in its grace period first runs the retire
+ * list with a blocking grace period (wm_retire_reclaim(retire, true)): the
+ * writer then waits for every online reader's quiescent state. */
 uint32_t wm_intern_get(wm_intern *t, uint32_t aux, const char *key, size_t n, bool *created,
                        wm_intern_init_fn init, void *ctx);
 /* Writer: takes one more reference on a live id. */

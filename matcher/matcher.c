@@ -35,9 +35,15 @@ bool wm_idpool_init(wm_idpool *p, uint32_t max)
 
 void wm_idpool_fini(wm_idpool *p) { free(p->free); memset(p, 0, sizeof *p); }
 
-uint32_t wm_idpool_alloc(wm_idpool *p)
+uint32_t wm_idpool_alloc(wm_idpool *p, wm_retire *r)
 {
     uint32_t id;
+    /* Below the bound with every free id still in its grace period: wait
+     * for it rather than refuse (matcher.h, "Bounds"). */
+    if (!p->n_free && p->high >= p->max && p->live < p->max) {
+        p->grace_waits++;
+        wm_retire_reclaim(r, true);
+    }
     if (p->n_free) id = p->free[--p->n_free];
     else if (p->high < p->max) id = p->high++;
     else return WM_NONE;
@@ -223,6 +229,9 @@ void wm_matcher_stats_get(const wm_matcher *m, wm_matcher_stats *st)
     st->cells = m->cellkeys.live;
     st->nbhd_peids = m->nbhd_peids;
     st->spilled_postings = m->spilled_postings;
+    st->grace_waits = m->sub_ids.grace_waits + m->nbhd_ids.grace_waits + m->filters.grace_waits +
+                      m->edges.grace_waits + m->cellkeys.grace_waits + m->nbhd_names.grace_waits +
+                      m->clients.grace_waits + m->groups.grace_waits;
     st->pending_reclaim = m->retire.n;
 }
 
@@ -395,7 +404,7 @@ wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *sp, uint3
     if (nb != WM_NBHD_NONE && (nb >= m->nbhd_ids.high || m->nb_refs[nb] == 0)) return fail(err, WM_MATCHER_E_UNKNOWN_NBHD);
 
     wm_matcher_status st;
-    uint32_t s = wm_idpool_alloc(&m->sub_ids);
+    uint32_t s = wm_idpool_alloc(&m->sub_ids, &m->retire);
     if (s == WM_NONE) return fail(err, WM_MATCHER_E_FULL_SUBS);
     uint32_t client = wm_intern_get(&m->clients, 0, sp->client ? sp->client : "", sp->client_len, NULL, NULL, NULL);
     if (client == WM_INTERN_NONE) {

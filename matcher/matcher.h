@@ -52,7 +52,15 @@
  * (liburcu-qsbr by default; the data plane plugs rte_rcu_qsbr in).
  *
  * Bounds: every table has a maximum fixed at creation (wm_matcher_config);
- * crossing one returns a WM_MATCHER_E_FULL_* error and changes nothing.
+ * crossing one returns a WM_MATCHER_E_FULL_* error and changes nothing. The
+ * maxima count live entries only: removed ones whose ids still wait for
+ * their grace period do not count, and an add below the bound that finds
+ * no free id but such waiting ones waits for the grace period itself
+ * (as wm_matcher_reclaim(m, true) does: the writer blocks until every
+ * online reader has passed a quiescent state; liburcu takes the writer's
+ * own reader, if online, offline meanwhile). So a table kept at its bound
+ * under remove/add churn never refuses an add, and E_NOMEM means only
+ * that an allocation failed.
  * Memory: the per-id arrays are allocated at their maximum size up front but
  * only touched pages count, so generous maxima cost address space, not RSS.
  */
@@ -86,7 +94,7 @@ typedef enum wm_matcher_status {
     WM_MATCHER_E_NBHD_EXISTS,      /* a neighborhood of that name is already defined */
     WM_MATCHER_E_UNKNOWN_NBHD,     /* no live neighborhood with that id */
     WM_MATCHER_E_UNKNOWN_SUB,      /* no live subscription with that id */
-    WM_MATCHER_E_FULL_SUBS,        /* config.max_subs subscriptions live (or still in their grace period) */
+    WM_MATCHER_E_FULL_SUBS,        /* config.max_subs subscriptions live */
     WM_MATCHER_E_FULL_FILTERS,     /* config.max_filters distinct topic filters */
     WM_MATCHER_E_FULL_NODES,       /* config.max_trie_nodes wildcard-trie nodes */
     WM_MATCHER_E_FULL_NBHDS,       /* config.max_nbhds neighborhoods */
@@ -197,7 +205,9 @@ typedef struct wm_sub_spec {
  * session layer replaces a client's existing subscription (§3.8.4) by
  * remove + add. err (optional) receives the detail.
  * Errors: E_INVALID_FILTER, E_TOO_DEEP, E_BAD_QOS, E_BAD_CLIENT,
- * E_NO_LOCAL_SHARED, E_UNKNOWN_NBHD, E_FULL_* , E_NOMEM; nothing changes. */
+ * E_NO_LOCAL_SHARED, E_UNKNOWN_NBHD, E_FULL_* , E_NOMEM; nothing changes.
+ * At a bound freed by removals whose grace period is still running, waits
+ * for it ("Bounds" above). */
 wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *spec, uint32_t *sub, wm_matcher_error *err);
 /* Removes a subscription: readers stop seeing it at once; its memory and id
  * are reclaimed after a grace period. E_UNKNOWN_SUB. */
@@ -233,6 +243,8 @@ typedef struct wm_matcher_stats {
     uint64_t spilled_postings; /* peid -> neighborhood entries that did not fit
                                   in their peid's posting slot (31 entries) */
     uint64_t pending_reclaim; /* items waiting for a grace period */
+    uint64_t grace_waits;     /* adds below a bound that waited for the grace period of
+                                 removed entries' ids ("Bounds" above), since creation */
 } wm_matcher_stats;
 /* Writer: current counts. */
 void wm_matcher_stats_get(const wm_matcher *m, wm_matcher_stats *st);

@@ -40,11 +40,14 @@ static inline uint8_t wm_nb_tag(uint32_t fid) { return (uint8_t)(((fid * 0x9E377
 typedef struct wm_idpool {
     uint32_t *free;
     uint32_t n_free, high, max, live;
+    uint64_t grace_waits; /* allocations that waited for freed ids' grace period */
 } wm_idpool;
 
 bool wm_idpool_init(wm_idpool *p, uint32_t max);
 void wm_idpool_fini(wm_idpool *p);
-uint32_t wm_idpool_alloc(wm_idpool *p);               /* WM_NONE when full */
+/* WM_NONE when max ids are live; below that, when every free id is still
+ * in its grace period, waits for it (wm_retire_reclaim(r, true)) first. */
+uint32_t wm_idpool_alloc(wm_idpool *p, wm_retire *r);
 void wm_idpool_release(wm_idpool *p, wm_retire *r, uint32_t id); /* after a grace period */
 
 /* What a reader needs of a subscription, in 24 bytes. */

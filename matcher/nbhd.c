@@ -147,7 +147,7 @@ static bool scratch(wm_matcher *m, size_t n)
 static wm_matcher_status define_from_scratch(wm_matcher *m, const char *name, size_t name_len, size_t n, uint32_t *out)
 {
     uint32_t *ids = m->sort_tmp, *work = m->sort_tmp + n;
-    uint32_t nb = wm_idpool_alloc(&m->nbhd_ids);
+    uint32_t nb = wm_idpool_alloc(&m->nbhd_ids, &m->retire);
     if (nb == WM_NONE) return WM_MATCHER_E_FULL_NBHDS;
     bool created;
     uint32_t nid = wm_intern_get(&m->nbhd_names, 0, name, name_len, &created, NULL, NULL);

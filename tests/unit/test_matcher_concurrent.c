@@ -226,13 +226,126 @@ static void writer_churns_readers_check(void)
     wm_matcher_free(G.m);
 }
 
+/* A table kept at its bounds by remove/add churn while readers look up,
+ * the writer never reclaiming of its own: every add succeeds (the ids of
+ * removed entries, still in their grace period, are waited for, never
+ * refused below the bound: matcher.h "Bounds"; until 2026-12-02 the first
+ * add after a removal was refused full_subs, and nomem for a table such as
+ * the clients'), and a lookup of topic b/K returns only K's subscription.
+ * Every subscription has its own filter, client and cell or share group,
+ * so every interned table is at its bound too. */
+#define BOUND 64
+
+static struct {
+    wm_matcher *m;
+    uint32_t next;  /* atomic: topics b/0 .. b/next-1 have been used */
+    int stop;       /* atomic */
+    long lookups[NREADERS], returned[NREADERS];
+} B;
+
+static void *bound_reader(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    wl_rng rng = { 77 + (uint64_t)me };
+    wm_matcher_reader *r = wm_matcher_reader_new(B.m);
+    CHECK(r != NULL, "reader");
+    uint32_t subs[BOUND], members[BOUND];
+    wm_match_group groups[BOUND];
+    wm_match_str peid = { "q0", 2 };
+    char t[32];
+    while (!__atomic_load_n(&B.stop, __ATOMIC_ACQUIRE)) {
+        uint32_t k = wl_below(&rng, __atomic_load_n(&B.next, __ATOMIC_ACQUIRE));
+        snprintf(t, sizeof t, "b/%u", k);
+        wm_match_result res = { subs, BOUND, members, BOUND, groups, BOUND, 0, 0, 0 };
+        wm_matcher_status st = wm_matcher_lookup_str(r, t, strlen(t), &peid, 1, NULL, 0, &res);
+        CHECK(st == WM_MATCHER_OK, "lookup %s: %s", t, wm_matcher_status_name(st));
+        for (uint32_t i = 0; i < res.n_subs + res.n_members; i++) {
+            uint32_t sub = i < res.n_subs ? res.subs[i] : res.members[i - res.n_subs];
+            uint64_t c = wm_matcher_sub_cookie(B.m, sub);
+            CHECK(c == k, "reader %d: the subscription of b/%llu returned for %s", me, (unsigned long long)c, t);
+        }
+        B.lookups[me]++;
+        B.returned[me] += res.n_subs + res.n_members;
+        wm_matcher_quiescent(r);
+    }
+    wm_matcher_reader_free(r);
+    return NULL;
+}
+
+/* Subscribes b/k for client ck: every third shared ($share/gk/b/k), every
+ * fourth with a neighborhood of its own (nk = {q0}, released at once so
+ * that the removal uninstalls it). */
+static uint32_t bound_add(uint32_t k)
+{
+    char f[40], cl[16], nm[16];
+    if (k % 3 == 0) snprintf(f, sizeof f, "$share/g%u/b/%u", k, k);
+    else snprintf(f, sizeof f, "b/%u", k);
+    snprintf(cl, sizeof cl, "c%u", k);
+    uint32_t nb = WM_NBHD_NONE, sub = WM_SUB_NONE;
+    if (k % 4 == 0) {
+        snprintf(nm, sizeof nm, "n%u", k);
+        wm_match_str q = { "q0", 2 };
+        wm_matcher_status st = wm_matcher_nbhd_define(B.m, nm, strlen(nm), &q, 1, &nb);
+        CHECK(st == WM_MATCHER_OK, "define %s at the bound: %s", nm, wm_matcher_status_name(st));
+    }
+    wm_sub_spec spec = { .filter = f, .filter_len = strlen(f), .client = cl, .client_len = strlen(cl), .nbhd = nb,
+                         .cookie = k };
+    wm_matcher_status st = wm_matcher_sub_add(B.m, &spec, &sub, NULL);
+    CHECK(st == WM_MATCHER_OK, "add %s at the bound: %s", f, wm_matcher_status_name(st));
+    if (nb != WM_NBHD_NONE) CHECK(wm_matcher_nbhd_release(B.m, nb) == WM_MATCHER_OK, "release %s", nm);
+    return sub;
+}
+
+static void churn_at_the_bound_never_refuses(void)
+{
+    wm_matcher_config cfg = { .max_subs = BOUND, .max_nbhds = BOUND / 4, .max_peids = 8, .max_groups = BOUND / 3 + 1 };
+    B.m = wm_matcher_new(&cfg);
+    CHECK(B.m != NULL, "matcher");
+    uint32_t sub[BOUND];
+    for (uint32_t k = 0; k < BOUND; k++) sub[k] = bound_add(k);
+    __atomic_store_n(&B.next, BOUND, __ATOMIC_RELEASE);
+    pthread_t th[NREADERS];
+    for (int i = 0; i < NREADERS; i++) CHECK(pthread_create(&th[i], NULL, bound_reader, (void *)(intptr_t)i) == 0, "thread");
+    wl_rng rng = { 11 };
+    long ops = wl_scaled(20000, 10);
+    for (long n = 0; n < ops; n++) {
+        uint32_t i = wl_below(&rng, BOUND);
+        CHECK(wm_matcher_sub_remove(B.m, sub[i]) == WM_MATCHER_OK, "remove");
+        /* the same kind (share group, neighborhood) as the one removed, so
+         * that each table stays at its bound */
+        uint32_t k = __atomic_load_n(&B.next, __ATOMIC_ACQUIRE);
+        k += (i % 12 + 12 - k % 12) % 12;
+        sub[i] = bound_add(k);
+        __atomic_store_n(&B.next, k + 1, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&B.stop, 1, __ATOMIC_RELEASE);
+    long total = 0, ret = 0;
+    for (int i = 0; i < NREADERS; i++) {
+        pthread_join(th[i], NULL);
+        total += B.lookups[i];
+        ret += B.returned[i];
+    }
+    wm_matcher_stats st;
+    wm_matcher_stats_get(B.m, &st);
+    LOG_INFO("at the bound: %ld remove+add, %llu grace-period waits, %ld lookups returning %ld", ops,
+             (unsigned long long)st.grace_waits, total, ret);
+    CHECK(st.subs == BOUND && st.clients == BOUND && st.filters == BOUND, "the tables at their bounds");
+    CHECK(st.nbhds == BOUND / 4 && st.cells == BOUND / 4 && st.groups == BOUND / 3 + 1, "the tables at their bounds");
+    CHECK(st.grace_waits > 0, "the adds had to wait for grace periods");
+    CHECK(total > 0 && ret > 0, "readers ran and matched");
+    wm_matcher_reclaim(B.m, true);
+    wm_matcher_free(B.m);
+}
+
 #if defined(__SANITIZE_THREAD__)
 int main(void)
 {
     writer_churns_readers_check();
-    fprintf(stderr, "[====] Synthesis: Tested: 1 | Passing: 1 | Failing: 0 | Crashing: 0\n");
+    churn_at_the_bound_never_refuses();
+    fprintf(stderr, "[====] Synthesis: Tested: 2 | Passing: 2 | Failing: 0 | Crashing: 0\n");
     return 0;
 }
 #else
 Test(matcher_concurrent, writer_churns_readers_check, .timeout = 600) { writer_churns_readers_check(); }
+Test(matcher_concurrent, churn_at_the_bound_never_refuses, .timeout = 600) { churn_at_the_bound_never_refuses(); }
 #endif
