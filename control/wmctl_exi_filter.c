@@ -11,7 +11,11 @@
  * ("application/exi; schema=NAME; strict=true", wm_schema_reg_bind), as the
  * data plane binds them; --strict and --byte-aligned still apply on top (and,
  * like every out-of-band option, must agree with a stream's options header
- * if it has one: wmctl_exi_oob_check);
+ * if it has one: wmctl_exi_oob_check); an option of the Content Type that
+ * contradicts the header is not refused but reported on stderr, and the
+ * stream decoded with the header's options (§5.4), as the data plane and
+ * the proxy do (they count it: wm_exi_oob_header_conflict, the same
+ * comparison);
  * --ns may add a prefix, but one the entry binds to another URI is refused
  * (the data plane would use the registry's, so an override would answer a
  * different question than the one being tried out).
@@ -33,6 +37,7 @@
 
 #include "codec/exi_grammar.h"
 #include "codec/exi_xsd.h"
+#include "control/exi_oob.h"
 #include "control/schema_registry.h"
 #include "control/wmctl.h"
 #include "matcher/xpath_filter.h"
@@ -58,6 +63,7 @@ int wmctl_exi_filter(int argc, char **argv)
     unsigned oob = 0; /* the out-of-band options given here (wmctl_exi_oob_check) */
     wm_exi_options o;
     wm_exi_options_default(&o);
+    wm_exi_oob ct_ov = { 0 }; /* --registry: the options the Content Type itself gave */
     const char **qs = calloc((size_t)argc + 1, sizeof *qs);
     wm_xp_ns *ns = calloc((size_t)argc + 1, sizeof *ns);
     uint32_t nq = 0;
@@ -104,7 +110,7 @@ int wmctl_exi_filter(int argc, char **argv)
         if (wm_schema_reg_load(regfile, &reg, &le)) { rc = wmctl_load_error("exi", &le, 2); goto out; }
         /* the publication's options as the data plane sees them; --strict/--byte-aligned on top */
         bool strict = o.strict, aligned = o.alignment == WM_EXI_BYTE_ALIGNED;
-        wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, NULL, rerr, sizeof rerr);
+        wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, &ct_ov, rerr, sizeof rerr);
         if (cs != WM_EXI_CT_OK) {
             rc = wmctl_usage_error("exi", "content type '%s': %s (application/exi; schema=NAME[; OPTION=VALUE ...])", ctype, rerr);
             goto out;
@@ -162,6 +168,10 @@ int wmctl_exi_filter(int argc, char **argv)
         goto out;
     }
     if ((rc = wmctl_exi_oob_check(in, data, len, oob))) goto out;
+    char cwhy[200];
+    if (regfile && wm_exi_oob_header_conflict(&ct_ov, data, len, cwhy, sizeof cwhy))
+        fprintf(stderr, "wmctl exi: %s: Content Type \"%s\": %s; decoded with the header's options (EXI 1.0 §5.4),"
+                        " as the data plane and the proxy do (they count it: header_conflicts)\n", in, ctype, cwhy);
     if (!(c = wm_xpf_ctx_new(f, &(wm_exi_limits){ .whole_buffer = true })) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
         rc = wmctl_usage_error("exi", "out of memory");
         goto out;

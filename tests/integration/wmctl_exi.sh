@@ -208,6 +208,18 @@ printf 'senml %s s=%s xml=urn:x\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
 expect 2 "$work/reg.txt:1: column $((${#S} + 25 + ${#NSS})): prefix 'xml' is bound to '$XMLNS'" "$W" "${RF[@]}" $S/ex2.gen.exi
 printf 'senml %s s=%s x=urn:other s=%s\n' $S/senml.gen.xsd $NSS $NSS > "$work/reg.txt"
 out=$(timeout 30 "$W" "${RF[@]}" $S/ex2.gen.exi) && [ "$out" = "[1]" ] || fail "registry, same binding twice: $out"; ok
+# a Content Type option contradicting the stream's options header is decoded by the header and reported, not
+# refused, as the data plane and the proxy do (proxy_content_header); before 2026-12-02 this tool said nothing
+printf 'senml %s s=%s\n' $S/senml.gen.xsd $NSS > "$work/reg.txt"
+timeout 30 "$W" exi encode --schema $S/senml.gen.xsd --header-options $S/ex1.gen.xml "$work/hdr.exi" || fail "encode hdr"
+CF=(exi filter --registry "$work/reg.txt" --query '//s:senml[@u="Cel"]')
+CT='application/exi; schema=senml; strict=true'
+out=$(timeout 30 "$W" "${CF[@]}" --content-type "$CT" "$work/hdr.exi" 2>"$work/err") && [ "$out" = "[1]" ] \
+  || fail "contradicting Content Type: $out $(cat "$work/err")"
+want="wmctl exi: $work/hdr.exi: Content Type \"$CT\": strict=true contradicts the payload's options header (strict=false); decoded with the header's options (EXI 1.0 §5.4)"
+grep -qF "$want" "$work/err" || fail "no report like: $want; got: $(cat "$work/err")"; ok
+out=$(timeout 30 "$W" "${CF[@]}" --content-type 'application/exi; schema=senml; strict=false' "$work/hdr.exi" 2>"$work/err") \
+  && [ "$out" = "[1]" ] && ! grep -q contradicts "$work/err" || fail "agreeing Content Type: $out $(cat "$work/err")"; ok
 # --ns may add a prefix to the registry's, never rebind one of them (the data plane would not)
 expect 2 "wmctl exi: --ns s=urn:typo: the registry $work/reg.txt binds prefix 's' of schema 'senml' to '$NSS'" \
   "$W" "${RF[@]}" --ns s=urn:typo $S/ex2.gen.exi
