@@ -40,7 +40,10 @@
  *                  most linger_ms and linger_bytes (then it is closed as it
  *                  is): closing a socket with unread bytes sends RST, which
  *                  destroys what the client has not received yet. The slot
- *                  stays taken meanwhile.
+ *                  stays taken meanwhile. Before that, the proxy's last
+ *                  bytes wait for the peer to take them for at most
+ *                  linger_ms too (2 s when 0): a client that never reads
+ *                  again is then closed unflushed (drain_cut).
  */
 #ifndef WM_DATAPLANE_PROXY_H
 #define WM_DATAPLANE_PROXY_H
@@ -128,6 +131,8 @@ typedef struct wm_proxy_counters {
     uint64_t linger_cut_time;        /* still open after linger_ms (or at the stop's grace period) */
     uint64_t linger_cut_bytes;       /* sent more than linger_bytes meanwhile */
     uint64_t linger_bytes;           /* bytes read and dropped while lingering */
+    uint64_t drain_cut;              /* connections the proxy ended whose peer did not take its last bytes
+                                        within linger_ms (2 s when 0) of the end: closed unflushed */
     uint64_t bytes[2];               /* relayed per direction (sent to the peer) */
     uint64_t recv_bytes[2];
     uint64_t packets[2];             /* MQTT packets framed per direction */

@@ -66,6 +66,9 @@ enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2, PAUSE_HOLD = 4 };
  * ends, so their slots are free (finalized) when the workers leave. */
 #define STOP_LINGER_MARGIN_NS 300000000ull
 #define LINGER_BUF 16384
+/* How long a drain may wait for a peer to take the proxy's last bytes when
+ * lingering is off (--linger-ms 0): the default --linger-ms. */
+#define DRAIN_MS_NO_LINGER 2000u
 
 typedef struct park {
     uint16_t bid;
@@ -99,6 +102,7 @@ typedef struct conn {
     uint8_t linger;           /* bit s: closing, side s half-closed and read until its peer closes (close_conn) */
     uint32_t linger_read;     /* bytes read and dropped while lingering, both sides */
     uint64_t linger_by;       /* ns: lingering is cut then (linger_sweep) */
+    uint64_t drain_by;        /* ns: a drain (start_drain) not flushed by then is cut (linger_sweep); 0 = none */
     wm_proxy_queue q[2];
     wm_proxy_session ss;
     wm_proxy_filter flt;      /* used when the proxy filters (cfg->spatial) */
@@ -494,6 +498,8 @@ static void finalize(worker *w, conn *k, uint32_t slot)
  * period ends. */
 
 static void arm_timer(worker *w, deadline_timer *t, unsigned op, uint64_t at);
+static void close_conn(worker *w, conn *k, uint32_t slot, uint64_t *why);
+static uint32_t unsent(const conn *k, int s);
 
 /* A receive of side s that drops what it reads: MSG_TRUNC makes TCP discard
  * the bytes instead of copying them (tcp(7)); w->discard is there in case
@@ -549,6 +555,23 @@ static void linger_sweep(worker *w, bool timer)
     uint64_t now = now_ns(), next = UINT64_MAX;
     for (uint32_t i = 0; i < w->nconns; i++) {
         conn *k = &w->conns[i];
+        if (k->state == ST_OPEN && k->drain && k->drain_by) {
+            if (k->drain_by > now) {
+                if (k->drain_by < next) next = k->drain_by;
+                continue;
+            }
+            /* The peer did not take the proxy's last bytes within the
+             * bound (it stopped reading): closed unflushed, no linger
+             * (nothing more of it would be read either), counted by the
+             * side that ended it as a flushed drain is (maybe_finish). */
+            w->c.drain_cut++;
+            if (w->cfg->verbose)
+                fprintf(stderr, "wirematch-proxy: worker %u: %u + %u bytes not taken by the peers within %u ms of "
+                                "the end (the client stopped reading?): closed unflushed\n", w->id, unsent(k, 0),
+                        unsent(k, 1), w->cfg->linger_ms ? w->cfg->linger_ms : DRAIN_MS_NO_LINGER);
+            close_conn(w, k, i, k->ender == WM_PROXY_C2U ? &w->c.closed_by_client : &w->c.closed_by_upstream);
+            continue;
+        }
         if (k->state != ST_CLOSING || !k->linger) continue;
         uint64_t by = linger_deadline(w, k);
         if (by > now) {
@@ -566,7 +589,7 @@ static void linger_sweep(worker *w, bool timer)
         }
         k->linger = 0;
     }
-    uint64_t gap = (uint64_t)w->cfg->linger_ms * (1000000ull / 16);
+    uint64_t gap = (uint64_t)(w->cfg->linger_ms ? w->cfg->linger_ms : DRAIN_MS_NO_LINGER) * (1000000ull / 16);
     if (next != UINT64_MAX) arm_timer(w, &w->linger_t, OP_LINGER_SWEEP, next > now + gap ? next : now + gap);
 }
 
@@ -655,11 +678,18 @@ static bool release_held(worker *w, conn *k, uint32_t slot);
  * counted as ended by that side, not by the side whose queue happened to
  * flush last (before 2026-12-02 a client's malformed packet was counted in
  * closed_by_upstream once the proxy's DISCONNECT to it went out). */
-static void start_drain(conn *k, int ender)
+static void start_drain(worker *w, conn *k, int ender)
 {
     if (k->drain) return;
     k->drain = 1;
     k->ender = (uint8_t)ender;
+    /* A peer that never reads again (its receive window closed on the
+     * deliveries before the proxy's last word) would hold the connection
+     * and its slot for good: the drain gets the bound a linger has, from
+     * now (linger_sweep cuts it). */
+    uint32_t ms = w->cfg->linger_ms ? w->cfg->linger_ms : DRAIN_MS_NO_LINGER;
+    k->drain_by = now_ns() + (uint64_t)ms * 1000000ull;
+    arm_timer(w, &w->linger_t, OP_LINGER_SWEEP, k->drain_by);
 }
 static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended);
 
@@ -730,7 +760,7 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     stop_side(w, k, slot, 1 - s);
     kick_send(w, k, slot, s);
     tell(w, k, slot, s, r.reason_code);
-    start_drain(k, s);
+    start_drain(w, k, s);
     maybe_finish(w, k, slot, s);
     return false;
 }
@@ -758,7 +788,7 @@ static void park_overflow(worker *w, conn *k, uint32_t slot, int s)
     stop_side(w, k, slot, WM_PROXY_U2C);
     kick_send(w, k, slot, WM_PROXY_C2U);
     if (tell(w, k, slot, WM_PROXY_C2U, 0x97)) w->c.sent_disconnect_quota++;
-    start_drain(k, WM_PROXY_C2U);
+    start_drain(w, k, WM_PROXY_C2U);
     maybe_finish(w, k, slot, WM_PROXY_C2U);
 }
 
@@ -927,7 +957,7 @@ static bool release_held(worker *w, conn *k, uint32_t slot)
 {
     if (k->ss.connack_refused) {
         stop_side(w, k, slot, WM_PROXY_C2U);
-        start_drain(k, WM_PROXY_U2C);
+        start_drain(w, k, WM_PROXY_U2C);
         return true;
     }
     /* and chunks parked while the client was paused for what it sent
@@ -988,7 +1018,7 @@ static void upstream_gone(worker *w, conn *k, uint32_t slot, bool ended)
         w->c.sent_connack_unavailable++;
     else if (ss->connack_sent && !spoke && !client_left && tell(w, k, slot, WM_PROXY_C2U, 0x80))
         w->c.sent_disconnect_lost++;
-    start_drain(k, client_left ? WM_PROXY_C2U : WM_PROXY_U2C);
+    start_drain(w, k, client_left ? WM_PROXY_C2U : WM_PROXY_U2C);
     maybe_finish(w, k, slot, WM_PROXY_U2C);
 }
 
@@ -1198,6 +1228,7 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
         k->npark[s] = 0;
     }
     k->drain = k->up_gone = k->stop = 0;
+    k->drain_by = 0;
     k->told = k->linger = 0;
     k->connect_by = 0;   /* set once the client is read (on_connect) */
     wm_proxy_session_init(&k->ss, w->cfg->max_packet);

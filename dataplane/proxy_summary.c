@@ -29,7 +29,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
         "listen", cfg->listen_text ? cfg->listen_text : "",
@@ -72,7 +72,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "resumed", I(c->resumed), "parked", I(c->parked), "park_overflow", I(c->park_overflow),
         "linger",
           "lingers", I(c->lingers), "cut_time", I(c->linger_cut_time), "cut_bytes", I(c->linger_cut_bytes),
-          "bytes_dropped", I(c->linger_bytes),
+          "bytes_dropped", I(c->linger_bytes), "drain_cut", I(c->drain_cut),
         "io_uring",
           "submits", I(c->submits), "batched_waits", I(c->batched_waits), "sqes", I(c->sqes), "cqes", I(c->cqes),
           "sends", I(c->sends), "sends_short", I(c->sends_short), "sends_inline", I(c->sends_inline), "recvs", I(c->recvs),

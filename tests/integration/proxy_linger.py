@@ -22,6 +22,14 @@ usage:
       the slot of --max-conns 1). Prints "reset_after=T" (seconds from the
       bad packet, or from "ready", to the failed write) or "no_reset",
       "fin_after=T", then what was read: "read=P,..." and "end=E".
+  proxy_linger.py deaf PORT BPORT SECONDS
+      deliveries backed up as for backed (8,000 of them: more than the proxy's
+      socket takes in), then a PUBLISH over --max-packet
+      2048, and nothing read any more, the socket left open: the proxy's
+      DISCONNECT waits behind deliveries it cannot send. Every 0.1 s a new
+      client connects (--max-conns 1: CONNACK:89 while the deaf one holds
+      the slot); prints "freed_after=T" (seconds from the bad packet to a
+      CONNACK 0x00) or "never_freed" after SECONDS.
 """
 import errno, fcntl, os, socket, struct, subprocess, sys, termios, time
 
@@ -53,11 +61,13 @@ def connect(port, cid, rcvbuf=None):
     if t >> 4 != 2 or body[1] != 0: sys.exit("no CONNACK 0x00: %s" % show(t, body))
     return s, rd
 
-def backed(port, bport, cid):
+def backed_up(port, bport, cid, n=1000):
+    """A subscriber of lg/x with n deliveries of ~1 KB sent its way and at
+    least 16 KiB of them waiting in its socket, none read."""
     s, rd = connect(port, cid, 16384)
     s.sendall(r.packet(0x82, struct.pack(">H", 1) + b"\x00" + r.s("lg/x") + b"\x00"))
     if rd.packet()[0] >> 4 != 9: sys.exit("no SUBACK")
-    lines = "".join("%d-%s\n" % (i, "p" * 1000) for i in range(1, 1001))
+    lines = "".join("%d-%s\n" % (i, "p" * 1000) for i in range(1, n + 1))
     subprocess.run(["mosquitto_pub", "-V", "mqttv5", "-h", "127.0.0.1", "-p", str(bport), "-t", "lg/x", "-l"],
                    input=lines.encode(), check=True, timeout=30)
     end = time.monotonic() + 10
@@ -66,6 +76,10 @@ def backed(port, bport, cid):
         if n >= 16384: break
         if time.monotonic() > end: sys.exit("deliveries did not back up (%d bytes waiting)" % n)
         time.sleep(0.01)
+    return s, rd
+
+def backed(port, bport, cid):
+    s, rd = backed_up(port, bport, cid)
     werr = None
     s.setblocking(False)
     try:
@@ -132,8 +146,22 @@ def hostile(port, seconds, mode):
     print("read=%s" % ",".join(show(t, b) for t, b in got))
     print("end=%s" % how)
 
+def deaf(port, bport, seconds):
+    # more than the proxy's send buffer can take in (tcp_wmem's 4 MiB at most)
+    s, rd = backed_up(port, bport, "deaf", 8000)
+    time.sleep(0.5)
+    s.sendall(BIG)
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if first_packet(port, "probe") == "CONNACK:00":
+            print("freed_after=%.3f" % (time.monotonic() - t0))
+            return
+        time.sleep(0.1)
+    print("never_freed")
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "backed": backed(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif mode == "hostile": hostile(int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
+    elif mode == "deaf": deaf(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
     else: sys.exit("unknown mode " + mode)

@@ -15,7 +15,11 @@
 #    stays taken meanwhile (--max-conns 1: the next client is refused with
 #    CONNACK 0x89) and is free after (the one after that gets in); counted;
 #  - SIGTERM with such a client lingering: it gets DISCONNECT 0x8B and the
-#    proxy still exits within its 2 s grace period, nothing left open.
+#    proxy still exits within its 2 s grace period, nothing left open;
+#  - a client that never reads again after its bad packet (deliveries backed
+#    up, the proxy's DISCONNECT behind them, its socket left open) is closed
+#    unflushed --linger-ms after it (drain_cut), freeing the slot of
+#    --max-conns 1 (before 2026-12-02: held for good).
 # Bounded in time; everything stopped by the EXIT trap.
 set -euo pipefail
 . "$(dirname "$0")/lib/proxy_peers.sh"
@@ -62,6 +66,18 @@ jq -c '.linger, .connections' "$H"
 [ "$(jq '.connections.open_at_exit' "$H")" -eq 0 ] && [ "$(jq '.connections.closed == .connections.accepted' "$H")" = true ] \
   && [ "$(jq '.limits.held_at_exit_bytes' "$H")" -eq 0 ] || fail "slots: $(jq -c '.connections, .limits' "$H")"
 
+# 2b. A client that never reads again: the proxy's last bytes wait behind deliveries it cannot send.
+px_proxy d --max-packet 2048 --max-conns 1 --linger-ms 800 -v
+out=$(timeout 60 "${LG[@]}" deaf "$PORT_d" "$BPORT" 8) || fail "deaf client: $out"
+echo "  deaf: $out"
+[[ $out =~ ^freed_after=([0-9.]+)$ ]] || fail "a client that never reads kept its connection and the slot: $out"
+python3 -c "import sys; a = float('${BASH_REMATCH[1]}'); sys.exit(not 0.75 <= a <= 5)" \
+  || fail "the deaf client's slot was freed after ${BASH_REMATCH[1]} s, not within 0.8 s (--linger-ms) .. 5 s"
+px_stop "$PID_d" || fail "proxy d exited with rc $?"
+D=$TMP/d.json
+[ "$(jq '.linger.drain_cut' "$D")" -eq 1 ] && [ "$(jq '.connections.closed_by_client' "$D")" -ge 1 ] \
+  && [ "$(jq '.connections.open_at_exit' "$D")" -eq 0 ] || fail "deaf client: $(jq -c '.linger, .connections' "$D")"
+
 # 3. SIGTERM while a client that never closes lingers: out within the grace period.
 px_proxy s --max-packet 2048
 timeout 30 "${LG[@]}" hostile "$PORT_s" 10 none > "$TMP/stop.out" & STOPC=$!
@@ -82,9 +98,10 @@ px_stop "$PID_z" || fail "proxy z exited with rc $?"
 [ "$(jq '.linger.lingers' "$TMP/z.json")" -eq 0 ] || fail "--linger-ms 0 lingered: $(jq -c .linger "$TMP/z.json")"
 px_stop "$PID_a" || fail "proxy a exited with rc $?"
 A=$TMP/a.json
-[ "$(jq '.linger.lingers' "$A")" -eq 3 ] && [ "$(jq '.linger.cut_time + .linger.cut_bytes' "$A")" -eq 0 ] \
+[ "$(jq '.linger.lingers' "$A")" -eq 3 ] && [ "$(jq '.linger.cut_time + .linger.cut_bytes + .linger.drain_cut' "$A")" -eq 0 ] \
   || fail "the 3 clients that closed were not lingered for, or were cut: $(jq -c .linger "$A")"
 [ "$(jq '.connections.closed_by_client == .connections.accepted' "$A")" = true ] && [ "$(jq '.connections.open_at_exit' "$A")" -eq 0 ] \
   || fail "accounting: $(jq -c .connections "$A")"
 echo "proxy_linger: 3 of 3 backed-up clients got their deliveries, DISCONNECT 0x95 and EOF (--linger-ms 0: lost);" \
-     "a silent client reset after ${after} s (--linger-ms 800), a flooding one at --linger-bytes; stop in $ms ms"
+     "a silent client reset after ${after} s (--linger-ms 800), a flooding one at --linger-bytes, a deaf one's slot" \
+     "freed; stop in $ms ms"
