@@ -8,17 +8,12 @@
 # packets.ip4_bad_checksum, the true segment is delivered (not a duplicate)
 # and the conservation sums hold. Before the check, "first copy wins" made
 # evil/x the stream's bytes and dropped good/x as a duplicate.
-set -euo pipefail
-B=${WM_BUILD:-build}
-R=${WM_ROOT:-$PWD}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/wmck$$* 2>/dev/null || true' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/dataplane_env.sh" wmck
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" csum "$tmp/csum.pcap" 1883 > "$tmp/expect.json"
 tshark -r "$tmp/csum.pcap" -o ip.check_checksum:TRUE -Y 'ip.checksum.status == 0' -T fields -e frame.number \
   2>/dev/null > "$tmp/tshark_bad"
 echo '{"id":"pre","client":"zz","filter":"zz"}' > "$tmp/subs.jsonl"
-EAL=(-l 0 --no-huge --no-pci --no-shconf --file-prefix "wmck$$" --log-level=lib.eal:error --log-level=user1:error)
+EAL+=(--log-level=user1:error)
 timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/csum.pcap" -- --mqtt-port 1883 \
   --subs "$tmp/subs.jsonl" --match-log "$tmp/match.jsonl" --summary "$tmp/sum.json" 2> "$tmp/wm.log" \
   || { cat "$tmp/wm.log"; fail "wirematch exited $?"; }

@@ -8,15 +8,10 @@
 # are freed by the timeout/shutdown and counted; the sums hold with
 # rx + reassembled = counted. With --frag-max 0 the fragments are counted
 # and dropped as before, and no PUBLISH is seen.
-set -euo pipefail
-B=${WM_BUILD:-build}
-R=${WM_ROOT:-$PWD}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/wmfr$$* 2>/dev/null || true' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/dataplane_env.sh" wmfr
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" frag "$tmp/frag.pcap" 1883 > "$tmp/expect.json"
 tshark -r "$tmp/frag.pcap" -Y 'mqtt.msgtype == 3' -T fields -e mqtt.topic 2>/dev/null > "$tmp/tshark_topics"
-EAL=(-l 0 --no-huge --no-pci --no-shconf --file-prefix "wmfr$$" --log-level=lib.eal:error --log-level=user1:error)
+EAL+=(--log-level=user1:error)
 timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/frag.pcap" -- --mqtt-port 1883 \
   --match-log "$tmp/match.jsonl" --frag-timeout-ms 50 --idle-exit-ms 300 --summary "$tmp/on.json" 2> "$tmp/on.log" \
   || { cat "$tmp/on.log"; fail "wirematch exited $?"; }

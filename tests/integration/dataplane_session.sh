@@ -17,13 +17,7 @@
 #     one that asks for more is refused and counted.
 # The match log must equal the lines the generator writes by hand AND the
 # independent tshark-based reference (dataplane_match_reference.py).
-set -euo pipefail
-B=${WM_BUILD:-build}
-R=${WM_ROOT:-$PWD}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/wmse$$* 2>/dev/null || true' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-EAL=(-l 0 --no-huge --no-pci --no-shconf --file-prefix "wmse$$" --log-level=lib.eal:error)
+. "$(dirname "$0")/lib/dataplane_env.sh" wmse
 echo '{}' > "$tmp/res.json"
 
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" session "$tmp/s.pcap" 1883 > "$tmp/expect.json"

@@ -9,14 +9,8 @@
 #     that member is the one an independent re-implementation here of the
 #     rendezvous hash (matcher/share_pick.c, members identified by the FNV-1a
 #     of their keys) picks.
-set -euo pipefail
-B=${WM_BUILD:-build}
-R=${WM_ROOT:-$PWD}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/wmsh$$* 2>/dev/null || true' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/dataplane_env.sh" wmsh
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" share "$tmp/share.pcap" 1883 > /dev/null
-EAL=(-l 0 --no-huge --no-pci --no-shconf --file-prefix "wmsh$$" --log-level=lib.eal:error)
 for pol in round-robin hash; do
   timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/share.pcap" -- --mqtt-port 1883 \
     --match-log "$tmp/$pol.jsonl" --share-policy "$pol" --summary "$tmp/$pol.json" 2> "$tmp/$pol.log" \
