@@ -161,11 +161,11 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->state) {
         const wm_proxy_state_saver *sv = cfg->state;
-        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
+        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
                                "file", sv->path,
                                "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
                                "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
-                               "expired", I(sv->loaded.expired),
+                               "expired", I(sv->loaded.expired), "skipped", I(sv->loaded.skipped),
                                "saves", I(sv->saves), "save_errors", I(sv->save_errors),
                                "sid_refused", I(c->filter_sid_unsaved),
                                "bytes", I(sv->bytes), "interval_ms", I(sv->interval_ns / 1000000),
