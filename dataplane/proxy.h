@@ -121,6 +121,10 @@ typedef struct wm_proxy_counters {
     uint64_t sent_disconnect_quota;  /* DISCONNECT (CONNACK) 0x97 Quota exceeded: the client sent more than
                                         the proxy parks while its side is paused (park_overflow) */
     uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
+    uint64_t refused_protocol_version; /* MQTT 3.1/3.1.1 CONNECTs answered with their own CONNACK, return code
+                                          0x01 unacceptable protocol version (the proxy is v5-only) */
+    uint64_t sent_second_connect;    /* DISCONNECT (CONNACK) 0x82 Protocol Error: a client's second CONNECT
+                                        (MQTT-3.1.0-2), also in malformed[WM_PROXY_C2U] */
     /* Lingering closes (linger_ms): sides half-closed and read until the
      * peer closed, and of them those cut by a bound (closed with bytes
      * possibly unread: RST). */

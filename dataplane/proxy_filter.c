@@ -1531,10 +1531,7 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
     resume_waits(f);
     if (dir == WM_PROXY_C2U) {
         switch (pkt->type) {
-        case WM_MQTT5_CONNECT:
-            /* A second CONNECT is a Protocol Error the broker closes the
-             * connection for (§3.1): it must not rename a session in use. */
-            if (f->cid) return WM_PROXY_KEEP;
+        case WM_MQTT5_CONNECT:   /* the first: a second one ends the connection (proxy_frame.c) */
             f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
                               pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
             f->clean_start = pkt->connect.clean_start;

@@ -24,8 +24,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
 {
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
-        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
@@ -42,6 +42,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
           "closed_at_shutdown", I(c->closed_at_shutdown), "closed_no_connect", I(c->closed_no_connect),
           "upstream_connect_failed", I(c->upstream_connect_failed),
+          "refused_protocol_version", I(c->refused_protocol_version),
         "upstream_failures",
           "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
           "connect_other", I(c->upstream_connect_failed - c->upstream_refused - c->upstream_timed_out),
@@ -52,6 +53,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
           "connack_0x89_server_busy", I(c->sent_connack_busy),
           "disconnect_0x97_quota_exceeded", I(c->sent_disconnect_quota),
+          "disconnect_0x82_second_connect", I(c->sent_second_connect),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
