@@ -112,12 +112,14 @@
  *     compile: the subscription, installed meanwhile (pending, so it never
  *     received anything), is then removed; a PUBLISH whose lookup returned
  *     it just before still finds it pending, never a decided candidate.
- *     UNSUBSCRIBE applies at once; the next compile leaves the
+ *     An UNSUBSCRIBE applies at its UNSUBACK; the next compile leaves the
  *     unreferenced filter out. A reload validates every learned filter
  *     itself, pending ones included.
  *   - Every client PUBLISH is looked up (topic index ∩ peid filter, then
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
+ *     (a Will Message the broker publishes, mqtt_session.h "Wills", is
+ *     matched the same way and its line has "will": true after "seq"),
  *     plus, when a candidate had a content filter, "content": OUTCOME
  *     (wm_content_outcome_name) and, for a bad payload, "content_error":
  *     "REASON at bit N" (for a bad Content Type parameter: "position P: REASON").
