@@ -415,41 +415,6 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
     return ps;
 }
 
-/* The broker's UNSUBACK: one reason code per filter of the pending
- * UNSUBSCRIBE with its packet identifier, in order (§3.11.3). 0x00 removes
- * the subscription; 0x11 (No subscription existed) says the broker has
- * none, so the data plane drops any it still holds; a refusal (>= 0x80)
- * leaves it in place. */
-static void on_unsuback(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *ack)
-{
-    wm_mqtt5_packet pkt;
-    struct pend_sub *ps = pend_take(l, s, WM_MQTT5_UNSUBSCRIBE, ack->packet_id, &pkt);
-    if (!ps) {
-        l->c.unsuback_unknown++;
-        return;
-    }
-    struct wm_mqtt_subscribe sub;
-    sub_common(s, &pkt, &sub);
-    size_t pos = 0;
-    wm_mqtt5_subscription e;
-    for (uint32_t i = 0; wm_mqtt5_subscription_next(&pkt, &pos, &e); i++) {
-        if (i >= ack->count) { /* fewer codes than filters: not this UNSUBSCRIBE's answer */
-            l->c.unsuback_unknown++;
-            break;
-        }
-        uint8_t code = ack->payload.p[i];
-        if (code >= 0x80) {
-            l->c.unsubs_refused_by_broker++;
-            continue;
-        }
-        if (code == 0x11) l->c.unsubs_no_subscription++;
-        else l->c.unsubs_removed++;
-        sub.filter = e.filter;
-        if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, &sub);
-    }
-    pend_free(l, ps);
-}
-
 static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st)
 {
     switch (st) {
@@ -461,16 +426,48 @@ static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st
     }
 }
 
-/* The broker's SUBACK: one reason code per filter of the pending SUBSCRIBE
- * with its packet identifier, in order (§3.9.3). A granted filter (code =
- * granted QoS) installs or replaces the subscription; a refused one is
- * only counted. */
-static void on_suback(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *ack)
+/* A filter the broker's SUBACK answered with code: a granted one (code =
+ * granted QoS, §3.9.3) installs or replaces the subscription; a refused
+ * one is only counted. */
+static void suback_filter(struct wm_mqtt_layer *l, struct wm_mqtt_subscribe *sub, const wm_mqtt5_subscription *e,
+                          uint8_t code)
 {
+    if (code >= 0x80) {
+        l->c.subs_refused_by_broker++;
+        return;
+    }
+    l->c.subs_granted++;
+    sub->qos = code; /* the granted QoS may be below the requested one */
+    sub->no_local = e->no_local;
+    if (l->sink.subscribe) count_sub_status(l, l->sink.subscribe(l->sink.ctx, sub));
+}
+
+/* A filter the broker's UNSUBACK answered with code (§3.11.3): 0x00 removes
+ * the subscription; 0x11 (No subscription existed) says the broker has
+ * none, so the data plane drops any it still holds; a refusal (>= 0x80)
+ * leaves it in place. */
+static void unsuback_filter(struct wm_mqtt_layer *l, const struct wm_mqtt_subscribe *sub, uint8_t code)
+{
+    if (code >= 0x80) {
+        l->c.unsubs_refused_by_broker++;
+        return;
+    }
+    if (code == 0x11) l->c.unsubs_no_subscription++;
+    else l->c.unsubs_removed++;
+    if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, sub);
+}
+
+/* The broker's SUBACK or UNSUBACK: one reason code per filter of the
+ * pending SUBSCRIBE or UNSUBSCRIBE with its packet identifier, in order
+ * (§3.9.3, §3.11.3). */
+static void on_ack(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *ack)
+{
+    bool sub_ack = ack->type == WM_MQTT5_SUBACK;
+    uint64_t *unknown = sub_ack ? &l->c.suback_unknown : &l->c.unsuback_unknown;
     wm_mqtt5_packet pkt;
-    struct pend_sub *ps = pend_take(l, s, WM_MQTT5_SUBSCRIBE, ack->packet_id, &pkt);
+    struct pend_sub *ps = pend_take(l, s, sub_ack ? WM_MQTT5_SUBSCRIBE : WM_MQTT5_UNSUBSCRIBE, ack->packet_id, &pkt);
     if (!ps) {
-        l->c.suback_unknown++;
+        (*unknown)++;
         return;
     }
     struct wm_mqtt_subscribe sub;
@@ -478,20 +475,13 @@ static void on_suback(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_
     size_t pos = 0;
     wm_mqtt5_subscription e;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(&pkt, &pos, &e); i++) {
-        if (i >= ack->count) { /* fewer codes than filters: the broker's answer is not this SUBSCRIBE's */
-            l->c.suback_unknown++;
+        if (i >= ack->count) { /* fewer codes than filters: the broker's answer is not this packet's */
+            (*unknown)++;
             break;
         }
-        uint8_t code = ack->payload.p[i];
-        if (code >= 0x80) {
-            l->c.subs_refused_by_broker++;
-            continue;
-        }
-        l->c.subs_granted++;
         sub.filter = e.filter;
-        sub.qos = code; /* the granted QoS may be below the requested one */
-        sub.no_local = e.no_local;
-        if (l->sink.subscribe) count_sub_status(l, l->sink.subscribe(l->sink.ctx, &sub));
+        if (sub_ack) suback_filter(l, &sub, &e, ack->payload.p[i]);
+        else unsuback_filter(l, &sub, ack->payload.p[i]);
     }
     pend_free(l, ps);
 }
@@ -802,14 +792,12 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
         pend_add(l, s, raw, pkt);
         break;
     case WM_MQTT5_SUBACK:
-        if (s->state == SS_CONNECTED) on_suback(l, s, pkt);
+    case WM_MQTT5_UNSUBACK:
+        if (s->state == SS_CONNECTED) on_ack(l, s, pkt);
         break;
     case WM_MQTT5_UNSUBSCRIBE:
         l->c.unsubscribe_filters += pkt->count;
         pend_add(l, s, raw, pkt);
-        break;
-    case WM_MQTT5_UNSUBACK:
-        if (s->state == SS_CONNECTED) on_unsuback(l, s, pkt);
         break;
     case WM_MQTT5_DISCONNECT:
         if (s->state == SS_CONNECTED) on_disconnect(l, f, s, dir, pkt);
