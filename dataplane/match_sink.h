@@ -17,7 +17,7 @@
  *     one lookup answers for both. They are keyed
  *     clientid#subscription-identifier, or clientid#filter without one; a
  *     SUBSCRIBE of a filter the client already has replaces it (MQTT 5.0
- *     §3.8.4), UNSUBSCRIBE removes it. A `nbhd` naming no neighborhood of
+ *     §3.8.4), UNSUBSCRIBE removes it (at its UNSUBACK, mqtt_session.h). A `nbhd` naming no neighborhood of
  *     the current resolution is counted (WM_MQTT_SUB_NBHD_UNKNOWN) and NOT
  *     installed: a subscriber asking for an unknown neighborhood must never
  *     receive everything.
