@@ -200,6 +200,8 @@ typedef struct wm_proxy_counters {
                                             another neighborhood or xpath (dataplane/proxy_share.h) */
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
     uint64_t filter_unsub_refused;       /* UNSUBSCRIBE filters the broker answered >= 0x80: kept (§3.11.3) */
+    uint64_t filter_unsub_untracked;     /* UNSUBSCRIBEs applied at once: the connection's awaiting ones at their
+                                            bound (1,024 or 1 MiB), or out of memory */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
     uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
     uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a reload

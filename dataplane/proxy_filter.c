@@ -1121,10 +1121,19 @@ static void unsub_apply(wm_proxy_filter *f, const wm_proxy_unsub *u, const wm_mq
     }
 }
 
+/* UNSUBSCRIBEs a connection keeps awaiting their UNSUBACK, and their bytes:
+ * a client that sends them without reading its answers (the broker then
+ * waits to write them) must not grow the proxy's memory with its input. */
+#define MAX_UNSUBS 1024u
+#define MAX_UNSUB_BYTES (1u << 20)
+
 static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
     uint64_t order = ++f->order;
-    uint8_t *copy = malloc(pkt->payload.len ? pkt->payload.len : 1);
+    if (!f->n_recs && !f->sess_gen) return;   /* nothing its UNSUBACK could forget */
+    uint8_t *copy = NULL;
+    if (f->n_unsubs < MAX_UNSUBS && f->unsub_bytes + pkt->payload.len <= MAX_UNSUB_BYTES)
+        copy = malloc(pkt->payload.len ? pkt->payload.len : 1);
     if (f->n_unsubs == f->cap_unsubs && copy) {
         uint32_t cap = f->cap_unsubs ? 2 * f->cap_unsubs : 4;
         wm_proxy_unsub *u = realloc(f->unsubs, (size_t)cap * sizeof *u);
@@ -1134,7 +1143,8 @@ static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
         }
     }
     if (!copy || f->n_unsubs == f->cap_unsubs) {
-        /* out of memory: applied now, as if the broker granted it */
+        /* over the bounds or out of memory: applied now, as if the broker granted it */
+        f->c->filter_unsub_untracked++;
         free(copy);
         wm_proxy_unsub now = { pkt->packet_id, order, (uint8_t *)pkt->payload.p, pkt->payload.len };
         unsub_apply(f, &now, NULL);
@@ -1142,6 +1152,7 @@ static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
     }
     memcpy(copy, pkt->payload.p, pkt->payload.len);
     f->unsubs[f->n_unsubs++] = (wm_proxy_unsub){ pkt->packet_id, order, copy, pkt->payload.len };
+    f->unsub_bytes += pkt->payload.len;
 }
 
 /* ------------------------------------------------------------ broker -> client */
@@ -1153,6 +1164,7 @@ static void on_unsuback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
         wm_proxy_unsub done = f->unsubs[u];
         memmove(&f->unsubs[u], &f->unsubs[u + 1], (size_t)(f->n_unsubs - u - 1) * sizeof *f->unsubs);
         f->n_unsubs--;
+        f->unsub_bytes -= done.len;
         unsub_apply(f, &done, pkt);
         free(done.filters);
         return;

@@ -299,7 +299,7 @@ typedef struct wm_proxy_filter {
     uint32_t n_recs, cap_recs;
     uint32_t n_nbhd_recs;         /* records with a neighborhood or a content filter */
     wm_proxy_unsub *unsubs;       /* UNSUBSCRIBEs relayed, awaiting their UNSUBACK, oldest first */
-    uint32_t n_unsubs, cap_unsubs;
+    uint32_t n_unsubs, cap_unsubs, unsub_bytes; /* bounded (proxy_filter.c): beyond, one applies at once */
     uint64_t order;               /* SUBSCRIBEs and UNSUBSCRIBEs relayed: their order at the broker */
     wm_proxy_alias_tab alias[2];  /* by sender: [WM_PROXY_U2C] bindings made by the broker */
     uint64_t *qos2_withheld[2];   /* 65,536 bits by sender: packet ids the proxy sent PUBREC for */
