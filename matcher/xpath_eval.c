@@ -94,7 +94,7 @@ struct wm_xpf_ctx {
     uint64_t *matched;
     uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
                                  * a query matched by cluster rows (or_rows) or a sole cluster has its matched bit only */
-    uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
+    int64_t undecided;          /* at most the undecided queries (lose()): <= 0 means "count them" */
     bool any_no;                /* a query was decided without a match (not a candidate, impossible):
                                  * cluster rows, which mark entries without testing them, are masked by open */
     uint64_t *open;             /* [n_qw] with any_no: the queries not decided without a match */
@@ -240,11 +240,20 @@ static __attribute__((noinline)) uint32_t count_undecided(const wm_xpf_ctx *c)
 
 /* k queries were decided, or at most k (rows OR-ed into the bit sets do not
  * say how many of their queries were open): c->undecided stays a lower
- * bound that reaches 0 only by a count, so the early stop is exact. */
-static inline void lose(wm_xpf_ctx *c, uint32_t k)
+ * bound, counted exactly (none_undecided) only once it reaches 0, at an
+ * element event: no test per value. */
+static inline void lose(wm_xpf_ctx *c, uint32_t k) { c->undecided -= k; }
+
+/* Is every query decided? Exact: a lower bound at or below 0 is replaced by
+ * the count. Asked at element events (start, end), where decoding may stop:
+ * stopping is an optimisation, and the few values between the deciding one
+ * and the element's next event cost less than a test after every value
+ * (at 1,000 queries a pack never stops early). */
+static inline bool none_undecided(wm_xpf_ctx *c)
 {
-    if (k < c->undecided) c->undecided -= k;
-    else if (k) c->undecided = count_undecided(c);
+    if (__builtin_expect(c->undecided > 0, 1)) return false;
+    c->undecided = count_undecided(c);
+    return !c->undecided;
 }
 
 /* Decides q without a match (impossible, not a candidate). */
@@ -1132,7 +1141,7 @@ static void finish(wm_xpf_ctx *c)
             if (__builtin_expect(r->K != NULL, 1)) run_fast(c, sv, rs, r);
             else run_cluster(c, &ps->clusters[r - ps->runs]);
     if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
-    if (c->n_pend && c->undecided <= c->pend_n) flush_pending(c);
+    if (c->n_pend && c->undecided <= (int64_t)c->pend_n) flush_pending(c);
 }
 
 static void next_serial(wm_xpf_ctx *c)
@@ -1194,49 +1203,54 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
     return XPF_NONE;
 }
 
-static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
-
-/* The handlers of an attribute's value by its slot's kind (xpf_pslot
- * put), for the filter's strict loop and attribute(): each answers as
- * on_event (called once it has seen that some query is undecided), and
- * takes any value kind its fast path does not serve through the general
- * one. */
-static __attribute__((noinline)) int put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+/* Decoding stops here: every query is decided (without whole-stream
+ * validation), or a value did not fit. */
+static inline int stop_now(wm_xpf_ctx *c)
 {
-    put_value(c, s, val);
-    return stop_now(c);
+    if (__builtin_expect(c->undecided > 0, 1)) return c->failed;
+    return c->failed || (!c->whole_stream && none_undecided(c));
 }
 
-/* No trigger reads the slot: a number is stored, which decides nothing,
- * so the answer stays "go on" (a stop was answered at an earlier event).
+/* The handlers of an attribute's value by its slot's kind (xpf_pslot
+ * put), for the filter's strict loop and attribute(): each takes any value
+ * kind its fast path does not serve through the general one. None answers
+ * whether to stop: that is asked at the next element event (stop_now). */
+static __attribute__((noinline)) void put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    put_value(c, s, val);
+}
+
+/* No trigger reads the slot: a number is stored.
  * kind: val->kind, a constant in the filter's loop (one handler per kind). */
-static inline __attribute__((always_inline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
+static inline __attribute__((always_inline)) void put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
                                                          uint8_t kind)
 {
     double x;
     switch (kind) {
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: x = (double)val->i; break;
     case WM_EXI_DT_FLOAT: x = wm_xpf_float(val->mantissa, val->exponent); break;
-    default: return put_generic(c, s, val);
+    default: put_generic(c, s, val); return;
     }
     slotv *v = &c->sv[s->slot];
-    if (v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
+    if (v->epoch == c->serial) return; /* a second value: ignored (put_value) */
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
     v->kind = XPF_V_NUM;
     v->num = x;
-    return 0;
 }
 
 /* A string probed in the slot's equality table (put_value and
  * value_triggers, without their tests for other kinds and triggers). */
-static inline __attribute__((always_inline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
-                                                            uint8_t kind)
+static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
+                                                             uint8_t kind)
 {
-    if (kind != WM_EXI_DT_STRING) return put_generic(c, s, val);
+    if (kind != WM_EXI_DT_STRING) {
+        put_generic(c, s, val);
+        return;
+    }
     slotv *v = &c->sv[s->slot];
-    if (v->epoch == c->serial) return stop_now(c);
+    if (v->epoch == c->serial) return;
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
@@ -1247,24 +1261,23 @@ static inline __attribute__((always_inline)) int put_str_eq(wm_xpf_ctx *c, const
     const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
     if (s->need_str) {
         if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
-        else if (!keep_str(c, v, text, tlen)) return 1;
+        else if (!keep_str(c, v, text, tlen)) return;
     }
-    if (s->eq_only) return stop_now(c);
+    if (s->eq_only) return;
     /* a name tested by patterns too: a value equal to a literal replays them here (other_triggers' scan) */
     if (s->scan_only && hit && hit->pat_n != XPF_NONE && c->f->hs_db) replay_eq_patterns(c, hit);
     else other_triggers(c, s, v, text, tlen, hit);
-    return stop_now(c);
 }
 
 /* The value of an attribute of the element being collected to its pslot
  * s (kind: val->kind, see put_num). */
-static inline __attribute__((always_inline)) int put_attr(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
-                                                          uint8_t kind)
+static inline __attribute__((always_inline)) void put_attr(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
+                                                           uint8_t kind)
 {
     switch (s->put) {
-    case XPF_PUT_NUM: return put_num(c, s, val, kind);
-    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val, kind);
-    default: return put_generic(c, s, val);
+    case XPF_PUT_NUM: put_num(c, s, val, kind); break;
+    case XPF_PUT_STR_EQ: put_str_eq(c, s, val, kind); break;
+    default: put_generic(c, s, val); break;
     }
 }
 
@@ -1280,8 +1293,8 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
         uint32_t slot = slot_by_name(c->f, ev);
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
-    if (!ix) return stop_now(c);
-    return put_attr(c, &ps->pslots[ix - 1], &ev->value, ev->value.kind);
+    if (ix) put_attr(c, &ps->pslots[ix - 1], &ev->value, ev->value.kind);
+    return stop_now(c);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1301,12 +1314,15 @@ static __attribute__((noinline)) void start_document(wm_xpf_ctx *c)
         for (uint32_t i = 0; i < c->f->n_impossible; i++) decide_no(c, c->f->impossible[i]);
 }
 
-/* Every query is decided: only with whole_stream (else decoding stopped),
- * where the decoder goes on to validate the rest; events change nothing. */
+/* Every query is decided: events change nothing (with whole_stream the
+ * decoder goes on to validate the rest, else decoding stops here). The
+ * element being collected is dropped, so that its later values are not
+ * (the attribute handlers test collecting only). */
 static inline bool settled(wm_xpf_ctx *c)
 {
-    if (c->undecided) return false;
+    if (!none_undecided(c)) return false;
     c->decided_early = true;
+    c->collecting = false;
     return true;
 }
 
@@ -1321,7 +1337,7 @@ static inline void end_element(wm_xpf_ctx *c)
 static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
-    if (settled(c)) return 0;
+    if (settled(c)) return stop_now(c);
     if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
         if (c->collecting && !ev->xsi) return attribute(c, ev);
         return stop_now(c);
@@ -1345,32 +1361,29 @@ static int on_event(void *user, const wm_exi_event *ev)
  * without an event callback, and an attribute goes straight to its slot's
  * handler by its local-name id (p->lid < n_lids: the grammar's, whose
  * pslot_of_lid is exact; the loop never decodes xsi:*). What it leaves to
- * the general path still comes through on_event. The answers are
- * on_event's: an attribute of no slot, or of an element not collected,
- * decides nothing and comes after an event that did not stop. */
+ * the general path still comes through on_event. Element events answer
+ * as on_event does; attributes never stop decoding (the element's next
+ * event asks, stop_now). */
 #define WM_SL_FN xpf_strict_loop
 #define WM_SL_LINKAGE static
 #define WM_SL_TYPED_ONLY 1 /* wm_xpf_ctx_new: typed_only */
 #define WM_SL_LOCALS wm_xpf_ctx *const xc = user;
 #define WM_SL_ON_SE(pe)                                                                                     \
     do {                                                                                                    \
-        if (!settled(xc)) {                                                                                 \
-            start_element(xc, (pe));                                                                        \
-            if (stop_now(xc)) goto stop;                                                                    \
-        }                                                                                                   \
+        if (!settled(xc)) start_element(xc, (pe));                                                          \
+        if (stop_now(xc)) goto stop;                                                                        \
     } while (0)
 #define WM_SL_ON_EE(pe)                                                                                     \
     do {                                                                                                    \
-        if (!settled(xc)) {                                                                                 \
-            end_element(xc);                                                                                \
-            if (stop_now(xc)) goto stop;                                                                    \
-        }                                                                                                   \
+        if (!settled(xc)) end_element(xc);                                                                  \
+        if (stop_now(xc)) goto stop;                                                                        \
     } while (0)
+/* no stop test: the element's next event asks (stop_now) */
 #define WM_SL_ON_AT(p, pe, kind)                                                                            \
     do {                                                                                                    \
-        if (!settled(xc) && xc->collecting) {                                                               \
+        if (xc->collecting) {                                                                               \
             uint32_t ix_ = xc->ps->pslot_of_lid[(p)->lid];                                                  \
-            if (ix_ && put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value, (kind))) goto stop;             \
+            if (ix_) put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value, (kind));                          \
         }                                                                                                   \
     } while (0)
 #include "codec/exi_decode_strict_loop.h"
@@ -1424,7 +1437,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     if (c->undecided || c->whole_stream)
         st = wm_exi_decode(&c->dec, buf, len, oob, on_event, c, &stopped, exi_err);
     if (c->n_pend) flush_pending(c);
-    if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || !c->undecided;
+    if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || none_undecided(c);
     if (st) return WM_XPF_E_DECODE;
     if (c->failed) return WM_XPF_E_MEMORY;
     memcpy(matched, c->matched, nw * sizeof *matched);
