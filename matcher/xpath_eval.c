@@ -1240,11 +1240,55 @@ static inline __attribute__((always_inline)) void put_num(wm_xpf_ctx *c, const x
     v->num = x;
 }
 
+/* A boolean of a slot with an equality table (@vb = 'true'): its text's
+ * hash is one of two constants, so the probe starts without hashing (the
+ * general handler's chain of kind tests left out). */
+static __attribute__((noinline)) void put_bool_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    slotv *v = &c->sv[s->slot];
+    if (v->epoch == c->serial) return;
+    v->epoch = c->serial;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_BOOL;
+    bool b = val->b;
+    v->b = b;
+    v->num = NAN;
+    const char *text = b ? "true" : "false";
+    uint32_t tlen = b ? 4 : 5;
+    v->h = b ? wm_xpf_str_hash("true", 4) : wm_xpf_str_hash("false", 5); /* folded when compiling */
+    v->hashed = true;
+    const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
+    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+}
+
+/* A string of a slot whose only trigger is the pattern scan (contains(@vs,
+ * 'x'), matches()), no number read: stored where a test reads it, then
+ * scanned (put_value and other_triggers without their other cases). */
+static __attribute__((noinline)) void put_str_scan(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    slotv *v = &c->sv[s->slot];
+    if (v->epoch == c->serial) return;
+    v->epoch = c->serial;
+    v->hashed = false;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_STR;
+    const char *text = val->text ? val->text : "";
+    uint32_t tlen = val->text ? val->len : 0;
+    v->len = tlen;
+    if (s->need_str && !keep_str(c, v, text, tlen)) return;
+    c->scan_slot = s->slot;
+    scan_value(c, v, text, tlen);
+}
+
 /* A string probed in the slot's equality table (put_value and
  * value_triggers, without their tests for other kinds and triggers). */
 static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
                                                              uint8_t kind)
 {
+    if (kind == WM_EXI_DT_BOOLEAN) {
+        put_bool_eq(c, s, val);
+        return;
+    }
     if (kind != WM_EXI_DT_STRING) {
         put_generic(c, s, val);
         return;
@@ -1277,7 +1321,10 @@ static inline __attribute__((always_inline)) void put_attr(wm_xpf_ctx *c, const 
     switch (s->put) {
     case XPF_PUT_NUM: put_num(c, s, val, kind); break;
     case XPF_PUT_STR_EQ: put_str_eq(c, s, val, kind); break;
-    default: put_generic(c, s, val); break;
+    default:
+        if (kind == WM_EXI_DT_STRING && s->scan_only && !s->eq_mask && !s->need_num && c->f->hs_db) put_str_scan(c, s, val);
+        else put_generic(c, s, val);
+        break;
     }
 }
 
