@@ -168,7 +168,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
-    c->fired = malloc(ncl * sizeof *c->fired);
+    c->fired = malloc((ncl + 1) * sizeof *c->fired); /* + 1: add_post stores before it counts */
     c->rs = malloc(ncl * sizeof *c->rs);
     c->rtouch = malloc(ncl * sizeof *c->rtouch);
     if (c->rs)
@@ -295,19 +295,25 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
 {
     const xpf_pstate *ps = c->ps;
     uint32_t serial = c->serial;
-    if (p->n) {
-        const uint32_t *ql = ps->qlist + p->off;
-        uint32_t nc = c->n_cand;
-        for (uint32_t i = 0; i < p->n; i++) {
-            uint32_t q = ql[i];
-            if (c->cand_epoch[q] == serial || is_decided(c, q)) continue;
-            c->cand_epoch[q] = serial;
-            c->cand[nc++] = q;
+    /* the common post (a name's, a unit's) has clusters only: one test for the others */
+    if (__builtin_expect(p->n | p->ne, 0)) {
+        if (p->n) {
+            const uint32_t *ql = ps->qlist + p->off;
+            uint32_t nc = c->n_cand;
+            for (uint32_t i = 0; i < p->n; i++) {
+                uint32_t q = ql[i];
+                if (c->cand_epoch[q] == serial || is_decided(c, q)) continue;
+                c->cand_epoch[q] = serial;
+                c->cand[nc++] = q;
+            }
+            c->n_cand = nc;
         }
-        c->n_cand = nc;
+        if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
     }
-    if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
-    if (p->nc) c->fired[c->n_fired++] = p; /* one store: the value handlers stay lean, finish finds the runs */
+    /* one store and no branch: the value handlers stay lean, finish finds the runs */
+    uint32_t nf = c->n_fired;
+    c->fired[nf] = p;
+    c->n_fired = nf + (p->nc != 0);
 }
 
 /* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi
