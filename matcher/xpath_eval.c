@@ -1301,12 +1301,14 @@ static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, cons
     }
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return;
-    v->epoch = c->serial;
-    v->hashed = false;
-    v->eqlit = XPF_NONE;
-    v->kind = XPF_V_STR;
     const char *text = val->text ? val->text : "";
     uint32_t tlen = val->text ? val->len : 0;
+    /* the hash first: fewer values live across it */
+    v->h = wm_xpf_str_hash(text, tlen);
+    v->hashed = true;
+    v->epoch = c->serial;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_STR;
     v->len = tlen;
     const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
     if (s->need_str) {
