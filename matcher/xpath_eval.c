@@ -1150,15 +1150,19 @@ static void finish(wm_xpf_ctx *c)
     if (c->n_pend && c->undecided <= (int64_t)c->pend_n) flush_pending(c);
 }
 
-static void next_serial(wm_xpf_ctx *c)
+/* The element serial wrapped: clear the epochs (once every 4G elements). */
+static __attribute__((noinline, cold)) void serial_wrapped(wm_xpf_ctx *c)
 {
-    if (++c->serial == 0) {
-        /* wrapped: clear the epochs once every 4G elements */
-        memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
-        memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
-        memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
-        c->serial = 1;
-    }
+    memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
+    memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
+    memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
+    c->serial = 1;
+}
+
+/* Inline: a call in start_element spilled the loop's registers around it. */
+static inline void next_serial(wm_xpf_ctx *c)
+{
+    if (__builtin_expect(++c->serial == 0, 0)) serial_wrapped(c);
 }
 
 /* The queries without predicates that accept at path state d (out of
