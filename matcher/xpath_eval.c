@@ -252,6 +252,7 @@ static inline void lose(wm_xpf_ctx *c, uint32_t k) { c->undecided -= k; }
 static inline bool none_undecided(wm_xpf_ctx *c)
 {
     if (__builtin_expect(c->undecided > 0, 1)) return false;
+    if (c->failed) return false; /* undecided stays 0 for stop_now */
     c->undecided = count_undecided(c);
     return !c->undecided;
 }
@@ -903,6 +904,7 @@ static inline bool keep_str(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t 
 {
     if (c->sbuf_len + tlen > c->sbuf_cap) {
         c->failed = true;
+        c->undecided = 0; /* the next element event's stop_now looks (one test there for both) */
         return false;
     }
     char *d = c->sbuf + c->sbuf_len;
@@ -1217,7 +1219,7 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
  * validation), or a value did not fit. */
 static inline int stop_now(wm_xpf_ctx *c)
 {
-    if (__builtin_expect(c->undecided > 0, 1)) return c->failed;
+    if (__builtin_expect(c->undecided > 0, 1)) return 0; /* a failure sets it to 0 (keep_str) */
     return c->failed || (!c->whole_stream && none_undecided(c));
 }
 
