@@ -645,6 +645,42 @@ Test(xpath_filter, early_stop_recounts_a_lower_bound_at_zero)
     wm_exi_grammar_free(g);
 }
 
+/* A string a test reads is copied into the context's buffer (64 KiB); one
+ * that does not fit ends the match with WM_XPF_E_MEMORY, never a match
+ * (with and without whole-stream validation), and the context serves the
+ * next document as before. */
+Test(xpath_filter, value_beyond_the_buffer_is_a_memory_error)
+{
+    wm_exi_grammar *g = senml_or_fail();
+    const char *qs[] = { "//s:senml[@n != 'x']" };
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, &senml_ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    enum { BIG = 70000 };
+    static char xml[BIG + 512];
+    int n = snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='");
+    memset(xml + n, 'a', BIG);
+    snprintf(xml + n + BIG, sizeof xml - n - BIG, "' u='V' v='1'/><senml n='b' u='V' v='2'/></sensml>");
+    static uint8_t exi[BIG + 512];
+    wm_exi_error e = { 0 };
+    size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+    cr_assert(len, "%s", e.msg);
+    uint8_t small[512];
+    size_t small_len = senml_pack(g, "<senml n='b' u='V' v='2'/>", small, sizeof small);
+    for (int whole = 0; whole < 2; whole++) {
+        wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+        wm_xpf_ctx_set_whole_stream(c, whole);
+        uint64_t m = 0;
+        bool early;
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_MEMORY, "whole %d", whole);
+        cr_assert_eq(wm_xpf_match(c, small, small_len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
+        cr_assert_eq(m, 1);
+        wm_xpf_ctx_free(c);
+    }
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
 /* Numeric clusters of at least half as many entries as a row has words
  * mark their matching entries by OR-ing one precomputed row (a bit set over
  * all queries) into the result, as long as the rows fit in XPF_PMASK_CAP
