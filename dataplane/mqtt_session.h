@@ -151,8 +151,10 @@ struct wm_mqtt_subscribe {
     uint32_t client_len;
     wm_mqtt5_bytes filter;
     uint32_t subscription_id;     /* 0 = none (§3.8.2.1.2) */
-    wm_mqtt5_bytes nbhd;          /* `nbhd` user property; len 0 = none */
-    wm_mqtt5_bytes xpath;         /* `xpath` user property (content filter); len 0 = none */
+    wm_mqtt5_bytes nbhd;          /* `nbhd` user property; p NULL = none (an empty value is
+                                     present: it names no neighborhood, refused) */
+    wm_mqtt5_bytes xpath;         /* `xpath` user property (content filter); p NULL = none
+                                     (an empty value is present: no query, refused) */
     uint8_t qos;
     bool no_local;
 };

@@ -10,7 +10,8 @@ describes. The model:
     clientid#filter, replacement of a filter the client has (§3.8.4),
     topic aliases per connection, No Local, `nbhd` user
     properties looked up in the resolution's JSON dump from `wmctl dump`,
-    `peid` user properties;
+    `peid` user properties; an empty `xpath` is no query and an empty
+    `nbhd` names no neighborhood: such a subscription is never installed;
   - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
     packet identifier grants (reason code < 0x80, §3.9.3); an UNSUBSCRIBE
     only for those its UNSUBACK answers 0x00 or 0x11 (No subscription
@@ -235,10 +236,11 @@ for fr in frames:
                 pr = props(m)
                 subid = next((v for i, v in pr if i == 0x0B), None)
                 nbhd = next((v for k, v in user_props(m) if k == "nbhd"), None)
+                xpath = next((v for k, v in user_props(m) if k == "xpath"), None)
                 opts = get_all(m, "mqtt.subscription_options_tree")
                 filts = [(f, i < len(opts) and get(opts[i], "mqtt.subscription_options_nl") in ("1", "True", "true"))
                          for i, f in enumerate(get_all(m, "mqtt.topic"))]
-                c.pending.append((get(m, "mqtt.msgid"), filts, subid, nbhd))
+                c.pending.append((get(m, "mqtt.msgid"), filts, subid, nbhd, xpath))
             elif mtype == 10:
                 c.unsubs.append((get(m, "mqtt.msgid"), get_all(m, "mqtt.topic")))
             elif mtype == 6:
@@ -309,11 +311,11 @@ for fr in frames:
                 k = next((i for i, p in enumerate(c.pending) if p[0] == pid), None)
                 if k is None:
                     continue
-                _, filts, subid, nbhd = c.pending.pop(k)
+                _, filts, subid, nbhd, xpath = c.pending.pop(k)
                 codes = [int(x) for x in get_all(m, "mqtt.suback.reason_code")]
                 for (filt, nl), code in zip(filts, codes):
-                    if code >= 0x80 or (nbhd is not None and nbhd not in nbhds):
-                        continue  # refused by the broker / unknown neighborhood: never installed
+                    if code >= 0x80 or (nbhd is not None and nbhd not in nbhds) or xpath == "":
+                        continue  # refused by the broker / unknown neighborhood / no query: never installed
                     key = "%s#%s" % (c.client, subid if subid is not None else filt)
                     session(c.client).subs[filt] = (key, nbhds[nbhd] if nbhd is not None else None, nl)
             elif mtype == 11:

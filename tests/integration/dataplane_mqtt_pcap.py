@@ -446,6 +446,10 @@ elif scenario == "session":
     t1.s2c(ACK | RST)
     will(t1, "will/t", ["W7#7", "WS#1"])
     publish_and_expect(pub, publish("will/x"), "will/x", ["W7#7", "WS#1"])
+    # An empty `nbhd` names no neighborhood and an empty `xpath` is no query: refused, never a plain subscription.
+    ne = conn("NE"); ne.c2s(ACK | PSH, subscribe(1, 1, "ne/#", nbhd="")); ne.s2c(ACK | PSH, suback(1))
+    xe = conn("XE"); xe.c2s(ACK | PSH, subscribe(1, 2, "ne/#", xpath="")); xe.s2c(ACK | PSH, suback(1))
+    publish_and_expect(pub, publish("ne/x"), "ne/x", [])
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect

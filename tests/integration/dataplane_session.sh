@@ -7,7 +7,8 @@
 #     a resumed connection the broker answers with Session Present 0; they
 #     stay for a non-zero expiry and a resumed session; a $share group no
 #     longer picks a member that left;
-#   - a SUBSCRIBE counts only for the filters the broker's SUBACK grants;
+#   - a SUBSCRIBE counts only for the filters the broker's SUBACK grants; an
+#     empty `nbhd` or `xpath` is refused, never a plain subscription;
 #   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
 #     Maximum QoS, Retain Available) and its DISCONNECT: nothing it refused
 #     or never received is matched;
@@ -59,6 +60,8 @@ assert mal["topic_alias_too_large"] == 1 and mal["packet_too_large"] == 1, mal
 assert mq["limit_qos"] == 1 and mq["limit_retain"] == 1 and mq["server_disconnects"] == 5, mq
 assert p["malformed"] == 4 and p["duplicate_qos2"] == 2 and mq["qos2_duplicates"] == 2, p
 assert mq["qos2_pubrec_errors"] == 1, mq
+# NE, XE: an empty nbhd / xpath is refused (no neighborhood, no query), never installed as a plain subscription
+assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
 # U: one UNSUBSCRIBE answered 0x00, 0x11, 0x87; one never answered
 assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_by_broker"],
         mq["unsubscribes_unacknowledged"]) == (1, 1, 1, 1), mq
