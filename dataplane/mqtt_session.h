@@ -115,7 +115,8 @@
     X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
     X(TOO_MANY_PEIDS, "dropped_too_many_peids") /* over WM_PEIDS_MAX (peid_props.h) */ \
     X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */ \
-    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */
+    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */ \
+    X(CONNECT_REFUSED, "dropped_connect_refused") /* sent before a CONNACK >= 0x80: never processed (§3.1.4) */
 
 enum wm_mqtt_pub_outcome {
 #define WM_MQTT_X_ENUM(e, s) WM_MQTT_PUB_##e,
@@ -209,7 +210,9 @@ struct wm_mqtt_sink {
     X(sessions)             /* connections given to the layer */                 \
     X(connect_v5)           /* MQTT v5 CONNECTs */                               \
     X(connect_other_version)/* CONNECT of another protocol version: not followed */ \
-    X(connack_refused)      /* CONNACK with a reason code >= 0x80 */             \
+    X(connack_refused)      /* CONNACK with a reason code >= 0x80: the client is read no further */ \
+    X(publish_held)         /* client PUBLISHes before the CONNACK, held until it */ \
+    X(publish_unheld)       /* ... no copy free (pending_subscribes): matched at once */ \
     X(sessions_new)         /* successful CONNACK, Session Present 0 */          \
     X(sessions_resumed)     /* successful CONNACK, Session Present 1 */          \
     X(sessions_ended)       /* connections of a started session that ended */    \
@@ -266,7 +269,9 @@ struct wm_mqtt_sink {
     X(staging_full)                                                              \
     X(truncated_packets)    /* streams that ended inside a packet */             \
     X(dirs_broken)          /* directions stopped by a malformed packet */       \
-    X(ignored_bytes)        /* bytes after a direction stopped */
+    X(ignored_bytes)        /* bytes after a direction stopped */                \
+    X(unread_bytes)         /* client bytes the broker does not read: after its DISCONNECT, a refusing \
+                               CONNACK, a second CONNECT (§3.14.4, §3.1.4, §3.1) */
 
 struct wm_mqtt_counters {
 #define WM_MQTT_X_FIELD(n) uint64_t n;

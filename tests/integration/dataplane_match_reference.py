@@ -28,7 +28,11 @@ describes. The model:
   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
     Maximum QoS, Retain Available; §3.2.2.3): the client packet that breaks
     one is never delivered, nor anything the client sends after it, nor
-    after the broker's DISCONNECT (§3.14.4);
+    after the broker's DISCONNECT (§3.14.4),;
+  - a client PUBLISH sent before the broker's CONNACK is delivered when a
+    successful CONNACK comes (and matched then), never if the CONNACK
+    refuses the client (reason >= 0x80), after which nothing the client
+    sends is processed (§3.1.4);
   - QoS 2 (§4.3.3): a PUBLISH with DUP 1 and a packet identifier the
     session still holds (no PUBREL, no PUBREC with an error code yet) is
     not a new publication;
@@ -134,6 +138,7 @@ class Conn:
         self.will = None        # {"topic", "peids", "delay"} from CONNECT
         self.will_on = False    # published if the connection ends (no DISCONNECT other than 0x04)
         self.superseded = None  # a later CONNACK of the client id elsewhere: "new" / "resumed"
+        self.held = []          # PUBLISHes sent before the CONNACK
 
 
 class Session:
@@ -170,6 +175,33 @@ def will_end(c, now):
         publish_will(c.client, w)
         return
     delayed.append([now + min(w["delay"], c.expiry), len(delayed), c.client, w])
+
+
+def client_publish(c, m):
+    s = session(c.client)
+    fl = get(m, "mqtt.hdrflags_tree")
+    qos, dup, retain = int(get(fl, "mqtt.qos")), get(fl, "mqtt.dupflag") == "1", get(fl, "mqtt.retain") == "1"
+    topic = get(m, "mqtt.topic", "")
+    alias = prop(m, 0x23)
+    if c.limits and ((alias is not None and int(alias) > c.limits[0]) or qos > c.limits[2]
+                     or (retain and not c.limits[3])):
+        c.dead = True  # the broker disconnects: 0x94, 0x9B, 0x9A
+        return
+    if alias is not None:
+        if topic:
+            c.aliases[alias] = topic
+        else:
+            topic = c.aliases.get(alias)
+    if topic is None:
+        return  # an unknown alias is not matched (counted by wirematch)
+    if qos == 2:
+        pid = get(m, "mqtt.msgid")
+        if dup and pid in s.qos2:
+            return  # the same message again
+        s.qos2.add(pid)
+    peids = [v for k, v in user_props(m) if k == "peid"]
+    matched = matched_keys(topic, peids, c.client)
+    expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
 
 
 def session(client):
@@ -253,34 +285,18 @@ for fr in frames:
                     c.expiry = int(e)
                 end(stream, now)
             elif mtype == 3:
-                fl = get(m, "mqtt.hdrflags_tree")
-                qos, dup, retain = int(get(fl, "mqtt.qos")), get(fl, "mqtt.dupflag") == "1", get(fl, "mqtt.retain") == "1"
-                topic = get(m, "mqtt.topic", "")
-                alias = prop(m, 0x23)
-                if c.limits and ((alias is not None and int(alias) > c.limits[0]) or qos > c.limits[2]
-                                 or (retain and not c.limits[3])):
-                    c.dead = True  # the broker disconnects: 0x94, 0x9B, 0x9A
-                    continue
-                if alias is not None:
-                    if topic:
-                        c.aliases[alias] = topic
-                    else:
-                        topic = c.aliases.get(alias)
-                if topic is None:
-                    continue  # an unknown alias is not matched (counted by wirematch)
-                if qos == 2:
-                    pid = get(m, "mqtt.msgid")
-                    if dup and pid in s.qos2:
-                        continue  # the same message again
-                    s.qos2.add(pid)
-                peids = [v for k, v in user_props(m) if k == "peid"]
-                matched = matched_keys(topic, peids, c.client)
-                expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
+                if c.limits is None:
+                    c.held.append(m)  # the broker processes it only once it accepted the CONNECT
+                else:
+                    client_publish(c, m)
         else:
             if c.client is None:
                 continue
             if mtype == 2:
-                if int(get(m, "mqtt.connack.reason_code", "0")) >= 0x80 or c.started:
+                if c.started:
+                    continue
+                if int(get(m, "mqtt.connack.reason_code", "0")) >= 0x80:
+                    c.dead, c.held = True, []  # refused: nothing sent after the CONNECT is processed
                     continue
                 if not c.client:
                     c.client = prop(m, 0x12, "")
@@ -306,6 +322,10 @@ for fr in frames:
                 for k2, o in conns.items():
                     if k2 != stream and o.client == c.client and o.started and not o.ended:
                         o.superseded = "resumed" if present else "new"
+                held, c.held = c.held, []
+                for hm in held:
+                    if not c.dead:
+                        client_publish(c, hm)
             elif mtype == 9:
                 pid = get(m, "mqtt.msgid")
                 k = next((i for i, p in enumerate(c.pending) if p[0] == pid), None)

@@ -450,6 +450,14 @@ elif scenario == "session":
     ne = conn("NE"); ne.c2s(ACK | PSH, subscribe(1, 1, "ne/#", nbhd="")); ne.s2c(ACK | PSH, suback(1))
     xe = conn("XE"); xe.c2s(ACK | PSH, subscribe(1, 2, "ne/#", xpath="")); xe.s2c(ACK | PSH, suback(1))
     publish_and_expect(pub, publish("ne/x"), "ne/x", [])
+    # A refused CONNECT (CONNACK 0x87): the broker processes nothing the client sent after it (§3.1.4), neither
+    # the PUBLISH pipelined behind it nor the one crossing the refusal; an accepted one's pipelined PUBLISH is
+    # delivered, at the CONNACK.
+    n[0] += 1; rf = Conn(n[0])
+    rf.open("RF", conn=connect("RF") + publish("b/pipelined"), ack=packet(0x20, b"\x00\x87" + vbi(0)))
+    rf.c2s(ACK | PSH, publish("b/after-refusal")); rf.c2s(ACK | RST)
+    pp = conn("PP", conn=connect("PP") + publish("b/pipelined-ok"))
+    expect.append(["b/pipelined-ok", ["B#2"]])
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect

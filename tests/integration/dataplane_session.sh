@@ -11,7 +11,8 @@
 #     empty `nbhd` or `xpath` is refused, never a plain subscription;
 #   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
 #     Maximum QoS, Retain Available) and its DISCONNECT: nothing it refused
-#     or never received is matched;
+#     or never received is matched; a refusing CONNACK: nothing the client
+#     sent after its CONNECT (a PUBLISH before the CONNACK waits for it);
 #   - a QoS 2 PUBLISH sent again with DUP on a resumed session is one
 #     publication; a PUBREC with an error code releases its identifier;
 #   - UNSUBSCRIBE takes effect at the UNSUBACK (0x00, 0x11), not when refused
@@ -62,6 +63,8 @@ assert p["malformed"] == 4 and p["duplicate_qos2"] == 2 and mq["qos2_duplicates"
 assert mq["qos2_pubrec_errors"] == 1, mq
 # NE, XE: an empty nbhd / xpath is refused (no neighborhood, no query), never installed as a plain subscription
 assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
+# RF: refused, its two PUBLISHes (one pipelined, held for the CONNACK) never processed; PP's held one delivered
+assert p["dropped_connect_refused"] == 1 and mq["publish_held"] == 2 and mq["unread_bytes"] > 0, (p, mq)
 # U: one UNSUBSCRIBE answered 0x00, 0x11, 0x87; one never answered
 assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_by_broker"],
         mq["unsubscribes_unacknowledged"]) == (1, 1, 1, 1), mq
