@@ -821,6 +821,13 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     }
     switch (pkt->type) {
     case WM_MQTT5_CONNECT:
+        if (s->state == SS_CONNECTED) {
+            /* §3.1 [MQTT-3.1.0-2]: a Protocol Error, the broker closes the
+             * connection; the session stays the first CONNECT's */
+            l->c.second_connect++;
+            stop_dir(l, d, DS_UNREAD);
+            break;
+        }
         l->c.connect_v5++;
         set_client(l, s, pkt->connect.client_id);
         s->clean_start = pkt->connect.clean_start;

@@ -211,6 +211,7 @@ struct wm_mqtt_sink {
     X(connect_v5)           /* MQTT v5 CONNECTs */                               \
     X(connect_other_version)/* CONNECT of another protocol version: not followed */ \
     X(connack_refused)      /* CONNACK with a reason code >= 0x80: the client is read no further */ \
+    X(second_connect)       /* a second CONNECT (Protocol Error, §3.1): the client is read no further */ \
     X(publish_held)         /* client PUBLISHes before the CONNACK, held until it */ \
     X(publish_unheld)       /* ... no copy free (pending_subscribes): matched at once */ \
     X(sessions_new)         /* successful CONNACK, Session Present 0 */          \

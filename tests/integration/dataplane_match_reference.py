@@ -28,7 +28,8 @@ describes. The model:
   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
     Maximum QoS, Retain Available; §3.2.2.3): the client packet that breaks
     one is never delivered, nor anything the client sends after it, nor
-    after the broker's DISCONNECT (§3.14.4),;
+    after the broker's DISCONNECT (§3.14.4), nor after a second
+    CONNECT (a Protocol Error: the broker closes the connection, §3.1);
   - a client PUBLISH sent before the broker's CONNACK is delivered when a
     successful CONNACK comes (and matched then), never if the CONNACK
     refuses the client (reason >= 0x80), after which nothing the client
@@ -248,6 +249,9 @@ for fr in frames:
         mtype = int(get(get(m, "mqtt.hdrflags_tree"), "mqtt.msgtype"))
         if c2s:
             if mtype == 1:
+                if c.client is not None or c.dead:
+                    c.dead = True  # a second CONNECT: Protocol Error, the broker closes the connection
+                    continue
                 if get(m, "mqtt.ver") == "5":
                     c.client = get(m, "mqtt.clientid", "")
                     c.expiry = int(prop(m, 0x11, 0))

@@ -458,6 +458,12 @@ elif scenario == "session":
     rf.c2s(ACK | PSH, publish("b/after-refusal")); rf.c2s(ACK | RST)
     pp = conn("PP", conn=connect("PP") + publish("b/pipelined-ok"))
     expect.append(["b/pipelined-ok", ["B#2"]])
+    # A second CONNECT is a Protocol Error (§3.1 [MQTT-3.1.0-2]): the broker closes the connection, reads nothing
+    # after it, and the session stays the first one's (expiry 0: it ends with the connection).
+    sc = conn("SC"); sub(sc, 1, 1, "sc/#")
+    sc.c2s(ACK | PSH, connect("SD") + publish("sc/from-sd"))
+    sc.s2c(ACK | FIN); sc.c2s(ACK | FIN); sc.s2c(ACK)
+    publish_and_expect(pub, publish("sc/x"), "sc/x", [])
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect

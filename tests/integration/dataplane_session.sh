@@ -65,6 +65,8 @@ assert mq["qos2_pubrec_errors"] == 1, mq
 assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
 # RF: refused, its two PUBLISHes (one pipelined, held for the CONNACK) never processed; PP's held one delivered
 assert p["dropped_connect_refused"] == 1 and mq["publish_held"] == 2 and mq["unread_bytes"] > 0, (p, mq)
+# SC: its second CONNECT is a Protocol Error; its session ended with the connection
+assert mq["second_connect"] == 1, mq
 # U: one UNSUBSCRIBE answered 0x00, 0x11, 0x87; one never answered
 assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_by_broker"],
         mq["unsubscribes_unacknowledged"]) == (1, 1, 1, 1), mq
