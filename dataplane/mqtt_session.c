@@ -791,6 +791,9 @@ static void on_disconnect(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
             else s->expiry = e;
         }
         session_end(l, f, s);
+        /* §3.14.4: the broker closes the connection on it and reads nothing
+         * after it (the client must send nothing more) */
+        stop_dir(l, &s->d[WM_DIR_C2S], DS_UNREAD);
         return;
     }
     /* The broker closes the connection (§3.14.4): what the client sends

@@ -28,7 +28,7 @@ describes. The model:
   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
     Maximum QoS, Retain Available; §3.2.2.3): the client packet that breaks
     one is never delivered, nor anything the client sends after it, nor
-    after the broker's DISCONNECT (§3.14.4), nor after a second
+    after the broker's DISCONNECT or its own (§3.14.4), nor after a second
     CONNECT (a Protocol Error: the broker closes the connection, §3.1);
   - a client PUBLISH sent before the broker's CONNACK is delivered when a
     successful CONNACK comes (and matched then), never if the CONNACK
@@ -288,6 +288,7 @@ for fr in frames:
                 if e is not None and not (c.expiry == 0 and int(e) != 0):
                     c.expiry = int(e)
                 end(stream, now)
+                c.dead = True  # §3.14.4: the broker reads nothing after it
             elif mtype == 3:
                 if c.limits is None:
                     c.held.append(m)  # the broker processes it only once it accepted the CONNECT

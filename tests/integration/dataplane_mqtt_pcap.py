@@ -464,6 +464,9 @@ elif scenario == "session":
     sc.c2s(ACK | PSH, connect("SD") + publish("sc/from-sd"))
     sc.s2c(ACK | FIN); sc.c2s(ACK | FIN); sc.s2c(ACK)
     publish_and_expect(pub, publish("sc/x"), "sc/x", [])
+    # After its own DISCONNECT the client sends nothing the broker reads (§3.14.4).
+    dc = conn("DC")
+    dc.c2s(ACK | PSH, DISCONNECT + publish("b/after-disconnect")); dc.s2c(ACK | FIN); dc.c2s(ACK | FIN); dc.s2c(ACK)
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect
