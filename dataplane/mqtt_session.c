@@ -13,7 +13,7 @@
 /* DS_UNREAD: the broker reads no more of this client (its DISCONNECT, a
  * refusing CONNACK, a second CONNECT): what follows is counted apart. */
 enum dir_state { DS_OPEN = 0, DS_BROKEN, DS_IGNORED, DS_UNREAD };
-enum sess_state { SS_NONE = 0, SS_CONNECTED, SS_OTHER_VERSION };
+enum sess_state { SS_NONE = 0, SS_CONNECTED, SS_OTHER_VERSION }; /* OTHER_VERSION: not followed */
 
 struct mqtt_dir {
     uint8_t state;          /* enum dir_state */
@@ -220,16 +220,27 @@ static void stop_client(struct wm_mqtt_layer *l, struct mqtt_session *s, uint8_t
 
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt);
 
-static void set_client(struct wm_mqtt_layer *l, struct mqtt_session *s, wm_mqtt5_bytes id)
+/* The client id names the session (§3.1.3.1): one longer than
+ * WM_MQTT_CLIENT_ID_MAX cannot be kept whole, and cut it would merge with
+ * another client's. Returns false (counted) for such a client, which is
+ * then followed no further in either direction. */
+static bool set_client(struct wm_mqtt_layer *l, struct mqtt_session *s, wm_mqtt5_bytes id)
 {
-    uint32_t n = id.len;
-    if (n > WM_MQTT_CLIENT_ID_MAX) {
+    if (id.len > WM_MQTT_CLIENT_ID_MAX) {
         l->c.client_id_too_long++;
-        n = WM_MQTT_CLIENT_ID_MAX;
+        return false;
     }
-    memcpy(s->client, id.p, n);
-    s->client[n] = 0;
-    s->client_len = (uint8_t)n;
+    memcpy(s->client, id.p, id.len);
+    s->client[id.len] = 0;
+    s->client_len = (uint8_t)id.len;
+    return true;
+}
+
+static void unfollow(struct wm_mqtt_layer *l, struct mqtt_session *s)
+{
+    s->state = SS_OTHER_VERSION;
+    stop_client(l, s, DS_IGNORED);
+    stop_dir(l, &s->d[WM_DIR_S2C], DS_IGNORED);
 }
 
 static const uint8_t *alias_topic(struct wm_mqtt_layer *l, uint32_t slot, uint16_t *len)
@@ -744,8 +755,12 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
     }
     if (s->state != SS_CONNECTED || s->connack_seen) return;
     const wm_mqtt5_props *pr = &pkt->props;
-    if (s->client_len == 0 && wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER))
-        set_client(l, s, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s);
+    if (s->client_len == 0 && wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER) &&
+        !set_client(l, s, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s)) {
+        held_publishes(l, f, s, false, WM_MQTT_PUB_NOT_CONNECTED);
+        unfollow(l, s);
+        return;
+    }
     /* §3.2.2.3: absent properties mean no alias, any size, QoS 2, retain */
     s->connack_seen = 1;
     s->alias_max = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM)
@@ -832,7 +847,10 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
             break;
         }
         l->c.connect_v5++;
-        set_client(l, s, pkt->connect.client_id);
+        if (!set_client(l, s, pkt->connect.client_id)) {
+            unfollow(l, s);
+            break;
+        }
         s->clean_start = pkt->connect.clean_start;
         s->will = pkt->connect.will_flag;
         will_keep(l, s, &pkt->connect);

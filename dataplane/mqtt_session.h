@@ -96,7 +96,7 @@
 #include "dataplane/flow_table.h"
 #include "dataplane/peid_props.h"
 
-#define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; longer ones are counted */
+#define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; a longer one's client is not followed (counted) */
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
 #define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
 #define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
@@ -235,7 +235,7 @@ struct wm_mqtt_sink {
     X(wills_matched)        /* ... reaching at least one subscription */       \
     X(wills_no_match)       /* ... reaching none */                             \
     X(wills_dropped)        /* ... not looked up: no table, > WM_PEIDS_MAX peids, matcher error */ \
-    X(client_id_too_long)                                                        \
+    X(client_id_too_long)   /* client id over WM_MQTT_CLIENT_ID_MAX: its connection not followed */ \
     X(not_connected)        /* client packets before a v5 CONNECT */             \
     X(publish_seen)         /* client -> server PUBLISH (fixed header seen) */   \
     X(publish_from_server)                                                       \

@@ -30,6 +30,7 @@ describes. The model:
     one is never delivered, nor anything the client sends after it, nor
     after the broker's DISCONNECT or its own (§3.14.4), nor after a second
     CONNECT (a Protocol Error: the broker closes the connection, §3.1);
+  - a client id over 128 bytes: the client is not followed at all;
   - a client PUBLISH sent before the broker's CONNACK is delivered when a
     successful CONNACK comes (and matched then), never if the CONNACK
     refuses the client (reason >= 0x80), after which nothing the client
@@ -254,6 +255,9 @@ for fr in frames:
                     continue
                 if get(m, "mqtt.ver") == "5":
                     c.client = get(m, "mqtt.clientid", "")
+                    if len(c.client.encode()) > 128:
+                        c.client, c.dead = None, True  # not followed: cut, it would be another client's
+                        continue
                     c.expiry = int(prop(m, 0x11, 0))
                     if get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.willflag") in ("1", "True"):
                         c.will = {"topic": get(m, "mqtt.willtopic", ""),

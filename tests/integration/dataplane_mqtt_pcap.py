@@ -467,6 +467,12 @@ elif scenario == "session":
     # After its own DISCONNECT the client sends nothing the broker reads (§3.14.4).
     dc = conn("DC")
     dc.c2s(ACK | PSH, DISCONNECT + publish("b/after-disconnect")); dc.s2c(ACK | FIN); dc.c2s(ACK | FIN); dc.s2c(ACK)
+    # Client ids over 128 bytes are not followed (counted), never cut and merged: LA's subscription is not
+    # installed, its PUBLISH not matched, LB (same first 128 bytes) is another client.
+    la = conn("L" * 130 + "A"); sub(la, 1, 1, "ll/#")
+    la.c2s(ACK | PSH, publish("b/long"))
+    lb = conn("L" * 130 + "B")
+    publish_and_expect(pub, publish("ll/x"), "ll/x", [])
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect

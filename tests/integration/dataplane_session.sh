@@ -12,7 +12,10 @@
 #   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
 #     Maximum QoS, Retain Available) and its DISCONNECT: nothing it refused
 #     or never received is matched; a refusing CONNACK: nothing the client
-#     sent after its CONNECT (a PUBLISH before the CONNACK waits for it);
+#     sent after its CONNECT (a PUBLISH before the CONNACK waits for it); nothing
+#     after the client's own DISCONNECT or a second CONNECT (a Protocol Error
+#     that ends the connection, not a new client id); a client id over 128
+#     bytes is not followed, never cut into another client's;
 #   - a QoS 2 PUBLISH sent again with DUP on a resumed session is one
 #     publication; a PUBREC with an error code releases its identifier;
 #   - UNSUBSCRIBE takes effect at the UNSUBACK (0x00, 0x11), not when refused
@@ -65,8 +68,8 @@ assert mq["qos2_pubrec_errors"] == 1, mq
 assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
 # RF: refused, its two PUBLISHes (one pipelined, held for the CONNACK) never processed; PP's held one delivered
 assert p["dropped_connect_refused"] == 1 and mq["publish_held"] == 2 and mq["unread_bytes"] > 0, (p, mq)
-# SC: its second CONNECT is a Protocol Error; its session ended with the connection
-assert mq["second_connect"] == 1, mq
+# SC: its second CONNECT is a Protocol Error; its session ended with the connection. LA, LB: ids over 128 bytes
+assert mq["second_connect"] == 1 and mq["client_id_too_long"] == 2, mq
 # U: one UNSUBSCRIBE answered 0x00, 0x11, 0x87; one never answered
 assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_by_broker"],
         mq["unsubscribes_unacknowledged"]) == (1, 1, 1, 1), mq
