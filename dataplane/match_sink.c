@@ -1297,7 +1297,7 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
     for (uint32_t i = 0; i < nk; i++)
         if (u == 0 || strcmp(w->keys[u - 1], w->keys[i]) != 0) w->keys[u++] = w->keys[i];
     if (w->log) {
-        fprintf(w->log, "{\"seq\": %llu, \"client\": ", (unsigned long long)p->seq);
+        fprintf(w->log, "{\"seq\": %llu, %s\"client\": ", (unsigned long long)p->seq, p->will ? "\"will\": true, " : "");
         json_str(w->log, p->client, p->client_len);
         fputs(", \"topic\": ", w->log);
         json_str(w->log, p->topic, p->topic_len);

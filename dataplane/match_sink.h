@@ -17,7 +17,7 @@
  *     one lookup answers for both. They are keyed
  *     clientid#subscription-identifier, or clientid#filter without one; a
  *     SUBSCRIBE of a filter the client already has replaces it (MQTT 5.0
- *     §3.8.4), UNSUBSCRIBE removes it. A `nbhd` naming no neighborhood of
+ *     §3.8.4), UNSUBSCRIBE removes it (at its UNSUBACK, mqtt_session.h). A `nbhd` naming no neighborhood of
  *     the current resolution is counted (WM_MQTT_SUB_NBHD_UNKNOWN) and NOT
  *     installed: a subscriber asking for an unknown neighborhood must never
  *     receive everything.
@@ -112,12 +112,14 @@
  *     compile: the subscription, installed meanwhile (pending, so it never
  *     received anything), is then removed; a PUBLISH whose lookup returned
  *     it just before still finds it pending, never a decided candidate.
- *     UNSUBSCRIBE applies at once; the next compile leaves the
+ *     An UNSUBSCRIBE applies at its UNSUBACK; the next compile leaves the
  *     unreferenced filter out. A reload validates every learned filter
  *     itself, pending ones included.
  *   - Every client PUBLISH is looked up (topic index ∩ peid filter, then
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
+ *     (a Will Message the broker publishes, mqtt_session.h "Wills", is
+ *     matched the same way and its line has "will": true after "seq"),
  *     plus, when a candidate had a content filter, "content": OUTCOME
  *     (wm_content_outcome_name) and, for a bad payload, "content_error":
  *     "REASON at bit N" (for a bad Content Type parameter: "position P: REASON").

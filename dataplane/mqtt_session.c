@@ -25,8 +25,9 @@ struct mqtt_dir {
     uint32_t alias[WM_MQTT_MAX_ALIASES]; /* alias n -> slot index + 1; 0 = unset */
 };
 
-/* A SUBSCRIBE awaiting its SUBACK: a copy of the packet, decoded again
- * when the SUBACK says which filters the broker granted. */
+/* A SUBSCRIBE awaiting its SUBACK, or an UNSUBSCRIBE awaiting its
+ * UNSUBACK (the type is its first byte's): a copy of the packet, decoded
+ * again when the ack says which filters the broker took. */
 struct pend_sub {
     struct pend_sub *next;
     uint16_t packet_id;
@@ -42,6 +43,7 @@ struct mqtt_session {
     uint8_t ended;          /* its end was reported (once per connection) */
     uint8_t connack_seen;   /* the broker's limits below apply */
     uint8_t will;           /* a Will the broker publishes if the connection ends without DISCONNECT 0x00 */
+    uint32_t will_slot;     /* its copy in the layer's pool: slot + 1, 0 none */
     uint8_t max_qos;        /* CONNACK Maximum QoS (2 when absent) */
     uint8_t retain_ok;      /* CONNACK Retain Available (1 when absent) */
     uint16_t alias_max;     /* CONNACK Topic Alias Maximum (0 when absent) */
@@ -52,6 +54,23 @@ struct mqtt_session {
     struct pend_sub *pend;  /* SUBSCRIBEs awaiting their SUBACK */
     char client[WM_MQTT_CLIENT_ID_MAX + 1];
     struct mqtt_dir d[2];
+};
+
+/* A Will in the layer's pool (mqtt_session.h, "Wills"). Its bytes (topic,
+ * properties, payload) are in will_data at slot * will_max. */
+enum will_state { W_FREE = 0, W_CONNECT, W_HELD, W_DELAYED };
+enum will_sup { SUP_NONE = 0, SUP_NEW, SUP_RESUMED };
+struct wm_mqtt_will {
+    uint32_t next_free;
+    uint8_t state;          /* enum will_state; W_CONNECT until a successful CONNACK */
+    uint8_t superseded;     /* W_HELD: a later CONNACK of the client id elsewhere (enum will_sup) */
+    uint8_t qos, retain;
+    uint8_t client_len;
+    char client[WM_MQTT_CLIENT_ID_MAX + 1];
+    uint64_t conn;          /* flow id of the connection that set it */
+    uint64_t deadline_ns;   /* W_DELAYED: packet time it is published */
+    uint32_t delay_s;       /* Will Delay Interval */
+    uint32_t topic_len, props_len, payload_len;
 };
 
 static const char *const outcome_names[] = {
@@ -71,6 +90,8 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->staging_buffers = 64;
     cfg->alias_slots = 8192;
     cfg->pending_subscribes = 1024;
+    cfg->wills = 1024;
+    cfg->will_max = 2048;
 }
 
 size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
@@ -80,13 +101,14 @@ static size_t al8(size_t n) { return (n + 7) & ~(size_t)7; }
 size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
 {
     return al8((size_t)cfg->staging_buffers * cfg->max_packet) + al8((size_t)cfg->staging_buffers * 4) +
-           al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE) + al8((size_t)cfg->alias_slots * 4);
+           al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE) + al8((size_t)cfg->alias_slots * 4) +
+           al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will)) + al8((size_t)cfg->wills * cfg->will_max);
 }
 
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink)
 {
-    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u) return -1;
+    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u) return -1;
     memset(l, 0, sizeof *l);
     l->cfg = *cfg;
     if (sink) l->sink = *sink;
@@ -98,6 +120,14 @@ int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_
     l->alias_mem = m;
     m += al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE);
     l->alias_free = (uint32_t *)m;
+    m += al8((size_t)cfg->alias_slots * 4);
+    l->wills = (struct wm_mqtt_will *)m;
+    m += al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will));
+    l->will_data = m;
+    memset(l->wills, 0, (size_t)cfg->wills * sizeof(struct wm_mqtt_will));
+    for (uint32_t i = 0; i < cfg->wills; i++) l->wills[i].next_free = i + 1 < cfg->wills ? i + 1 : UINT32_MAX;
+    l->will_free = cfg->wills ? 0 : UINT32_MAX;
+    l->will_next_ns = UINT64_MAX;
     for (uint32_t i = 0; i < cfg->staging_buffers; i++) l->stage_free[i] = cfg->staging_buffers - 1 - i;
     l->stage_free_n = cfg->staging_buffers;
     for (uint32_t i = 0; i < cfg->alias_slots; i++) l->alias_free[i] = cfg->alias_slots - 1 - i;
@@ -296,6 +326,7 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
     p.topic = (const char *)topic;
     p.topic_len = topic_len;
     p.pkt = pkt;
+    p.will = false;
     p.n_peids = wm_peids_collect(&pkt->props, p.peids);
     if (p.n_peids == WM_PEIDS_TOO_MANY) {
         outcome(l, d, WM_MQTT_PUB_TOO_MANY_PEIDS);
@@ -332,17 +363,17 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
     }
 }
 
-/* A client SUBSCRIBE waits for the broker's SUBACK (§3.9.3): only the
- * filters it grants exist in the broker. The packet is copied (its bytes
- * go with the segment) into a bounded number of pending copies. */
-static void on_subscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw,
-                         const wm_mqtt5_packet *pkt)
+/* A client SUBSCRIBE waits for the broker's SUBACK (§3.9.3), an
+ * UNSUBSCRIBE for its UNSUBACK (§3.11.3): only what the broker took
+ * happened in the broker. The packet is copied (its bytes go with the
+ * segment) into a bounded number of pending copies. */
+static void pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
-    l->c.subscribe_filters += pkt->count;
     struct pend_sub *ps = NULL;
     if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
     if (!ps) {
-        l->c.subscribe_untracked++;
+        if (pkt->type == WM_MQTT5_SUBSCRIBE) l->c.subscribe_untracked++;
+        else l->c.unsubscribe_untracked++;
         return;
     }
     ps->packet_id = pkt->packet_id;
@@ -362,17 +393,26 @@ static void pend_free(struct wm_mqtt_layer *l, struct pend_sub *ps)
     l->pending_n--;
 }
 
-static void on_unsubscribe(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *pkt)
+static uint8_t pend_type(const struct pend_sub *ps) { return ps->bytes[0] >> 4; }
+
+/* The oldest pending copy of type `type` with the ack's packet identifier,
+ * taken off the list and decoded again into *pkt (it decoded when it came);
+ * NULL (counted by the caller) if there is none. */
+static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *s, uint8_t type, uint16_t packet_id,
+                                  wm_mqtt5_packet *pkt)
 {
-    struct wm_mqtt_subscribe sub;
-    sub_common(s, pkt, &sub);
-    size_t pos = 0;
-    wm_mqtt5_subscription e;
-    while (wm_mqtt5_subscription_next(pkt, &pos, &e)) {
-        sub.filter = e.filter;
-        l->c.unsubscribe_filters++;
-        if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, &sub);
+    struct pend_sub **pp = &s->pend;
+    while (*pp && ((*pp)->packet_id != packet_id || pend_type(*pp) != type)) pp = &(*pp)->next;
+    struct pend_sub *ps = *pp;
+    if (!ps) return NULL;
+    *pp = ps->next;
+    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+    wm_mqtt5_result r;
+    if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, pkt, &r) != WM_MQTT5_DONE) {
+        pend_free(l, ps);
+        return NULL;
     }
+    return ps;
 }
 
 static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st)
@@ -386,25 +426,48 @@ static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st
     }
 }
 
-/* The broker's SUBACK: one reason code per filter of the pending SUBSCRIBE
- * with its packet identifier, in order (§3.9.3). A granted filter (code =
- * granted QoS) installs or replaces the subscription; a refused one is
- * only counted. */
-static void on_suback(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *ack)
+/* A filter the broker's SUBACK answered with code: a granted one (code =
+ * granted QoS, §3.9.3) installs or replaces the subscription; a refused
+ * one is only counted. */
+static void suback_filter(struct wm_mqtt_layer *l, struct wm_mqtt_subscribe *sub, const wm_mqtt5_subscription *e,
+                          uint8_t code)
 {
-    struct pend_sub **pp = &s->pend;
-    while (*pp && (*pp)->packet_id != ack->packet_id) pp = &(*pp)->next;
-    struct pend_sub *ps = *pp;
-    if (!ps) {
-        l->c.suback_unknown++;
+    if (code >= 0x80) {
+        l->c.subs_refused_by_broker++;
         return;
     }
-    *pp = ps->next;
-    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+    l->c.subs_granted++;
+    sub->qos = code; /* the granted QoS may be below the requested one */
+    sub->no_local = e->no_local;
+    if (l->sink.subscribe) count_sub_status(l, l->sink.subscribe(l->sink.ctx, sub));
+}
+
+/* A filter the broker's UNSUBACK answered with code (§3.11.3): 0x00 removes
+ * the subscription; 0x11 (No subscription existed) says the broker has
+ * none, so the data plane drops any it still holds; a refusal (>= 0x80)
+ * leaves it in place. */
+static void unsuback_filter(struct wm_mqtt_layer *l, const struct wm_mqtt_subscribe *sub, uint8_t code)
+{
+    if (code >= 0x80) {
+        l->c.unsubs_refused_by_broker++;
+        return;
+    }
+    if (code == 0x11) l->c.unsubs_no_subscription++;
+    else l->c.unsubs_removed++;
+    if (l->sink.unsubscribe) l->sink.unsubscribe(l->sink.ctx, sub);
+}
+
+/* The broker's SUBACK or UNSUBACK: one reason code per filter of the
+ * pending SUBSCRIBE or UNSUBSCRIBE with its packet identifier, in order
+ * (§3.9.3, §3.11.3). */
+static void on_ack(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_packet *ack)
+{
+    bool sub_ack = ack->type == WM_MQTT5_SUBACK;
+    uint64_t *unknown = sub_ack ? &l->c.suback_unknown : &l->c.unsuback_unknown;
     wm_mqtt5_packet pkt;
-    wm_mqtt5_result r;
-    if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) != WM_MQTT5_DONE) { /* it decoded when it came */
-        pend_free(l, ps);
+    struct pend_sub *ps = pend_take(l, s, sub_ack ? WM_MQTT5_SUBSCRIBE : WM_MQTT5_UNSUBSCRIBE, ack->packet_id, &pkt);
+    if (!ps) {
+        (*unknown)++;
         return;
     }
     struct wm_mqtt_subscribe sub;
@@ -412,20 +475,13 @@ static void on_suback(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_
     size_t pos = 0;
     wm_mqtt5_subscription e;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(&pkt, &pos, &e); i++) {
-        if (i >= ack->count) { /* fewer codes than filters: the broker's answer is not this SUBSCRIBE's */
-            l->c.suback_unknown++;
+        if (i >= ack->count) { /* fewer codes than filters: the broker's answer is not this packet's */
+            (*unknown)++;
             break;
         }
-        uint8_t code = ack->payload.p[i];
-        if (code >= 0x80) {
-            l->c.subs_refused_by_broker++;
-            continue;
-        }
-        l->c.subs_granted++;
         sub.filter = e.filter;
-        sub.qos = code; /* the granted QoS may be below the requested one */
-        sub.no_local = e.no_local;
-        if (l->sink.subscribe) count_sub_status(l, l->sink.subscribe(l->sink.ctx, &sub));
+        if (sub_ack) suback_filter(l, &sub, &e, ack->payload.p[i]);
+        else unsuback_filter(l, &sub, ack->payload.p[i]);
     }
     pend_free(l, ps);
 }
@@ -440,14 +496,185 @@ static void session_event(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     if (kind == WM_MQTT_SESSION_RESUME) s->n_qos2 = n < WM_MQTT_QOS2_INFLIGHT ? n : WM_MQTT_QOS2_INFLIGHT;
 }
 
+/* ------------------------------------------------------------ wills */
+
+static uint8_t *will_bytes(struct wm_mqtt_layer *l, const struct wm_mqtt_will *w)
+{
+    return l->will_data + (size_t)(w - l->wills) * l->cfg.will_max;
+}
+
+static void will_free(struct wm_mqtt_layer *l, struct wm_mqtt_will *w)
+{
+    if (w->state == W_DELAYED) l->c.wills_waiting--;
+    w->state = W_FREE;
+    w->next_free = l->will_free;
+    l->will_free = (uint32_t)(w - l->wills);
+}
+
+/* The CONNECT's Will, copied (its views go with the segment); the session
+ * refers to it until its end decides. */
+static void will_keep(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqtt5_connect *c)
+{
+    if (s->will_slot) will_free(l, &l->wills[s->will_slot - 1]); /* a second CONNECT */
+    s->will_slot = 0;
+    if (!c->will_flag) return;
+    size_t n = (size_t)c->will_topic.len + c->will_props.raw.len + c->will_payload.len;
+    if (n > l->cfg.will_max) {
+        l->c.wills_too_large++;
+        return;
+    }
+    if (l->will_free == UINT32_MAX) {
+        l->c.wills_untracked++;
+        return;
+    }
+    struct wm_mqtt_will *w = &l->wills[l->will_free];
+    l->will_free = w->next_free;
+    w->state = W_CONNECT;
+    w->superseded = SUP_NONE;
+    w->qos = c->will_qos;
+    w->retain = c->will_retain;
+    w->client_len = 0;
+    w->deadline_ns = 0;
+    w->delay_s = wm_mqtt5_props_has(&c->will_props, WM_MQTT5_PROP_WILL_DELAY_INTERVAL)
+                     ? c->will_props.v[WM_MQTT5_PROP_WILL_DELAY_INTERVAL].u : 0;
+    w->topic_len = c->will_topic.len;
+    w->props_len = c->will_props.raw.len;
+    w->payload_len = c->will_payload.len;
+    uint8_t *b = will_bytes(l, w);
+    if (w->topic_len) memcpy(b, c->will_topic.p, w->topic_len);
+    if (w->props_len) memcpy(b + w->topic_len, c->will_props.raw.p, w->props_len);
+    if (w->payload_len) memcpy(b + w->topic_len + w->props_len, c->will_payload.p, w->payload_len);
+    s->will_slot = (uint32_t)(w - l->wills) + 1;
+    l->c.wills_kept++;
+}
+
+/* The broker publishes the Will: it is matched as a PUBLISH of its client
+ * would be (the same sink call and rules), then freed. */
+static void will_publish(struct wm_mqtt_layer *l, struct wm_mqtt_will *w)
+{
+    l->c.wills_published++;
+    const uint8_t *b = will_bytes(l, w);
+    wm_mqtt5_packet pkt;
+    memset(&pkt, 0, sizeof pkt);
+    pkt.type = WM_MQTT5_PUBLISH;
+    pkt.qos = w->qos;
+    pkt.retain = w->retain;
+    pkt.topic = (wm_mqtt5_bytes){b, w->topic_len};
+    pkt.payload = (wm_mqtt5_bytes){b + w->topic_len + w->props_len, w->payload_len};
+    size_t off;
+    struct wm_mqtt_publish p;
+    p.seq = l->next_seq++;
+    p.flow_id = w->conn;
+    p.client = w->client;
+    p.client_len = w->client_len;
+    p.topic = (const char *)pkt.topic.p;
+    p.topic_len = pkt.topic.len;
+    p.pkt = &pkt;
+    p.will = true;
+    enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR;
+    /* the block parsed at the CONNECT: a failure here is ours, not the client's */
+    if (wm_mqtt5_props_parse(b + w->topic_len, w->props_len, WM_MQTT5_PROPS_WILL, &pkt.props, &off) ==
+            WM_MQTT5_E_OK &&
+        (p.n_peids = wm_peids_collect(&pkt.props, p.peids)) != WM_PEIDS_TOO_MANY && l->sink.publish)
+        o = l->sink.publish(l->sink.ctx, &p);
+    if (o == WM_MQTT_PUB_MATCHED) l->c.wills_matched++;
+    else if (o == WM_MQTT_PUB_NO_MATCH) l->c.wills_no_match++;
+    else l->c.wills_dropped++;
+    will_free(l, w);
+}
+
+static void will_next_update(struct wm_mqtt_layer *l)
+{
+    uint64_t next = UINT64_MAX;
+    for (uint32_t i = 0; i < l->cfg.wills; i++)
+        if (l->wills[i].state == W_DELAYED && l->wills[i].deadline_ns < next) next = l->wills[i].deadline_ns;
+    l->will_next_ns = next;
+}
+
+void wm_mqtt_layer_tick(struct wm_mqtt_layer *l)
+{
+    if (l->now_ns < l->will_next_ns) return;
+    for (;;) {
+        struct wm_mqtt_will *due = NULL;
+        for (uint32_t i = 0; i < l->cfg.wills; i++) {
+            struct wm_mqtt_will *w = &l->wills[i];
+            if (w->state == W_DELAYED && w->deadline_ns <= l->now_ns && (!due || w->deadline_ns < due->deadline_ns))
+                due = w;
+        }
+        if (!due) break;
+        will_publish(l, due);
+    }
+    will_next_update(l);
+}
+
+/* A successful CONNACK for the client id of connection f (§3.1.3.2.2): a
+ * delayed Will of its earlier connection is cancelled if the session goes
+ * on (Session Present 1) and published now if it ended (0); one still held
+ * by a live connection (a takeover, §3.1.4) learns which, for its end. */
+static void wills_on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, bool present)
+{
+    int delayed = 0;
+    for (uint32_t i = 0; i < l->cfg.wills; i++) {
+        struct wm_mqtt_will *w = &l->wills[i];
+        if ((w->state != W_HELD && w->state != W_DELAYED) || w->conn == f->id || w->client_len != s->client_len ||
+            memcmp(w->client, s->client, s->client_len) != 0)
+            continue;
+        if (w->state == W_HELD) {
+            w->superseded = present ? SUP_RESUMED : SUP_NEW;
+            continue;
+        }
+        delayed = 1;
+        if (present) {
+            l->c.wills_cancelled++;
+            will_free(l, w);
+        } else {
+            will_publish(l, w);
+        }
+    }
+    if (delayed) will_next_update(l);
+}
+
+/* The connection's session ended (as the sink was just told): the broker
+ * publishes its Will now, later, or not at all (mqtt_session.h, "Wills"). */
+static void will_end(struct wm_mqtt_layer *l, struct mqtt_session *s)
+{
+    if (!s->will_slot) return;
+    struct wm_mqtt_will *w = &l->wills[s->will_slot - 1];
+    s->will_slot = 0;
+    if (!s->will || w->state != W_HELD) { /* a DISCONNECT without 0x04, or never accepted */
+        l->c.wills_discarded++;
+        will_free(l, w);
+        return;
+    }
+    if (w->superseded == SUP_RESUMED && w->delay_s) { /* the session goes on elsewhere before the delay */
+        l->c.wills_cancelled++;
+        will_free(l, w);
+        return;
+    }
+    int session_ends = w->superseded == SUP_NEW || (w->superseded == SUP_NONE && s->expiry == 0);
+    if (w->delay_s == 0 || session_ends) {
+        will_publish(l, w);
+        return;
+    }
+    /* whichever comes first: the delay or the session's expiry */
+    uint64_t wait_s = w->delay_s;
+    if (w->superseded == SUP_NONE && s->expiry < wait_s) wait_s = s->expiry;
+    w->state = W_DELAYED;
+    w->deadline_ns = l->now_ns + wait_s * 1000000000ull;
+    l->c.wills_delayed++;
+    l->c.wills_waiting++;
+    if (w->deadline_ns < l->will_next_ns) l->will_next_ns = w->deadline_ns;
+}
+
 /* The connection that held a session ended (once): the session ends with
- * it or starts its expiry (§3.1.2.11.2). */
+ * it or starts its expiry (§3.1.2.11.2), then its Will is decided. */
 static void session_end(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s)
 {
     if (!s->started || s->ended) return;
     s->ended = 1;
     l->c.sessions_ended++;
     session_event(l, f, s, WM_MQTT_SESSION_END);
+    will_end(l, s);
 }
 
 static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, const wm_mqtt5_packet *pkt)
@@ -472,6 +699,14 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
     if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)) /* the server's value wins (§3.2.2.3.2) */
         s->expiry = pr->v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
     s->started = 1;
+    if (s->will_slot) { /* accepted: the Will is the session's now, under its final client id */
+        struct wm_mqtt_will *w = &l->wills[s->will_slot - 1];
+        w->state = W_HELD;
+        w->conn = f->id;
+        w->client_len = s->client_len;
+        memcpy(w->client, s->client, s->client_len);
+        w->client[s->client_len] = 0;
+    }
     if (pkt->session_present) {
         l->c.sessions_resumed++;
         session_event(l, f, s, WM_MQTT_SESSION_RESUME);
@@ -481,6 +716,7 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         s->n_qos2 = 0;
         session_event(l, f, s, WM_MQTT_SESSION_NEW);
     }
+    if (s->client_len) wills_on_connack(l, f, s, pkt->session_present);
 }
 
 static void on_disconnect(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
@@ -534,6 +770,7 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
         set_client(l, s, pkt->connect.client_id);
         s->clean_start = pkt->connect.clean_start;
         s->will = pkt->connect.will_flag;
+        will_keep(l, s, &pkt->connect);
         s->expiry = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)
                         ? pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u : 0;
         s->state = SS_CONNECTED;
@@ -543,11 +780,25 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     case WM_MQTT5_PUBREL:
         if (dir == WM_DIR_C2S) qos2_release(s, pkt->packet_id);
         break;
-    case WM_MQTT5_SUBSCRIBE: on_subscribe(l, s, raw, pkt); break;
-    case WM_MQTT5_SUBACK:
-        if (s->state == SS_CONNECTED) on_suback(l, s, pkt);
+    case WM_MQTT5_PUBREC:
+        /* §4.3.3: a PUBREC with an error code ends the exchange, no PUBREL follows */
+        if (dir == WM_DIR_S2C && pkt->reason_code >= 0x80) {
+            l->c.qos2_pubrec_errors++;
+            qos2_release(s, pkt->packet_id);
+        }
         break;
-    case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(l, s, pkt); break;
+    case WM_MQTT5_SUBSCRIBE:
+        l->c.subscribe_filters += pkt->count;
+        pend_add(l, s, raw, pkt);
+        break;
+    case WM_MQTT5_SUBACK:
+    case WM_MQTT5_UNSUBACK:
+        if (s->state == SS_CONNECTED) on_ack(l, s, pkt);
+        break;
+    case WM_MQTT5_UNSUBSCRIBE:
+        l->c.unsubscribe_filters += pkt->count;
+        pend_add(l, s, raw, pkt);
+        break;
     case WM_MQTT5_DISCONNECT:
         if (s->state == SS_CONNECTED) on_disconnect(l, f, s, dir, pkt);
         break;
@@ -757,16 +1008,19 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
     while (s->pend) {
         struct pend_sub *ps = s->pend;
         s->pend = ps->next;
-        l->c.subscribes_unacknowledged++;
+        if (pend_type(ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
+        else l->c.unsubscribes_unacknowledged++;
         pend_free(l, ps);
     }
-    /* A connection lost without DISCONNECT ends its session too. At
-     * shutdown the connection did not end: the data plane stops watching. */
-    if (why == WM_FLOW_CLOSE_SHUTDOWN) return;
-    /* The broker publishes the Will now (or after its delay): the match
-     * log has no line for it (mqtt_session.h), so it is counted. */
-    if (s->will && s->started) l->c.wills_not_matched++;
-    session_end(l, f, s);
+    /* A connection lost without DISCONNECT ends its session too (and may
+     * publish its Will). At shutdown the connection did not end: the data
+     * plane stops watching, and a Will still held is not published. */
+    if (why != WM_FLOW_CLOSE_SHUTDOWN) session_end(l, f, s);
+    if (s->will_slot) { /* never accepted, or the run ends */
+        if (why != WM_FLOW_CLOSE_SHUTDOWN) l->c.wills_discarded++;
+        will_free(l, &l->wills[s->will_slot - 1]);
+        s->will_slot = 0;
+    }
 }
 
 const struct wm_stream_ops wm_mqtt_stream_ops = {on_open, on_data, on_dir_end, on_close};

@@ -18,7 +18,11 @@
  *     (the first of each applies to every filter of the packet); a filter
  *     the broker refuses never existed in the broker and is only counted.
  *     The sink keys it clientid#subscription-identifier, or
- *     clientid#filter without one. UNSUBSCRIBE applies at once.
+ *     clientid#filter without one. An UNSUBSCRIBE is kept pending the same
+ *     way (same bound) until the broker's UNSUBACK (§3.11.3): a filter it
+ *     answers 0x00 (Success) or 0x11 (No subscription existed: the broker
+ *     has none, so neither may the data plane) is handed to
+ *     wm_mqtt_sink.unsubscribe; one it refuses (>= 0x80) stays.
  *   - The session's lifetime (§3.1.2.4 Clean Start, §3.1.2.11.2 Session
  *     Expiry Interval, §3.2.2.1.1 Session Present, §3.14.2.2.2): its Session
  *     Expiry Interval comes from CONNECT, the CONNACK may override it, the
@@ -37,9 +41,33 @@
  *   - QoS 2 (§4.3.3): a PUBLISH with DUP 1 whose packet identifier still
  *     awaits its PUBREL is the same message sent again, not a second
  *     publication (outcome DUPLICATE); the identifiers in flight travel
- *     with the session across connections.
- *   - Wills (§3.1.2.5) are NOT matched: a connection with a Will that ends
- *     without DISCONNECT 0x00 is only counted (wills_not_matched).
+ *     with the session across connections. The broker's PUBREL releases an
+ *     identifier, and so does its PUBREC with an error reason code (>= 0x80,
+ *     §4.3.3: that exchange is over, no PUBREL follows).
+ *   - Wills (§3.1.2.5, §3.1.3.2): a CONNECT's Will Topic, Will Properties
+ *     and Will Payload are copied into a per-worker pool (cfg.wills slots of
+ *     cfg.will_max bytes; a larger Will, or one finding no slot, is counted
+ *     and never matched). When the connection's session ends as the data
+ *     plane sees it (DISCONNECT either way, FIN, RST, timeout) and the
+ *     client did not send a DISCONNECT other than 0x04 (Disconnect with Will
+ *     Message, §3.14.4), the broker publishes the Will, handed to
+ *     wm_mqtt_sink.publish
+ *     like a PUBLISH (wm_mqtt_publish.will set; topic, `peid` User
+ *     Properties by peid_props.h, Content Type and payload). When (rule of
+ *     §3.1.2.5 and §3.1.3.2.2, the Will Delay Interval "delay"):
+ *       at once if delay is 0 or the session ends with the connection
+ *       (Session Expiry 0), AFTER the session's end was reported to the
+ *       sink: its own subscriptions are gone with it and never receive it;
+ *       else at min(delay, Session Expiry) seconds later in packet time
+ *       (now_ns, the clock of session expiry; wm_mqtt_layer_tick), unless a
+ *       successful CONNACK for the client id on this worker comes first:
+ *       Session Present 1 (the session goes on) cancels it, Session Present
+ *       0 (the old session ended) publishes it then, after the new session
+ *       started. A connection whose session a newer one takes over while it
+ *       still holds its Will publishes it at its end if the newer one
+ *       started a new session or the delay is 0, else never.
+ *     Wills are per worker: a reconnect that RSS sends to another worker
+ *     does not cancel or hasten a delayed Will.
  *   - PUBLISH from the client: topic (alias resolved), `peid` user
  *     properties, handed to the sink for matching; every such PUBLISH ends in
  *     exactly one outcome counter (WM_MQTT_PUB_OUTCOMES).
@@ -111,9 +139,13 @@ struct wm_mqtt_publish {
     wm_mqtt5_bytes peids[WM_MQTT_MAX_PEIDS];
     uint32_t n_peids;
     const wm_mqtt5_packet *pkt;   /* the decoded packet (qos, payload, properties) */
+    bool will;                    /* a Will Message the broker publishes (built from the
+                                     CONNECT: type PUBLISH, qos, retain, topic, Will
+                                     Properties, payload), not a client PUBLISH */
 };
 
-/* One filter of a SUBSCRIBE (or UNSUBSCRIBE: only client and filter). */
+/* One filter of a SUBSCRIBE (or of an UNSUBSCRIBE the broker's UNSUBACK
+ * accepted: only client and filter). */
 struct wm_mqtt_subscribe {
     const char *client;
     uint32_t client_len;
@@ -185,7 +217,18 @@ struct wm_mqtt_sink {
     X(limit_retain)         /* retained PUBLISH, CONNACK Retain Available 0 (0x9A) */ \
     X(qos2_duplicates)      /* QoS 2 PUBLISH resent (DUP 1, id awaiting PUBREL) */ \
     X(qos2_untracked)       /* QoS 2 ids beyond WM_MQTT_QOS2_INFLIGHT: a resend would count again */ \
-    X(wills_not_matched)    /* connections ended with a Will the broker publishes: not matched */ \
+    X(qos2_pubrec_errors)   /* broker PUBREC >= 0x80: the QoS 2 id released (§4.3.3) */ \
+    X(wills_kept)           /* CONNECT Wills copied into the pool */            \
+    X(wills_too_large)      /* Will topic + properties + payload over cfg.will_max: never matched */ \
+    X(wills_untracked)      /* no Will slot free (cfg.wills): never matched */  \
+    X(wills_discarded)      /* not published: DISCONNECT without 0x04, or the CONNECT never accepted */ \
+    X(wills_delayed)        /* Wills that waited for their Will Delay Interval */ \
+    X(wills_waiting)        /* ... still waiting (gauge; the end of the run publishes none) */ \
+    X(wills_cancelled)      /* ... cancelled: the session resumed before the delay (§3.1.3.2.2) */ \
+    X(wills_published)      /* Wills the broker publishes: = matched + no_match + dropped */ \
+    X(wills_matched)        /* ... reaching at least one subscription */       \
+    X(wills_no_match)       /* ... reaching none */                             \
+    X(wills_dropped)        /* ... not looked up: no table, > WM_PEIDS_MAX peids, matcher error */ \
     X(client_id_too_long)                                                        \
     X(not_connected)        /* client packets before a v5 CONNECT */             \
     X(publish_seen)         /* client -> server PUBLISH (fixed header seen) */   \
@@ -201,7 +244,13 @@ struct wm_mqtt_sink {
     X(subs_xpath_invalid)   /* `xpath` refused (reason: match.last_xpath_error) */ \
     X(subs_full)            /* refused: the bound of subscriptions (--max-subs) */ \
     X(subs_rejected)        /* refused by the matcher otherwise (invalid) */     \
-    X(unsubscribe_filters)                                                       \
+    X(unsubscribe_filters)  /* filters in client UNSUBSCRIBEs */                 \
+    X(unsubs_removed)       /* ... the UNSUBACK answered 0x00: removed */        \
+    X(unsubs_no_subscription) /* ... 0x11 No subscription existed: removed too (if held) */ \
+    X(unsubs_refused_by_broker) /* ... >= 0x80: the subscription stays */      \
+    X(unsubscribes_unacknowledged) /* UNSUBSCRIBEs whose UNSUBACK never came (connection ended) */ \
+    X(unsubscribe_untracked) /* UNSUBSCRIBEs not kept: pending_subscribes full; they remove nothing */ \
+    X(unsuback_unknown)     /* UNSUBACK for no pending UNSUBSCRIBE (or fewer codes than filters) */ \
     X(alias_set)                                                                 \
     X(alias_used)                                                                \
     X(alias_beyond_bound)   /* alias number > WM_MQTT_MAX_ALIASES */             \
@@ -230,7 +279,9 @@ struct wm_mqtt_config {
     uint32_t max_packet;      /* bytes; larger packets are skipped (default 65536) */
     uint32_t staging_buffers; /* split packets assembled at once per worker (default 64) */
     uint32_t alias_slots;     /* aliased topics kept per worker (default 8192) */
-    uint32_t pending_subscribes; /* SUBSCRIBEs awaiting their SUBACK per worker (default 1024) */
+    uint32_t pending_subscribes; /* SUBSCRIBEs and UNSUBSCRIBEs awaiting their ack per worker (default 1024) */
+    uint32_t wills;           /* Wills kept per worker: live connections' and delayed ones (default 1024) */
+    uint32_t will_max;        /* bytes of one Will: topic + properties + payload (default 2048) */
 };
 void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
 
@@ -245,12 +296,24 @@ struct wm_mqtt_layer {
     uint32_t *alias_free;
     uint32_t alias_free_n;
     uint64_t next_seq;
-    uint32_t pending_n;       /* SUBSCRIBEs awaiting their SUBACK (<= cfg.pending_subscribes) */
+    uint32_t pending_n;       /* (UN)SUBSCRIBEs awaiting their ack (<= cfg.pending_subscribes) */
+    struct wm_mqtt_will *wills; /* cfg.wills slots */
+    uint8_t *will_data;       /* cfg.wills * cfg.will_max */
+    uint32_t will_free;       /* first free slot (index), UINT32_MAX none */
+    uint64_t will_next_ns;    /* earliest deadline of a delayed Will (UINT64_MAX: none) */
     /* Packet time in ns (the clock of wm_pkt_path_frame's now_ns): the
      * caller sets it before each frame. Session expiry is measured in it. */
     uint64_t now_ns;
     uint32_t publish_matched_in_frame; /* set by the layer when a PUBLISH of the current frame matched */
 };
+
+/* Publishes the delayed Wills whose deadline has passed at l->now_ns
+ * (mqtt_session.h header comment), in deadline order, through the sink.
+ * Call on the layer's worker once per burst, AFTER the sink's session
+ * expiry (wm_match_worker_quiescent) at the same time, so that a Will due
+ * when its session expires finds the session's subscriptions gone. One
+ * comparison when nothing is due. */
+void wm_mqtt_layer_tick(struct wm_mqtt_layer *l);
 
 /* Bytes of consumer state per connection: the flow table's user_size. */
 size_t wm_mqtt_session_size(void);
@@ -259,7 +322,7 @@ size_t wm_mqtt_session_size(void);
 size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg);
 
 /* Initialises l over mem. sink may be NULL. Returns 0, or -1 if cfg is
- * invalid (max_packet < 16 or > 268435460). */
+ * invalid (max_packet < 16 or > 268435460, will_max > 268435455). */
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink);
 

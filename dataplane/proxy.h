@@ -121,6 +121,10 @@ typedef struct wm_proxy_counters {
     uint64_t sent_disconnect_quota;  /* DISCONNECT (CONNACK) 0x97 Quota exceeded: the client sent more than
                                         the proxy parks while its side is paused (park_overflow) */
     uint64_t closed_no_connect;      /* clients closed with no whole CONNECT within connect_packet_timeout_ms */
+    uint64_t refused_protocol_version; /* MQTT 3.1/3.1.1 CONNECTs answered with their own CONNACK, return code
+                                          0x01 unacceptable protocol version (the proxy is v5-only) */
+    uint64_t sent_second_connect;    /* DISCONNECT (CONNACK) 0x82 Protocol Error: a client's second CONNECT
+                                        (MQTT-3.1.0-2), also in malformed[WM_PROXY_C2U] */
     /* Lingering closes (linger_ms): sides half-closed and read until the
      * peer closed, and of them those cut by a bound (closed with bytes
      * possibly unread: RST). */
@@ -195,6 +199,9 @@ typedef struct wm_proxy_counters {
     uint64_t filter_share_refused;       /* filters refused (0x9E): a shared subscription whose members here use
                                             another neighborhood or xpath (dataplane/proxy_share.h) */
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
+    uint64_t filter_unsub_refused;       /* UNSUBSCRIBE filters the broker answered >= 0x80: kept (§3.11.3) */
+    uint64_t filter_unsub_untracked;     /* UNSUBSCRIBEs applied at once: the connection's awaiting ones at their
+                                            bound (1,024 or 1 MiB), or out of memory */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */
     uint64_t filter_content_slots_reused; /* new query texts that took a slot an earlier text had left */
     uint64_t filter_content_compiles;    /* worker automata published (compiled off the worker, or at a reload

@@ -29,7 +29,18 @@ struct wm_proxy_sub_rec {
     char *xpath;         /* content filter text (kept across reloads), NULL = none */
     uint32_t slot;       /* its slot in the worker's table; 0 with xpath: compiles for no schema (passes nothing) */
     bool shared;         /* holds a reference in the process's shared subscriptions (dataplane/proxy_share.h) */
+    uint64_t order;      /* its SUBSCRIBE's place in wm_proxy_filter.order; 0 = restored from the session */
 };
+
+/* An UNSUBSCRIBE relayed to the broker, awaiting its UNSUBACK. */
+struct wm_proxy_unsub {
+    uint16_t pid;
+    uint64_t order;      /* its place in wm_proxy_filter.order */
+    uint8_t *filters;    /* copy of its payload (the filters, wire format) */
+    uint32_t len;
+};
+
+static void unsub_apply(wm_proxy_filter *f, const wm_proxy_unsub *u, const wm_mqtt5_packet *ack);
 
 /* The neighborhood of a record whose name the resolution no longer has
  * (reloaded since): an index past the last one, which contains nothing. */
@@ -363,6 +374,13 @@ void wm_proxy_filter_reset(wm_proxy_filter *f)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         expire = ((uint64_t)ts.tv_sec + f->session_expiry) * 1000000000ull + (uint64_t)ts.tv_nsec;
     }
+    /* An UNSUBSCRIBE whose UNSUBACK never came back was relayed: the broker
+     * takes it as it takes a SUBSCRIBE left so (below), in order. */
+    for (uint32_t u = 0; u < f->n_unsubs; u++) {
+        unsub_apply(f, &f->unsubs[u], NULL);
+        free(f->unsubs[u].filters);
+    }
+    free(f->unsubs);
     for (uint32_t i = 0; i < f->n_recs; i++) {
         /* A SUBSCRIBE whose SUBACK never came back may have been installed
          * by the broker (the client can close right after sending it): the
@@ -527,7 +545,8 @@ static int rec_add(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint32_t sid, int64_t 
     /* from a SUBSCRIBE the text is READY (found, not validated again) */
     uint32_t slot = xp ? slot_ref(f, xp, xpath->len, false) : 0;
     if (xp && !rec_has_text(f, xp, xpath->len, UINT32_MAX)) f->n_texts++;
-    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared };
+    f->recs[f->n_recs++] = (wm_proxy_sub_rec){ s, fl.len, sid, nbhd, nm, pid, pos, false, WM_SUB_NONE, xp, slot, shared,
+                                               pid ? f->order + 1 : 0 };
     /* filtered records (neighborhood or content) keep the slow path of on_publish_down on */
     if (nbhd >= 0 || xp) f->n_nbhd_recs++;
     return REC_OK;
@@ -1067,24 +1086,90 @@ static void rec_forget(wm_proxy_filter *f, const wm_proxy_sub_rec *r)
     if ((r->nbhd >= 0 || r->xpath) && r->sid < WM_PROXY_SID_BASE) f->subs_unknown = true;
 }
 
-static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
+/* Filter fl leaves the session as the broker applied UNSUBSCRIBE u: the
+ * records of the SUBSCRIBEs before u go (one after u is the broker's too). */
+static void unsub_filter(wm_proxy_filter *f, wm_mqtt5_bytes fl, uint64_t order)
 {
+    /* The entry may hold it even if this connection does not (records full). */
+    if (f->sess_gen)
+        wm_proxy_registry_session_del(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen,
+                                      (const char *)fl.p, fl.len);
+    for (uint32_t i = f->n_recs; i-- > 0;)
+        if (f->recs[i].order < order && rec_filter_is(&f->recs[i], fl)) {
+            rec_forget(f, &f->recs[i]);
+            rec_remove(f, i);
+        }
+}
+
+/* UNSUBSCRIBE u as its UNSUBACK ack answers it (NULL: taken as applied):
+ * 0x00 Success and 0x11 No subscription existed delete, a code >= 0x80 (or
+ * none) leaves the subscription with the broker (§3.11.3). */
+static void unsub_apply(wm_proxy_filter *f, const wm_proxy_unsub *u, const wm_mqtt5_packet *ack)
+{
+    wm_mqtt5_packet p;
+    memset(&p, 0, sizeof p);
+    p.type = WM_MQTT5_UNSUBSCRIBE;
+    p.payload = (wm_mqtt5_bytes){ u->filters, u->len };
     size_t pos = 0;
     wm_mqtt5_subscription e;
-    while (wm_mqtt5_subscription_next(pkt, &pos, &e)) {
-        /* The entry may hold it even if this connection does not (records full). */
-        if (f->sess_gen)
-            wm_proxy_registry_session_del(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen,
-                                          (const char *)e.filter.p, e.filter.len);
-        for (uint32_t i = f->n_recs; i-- > 0;)
-            if (!f->recs[i].pending && rec_filter_is(&f->recs[i], e.filter)) {
-                rec_forget(f, &f->recs[i]);
-                rec_remove(f, i);
-            }
+    for (uint32_t i = 0; wm_mqtt5_subscription_next(&p, &pos, &e); i++) {
+        if (ack && (i >= ack->count || ack->payload.p[i] >= 0x80)) {
+            f->c->filter_unsub_refused++;
+            continue;
+        }
+        unsub_filter(f, e.filter, u->order);
     }
 }
 
+/* UNSUBSCRIBEs a connection keeps awaiting their UNSUBACK, and their bytes:
+ * a client that sends them without reading its answers (the broker then
+ * waits to write them) must not grow the proxy's memory with its input. */
+#define MAX_UNSUBS 1024u
+#define MAX_UNSUB_BYTES (1u << 20)
+
+static void on_unsubscribe(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
+{
+    uint64_t order = ++f->order;
+    if (!f->n_recs && !f->sess_gen) return;   /* nothing its UNSUBACK could forget */
+    uint8_t *copy = NULL;
+    if (f->n_unsubs < MAX_UNSUBS && f->unsub_bytes + pkt->payload.len <= MAX_UNSUB_BYTES)
+        copy = malloc(pkt->payload.len ? pkt->payload.len : 1);
+    if (f->n_unsubs == f->cap_unsubs && copy) {
+        uint32_t cap = f->cap_unsubs ? 2 * f->cap_unsubs : 4;
+        wm_proxy_unsub *u = realloc(f->unsubs, (size_t)cap * sizeof *u);
+        if (u) {
+            f->unsubs = u;
+            f->cap_unsubs = cap;
+        }
+    }
+    if (!copy || f->n_unsubs == f->cap_unsubs) {
+        /* over the bounds or out of memory: applied now, as if the broker granted it */
+        f->c->filter_unsub_untracked++;
+        free(copy);
+        wm_proxy_unsub now = { pkt->packet_id, order, (uint8_t *)pkt->payload.p, pkt->payload.len };
+        unsub_apply(f, &now, NULL);
+        return;
+    }
+    memcpy(copy, pkt->payload.p, pkt->payload.len);
+    f->unsubs[f->n_unsubs++] = (wm_proxy_unsub){ pkt->packet_id, order, copy, pkt->payload.len };
+    f->unsub_bytes += pkt->payload.len;
+}
+
 /* ------------------------------------------------------------ broker -> client */
+
+static void on_unsuback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
+{
+    for (uint32_t u = 0; u < f->n_unsubs; u++) {
+        if (f->unsubs[u].pid != pkt->packet_id) continue;
+        wm_proxy_unsub done = f->unsubs[u];
+        memmove(&f->unsubs[u], &f->unsubs[u + 1], (size_t)(f->n_unsubs - u - 1) * sizeof *f->unsubs);
+        f->n_unsubs--;
+        f->unsub_bytes -= done.len;
+        unsub_apply(f, &done, pkt);
+        free(done.filters);
+        return;
+    }
+}
 
 static void on_suback(wm_proxy_filter *f, const wm_mqtt5_packet *pkt)
 {
@@ -1458,10 +1543,7 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
     resume_waits(f);
     if (dir == WM_PROXY_C2U) {
         switch (pkt->type) {
-        case WM_MQTT5_CONNECT:
-            /* A second CONNECT is a Protocol Error the broker closes the
-             * connection for (§3.1): it must not rename a session in use. */
-            if (f->cid) return WM_PROXY_KEEP;
+        case WM_MQTT5_CONNECT:   /* the first: a second one ends the connection (proxy_frame.c) */
             f->problem_info = !wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION) ||
                               pkt->props.v[WM_MQTT5_PROP_REQUEST_PROBLEM_INFORMATION].u != 0;
             f->clean_start = pkt->connect.clean_start;
@@ -1492,7 +1574,11 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
             return f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg)
                        ? on_publish_up(f, pkt, cfg, back, scratch, scratch_cap, out_len) : WM_PROXY_KEEP;
         case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_C2U, pkt, back);
-        case WM_MQTT5_SUBSCRIBE: return on_subscribe(f, pkt, cfg, back, scratch, scratch_cap, out_len);
+        case WM_MQTT5_SUBSCRIBE: {
+            wm_proxy_action a = on_subscribe(f, pkt, cfg, back, scratch, scratch_cap, out_len);
+            if (a == WM_PROXY_KEEP || a == WM_PROXY_REPLACE) f->order++;   /* relayed */
+            return a;
+        }
         case WM_MQTT5_UNSUBSCRIBE: on_unsubscribe(f, pkt); return WM_PROXY_KEEP;
         default: return WM_PROXY_KEEP;
         }
@@ -1505,6 +1591,7 @@ static wm_proxy_action filter_packet(wm_proxy_filter *f, int dir, const wm_mqtt5
     case WM_MQTT5_PUBLISH: return on_publish_down(f, pkt, cfg, back, scratch, scratch_cap, out_len);
     case WM_MQTT5_PUBREL: return on_pubrel(f, WM_PROXY_U2C, pkt, back);
     case WM_MQTT5_SUBACK: on_suback(f, pkt); return WM_PROXY_KEEP;
+    case WM_MQTT5_UNSUBACK: on_unsuback(f, pkt); return WM_PROXY_KEEP;
     default: return WM_PROXY_KEEP;
     }
 }

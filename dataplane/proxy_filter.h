@@ -61,7 +61,12 @@
  *     what the others want (dataplane/proxy_share.h).
  *   Every SUBSCRIBE is recorded per filter once the broker's SUBACK grants
  *     it (a refused filter is forgotten), replacing an earlier record of the
- *     same filter (§3.8.4); UNSUBSCRIBE forgets the filters at once.
+ *     same filter (§3.8.4). An UNSUBSCRIBE is kept until its UNSUBACK,
+ *     which forgets the records of each filter it answers 0x00 or 0x11
+ *     made by SUBSCRIBEs before it (the broker applies them in the order
+ *     they came, §4.6); a filter answered >= 0x80 stays (§3.11.3: not
+ *     deleted). One whose UNSUBACK never came is taken as applied when the
+ *     connection ends.
  *   CONNECT: the client's identifier, Clean Start, Request Problem
  *     Information and Session Expiry Interval (DISCONNECT may change the
  *     latter).
@@ -104,6 +109,7 @@
  *     is forwarded with the full topic and the alias, which binds it for the
  *     client too.
  *   SUBACK: installs or forgets the pending records of its SUBSCRIBE.
+ *   UNSUBACK: forgets the records its UNSUBSCRIBE's granted filters had.
  *   CONNACK (successful): the session the broker continues or starts.
  *
  * Sessions (MQTT v5 §4.1): a subscription outlives its connection when the
@@ -279,6 +285,7 @@ typedef struct wm_proxy_filter_shared {
 } wm_proxy_filter_shared;
 
 typedef struct wm_proxy_sub_rec wm_proxy_sub_rec;
+typedef struct wm_proxy_unsub wm_proxy_unsub;
 typedef struct wm_proxy_alias_tab {
     uint32_t max;                 /* aliases 1..max tracked (0 = table not allocated) */
     uint8_t **topic;              /* [max + 1]: 2-byte big-endian length + bytes, or NULL */
@@ -291,6 +298,9 @@ typedef struct wm_proxy_filter {
     wm_proxy_sub_rec *recs;
     uint32_t n_recs, cap_recs;
     uint32_t n_nbhd_recs;         /* records with a neighborhood or a content filter */
+    wm_proxy_unsub *unsubs;       /* UNSUBSCRIBEs relayed, awaiting their UNSUBACK, oldest first */
+    uint32_t n_unsubs, cap_unsubs, unsub_bytes; /* bounded (proxy_filter.c): beyond, one applies at once */
+    uint64_t order;               /* SUBSCRIBEs and UNSUBSCRIBEs relayed: their order at the broker */
     wm_proxy_alias_tab alias[2];  /* by sender: [WM_PROXY_U2C] bindings made by the broker */
     uint64_t *qos2_withheld[2];   /* 65,536 bits by sender: packet ids the proxy sent PUBREC for */
     bool problem_info;            /* the client's Request Problem Information (default 1) */

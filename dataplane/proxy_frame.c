@@ -16,6 +16,7 @@ void wm_proxy_session_init(wm_proxy_session *ss, uint32_t max_packet)
     ss->cfg[WM_PROXY_C2U] = (wm_mqtt5_config){ .from = WM_MQTT5_FROM_CLIENT, .maximum_packet_size = max_packet };
     ss->cfg[WM_PROXY_U2C] = (wm_mqtt5_config){ .from = WM_MQTT5_FROM_SERVER, .maximum_packet_size = max_packet };
     ss->connack_sent = ss->connack_refused = ss->connect_seen = false;
+    ss->client_level = 0;
     ss->stopped[0] = ss->stopped[1] = false;
     ss->disconnect_seen[0] = ss->disconnect_seen[1] = false;
     ss->filter = NULL;
@@ -281,6 +282,24 @@ static int announce_max_packet(const wm_proxy_session *ss, wm_proxy_queue *q, co
     return 1;
 }
 
+/* The protocol level of p[0..n), a CONNECT the codec refused, if it is an
+ * MQTT 3.1 ("MQIsdp", 3) or 3.1.1 ("MQTT", 4) one (§3.1.2.1-2 of each), else 0. */
+static uint8_t old_level(const uint8_t *p, uint32_t n)
+{
+    if (n < 2 || p[0] != WM_MQTT5_CONNECT << 4) return 0;
+    uint32_t i = 1;
+    while (i < n && i < 5 && p[i] & 0x80) i++;   /* Remaining Length */
+    i++;
+    if (i + 2 > n) return 0;
+    uint32_t len = (uint32_t)p[i] << 8 | p[i + 1];
+    i += 2;
+    if (i + len + 1 > n) return 0;
+    uint8_t level = p[i + len];
+    if (len == 4 && !memcmp(p + i, "MQTT", 4) && level == 4) return 4;
+    if (len == 6 && !memcmp(p + i, "MQIsdp", 6) && level == 3) return 3;
+    return 0;
+}
+
 wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_queue *q)
 {
     wm_proxy_frame_result res = { .verdict = WM_PROXY_FRAME_OK };
@@ -298,12 +317,25 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
         wm_mqtt5_status st = wm_mqtt5_decode(&ss->cfg[dir], q->buf + rd, q->tail - rd, &pkt, &r);
         if (st == WM_MQTT5_NEED_MORE) break;
         if (st == WM_MQTT5_ERROR) {
+            if (dir == WM_PROXY_C2U && !ss->connect_seen && (r.err == WM_MQTT5_E_PROTOCOL_NAME ||
+                                                             r.err == WM_MQTT5_E_PROTOCOL_VERSION))
+                res.old_version = (ss->client_level = old_level(q->buf + rd, q->tail - rd)) != 0;
             close_gap(q, &rd);
             ss->stopped[dir] = true;
             res.verdict = r.err == WM_MQTT5_E_PACKET_TOO_LARGE ? WM_PROXY_FRAME_TOO_LARGE : WM_PROXY_FRAME_MALFORMED;
             res.err = r.err;
             res.reason_code = r.reason_code;
             res.offset = (uint32_t)r.offset;
+            return res;
+        }
+        if (pkt.type == WM_MQTT5_CONNECT && dir == WM_PROXY_C2U && ss->connect_seen) {
+            /* [MQTT-3.1.0-2]: the proxy ends it, so the broker's close is not
+             * taken for a lost broker (and no session is renamed) */
+            close_gap(q, &rd);
+            ss->stopped[dir] = true;
+            res.verdict = WM_PROXY_FRAME_MALFORMED;
+            res.connect_again = true;
+            res.reason_code = WM_MQTT5_RC_PROTOCOL_ERROR;
             return res;
         }
         uint32_t len = (uint32_t)r.length;
@@ -394,6 +426,11 @@ uint32_t wm_proxy_error_packet(const wm_proxy_session *ss, int dir, uint8_t reas
 {
     wm_mqtt5_packet pkt;
     memset(&pkt, 0, sizeof pkt);
+    if (dir == WM_PROXY_C2U && !ss->connack_sent && ss->client_level) {
+        static const uint8_t refused[4] = { WM_MQTT5_CONNACK << 4, 2, 0, 0x01 };
+        memcpy(out, refused, sizeof refused);
+        return sizeof refused;
+    }
     if (dir == WM_PROXY_C2U && !ss->connack_sent) pkt.type = WM_MQTT5_CONNACK;   /* §3.2.2.2 */
     else if (dir == WM_PROXY_U2C && !ss->connack_sent) return 0;
     else pkt.type = WM_MQTT5_DISCONNECT;                                      /* §3.14.2.1 */

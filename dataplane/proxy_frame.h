@@ -96,6 +96,10 @@ typedef struct wm_proxy_frame_result {
     uint32_t offset;             /* byte of the bad packet where it went wrong */
     bool connack;                /* the broker's CONNACK was framed: frame the client's held packets
                                     (unless ss->connack_refused) */
+    bool connect_again;          /* MALFORMED: the client's second CONNECT, a Protocol Error (0x82,
+                                    MQTT-3.1.0-2; err is WM_MQTT5_E_OK: each packet alone is valid) */
+    bool old_version;            /* MALFORMED: the client's CONNECT is MQTT 3.1 or 3.1.1
+                                    (ss->client_level): the proxy is v5-only */
 } wm_proxy_frame_result;
 
 typedef struct wm_proxy_session {
@@ -104,6 +108,7 @@ typedef struct wm_proxy_session {
     bool connack_sent;           /* the broker's CONNACK went to the client */
     bool connack_refused;        /* ... with a reason code >= 0x80 */
     bool connect_seen;           /* the client's CONNECT went to the broker */
+    uint8_t client_level;        /* protocol level of a refused MQTT 3.1 (3) or 3.1.1 (4) CONNECT, else 0 */
     bool disconnect_seen[2];     /* a DISCONNECT was framed from side dir: that side ended the
                                     connection itself, nobody needs telling why it closes */
     bool stopped[2];             /* a direction hit an error */
@@ -142,7 +147,10 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
 
 /* The packet that tells the sender of direction dir that it broke the
  * protocol with reason_code: to a client before its CONNACK, a CONNACK with
- * that reason code (§3.2.2.2); otherwise a DISCONNECT with it (§3.14.2.1).
+ * that reason code (§3.2.2.2), in the 3.1.1 layout with return code 0x01
+ * "unacceptable protocol version" (MQTT 3.1.1 §3.2.2.3, the same in 3.1) to
+ * a client whose CONNECT was 3.1 or 3.1.1 (ss->client_level), which reads
+ * no other; otherwise a DISCONNECT with it (§3.14.2.1).
  * Writes at most WM_PROXY_ERROR_PACKET_MAX bytes to out; returns the count, 0
  * if nothing should be sent (a broker that has not acknowledged CONNECT). */
 #define WM_PROXY_ERROR_PACKET_MAX 8

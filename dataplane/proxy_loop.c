@@ -710,14 +710,18 @@ static bool frame(worker *w, conn *k, uint32_t slot, int s)
     if (r.verdict == WM_PROXY_FRAME_OK && !gone) return !(r.connack && k->ss.filter) || release_held(w, k, slot);
     if (r.verdict == WM_PROXY_FRAME_TOO_LARGE) w->c.packet_too_large[s]++;
     else if (r.verdict == WM_PROXY_FRAME_NO_ROOM) w->c.filter_failed++;
+    else if (r.old_version) w->c.refused_protocol_version++;
     else if (r.verdict != WM_PROXY_FRAME_OK) w->c.malformed[s]++;
+    if (r.connect_again) w->c.sent_second_connect++;
     if (r.verdict != WM_PROXY_FRAME_OK && w->cfg->verbose)
         fprintf(stderr, "wirematch-proxy: worker %u: %s from the %s: %s at byte %u of the packet; "
                         "reason code 0x%02x%s, closing\n",
                 w->id, r.verdict == WM_PROXY_FRAME_TOO_LARGE ? "packet too large"
                        : r.verdict == WM_PROXY_FRAME_NO_ROOM ? "no room for the proxy's own packets"
+                       : r.old_version ? "MQTT 3.1/3.1.1 CONNECT (the proxy is v5-only)"
                        : "malformed packet",
-                s == WM_PROXY_C2U ? "client" : "upstream broker", wm_mqtt5_err_name(r.err), r.offset,
+                s == WM_PROXY_C2U ? "client" : "upstream broker",
+                r.connect_again ? "second_connect" : wm_mqtt5_err_name(r.err), r.offset,
                 r.reason_code, gone && k->ss.connect_seen ? " (not sent: the upstream is gone)" : "");
     if (gone) {
         if (k->ss.connect_seen) upstream_gone(w, k, slot, false);

@@ -307,10 +307,16 @@ uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_m
         g->live_ent++;
         g->added++;
     } else {
+        /* Said once, with the filter that caused it: from here on no
+         * PUBLISH is prefiltered, for any client (never a silent change). */
+        if (!atomic_exchange(&g->broken, true))
+            fprintf(stderr, "wirematch-proxy: --prefilter: the subscription registry could not take filter "
+                            "\"%.*s\"%s%s (%s): prefiltering is off for the rest of this run\n",
+                    f.len > 200 ? 200 : (int)f.len, (const char *)f.p, nbhd ? " with neighborhood " : "",
+                    nbhd ? nbhd : "", !room ? "no room" : !e.filter || (nbhd && !e.nbhd) ? "out of memory" : "the matcher refused it");
         free(e.filter);
         free(e.nbhd);
         g->refused++;
-        atomic_store(&g->broken, true);
     }
     unlock(g, rd);
     return h;

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/mqtt5_topic.h"
+
 /* Version 2: a "clean 0" file's next identifiers are reservation ceilings
  * (loaded as they are); version 1's were the sessions' next ones (loaded
  * WM_PROXY_STATE_SID_MARGIN further). Written: 2; read: both. */
@@ -301,6 +303,7 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
             uint32_t sl;
             if (string(&c, "topic filter", false, false, &s, &sl)) goto out;
             if (sl == 0) { fail_at(&c, s, "topic filter: empty"); goto out; }
+            char *filter_at = s;
             r.filter = s;
             r.filter_len = sl;
             if (number(&c, "subscription identifier", false, 1, WM_PROXY_SID_MAX, &v)) goto out;
@@ -313,7 +316,17 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
             r.xpath = s;
             r.reg_sub = WM_SUB_NONE;
             records++;
-            if (p.at) {   /* (restored with their session at the next "session" or "end") */
+            size_t off;
+            wm_topic_status ts = wm_topic_filter_validate(r.filter, r.filter_len, &off);
+            if (ts != WM_TOPIC_OK) {
+                char why[300];
+                fail_at(&c, filter_at, "topic filter: %s", wm_topic_status_message(ts));
+                snprintf(why, sizeof why, "%s", err);
+                fprintf(stderr, "wirematch-proxy: --state: %s; record skipped\n", why);
+                err[0] = 0;
+                info->skipped++;
+                p.s.incomplete = true;
+            } else if (p.at) {   /* (restored with their session at the next "session" or "end") */
                 if (p.n == p.cap) {
                     uint32_t cap = p.cap ? p.cap * 2 : 16;
                     wm_proxy_saved_sub *nr = realloc(p.recs, (size_t)cap * sizeof *nr);

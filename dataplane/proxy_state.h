@@ -90,12 +90,20 @@ typedef struct wm_proxy_state_info {
     uint32_t sessions;    /* sessions restored */
     uint32_t records;     /* records restored */
     uint32_t expired;     /* sessions whose expiry had passed: not restored */
+    uint32_t skipped;     /* records with an invalid topic filter (§4.7, §4.8.2): not restored, each
+                             reported on stderr with its position and reason, its session marked
+                             incomplete (the broker may deliver for it: withheld, never guessed) */
 } wm_proxy_state_info;
 
 /* Parses buf[0..len) (the file's bytes; modified in place: strings are
  * decoded there) into g, which must have no worker running. now_rt_s /
  * now_mono_ns: the current CLOCK_REALTIME (s) and CLOCK_MONOTONIC (ns), to
- * turn expiries into the registry's deadlines. Fills *info.
+ * turn expiries into the registry's deadlines. Fills *info. A record whose
+ * topic filter is no valid filter (the proxy never writes one: a corrupt or
+ * hand-edited file) is skipped (info->skipped) and reported on stderr
+ * ("wirematch-proxy: --state: line L, column C: topic filter: REASON;
+ * record skipped"), the rest loads: such a filter would otherwise turn
+ * --prefilter off for the whole process (its registry refuses it).
  * Returns 0, or -1 with "line L, column C: REASON" in err[0..errcap): the
  * first error stops the parse; sessions restored before it stay in g (the
  * caller discards g: a bad file is refused as a whole). No allocation but

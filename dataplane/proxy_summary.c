@@ -24,8 +24,8 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
 {
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
-        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
@@ -42,6 +42,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "closed_by_client", I(c->closed_by_client), "closed_by_upstream", I(c->closed_by_upstream),
           "closed_at_shutdown", I(c->closed_at_shutdown), "closed_no_connect", I(c->closed_no_connect),
           "upstream_connect_failed", I(c->upstream_connect_failed),
+          "refused_protocol_version", I(c->refused_protocol_version),
         "upstream_failures",
           "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
           "connect_other", I(c->upstream_connect_failed - c->upstream_refused - c->upstream_timed_out),
@@ -52,6 +53,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "disconnect_0x8b_shutting_down", I(c->sent_disconnect_shutdown),
           "connack_0x89_server_busy", I(c->sent_connack_busy),
           "disconnect_0x97_quota_exceeded", I(c->sent_disconnect_quota),
+          "disconnect_0x82_second_connect", I(c->sent_second_connect),
         "bytes", pair(c->bytes),
         "packets", pair(c->packets),
         "publishes", pair(c->publishes),
@@ -88,7 +90,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (!modes || json_object_set_new(json_object_get(o, "io_uring"), "modes", modes)) { json_decref(o); return -1; }
     json_t *flt = json_pack(
-        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
         "nbhd_subscribes", I(c->filter_nbhd_subscribes),
         "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
@@ -108,6 +110,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "failed", I(c->filter_failed),
         "shared_refused", I(c->filter_share_refused),
         "shared_mixed_restored", I(c->filter_share_mixed_restored),
+        "unsub_refused", I(c->filter_unsub_refused), "unsub_untracked", I(c->filter_unsub_untracked),
         "acks_waited", I(c->filter_acks_waited),
         "acks_overflow", I(c->filter_acks_overflow),
         "pings_answered", I(c->filter_pings_answered));
@@ -160,11 +163,11 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->state) {
         const wm_proxy_state_saver *sv = cfg->state;
-        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
+        json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
                                "file", sv->path,
                                "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
                                "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
-                               "expired", I(sv->loaded.expired),
+                               "expired", I(sv->loaded.expired), "skipped", I(sv->loaded.skipped),
                                "saves", I(sv->saves), "save_errors", I(sv->save_errors),
                                "sid_refused", I(c->filter_sid_unsaved),
                                "bytes", I(sv->bytes), "interval_ms", I(sv->interval_ns / 1000000),

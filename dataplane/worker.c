@@ -222,6 +222,8 @@ int wm_worker_main(void *arg)
         if (w->reasm) wm_ip_reasm_burst_end(w->reasm, now_tsc);
         wm_flow_report_serve(&w->flows_report, &w->path->flows, now_ns);
         if (w->match) wm_match_worker_quiescent(w->match, w->mqtt->now_ns);
+        /* after the session expiry above: a Will due as its session expires finds its subscriptions gone */
+        wm_mqtt_layer_tick(w->mqtt);
         if (got) {
             last_rx = now_tsc;
         } else if (may_finish && now_tsc - last_rx > w->idle_exit_tsc) {

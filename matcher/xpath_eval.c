@@ -94,7 +94,7 @@ struct wm_xpf_ctx {
     uint64_t *matched;
     uint64_t *decided;          /* bitset [n_q]: decided (a bitset, not bytes: byte stores alias everything);
                                  * a query matched by cluster rows (or_rows) or a sole cluster has its matched bit only */
-    uint32_t undecided;         /* at most the undecided queries, 0 only when none is (lose()) */
+    int64_t undecided;          /* at most the undecided queries (lose()): <= 0 means "count them" */
     bool any_no;                /* a query was decided without a match (not a candidate, impossible):
                                  * cluster rows, which mark entries without testing them, are masked by open */
     uint64_t *open;             /* [n_qw] with any_no: the queries not decided without a match */
@@ -168,7 +168,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->cand = malloc(nq * sizeof *c->cand);
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
-    c->fired = malloc(ncl * sizeof *c->fired);
+    c->fired = malloc((ncl + 1) * sizeof *c->fired); /* + 1: add_post stores before it counts */
     c->rs = malloc(ncl * sizeof *c->rs);
     c->rtouch = malloc(ncl * sizeof *c->rtouch);
     if (c->rs)
@@ -240,11 +240,21 @@ static __attribute__((noinline)) uint32_t count_undecided(const wm_xpf_ctx *c)
 
 /* k queries were decided, or at most k (rows OR-ed into the bit sets do not
  * say how many of their queries were open): c->undecided stays a lower
- * bound that reaches 0 only by a count, so the early stop is exact. */
-static inline void lose(wm_xpf_ctx *c, uint32_t k)
+ * bound, counted exactly (none_undecided) only once it reaches 0, at an
+ * element event: no test per value. */
+static inline void lose(wm_xpf_ctx *c, uint32_t k) { c->undecided -= k; }
+
+/* Is every query decided? Exact: a lower bound at or below 0 is replaced by
+ * the count. Asked at element events (start, end), where decoding may stop:
+ * stopping is an optimisation, and the few values between the deciding one
+ * and the element's next event cost less than a test after every value
+ * (at 1,000 queries a pack never stops early). */
+static inline bool none_undecided(wm_xpf_ctx *c)
 {
-    if (k < c->undecided) c->undecided -= k;
-    else if (k) c->undecided = count_undecided(c);
+    if (__builtin_expect(c->undecided > 0, 1)) return false;
+    if (c->failed) return false; /* undecided stays 0 for stop_now */
+    c->undecided = count_undecided(c);
+    return !c->undecided;
 }
 
 /* Decides q without a match (impossible, not a candidate). */
@@ -286,19 +296,25 @@ static inline __attribute__((always_inline)) void add_post(wm_xpf_ctx *c, const 
 {
     const xpf_pstate *ps = c->ps;
     uint32_t serial = c->serial;
-    if (p->n) {
-        const uint32_t *ql = ps->qlist + p->off;
-        uint32_t nc = c->n_cand;
-        for (uint32_t i = 0; i < p->n; i++) {
-            uint32_t q = ql[i];
-            if (c->cand_epoch[q] == serial || is_decided(c, q)) continue;
-            c->cand_epoch[q] = serial;
-            c->cand[nc++] = q;
+    /* the common post (a name's, a unit's) has clusters only: one test for the others */
+    if (__builtin_expect(p->n | p->ne, 0)) {
+        if (p->n) {
+            const uint32_t *ql = ps->qlist + p->off;
+            uint32_t nc = c->n_cand;
+            for (uint32_t i = 0; i < p->n; i++) {
+                uint32_t q = ql[i];
+                if (c->cand_epoch[q] == serial || is_decided(c, q)) continue;
+                c->cand_epoch[q] = serial;
+                c->cand[nc++] = q;
+            }
+            c->n_cand = nc;
         }
-        c->n_cand = nc;
+        if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
     }
-    if (p->ne) match_queries(c, ps->qlist + p->eoff, p->ne, 1);
-    if (p->nc) c->fired[c->n_fired++] = p; /* one store: the value handlers stay lean, finish finds the runs */
+    /* one store and no branch: the value handlers stay lean, finish finds the runs */
+    uint32_t nf = c->n_fired;
+    c->fired[nf] = p;
+    c->n_fired = nf + (p->nc != 0);
 }
 
 /* First entry with x > v (upper) or x >= v (!upper) in e[lo..hi), else hi
@@ -888,6 +904,7 @@ static inline bool keep_str(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t 
 {
     if (c->sbuf_len + tlen > c->sbuf_cap) {
         c->failed = true;
+        c->undecided = 0; /* the next element event's stop_now looks (one test there for both) */
         return false;
     }
     char *d = c->sbuf + c->sbuf_len;
@@ -1132,18 +1149,22 @@ static void finish(wm_xpf_ctx *c)
             if (__builtin_expect(r->K != NULL, 1)) run_fast(c, sv, rs, r);
             else run_cluster(c, &ps->clusters[r - ps->runs]);
     if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
-    if (c->n_pend && c->undecided <= c->pend_n) flush_pending(c);
+    if (c->n_pend && c->undecided <= (int64_t)c->pend_n) flush_pending(c);
 }
 
-static void next_serial(wm_xpf_ctx *c)
+/* The element serial wrapped: clear the epochs (once every 4G elements). */
+static __attribute__((noinline, cold)) void serial_wrapped(wm_xpf_ctx *c)
 {
-    if (++c->serial == 0) {
-        /* wrapped: clear the epochs once every 4G elements */
-        memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
-        memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
-        memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
-        c->serial = 1;
-    }
+    memset(c->sv, 0, (c->f->n_slots ? c->f->n_slots : 1) * sizeof *c->sv);
+    memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
+    memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
+    c->serial = 1;
+}
+
+/* Inline: a call in start_element spilled the loop's registers around it. */
+static inline void next_serial(wm_xpf_ctx *c)
+{
+    if (__builtin_expect(++c->serial == 0, 0)) serial_wrapped(c);
 }
 
 /* The queries without predicates that accept at path state d (out of
@@ -1194,49 +1215,71 @@ static __attribute__((noinline)) uint32_t slot_by_name(const wm_xpf *f, const wm
     return XPF_NONE;
 }
 
-static inline int stop_now(const wm_xpf_ctx *c) { return (c->undecided == 0 && !c->whole_stream) || c->failed; }
-
-/* The handlers of an attribute's value by its slot's kind (xpf_pslot
- * put), for the filter's strict loop and attribute(): each answers as
- * on_event (called once it has seen that some query is undecided), and
- * takes any value kind its fast path does not serve through the general
- * one. */
-static __attribute__((noinline)) int put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+/* Decoding stops here: every query is decided (without whole-stream
+ * validation), or a value did not fit. */
+static inline int stop_now(wm_xpf_ctx *c)
 {
-    put_value(c, s, val);
-    return stop_now(c);
+    if (__builtin_expect(c->undecided > 0, 1)) return 0; /* a failure sets it to 0 (keep_str) */
+    return c->failed || (!c->whole_stream && none_undecided(c));
 }
 
-/* No trigger reads the slot: a number is stored, which decides nothing,
- * so the answer stays "go on" (a stop was answered at an earlier event).
+/* The handlers of an attribute's value by its slot's kind (xpf_pslot
+ * put), for the filter's strict loop and attribute(): each takes any value
+ * kind its fast path does not serve through the general one. None answers
+ * whether to stop: that is asked at the next element event (stop_now). */
+static __attribute__((noinline)) void put_generic(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    put_value(c, s, val);
+}
+
+/* No trigger reads the slot: a number is stored.
  * kind: val->kind, a constant in the filter's loop (one handler per kind). */
-static inline __attribute__((always_inline)) int put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
+static inline __attribute__((always_inline)) void put_num(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
                                                          uint8_t kind)
 {
     double x;
     switch (kind) {
     case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: x = (double)val->i; break;
     case WM_EXI_DT_FLOAT: x = wm_xpf_float(val->mantissa, val->exponent); break;
-    default: return put_generic(c, s, val);
+    default: put_generic(c, s, val); return;
     }
     slotv *v = &c->sv[s->slot];
-    if (v->epoch == c->serial) return 0; /* a second value: ignored (put_value) */
+    if (v->epoch == c->serial) return; /* a second value: ignored (put_value) */
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
     v->kind = XPF_V_NUM;
     v->num = x;
-    return 0;
 }
 
-/* A string probed in the slot's equality table (put_value and
- * value_triggers, without their tests for other kinds and triggers). */
-static inline __attribute__((always_inline)) int put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
-                                                            uint8_t kind)
+/* A boolean of a slot with an equality table (@vb = 'true'): its text's
+ * hash is one of two constants, so the probe starts without hashing (the
+ * general handler's chain of kind tests left out). */
+static __attribute__((noinline)) void put_bool_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
-    if (kind != WM_EXI_DT_STRING) return put_generic(c, s, val);
     slotv *v = &c->sv[s->slot];
-    if (v->epoch == c->serial) return stop_now(c);
+    if (v->epoch == c->serial) return;
+    v->epoch = c->serial;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_BOOL;
+    bool b = val->b;
+    v->b = b;
+    v->num = NAN;
+    const char *text = b ? "true" : "false";
+    uint32_t tlen = b ? 4 : 5;
+    v->h = b ? wm_xpf_str_hash("true", 4) : wm_xpf_str_hash("false", 5); /* folded when compiling */
+    v->hashed = true;
+    const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
+    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+}
+
+/* A string of a slot whose only trigger is the pattern scan (contains(@vs,
+ * 'x'), matches()), no number read: stored where a test reads it, then
+ * scanned (put_value and other_triggers without their other cases). */
+static __attribute__((noinline)) void put_str_scan(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
+{
+    slotv *v = &c->sv[s->slot];
+    if (v->epoch == c->serial) return;
     v->epoch = c->serial;
     v->hashed = false;
     v->eqlit = XPF_NONE;
@@ -1244,27 +1287,58 @@ static inline __attribute__((always_inline)) int put_str_eq(wm_xpf_ctx *c, const
     const char *text = val->text ? val->text : "";
     uint32_t tlen = val->text ? val->len : 0;
     v->len = tlen;
+    if (s->need_str && !keep_str(c, v, text, tlen)) return;
+    c->scan_slot = s->slot;
+    scan_value(c, v, text, tlen);
+}
+
+/* A string probed in the slot's equality table (put_value and
+ * value_triggers, without their tests for other kinds and triggers). */
+static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
+                                                             uint8_t kind)
+{
+    if (kind == WM_EXI_DT_BOOLEAN) {
+        put_bool_eq(c, s, val);
+        return;
+    }
+    if (kind != WM_EXI_DT_STRING) {
+        put_generic(c, s, val);
+        return;
+    }
+    slotv *v = &c->sv[s->slot];
+    if (v->epoch == c->serial) return;
+    const char *text = val->text ? val->text : "";
+    uint32_t tlen = val->text ? val->len : 0;
+    /* the hash first: fewer values live across it */
+    v->h = wm_xpf_str_hash(text, tlen);
+    v->hashed = true;
+    v->epoch = c->serial;
+    v->eqlit = XPF_NONE;
+    v->kind = XPF_V_STR;
+    v->len = tlen;
     const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
     if (s->need_str) {
         if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
-        else if (!keep_str(c, v, text, tlen)) return 1;
+        else if (!keep_str(c, v, text, tlen)) return;
     }
-    if (s->eq_only) return stop_now(c);
+    if (s->eq_only) return;
     /* a name tested by patterns too: a value equal to a literal replays them here (other_triggers' scan) */
     if (s->scan_only && hit && hit->pat_n != XPF_NONE && c->f->hs_db) replay_eq_patterns(c, hit);
     else other_triggers(c, s, v, text, tlen, hit);
-    return stop_now(c);
 }
 
 /* The value of an attribute of the element being collected to its pslot
  * s (kind: val->kind, see put_num). */
-static inline __attribute__((always_inline)) int put_attr(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
-                                                          uint8_t kind)
+static inline __attribute__((always_inline)) void put_attr(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
+                                                           uint8_t kind)
 {
     switch (s->put) {
-    case XPF_PUT_NUM: return put_num(c, s, val, kind);
-    case XPF_PUT_STR_EQ: return put_str_eq(c, s, val, kind);
-    default: return put_generic(c, s, val);
+    case XPF_PUT_NUM: put_num(c, s, val, kind); break;
+    case XPF_PUT_STR_EQ: put_str_eq(c, s, val, kind); break;
+    default:
+        if (kind == WM_EXI_DT_STRING && s->scan_only && !s->eq_mask && !s->need_num && c->f->hs_db) put_str_scan(c, s, val);
+        else put_generic(c, s, val);
+        break;
     }
 }
 
@@ -1280,8 +1354,8 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
         uint32_t slot = slot_by_name(c->f, ev);
         ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
     }
-    if (!ix) return stop_now(c);
-    return put_attr(c, &ps->pslots[ix - 1], &ev->value, ev->value.kind);
+    if (ix) put_attr(c, &ps->pslots[ix - 1], &ev->value, ev->value.kind);
+    return stop_now(c);
 }
 
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
@@ -1301,12 +1375,15 @@ static __attribute__((noinline)) void start_document(wm_xpf_ctx *c)
         for (uint32_t i = 0; i < c->f->n_impossible; i++) decide_no(c, c->f->impossible[i]);
 }
 
-/* Every query is decided: only with whole_stream (else decoding stopped),
- * where the decoder goes on to validate the rest; events change nothing. */
+/* Every query is decided: events change nothing (with whole_stream the
+ * decoder goes on to validate the rest, else decoding stops here). The
+ * element being collected is dropped, so that its later values are not
+ * (the attribute handlers test collecting only). */
 static inline bool settled(wm_xpf_ctx *c)
 {
-    if (c->undecided) return false;
+    if (!none_undecided(c)) return false;
     c->decided_early = true;
+    c->collecting = false;
     return true;
 }
 
@@ -1321,7 +1398,7 @@ static inline void end_element(wm_xpf_ctx *c)
 static int on_event(void *user, const wm_exi_event *ev)
 {
     wm_xpf_ctx *c = user;
-    if (settled(c)) return 0;
+    if (settled(c)) return stop_now(c);
     if (ev->type == WM_EXI_EV_AT) { /* most events: before the switch */
         if (c->collecting && !ev->xsi) return attribute(c, ev);
         return stop_now(c);
@@ -1345,32 +1422,29 @@ static int on_event(void *user, const wm_exi_event *ev)
  * without an event callback, and an attribute goes straight to its slot's
  * handler by its local-name id (p->lid < n_lids: the grammar's, whose
  * pslot_of_lid is exact; the loop never decodes xsi:*). What it leaves to
- * the general path still comes through on_event. The answers are
- * on_event's: an attribute of no slot, or of an element not collected,
- * decides nothing and comes after an event that did not stop. */
+ * the general path still comes through on_event. Element events answer
+ * as on_event does; attributes never stop decoding (the element's next
+ * event asks, stop_now). */
 #define WM_SL_FN xpf_strict_loop
 #define WM_SL_LINKAGE static
 #define WM_SL_TYPED_ONLY 1 /* wm_xpf_ctx_new: typed_only */
 #define WM_SL_LOCALS wm_xpf_ctx *const xc = user;
 #define WM_SL_ON_SE(pe)                                                                                     \
     do {                                                                                                    \
-        if (!settled(xc)) {                                                                                 \
-            start_element(xc, (pe));                                                                        \
-            if (stop_now(xc)) goto stop;                                                                    \
-        }                                                                                                   \
+        if (!settled(xc)) start_element(xc, (pe));                                                          \
+        if (stop_now(xc)) goto stop;                                                                        \
     } while (0)
 #define WM_SL_ON_EE(pe)                                                                                     \
     do {                                                                                                    \
-        if (!settled(xc)) {                                                                                 \
-            end_element(xc);                                                                                \
-            if (stop_now(xc)) goto stop;                                                                    \
-        }                                                                                                   \
+        if (!settled(xc)) end_element(xc);                                                                  \
+        if (stop_now(xc)) goto stop;                                                                        \
     } while (0)
+/* no stop test: the element's next event asks (stop_now) */
 #define WM_SL_ON_AT(p, pe, kind)                                                                            \
     do {                                                                                                    \
-        if (!settled(xc) && xc->collecting) {                                                               \
+        if (xc->collecting) {                                                                               \
             uint32_t ix_ = xc->ps->pslot_of_lid[(p)->lid];                                                  \
-            if (ix_ && put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value, (kind))) goto stop;             \
+            if (ix_) put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value, (kind));                          \
         }                                                                                                   \
     } while (0)
 #include "codec/exi_decode_strict_loop.h"
@@ -1424,7 +1498,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     if (c->undecided || c->whole_stream)
         st = wm_exi_decode(&c->dec, buf, len, oob, on_event, c, &stopped, exi_err);
     if (c->n_pend) flush_pending(c);
-    if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || !c->undecided;
+    if (stopped_early) *stopped_early = c->whole_stream ? c->decided_early : stopped || none_undecided(c);
     if (st) return WM_XPF_E_DECODE;
     if (c->failed) return WM_XPF_E_MEMORY;
     memcpy(matched, c->matched, nw * sizeof *matched);

@@ -23,7 +23,8 @@
  * chosen by selectivity: equality over patterns over ranges), so an element
  * only evaluates the queries one of whose triggers its values satisfy, plus
  * those that can be true with no attribute present (e.g. not(...)).
- * Matching stops decoding as soon as every query is decided. The product of
+ * Matching stops decoding once every query is decided (at the next element
+ * start or end: values are not followed by a test each). The product of
  * the path automaton with the schema's element grammars (the filter grammar
  * proper: pairs of path state and element declaration reachable from the
  * document element) finds the queries no strict document can satisfy; on a
@@ -121,12 +122,13 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim);
 void wm_xpf_ctx_free(wm_xpf_ctx *c);
 
 /* Whole-stream validation (default off: early stop). Off, wm_xpf_match
- * stops decoding as soon as every query is decided, and WM_XPF_OK then
- * guarantees only that the bits read so far are a valid EXI prefix for the
- * grammar which decides every query: a stream damaged or truncated AFTER
- * that point is not read, so it is not reported and may come back as a
- * match (use this where the payload is not trusted any further, e.g. a
- * benchmark of the filter alone). On, the decoder always reads to the end
+ * stops decoding once every query is decided (at the next element start or
+ * end after the deciding value), and WM_XPF_OK then guarantees only that
+ * the bits read so far are a valid EXI prefix for the grammar which decides
+ * every query: a stream damaged or truncated AFTER that point is not
+ * read, so it is not reported and may come back as a match (use this where
+ * the payload is not trusted any further, e.g. a benchmark of the filter
+ * alone). On, the decoder always reads to the end
  * of the stream, the queries being evaluated only until they are decided:
  * WM_XPF_OK then means the whole stream is valid EXI for the grammar (what
  * wm_exi_decode accepts), and any damage is WM_XPF_E_DECODE with its
@@ -140,7 +142,7 @@ void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on);
  * selects at least one node of the document. cand (may be NULL: all
  * queries) restricts the work to the n_cand query indexes listed: the others
  * are reported unmatched and, without whole-stream validation, decoding
- * stops as soon as the listed ones are decided (see
+ * stops once the listed ones are decided (see
  * wm_xpf_ctx_set_whole_stream for what an early stop does and does not
  * guarantee). *stopped_early (may be NULL) tells whether every query was
  * decided before the end of the stream (without whole-stream validation:

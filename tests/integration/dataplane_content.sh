@@ -39,6 +39,9 @@
 #     options header (not strict) under "schema=senml; strict=true" is read
 #     by its header, counted content_header_conflicts and named in the match
 #     log ("content_warning", with its client and topic).
+#   - then two Wills (Content Type and payload of documents Q1 passes and
+#     fails) of clients that lose their connection: matched by the same
+#     content stage as a PUBLISH ("will": true in the log).
 #   - counters: content_pubs = sum of content outcomes (content_hold), publish
 #     conservation, candidates and passes equal to the expected sums: exact,
 #     since a refused subscription is never a candidate, even when its
@@ -89,6 +92,10 @@ events += [["pub", "sen/hdr-strict", "application/exi; schema=senml-strict", hex
            ["pub", "sen/charset", "application/exi; schema=senml; charset=utf-8", plain(0)],
            # an options header (not strict) under a Content Type saying strict=true: decoded by the header, noted
            ["pub", "sen/hdr-ct-strict", "application/exi; schema=senml; strict=true", hexof(0)]]
+# two Wills: documents Q1 passes and fails
+yes, no = next(i for i, r in enumerate(refs) if r[0]), next(i for i, r in enumerate(refs) if not r[0])
+events += [["will", "wa", "sen/will/a", CT, hexof(yes)], ["will", "wb", "sen/will/b", CT, hexof(no)]]
+json.dump({"will_docs": [yes, no]}, open("%s/wills.json" % tmp, "w"))
 json.dump({"subs": subs, "events": events}, open("%s/plan.json" % tmp, "w"))
 EOF
 python3 "$R/tests/integration/dataplane_mqtt_pcap.py" plan "$tmp/content.pcap" 1883 "$tmp/plan.json" > /dev/null
@@ -103,7 +110,7 @@ import json, sys
 tmp = sys.argv[1]
 lines = [json.loads(l) for l in open("%s/match.jsonl" % tmp)]
 s = json.load(open("%s/sum.json" % tmp))
-assert len(lines) == 62, len(lines)
+assert len(lines) == 64, len(lines)
 refs = json.load(open("%s/refs.json" % tmp))
 # the documents must exercise both outcomes of every query, Q1 on both sides of cc's unsubscribe
 for k in range(3):
@@ -164,9 +171,22 @@ assert set(d["matched"]) - {"g1#9", "g2#10"} == {"cd#4"} | ({"ca#1"} if q1 else 
 assert not any("content_warning" in x for x in lines[:61]), [x for x in lines[:61] if "content_warning" in x]
 cand += 5
 passed += q1 + q2 + q3 + q1 + q2
+# the Wills: the content stage decides them as it decides PUBLISHes
+for d, i, who in zip(lines[62:64], json.load(open("%s/wills.json" % tmp))["will_docs"], ["wa", "wb"]):
+    q1, q2, q3 = refs[i]
+    want = {"cd#4"} | ({"ca#1"} if q1 else set()) | ({"cb#2"} if q2 else set()) | ({"pre1"} if q3 else set())
+    got = set(d["matched"])
+    members = got & {"g1#9", "g2#10"}
+    ok_members = ({"g1#9"} if q1 else set()) | ({"g2#10"} if q2 else set())
+    assert d.get("will") is True and d["client"] == who and d["content"] == "decoded" and got - members == want, (
+        d, sorted(want))
+    assert len(members) == (1 if ok_members else 0) and members <= ok_members, (d, ok_members)
+    cand += 5
+    passed += q1 + q2 + q3 + q1 + q2
+assert not any(d.get("will") for d in lines[:62])
 assert not any(k in {"ce#5", "cf#6", "cg#7"} for d in lines for k in d["matched"])
 m, mq = s["match"], s["mqtt"]
-exp = {"content_pubs": 61, "content_decoded": 52, "content_header_conflicts": 1, "content_no_content_type": 1, "content_not_exi": 1,
+exp = {"content_pubs": 63, "content_decoded": 54, "content_header_conflicts": 1, "content_no_content_type": 1, "content_not_exi": 1,
        "content_bad_content_type": 2, "content_unknown_schema": 1, "content_decode_error": 4,
        "content_no_filter_for_schema": 0,
        "content_value_too_large": 0, "content_candidates": cand, "content_passed": passed,
@@ -185,7 +205,8 @@ assert m["content_waits"] <= 7 and 1 <= m["xpath_compiles"] <= 9, m
 assert "position" in m["last_xpath_error"], m["last_xpath_error"]
 assert s["conservation"]["content_hold"] and s["conservation"]["publish_hold"], s["conservation"]
 assert s["publish"]["seen"] == 62 and s["publish"]["matched"] == 62, s["publish"]
-print("content: 62 PUBLISHes (10 strict without options header), %d content candidates (%d passed) as libxml2 says "
+assert mq["wills_published"] == 2 and mq["wills_matched"] == 2, mq
+print("content: 62 PUBLISHes (10 strict without options header) and 2 Wills, %d content candidates (%d passed) as libxml2 says "
       "on the source XML; 3 bad filters refused; 9 bad publications (one with a trailing byte, two with a bad "
       "Content Type parameter) counted by reason; a Content Type contradicting the options header noted"
       % (cand, passed))
@@ -203,7 +224,7 @@ tmp = sys.argv[1]
 want = [json.loads(l) for l in open("%s/match.jsonl" % tmp)]
 got = [json.loads(l) for l in open("%s/async.jsonl" % tmp)]
 m = json.load(open("%s/async.json" % tmp))["match"]
-assert len(got) == len(want) == 62, (len(got), len(want))
+assert len(got) == len(want) == 64, (len(got), len(want))
 members = {"g1#9", "g2#10"}  # which member a group reports depends on who else passed: left out
 skipped = 0
 for a, w in zip(got, want):
@@ -220,6 +241,6 @@ assert m["content_pending"] == skipped and m["content_waits"] == 0 and m["xpath_
 # gone either way
 assert m["subs_xpath_refused"] <= 3 and m["subs_live"] == 0, m
 assert m["subs_xpath_refused"] + m["subs_session_ended"] == 9, m
-print("async: %d of 62 PUBLISHes met a filter still compiling (%d candidates skipped), the rest as with wait"
+print("async: %d of 64 PUBLISHes and Wills met a filter still compiling (%d candidates skipped), the rest as with wait"
       % (sum("content_pending" in a for a in got), skipped), file=sys.stderr)
 PY

@@ -8,11 +8,13 @@ describes. The model:
 
   - topic matching (§4.7), subscription keys clientid#subscription-id or
     clientid#filter, replacement of a filter the client has (§3.8.4),
-    UNSUBSCRIBE, topic aliases per connection, No Local, `nbhd` user
+    topic aliases per connection, No Local, `nbhd` user
     properties looked up in the resolution's JSON dump from `wmctl dump`,
     `peid` user properties;
   - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
-    packet identifier grants (reason code < 0x80, §3.9.3);
+    packet identifier grants (reason code < 0x80, §3.9.3); an UNSUBSCRIBE
+    only for those its UNSUBACK answers 0x00 or 0x11 (No subscription
+    existed: the broker has none, §3.11.3), not those it refuses;
   - subscriptions belong to the client's session (§4.1): a successful
     CONNACK with Session Present 0 starts a new one (the old subscriptions
     are gone), Session Present 1 resumes it; when the connection that holds
@@ -27,7 +29,20 @@ describes. The model:
     one is never delivered, nor anything the client sends after it, nor
     after the broker's DISCONNECT (§3.14.4);
   - QoS 2 (§4.3.3): a PUBLISH with DUP 1 and a packet identifier the
-    session still holds (no PUBREL yet) is not a new publication.
+    session still holds (no PUBREL, no PUBREC with an error code yet) is
+    not a new publication;
+  - Wills (§3.1.2.5, §3.1.3.2.2, §3.14.4): the CONNECT's Will is published
+    when the connection's end is seen (as for the session above) unless the
+    client's DISCONNECT had a reason other than 0x04 or the broker never
+    accepted the CONNECT: at once if its Will Delay Interval is 0 or the
+    session ended with the connection (after its subscriptions went), else
+    min(delay, expiry) seconds later in capture time, unless a successful
+    CONNACK for the client id comes first (Session Present 1: never;
+    0: then, after the new session started); a connection whose client id
+    another one connected with meanwhile publishes it at its end if that
+    one started a new session or the delay is 0, else never. It is matched
+    like a PUBLISH of its client (Will Topic, `peid` Will Properties) and
+    its line has "will": true.
 
 Properties are read in wire order (tshark's JSON with duplicate keys kept),
 so each value is paired with its identifier.
@@ -60,10 +75,10 @@ def get_all(pairs, key):
     return [v for k, v in pairs or [] if k == key]
 
 
-def props(m):
+def props(m, block="mqtt.properties"):
     """[(id, value)] in wire order; a user property's value is (key, value)."""
     res, cur = [], None
-    for k, v in get(m, "mqtt.properties") or []:
+    for k, v in get(m, block) or []:
         if k == "mqtt.property_id":
             cur = int(v, 16)
         elif cur is not None and not k.endswith("_len"):  # a string's length field comes before it
@@ -83,8 +98,8 @@ def prop(m, pid, default=None):
     return next((v for i, v in props(m) if i == pid), default)
 
 
-def user_props(m):
-    return [tuple(v) for i, v in props(m) if i == 0x26]
+def user_props(m, block="mqtt.properties"):
+    return [tuple(v) for i, v in props(m, block) if i == 0x26]
 
 
 def topic_match(filt, topic):
@@ -113,7 +128,11 @@ class Conn:
         self.limits = None      # (alias max, max packet, max qos, retain ok) after CONNACK
         self.aliases = {}
         self.pending = []       # [(packet id, [(filter, no_local)], subid, nbhd)]
+        self.unsubs = []        # [(packet id, [filter])] awaiting their UNSUBACK
         self.fin = set()
+        self.will = None        # {"topic", "peids", "delay"} from CONNECT
+        self.will_on = False    # published if the connection ends (no DISCONNECT other than 0x04)
+        self.superseded = None  # a later CONNACK of the client id elsewhere: "new" / "resumed"
 
 
 class Session:
@@ -126,6 +145,30 @@ class Session:
 
 conns, sessions = {}, {}
 expected = []
+delayed = []  # [deadline, order, client, will]
+
+
+def matched_keys(topic, peids, publisher):
+    return sorted({key for client, sess in sessions.items() for filt, (key, ns, nl) in sess.subs.items()
+                   if topic_match(filt, topic) and (ns is None or any(p in ns for p in peids))
+                   and not (nl and client == publisher)})
+
+
+def publish_will(client, w):
+    expected.append({"client": client, "topic": w["topic"], "peids": w["peids"],
+                     "matched": matched_keys(w["topic"], w["peids"], client), "will": True})
+
+
+def will_end(c, now):
+    w, c.will = c.will, None
+    if w is None or not c.will_on:
+        return
+    if c.superseded == "resumed" and w["delay"]:
+        return  # the session went on before the delay passed
+    if w["delay"] == 0 or c.superseded == "new" or (c.superseded is None and c.expiry == 0):
+        publish_will(c.client, w)
+        return
+    delayed.append([now + min(w["delay"], c.expiry), len(delayed), c.client, w])
 
 
 def session(client):
@@ -138,14 +181,14 @@ def end(stream, now):
         return
     c.ended = True
     s = session(c.client)
-    if s.owner != stream:
-        return  # the session was taken over by a newer connection
-    s.owner = None
-    if c.expiry == 0:
-        s.subs.clear()
-        s.qos2.clear()
-    elif c.expiry != 0xFFFFFFFF:
-        s.deadline = now + c.expiry
+    if s.owner == stream:  # else the session was taken over by a newer connection
+        s.owner = None
+        if c.expiry == 0:
+            s.subs.clear()
+            s.qos2.clear()
+        elif c.expiry != 0xFFFFFFFF:
+            s.deadline = now + c.expiry
+    will_end(c, now)
 
 
 def expire(now):
@@ -154,6 +197,9 @@ def expire(now):
             s.subs.clear()
             s.qos2.clear()
             s.deadline = None
+    for d in sorted(d for d in delayed if d[0] <= now):
+        delayed.remove(d)
+        publish_will(d[2], d[3])
 
 
 for fr in frames:
@@ -172,6 +218,12 @@ for fr in frames:
                 if get(m, "mqtt.ver") == "5":
                     c.client = get(m, "mqtt.clientid", "")
                     c.expiry = int(prop(m, 0x11, 0))
+                    if get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.willflag") in ("1", "True"):
+                        c.will = {"topic": get(m, "mqtt.willtopic", ""),
+                                  "peids": [v for k, v in user_props(m, "mqtt.will_properties") if k == "peid"],
+                                  "delay": int(next((v for i, v in props(m, "mqtt.will_properties")
+                                                     if i == 0x18), 0))}
+                        c.will_on = True
                 continue
             if c.client is None or c.dead:
                 continue
@@ -188,11 +240,12 @@ for fr in frames:
                          for i, f in enumerate(get_all(m, "mqtt.topic"))]
                 c.pending.append((get(m, "mqtt.msgid"), filts, subid, nbhd))
             elif mtype == 10:
-                for filt in get_all(m, "mqtt.topic"):
-                    s.subs.pop(filt, None)
+                c.unsubs.append((get(m, "mqtt.msgid"), get_all(m, "mqtt.topic")))
             elif mtype == 6:
                 s.qos2.discard(get(m, "mqtt.msgid"))
             elif mtype == 14:
+                if int(get(m, "mqtt.disconnect.reason_code", "0")) != 4:
+                    c.will_on = False  # §3.14.4: only 0x04 keeps the Will
                 e = prop(m, 0x11)
                 if e is not None and not (c.expiry == 0 and int(e) != 0):
                     c.expiry = int(e)
@@ -219,9 +272,7 @@ for fr in frames:
                         continue  # the same message again
                     s.qos2.add(pid)
                 peids = [v for k, v in user_props(m) if k == "peid"]
-                matched = sorted({key for client, sess in sessions.items() for filt, (key, ns, nl) in sess.subs.items()
-                                  if topic_match(filt, topic) and (ns is None or any(p in ns for p in peids))
-                                  and not (nl and client == c.client)})
+                matched = matched_keys(topic, peids, c.client)
                 expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
         else:
             if c.client is None:
@@ -239,10 +290,20 @@ for fr in frames:
                 c.started = True
                 s = session(c.client)
                 fl = get(m, "mqtt.conack.flags_tree")
-                if get(fl, "mqtt.conack.flags.sp") != "1":
+                present = get(fl, "mqtt.conack.flags.sp") == "1"
+                if not present:
                     s.subs.clear()
                     s.qos2.clear()
                 s.owner, s.deadline = stream, None
+                # the client's earlier connections: a Will waiting for its delay goes now (the old session
+                # ended) or never (it goes on); one still connected learns which for its end
+                for d in [d for d in delayed if d[2] == c.client]:
+                    delayed.remove(d)
+                    if not present:
+                        publish_will(d[2], d[3])
+                for k2, o in conns.items():
+                    if k2 != stream and o.client == c.client and o.started and not o.ended:
+                        o.superseded = "resumed" if present else "new"
             elif mtype == 9:
                 pid = get(m, "mqtt.msgid")
                 k = next((i for i, p in enumerate(c.pending) if p[0] == pid), None)
@@ -255,6 +316,19 @@ for fr in frames:
                         continue  # refused by the broker / unknown neighborhood: never installed
                     key = "%s#%s" % (c.client, subid if subid is not None else filt)
                     session(c.client).subs[filt] = (key, nbhds[nbhd] if nbhd is not None else None, nl)
+            elif mtype == 11:
+                pid = get(m, "mqtt.msgid")
+                k = next((i for i, p in enumerate(c.unsubs) if p[0] == pid), None)
+                if k is None:
+                    continue
+                _, filts = c.unsubs.pop(k)
+                codes = [int(x) for x in get_all(m, "mqtt.unsuback.reason_code")]
+                for filt, code in zip(filts, codes):
+                    if code in (0x00, 0x11):
+                        session(c.client).subs.pop(filt, None)
+            elif mtype == 5:
+                if int(get(m, "mqtt.pubrec.reason_code", "0")) >= 0x80:
+                    session(c.client).qos2.discard(get(m, "mqtt.msgid"))
             elif mtype == 14:
                 end(stream, now)
                 c.dead = True
@@ -273,13 +347,14 @@ if len(got) != len(expected):
 for i, (g, e) in enumerate(zip(got, expected)):
     if g.get("seq") != i + 1:
         diffs.append("line %d: seq %s, expected %d" % (i + 1, g.get("seq"), i + 1))
-    for k in ("client", "topic", "peids", "matched"):
-        if g.get(k) != e[k]:
-            diffs.append("seq %d: %s %r, reference %r" % (i + 1, k, g.get(k), e[k]))
+    for k in ("client", "topic", "peids", "matched", "will"):
+        if g.get(k, False) != e.get(k, False):
+            diffs.append("seq %d: %s %r, reference %r" % (i + 1, k, g.get(k), e.get(k)))
 for d in diffs[:20]:
     print(d)
 n_matched = sum(1 for e in expected if e["matched"])
 n_subs = sum(len(s.subs) for s in sessions.values())
-print("match reference: %d PUBLISHes, %d matched, %d subscriptions, %d differences"
-      % (len(expected), n_matched, n_subs, len(diffs)))
+n_wills = sum(1 for e in expected if e.get("will"))
+print("match reference: %d PUBLISHes and Wills (%d Wills), %d matched, %d subscriptions, %d Wills waiting, "
+      "%d differences" % (len(expected), n_wills, n_matched, n_subs, len(delayed), len(diffs)))
 sys.exit(1 if diffs else 0)

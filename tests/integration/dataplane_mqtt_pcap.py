@@ -33,7 +33,9 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     dataplane/peid_props.h) and p/65 with 65.
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
                     XPATH|null], ...], "events": [["pub", TOPIC, CONTENT_TYPE|null,
-                    PAYLOAD_HEX], ["unsub", CLIENT, FILTER], ...]}: each
+                    PAYLOAD_HEX], ["unsub", CLIENT, FILTER] (UNSUBACK 0x00),
+                    ["will", CLIENT, TOPIC, CONTENT_TYPE, PAYLOAD_HEX] (a
+                    connection with that Will, lost with RST), ...]}: each
                     subscriber connects and subscribes (SUBACK granted),
                     then the events run in order (publications from one
                     publisher "pub"), then everyone disconnects.
@@ -42,8 +44,15 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     Session Expiry kept, resumed or lost), SUBACK grants and
                     refusals, a $share member that left, CONNACK limits and
                     the broker's DISCONNECT, a QoS 2 resend on a resumed
-                    session. Prints the match log's expected lines
-                    [[TOPIC, [KEYS]], ...] as JSON, written here by hand.
+                    session, a PUBREC with an error code releasing its
+                    QoS 2 id, UNSUBSCRIBEs the UNSUBACK takes (0x00, 0x11),
+                    refuses or never answers, Wills published (lost
+                    connection, DISCONNECT 0x04, Will Delay with Session
+                    Expiry 0, a new session, a takeover), discarded,
+                    cancelled by a resumed session or still waiting.
+                    Prints the match log's expected lines
+                    [[TOPIC, [KEYS]] or [TOPIC, [KEYS], "will"], ...] as
+                    JSON, written here by hand.
   churn N K         N clients each subscribe K filters and disconnect, then
                     "live" subscribes z/# and stays; "pub" publishes z/1.
 """
@@ -93,6 +102,28 @@ def connack_props(props=b"", present=False):
 
 def unsubscribe(pid, filt):
     return packet(0xA2, struct.pack("!H", pid) + vbi(0) + s16(filt))
+
+
+def unsubscribe_n(pid, filts):
+    return packet(0xA2, struct.pack("!H", pid) + vbi(0) + b"".join(s16(f) for f in filts))
+
+
+def unsuback(pid, codes):
+    return packet(0xB0, struct.pack("!H", pid) + vbi(0) + codes)
+
+
+def connect_will(cid, topic, clean=True, expiry=None, delay=None, peid=None, content_type=None, payload=b"gone"):
+    """CONNECT with a Will (QoS 0) on topic; Will Delay Interval delay, a
+    `peid` User Property and a Content Type when given."""
+    props = b"" if expiry is None else b"\x11" + struct.pack("!I", expiry)
+    wprops = b"" if delay is None else b"\x18" + struct.pack("!I", delay)
+    if peid is not None:
+        wprops += b"\x26" + s16("peid") + s16(peid)
+    if content_type is not None:
+        wprops += b"\x03" + s16(content_type)
+    flags = (0x02 if clean else 0) | 0x04
+    return packet(0x10, s16("MQTT") + b"\x05" + bytes([flags]) + b"\x00\x3c" + vbi(len(props)) + props + s16(cid)
+                  + vbi(len(wprops)) + wprops + s16(topic) + struct.pack("!H", len(payload)) + payload)
 
 
 def publish(topic, peid=None, payload=b"x", content_type=None):
@@ -276,12 +307,19 @@ elif scenario == "plan":
         c.s2c(ACK | PSH, suback(subid))
     pub = Conn(200)
     pub.open("pub")
+    nwill = 0
     for ev in plan["events"]:
         if ev[0] == "pub":
             pub.c2s(ACK | PSH, publish(ev[1], payload=bytes.fromhex(ev[3]), content_type=ev[2]))
             pub.s2c(ACK)
+        elif ev[0] == "will":
+            nwill += 1
+            w = Conn(300 + nwill)
+            w.open(ev[1], conn=connect_will(ev[1], ev[2], content_type=ev[3], payload=bytes.fromhex(ev[4])))
+            w.c2s(ACK | RST)  # lost: the broker publishes the Will
         else:
             subs[ev[1]].c2s(ACK | PSH, unsubscribe(77, ev[2]))
+            subs[ev[1]].s2c(ACK | PSH, unsuback(77, b"\x00"))
     for c in [pub] + list(subs.values()):
         c.close()
 elif scenario == "session":
@@ -356,7 +394,59 @@ elif scenario == "session":
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x05"))                  # PUBREC
     q2.c2s(ACK | PSH, packet(0x62, b"\x00\x05"))                  # PUBREL: id 5 is free again
     publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), "b/q2", ["B#2"])
-    for c in [pub, b, e1, e2, s_, m2, h2, k2, q2]:
+    # A PUBREC with an error code ends the QoS 2 exchange (§4.3.3): the id is free, DUP 1 is a new message;
+    # after a successful PUBREC (0x10 No matching subscribers) it is still the same message.
+    publish_and_expect(q2, packet(0x34, s16("b/r1") + b"\x00\x07" + vbi(0) + b"x"), "b/r1", ["B#2"])
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x07\x97"))             # PUBREC 0x97 Quota exceeded
+    publish_and_expect(q2, packet(0x3C, s16("b/r2") + b"\x00\x07" + vbi(0) + b"x"), "b/r2", ["B#2"])
+    publish_and_expect(q2, packet(0x34, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), "b/r3", ["B#2"])
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x08\x10"))             # PUBREC 0x10: success, PUBREL to come
+    publish_and_expect(q2, packet(0x3C, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), None, None)
+    # UNSUBSCRIBE takes effect at its UNSUBACK: 0x00 and 0x11 remove, 0x87 keeps, none never comes.
+    u = conn("U")
+    for i in range(1, 5):
+        sub(u, i, i, "u%d/#" % i)
+    u.c2s(ACK | PSH, unsubscribe_n(10, ["u1/#", "u2/#", "u3/#"]))
+    publish_and_expect(pub, publish("u1/x"), "u1/x", ["U#1"])    # not yet: no UNSUBACK
+    u.s2c(ACK | PSH, unsuback(10, b"\x00\x11\x87"))
+    u.c2s(ACK | PSH, unsubscribe_n(11, ["u4/#"]))                 # never answered
+    for t, keys in [("u1/x", []), ("u2/x", []), ("u3/x", ["U#3"]), ("u4/x", ["U#4"])]:
+        publish_and_expect(pub, publish(t), t, keys)
+    # Wills: WS and WG subscribe will/#; WG leaves before any Will is published.
+    ws = conn("WS"); sub(ws, 1, 1, "will/#")
+    wg = conn("WG"); sub(wg, 1, 1, "will/#"); wg.close()
+
+    def will(c, topic, keys):
+        expect.append([topic, keys, "will"])
+
+    w1 = conn("W1", conn=connect_will("W1", "will/1", peid="p1")); w1.c2s(ACK | RST)    # lost: published
+    will(w1, "will/1", ["WS#1"])
+    w2 = conn("W2", conn=connect_will("W2", "will/2")); w2.close()                      # DISCONNECT 0x00: discarded
+    w3 = conn("W3", conn=connect_will("W3", "will/3"))
+    w3.c2s(ACK | PSH | FIN, packet(0xE0, b"\x04\x00")); w3.s2c(ACK | FIN); w3.c2s(ACK)   # 0x04: published
+    will(w3, "will/3", ["WS#1"])
+    w4 = conn("W4", conn=connect_will("W4", "will/4", delay=600))                      # expiry 0: the session ends
+    w4.c2s(ACK | FIN); w4.s2c(ACK | FIN); w4.c2s(ACK)                                  # FIN, no DISCONNECT
+    will(w4, "will/4", ["WS#1"])
+    w5 = conn("W5", conn=connect_will("W5", "will/5", expiry=600, delay=600)); w5.c2s(ACK | RST)  # waits
+    w5b = conn("W5", conn=connect_props("W5", clean=False, expiry=600), ack=connack_props(present=True))  # cancelled
+    w6 = conn("W6", conn=connect_will("W6", "will/6", expiry=600, delay=600)); w6.c2s(ACK | RST)  # waits
+    w6b = conn("W6", conn=connect_props("W6", expiry=600))        # Clean Start: the old session ended, Will now
+    will(w6, "will/6", ["WS#1"])
+    w7 = conn("W7", conn=connect_will("W7", "will/7", expiry=600)); sub(w7, 1, 7, "will/#")
+    w7.c2s(ACK | RST)                                             # detached session: its own subscription stays
+    will(w7, "will/7", ["W7#7", "WS#1"])
+    w8 = conn("W8", conn=connect_will("W8", "will/8")); sub(w8, 1, 8, "will/#")
+    w8.c2s(ACK | RST)                                             # expiry 0: its session ended first
+    will(w8, "will/8", ["W7#7", "WS#1"])                          # no W8#8
+    w9 = conn("W9", conn=connect_will("W9", "will/9", expiry=600, delay=600)); w9.c2s(ACK | RST)  # still waiting
+    t1 = conn("T", conn=connect_will("T", "will/t", expiry=600))
+    t2 = conn("T", conn=connect_props("T", clean=False, expiry=600), ack=connack_props(present=True))
+    t1.s2c(ACK | PSH, packet(0xE0, b"\x8e\x00"))                  # Session taken over: delay 0, published
+    t1.s2c(ACK | RST)
+    will(t1, "will/t", ["W7#7", "WS#1"])
+    publish_and_expect(pub, publish("will/x"), "will/x", ["W7#7", "WS#1"])
+    for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect
 elif scenario == "churn":

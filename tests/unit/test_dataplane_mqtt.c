@@ -3,7 +3,9 @@
  * (tests/lib/mqtt5_build.h): packets split at every byte (inside the fixed
  * header too), several packets per segment, reordering, topic aliases across
  * segments, SUBSCRIBE learning, malformed MQTT, other protocol versions, RST
- * and loss inside a packet, and the bounds (packet size, staging). */
+ * and loss inside a packet, and the bounds (packet size, staging); the
+ * session model: SUBACK/UNSUBACK, session lifetime, CONNACK limits, QoS 2,
+ * Wills and their delay (in the test's packet time, now_ns). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,10 @@ struct ev_pub {
     char peids[4][32];
     uint32_t n_peids;
     uint64_t seq;
+    bool will;
+    char ctype[64], payload[64];
+    uint8_t qos, retain;
+    int n_sess_before; /* session events reported before it */
 };
 struct ev_sub {
     char client[64], filter[64], nbhd[32];
@@ -29,6 +35,7 @@ struct ev_sub {
 
 static struct ev_pub pubs[64];
 static int n_pubs;
+static int n_sess;
 static struct ev_sub subs[64];
 static int n_subs;
 
@@ -48,6 +55,16 @@ static enum wm_mqtt_pub_outcome sink_publish(void *ctx, const struct wm_mqtt_pub
     e->n_peids = p->n_peids;
     for (uint32_t i = 0; i < p->n_peids && i < 4; i++) cp(e->peids[i], 32, p->peids[i].p, p->peids[i].len);
     e->seq = p->seq;
+    e->will = p->will;
+    const wm_mqtt5_props *pr = &p->pkt->props;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_CONTENT_TYPE))
+        cp(e->ctype, sizeof e->ctype, pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s.p, pr->v[WM_MQTT5_PROP_CONTENT_TYPE].s.len);
+    else
+        e->ctype[0] = 0;
+    cp(e->payload, sizeof e->payload, p->pkt->payload.p, p->pkt->payload.len < 63 ? p->pkt->payload.len : 63);
+    e->qos = p->pkt->qos;
+    e->retain = p->pkt->retain;
+    e->n_sess_before = n_sess;
     /* The test's rule: topics under m/ match. */
     return strncmp(e->topic, "m/", 2) == 0 ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
 }
@@ -73,7 +90,6 @@ struct ev_sess {
     uint64_t conn;
 };
 static struct ev_sess sess[16];
-static int n_sess;
 static uint16_t resume_qos2 = 0; /* a packet id the sink hands back at RESUME (0: none) */
 
 static void sink_session(void *ctx, const struct wm_mqtt_session_event *e)
@@ -128,6 +144,21 @@ static void teardown(void)
     path_mem = layer_mem = NULL;
 }
 
+/* Re-initialises the layer (the path keeps pointing at it) with the
+ * default bounds except these (0: default). */
+static void layer_with(uint32_t pending_subscribes, uint32_t wills, uint32_t will_max)
+{
+    struct wm_mqtt_config mc;
+    wm_mqtt_config_default(&mc);
+    mc.alias_slots = 16;
+    if (pending_subscribes) mc.pending_subscribes = pending_subscribes;
+    if (wills) mc.wills = wills;
+    if (will_max) mc.will_max = will_max;
+    free(layer_mem);
+    layer_mem = malloc(wm_mqtt_layer_memsize(&mc));
+    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
+}
+
 /* The outcome sums hold once every stream has ended. */
 static void assert_publish_conservation(void)
 {
@@ -152,6 +183,7 @@ static void send_seg(const struct wm_craft *ep, uint32_t seq, uint32_t ack, uint
     size_t len = wm_craft_frame(frame, sizeof frame, ep, seq, ack, flags, p, n);
     cr_assert(len > 0);
     now_ns += 1000;
+    layer.now_ns = now_ns; /* as the worker sets it before each frame */
     cr_assert_eq(wm_pkt_path_frame(&path, frame, len, now_ns, NULL), WM_PKT_TCP);
 }
 
@@ -292,6 +324,26 @@ static size_t unsubscribe_pkt(uint8_t *out, const char *f)
     size_t n = wm_tb_packet(&pkt, 0xa2, &body);
     memcpy(out, pkt.b, n);
     return n;
+}
+
+/* An UNSUBACK for packet id pid with n reason codes. */
+static size_t unsuback_pkt(uint8_t *out, uint16_t pid, const uint8_t *codes, size_t n)
+{
+    size_t len = suback_pkt(out, pid, codes, n);
+    out[0] = 0xb0;
+    return len;
+}
+
+/* An UNSUBSCRIBE (packet id pid) of n filters. */
+static size_t unsubscribe_n(uint8_t *out, uint16_t pid, const char *const *f, int n)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u16(&body, pid);
+    wm_tb_props(&body, &props);
+    for (int i = 0; i < n; i++) wm_tb_str(&body, f[i]);
+    size_t len = wm_tb_packet(&pkt, 0xa2, &body);
+    memcpy(out, pkt.b, len);
+    return len;
 }
 
 static void connect_as(struct conv *v, uint16_t port, const char *client)
@@ -461,6 +513,8 @@ Test(mqtt, subscriptions_are_learned)
     c2s(&v, b, subscribe_pkt(b, 0, "nowhere", "x/#", NULL));
     s2c(&v, b, suback_pkt(b, 3, (const uint8_t[]){1}, 1));
     c2s(&v, b, unsubscribe_pkt(b, "parking/+"));
+    cr_assert_eq(n_subs, 3, "nothing before the broker's UNSUBACK");
+    s2c(&v, b, unsuback_pkt(b, 4, (const uint8_t[]){0}, 1));
     cr_assert_eq(n_subs, 4);
     cr_assert_str_eq(subs[0].client, "watcher");
     cr_assert_str_eq(subs[0].filter, "traffic/#");
@@ -689,11 +743,7 @@ Test(mqtt, only_filters_the_suback_grants_are_installed)
 
 Test(mqtt, pending_subscribes_are_bounded)
 {
-    struct wm_mqtt_config mc;
-    wm_mqtt_config_default(&mc);
-    mc.pending_subscribes = 1;
-    mc.alias_slots = 16;
-    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
+    layer_with(1, 0, 0);
     uint8_t b[512];
     struct conv v;
     connect_as(&v, 41001, "s");
@@ -705,6 +755,14 @@ Test(mqtt, pending_subscribes_are_bounded)
     cr_assert_eq(n_subs, 1);
     cr_assert_str_eq(subs[0].filter, "a/#");
     cr_assert_eq(layer.c.suback_unknown, 1);
+    /* UNSUBSCRIBEs share the bound: with the slot taken, one is not followed and removes nothing */
+    const char *const f[] = {"a/#"};
+    c2s(&v, b, subscribe_pkt(b, 7, NULL, "c/#", NULL));
+    c2s(&v, b, unsubscribe_n(b, 8, f, 1));
+    cr_assert_eq(layer.c.unsubscribe_untracked, 1);
+    s2c(&v, b, unsuback_pkt(b, 8, (const uint8_t[]){0}, 1));
+    cr_assert_eq(layer.c.unsuback_unknown, 1);
+    cr_assert_eq(n_subs, 1);
     assert_publish_conservation();
 }
 
@@ -825,37 +883,269 @@ Test(mqtt, a_qos2_resend_is_not_a_second_publication)
     assert_publish_conservation();
 }
 
-/* A CONNECT (Clean Start) with a Will on w/t. */
-static size_t connect_will(uint8_t *out, const char *client)
+/* A CONNECT with a Will on topic (QoS 1, retained), Will Delay Interval
+ * delay (< 0: absent), a `peid` User Property and Content Type text/plain,
+ * payload "bye"; Session Expiry expiry (< 0: absent). */
+static size_t connect_will_x(uint8_t *out, const char *client, bool clean, long expiry, long delay, const char *topic)
 {
     wm_tb body = {0}, props = {0}, will_props = {0}, pkt = {0};
     wm_tb_str(&body, "MQTT");
     wm_tb_u8(&body, 5);
-    wm_tb_u8(&body, 0x06);
+    wm_tb_u8(&body, (uint8_t)((clean ? 0x02 : 0) | 0x04 | 1 << 3 | 0x20)); /* Will, Will QoS 1, Will Retain */
     wm_tb_u16(&body, 60);
+    if (expiry >= 0) {
+        wm_tb_u8(&props, 0x11);
+        wm_tb_u32(&props, (uint32_t)expiry);
+    }
     wm_tb_props(&body, &props);
     wm_tb_str(&body, client);
+    if (delay >= 0) {
+        wm_tb_u8(&will_props, 0x18);
+        wm_tb_u32(&will_props, (uint32_t)delay);
+    }
+    wm_tb_u8(&will_props, 0x26);
+    wm_tb_str(&will_props, "peid");
+    wm_tb_str(&will_props, "e7");
+    wm_tb_u8(&will_props, 0x03);
+    wm_tb_str(&will_props, "text/plain");
     wm_tb_props(&body, &will_props);
-    wm_tb_str(&body, "w/t");
+    wm_tb_str(&body, topic);
     wm_tb_str(&body, "bye");
     size_t n = wm_tb_packet(&pkt, 0x10, &body);
     memcpy(out, pkt.b, n);
     return n;
 }
 
-Test(mqtt, wills_the_broker_publishes_are_counted)
+static size_t connect_will(uint8_t *out, const char *client) { return connect_will_x(out, client, true, -1, -1, "m/w"); }
+
+static void rst(struct conv *v) { send_seg(&v->c, v->cisn + 1 + v->coff, 0, WM_TCP_RST, NULL, 0); }
+
+/* A client connection with a Will (clean, expiry, delay), accepted with Session Present present. */
+static void will_conn(struct conv *v, uint16_t port, const char *client, bool clean, long expiry, long delay,
+                      bool present)
 {
     uint8_t b[256];
-    struct conv v, w;
+    open_conv(v, port);
+    c2s(v, b, connect_will_x(b, client, clean, expiry, delay, "m/w"));
+    s2c(v, b, connack_props(b, NULL, present, NULL, 0));
+}
+
+Test(mqtt, wills_are_matched_like_publications)
+{
+    uint8_t b[256];
+    struct conv v, w, x, y, z;
+    connect_as(&x, 41039, "p");
+    c2s(&x, b, publish_q(b, "m/1", 0, false, false, 0));
+    /* lost with RST, Session Expiry 0: the session ends, then the broker publishes the Will */
     open_conv(&v, 41040);
     c2s(&v, b, connect_will(b, "w1"));
     s2c(&v, b, connack_pkt(b, NULL));
-    send_seg(&v.c, v.cisn + 1 + v.coff, 0, WM_TCP_RST, NULL, 0); /* lost: the broker publishes the Will */
+    int before = n_sess;
+    rst(&v);
+    cr_assert_eq(n_pubs, 2);
+    struct ev_pub *e = &pubs[1];
+    cr_assert(e->will);
+    cr_assert_str_eq(e->client, "w1");
+    cr_assert_str_eq(e->topic, "m/w");
+    cr_assert_eq(e->n_peids, 1);
+    cr_assert_str_eq(e->peids[0], "e7");
+    cr_assert_str_eq(e->ctype, "text/plain");
+    cr_assert_str_eq(e->payload, "bye");
+    cr_assert_eq(e->qos, 1);
+    cr_assert_eq(e->retain, 1);
+    cr_assert_eq(e->seq, 2, "a Will takes the worker's next publication number");
+    cr_assert_eq(sess[before].kind, WM_MQTT_SESSION_END);
+    cr_assert_eq(e->n_sess_before, before + 1, "the session's end is reported before its Will is published");
+    cr_assert(!pubs[0].will);
+    /* normal DISCONNECT: discarded; DISCONNECT 0x04: published */
     open_conv(&w, 41041);
     c2s(&w, b, connect_will(b, "w2"));
     s2c(&w, b, connack_pkt(b, NULL));
-    c2s(&w, b, disconnect_pkt(b, -1)); /* normal DISCONNECT: the Will is discarded */
-    send_seg(&w.c, w.cisn + 1 + w.coff, 0, WM_TCP_RST, NULL, 0);
-    cr_assert_eq(layer.c.wills_not_matched, 1);
+    c2s(&w, b, disconnect_pkt(b, -1));
+    rst(&w);
+    cr_assert_eq(n_pubs, 2);
+    open_conv(&y, 41042);
+    c2s(&y, b, connect_will(b, "w3"));
+    s2c(&y, b, connack_pkt(b, NULL));
+    c2s(&y, (const uint8_t[]){0xe0, 0x01, 0x04}, 3);
+    cr_assert_eq(n_pubs, 3);
+    cr_assert_str_eq(pubs[2].client, "w3");
+    /* the broker's DISCONNECT publishes it too; a refused CONNACK never accepted it */
+    open_conv(&z, 41043);
+    c2s(&z, b, connect_will(b, "w4"));
+    s2c(&z, b, connack_pkt(b, NULL));
+    s2c(&z, (const uint8_t[]){0xe0, 0x01, 0x8d}, 3); /* Keep Alive timeout */
+    cr_assert_eq(n_pubs, 4);
+    struct conv r;
+    open_conv(&r, 41044);
+    c2s(&r, b, connect_will(b, "w5"));
+    s2c(&r, (const uint8_t[]){0x20, 0x03, 0x00, 0x87, 0x00}, 5);
+    rst(&r);
+    cr_assert_eq(n_pubs, 4);
+    cr_assert_eq(layer.c.wills_kept, 5);
+    cr_assert_eq(layer.c.wills_published, 3);
+    cr_assert_eq(layer.c.wills_matched, 3);
+    cr_assert_eq(layer.c.wills_discarded, 2);
+    cr_assert_eq(layer.c.publish_seen, 1, "a Will is not a client PUBLISH");
+    /* a shutdown is not the end of a connection: no Will */
+    struct conv q;
+    open_conv(&q, 41045);
+    c2s(&q, b, connect_will(b, "w6"));
+    s2c(&q, b, connack_pkt(b, NULL));
+    assert_publish_conservation();
+    cr_assert_eq(n_pubs, 4);
+}
+
+Test(mqtt, the_will_delay_runs_in_packet_time)
+{
+    uint8_t b[256];
+    struct conv v[8];
+    /* delay 10 s, Session Expiry 100 s: published 10 s after the loss */
+    will_conn(&v[0], 41050, "d1", true, 100, 10, false);
+    rst(&v[0]);
+    uint64_t t0 = now_ns;
+    cr_assert_eq(n_pubs, 0);
+    cr_assert_eq(layer.c.wills_waiting, 1);
+    now_ns = layer.now_ns = t0 + 9999999999ull;
+    wm_mqtt_layer_tick(&layer);
+    cr_assert_eq(n_pubs, 0);
+    now_ns = layer.now_ns = t0 + 10000000000ull;
+    wm_mqtt_layer_tick(&layer);
+    cr_assert_eq(n_pubs, 1);
+    cr_assert(pubs[0].will);
+    cr_assert_str_eq(pubs[0].client, "d1");
+    cr_assert_eq(layer.c.wills_waiting, 0);
+    /* delay 10 s, Session Expiry 3 s: the session ends first */
+    will_conn(&v[1], 41051, "d2", true, 3, 10, false);
+    rst(&v[1]);
+    t0 = now_ns;
+    now_ns = layer.now_ns = t0 + 2900000000ull;
+    wm_mqtt_layer_tick(&layer);
+    cr_assert_eq(n_pubs, 1);
+    now_ns = layer.now_ns = t0 + 3000000000ull;
+    wm_mqtt_layer_tick(&layer);
+    cr_assert_eq(n_pubs, 2);
+    cr_assert_str_eq(pubs[1].client, "d2");
+    /* delay 10 s, Session Expiry 0: the session ends with the connection, the Will goes at once */
+    will_conn(&v[2], 41052, "d3", true, -1, 10, false);
+    rst(&v[2]);
+    cr_assert_eq(n_pubs, 3);
+    /* the client resumes its session within the delay: never published */
+    will_conn(&v[3], 41053, "d4", true, 100, 10, false);
+    rst(&v[3]);
+    open_conv(&v[4], 41054);
+    c2s(&v[4], b, connect_sess(b, "d4", false, 100));
+    s2c(&v[4], b, connack_props(b, NULL, true, NULL, 0));
+    cr_assert_eq(layer.c.wills_cancelled, 1);
+    now_ns = layer.now_ns = now_ns + 20000000000ull;
+    wm_mqtt_layer_tick(&layer);
+    cr_assert_eq(n_pubs, 3);
+    /* it reconnects with a new session (Session Present 0): the old one ended, its Will goes then */
+    will_conn(&v[5], 41055, "d5", true, 100, 10, false);
+    rst(&v[5]);
+    n_sess = 0;
+    open_conv(&v[6], 41056);
+    c2s(&v[6], b, connect_sess(b, "d5", true, 100));
+    s2c(&v[6], b, connack_pkt(b, NULL));
+    cr_assert_eq(n_pubs, 4);
+    cr_assert_str_eq(pubs[3].client, "d5");
+    cr_assert_eq(sess[0].kind, WM_MQTT_SESSION_NEW);
+    cr_assert_eq(pubs[3].n_sess_before, 1, "published after the new session started");
+    cr_assert_eq(layer.c.wills_delayed, 4);
+    cr_assert_eq(layer.c.wills_waiting, 0);
+    assert_publish_conservation();
+}
+
+Test(mqtt, a_will_of_a_connection_taken_over)
+{
+    uint8_t b[256];
+    struct conv v[4];
+    /* delay 10: the newer connection resumes the session before the old one ends: never published */
+    will_conn(&v[0], 41060, "t", true, 100, 10, false);
+    open_conv(&v[1], 41061);
+    c2s(&v[1], b, connect_sess(b, "t", false, 100));
+    s2c(&v[1], b, connack_props(b, NULL, true, NULL, 0));
+    s2c(&v[0], (const uint8_t[]){0xe0, 0x01, 0x8e}, 3); /* Session taken over */
+    cr_assert_eq(n_pubs, 0);
+    cr_assert_eq(layer.c.wills_cancelled, 1);
+    /* delay 0: published when the old connection ends */
+    will_conn(&v[2], 41062, "u", true, 100, 0, false);
+    open_conv(&v[3], 41063);
+    c2s(&v[3], b, connect_sess(b, "u", false, 100));
+    s2c(&v[3], b, connack_props(b, NULL, true, NULL, 0));
+    cr_assert_eq(n_pubs, 0);
+    rst(&v[2]);
+    cr_assert_eq(n_pubs, 1);
+    cr_assert_str_eq(pubs[0].client, "u");
+    assert_publish_conservation();
+}
+
+Test(mqtt, wills_are_bounded)
+{
+    layer_with(0, 1, 40);
+    uint8_t b[256];
+    struct conv v[3];
+    open_conv(&v[0], 41070);
+    c2s(&v[0], b, connect_will_x(b, "a", true, -1, -1, "m/a-topic-that-is-far-too-long-for-40-bytes"));
+    s2c(&v[0], b, connack_pkt(b, NULL));
+    cr_assert_eq(layer.c.wills_too_large, 1);
+    will_conn(&v[1], 41071, "b", true, -1, -1, false); /* takes the one slot */
+    will_conn(&v[2], 41072, "c", true, -1, -1, false);
+    cr_assert_eq(layer.c.wills_untracked, 1);
+    rst(&v[0]);
+    rst(&v[2]);
+    cr_assert_eq(n_pubs, 0, "a Will not kept is never matched");
+    rst(&v[1]);
+    cr_assert_eq(n_pubs, 1);
+    will_conn(&v[0], 41073, "d", true, -1, -1, false); /* the slot is free again */
+    cr_assert_eq(layer.c.wills_kept, 2);
+    assert_publish_conservation();
+}
+
+Test(mqtt, a_pubrec_error_releases_the_qos2_id)
+{
+    uint8_t b[256];
+    struct conv v;
+    connect_as(&v, 41080, "q");
+    c2s(&v, b, publish_q(b, "m/1", 2, false, false, 5));
+    s2c(&v, (const uint8_t[]){0x50, 0x03, 0x00, 0x05, 0x10}, 5); /* PUBREC 0x10 No matching subscribers: success */
+    c2s(&v, b, publish_q(b, "m/1", 2, true, false, 5));          /* still the same message */
+    cr_assert_eq(n_pubs, 1);
+    s2c(&v, (const uint8_t[]){0x50, 0x03, 0x00, 0x05, 0x97}, 5); /* PUBREC 0x97 Quota exceeded: exchange over */
+    cr_assert_eq(layer.c.qos2_pubrec_errors, 1);
+    c2s(&v, b, publish_q(b, "m/2", 2, true, false, 5)); /* a new message with the released id */
+    cr_assert_eq(n_pubs, 2);
+    cr_assert_str_eq(pubs[1].topic, "m/2");
+    cr_assert_eq(layer.c.qos2_duplicates, 1);
+    assert_publish_conservation();
+}
+
+Test(mqtt, unsubscribe_takes_effect_at_the_unsuback)
+{
+    uint8_t b[512];
+    struct conv v;
+    connect_as(&v, 41090, "u");
+    const char *const f[] = {"a/#", "b/#", "c/#"};
+    c2s(&v, b, unsubscribe_n(b, 7, f, 3));
+    cr_assert_eq(n_subs, 0, "nothing before the broker's UNSUBACK");
+    s2c(&v, b, suback_pkt(b, 7, (const uint8_t[]){0, 0, 0}, 3)); /* a SUBACK answers no UNSUBSCRIBE */
+    cr_assert_eq(layer.c.suback_unknown, 1);
+    s2c(&v, b, unsuback_pkt(b, 8, (const uint8_t[]){0, 0, 0}, 3));
+    cr_assert_eq(layer.c.unsuback_unknown, 1);
+    cr_assert_eq(n_subs, 0);
+    s2c(&v, b, unsuback_pkt(b, 7, (const uint8_t[]){0x00, 0x11, 0x87}, 3));
+    cr_assert_eq(n_subs, 2, "0x00 and 0x11 remove, 0x87 keeps");
+    cr_assert(subs[0].unsub && subs[1].unsub);
+    cr_assert_str_eq(subs[0].filter, "a/#");
+    cr_assert_str_eq(subs[1].filter, "b/#");
+    cr_assert_eq(layer.c.unsubs_removed, 1);
+    cr_assert_eq(layer.c.unsubs_no_subscription, 1);
+    cr_assert_eq(layer.c.unsubs_refused_by_broker, 1);
+    cr_assert_eq(layer.c.unsubscribe_filters, 3);
+    /* one whose UNSUBACK never comes removes nothing */
+    c2s(&v, b, unsubscribe_n(b, 9, f, 1));
+    rst(&v);
+    cr_assert_eq(n_subs, 2);
+    cr_assert_eq(layer.c.unsubscribes_unacknowledged, 1);
     assert_publish_conservation();
 }

@@ -492,11 +492,13 @@ Test(xpath_filter, truncated_streams)
     wm_exi_grammar_free(g);
 }
 
-/* A query decided by an attribute stops decoding at that attribute, not at
- * the next element event: with early stop, the first record's n decides
- * "@n = 'a'", so the stream cut in its middle (records later) still answers
- * OK, stopped early; whole-stream validation refuses the same cut. */
-Test(xpath_filter, decided_by_an_attribute_stops_there)
+/* A query decided by an attribute stops decoding at its element's next
+ * event (the early stop is asked at element events, not after every
+ * value), not at the document's end: with early stop, the first record's n
+ * decides "@n = 'a'", so the stream cut in its middle (records later)
+ * still answers OK, stopped early; whole-stream validation refuses the
+ * same cut. */
+Test(xpath_filter, decided_by_an_attribute_stops_at_its_element)
 {
     wm_exi_error e = { 0 };
     wm_exi_grammar *g = senml_or_fail();
@@ -597,6 +599,84 @@ Test(xpath_filter, early_stop_counts_each_query_once)
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 3, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
     cr_assert_eq(m, 7, "candidates: got %#llx", (unsigned long long)m);
     wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* The count of undecided queries is a lower bound that may fall to 0 or
+ * below while some are open: rows OR-ed in say only how many entries they
+ * cover, and here both clusters of "@u = 'V' and (@v < -i or @v > i)"
+ * (rows each) cover all 64 queries, at the first and the second record,
+ * 128 for 64 decided. The early stop, asked at element events, must count
+ * the queries then (64 decided, "@n = 'last'" open) instead of stopping;
+ * with every query decided at the last record, it stops before the
+ * document's end. */
+Test(xpath_filter, early_stop_recounts_a_lower_bound_at_zero)
+{
+    enum { NU = 64, NQ = NU + 1 };
+    wm_exi_grammar *g = senml_or_fail();
+    static char qt[NQ][96];
+    const char *qs[NQ];
+    for (int i = 0; i < NQ; i++) {
+        if (i < NU) snprintf(qt[i], sizeof qt[i], "//s:senml[@u = 'V' and (@v < %d or @v > %d)]", -i - 1, i + 1);
+        else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, NQ, &senml_ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+    unsigned rows = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) rows += f->pstates[p].clusters[k].pm != XPF_NONE;
+    cr_assert_eq(rows, 2, "the test needs both clusters with rows");
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    uint8_t exi[512];
+    size_t len = senml_pack(g, "<senml n='voltage' u='V' v='-1000'/><senml n='voltage' u='V' v='1000'/>"
+                               "<senml n='last' u='Cel' v='0'/>", exi, sizeof exi);
+    uint64_t m[2] = { 0, 0 };
+    bool early = false;
+    wm_exi_error e = { 0 };
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, m, &early, &e), WM_XPF_OK, "%s", e.msg);
+    cr_assert(m[0] == ~0ull && m[1] == 1, "every query matches, the last at the last record (got %#llx %#llx)",
+              (unsigned long long)m[0], (unsigned long long)m[1]);
+    cr_assert(early, "decided at the last record's end, before the document's");
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* A string a test reads is copied into the context's buffer (64 KiB); one
+ * that does not fit ends the match with WM_XPF_E_MEMORY, never a match
+ * (with and without whole-stream validation), and the context serves the
+ * next document as before. */
+Test(xpath_filter, value_beyond_the_buffer_is_a_memory_error)
+{
+    wm_exi_grammar *g = senml_or_fail();
+    const char *qs[] = { "//s:senml[@n != 'x']" };
+    wm_xpf *f = NULL;
+    wm_xpf_error fe;
+    cr_assert_eq(wm_xpf_compile(g, qs, 1, &senml_ns, 1, &f, &fe), WM_XPF_OK, "%s", fe.msg);
+    enum { BIG = 70000 };
+    static char xml[BIG + 512];
+    int n = snprintf(xml, sizeof xml, "<sensml xmlns='urn:ietf:params:xml:ns:senml'><senml n='");
+    memset(xml + n, 'a', BIG);
+    snprintf(xml + n + BIG, sizeof xml - n - BIG, "' u='V' v='1'/><senml n='b' u='V' v='2'/></sensml>");
+    static uint8_t exi[BIG + 512];
+    wm_exi_error e = { 0 };
+    size_t len = wm_test_exi_encode(g, xml, true, exi, sizeof exi, &e);
+    cr_assert(len, "%s", e.msg);
+    uint8_t small[512];
+    size_t small_len = senml_pack(g, "<senml n='b' u='V' v='2'/>", small, sizeof small);
+    for (int whole = 0; whole < 2; whole++) {
+        wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+        wm_xpf_ctx_set_whole_stream(c, whole);
+        uint64_t m = 0;
+        bool early;
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_E_MEMORY, "whole %d", whole);
+        cr_assert_eq(wm_xpf_match(c, small, small_len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
+        cr_assert_eq(m, 1);
+        wm_xpf_ctx_free(c);
+    }
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
 }
