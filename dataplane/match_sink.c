@@ -665,14 +665,17 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
 {
     uint32_t nbhd = WM_NBHD_NONE;
     wm_matcher *m = wm_tables_matcher(t->cur);
-    if (s->nbhd.len) {
+    /* Present is what counts, not the length: an empty `nbhd` names no
+     * neighborhood and an empty `xpath` is no query (refused below as
+     * wmctl match and the proxy refuse them), never "no filter". */
+    if (s->nbhd.p) {
         nbhd = wm_matcher_nbhd_find(m, (const char *)s->nbhd.p, s->nbhd.len);
         if (nbhd == WM_NBHD_NONE) return WM_MQTT_SUB_NBHD_UNKNOWN;
     }
     wm_content *content = wm_tables_content(t->cur);
     uint32_t slot = 0;
     bool pending = false;
-    if (s->xpath.len) {
+    if (s->xpath.p) {
         char why[300];
         const char *refused = NULL;
         /* No compile here (a worker must keep polling): a new text is

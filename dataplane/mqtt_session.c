@@ -10,8 +10,10 @@
 #define NO_BUF UINT32_MAX
 #define ALIAS_SLOT_SIZE (WM_MQTT_ALIAS_TOPIC_MAX + 2)
 
-enum dir_state { DS_OPEN = 0, DS_BROKEN, DS_IGNORED };
-enum sess_state { SS_NONE = 0, SS_CONNECTED, SS_OTHER_VERSION };
+/* DS_UNREAD: the broker reads no more of this client (its DISCONNECT, a
+ * refusing CONNACK, a second CONNECT): what follows is counted apart. */
+enum dir_state { DS_OPEN = 0, DS_BROKEN, DS_IGNORED, DS_UNREAD };
+enum sess_state { SS_NONE = 0, SS_CONNECTED, SS_OTHER_VERSION }; /* OTHER_VERSION: not followed */
 
 struct mqtt_dir {
     uint8_t state;          /* enum dir_state */
@@ -25,9 +27,9 @@ struct mqtt_dir {
     uint32_t alias[WM_MQTT_MAX_ALIASES]; /* alias n -> slot index + 1; 0 = unset */
 };
 
-/* A SUBSCRIBE awaiting its SUBACK, or an UNSUBSCRIBE awaiting its
- * UNSUBACK (the type is its first byte's): a copy of the packet, decoded
- * again when the ack says which filters the broker took. */
+/* A SUBSCRIBE awaiting its SUBACK, an UNSUBSCRIBE awaiting its UNSUBACK,
+ * or a PUBLISH awaiting the CONNACK (the type is its first byte's): a copy
+ * of the packet, decoded again when the answer says what the broker took. */
 struct pend_sub {
     struct pend_sub *next;
     uint16_t packet_id;
@@ -202,18 +204,43 @@ static void malformed(struct wm_mqtt_layer *l, struct mqtt_session *s, struct mq
     stop_dir(l, d, DS_BROKEN);
 }
 
+/* The broker reads no more of the client (state DS_IGNORED after its own
+ * DISCONNECT, DS_UNREAD when it refused the CONNECT): a packet the client
+ * was in the middle of is never delivered. */
+static void stop_client(struct wm_mqtt_layer *l, struct mqtt_session *s, uint8_t state)
+{
+    struct mqtt_dir *c2s = &s->d[WM_DIR_C2S];
+    if (c2s->state != DS_OPEN) return;
+    if (c2s->hdr_len || c2s->stage != NO_BUF || c2s->skip) l->c.truncated_packets++;
+    outcome(l, c2s, WM_MQTT_PUB_TRUNCATED);
+    stop_dir(l, c2s, state);
+}
+
 /* ------------------------------------------------------------ packets */
 
-static void set_client(struct wm_mqtt_layer *l, struct mqtt_session *s, wm_mqtt5_bytes id)
+static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt);
+
+/* The client id names the session (§3.1.3.1): one longer than
+ * WM_MQTT_CLIENT_ID_MAX cannot be kept whole, and cut it would merge with
+ * another client's. Returns false (counted) for such a client, which is
+ * then followed no further in either direction. */
+static bool set_client(struct wm_mqtt_layer *l, struct mqtt_session *s, wm_mqtt5_bytes id)
 {
-    uint32_t n = id.len;
-    if (n > WM_MQTT_CLIENT_ID_MAX) {
+    if (id.len > WM_MQTT_CLIENT_ID_MAX) {
         l->c.client_id_too_long++;
-        n = WM_MQTT_CLIENT_ID_MAX;
+        return false;
     }
-    memcpy(s->client, id.p, n);
-    s->client[n] = 0;
-    s->client_len = (uint8_t)n;
+    memcpy(s->client, id.p, id.len);
+    s->client[id.len] = 0;
+    s->client_len = (uint8_t)id.len;
+    return true;
+}
+
+static void unfollow(struct wm_mqtt_layer *l, struct mqtt_session *s)
+{
+    s->state = SS_OTHER_VERSION;
+    stop_client(l, s, DS_IGNORED);
+    stop_dir(l, &s->d[WM_DIR_S2C], DS_IGNORED);
 }
 
 static const uint8_t *alias_topic(struct wm_mqtt_layer *l, uint32_t slot, uint16_t *len)
@@ -274,9 +301,17 @@ static int bytes_eq(wm_mqtt5_bytes b, const char *s)
 }
 
 static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
-                       const wm_mqtt5_packet *pkt)
+                       const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct mqtt_dir *d = &s->d[dir];
+    if (raw && dir == WM_DIR_C2S && s->state == SS_CONNECTED && !s->connack_seen && pend_add(l, s, raw, pkt)) {
+        /* Before the CONNACK: the broker processes it only if it accepts
+         * the CONNECT (§3.1.4), so it waits for that answer (its outcome
+         * too); no copy free: matched at once (publish_unheld). */
+        l->c.publish_held++;
+        d->cur_publish = 0;
+        return;
+    }
     const uint8_t *topic;
     uint32_t topic_len;
     int known = resolve_topic(l, d, pkt, &topic, &topic_len) == 0;
@@ -367,14 +402,15 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
  * UNSUBSCRIBE for its UNSUBACK (§3.11.3): only what the broker took
  * happened in the broker. The packet is copied (its bytes go with the
  * segment) into a bounded number of pending copies. */
-static void pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
+static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct pend_sub *ps = NULL;
     if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
     if (!ps) {
         if (pkt->type == WM_MQTT5_SUBSCRIBE) l->c.subscribe_untracked++;
-        else l->c.unsubscribe_untracked++;
-        return;
+        else if (pkt->type == WM_MQTT5_UNSUBSCRIBE) l->c.unsubscribe_untracked++;
+        else l->c.publish_unheld++;
+        return false;
     }
     ps->packet_id = pkt->packet_id;
     ps->len = pkt->length;
@@ -385,6 +421,7 @@ static void pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     while (*tail) tail = &(*tail)->next;
     *tail = ps;
     l->pending_n++;
+    return true;
 }
 
 static void pend_free(struct wm_mqtt_layer *l, struct pend_sub *ps)
@@ -413,6 +450,34 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
         return NULL;
     }
     return ps;
+}
+
+/* The PUBLISHes held for the CONNACK (on_publish), in order: matched now
+ * that the broker accepted the CONNECT (deliver), or ended with outcome
+ * `o` (a refusing CONNACK, a connection ended before any). */
+static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, bool deliver,
+                           enum wm_mqtt_pub_outcome o)
+{
+    struct mqtt_dir *d = &s->d[WM_DIR_C2S];
+    uint8_t in_progress = d->cur_publish; /* a PUBLISH still arriving has its own outcome to come */
+    struct pend_sub **pp = &s->pend;
+    while (*pp) {
+        struct pend_sub *ps = *pp;
+        if (pend_type(ps) != WM_MQTT5_PUBLISH) {
+            pp = &ps->next;
+            continue;
+        }
+        *pp = ps->next;
+        d->cur_publish = 1;
+        wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+        wm_mqtt5_packet pkt;
+        wm_mqtt5_result r;
+        if (deliver && wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) == WM_MQTT5_DONE)
+            on_publish(l, f, s, WM_DIR_C2S, NULL, &pkt);
+        outcome(l, d, deliver ? WM_MQTT_PUB_MALFORMED : o); /* no-op unless it was not handed on */
+        pend_free(l, ps);
+    }
+    d->cur_publish = in_progress;
 }
 
 static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st)
@@ -681,12 +746,21 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
 {
     if (pkt->reason_code >= 0x80) {
         l->c.connack_refused++;
+        if (s->state != SS_CONNECTED || s->connack_seen) return;
+        /* §3.1.4 [MQTT-3.1.4-6]: the broker processes nothing the client
+         * sent after the refused CONNECT, held PUBLISHes included */
+        held_publishes(l, f, s, false, WM_MQTT_PUB_CONNECT_REFUSED);
+        stop_client(l, s, DS_UNREAD);
         return;
     }
     if (s->state != SS_CONNECTED || s->connack_seen) return;
     const wm_mqtt5_props *pr = &pkt->props;
-    if (s->client_len == 0 && wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER))
-        set_client(l, s, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s);
+    if (s->client_len == 0 && wm_mqtt5_props_has(pr, WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER) &&
+        !set_client(l, s, pr->v[WM_MQTT5_PROP_ASSIGNED_CLIENT_IDENTIFIER].s)) {
+        held_publishes(l, f, s, false, WM_MQTT_PUB_NOT_CONNECTED);
+        unfollow(l, s);
+        return;
+    }
     /* §3.2.2.3: absent properties mean no alias, any size, QoS 2, retain */
     s->connack_seen = 1;
     s->alias_max = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_TOPIC_ALIAS_MAXIMUM)
@@ -717,6 +791,7 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         session_event(l, f, s, WM_MQTT_SESSION_NEW);
     }
     if (s->client_len) wills_on_connack(l, f, s, pkt->session_present);
+    held_publishes(l, f, s, true, WM_MQTT_PUB_MATCHED);
 }
 
 static void on_disconnect(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
@@ -731,18 +806,16 @@ static void on_disconnect(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
             else s->expiry = e;
         }
         session_end(l, f, s);
+        /* §3.14.4: the broker closes the connection on it and reads nothing
+         * after it (the client must send nothing more) */
+        stop_dir(l, &s->d[WM_DIR_C2S], DS_UNREAD);
         return;
     }
     /* The broker closes the connection (§3.14.4): what the client sends
      * after this is never delivered. */
     l->c.server_disconnects++;
     session_end(l, f, s);
-    struct mqtt_dir *c2s = &s->d[WM_DIR_C2S];
-    if (c2s->state == DS_OPEN) {
-        if (c2s->hdr_len || c2s->stage != NO_BUF || c2s->skip) l->c.truncated_packets++;
-        outcome(l, c2s, WM_MQTT_PUB_TRUNCATED);
-        stop_dir(l, c2s, DS_IGNORED);
-    }
+    stop_client(l, s, DS_IGNORED);
 }
 
 static void qos2_release(struct mqtt_session *s, uint16_t id)
@@ -766,8 +839,18 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     }
     switch (pkt->type) {
     case WM_MQTT5_CONNECT:
+        if (s->state == SS_CONNECTED) {
+            /* §3.1 [MQTT-3.1.0-2]: a Protocol Error, the broker closes the
+             * connection; the session stays the first CONNECT's */
+            l->c.second_connect++;
+            stop_dir(l, d, DS_UNREAD);
+            break;
+        }
         l->c.connect_v5++;
-        set_client(l, s, pkt->connect.client_id);
+        if (!set_client(l, s, pkt->connect.client_id)) {
+            unfollow(l, s);
+            break;
+        }
         s->clean_start = pkt->connect.clean_start;
         s->will = pkt->connect.will_flag;
         will_keep(l, s, &pkt->connect);
@@ -776,7 +859,7 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
         s->state = SS_CONNECTED;
         break;
     case WM_MQTT5_CONNACK: on_connack(l, f, s, pkt); break;
-    case WM_MQTT5_PUBLISH: on_publish(l, f, s, dir, pkt); break;
+    case WM_MQTT5_PUBLISH: on_publish(l, f, s, dir, raw, pkt); break;
     case WM_MQTT5_PUBREL:
         if (dir == WM_DIR_C2S) qos2_release(s, pkt->packet_id);
         break;
@@ -869,7 +952,8 @@ static void on_data(void *ctx, struct wm_flow *f, int dir, const uint8_t *p, uin
         /* a CONNACK decoded in this loop may change the client's limits */
         wm_mqtt5_config cfg = codec_cfg(s, dir);
         if (d->state != DS_OPEN) {
-            l->c.ignored_bytes += n;
+            if (d->state == DS_UNREAD) l->c.unread_bytes += n;
+            else l->c.ignored_bytes += n;
             return;
         }
         if (d->skip) {
@@ -1005,6 +1089,8 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
         end_dir(l, &s->d[dir]);
         aliases_release(l, &s->d[dir]);
     }
+    /* never accepted: the broker processed none of them */
+    held_publishes(l, f, s, false, WM_MQTT_PUB_NOT_CONNECTED);
     while (s->pend) {
         struct pend_sub *ps = s->pend;
         s->pend = ps->next;

@@ -96,7 +96,7 @@
 #include "dataplane/flow_table.h"
 #include "dataplane/peid_props.h"
 
-#define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; longer ones are counted */
+#define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; a longer one's client is not followed (counted) */
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
 #define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
 #define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
@@ -115,7 +115,8 @@
     X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
     X(TOO_MANY_PEIDS, "dropped_too_many_peids") /* over WM_PEIDS_MAX (peid_props.h) */ \
     X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */ \
-    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */
+    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */ \
+    X(CONNECT_REFUSED, "dropped_connect_refused") /* sent before a CONNACK >= 0x80: never processed (§3.1.4) */
 
 enum wm_mqtt_pub_outcome {
 #define WM_MQTT_X_ENUM(e, s) WM_MQTT_PUB_##e,
@@ -151,8 +152,10 @@ struct wm_mqtt_subscribe {
     uint32_t client_len;
     wm_mqtt5_bytes filter;
     uint32_t subscription_id;     /* 0 = none (§3.8.2.1.2) */
-    wm_mqtt5_bytes nbhd;          /* `nbhd` user property; len 0 = none */
-    wm_mqtt5_bytes xpath;         /* `xpath` user property (content filter); len 0 = none */
+    wm_mqtt5_bytes nbhd;          /* `nbhd` user property; p NULL = none (an empty value is
+                                     present: it names no neighborhood, refused) */
+    wm_mqtt5_bytes xpath;         /* `xpath` user property (content filter); p NULL = none
+                                     (an empty value is present: no query, refused) */
     uint8_t qos;
     bool no_local;
 };
@@ -207,7 +210,10 @@ struct wm_mqtt_sink {
     X(sessions)             /* connections given to the layer */                 \
     X(connect_v5)           /* MQTT v5 CONNECTs */                               \
     X(connect_other_version)/* CONNECT of another protocol version: not followed */ \
-    X(connack_refused)      /* CONNACK with a reason code >= 0x80 */             \
+    X(connack_refused)      /* CONNACK with a reason code >= 0x80: the client is read no further */ \
+    X(second_connect)       /* a second CONNECT (Protocol Error, §3.1): the client is read no further */ \
+    X(publish_held)         /* client PUBLISHes before the CONNACK, held until it */ \
+    X(publish_unheld)       /* ... no copy free (pending_subscribes): matched at once */ \
     X(sessions_new)         /* successful CONNACK, Session Present 0 */          \
     X(sessions_resumed)     /* successful CONNACK, Session Present 1 */          \
     X(sessions_ended)       /* connections of a started session that ended */    \
@@ -229,7 +235,7 @@ struct wm_mqtt_sink {
     X(wills_matched)        /* ... reaching at least one subscription */       \
     X(wills_no_match)       /* ... reaching none */                             \
     X(wills_dropped)        /* ... not looked up: no table, > WM_PEIDS_MAX peids, matcher error */ \
-    X(client_id_too_long)                                                        \
+    X(client_id_too_long)   /* client id over WM_MQTT_CLIENT_ID_MAX: its connection not followed */ \
     X(not_connected)        /* client packets before a v5 CONNECT */             \
     X(publish_seen)         /* client -> server PUBLISH (fixed header seen) */   \
     X(publish_from_server)                                                       \
@@ -264,7 +270,9 @@ struct wm_mqtt_sink {
     X(staging_full)                                                              \
     X(truncated_packets)    /* streams that ended inside a packet */             \
     X(dirs_broken)          /* directions stopped by a malformed packet */       \
-    X(ignored_bytes)        /* bytes after a direction stopped */
+    X(ignored_bytes)        /* bytes after a direction stopped */                \
+    X(unread_bytes)         /* client bytes the broker does not read: after its DISCONNECT, a refusing \
+                               CONNACK, a second CONNECT (§3.14.4, §3.1.4, §3.1) */
 
 struct wm_mqtt_counters {
 #define WM_MQTT_X_FIELD(n) uint64_t n;

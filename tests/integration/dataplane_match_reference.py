@@ -10,7 +10,8 @@ describes. The model:
     clientid#filter, replacement of a filter the client has (§3.8.4),
     topic aliases per connection, No Local, `nbhd` user
     properties looked up in the resolution's JSON dump from `wmctl dump`,
-    `peid` user properties;
+    `peid` user properties; an empty `xpath` is no query and an empty
+    `nbhd` names no neighborhood: such a subscription is never installed;
   - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
     packet identifier grants (reason code < 0x80, §3.9.3); an UNSUBSCRIBE
     only for those its UNSUBACK answers 0x00 or 0x11 (No subscription
@@ -27,7 +28,13 @@ describes. The model:
   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
     Maximum QoS, Retain Available; §3.2.2.3): the client packet that breaks
     one is never delivered, nor anything the client sends after it, nor
-    after the broker's DISCONNECT (§3.14.4);
+    after the broker's DISCONNECT or its own (§3.14.4), nor after a second
+    CONNECT (a Protocol Error: the broker closes the connection, §3.1);
+  - a client id over 128 bytes: the client is not followed at all;
+  - a client PUBLISH sent before the broker's CONNACK is delivered when a
+    successful CONNACK comes (and matched then), never if the CONNACK
+    refuses the client (reason >= 0x80), after which nothing the client
+    sends is processed (§3.1.4);
   - QoS 2 (§4.3.3): a PUBLISH with DUP 1 and a packet identifier the
     session still holds (no PUBREL, no PUBREC with an error code yet) is
     not a new publication;
@@ -133,6 +140,7 @@ class Conn:
         self.will = None        # {"topic", "peids", "delay"} from CONNECT
         self.will_on = False    # published if the connection ends (no DISCONNECT other than 0x04)
         self.superseded = None  # a later CONNACK of the client id elsewhere: "new" / "resumed"
+        self.held = []          # PUBLISHes sent before the CONNACK
 
 
 class Session:
@@ -169,6 +177,33 @@ def will_end(c, now):
         publish_will(c.client, w)
         return
     delayed.append([now + min(w["delay"], c.expiry), len(delayed), c.client, w])
+
+
+def client_publish(c, m):
+    s = session(c.client)
+    fl = get(m, "mqtt.hdrflags_tree")
+    qos, dup, retain = int(get(fl, "mqtt.qos")), get(fl, "mqtt.dupflag") == "1", get(fl, "mqtt.retain") == "1"
+    topic = get(m, "mqtt.topic", "")
+    alias = prop(m, 0x23)
+    if c.limits and ((alias is not None and int(alias) > c.limits[0]) or qos > c.limits[2]
+                     or (retain and not c.limits[3])):
+        c.dead = True  # the broker disconnects: 0x94, 0x9B, 0x9A
+        return
+    if alias is not None:
+        if topic:
+            c.aliases[alias] = topic
+        else:
+            topic = c.aliases.get(alias)
+    if topic is None:
+        return  # an unknown alias is not matched (counted by wirematch)
+    if qos == 2:
+        pid = get(m, "mqtt.msgid")
+        if dup and pid in s.qos2:
+            return  # the same message again
+        s.qos2.add(pid)
+    peids = [v for k, v in user_props(m) if k == "peid"]
+    matched = matched_keys(topic, peids, c.client)
+    expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
 
 
 def session(client):
@@ -215,8 +250,14 @@ for fr in frames:
         mtype = int(get(get(m, "mqtt.hdrflags_tree"), "mqtt.msgtype"))
         if c2s:
             if mtype == 1:
+                if c.client is not None or c.dead:
+                    c.dead = True  # a second CONNECT: Protocol Error, the broker closes the connection
+                    continue
                 if get(m, "mqtt.ver") == "5":
                     c.client = get(m, "mqtt.clientid", "")
+                    if len(c.client.encode()) > 128:
+                        c.client, c.dead = None, True  # not followed: cut, it would be another client's
+                        continue
                     c.expiry = int(prop(m, 0x11, 0))
                     if get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.willflag") in ("1", "True"):
                         c.will = {"topic": get(m, "mqtt.willtopic", ""),
@@ -235,10 +276,11 @@ for fr in frames:
                 pr = props(m)
                 subid = next((v for i, v in pr if i == 0x0B), None)
                 nbhd = next((v for k, v in user_props(m) if k == "nbhd"), None)
+                xpath = next((v for k, v in user_props(m) if k == "xpath"), None)
                 opts = get_all(m, "mqtt.subscription_options_tree")
                 filts = [(f, i < len(opts) and get(opts[i], "mqtt.subscription_options_nl") in ("1", "True", "true"))
                          for i, f in enumerate(get_all(m, "mqtt.topic"))]
-                c.pending.append((get(m, "mqtt.msgid"), filts, subid, nbhd))
+                c.pending.append((get(m, "mqtt.msgid"), filts, subid, nbhd, xpath))
             elif mtype == 10:
                 c.unsubs.append((get(m, "mqtt.msgid"), get_all(m, "mqtt.topic")))
             elif mtype == 6:
@@ -250,35 +292,20 @@ for fr in frames:
                 if e is not None and not (c.expiry == 0 and int(e) != 0):
                     c.expiry = int(e)
                 end(stream, now)
+                c.dead = True  # §3.14.4: the broker reads nothing after it
             elif mtype == 3:
-                fl = get(m, "mqtt.hdrflags_tree")
-                qos, dup, retain = int(get(fl, "mqtt.qos")), get(fl, "mqtt.dupflag") == "1", get(fl, "mqtt.retain") == "1"
-                topic = get(m, "mqtt.topic", "")
-                alias = prop(m, 0x23)
-                if c.limits and ((alias is not None and int(alias) > c.limits[0]) or qos > c.limits[2]
-                                 or (retain and not c.limits[3])):
-                    c.dead = True  # the broker disconnects: 0x94, 0x9B, 0x9A
-                    continue
-                if alias is not None:
-                    if topic:
-                        c.aliases[alias] = topic
-                    else:
-                        topic = c.aliases.get(alias)
-                if topic is None:
-                    continue  # an unknown alias is not matched (counted by wirematch)
-                if qos == 2:
-                    pid = get(m, "mqtt.msgid")
-                    if dup and pid in s.qos2:
-                        continue  # the same message again
-                    s.qos2.add(pid)
-                peids = [v for k, v in user_props(m) if k == "peid"]
-                matched = matched_keys(topic, peids, c.client)
-                expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
+                if c.limits is None:
+                    c.held.append(m)  # the broker processes it only once it accepted the CONNECT
+                else:
+                    client_publish(c, m)
         else:
             if c.client is None:
                 continue
             if mtype == 2:
-                if int(get(m, "mqtt.connack.reason_code", "0")) >= 0x80 or c.started:
+                if c.started:
+                    continue
+                if int(get(m, "mqtt.connack.reason_code", "0")) >= 0x80:
+                    c.dead, c.held = True, []  # refused: nothing sent after the CONNECT is processed
                     continue
                 if not c.client:
                     c.client = prop(m, 0x12, "")
@@ -304,16 +331,20 @@ for fr in frames:
                 for k2, o in conns.items():
                     if k2 != stream and o.client == c.client and o.started and not o.ended:
                         o.superseded = "resumed" if present else "new"
+                held, c.held = c.held, []
+                for hm in held:
+                    if not c.dead:
+                        client_publish(c, hm)
             elif mtype == 9:
                 pid = get(m, "mqtt.msgid")
                 k = next((i for i, p in enumerate(c.pending) if p[0] == pid), None)
                 if k is None:
                     continue
-                _, filts, subid, nbhd = c.pending.pop(k)
+                _, filts, subid, nbhd, xpath = c.pending.pop(k)
                 codes = [int(x) for x in get_all(m, "mqtt.suback.reason_code")]
                 for (filt, nl), code in zip(filts, codes):
-                    if code >= 0x80 or (nbhd is not None and nbhd not in nbhds):
-                        continue  # refused by the broker / unknown neighborhood: never installed
+                    if code >= 0x80 or (nbhd is not None and nbhd not in nbhds) or xpath == "":
+                        continue  # refused by the broker / unknown neighborhood / no query: never installed
                     key = "%s#%s" % (c.client, subid if subid is not None else filt)
                     session(c.client).subs[filt] = (key, nbhds[nbhd] if nbhd is not None else None, nl)
             elif mtype == 11:

@@ -446,6 +446,33 @@ elif scenario == "session":
     t1.s2c(ACK | RST)
     will(t1, "will/t", ["W7#7", "WS#1"])
     publish_and_expect(pub, publish("will/x"), "will/x", ["W7#7", "WS#1"])
+    # An empty `nbhd` names no neighborhood and an empty `xpath` is no query: refused, never a plain subscription.
+    ne = conn("NE"); ne.c2s(ACK | PSH, subscribe(1, 1, "ne/#", nbhd="")); ne.s2c(ACK | PSH, suback(1))
+    xe = conn("XE"); xe.c2s(ACK | PSH, subscribe(1, 2, "ne/#", xpath="")); xe.s2c(ACK | PSH, suback(1))
+    publish_and_expect(pub, publish("ne/x"), "ne/x", [])
+    # A refused CONNECT (CONNACK 0x87): the broker processes nothing the client sent after it (§3.1.4), neither
+    # the PUBLISH pipelined behind it nor the one crossing the refusal; an accepted one's pipelined PUBLISH is
+    # delivered, at the CONNACK.
+    n[0] += 1; rf = Conn(n[0])
+    rf.open("RF", conn=connect("RF") + publish("b/pipelined"), ack=packet(0x20, b"\x00\x87" + vbi(0)))
+    rf.c2s(ACK | PSH, publish("b/after-refusal")); rf.c2s(ACK | RST)
+    pp = conn("PP", conn=connect("PP") + publish("b/pipelined-ok"))
+    expect.append(["b/pipelined-ok", ["B#2"]])
+    # A second CONNECT is a Protocol Error (§3.1 [MQTT-3.1.0-2]): the broker closes the connection, reads nothing
+    # after it, and the session stays the first one's (expiry 0: it ends with the connection).
+    sc = conn("SC"); sub(sc, 1, 1, "sc/#")
+    sc.c2s(ACK | PSH, connect("SD") + publish("sc/from-sd"))
+    sc.s2c(ACK | FIN); sc.c2s(ACK | FIN); sc.s2c(ACK)
+    publish_and_expect(pub, publish("sc/x"), "sc/x", [])
+    # After its own DISCONNECT the client sends nothing the broker reads (§3.14.4).
+    dc = conn("DC")
+    dc.c2s(ACK | PSH, DISCONNECT + publish("b/after-disconnect")); dc.s2c(ACK | FIN); dc.c2s(ACK | FIN); dc.s2c(ACK)
+    # Client ids over 128 bytes are not followed (counted), never cut and merged: LA's subscription is not
+    # installed, its PUBLISH not matched, LB (same first 128 bytes) is another client.
+    la = conn("L" * 130 + "A"); sub(la, 1, 1, "ll/#")
+    la.c2s(ACK | PSH, publish("b/long"))
+    lb = conn("L" * 130 + "B")
+    publish_and_expect(pub, publish("ll/x"), "ll/x", [])
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect

@@ -7,10 +7,15 @@
 #     a resumed connection the broker answers with Session Present 0; they
 #     stay for a non-zero expiry and a resumed session; a $share group no
 #     longer picks a member that left;
-#   - a SUBSCRIBE counts only for the filters the broker's SUBACK grants;
+#   - a SUBSCRIBE counts only for the filters the broker's SUBACK grants; an
+#     empty `nbhd` or `xpath` is refused, never a plain subscription;
 #   - the broker's CONNACK limits (Topic Alias Maximum, Maximum Packet Size,
 #     Maximum QoS, Retain Available) and its DISCONNECT: nothing it refused
-#     or never received is matched;
+#     or never received is matched; a refusing CONNACK: nothing the client
+#     sent after its CONNECT (a PUBLISH before the CONNACK waits for it); nothing
+#     after the client's own DISCONNECT or a second CONNECT (a Protocol Error
+#     that ends the connection, not a new client id); a client id over 128
+#     bytes is not followed, never cut into another client's;
 #   - a QoS 2 PUBLISH sent again with DUP on a resumed session is one
 #     publication; a PUBREC with an error code releases its identifier;
 #   - UNSUBSCRIBE takes effect at the UNSUBACK (0x00, 0x11), not when refused
@@ -59,6 +64,12 @@ assert mal["topic_alias_too_large"] == 1 and mal["packet_too_large"] == 1, mal
 assert mq["limit_qos"] == 1 and mq["limit_retain"] == 1 and mq["server_disconnects"] == 5, mq
 assert p["malformed"] == 4 and p["duplicate_qos2"] == 2 and mq["qos2_duplicates"] == 2, p
 assert mq["qos2_pubrec_errors"] == 1, mq
+# NE, XE: an empty nbhd / xpath is refused (no neighborhood, no query), never installed as a plain subscription
+assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
+# RF: refused, its two PUBLISHes (one pipelined, held for the CONNACK) never processed; PP's held one delivered
+assert p["dropped_connect_refused"] == 1 and mq["publish_held"] == 2 and mq["unread_bytes"] > 0, (p, mq)
+# SC: its second CONNECT is a Protocol Error; its session ended with the connection. LA, LB: ids over 128 bytes
+assert mq["second_connect"] == 1 and mq["client_id_too_long"] == 2, mq
 # U: one UNSUBSCRIBE answered 0x00, 0x11, 0x87; one never answered
 assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_by_broker"],
         mq["unsubscribes_unacknowledged"]) == (1, 1, 1, 1), mq

@@ -372,6 +372,10 @@ Test(mqtt, several_packets_in_one_segment_are_decoded_in_place)
     cr_assert_eq(layer.c.connect_v5, 1);
     cr_assert_eq(layer.c.zero_copy_packets, 4);
     cr_assert_eq(layer.c.staged_packets, 0);
+    cr_assert_eq(n_pubs, 0, "PUBLISHes before the CONNACK wait for it (§3.1.4)");
+    cr_assert_eq(layer.c.publish_held, 2);
+    uint8_t b[64];
+    s2c(&v, b, connack_pkt(b, NULL));
     cr_assert_eq(n_pubs, 2);
     cr_assert_str_eq(pubs[0].client, "car-1");
     cr_assert_str_eq(pubs[0].topic, "m/road/1");
@@ -397,6 +401,7 @@ Test(mqtt, a_bad_ipv4_checksum_copy_does_not_replace_the_true_segment)
     uint8_t seg[256], evil[256];
     size_t n = connect_pkt(seg, "car-1", 5);
     c2s(&v, seg, n);
+    s2c(&v, evil, connack_pkt(evil, NULL));
     size_t ne = publish_pkt(evil, "m/evil", 0, "road-1", NULL, 20);
     n = publish_pkt(seg, "m/good", 0, "road-1", NULL, 20);
     cr_assert_eq(ne, n);
