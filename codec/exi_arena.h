@@ -31,6 +31,8 @@ typedef struct wm_exi_arena {
 void wm_exi_arena_init(wm_exi_arena *a, size_t cap);
 /* 16-byte aligned storage of n bytes, or NULL when the cap would be exceeded. */
 void *wm_exi_arena_alloc_slow(wm_exi_arena *a, size_t n);
+/* wm_exi_arena_alloc_slow's result (16-byte aligned, NULL past the cap), inline
+ * when the current block has room. The arena owns the storage. */
 static inline void *wm_exi_arena_alloc(wm_exi_arena *a, size_t n)
 {
     /* the common case, room in the current block, without a call: string
@@ -56,6 +58,7 @@ static inline void *wm_exi_arena_peek(const wm_exi_arena *a, size_t n)
     size_t m = (n + 15) & ~(size_t)15;
     return __builtin_expect(b && b->size - b->used >= m, 1) ? b->data + b->used : NULL;
 }
+/* Reserves the storage wm_exi_arena_peek(a, n) returned (non-NULL, same n). */
 static inline void wm_exi_arena_commit(wm_exi_arena *a, size_t n)
 {
     a->head->used += (n + 15) & ~(size_t)15;

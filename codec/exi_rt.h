@@ -108,6 +108,8 @@ typedef struct wm_exi_codes {
     uint8_t l2[16], l3[4];
 } wm_exi_codes;
 
+/* Fills *c with the event codes of frame f's state (wm_exi_codes above). Pure:
+ * reads g, o and f only. */
 static inline void wm_exi_rt_codes(const wm_exi_grammar *g, const wm_exi_options *o, const struct wm_exi_frame *f,
                                    wm_exi_codes *c)
 {

@@ -66,6 +66,8 @@ static inline unsigned wm_exi_code_width(uint32_t n)
 /* Raw bits (n <= 32), most significant first, ignoring the alignment mode:
  * used by the header (§5) whose fields are always bit fields. */
 wm_exi_status wm_exi_read_raw_slow(wm_exi_reader *r, unsigned n, uint32_t *out);
+/* Raw bits (above), inline when 8 bytes are readable; WM_EXI_E_TRUNCATED
+ * past the end. */
 static inline wm_exi_status wm_exi_read_raw(wm_exi_reader *r, unsigned n, uint32_t *out)
 {
     /* fast path: 8 readable bytes from the current byte cover any 32-bit field */
@@ -89,6 +91,7 @@ wm_exi_status wm_exi_writer_align(wm_exi_writer *w);
 /* n-bit unsigned integer (§7.1.9), n <= 32; also every event-code part
  * (§6.2). Honours the alignment mode. n == 0 reads nothing and yields 0. */
 wm_exi_status wm_exi_read_nbit_aligned(wm_exi_reader *r, unsigned n, uint32_t *out);
+/* n-bit unsigned integer (above); WM_EXI_E_TRUNCATED past the end. */
 static inline wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint32_t *out)
 {
     if (!r->byte_aligned) {
@@ -101,6 +104,7 @@ wm_exi_status wm_exi_write_nbit(wm_exi_writer *w, unsigned n, uint32_t v);
 
 /* Boolean (§7.1.2): one bit, or one byte when byte-aligned. */
 wm_exi_status wm_exi_read_bool_slow(wm_exi_reader *r, bool *out);
+/* Boolean (above), inline when bit-packed; WM_EXI_E_TRUNCATED past the end. */
 static inline wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out)
 {
     if (!r->byte_aligned && r->pos < r->len_bits) {
@@ -136,6 +140,8 @@ static inline unsigned wm_exi_uint_window(uint64_t w, uint64_t *v)
 /* Unsigned integer (§7.1.6) up to 64 bits; a longer value returns
  * WM_EXI_E_UNSUPPORTED (values beyond 2^64-1 are legal EXI but not kept). */
 wm_exi_status wm_exi_read_uint_slow(wm_exi_reader *r, uint64_t *out);
+/* Unsigned integer (above): up to seven octets inline, the rest and the
+ * errors (TRUNCATED, UNSUPPORTED) from wm_exi_read_uint_slow. */
 static inline wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out)
 {
     /* fast path: values below 2^49 (seven octets) with 8 bytes readable */
@@ -157,6 +163,8 @@ wm_exi_status wm_exi_write_uint(wm_exi_writer *w, uint64_t v);
  * (negative values store magnitude - 1). Up to 64 bits; beyond that
  * WM_EXI_E_UNSUPPORTED. */
 wm_exi_status wm_exi_read_int_slow(wm_exi_reader *r, int64_t *out);
+/* Integer (above): bit-packed values up to seven octets inline, the rest and
+ * the errors (TRUNCATED, UNSUPPORTED) from wm_exi_read_int_slow. */
 static inline wm_exi_status wm_exi_read_int(wm_exi_reader *r, int64_t *out)
 {
     /* fast path (bit-packed): sign bit and up to seven octets from one window

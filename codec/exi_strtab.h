@@ -90,6 +90,7 @@ static inline uint32_t wm_exi_strtab_lname_count(const wm_exi_strtab *t, uint32_
 {
     return t->uris[uri].seed_count + t->uris[uri].n_extra;
 }
+/* Local-name id of compact identifier k (< wm_exi_strtab_lname_count) of uri. */
 static inline uint32_t wm_exi_strtab_lname_at(const wm_exi_strtab *t, uint32_t uri, uint32_t k)
 {
     const wm_exi_st_uri *u = &t->uris[uri];
@@ -120,6 +121,9 @@ static inline void wm_exi_strtab_put_value(wm_exi_strtab *t, wm_exi_st_lname *l,
     v->local_idx = l->n_vals;
     l->vals[l->n_vals++] = gid;
 }
+/* Adds a value (§7.3.3: nchars characters; bytes already in the arena, not
+ * copied) to the global and lid's local partition; false only when memory
+ * runs out. The common case inline, the rest in wm_exi_strtab_add_value_slow. */
 static inline bool wm_exi_strtab_add_value(wm_exi_strtab *t, uint32_t lid, const char *bytes, uint32_t len, uint32_t nchars)
 {
     /* the common case inline (a decoder adds one per literal value): room in

@@ -116,6 +116,8 @@ const char *wm_mqtt5_prop_name(uint32_t id);
  * §3.11.2.1, §3.14.2.2, §3.15.2.2. 0 for packets without properties. */
 uint64_t wm_mqtt5_props_allowed(unsigned ctx);
 
+/* Whether property id (§2.2.2.2) was present in the parsed block; false for
+ * id >= 64. Pure. */
 static inline bool wm_mqtt5_props_has(const wm_mqtt5_props *pr, unsigned id)
 {
     return id < 64 && (pr->present >> id) & 1u;

@@ -53,6 +53,8 @@ static inline uint64_t wm_topic_word_bad_in_name(uint64_t w)
     return (w | (w - WM_UTF8_LO) | ((w ^ 0x2B2B2B2B2B2B2B2Bull) - WM_UTF8_LO) |
             ((w ^ 0x2323232323232323ull) - WM_UTF8_LO)) & WM_UTF8_HI;
 }
+/* The fast path described above: true only for a non-empty plain-ASCII name
+ * without U+0000, '+' or '#'. Reads [s, s+len) only; pure. */
 static inline __attribute__((always_inline)) bool wm_topic_name_is_plain(const char *s, size_t len)
 {
     bool ok;

@@ -38,6 +38,7 @@ wm_utf8_status wm_utf8_validate(const uint8_t *s, size_t len, size_t *err_off);
  * already a hit). */
 #define WM_UTF8_LO 0x0101010101010101ull
 #define WM_UTF8_HI 0x8080808080808080ull
+/* Non-zero iff a byte of w is 0x00 or >= 0x80 (see above). Pure. */
 static inline uint64_t wm_utf8_word_nul_or_high(uint64_t w) { return (w | (w - WM_UTF8_LO)) & WM_UTF8_HI; }
 
 /* Applies `bad(word)` over [s, s+len) with word loads only (overlapping the

@@ -23,6 +23,7 @@ typedef struct wm_mqtt5_cursor {
     const uint8_t *end;  /* one past the last readable byte */
 } wm_mqtt5_cursor;
 
+/* Bytes left to read at c. */
 static inline size_t wm_mqtt5_cur_left(const wm_mqtt5_cursor *c) { return (size_t)(c->end - c->p); }
 
 /* Maps a UTF-8 validation failure to the codec error (§1.5.4: all Malformed). */
@@ -38,6 +39,7 @@ static inline wm_mqtt5_err wm_mqtt5_utf8_err(wm_utf8_status st)
     return WM_MQTT5_E_UTF8_ILL_FORMED;
 }
 
+/* One byte; WM_MQTT5_E_TRUNCATED at the end (c unchanged). */
 static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_u8(wm_mqtt5_cursor *c, uint8_t *v)
 {
     if (c->p >= c->end) return WM_MQTT5_E_TRUNCATED;
@@ -103,18 +105,24 @@ static inline __attribute__((always_inline)) wm_mqtt5_err wm_mqtt5_rd_str(wm_mqt
     return WM_MQTT5_E_OK;
 }
 
+/* Writers: put v big-endian at o (Two/Four Byte Integer §1.5.2-3, Binary Data
+ * §1.5.6 as length + bytes, VBI §1.5.5) and return the byte after it. The
+ * caller sized the buffer; nothing is checked. */
 static inline uint8_t *wm_mqtt5_wr_u16(uint8_t *o, uint32_t v) { o[0] = (uint8_t)(v >> 8); o[1] = (uint8_t)v; return o + 2; }
+/* Four Byte Integer (see wm_mqtt5_wr_u16). */
 static inline uint8_t *wm_mqtt5_wr_u32(uint8_t *o, uint32_t v)
 {
     o[0] = (uint8_t)(v >> 24); o[1] = (uint8_t)(v >> 16); o[2] = (uint8_t)(v >> 8); o[3] = (uint8_t)v;
     return o + 4;
 }
+/* Binary Data or UTF-8 string: two-byte length, then b.len bytes. */
 static inline uint8_t *wm_mqtt5_wr_bytes(uint8_t *o, wm_mqtt5_bytes b)
 {
     o = wm_mqtt5_wr_u16(o, b.len);
     if (b.len) memcpy(o, b.p, b.len);
     return o + b.len;
 }
+/* Variable Byte Integer, 1-4 bytes (v < 2^28). */
 static inline uint8_t *wm_mqtt5_wr_vbi(uint8_t *o, uint32_t v) { return o + wm_mqtt5_vbi_encode(v, o); }
 
 #endif

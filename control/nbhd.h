@@ -100,6 +100,7 @@ typedef struct wm_nbhd_stage {
     uint64_t ref_stages;
     /* Category filters, NUL-terminated, valid non-shared MQTT topic filters. */
     char **cats;
+    wm_nbhd_pos *cat_pos;       /* cat_pos[k] = where cats[k] starts */
     size_t n_cats;
     wm_nbhd_rel rel;
     double distance_m;          /* WM_REL_DWITHIN only, metres, >= 0 */
@@ -134,11 +135,12 @@ typedef enum wm_nbhd_status {
     WM_NBHD_ERR_DUP_NAME,       /* a neighborhood name used twice in the file */
     WM_NBHD_ERR_LIMIT,          /* a WM_NBHD_MAX_* bound crossed */
     WM_NBHD_ERR_UNKNOWN_PEID,   /* a reference peid not in the world (reported by the resolver) */
+    WM_NBHD_ERR_UNKNOWN_CATEGORY, /* a category filter matching no category of the world (resolver) */
     WM_NBHD_ERR_GEOMETRY,       /* GEOS failed evaluating a relation (resolver; message has GEOS's text) */
     WM_NBHD_ERR_NOMEM,          /* allocation failed */
 } wm_nbhd_status;
 
-/* The first error of a parse (or of resolving, for UNKNOWN_PEID). */
+/* The first error of a parse (or of resolving, for UNKNOWN_PEID/_CATEGORY). */
 typedef struct wm_nbhd_error {
     wm_nbhd_status status;
     wm_nbhd_pos pos;            /* 1-based line and byte column; 0/0 if not positional */

@@ -318,7 +318,13 @@ static bool parse_cats(parser *p, wm_nbhd_stage *st)
             free(s);
             return fail_at(p, start, WM_NBHD_ERR_LIMIT, "more than %u category filters in a stage", WM_NBHD_MAX_CATS);
         }
-        if (!grow(p, (void **)&st->cats, &cap, st->n_cats, sizeof *st->cats, 4)) { free(s); return false; }
+        size_t pcap = cap;
+        if (!grow(p, (void **)&st->cats, &cap, st->n_cats, sizeof *st->cats, 4) ||
+            !grow(p, (void **)&st->cat_pos, &pcap, st->n_cats, sizeof *st->cat_pos, 4)) {
+            free(s);
+            return false;
+        }
+        st->cat_pos[st->n_cats] = (wm_nbhd_pos){ p->line, (uint32_t)(start + 1) };
         st->cats[st->n_cats++] = s;
         skip_ws(p);
         if (at_char(p, ',')) { p->i++; continue; }
@@ -373,6 +379,7 @@ static void stage_free(wm_nbhd_stage *st)
     free(st->peids);
     for (size_t k = 0; k < st->n_cats; k++) free(st->cats[k]);
     free(st->cats);
+    free(st->cat_pos);
     memset(st, 0, sizeof *st);
 }
 
@@ -397,7 +404,9 @@ void wm_nbhd_file_free(wm_nbhd_file *f)
 static bool copy_cats(const wm_nbhd_stage *from, wm_nbhd_stage *to)
 {
     to->cats = calloc(from->n_cats, sizeof *to->cats);
-    if (!to->cats) return false;
+    to->cat_pos = malloc(from->n_cats * sizeof *to->cat_pos);
+    if (!to->cats || !to->cat_pos) return false;
+    memcpy(to->cat_pos, from->cat_pos, from->n_cats * sizeof *to->cat_pos);
     for (size_t k = 0; k < from->n_cats; k++) {
         if (!(to->cats[k] = strdup(from->cats[k]))) return false;
         to->n_cats = k + 1;
@@ -459,7 +468,7 @@ static bool parse_stage(parser *p, wm_nbhd *n, size_t *stage_cap)
         wm_nbhd_stage cp = st;
         if (c > 0) {
             cp.peids = NULL; cp.n_peids = 0; /* COUNT > 1 never has peids */
-            cp.cats = NULL; cp.n_cats = 0;
+            cp.cats = NULL; cp.cat_pos = NULL; cp.n_cats = 0;
             if (!copy_cats(&st, &cp)) { /* the first copy already belongs to n */
                 stage_free(&cp);
                 return fail_at(p, start, WM_NBHD_ERR_NOMEM, "out of memory");
@@ -653,6 +662,7 @@ const char *wm_nbhd_status_name(wm_nbhd_status st)
     case WM_NBHD_ERR_DUP_NAME: return "dup_name";
     case WM_NBHD_ERR_LIMIT: return "limit";
     case WM_NBHD_ERR_UNKNOWN_PEID: return "unknown_peid";
+    case WM_NBHD_ERR_UNKNOWN_CATEGORY: return "unknown_category";
     case WM_NBHD_ERR_GEOMETRY: return "geometry";
     case WM_NBHD_ERR_NOMEM: return "nomem";
     }

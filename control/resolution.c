@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "codec/crc32.h"
+#include "control/out_path.h"
 #include "control/world_impl.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -227,36 +228,69 @@ wm_resolution_status wm_resolution_builder_finish(wm_resolution_builder *b, void
     return WM_RESOLUTION_OK;
 }
 
+static bool write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) { errno = EIO; return false; }
+        p += n;
+        len -= (size_t)n;
+    }
+    return true;
+}
+
+/* A device or FIFO has no directory entry to swap: written as it is. */
+static wm_resolution_status write_in_place(const char *path, const void *buf, size_t len, wm_resolution_error *err)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s", strerror(errno));
+    bool ok = write_all(fd, buf, len);
+    int saved = errno;
+    if (close(fd) != 0 && ok) ok = false, saved = errno;
+    return ok ? WM_RESOLUTION_OK : set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s", strerror(saved));
+}
+
 wm_resolution_status wm_resolution_write_file(const char *path, const void *buf, size_t len, wm_resolution_error *err)
 {
-    size_t pl = strlen(path);
+    char *target;
+    bool in_place;
+    int e = wm_out_path_resolve(path, &target, &in_place);
+    if (e) return set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s", strerror(e));
+    if (in_place) {
+        wm_resolution_status st = write_in_place(target, buf, len, err);
+        free(target);
+        return st;
+    }
+    size_t pl = strlen(target);
     char *tmp = malloc(pl + 16);
-    if (!tmp) return set_err(err, WM_RESOLUTION_ERR_NOMEM, 0, "out of memory");
-    snprintf(tmp, pl + 16, "%s.tmpXXXXXX", path);
+    if (!tmp) {
+        free(target);
+        return set_err(err, WM_RESOLUTION_ERR_NOMEM, 0, "out of memory");
+    }
+    snprintf(tmp, pl + 16, "%s.tmpXXXXXX", target);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         set_err(err, WM_RESOLUTION_ERR_IO, 0, "cannot create a temporary file beside it: %s", strerror(errno));
         free(tmp);
+        free(target);
         return WM_RESOLUTION_ERR_IO;
     }
-    const uint8_t *p = buf;
-    size_t left = len;
-    while (left) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        p += n;
-        left -= (size_t)n;
-    }
+    bool ok = write_all(fd, buf, len) && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
     int saved = errno;
-    if (left || fchmod(fd, 0644) != 0 || fsync(fd) != 0 || close(fd) != 0 || rename(tmp, path) != 0) {
-        if (!left) saved = errno;
+    if (close(fd) != 0 && ok) ok = false, saved = errno;
+    if (ok && rename(tmp, target) != 0) ok = false, saved = errno;
+    if (!ok) {
         unlink(tmp);
         set_err(err, WM_RESOLUTION_ERR_IO, 0, "%s", strerror(saved));
         free(tmp);
+        free(target);
         return WM_RESOLUTION_ERR_IO;
     }
     free(tmp);
+    free(target);
     return WM_RESOLUTION_OK;
 }
 

@@ -78,7 +78,13 @@ wm_resolution_status wm_resolution_builder_finish(wm_resolution_builder *b, void
 void wm_resolution_builder_free(wm_resolution_builder *b);
 
 /* Writes buf to path atomically (a temporary file in the same directory,
- * fsync, rename), so a reader never maps a half-written file. */
+ * fsync, rename), so a reader never maps a half-written file. A symlink is
+ * followed: the file it names is replaced, the link stays. An existing path
+ * that is no regular file (a device, a FIFO, /dev/stdout) is opened and
+ * written as it is, never replaced (control/out_path.h). Errors:
+ * WM_RESOLUTION_ERR_IO with strerror's text (a directory, a full device, no
+ * room for the temporary file; nothing is left behind), _ERR_NOMEM.
+ * Thread safety: reentrant. */
 wm_resolution_status wm_resolution_write_file(const char *path, const void *buf, size_t len, wm_resolution_error *err);
 
 /* ------------------------------------------------------------ reading */

@@ -122,6 +122,29 @@ static void pick_layers(wm_world *w, const wm_nbhd_stage *st)
     }
 }
 
+/* A filter that selects no category of the world is a typo (raod/#), the
+ * category-side twin of an unknown peid, not an intentionally empty stage
+ * (one writes that with a category that exists): refused with its position. */
+static bool cats_known(const wm_world *w, const wm_nbhd *n, wm_nbhd_error *err)
+{
+    for (size_t i = 0; i < n->n_stages; i++) {
+        const wm_nbhd_stage *st = &n->stages[i];
+        for (size_t c = 0; c < st->n_cats; c++) {
+            size_t fl = strlen(st->cats[c]);
+            bool any = false;
+            for (size_t l = 0; l < w->n_layers && !any; l++)
+                any = wm_topic_match(st->cats[c], fl, w->layers[l].name, strlen(w->layers[l].name));
+            if (any) continue;
+            err->status = WM_NBHD_ERR_UNKNOWN_CATEGORY;
+            err->pos = st->cat_pos ? st->cat_pos[c] : st->pos;
+            snprintf(err->message, sizeof err->message, "category filter \"%.120s\" matches none of the world's %zu "
+                     "categories", st->cats[c], w->n_layers);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* N = Select(refs, Cats, Cond); refs sorted and unique. */
 static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, vec *out, wm_nbhd_error *err)
 {
@@ -210,6 +233,7 @@ wm_nbhd_status wm_resolve(wm_world *w, const wm_nbhd *n, wm_nbhd_result *out, wm
             ok = false;
         }
     }
+    ok = ok && cats_known(w, n, err);
     sort_unique(&refs);
     out->n_stages = n->n_stages;
     out->visible = n->visible;

@@ -54,6 +54,8 @@ typedef struct wm_nbhd_result {
  * and returns WM_NBHD_OK. Errors, with *err filled (if not NULL) and *out
  * left empty:
  *   WM_NBHD_ERR_UNKNOWN_PEID  a stage-1 peid is not in the world (pos = the peid's)
+ *   WM_NBHD_ERR_UNKNOWN_CATEGORY a category filter of any stage matches none of
+ *                             the world's categories (pos = the filter's)
  *   WM_NBHD_ERR_GEOMETRY      GEOS raised an exception in a predicate
  *   WM_NBHD_ERR_NOMEM         allocation failed
  * Cost: per stage, one tree query per reference and layer plus one prepared

@@ -324,7 +324,7 @@ wm_world *wm_world_load_buffer(const char *data, size_t len, const wm_world_opti
     if (L.n == 0) { fail(&L, WM_WORLD_ERR_FEATURE, 0, "no features"); goto bad; }
 
     uint64_t badf = 0;
-    char msg[256];
+    char msg[512];
     int epsg = wm_world_crs_reproject(L.geos, L.g, L.n, L.src_epsg, L.opt.target_epsg, &badf, msg, sizeof msg);
     if (epsg < 0) { fail(&L, WM_WORLD_ERR_CRS, badf, "%s", msg); goto bad; }
 

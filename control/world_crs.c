@@ -2,7 +2,8 @@
  * and reprojecting to a metric CRS with PROJ, so that DWd distances are
  * metres (ARCHITECTURE.md §5). RFC 7946 data (no crs member) is WGS84
  * lon/lat and goes to the UTM zone of its centre; a projected CRS in metres is
- * kept as is, which keeps files like monaco.geojson bit-exact.
+ * kept as is, which keeps files like monaco.geojson bit-exact, once it is
+ * seen to measure metres at the data (scale_ok, as for --crs).
  */
 #include <jansson.h>
 #include <math.h>
@@ -114,6 +115,37 @@ static bool lonlat_bbox(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t n,
     return true;
 }
 
+/* The lon/lat box of geoms given in the projected EPSG:src: the extent's
+ * corners and centre taken back to WGS84 (enough to probe scale_ok with). */
+static bool projected_lonlat_bbox(PJ_CONTEXT *pc, GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t n, int src,
+                                  double box[4], char *msg, size_t cap)
+{
+    double xmin = INFINITY, ymin = INFINITY, xmax = -INFINITY, ymax = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        double a, b, c, d;
+        if (!GEOSGeom_getExtent_r(ctx, geoms[k], &a, &b, &c, &d)) continue;
+        xmin = fmin(xmin, a); ymin = fmin(ymin, b); xmax = fmax(xmax, c); ymax = fmax(ymax, d);
+    }
+    char s[32];
+    snprintf(s, sizeof s, "EPSG:%d", src);
+    PJ *pj = proj_create_crs_to_crs(pc, s, "EPSG:4326", NULL);
+    PJ *norm = pj ? proj_normalize_for_visualization(pc, pj) : NULL;
+    bool ok = norm && xmin <= xmax && ymin <= ymax;
+    const double probe[5][2] = { { xmin, ymin }, { xmax, ymin }, { xmin, ymax }, { xmax, ymax },
+                                 { (xmin + xmax) / 2, (ymin + ymax) / 2 } };
+    box[0] = box[1] = INFINITY, box[2] = box[3] = -INFINITY;
+    for (int i = 0; i < 5 && ok; i++) {
+        PJ_COORD r = proj_trans(norm, PJ_FWD, proj_coord(probe[i][0], probe[i][1], 0, 0));
+        if (!isfinite(r.xy.x) || !isfinite(r.xy.y) || r.xy.x == HUGE_VAL) { ok = false; break; }
+        box[0] = fmin(box[0], r.xy.x); box[1] = fmin(box[1], r.xy.y);
+        box[2] = fmax(box[2], r.xy.x); box[3] = fmax(box[3], r.xy.y);
+    }
+    if (!ok) snprintf(msg, cap, "PROJ cannot take the data's extent in %s back to lon/lat to check its scale", s);
+    if (norm) proj_destroy(norm);
+    if (pj) proj_destroy(pj);
+    return ok;
+}
+
 /* A CRS named by the user must measure metres at the data: DWd and the
  * metric relations are computed in its plane, so its scale there is the
  * error of every distance (Web Mercator's is 1/cos(lat), 1.38 at Monaco; a
@@ -121,7 +153,7 @@ static bool lonlat_bbox(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t n,
  * corners and centre with proj_factors (meridional and parallel scale);
  * false, with the reason in msg, beyond WM_CRS_MAX_SCALE_ERROR. */
 #define WM_CRS_MAX_SCALE_ERROR 0.01
-static bool scale_ok(PJ_CONTEXT *pc, int target, const double box[4], char *msg, size_t cap)
+static bool scale_ok(PJ_CONTEXT *pc, int target, const double box[4], const char *hint, char *msg, size_t cap)
 {
     char t[32];
     snprintf(t, sizeof t, "EPSG:%d", target);
@@ -137,16 +169,14 @@ static bool scale_ok(PJ_CONTEXT *pc, int target, const double box[4], char *msg,
         PJ_FACTORS f = proj_factors(crs, proj_coord(proj_torad(probe[i][0]), proj_torad(probe[i][1]), 0, 0));
         double worst = fmax(fabs(f.meridional_scale - 1), fabs(f.parallel_scale - 1));
         if (proj_errno(crs) || !isfinite(worst)) {
-            snprintf(msg, cap, "%s cannot be evaluated at lon %.4f, lat %.4f of the data (outside its domain): "
-                     "name a CRS made for the area, or leave --crs out for the UTM zone of the data's centre",
-                     t, probe[i][0], probe[i][1]);
+            snprintf(msg, cap, "%s cannot be evaluated at lon %.4f, lat %.4f of the data (outside its domain): %s",
+                     t, probe[i][0], probe[i][1], hint);
             ok = false;
         } else if (worst > WM_CRS_MAX_SCALE_ERROR) {
             snprintf(msg, cap, "%s distorts distances by %.1f %% at lon %.4f, lat %.4f of the data (scale %.4f x %.4f; "
-                     "at most %.0f %% is taken): distances in metres would be wrong; name a CRS made for the area, or "
-                     "leave --crs out for the UTM zone of the data's centre",
+                     "at most %.0f %% is taken): distances in metres would be wrong; %s",
                      t, 100 * worst, probe[i][0], probe[i][1], f.meridional_scale, f.parallel_scale,
-                     100 * WM_CRS_MAX_SCALE_ERROR);
+                     100 * WM_CRS_MAX_SCALE_ERROR, hint);
             ok = false;
         }
         proj_errno_reset(crs);
@@ -188,9 +218,17 @@ int wm_world_crs_reproject(GEOSContextHandle_t ctx, GEOSGeometry **geoms, size_t
         snprintf(msg, cap, "target CRS EPSG:%d is not projected: relations are evaluated in metres", target);
         goto out;
     }
-    if (target_epsg && src_kind == 0) { /* a CRS the user named, for lon/lat data */
+    /* Only the UTM zone chosen here goes unprobed: a CRS named by --crs or
+     * by the file's crs member is as wrong at the data as anywhere else. */
+    if (target_epsg || src_kind == 1) {
         double box[4];
-        if (!lonlat_bbox(ctx, geoms, n, box, msg, cap) || !scale_ok(pc, target, box, msg, cap)) goto out;
+        const char *hint = target_epsg ? "name a CRS made for the area, or leave --crs out for the UTM zone of "
+                                         "the data's centre"
+                                       : "the file's crs member: give the data in lon/lat (RFC 7946) or in a "
+                                         "CRS made for the area";
+        bool have = src_kind == 0 ? lonlat_bbox(ctx, geoms, n, box, msg, cap)
+                                  : projected_lonlat_bbox(pc, ctx, geoms, n, src_epsg, box, msg, cap);
+        if (!have || !scale_ok(pc, target, box, hint, msg, cap)) goto out;
     }
     if (target == src_epsg) { result = target; goto out; }
 

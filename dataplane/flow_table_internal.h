@@ -6,11 +6,13 @@
 
 #include "dataplane/flow_table.h"
 
+/* Entry idx (< the table's capacity, unchecked) of t. */
 static inline struct wm_flow *wm_flow_at(const struct wm_flow_table *t, uint32_t idx)
 {
     return (struct wm_flow *)(t->entries + (size_t)idx * t->entry_stride);
 }
 
+/* Index of entry f, which must belong to t (inverse of wm_flow_at). */
 static inline uint32_t wm_flow_index(const struct wm_flow_table *t, const struct wm_flow *f)
 {
     return (uint32_t)(((const uint8_t *)f - t->entries) / t->entry_stride);

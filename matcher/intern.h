@@ -45,6 +45,8 @@ static inline uint64_t wm_hash_mix(uint64_t a, uint64_t b)
     __uint128_t r = (__uint128_t)a * b;
     return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
+/* The hash described above of [p, p+n) seeded with aux. Pure, thread-safe;
+ * its values must not change. */
 static inline uint64_t wm_hash_bytes(uint32_t aux, const void *p, size_t n)
 {
     const unsigned char *s = p;

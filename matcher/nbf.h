@@ -45,6 +45,7 @@ typedef struct wm_nbf {
     uint32_t stale;           /* writer: bits set for cells since removed */
 } __attribute__((aligned(64))) wm_nbf;
 
+/* Word of w[] holding neighborhood nb's bit (nb modulo WM_NBF_BITS). */
 static inline uint32_t wm_nbf_word(uint32_t nb) { return (nb % WM_NBF_BITS) / 32; }
 
 /* Writer: adds neighborhood nb. */

@@ -145,6 +145,7 @@ static inline wm_posting_op wm_posting_put_in(wm_posting *p, uint32_t half, uint
     return WM_POSTING_DONE;
 }
 
+/* Writer: clears x from line `half`: DONE, or NOT_HERE if the line lacks it. */
 static inline wm_posting_op wm_posting_clear_in(wm_posting *p, uint32_t half, uint32_t x)
 {
     uint32_t at = wm_posting_line_eq(p, half, x + 1);
@@ -163,15 +164,20 @@ static inline wm_posting_op wm_posting_clear_in(wm_posting *p, uint32_t half, ui
  * every copy goes through the same steps in the same order — as when each
  * step runs over all of them before the next. Removal mirrors it. */
 static inline wm_posting_op wm_posting_try_add(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, x & 1, x); }
+/* The second step (above): x into the line it does not prefer. */
 static inline wm_posting_op wm_posting_try_add_other(wm_posting *p, uint32_t x) { return wm_posting_put_in(p, ~x & 1, x); }
 /* DONE, PRESENT or NOMEM; over is this peid's overflow vector. */
 wm_posting_op wm_posting_add_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);
+/* Prefetches (for writing) the line wm_posting_try_add_other(p, x) touches. */
 static inline __attribute__((always_inline)) void wm_posting_prefetch_other(const wm_posting *p, uint32_t x)
 {
     __builtin_prefetch((const char *)p + (~x & 1) * 64, 1);
 }
 
+/* Writer: removes x from the line it prefers, then (next function) from the
+ * other: DONE or NOT_HERE, like wm_posting_clear_in. */
 static inline wm_posting_op wm_posting_try_remove(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, x & 1, x); }
+/* The other line's step of wm_posting_try_remove. */
 static inline wm_posting_op wm_posting_try_remove_other(wm_posting *p, uint32_t x) { return wm_posting_clear_in(p, ~x & 1, x); }
 /* False if x is not in the overflow vector either. */
 bool wm_posting_remove_over(wm_posting *p, wm_rvec *over, uint32_t x, wm_retire *r);

@@ -27,9 +27,8 @@ FILTERS = {
     "zone": ["zone/grid", "+/grid", "zone/#", "zone/+"],
     "wide": ["#", "+/#", "+/+/#"],
 }
-# Filters that match no category of a world built by osm-to-world (parents only
-# match through '#'): a few of them keep empty stages covered.
-EMPTY_FILTERS = ["road", "shop", "road/major", "zone/grid/+", "+/+/+/+"]
+# No filter that matches no category of the world: wmctl resolve refuses those
+# (REVIEW12 #19); empty stages still come from relations that select nothing.
 # Relations that tend to select something, by (reference kind, candidate kind); the
 # generator still picks any relation now and then, to cover empty stages too.
 PLAUSIBLE = {
@@ -81,9 +80,19 @@ def pick_filters(rng, cats, kind):
         out.append(rng.choice(cats))
     if rng.random() < 0.1:
         out.append(rng.choice(FILTERS[rng.choice(["road", "poi", "zone"])]))
-    if rng.random() < 0.03:
-        out = [rng.choice(EMPTY_FILTERS)] + out[1:]
+    # a filter that selects no category of this world is refused (REVIEW12 #19)
+    out = [f for f in out if any(topic_match(f, c) for c in cats)] or [rng.choice(cats)]
     return list(dict.fromkeys(out))
+
+
+def topic_match(flt, name):
+    fl, nl = flt.split("/"), name.split("/")
+    for i, f in enumerate(fl):
+        if f == "#":
+            return True
+        if i >= len(nl) or (f != "+" and f != nl[i]):
+            return False
+    return len(fl) == len(nl)
 
 
 def pick_cond(rng, ref_kind, kind):

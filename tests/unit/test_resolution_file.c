@@ -4,9 +4,13 @@
  * flipped byte, wrong magic/version, and structural corruption behind valid
  * checksums. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -261,4 +265,99 @@ Test(resolution_file, builder_refuses_duplicate_names)
     cr_expect_null(buf);
     wm_nbhd_result_free(&r);
     wm_resolution_builder_free(b);
+}
+
+/* REVIEW12 #31: the atomic replace renamed its temporary file over whatever
+ * the path was. A symlink is followed (its target replaced, the link kept);
+ * a FIFO or device is written as it is, never replaced by a regular file. */
+static char *tmpdir_with(const char *name, char *out, size_t cap)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/wm_test_out_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(out, cap, "%s/%s", dir, name);
+    return dir;
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+Test(resolution_file, write_follows_a_symlink_to_its_target)
+{
+    char link[128], target[160], dangling[160];
+    char *dir = tmpdir_with("link.wmr", link, sizeof link);
+    snprintf(target, sizeof target, "%s/data/target.wmr", dir);
+    snprintf(dangling, sizeof dangling, "%s/dangling.wmr", dir);
+    char sub[96];
+    snprintf(sub, sizeof sub, "%s/data", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    FILE *f = fopen(target, "w");
+    cr_assert_not_null(f);
+    fclose(f);
+    cr_assert_eq(symlink("data/target.wmr", link), 0);
+    cr_assert_eq(symlink("data/new.wmr", dangling), 0);
+    wm_resolution_error err;
+    cr_assert_eq(wm_resolution_write_file(link, file, file_len, &err), WM_RESOLUTION_OK, "%s", err.message);
+    cr_assert_eq(wm_resolution_write_file(dangling, file, file_len, &err), WM_RESOLUTION_OK, "%s", err.message);
+    struct stat st;
+    cr_assert_eq(lstat(link, &st), 0);
+    cr_expect(S_ISLNK(st.st_mode), "the link is kept");
+    cr_assert_eq(lstat(dangling, &st), 0);
+    cr_expect(S_ISLNK(st.st_mode), "a dangling link is kept and its target created");
+    cr_assert_eq(stat(target, &st), 0);
+    cr_expect_eq((size_t)st.st_size, file_len, "the link's target holds the file");
+    snprintf(target, sizeof target, "%s/data/new.wmr", dir);
+    cr_assert_eq(stat(target, &st), 0);
+    cr_expect_eq((size_t)st.st_size, file_len);
+    wm_resolution *r = wm_resolution_open(link, &err);
+    cr_assert(r, "%s", err.message);
+    check_content(r);
+    wm_resolution_close(r);
+    rm_dir(dir);
+}
+
+Test(resolution_file, write_to_a_fifo_writes_it_in_place)
+{
+    char fifo[128];
+    char *dir = tmpdir_with("out.fifo", fifo, sizeof fifo);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);   /* the reader, so the writer's open does not wait */
+    cr_assert_geq(rd, 0);
+    wm_resolution_error err;
+    cr_assert_lt(file_len, 65536, "fits the pipe's buffer");
+    cr_assert_eq(wm_resolution_write_file(fifo, file, file_len, &err), WM_RESOLUTION_OK, "%s", err.message);
+    uint8_t *got = malloc(file_len + 1);
+    cr_assert_eq(read(rd, got, file_len + 1), (ssize_t)file_len);
+    cr_expect_eq(memcmp(got, file, file_len), 0);
+    free(got);
+    close(rd);
+    struct stat st;
+    cr_assert_eq(lstat(fifo, &st), 0);
+    cr_expect(S_ISFIFO(st.st_mode), "still a FIFO, not a regular file");
+    rm_dir(dir);
+}
+
+/* A private copy of /dev/full (never the machine's): the write fails with
+ * ENOSPC and the node stays a character device. Needs root for mknod. */
+Test(resolution_file, write_to_a_full_device_fails_and_keeps_the_node)
+{
+    char node[128];
+    char *dir = tmpdir_with("full", node, sizeof node);
+    if (mknod(node, S_IFCHR | 0600, makedev(1, 7)) != 0) {
+        rm_dir(dir);
+        cr_skip_test("mknod needs root");
+    }
+    wm_resolution_error err;
+    cr_expect_eq(wm_resolution_write_file(node, file, file_len, &err), WM_RESOLUTION_ERR_IO);
+    cr_expect(strstr(err.message, strerror(ENOSPC)), "%s", err.message);
+    struct stat st;
+    cr_assert_eq(lstat(node, &st), 0);
+    cr_expect(S_ISCHR(st.st_mode), "still a character device");
+    cr_expect_eq(wm_resolution_write_file(dir, file, file_len, &err), WM_RESOLUTION_ERR_IO, "a directory is refused");
+    cr_expect(strstr(err.message, strerror(EISDIR)), "%s", err.message);
+    rm_dir(dir);
 }

@@ -92,7 +92,11 @@ Test(relations, dwithin_is_inclusive_metres)
 Test(relations, category_filters_are_topic_filters)
 {
     cr_expect_str_eq(sets("N: ({sq1}, {road/#}, I)", 0), "l1", "road/# matches road itself");
-    cr_expect_str_eq(sets("N: ({sq1}, {road/+}, DW100)", 0), "", "road/+ needs one more level");
+    /* road/+ needs one more level: it selects no category here (refused) */
+    wm_nbhd_result r;
+    wm_nbhd_error e;
+    const char *plus = "N: ({sq1}, {road/+}, DW100)";
+    cr_expect_eq(wm_resolve_text(w, plus, strlen(plus), &r, &e), WM_NBHD_ERR_UNKNOWN_CATEGORY, "%s", e.message);
     cr_expect_str_eq(sets("N: ({sq1}, {road/+/y}, DW100)", 0), "l2");
     cr_expect_str_eq(sets("N: ({sq1}, {shop/a, shop/x}, I)", 0), "p_in", "two matching layers, one entity");
 }
@@ -135,4 +139,25 @@ Test(relations, unknown_peid_reports_its_position)
     cr_expect_eq(e.pos.col, 11);
     cr_expect(strstr(e.message, "nope"));
     cr_expect_null(r.result);
+}
+
+/* REVIEW12 #19: a filter selecting no category of the world (a typo) is
+ * refused at its position, on any stage and in a COUNT copy too, instead of
+ * resolving to an empty neighborhood. */
+Test(relations, unknown_category_reports_its_position)
+{
+    wm_nbhd_result r;
+    wm_nbhd_error e;
+    const char *line = "N: ({sq1}, {zone, raod/#}, T)";
+    cr_expect_eq(wm_resolve_text(w, line, strlen(line), &r, &e), WM_NBHD_ERR_UNKNOWN_CATEGORY, "%s", e.message);
+    cr_expect_eq(e.pos.line, 1);
+    cr_expect_eq(e.pos.col, 19);
+    cr_expect(strstr(e.message, "\"raod/#\""), "%s", e.message);
+    cr_expect_str_eq(wm_nbhd_status_name(e.status), "unknown_category");
+    cr_expect_null(r.result);
+    line = "N: ({sq1}, {zone}, T) . 2(Prev, {shop/+/x}, I)";
+    cr_expect_eq(wm_resolve_text(w, line, strlen(line), &r, &e), WM_NBHD_ERR_UNKNOWN_CATEGORY, "%s", e.message);
+    cr_expect_eq(e.pos.col, 34);
+    /* a stage that is empty on purpose names a category that exists */
+    cr_expect_str_eq(sets("N: ({far}, {road/#}, I) . (Anc, {#}, D)", 2), "");
 }

@@ -110,6 +110,22 @@ Test(world_load, crs_errors)
     wm_world_options bogus = { .target_epsg = 999999 };
     expect_error("{\"type\":\"FeatureCollection\",\"features\":[" PT("\"a\"", 1, 1) "]}", &bogus, WM_WORLD_ERR_CRS, 0,
                  "EPSG:999999");
+    /* REVIEW12 #15: the file's own projected crs gets --crs's scale check.
+     * Web Mercator at Monaco (lat 43.73) measures 1.38 of its units per
+     * metre; a UTM zone there (32632, the file's own 32632 at 1 m easting:
+     * 500 km from the meridian, scale 1.003) is taken. */
+    expect_error("{\"type\":\"FeatureCollection\",\"crs\":{\"type\":\"name\",\"properties\":{\"name\":"
+                 "\"urn:ogc:def:crs:EPSG::3857\"}},\"features\":[" PT("\"a\"", 826003, 5423000) "]}",
+                 NULL, WM_WORLD_ERR_CRS, 0, "EPSG:3857 distorts distances by 38.");
+    wm_world_error err;
+    wm_world *w = load("{\"type\":\"FeatureCollection\"," CRS32632 "\"features\":[" PT("\"a\"", 373000, 4844000) "]}",
+                       NULL, &err);
+    cr_expect(w, "%s", err.message);
+    wm_world_free(w);
+    /* a CRS named by --crs for projected data is probed at the data too */
+    wm_world_options merc = { .target_epsg = 3857 };
+    expect_error("{\"type\":\"FeatureCollection\"," CRS32632 "\"features\":[" PT("\"a\"", 373000, 4844000) "]}",
+                 &merc, WM_WORLD_ERR_CRS, 0, "EPSG:3857 distorts distances");
 }
 
 Test(world_load, ids)
