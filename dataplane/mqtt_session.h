@@ -243,6 +243,7 @@ struct wm_mqtt_sink {
     X(subs_granted)         /* filters the broker's SUBACK granted (< 0x80) */   \
     X(subs_refused_by_broker) /* ... refused (>= 0x80): never installed */       \
     X(subscribes_unacknowledged) /* SUBSCRIBEs whose SUBACK never came (connection ended) */ \
+    X(subs_after_session_end) /* granted after the session ended (expiry 0): not installed */ \
     X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full */   \
     X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \

@@ -473,6 +473,11 @@ elif scenario == "session":
     la.c2s(ACK | PSH, publish("b/long"))
     lb = conn("L" * 130 + "B")
     publish_and_expect(pub, publish("ll/x"), "ll/x", [])
+    # SUBSCRIBE + DISCONNECT in one segment (Session Expiry 0), the SUBACK written before the broker read the
+    # DISCONNECT: the session ended with the connection, the subscription with it (§4.6 order).
+    go = conn("GO"); go.c2s(ACK | PSH, subscribe(1, 7, "go/#") + DISCONNECT)
+    go.s2c(ACK | PSH, suback(1)); go.s2c(ACK | FIN); go.c2s(ACK)
+    publish_and_expect(pub, publish("go/x"), "go/x", [])
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect
