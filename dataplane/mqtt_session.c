@@ -869,9 +869,15 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     case WM_MQTT5_PUBREL:
         if (dir == WM_DIR_C2S) qos2_release(s, pkt->packet_id);
         break;
+    case WM_MQTT5_PUBACK:
+        /* §3.4.2.1: the broker did not accept the publication; its line,
+         * written at the PUBLISH, stays (README: counted, not revised) */
+        if (dir == WM_DIR_S2C && pkt->reason_code >= 0x80) l->c.publish_refused_by_broker++;
+        break;
     case WM_MQTT5_PUBREC:
         /* §4.3.3: a PUBREC with an error code ends the exchange, no PUBREL follows */
         if (dir == WM_DIR_S2C && pkt->reason_code >= 0x80) {
+            l->c.publish_refused_by_broker++;
             l->c.qos2_pubrec_errors++;
             qos2_release(s, pkt->packet_id);
         }
