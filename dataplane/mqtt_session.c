@@ -494,14 +494,20 @@ static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st
 /* A filter the broker's SUBACK answered with code: a granted one (code =
  * granted QoS, §3.9.3) installs or replaces the subscription; a refused
  * one is only counted. */
-static void suback_filter(struct wm_mqtt_layer *l, struct wm_mqtt_subscribe *sub, const wm_mqtt5_subscription *e,
-                          uint8_t code)
+static void suback_filter(struct wm_mqtt_layer *l, const struct mqtt_session *s, struct wm_mqtt_subscribe *sub,
+                          const wm_mqtt5_subscription *e, uint8_t code)
 {
     if (code >= 0x80) {
         l->c.subs_refused_by_broker++;
         return;
     }
     l->c.subs_granted++;
+    if (s->ended && s->expiry == 0) {
+        /* granted before the broker read the DISCONNECT behind it (§4.6
+         * order): the session, and this subscription, ended with it */
+        l->c.subs_after_session_end++;
+        return;
+    }
     sub->qos = code; /* the granted QoS may be below the requested one */
     sub->no_local = e->no_local;
     if (l->sink.subscribe) count_sub_status(l, l->sink.subscribe(l->sink.ctx, sub));
@@ -545,7 +551,7 @@ static void on_ack(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqt
             break;
         }
         sub.filter = e.filter;
-        if (sub_ack) suback_filter(l, &sub, &e, ack->payload.p[i]);
+        if (sub_ack) suback_filter(l, s, &sub, &e, ack->payload.p[i]);
         else unsuback_filter(l, &sub, ack->payload.p[i]);
     }
     pend_free(l, ps);
@@ -863,9 +869,15 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     case WM_MQTT5_PUBREL:
         if (dir == WM_DIR_C2S) qos2_release(s, pkt->packet_id);
         break;
+    case WM_MQTT5_PUBACK:
+        /* §3.4.2.1: the broker did not accept the publication; its line,
+         * written at the PUBLISH, stays (README: counted, not revised) */
+        if (dir == WM_DIR_S2C && pkt->reason_code >= 0x80) l->c.publish_refused_by_broker++;
+        break;
     case WM_MQTT5_PUBREC:
         /* §4.3.3: a PUBREC with an error code ends the exchange, no PUBREL follows */
         if (dir == WM_DIR_S2C && pkt->reason_code >= 0x80) {
+            l->c.publish_refused_by_broker++;
             l->c.qos2_pubrec_errors++;
             qos2_release(s, pkt->packet_id);
         }

@@ -224,6 +224,8 @@ struct wm_mqtt_sink {
     X(qos2_duplicates)      /* QoS 2 PUBLISH resent (DUP 1, id awaiting PUBREL) */ \
     X(qos2_untracked)       /* QoS 2 ids beyond WM_MQTT_QOS2_INFLIGHT: a resend would count again */ \
     X(qos2_pubrec_errors)   /* broker PUBREC >= 0x80: the QoS 2 id released (§4.3.3) */ \
+    X(publish_refused_by_broker) /* broker PUBACK / PUBREC >= 0x80: a QoS 1/2 PUBLISH it did not accept \
+                                    (its match-log line, written at the PUBLISH, stays) */ \
     X(wills_kept)           /* CONNECT Wills copied into the pool */            \
     X(wills_too_large)      /* Will topic + properties + payload over cfg.will_max: never matched */ \
     X(wills_untracked)      /* no Will slot free (cfg.wills): never matched */  \
@@ -243,6 +245,7 @@ struct wm_mqtt_sink {
     X(subs_granted)         /* filters the broker's SUBACK granted (< 0x80) */   \
     X(subs_refused_by_broker) /* ... refused (>= 0x80): never installed */       \
     X(subscribes_unacknowledged) /* SUBSCRIBEs whose SUBACK never came (connection ended) */ \
+    X(subs_after_session_end) /* granted after the session ended (expiry 0): not installed */ \
     X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full */   \
     X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \

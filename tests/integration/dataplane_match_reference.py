@@ -15,7 +15,9 @@ describes. The model:
   - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
     packet identifier grants (reason code < 0x80, §3.9.3); an UNSUBSCRIBE
     only for those its UNSUBACK answers 0x00 or 0x11 (No subscription
-    existed: the broker has none, §3.11.3), not those it refuses;
+    existed: the broker has none, §3.11.3), not those it refuses; a SUBACK
+    after the session ended with the connection (Session Expiry 0: the
+    DISCONNECT behind the SUBSCRIBE) installs nothing;
   - subscriptions belong to the client's session (§4.1): a successful
     CONNACK with Session Present 0 starts a new one (the old subscriptions
     are gone), Session Present 1 resumes it; when the connection that holds
@@ -343,6 +345,8 @@ for fr in frames:
                 _, filts, subid, nbhd, xpath = c.pending.pop(k)
                 codes = [int(x) for x in get_all(m, "mqtt.suback.reason_code")]
                 for (filt, nl), code in zip(filts, codes):
+                    if c.ended and c.expiry == 0:
+                        continue  # the broker read the DISCONNECT behind it: the session ended first
                     if code >= 0x80 or (nbhd is not None and nbhd not in nbhds) or xpath == "":
                         continue  # refused by the broker / unknown neighborhood / no query: never installed
                     key = "%s#%s" % (c.client, subid if subid is not None else filt)

@@ -473,6 +473,15 @@ elif scenario == "session":
     la.c2s(ACK | PSH, publish("b/long"))
     lb = conn("L" * 130 + "B")
     publish_and_expect(pub, publish("ll/x"), "ll/x", [])
+    # SUBSCRIBE + DISCONNECT in one segment (Session Expiry 0), the SUBACK written before the broker read the
+    # DISCONNECT: the session ended with the connection, the subscription with it (§4.6 order).
+    go = conn("GO"); go.c2s(ACK | PSH, subscribe(1, 7, "go/#") + DISCONNECT)
+    go.s2c(ACK | PSH, suback(1)); go.s2c(ACK | FIN); go.c2s(ACK)
+    publish_and_expect(pub, publish("go/x"), "go/x", [])
+    # A QoS 1 PUBLISH the broker refuses (PUBACK 0x87): its line stays (written at the PUBLISH), the refusal is
+    # counted (as the PUBREC 0x97 above).
+    publish_and_expect(pub, packet(0x32, s16("b/refused") + b"\x00\x09" + vbi(0) + b"x"), "b/refused", ["B#2"])
+    pub.s2c(ACK | PSH, packet(0x40, b"\x00\x09\x87" + vbi(0)))
     for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
         c.close()
     result = expect

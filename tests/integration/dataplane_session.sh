@@ -64,6 +64,10 @@ assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["sub
 assert p["dropped_connect_refused"] == 1 and mq["publish_held"] == 2 and mq["unread_bytes"] > 0, (p, mq)
 # SC: its second CONNECT is a Protocol Error; its session ended with the connection. LA, LB: ids over 128 bytes
 assert mq["second_connect"] == 1 and mq["client_id_too_long"] == 2, mq
+# GO: its SUBACK came after its DISCONNECT (expiry 0) ended the session
+assert mq["subs_after_session_end"] == 1, mq
+# the PUBACK 0x87 and the PUBREC 0x97: publications the broker refused, counted (their lines stay)
+assert mq["publish_refused_by_broker"] == 2, mq
 # U: one UNSUBSCRIBE answered 0x00, 0x11, 0x87; one never answered
 assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_by_broker"],
         mq["unsubscribes_unacknowledged"]) == (1, 1, 1, 1), mq
