@@ -354,6 +354,15 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
     }
     /* a value test */
     bool is_text = n->opd != WM_XP_OPD_ATTR;
+    /* EXI carries xsi:type and xsi:nil as events of their own (§8.5.4.4.2: AT(xsi:type), AT(xsi:nil)
+     * switch the element's grammar), not as attributes of the element's grammar: the evaluator never
+     * sees them as values, and a test on them would silently never hold (review 13 finding 4) */
+    if (!is_text && !n->attr.any_uri && n->attr.uri && !strcmp(n->attr.uri, WM_XPF_XSI_URI) && n->attr.local &&
+        (!strcmp(n->attr.local, "type") || !strcmp(n->attr.local, "nil")))
+        return qfail(c, WM_XPF_E_QUERY, n->pos,
+                     "a test on xsi:%s is not supported: EXI carries xsi:type and xsi:nil as grammar events of their own "
+                     "(EXI 1.0 §8.5.4.4.2), not as attribute values a filter reads",
+                     n->attr.local);
     unsigned cls = schema_classes(c->f->g, elem_test, is_text ? NULL : &n->attr);
     if (is_text && (cls & TC_CHILDREN))
         return qfail(c, WM_XPF_E_TYPE, n->pos, "%s is supported on elements of simple content only, and the schema gives these elements child elements",

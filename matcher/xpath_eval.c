@@ -5,7 +5,10 @@
  * literals marking candidate queries as values arrive, and the candidates'
  * predicates evaluated once the element's values are complete (at its first
  * child, or its end). Literal results are memoised per element (epochs, no
- * clearing), so a test shared by many queries is computed once. */
+ * clearing), so a test shared by many queries is computed once. An element
+ * whose queries read its text ('.', text()) is decided at its end instead,
+ * exactly (XPath 1.0 string-value and text nodes) also where it has child
+ * elements or several text nodes: see "Text" below. */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -68,6 +71,27 @@ typedef struct rstate {
     uint32_t rank;
 } rstate;
 
+/* A text node of the element being collected or of a frame (xtframe): its
+ * chunks' text is c->dt[off, off + len); val is its first chunk's value
+ * (typed; its text pointer is stale, dt holds the text), joined: several
+ * adjacent chunks, one string. */
+typedef struct xtnode {
+    uint32_t off, len;
+    bool joined;
+    wm_exi_value val;
+} xtnode;
+
+/* An element whose state reads the text and that has a child element: its
+ * decision waits for its end (go_complex, close_frame). */
+typedef struct xtframe {
+    const xpf_pstate *ps;
+    uint32_t sp;                /* c->sp with the element on the stack */
+    uint32_t dstart;            /* its string value: dt[dstart, dt_len at its end) */
+    uint32_t tn0;               /* its text nodes: tn[tn0, n_tn) at its end */
+    uint32_t xa0, xl0;          /* its saved attribute values xa[xa0..), literal marks xl[xl0..) */
+    size_t ab0;                 /* their strings: ab[ab0..) */
+} xtframe;
+
 typedef struct slotv {
     uint32_t epoch;             /* element serial when set */
     uint8_t kind;               /* XPF_V_* */
@@ -82,6 +106,19 @@ typedef struct slotv {
                                  * equals (in the filter's strpool) or a copy in sbuf */
     uint32_t len;
 } slotv;
+
+/* A saved attribute value of a frame (its string at ab[soff], SIZE_MAX: none kept). */
+typedef struct xtattr {
+    uint32_t slot;
+    size_t soff;
+    slotv v;
+} xtattr;
+
+/* A saved pattern-literal mark of a frame (what the scan found in its attributes). */
+typedef struct xtmark {
+    uint32_t lit;
+    bool val;
+} xtmark;
 
 struct wm_xpf_ctx {
     const wm_xpf *f;
@@ -99,7 +136,31 @@ struct wm_xpf_ctx {
                                  * cluster rows, which mark entries without testing them, are masked by open */
     uint64_t *open;             /* [n_qw] with any_no: the queries not decided without a match */
     /* the element being collected */
-    bool collecting;
+    union {
+        struct {
+            bool collecting;
+            uint8_t more;       /* XT_*: frames are open, text of the collected element waits */
+        };
+        uint16_t busy;          /* both: one test at element events, 1 the common case (collecting only) */
+    };
+    /* text (see "Text"): chunks of the elements it is kept for, their text nodes, the frames */
+    char *dt;
+    size_t dt_len, dt_cap;
+    xtnode *tn;
+    uint32_t n_tn, cap_tn;
+    uint32_t t_serial;          /* the serial of the collected element once its first text came */
+    uint32_t tn0;               /* the collected element's first text node (with t_serial) */
+    bool t_split;               /* the next chunk starts a text node (an element event or comment came) */
+    uint8_t xscan_opd;          /* scan_text: the literals marked (wm_xp_operand) */
+    xtframe *xf;                /* [max_depth + 2] */
+    uint32_t n_xf;
+    xtattr *xa;
+    uint32_t n_xa, cap_xa;
+    xtmark *xl;
+    uint32_t n_xl, cap_xl;
+    char *ab;
+    size_t ab_len, ab_cap;
+    size_t text_cap;            /* bytes dt and ab may take each (the decoder's memory cap) */
     const xpf_pstate *ps;
     uint32_t serial;
     slotv *sv;                  /* [n_slots] */
@@ -142,6 +203,9 @@ struct wm_xpf_ctx {
     bool all_cand;              /* this document decides every query (no candidate list) */
     bool decided_early;         /* every query was decided before the last event */
 };
+
+/* wm_xpf_ctx more: work at the next element event beyond finish() (see "Text"). */
+enum { XT_FRAMES = 1, XT_TPEND = 2 };
 
 /* The filter's instance of the strict loop (below, after its handlers). */
 static wm_exi_status xpf_strict_loop(wm_exi_dctx *c);
@@ -189,8 +253,10 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->pend = malloc(ncl * sizeof *c->pend);
     c->sbuf_cap = 1u << 16;
     c->sbuf = malloc(c->sbuf_cap);
+    c->xf = malloc((c->max_depth + 2) * sizeof *c->xf);
+    c->text_cap = l.mem_cap < UINT32_MAX / 2 ? l.mem_cap : UINT32_MAX / 2;
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
-    if (!c->memo || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
+    if (!c->memo || !c->xf || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
         !c->sbuf || !c->fired || !c->rs || !c->rtouch || !c->cs || !c->ntouch || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
@@ -215,6 +281,12 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->cand_epoch);
     free(c->sbuf);
     free(c->memo);
+    free(c->dt);
+    free(c->tn);
+    free(c->xf);
+    free(c->xa);
+    free(c->xl);
+    free(c->ab);
     free(c->fired);
     free(c->rs);
     free(c->rtouch);
@@ -913,7 +985,7 @@ static inline bool typed_number(const wm_exi_value *val, double *x)
 
 /* dst[0..n) = src[0..n): names, units and states are short, and a call to
  * memcpy costs more than two overlapping loads and stores. */
-static inline void copy_short(char *dst, const char *src, uint32_t n)
+static inline __attribute__((always_inline)) void copy_short(char *dst, const char *src, uint32_t n)
 {
     uint64_t a, b;
     uint32_t x, y;
@@ -933,7 +1005,7 @@ static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, 
 
 /* v's string is text[0..tlen): copied (the decoder's view ends with the
  * event). False when sbuf is full (c->failed). */
-static inline bool keep_str(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t tlen)
+static inline __attribute__((always_inline)) bool keep_str(wm_xpf_ctx *c, slotv *v, const char *text, uint32_t tlen)
 {
     if (c->sbuf_len + tlen > c->sbuf_cap) {
         c->failed = true;
@@ -1192,6 +1264,7 @@ static __attribute__((noinline, cold)) void serial_wrapped(wm_xpf_ctx *c)
     memset(c->lit_epoch, 0, (c->f->n_lits ? c->f->n_lits : 1) * sizeof *c->lit_epoch);
     memset(c->cand_epoch, 0, (c->f->n_q ? c->f->n_q : 1) * sizeof *c->cand_epoch);
     c->serial = 1;
+    c->t_serial = 0;
 }
 
 /* Inline: a call in start_element spilled the loop's registers around it. */
@@ -1207,6 +1280,9 @@ static __attribute__((noinline)) void match_acc(wm_xpf_ctx *c, const xpf_dstate 
     match_queries(c, c->f->acc + d->acc_off, d->n_acc, 1);
 }
 
+static void start_busy(wm_xpf_ctx *c);
+static void end_busy(wm_xpf_ctx *c);
+
 /* A start element: its path state, and its predicate state's collection
  * begun. Inline: in the filter's loop (xpf_strict_loop) it is the SE
  * handler's body (-0.14 k instructions per pack at 1,000 queries against
@@ -1214,7 +1290,7 @@ static __attribute__((noinline)) void match_acc(wm_xpf_ctx *c, const xpf_dstate 
 static inline __attribute__((always_inline)) void start_element(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const wm_xpf *f = c->f;
-    if (c->collecting) finish(c);
+    if (c->busy) start_busy(c); /* out of line: in a pack of leaf records an element is rarely open here */
     uint32_t from = c->sp ? c->stack[c->sp - 1].dstate : 1;
     uint32_t to = 0;
     if (from) {
@@ -1391,14 +1467,362 @@ static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event
     return stop_now(c);
 }
 
+/* ------------------------------------------------------------------ Text
+ *
+ * XPath 1.0: the string-value of an element ('.') is the concatenation of
+ * all its descendant text nodes (§5.2), text() the node-set of its text
+ * children, of which a comparison holds if it holds for any one (§3.4) and
+ * a function reads the first (§4.2 string()). The schema gives an element
+ * of simple content one text node and no child element, but content that a
+ * wildcard admits (xs:any: built-in grammars, EXI 1.0 §8.4.3), mixed
+ * content, and in a non-strict stream any element (undeclared children,
+ * §8.5.4.4.1) may have several text nodes and children. So an element whose
+ * state reads the text (xpf_pstate any_text) keeps its chunks (text_value:
+ * their text in dt, adjacent chunks one text node in tn) and is decided at
+ * its end: with one text node and no child element as before, from that
+ * value (end_text); with several (a comment between) or with a child
+ * element it is evaluated exactly (exact_eval). A child makes it a frame
+ * (go_complex): its attribute values and pattern marks are saved, its
+ * children are collected as usual, all text below it goes on to dt, and at
+ * its end (close_frame) its values are restored under a new serial and every
+ * query of its state is evaluated from them, its text nodes and its string
+ * value. Typed chunks (a non-strict stream's declared int before an
+ * undeclared child) enter the text in their canonical form. Elements that
+ * do not read the text cost nothing of this (one test of busy at element
+ * events). */
+
+static __attribute__((noinline, cold)) void text_failed(wm_xpf_ctx *c)
+{
+    c->failed = true;
+    c->undecided = 0; /* the next element event's stop_now looks */
+}
+
+/* Room for need bytes in *p (capacity *cap), at most c->text_cap. */
+static bool text_room(wm_xpf_ctx *c, char **p, size_t *cap, size_t need)
+{
+    if (need <= *cap) return true;
+    size_t nc = *cap ? *cap : 4096;
+    while (nc < need) nc *= 2;
+    if (nc > c->text_cap) nc = need;
+    char *np = need <= c->text_cap ? realloc(*p, nc) : NULL;
+    if (!np) {
+        text_failed(c);
+        return false;
+    }
+    *p = np;
+    *cap = nc;
+    return true;
+}
+
+/* Room for one more of *n elements of size sz in *p (capacity *cap). */
+static bool vec_room(wm_xpf_ctx *c, void **p, uint32_t n, uint32_t *cap, size_t sz)
+{
+    if (n < *cap) return true;
+    uint32_t nc = *cap ? *cap * 2 : 64;
+    void *np = (size_t)nc * sz <= c->text_cap ? realloc(*p, (size_t)nc * sz) : NULL;
+    if (!np) {
+        text_failed(c);
+        return false;
+    }
+    *p = np;
+    *cap = nc;
+    return true;
+}
+
+/* The text of a chunk: its lexical text, or a typed value's canonical form
+ * (buf: WM_EXI_FLOAT_TEXT_MAX bytes). */
+static uint32_t chunk_text(const wm_exi_value *v, char *buf, const char **out)
+{
+    switch (v->kind) {
+    case WM_EXI_DT_BOOLEAN: *out = v->b ? "true" : "false"; return v->b ? 4 : 5;
+    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT:
+        if (v->text) break;
+        *out = buf;
+        return wm_exi_int_text(v->i, buf);
+    case WM_EXI_DT_FLOAT:
+        if (v->text) break;
+        *out = buf;
+        return wm_exi_float_text(v->mantissa, v->exponent, buf);
+    default: break;
+    }
+    *out = v->text ? v->text : "";
+    return v->text ? v->len : 0;
+}
+
+/* A character chunk (CH) of the element being collected (state reading the
+ * text), or anywhere below a frame. */
 static __attribute__((noinline)) void text_value(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
-    /* XML has no empty text nodes; the first text node is the element's
-     * (text predicates are limited to simple content at compile time) */
-    bool empty = ev->value.kind == WM_EXI_DT_STRING || ev->value.kind == WM_EXI_DT_RCS_STRING ? ev->value.len == 0 : false;
-    uint32_t ts = c->f->text_slot;
-    if (empty || c->sv[ts].epoch == c->serial || !c->ps->slot_ix[ts]) return;
-    put_value(c, &c->ps->pslots[c->ps->slot_ix[ts] - 1], &ev->value);
+    const wm_exi_value *val = &ev->value;
+    /* XML has no empty text nodes */
+    if ((val->kind == WM_EXI_DT_STRING || val->kind == WM_EXI_DT_RCS_STRING) && val->len == 0) return;
+    uint32_t base; /* the first text node of the element the chunk is a child of; XPF_NONE: not kept */
+    if (c->collecting && c->ps->any_text) {
+        c->more |= XT_TPEND; /* end_text at its end */
+        if (c->t_serial != c->serial) { /* the element's first text */
+            if (!(c->more & XT_FRAMES)) c->dt_len = 0, c->n_tn = 0;
+            c->t_serial = c->serial;
+            c->tn0 = c->n_tn;
+            c->t_split = true;
+        }
+        base = c->tn0;
+    } else if ((c->more & XT_FRAMES) && !c->collecting && c->xf[c->n_xf - 1].sp == c->sp)
+        base = c->xf[c->n_xf - 1].tn0;
+    else
+        base = XPF_NONE; /* below a frame: its string value only */
+    char buf[WM_EXI_FLOAT_TEXT_MAX];
+    const char *s;
+    uint32_t n = chunk_text(val, buf, &s);
+    size_t off = c->dt_len;
+    if (!text_room(c, &c->dt, &c->dt_cap, off + n)) return;
+    if (n) memcpy(c->dt + off, s, n);
+    c->dt_len = off + n;
+    if (base == XPF_NONE) return;
+    if (!c->t_split && c->n_tn > base) { /* right after the last chunk: the same text node */
+        xtnode *t = &c->tn[c->n_tn - 1];
+        t->len += n;
+        t->joined = true;
+        return;
+    }
+    c->t_split = false;
+    if (!vec_room(c, (void **)&c->tn, c->n_tn, &c->cap_tn, sizeof *c->tn)) return;
+    c->tn[c->n_tn++] = (xtnode){ .off = (uint32_t)off, .len = n, .val = *val };
+}
+
+/* The text nodes and string value of an element decided exactly. */
+typedef struct xtext {
+    const xtnode *t;
+    uint32_t n;
+    const char *dt;             /* the nodes' text */
+    const char *s;              /* the string value s[0..slen) */
+    uint32_t slen;
+    double snum;                /* number(string value) */
+} xtext;
+
+/* number() of text node i: a typed number as it came, a boolean NaN (as
+ * put_value), a string by XPath 1.0 §4.4. */
+static double node_num(const xtext *x, uint32_t i)
+{
+    const xtnode *t = &x->t[i];
+    if (!t->joined) switch (t->val.kind) {
+        case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: return (double)t->val.i;
+        case WM_EXI_DT_FLOAT: return wm_xpf_float(t->val.mantissa, t->val.exponent);
+        case WM_EXI_DT_BOOLEAN: return NAN;
+        default: break;
+        }
+    return wm_xpf_str_number(x->dt + t->off, t->len);
+}
+
+static bool str_is(const char *s, uint32_t n, const char *lit, uint32_t ln) { return n == ln && (!n || !memcmp(s, lit, n)); }
+
+/* A literal on the text ('.' or text()) at an element decided exactly; a
+ * pattern other than a starts-with() holds only where scan_text marked it. */
+static bool text_lit(const wm_xpf_ctx *c, const xtext *x, const xpf_lit *l)
+{
+    const char *lit = c->f->strpool + l->s_off;
+    if (l->opd == WM_XP_OPD_DOT) /* the string value (never absent: '' at worst) */
+        switch (l->kind) {
+        case XPF_L_NUM: return wm_xpf_cmp(l->op, x->snum, l->x);
+        case XPF_L_STREQ: return str_is(x->s, x->slen, lit, l->s_len);
+        case XPF_L_STRNE: return !str_is(x->s, x->slen, lit, l->s_len);
+        case XPF_L_PAT: return !x->slen ? l->absent : l->starts && x->slen >= l->s_len && !memcmp(x->s, lit, l->s_len);
+        default: return true;
+        }
+    if (!x->n) return l->absent;
+    switch (l->kind) { /* text(): a comparison holds for some node, a function reads the first */
+    case XPF_L_NUM:
+        for (uint32_t i = 0; i < x->n; i++)
+            if (wm_xpf_cmp(l->op, node_num(x, i), l->x)) return true;
+        return false;
+    case XPF_L_STREQ: case XPF_L_STRNE:
+        for (uint32_t i = 0; i < x->n; i++)
+            if (str_is(x->dt + x->t[i].off, x->t[i].len, lit, l->s_len) == (l->kind == XPF_L_STREQ)) return true;
+        return false;
+    case XPF_L_PAT: return l->starts && x->t[0].len >= l->s_len && !memcmp(x->dt + x->t[0].off, lit, l->s_len);
+    default: return true;
+    }
+}
+
+static int xscan_cb(unsigned id, unsigned long long from, unsigned long long to, unsigned flags, void *ctx)
+{
+    wm_xpf_ctx *c = ctx;
+    const xpf_lit *l = &c->f->lits[id];
+    if (l->slot == c->f->text_slot && l->opd == c->xscan_opd) set_lit(c, id, true);
+    (void)from, (void)to, (void)flags;
+    return 0;
+}
+
+/* Marks the pattern literals of operand opd on the text that s[0..n) matches. */
+static void scan_text(wm_xpf_ctx *c, uint8_t opd, const char *s, uint32_t n)
+{
+    c->xscan_opd = opd;
+    hs_scan(c->f->hs_db, n ? s : "", n, 0, c->scratch, xscan_cb, c);
+}
+
+/* Sets the literals on the text in predicate p (text_lit). */
+static void mark_text(wm_xpf_ctx *c, const xtext *x, uint32_t p)
+{
+    const xpf_pnode *n = &c->f->pnodes[p];
+    switch (n->kind) {
+    case XPF_P_AND: case XPF_P_OR: mark_text(c, x, n->a); mark_text(c, x, n->b); return;
+    case XPF_P_NOT: mark_text(c, x, n->a); return;
+    case XPF_P_LIT: break;
+    default: return;
+    }
+    const xpf_lit *l = &c->f->lits[n->a];
+    if (!c->f->slots[l->slot].is_text || c->lit_epoch[n->a] == c->serial) return;
+    set_lit(c, n->a, text_lit(c, x, l));
+}
+
+/* Decides every query of state ps at an element whose attribute values are
+ * those of the current serial, whose text nodes are t[0..n) (text in dt) and
+ * whose string value is s[0..slen). Out of the fast path's structures
+ * (triggers, clusters): each query by its predicate. */
+static void exact_eval(wm_xpf_ctx *c, const xpf_pstate *ps, const xtnode *t, uint32_t n, const char *s, uint32_t slen)
+{
+    const wm_xpf *f = c->f;
+    xtext x = { .t = t, .n = n, .dt = c->dt, .s = s, .slen = slen };
+    /* one typed chunk is the whole text: its number as it came (as end_text would put it) */
+    x.snum = n == 1 && !t[0].joined && t[0].len == slen ? node_num(&x, 0) : wm_xpf_str_number(s, slen);
+    uint16_t ix = ps->slot_ix[f->text_slot];
+    if (ix && ps->pslots[ix - 1].scan && f->hs_db) {
+        scan_text(c, WM_XP_OPD_DOT, s, slen);
+        if (n) scan_text(c, WM_XP_OPD_TEXT, c->dt + t[0].off, t[0].len);
+    }
+    for (uint32_t i = 0; i < ps->n_q; i++) mark_text(c, &x, f->qs[ps->qs[i]].pred);
+    for (uint32_t i = 0; i < ps->n_q; i++) {
+        uint32_t q = ps->qs[i];
+        if (!is_decided(c, q) && eval_pred(c, f->qs[q].pred)) match_query(c, q);
+    }
+}
+
+/* The end of the element being collected whose state reads the text. */
+static void end_text(wm_xpf_ctx *c)
+{
+    uint32_t n = c->t_serial == c->serial ? c->n_tn - c->tn0 : 0;
+    if (n <= 1) { /* simple content: the one text node is the string value too */
+        if (n) {
+            const xtnode *t = &c->tn[c->tn0];
+            wm_exi_value v = t->joined ? (wm_exi_value){ .kind = WM_EXI_DT_STRING } : t->val;
+            v.text = c->dt + t->off;
+            v.len = t->len;
+            uint16_t ix = c->ps->slot_ix[c->f->text_slot];
+            if (ix) put_value(c, &c->ps->pslots[ix - 1], &v);
+        }
+        finish(c);
+    } else { /* text nodes with comments between them */
+        const xtnode *t = &c->tn[c->tn0];
+        exact_eval(c, c->ps, t, n, c->dt + t->off, (uint32_t)(c->dt_len - t->off));
+        c->collecting = false;
+    }
+    if (n) c->n_tn = c->tn0; /* its nodes are no ancestor's; its text stays in dt for them */
+}
+
+/* Saves the pattern marks on attributes in predicate p (go_complex); a
+ * saved mark's epoch is moved off the serial, so it is saved once. */
+static void save_marks(wm_xpf_ctx *c, uint32_t p)
+{
+    const xpf_pnode *n = &c->f->pnodes[p];
+    switch (n->kind) {
+    case XPF_P_AND: case XPF_P_OR: save_marks(c, n->a); save_marks(c, n->b); return;
+    case XPF_P_NOT: save_marks(c, n->a); return;
+    case XPF_P_LIT: break;
+    default: return;
+    }
+    uint32_t id = n->a;
+    const xpf_lit *l = &c->f->lits[id];
+    if (l->kind != XPF_L_PAT || c->f->slots[l->slot].is_text || c->lit_epoch[id] != c->serial) return;
+    if (!vec_room(c, (void **)&c->xl, c->n_xl, &c->cap_xl, sizeof *c->xl)) return;
+    c->xl[c->n_xl++] = (xtmark){ id, c->lit_val[id] };
+    c->lit_epoch[id] = c->serial - 1; /* an element already decided: this serial is given up */
+}
+
+/* A child element of the element being collected, whose state reads the
+ * text: the element becomes a frame, decided at its end (close_frame). */
+static __attribute__((noinline)) void go_complex(wm_xpf_ctx *c)
+{
+    const xpf_pstate *ps = c->ps;
+    const wm_xpf *f = c->f;
+    bool text = c->t_serial == c->serial;
+    if (!(c->more & XT_FRAMES)) { /* the first frame: what a document left (it may end in the middle of one) goes */
+        c->n_xf = c->n_xa = c->n_xl = 0;
+        c->ab_len = 0;
+        if (!text) c->dt_len = 0, c->n_tn = 0;
+    }
+    xtframe x = { .ps = ps, .sp = c->sp, .tn0 = text ? c->tn0 : c->n_tn,
+                  .dstart = text ? c->tn[c->tn0].off : (uint32_t)c->dt_len, .xa0 = c->n_xa, .xl0 = c->n_xl, .ab0 = c->ab_len };
+    for (uint32_t i = 0; i < ps->n_pslots; i++) {
+        const xpf_pslot *s = &ps->pslots[i];
+        const slotv *v = &c->sv[s->slot];
+        if (f->slots[s->slot].is_text || v->epoch != c->serial) continue;
+        if (!vec_room(c, (void **)&c->xa, c->n_xa, &c->cap_xa, sizeof *c->xa)) return;
+        xtattr *a = &c->xa[c->n_xa++];
+        *a = (xtattr){ .slot = s->slot, .soff = SIZE_MAX, .v = *v };
+        if (v->kind == XPF_V_STR && s->need_str) { /* the string a literal reads (put_value keeps it) */
+            if (!text_room(c, &c->ab, &c->ab_cap, c->ab_len + v->len)) return;
+            if (v->len) memcpy(c->ab + c->ab_len, v->sp, v->len);
+            a->soff = c->ab_len;
+            c->ab_len += v->len;
+        }
+    }
+    for (uint32_t i = 0; i < ps->n_q; i++) save_marks(c, f->qs[ps->qs[i]].pred);
+    c->xf[c->n_xf++] = x;
+    c->more |= XT_FRAMES;
+    c->collecting = false;
+}
+
+/* The end of a frame's element: its queries decided from its saved values,
+ * text nodes and string value. */
+static __attribute__((noinline)) void close_frame(wm_xpf_ctx *c)
+{
+    const xtframe x = c->xf[c->n_xf - 1];
+    next_serial(c);
+    c->ps = x.ps;
+    c->n_cand = 0;
+    c->n_fired = 0;
+    c->sbuf_len = 0;
+    for (uint32_t i = x.xa0; i < c->n_xa; i++) {
+        const xtattr *a = &c->xa[i];
+        slotv *v = &c->sv[a->slot];
+        *v = a->v;
+        v->epoch = c->serial;
+        if (a->soff != SIZE_MAX) v->sp = c->ab + a->soff;
+    }
+    for (uint32_t i = x.xl0; i < c->n_xl; i++) set_lit(c, c->xl[i].lit, c->xl[i].val);
+    exact_eval(c, x.ps, c->tn + x.tn0, c->n_tn - x.tn0, c->dt + x.dstart, (uint32_t)(c->dt_len - x.dstart));
+    c->n_tn = x.tn0;
+    c->n_xa = x.xa0;
+    c->n_xl = x.xl0;
+    c->ab_len = x.ab0;
+    if (--c->n_xf == 0) c->more &= (uint8_t)~XT_FRAMES;
+}
+
+/* A start element while an element is collected or frames are open. */
+static __attribute__((noinline)) void start_busy(wm_xpf_ctx *c)
+{
+    if (c->busy == 1 && !c->ps->any_text) {
+        finish(c);
+        return;
+    }
+    if (c->collecting) {
+        if (c->ps->any_text) go_complex(c);
+        else finish(c);
+    }
+    c->more &= (uint8_t)~XT_TPEND;
+    c->t_split = true; /* text on both sides of a child: two text nodes */
+}
+
+/* An end element while the collected element has text waiting or frames
+ * are open. */
+static __attribute__((noinline)) void end_busy(wm_xpf_ctx *c)
+{
+    if (c->collecting) {
+        if (c->ps->any_text) end_text(c);
+        else finish(c);
+    } else if ((c->more & XT_FRAMES) && c->xf[c->n_xf - 1].sp == c->sp)
+        close_frame(c);
+    c->more &= (uint8_t)~XT_TPEND;
+    c->t_split = true;
 }
 
 static __attribute__((noinline)) void start_document(wm_xpf_ctx *c)
@@ -1422,7 +1846,8 @@ static inline bool settled(wm_xpf_ctx *c)
 
 static inline void end_element(wm_xpf_ctx *c)
 {
-    if (c->collecting) finish(c);
+    if (c->busy == 1) finish(c); /* with text waiting or frames open, more is set */
+    else if (c->busy) end_busy(c);
     if (c->sp) c->sp--;
 }
 
@@ -1440,8 +1865,9 @@ static int on_event(void *user, const wm_exi_event *ev)
     case WM_EXI_EV_SE: start_element(c, ev); break;
     case WM_EXI_EV_EE: end_element(c); break;
     case WM_EXI_EV_CH:
-        if (c->collecting && c->ps->any_text) text_value(c, ev);
+        if ((c->collecting && c->ps->any_text) || (c->more & XT_FRAMES)) text_value(c, ev);
         break;
+    case WM_EXI_EV_CM: case WM_EXI_EV_PI: c->t_split = true; break; /* text on either side: two text nodes */
     case WM_EXI_EV_SD: start_document(c); break;
     default:
         break;
@@ -1509,7 +1935,7 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
         c->undecided = f->n_q;
     }
     c->sp = 0;
-    c->collecting = false;
+    c->busy = 0; /* no frames: the text buffers start again with the next one (go_complex, text_value) */
     if (++c->doc == 0) {
         for (uint32_t i = 0; i < f->n_clusters_total; i++) c->cs[i].doc = 0, c->wm[i] = 0;
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);

@@ -41,7 +41,15 @@
  * 'false' (false); any other literal, < <= > >=, contains, starts-with and
  * matches on it are refused (WM_XPF_E_TYPE), as is a test on an attribute
  * that is boolean on some of the named elements and not on others.
- * text() and '.' are accepted on elements of simple content only.
+ * text() and '.' are accepted on elements the schema gives no child
+ * elements (WM_XPF_E_TYPE otherwise). Where such an element has children
+ * after all — content of an xs:any wildcard, or undeclared children in a
+ * non-strict stream — they keep XPath 1.0's meaning: '.' is the
+ * string-value (all descendant text), text() the text children (a
+ * comparison holds if one does, a function reads the first); a typed chunk
+ * in such text counts in its canonical form. Tests on @xsi:type and
+ * @xsi:nil are refused (WM_XPF_E_QUERY): EXI carries them as grammar
+ * events of their own (§8.5.4.4.2), not as attribute values.
  * Differences from XPath 1.0 on the decoded XML, by design: float
  * INF/-INF/NaN compare as the IEEE values they denote, "+5" as 5, a
  * subnormal as itself (libxml2's number(): NaN, NaN, 0); non-canonical lexical

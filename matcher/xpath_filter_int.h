@@ -12,6 +12,8 @@
 #include "matcher/xpath_filter.h"
 
 #define XPF_NONE UINT32_MAX
+/* The namespace of xsi:type and xsi:nil (XML Schema Part 1 §2.6). */
+#define WM_XPF_XSI_URI "http://www.w3.org/2001/XMLSchema-instance"
 /* Query bit sets (matched, decided, cluster rows) are padded to a multiple
  * of this many 64-bit words, so they are OR-ed 512 bits at a time. */
 #define XPF_QW 8

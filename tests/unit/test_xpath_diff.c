@@ -27,6 +27,12 @@
  * NaN literals among the thresholds; a fifth (MIX_LEXICAL) with the
  * documents' numbers in other lexical forms, against libxml2 on a twin
  * document by an explicit expected-deviation rule (see lexical_variant).
+ * A sixth (MIX_TEXT, review 13 finding 1) leaves SenML for a schema of
+ * this tree (tests/data/xpath/mixed.xsd) whose documents have elements
+ * with text and child elements — below an xs:any wildcard and in mixed
+ * content (strict and non-strict streams), and simple-content elements
+ * given undeclared children (non-strict) — against '.' (the string-value:
+ * all descendant text) and text() (any text child; functions: the first).
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -48,6 +54,8 @@
 #include "tests/lib/xpf_check.h"
 
 #define NS "urn:ietf:params:xml:ns:senml"
+#define XNS "urn:x" /* tests/data/xpath/mixed.xsd (MIX_TEXT) */
+#define ZNS "urn:z" /* elements of another namespace, below its wildcard */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ROUNDS 8
@@ -60,7 +68,7 @@
 static uint64_t rng;
 static unsigned rnd(unsigned n) { return (unsigned)(wm_senml_rand(&rng) % n); }
 
-typedef struct sb { char b[2048]; size_t n; } sb;
+typedef struct sb { char b[16384]; size_t n; } sb; /* MIX_TEXT's documents too */
 static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(sb *s, const char *fmt, ...)
 {
@@ -280,6 +288,8 @@ static bool ref_eval(xmlDocPtr doc, const char *q)
     xmlXPathContextPtr x = xmlXPathNewContext(doc);
     cr_assert(x);
     xmlXPathRegisterNs(x, BAD_CAST "s", BAD_CAST NS);
+    xmlXPathRegisterNs(x, BAD_CAST "x", BAD_CAST XNS); /* MIX_TEXT's */
+    xmlXPathRegisterNs(x, BAD_CAST "z", BAD_CAST ZNS);
     xmlXPathRegisterFunc(x, BAD_CAST "matches", xp_matches);
     xmlXPathObjectPtr r = xmlXPathEval(BAD_CAST q, x);
     cr_assert(r, "libxml2 refused %s", q);
@@ -484,7 +494,7 @@ static wm_exi_grammar *senml_grammar(void)
     return g;
 }
 
-enum { MIX_RANDOM, MIX_BENCH, MIX_GUARDS, MIX_LARGE, MIX_LEXICAL };
+enum { MIX_RANDOM, MIX_BENCH, MIX_GUARDS, MIX_LARGE, MIX_LEXICAL, MIX_TEXT };
 
 /* mix: MIX_RANDOM the random subset; MIX_BENCH the queries of
  * perf/bench_exi_filter.c; MIX_GUARDS gen_guard_query (the forms the
@@ -622,3 +632,225 @@ Test(xpath_diff, senml_random_docs_x_cluster_guard_queries) { run_rounds(MIX_GUA
 Test(xpath_diff, senml_random_docs_x_large_cluster_queries) { run_rounds(MIX_LARGE); }
 
 Test(xpath_diff, senml_lexical_number_forms_x_queries) { run_rounds(MIX_LEXICAL); }
+
+/* ------------------------------------------------ text with child elements
+ * MIX_TEXT (review 13 finding 1): '.' and text() where elements have text
+ * and child elements. Documents of tests/data/xpath/mixed.xsd: strict ones
+ * valid (w's xs:any holds z: elements of text and children, m is mixed
+ * content), non-strict ones also with undeclared children g in s and i
+ * (typed int text, then a child, then more text). Literals: the string-values
+ * and text nodes of the round's documents (libxml2 reads them), so equality
+ * hits whole values, single nodes and first chunks alike. */
+#define TPR 40      /* MIX_TEXT queries per round */
+static const char *const tchunks[] = { "a", "b", "5", "12", "ab", "x y", "7", "-3", "1.5", "c" };
+static char tlits[256][64];
+static unsigned n_tlits;
+
+/* Text, children and more text in z: elements (below w's wildcard), depth d. */
+static void gen_z(sb *s, int d)
+{
+    const char *nm = d % 2 ? "f" : "e";
+    put(s, "<z:%s%s>", nm, rnd(3) == 0 ? rnd(2) ? " k='a'" : " k='b'" : "");
+    for (unsigned i = 0, n = rnd(4); i < n; i++) {
+        if (i % 2 == 0 && rnd(4)) put(s, "%s", tchunks[rnd(10)]);
+        else if (d < 3) gen_z(s, d + 1);
+        else put(s, "<z:f/>");
+    }
+    put(s, "</z:%s>", nm);
+}
+
+/* An undeclared child g (non-strict), with text and a nested one. */
+static void gen_g(sb *s)
+{
+    switch (rnd(3)) {
+    case 0: put(s, "<g/>"); break;
+    case 1: put(s, "<g>%s</g>", tchunks[rnd(10)]); break;
+    default: put(s, "<g>%s<g>%s</g></g>", tchunks[rnd(10)], tchunks[rnd(10)]); break;
+    }
+}
+
+static void gen_text_doc(sb *s, bool strict)
+{
+    static const int ints[] = { 5, 12, 7, -3, 0 };
+    s->n = 0;
+    put(s, "<root xmlns='" XNS "' xmlns:z='" ZNS "'>");
+    for (unsigned r = 0, nr = 1 + rnd(3); r < nr; r++) {
+        put(s, "<r%s>", rnd(2) ? " k='a'" : "");
+        for (unsigned k = 0, nk = 1 + rnd(5); k < nk; k++) {
+            switch (rnd(4)) {
+            case 0: /* simple content; non-strict: undeclared children between text nodes */
+                put(s, "<s%s%s>", rnd(2) ? rnd(2) ? " k='a'" : " k='b'" : "", rnd(3) ? "" : " n='5'");
+                if (strict || rnd(2)) {
+                    if (rnd(4)) put(s, "%s", tchunks[rnd(10)]);
+                } else
+                    for (unsigned i = 0, n = 1 + rnd(4); i < n; i++) {
+                        if (i % 2 == 0) put(s, "%s", tchunks[rnd(10)]);
+                        else gen_g(s);
+                    }
+                put(s, "</s>");
+                break;
+            case 1: /* xs:int; non-strict: a child after the typed text, maybe more text */
+                put(s, "<i>%d", ints[rnd(5)]);
+                if (!strict && rnd(2)) {
+                    gen_g(s);
+                    if (rnd(2)) put(s, "%d", ints[rnd(5)]);
+                }
+                put(s, "</i>");
+                break;
+            case 2: /* a wildcard's content: valid in a strict stream */
+                put(s, "<w>");
+                for (unsigned i = 0, n = rnd(3); i < n; i++) gen_z(s, 0);
+                put(s, "</w>");
+                break;
+            default: /* mixed content */
+                put(s, "<m>");
+                for (unsigned i = 0, n = rnd(5); i < n; i++) {
+                    if (i % 2 == 0) put(s, "%s", tchunks[rnd(10)]);
+                    else put(s, "<s>%s</s>", rnd(4) ? tchunks[rnd(10)] : "");
+                }
+                put(s, "</m>");
+                break;
+            }
+        }
+        put(s, "</r>");
+    }
+    put(s, "</root>");
+}
+
+/* The string-values and text nodes of doc's elements, as literals. */
+static void collect_text_lits(xmlNodePtr n)
+{
+    for (; n; n = n->next) {
+        if (n->type != XML_ELEMENT_NODE && n->type != XML_TEXT_NODE) continue;
+        xmlChar *v = xmlNodeGetContent(n);
+        if (v && strlen((const char *)v) < sizeof tlits[0] && !strchr((const char *)v, '\'') && n_tlits < 256) {
+            unsigned i = 0;
+            while (i < n_tlits && strcmp(tlits[i], (const char *)v)) i++;
+            if (i == n_tlits) strcpy(tlits[n_tlits++], (const char *)v);
+        }
+        xmlFree(v);
+        if (n->type == XML_ELEMENT_NODE) collect_text_lits(n->children);
+    }
+}
+
+/* A test on '.' or text() of a text-reading target (i: numbers only). */
+static void text_atom(sb *s, bool num_only)
+{
+    static const char *const nums[] = { "5", "12", "7", "-3", "1.5", "0", "3" };
+    static const char *const res[] = { "^a", "b$", "[0-9]", "^[a-z]+$", "5" };
+    const char *o = rnd(2) ? "." : "text()";
+    const char *lit = n_tlits ? tlits[rnd(n_tlits)] : "a";
+    unsigned k = num_only ? rnd(3) : rnd(9);
+    switch (k) {
+    case 0: put(s, "%s %s %s", o, ops[rnd(6)], nums[rnd(7)]); break;
+    case 1: put(s, "not(%s %s %s)", o, ops[rnd(6)], nums[rnd(7)]); break;
+    case 2: put(s, "%s", num_only || rnd(2) ? "text()" : "not(text())"); break;
+    case 3: put(s, "%s %s '%s'", o, rnd(3) ? "=" : "!=", lit); break;
+    case 4: put(s, "not(%s = '%s')", o, lit); break;
+    case 5: put(s, "contains(%s, '%s')", o, rnd(2) ? lit : tchunks[rnd(10)]); break;
+    case 6: put(s, "starts-with(%s, '%s')", o, rnd(2) ? lit : tchunks[rnd(10)]); break;
+    case 7: put(s, "matches(%s, '%s')", o, res[rnd(5)]); break;
+    default: put(s, "@k = '%s'", rnd(2) ? "a" : "b"); break;
+    }
+}
+
+static void gen_text_query(sb *s)
+{
+    static const char *const targets[] = { "//x:s", "/x:root/x:r/x:s", "//x:m/x:s", "//z:e", "//x:w/z:e", "//z:f", "//z:*", "//x:i" };
+    unsigned t = rnd(8);
+    bool num_only = t == 7;
+    s->n = 0;
+    put(s, "%s[", targets[t]);
+    text_atom(s, num_only);
+    if (rnd(2)) {
+        put(s, rnd(2) ? " and " : " or ");
+        text_atom(s, num_only);
+    }
+    put(s, "]");
+}
+
+static void run_text_rounds(uint64_t seed, int rounds)
+{
+    rng = seed;
+    char path[4096];
+    const char *root = getenv("WM_ROOT");
+    snprintf(path, sizeof path, "%s/tests/data/xpath/mixed.xsd", root ? root : ".");
+    wm_exi_grammar *g = NULL;
+    wm_exi_error ge = { 0 };
+    cr_assert_eq(wm_exi_xsd_compile(path, &g, &ge), WM_EXI_OK, "%s: %s", path, ge.msg);
+    wm_xp_ns ns[] = { { "x", XNS }, { "z", ZNS } };
+    unsigned pairs = 0, matches = 0, complex_docs = 0;
+    for (int round = 0; round < rounds; round++) {
+        static uint8_t exi[DPR][16384];
+        static sb src[DPR];
+        size_t en[DPR];
+        int strict[DPR];
+        xmlDocPtr doc[DPR];
+        n_tlits = 0;
+        for (int d = 0; d < DPR; d++) {
+            strict[d] = (int)rnd(2);
+            gen_text_doc(&src[d], strict[d]);
+            doc[d] = xmlReadMemory(src[d].b, (int)src[d].n, NULL, NULL, XML_PARSE_NONET);
+            cr_assert(doc[d], "generated XML does not parse: %s", src[d].b);
+            collect_text_lits(xmlDocGetRootElement(doc[d]));
+            wm_exi_options o;
+            wm_exi_options_default(&o);
+            o.strict = strict[d];
+            if (rnd(3) == 0) o.alignment = WM_EXI_BYTE_ALIGNED;
+            wm_exi_encoder enc;
+            wm_exi_encoder_init(&enc, g, &o, false, true, NULL);
+            wm_exi_error e = { 0 };
+            cr_assert_eq(wm_exi_encode_xml(&enc, src[d].b, src[d].n, exi[d], sizeof exi[d], &en[d], &e), WM_EXI_OK,
+                         "%s (strict %d): %s", src[d].b, strict[d], e.msg);
+            wm_exi_encoder_free(&enc);
+            complex_docs += strstr(src[d].b, "<g") || strstr(src[d].b, "<z:");
+            cr_assert_lt(src[d].n, sizeof src[d].b - 1, "document cut");
+        }
+        static sb qtext[TPR];
+        const char *qs[TPR];
+        for (int i = 0; i < TPR; i++) {
+            gen_text_query(&qtext[i]);
+            qs[i] = qtext[i].b;
+        }
+        wm_xpf *f = NULL;
+        wm_xpf_error fe;
+        cr_assert_eq(wm_xpf_compile(g, qs, TPR, ns, 2, &f, &fe), WM_XPF_OK, "compile: query %u '%s' pos %u: %s", fe.query,
+                     fe.query < TPR ? qs[fe.query] : "", fe.pos, fe.msg);
+        wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+        cr_assert(c);
+        for (int d = 0; d < DPR; d++) {
+            wm_exi_error e = { 0 };
+            uint64_t m[(TPR + 63) / 64], ms[(TPR + 63) / 64];
+            cr_assert_eq(wm_xpf_match(c, exi[d], en[d], NULL, NULL, 0, m, NULL, &e), WM_XPF_OK, "match: %s", e.msg);
+            uint32_t cand[TPR], nc = 0;
+            for (uint32_t q = (uint32_t)d % 3; q < TPR; q += 3) cand[nc++] = q;
+            cr_assert_eq(wm_xpf_match(c, exi[d], en[d], NULL, cand, nc, ms, NULL, &e), WM_XPF_OK, "match subset: %s", e.msg);
+            for (uint32_t q = 0; q < TPR; q++) {
+                bool ours = wm_test_xpf_hit(f, m, q), ref = ref_eval(doc[d], qs[q]);
+                cr_assert_eq(ours, ref, "seed %#llx: query %s: filter %d, libxml2 %d on\n%s\n(strict %d)",
+                             (unsigned long long)seed, qs[q], ours, ref, src[d].b, strict[d]);
+                cr_assert_eq(wm_test_xpf_hit(f, ms, q), (q % 3 == (uint32_t)d % 3) && ref, "subset entry point differs on %s", qs[q]);
+                pairs++;
+                matches += ref;
+            }
+            xmlFreeDoc(doc[d]);
+        }
+        wm_xpf_ctx_free(c);
+        wm_xpf_free(f);
+    }
+    cr_assert_gt(matches, pairs / 10, "only %u of %u pairs match", matches, pairs);
+    cr_assert_lt(matches, pairs - pairs / 10, "%u of %u pairs match", matches, pairs);
+    cr_assert_gt(complex_docs, (unsigned)rounds, "documents with undeclared or wildcard elements: %u", complex_docs);
+    cr_log_info("xpath_diff (text with child elements): %u doc x query pairs, %u matches, %u documents with "
+                "undeclared or wildcard elements, 0 differences\n", pairs, matches, complex_docs);
+    wm_exi_grammar_free(g);
+}
+
+Test(xpath_diff, mixed_content_wildcard_and_nonstrict_docs_x_text_queries)
+{
+    const char *s = getenv("WM_XPATH_DIFF_SEED"), *r = getenv("WM_XPATH_DIFF_ROUNDS");
+    int rounds = r ? atoi(r) : ROUNDS / 2;
+    if (s) run_text_rounds(strtoull(s, NULL, 0), rounds);
+    else
+        for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) run_text_rounds(seeds[i], rounds);
+}
