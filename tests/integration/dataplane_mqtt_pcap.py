@@ -219,18 +219,24 @@ def subscriber_and_publisher(name, filt):
     return sub, pub
 
 
+def granted_subscriber(name, *subs):
+    """Conn 1 (client id name) subscribes to each (filter, nbhd) of subs in
+    turn (packet id and subid 1, 2, ...), each granted; Conn 2 "pub" connects."""
+    sub, pub = Conn(1), Conn(2)
+    sub.open(name)
+    for i, (filt, nbhd) in enumerate(subs, 1):
+        sub.c2s(ACK | PSH, subscribe(i, i, filt, nbhd))
+        sub.s2c(ACK | PSH, suback(i))
+    pub.open("pub")
+    return sub, pub
+
+
 result = {}
 if scenario == "reload":
     res = json.load(open(sys.argv[4]))
     x1, x2 = set(res["X1"]["result"]), set(res["X2"]["result"])
     p1, p2 = sorted(x1 - x2)[0], sorted(x2 - x1)[0]
-    sub, pub = Conn(1), Conn(2)
-    sub.open("sub")
-    sub.c2s(ACK | PSH, subscribe(1, 1, "traffic/#", "X1"))
-    sub.s2c(ACK | PSH, suback(1))
-    sub.c2s(ACK | PSH, subscribe(2, 2, "traffic/+", "X2"))
-    sub.s2c(ACK | PSH, suback(2))
-    pub.open("pub")
+    sub, pub = granted_subscriber("sub", ("traffic/#", "X1"), ("traffic/+", "X2"))
     for i in range(80):
         pub.c2s(ACK | PSH, publish("traffic/a", p1 if i % 2 == 0 else p2))
         pub.s2c(ACK)
@@ -249,13 +255,7 @@ elif scenario == "resub":
     x1 = set(res["X1"]["result"])
     others = set(p for v in res.values() for p in v["result"]) - x1
     pin, pout = sorted(x1)[0], sorted(others)[0]
-    sub, pub = Conn(1), Conn(2)
-    sub.open("S")
-    sub.c2s(ACK | PSH, subscribe(1, 1, "p/#", "X1"))
-    sub.s2c(ACK | PSH, suback(1))
-    sub.c2s(ACK | PSH, subscribe(2, 2, "p/#", "NOPE"))
-    sub.s2c(ACK | PSH, suback(2))
-    pub.open("pub")
+    sub, pub = granted_subscriber("S", ("p/#", "X1"), ("p/#", "NOPE"))
     for topic, peid in (("p/in", pin), ("p/out", pout)):
         pub.c2s(ACK | PSH, publish(topic, peid))
         pub.s2c(ACK)
