@@ -37,9 +37,11 @@ describes. The model:
     successful CONNACK comes (and matched then), never if the CONNACK
     refuses the client (reason >= 0x80), after which nothing the client
     sends is processed (§3.1.4);
-  - QoS 2 (§4.3.3): a PUBLISH with DUP 1 and a packet identifier the
-    session still holds (no PUBREL, no PUBREC with an error code yet) is
-    not a new publication;
+  - QoS 2 (§4.3.3, as mosquitto delivers it): a QoS 2 message is matched
+    when the client's PUBREL releases it (with the subscriptions of that
+    moment), never if the broker's PUBREC refuses it (>= 0x80) or its
+    session ends first; a PUBLISH with a packet identifier the session
+    still holds is the same message, whatever its DUP flag;
   - Wills (§3.1.2.5, §3.1.3.2.2, §3.14.4): the CONNECT's Will is published
     when the connection's end is seen (as for the session above) unless the
     client's DISCONNECT had a reason other than 0x04 or the broker never
@@ -150,7 +152,7 @@ class Session:
         self.subs = {}          # filter -> (key, nbhd set or None, no_local)
         self.owner = None       # tcp stream holding it
         self.deadline = None    # capture time it expires
-        self.qos2 = set()       # packet ids awaiting PUBREL
+        self.qos2 = {}          # packet id awaiting PUBREL -> (publisher, topic, peids)
 
 
 conns, sessions = {}, {}
@@ -198,14 +200,17 @@ def client_publish(c, m):
             topic = c.aliases.get(alias)
     if topic is None:
         return  # an unknown alias is not matched (counted by wirematch)
+    peids = [v for k, v in user_props(m) if k == "peid"]
     if qos == 2:
         pid = get(m, "mqtt.msgid")
-        if dup and pid in s.qos2:
-            return  # the same message again
-        s.qos2.add(pid)
-    peids = [v for k, v in user_props(m) if k == "peid"]
-    matched = matched_keys(topic, peids, c.client)
-    expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
+        if pid not in s.qos2:  # else the same message again, whatever its DUP flag
+            s.qos2[pid] = (c.client, topic, peids)  # delivered at its PUBREL
+        return
+    deliver(c.client, topic, peids)
+
+
+def deliver(client, topic, peids):
+    expected.append({"client": client, "topic": topic, "peids": peids, "matched": matched_keys(topic, peids, client)})
 
 
 def session(client):
@@ -286,7 +291,9 @@ for fr in frames:
             elif mtype == 10:
                 c.unsubs.append((get(m, "mqtt.msgid"), get_all(m, "mqtt.topic")))
             elif mtype == 6:
-                s.qos2.discard(get(m, "mqtt.msgid"))
+                held = s.qos2.pop(get(m, "mqtt.msgid"), None)
+                if held:
+                    deliver(*held)
             elif mtype == 14:
                 if int(get(m, "mqtt.disconnect.reason_code", "0")) != 4:
                     c.will_on = False  # §3.14.4: only 0x04 keeps the Will
@@ -363,7 +370,7 @@ for fr in frames:
                         session(c.client).subs.pop(filt, None)
             elif mtype == 5:
                 if int(get(m, "mqtt.pubrec.reason_code", "0")) >= 0x80:
-                    session(c.client).qos2.discard(get(m, "mqtt.msgid"))
+                    session(c.client).qos2.pop(get(m, "mqtt.msgid"), None)  # never delivered
             elif mtype == 14:
                 end(stream, now)
                 c.dead = True

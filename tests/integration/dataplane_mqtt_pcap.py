@@ -43,9 +43,10 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     session ends (DISCONNECT, RST, Clean Start takeover,
                     Session Expiry kept, resumed or lost), SUBACK grants and
                     refusals, a $share member that left, CONNACK limits and
-                    the broker's DISCONNECT, a QoS 2 resend on a resumed
-                    session, a PUBREC with an error code releasing its
-                    QoS 2 id, UNSUBSCRIBEs the UNSUBACK takes (0x00, 0x11),
+                    the broker's DISCONNECT, QoS 2 matched at its PUBREL (a
+                    resend on a resumed session, one with DUP 0, a PUBREC
+                    with an error code releasing its id, a subscription
+                    made before the PUBREL, a session ended before it), UNSUBSCRIBEs the UNSUBACK takes (0x00, 0x11),
                     refuses or never answers, Wills published (lost
                     connection, DISCONNECT 0x04, Will Delay with Session
                     Expiry 0, a new session, a takeover), discarded,
@@ -385,23 +386,37 @@ elif scenario == "session":
         c.s2c(ACK | PSH, packet(0xE0, reason + b"\x00"))           # the broker refuses it
         publish_and_expect(c, publish("b/after"), None, None)      # in flight: never delivered
         c.s2c(ACK | RST)
-    # QoS 2 sent again with DUP on a resumed session: one publication.
+    # QoS 2 is delivered at the PUBREL (mosquitto, §4.3.3 Method A): a PUBLISH sent again with DUP on a resumed
+    # session, or with DUP 0, before the PUBREL is one publication, matched at its PUBREL.
     q = conn("Q", conn=connect_props("Q", expiry=3600))
-    publish_and_expect(q, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), "b/q2", ["B#2"])
+    publish_and_expect(q, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), None, None)
     q.c2s(ACK | RST)
     q2 = conn("Q", conn=connect_props("Q", clean=False, expiry=3600), ack=connack_props(present=True))
     publish_and_expect(q2, packet(0x3C, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), None, None)
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x05"))                  # PUBREC
-    q2.c2s(ACK | PSH, packet(0x62, b"\x00\x05"))                  # PUBREL: id 5 is free again
-    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), "b/q2", ["B#2"])
-    # A PUBREC with an error code ends the QoS 2 exchange (§4.3.3): the id is free, DUP 1 is a new message;
-    # after a successful PUBREC (0x10 No matching subscribers) it is still the same message.
-    publish_and_expect(q2, packet(0x34, s16("b/r1") + b"\x00\x07" + vbi(0) + b"x"), "b/r1", ["B#2"])
+    publish_and_expect(q2, packet(0x62, b"\x00\x05"), "b/q2", ["B#2"])  # PUBREL: delivered; id 5 is free again
+    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), None, None)
+    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), None, None)  # DUP 0 again
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x05"))
+    publish_and_expect(q2, packet(0x62, b"\x00\x05"), "b/q2", ["B#2"])
+    # A PUBREC with an error code ends the QoS 2 exchange (§4.3.3): never delivered, the id is free, DUP 1 is a new
+    # message; after a successful PUBREC (0x10 No matching subscribers) it is still the same message.
+    publish_and_expect(q2, packet(0x34, s16("b/r1") + b"\x00\x07" + vbi(0) + b"x"), None, None)
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x07\x97"))             # PUBREC 0x97 Quota exceeded
-    publish_and_expect(q2, packet(0x3C, s16("b/r2") + b"\x00\x07" + vbi(0) + b"x"), "b/r2", ["B#2"])
-    publish_and_expect(q2, packet(0x34, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), "b/r3", ["B#2"])
+    publish_and_expect(q2, packet(0x3C, s16("b/r2") + b"\x00\x07" + vbi(0) + b"x"), None, None)
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x07"))
+    publish_and_expect(q2, packet(0x62, b"\x00\x07"), "b/r2", ["B#2"])
+    publish_and_expect(q2, packet(0x34, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), None, None)
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x08\x10"))             # PUBREC 0x10: success, PUBREL to come
     publish_and_expect(q2, packet(0x3C, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), None, None)
+    publish_and_expect(q2, packet(0x62, b"\x00\x08"), "b/r3", ["B#2"])
+    # Matched at the PUBREL: a subscription the broker granted between PUBLISH and PUBREL receives it.
+    publish_and_expect(q2, packet(0x34, s16("nq/x") + b"\x00\x0c" + vbi(0) + b"x"), None, None)
+    nq = conn("NQ"); sub(nq, 1, 1, "nq/#")
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x0c"))
+    publish_and_expect(q2, packet(0x62, b"\x00\x0c"), "nq/x", ["NQ#1"])
+    # ... and one whose PUBREL never comes before its session ends (Session Expiry 0 on DISCONNECT) reaches nobody.
+    publish_and_expect(q2, packet(0x34, s16("b/never") + b"\x00\x0d" + vbi(0) + b"x"), None, None)
     # UNSUBSCRIBE takes effect at its UNSUBACK: 0x00 and 0x11 remove, 0x87 keeps, none never comes.
     u = conn("U")
     for i in range(1, 5):
@@ -482,7 +497,10 @@ elif scenario == "session":
     # counted (as the PUBREC 0x97 above).
     publish_and_expect(pub, packet(0x32, s16("b/refused") + b"\x00\x09" + vbi(0) + b"x"), "b/refused", ["B#2"])
     pub.s2c(ACK | PSH, packet(0x40, b"\x00\x09\x87" + vbi(0)))
-    for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
+    # Q's session ends (DISCONNECT with Session Expiry 0) while b/never awaits its PUBREL: discarded.
+    q2.c2s(ACK | PSH | FIN, packet(0xE0, b"\x00" + vbi(5) + b"\x11\x00\x00\x00\x00"))
+    q2.s2c(ACK | FIN); q2.c2s(ACK)
+    for c in [pub, b, e1, e2, s_, m2, h2, k2, u, ws, w5b, w6b, t2, nq]:
         c.close()
     result = expect
 elif scenario == "churn":

@@ -16,8 +16,10 @@
 #     after the client's own DISCONNECT or a second CONNECT (a Protocol Error
 #     that ends the connection, not a new client id); a client id over 128
 #     bytes is not followed, never cut into another client's;
-#   - a QoS 2 PUBLISH sent again with DUP on a resumed session is one
-#     publication; a PUBREC with an error code releases its identifier;
+#   - a QoS 2 message is matched at its PUBREL (as mosquitto delivers it),
+#     once: sent again with DUP on a resumed session or with DUP 0 it is one
+#     publication; a PUBREC with an error code releases its identifier and
+#     the message is never delivered, nor is one whose session ends first;
 #   - UNSUBSCRIBE takes effect at the UNSUBACK (0x00, 0x11), not when refused
 #     or never answered;
 #   - Wills are matched when the broker publishes them (lost connection,
@@ -56,8 +58,11 @@ assert m["sessions_ended"] >= 3 and m["sessions_discarded"] == 2 and m["subs_ses
 # the four limits: each refused PUBLISH counted by its reason, the client followed no further
 assert mal["topic_alias_too_large"] == 1 and mal["packet_too_large"] == 1, mal
 assert mq["limit_qos"] == 1 and mq["limit_retain"] == 1 and mq["server_disconnects"] == 5, mq
-assert p["malformed"] == 4 and p["duplicate_qos2"] == 2 and mq["qos2_duplicates"] == 2, p
-assert mq["qos2_pubrec_errors"] == 1, mq
+assert p["malformed"] == 4 and p["duplicate_qos2"] == 3 and mq["qos2_duplicates"] == 3, p
+# QoS 2 at its PUBREL: 6 held, 5 released; b/r1 refused by the PUBREC 0x97, b/never's session ended first
+assert mq["qos2_pubrec_errors"] == 1 and mq["qos2_duplicates_dup0"] == 1 and mq["qos2_held"] == 7, mq
+assert mq["qos2_released"] == 5 and mq["qos2_waiting"] == 0 and mq["qos2_at_publish"] == 0, mq
+assert p["dropped_refused_by_broker"] == 1 and p["dropped_session_ended"] == 1, p
 # NE, XE: an empty nbhd / xpath is refused (no neighborhood, no query), never installed as a plain subscription
 assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
 # RF: refused, its two PUBLISHes (one pipelined, held for the CONNACK) never processed; PP's held one delivered
