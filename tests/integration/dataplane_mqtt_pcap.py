@@ -54,6 +54,10 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     Prints the match log's expected lines
                     [[TOPIC, [KEYS]] or [TOPIC, [KEYS], "will"], ...] as
                     JSON, written here by hand.
+  evict N           a quiet subscriber "S" (Keep Alive 0) on ev/# (subid 1),
+                    then N clients connect and disconnect, then "pub"
+                    publishes ev/x (S's connection stays open). Prints the
+                    expected match log lines.
   churn N K         N clients each subscribe K filters and disconnect, then
                     "live" subscribes z/# and stays; "pub" publishes z/1.
 """
@@ -503,6 +507,24 @@ elif scenario == "session":
     for c in [pub, b, e1, e2, s_, m2, h2, k2, u, ws, w5b, w6b, t2, nq]:
         c.close()
     result = expect
+elif scenario == "evict":
+    # A quiet subscriber (Keep Alive 0) whose connection the flow table evicts (replayed with --max-flows 4)
+    # while the broker still holds it: its subscription must stay. N clients come and go meanwhile.
+    nfill = int(sys.argv[4])
+    s_ = Conn(1)
+    s_.open("S", conn=packet(0x10, s16("MQTT") + b"\x05\x02\x00\x00" + vbi(0) + s16("S")))
+    s_.c2s(ACK | PSH, subscribe(1, 1, "ev/#"))
+    s_.s2c(ACK | PSH, suback(1))
+    for i in range(nfill):
+        c = Conn(10 + i)
+        c.open("f%d" % i)
+        c.close()
+    pub = Conn(2)
+    pub.open("pub")
+    pub.c2s(ACK | PSH, publish("ev/x"))
+    pub.s2c(ACK)
+    pub.close()
+    result = [["ev/x", ["S#1"]]]
 elif scenario == "churn":
     nc, nf = int(sys.argv[4]), int(sys.argv[5])
     for i in range(nc):

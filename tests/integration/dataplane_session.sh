@@ -27,6 +27,8 @@
 #     session's end or a new session), never after DISCONNECT 0x00 or when a
 #     resumed session cancels the delay; subscriptions gone by then (the
 #     Will's own session with Session Expiry 0) do not receive them;
+#   - the flow table's eviction (table full) ends no session: a quiet
+#     subscriber keeps its subscriptions;
 #   - --max-subs bounds the table; clients that come and go never fill it,
 #     one that asks for more is refused and counted.
 # The match log must equal the lines the generator writes by hand AND the
@@ -80,6 +82,24 @@ assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_b
 assert (mq["wills_kept"], mq["wills_published"], mq["wills_matched"], mq["wills_discarded"], mq["wills_cancelled"],
         mq["wills_delayed"], mq["wills_waiting"]) == (10, 7, 7, 1, 1, 3, 1), mq
 assert s["conservation"]["publish_hold"] and s["conservation"]["packets_hold"], s["conservation"]
+EOF
+
+# The flow table's eviction (--max-flows 4, 8 clients coming and going) loses sight of the quiet subscriber S's
+# connection, which the broker still holds (Keep Alive 0): S's session and subscription stay (before 2026-12-02
+# the eviction ended the session, and ev/x reached nobody).
+python3 "$R/tests/integration/dataplane_mqtt_pcap.py" evict "$tmp/e.pcap" 1883 8 > "$tmp/e-expect.json"
+timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/e.pcap" -- --max-flows 4 --match-log "$tmp/e.jsonl" \
+  --summary "$tmp/e.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "evict exited $?"; }
+eref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/e.pcap" 1883 "$tmp/res.json" "$tmp/e.jsonl") \
+  || { echo "$eref"; fail "evict: match log differs from the tshark reference"; }
+python3 - "$tmp" <<'EOF' || fail "eviction"
+import json, sys
+tmp = sys.argv[1]
+got = [[g["topic"], g["matched"]] for g in map(json.loads, open("%s/e.jsonl" % tmp))]
+assert got == json.load(open("%s/e-expect.json" % tmp)), got
+s = json.load(open("%s/e.json" % tmp))
+assert s["flows"]["closed_evicted"] >= 1 and s["mqtt"]["sessions_unobserved"] == 1, (s["flows"], s["mqtt"])
+assert s["conservation"]["publish_hold"], s["conservation"]
 EOF
 
 # --max-subs: 30 clients with 10 filters each come and go through a bound of 64; the last one is matched.

@@ -1225,6 +1225,76 @@ Test(mqtt, a_pubrec_error_releases_the_qos2_id)
     assert_publish_conservation();
 }
 
+/* A CONNECT with Keep Alive ka and Session Expiry 0. */
+static size_t connect_ka(uint8_t *out, const char *client, uint16_t ka)
+{
+    size_t n = connect_pkt(out, client, 5);
+    out[n - strlen(client) - 2 - 1 - 2] = (uint8_t)(ka >> 8); /* Keep Alive, before the empty properties */
+    out[n - strlen(client) - 2 - 1 - 1] = (uint8_t)ka;
+    return n;
+}
+
+/* A quiet connection keeps its session for as long as the broker keeps the
+ * connection: 1.5 x Keep Alive (+ WM_MQTT_KEEPALIVE_GRACE_S), for ever with
+ * Keep Alive 0 (§3.1.2.10); the flow table's eviction ends no session. */
+Test(mqtt, a_quiet_connection_keeps_its_session_for_its_keep_alive)
+{
+    uint8_t b[256];
+    struct conv v[3];
+    const uint16_t ka[3] = {0, 10, 600};
+    const char *id[3] = {"ka0", "ka10", "ka600"};
+    for (int i = 0; i < 3; i++) {
+        open_conv(&v[i], (uint16_t)(41100 + i));
+        c2s(&v[i], b, connect_ka(b, id[i], ka[i]));
+        s2c(&v[i], b, connack_pkt(b, NULL));
+    }
+    int ends = n_sess;
+    uint64_t t0 = now_ns;
+    for (int k = 0; k < 8; k++) wm_flow_table_expire(&path.flows, t0 + 16ull * 1000000000ull, 8);
+    cr_assert_eq(n_sess, ends, "ka10 is still within 1.5 x 10 s + grace");
+    for (int k = 0; k < 8; k++) wm_flow_table_expire(&path.flows, t0 + 18ull * 1000000000ull, 8);
+    cr_assert_eq(n_sess, ends + 1);
+    cr_assert_str_eq(sess[n_sess - 1].client, "ka10");
+    cr_assert_eq(sess[n_sess - 1].kind, WM_MQTT_SESSION_END);
+    /* 600 s (the table's idle limit) is not ka600's: the broker waits 900 s */
+    for (int k = 0; k < 8; k++) wm_flow_table_expire(&path.flows, t0 + 700ull * 1000000000ull, 8);
+    cr_assert_eq(n_sess, ends + 1);
+    for (int k = 0; k < 8; k++) wm_flow_table_expire(&path.flows, t0 + 903ull * 1000000000ull, 8);
+    cr_assert_eq(n_sess, ends + 2);
+    cr_assert_str_eq(sess[n_sess - 1].client, "ka600");
+    for (int k = 0; k < 8; k++) wm_flow_table_expire(&path.flows, t0 + 86400ull * 1000000000ull, 8);
+    cr_assert_eq(n_sess, ends + 2, "Keep Alive 0: the broker never closes it for silence");
+    cr_assert_eq(path.flows.active, 1);
+    /* The CONNACK's Server Keep Alive is the one that applies (§3.2.2.3.14). */
+    struct conv w;
+    open_conv(&w, 41110);
+    c2s(&w, b, connect_ka(b, "ska", 0));
+    s2c(&w, b, connack_props(b, NULL, false, (const uint8_t[]){0x13, 0x00, 0x04}, 3));
+    t0 = now_ns;
+    for (int k = 0; k < 8; k++) wm_flow_table_expire(&path.flows, t0 + 9ull * 1000000000ull, 8);
+    cr_assert_str_eq(sess[n_sess - 1].client, "ska");
+    cr_assert_eq(sess[n_sess - 1].kind, WM_MQTT_SESSION_END);
+    assert_publish_conservation();
+}
+
+Test(mqtt, an_evicted_connection_ends_no_session)
+{
+    uint8_t b[256];
+    struct conv v, w[64];
+    open_conv(&v, 41120);
+    c2s(&v, b, connect_ka(b, "quiet", 0));
+    s2c(&v, b, connack_pkt(b, NULL));
+    c2s(&v, b, publish_q(b, "m/q", 2, false, false, 3)); /* awaiting its PUBREL */
+    int ends = n_sess;
+    for (int i = 0; i < 64; i++) open_conv(&w[i], (uint16_t)(41200 + i)); /* 64 more: the table is full */
+    cr_assert_eq(path.flows.c.closed[WM_FLOW_CLOSE_EVICTED], 1);
+    cr_assert_eq(layer.c.sessions_unobserved, 1);
+    for (int i = 0; i < n_sess; i++)
+        cr_assert(i < ends || sess[i].kind != WM_MQTT_SESSION_END, "no session ended");
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_UNOBSERVED], 1);
+    assert_publish_conservation();
+}
+
 Test(mqtt, unsubscribe_takes_effect_at_the_unsuback)
 {
     uint8_t b[512];
