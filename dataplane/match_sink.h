@@ -190,7 +190,16 @@ struct wm_match_worker; /* one per worker */
     X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
     X(peid_cache_misses)   /* ... asked of the matcher */                         \
     X(log_lines)                                                                  \
-    WM_MATCH_CONTENT_COUNTERS(X)
+    WM_MATCH_CONTENT_COUNTERS(X)                                                  \
+    WM_MATCH_DELIVERY_COUNTERS(X)
+
+/* The delivery gate, per worker (summed when a worker side is freed):
+ * matched subscriptions the broker does not send the message
+ * ("Deliveries"); not outcomes: a PUBLISH all of whose subscriptions are
+ * gated is no_match. */
+#define WM_MATCH_DELIVERY_COUNTERS(X)                                             \
+    X(deliveries_too_large)         /* over the subscriber's CONNECT Maximum Packet Size */ \
+    X(deliveries_qos0_offline)      /* QoS 0 to a detached session: not queued */
 
 /* The content stage, per worker (summed when a worker side is freed):
  * content_pubs = PUBLISHes with at least one content-filtered candidate

@@ -590,6 +590,7 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
     memset(sub, 0, sizeof *sub);
     sub->client = s->client;
     sub->client_len = s->client_len;
+    sub->max_packet = s->client_max_packet;
     if (pkt->type != WM_MQTT5_SUBSCRIBE) return;
     if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
         sub->subscription_id = pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u;
@@ -771,7 +772,8 @@ static void session_event(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
 {
     if (!l->sink.session || s->client_len == 0) return;
     uint32_t n = s->n_qos2;
-    struct wm_mqtt_session_event e = {kind, s->client, s->client_len, f->id, s->expiry, l->now_ns, s->qos2, &n};
+    struct wm_mqtt_session_event e = {kind, s->client, s->client_len, f->id, s->expiry, l->now_ns, s->qos2, &n,
+                                      s->client_max_packet};
     l->sink.session(l->sink.ctx, &e);
     if (kind == WM_MQTT_SESSION_RESUME) s->n_qos2 = n < WM_MQTT_QOS2_INFLIGHT ? n : WM_MQTT_QOS2_INFLIGHT;
 }

@@ -174,6 +174,7 @@ struct wm_mqtt_subscribe {
                                      (an empty value is present: no query, refused) */
     uint8_t qos;
     bool no_local;
+    uint32_t max_packet;          /* the subscriber's CONNECT Maximum Packet Size (0: none, §3.1.2.11.4) */
 };
 
 /* How the sink took a subscription. */
@@ -205,6 +206,9 @@ struct wm_mqtt_session_event {
      * WM_MQTT_QOS2_INFLIGHT) and set *n_qos2. */
     uint16_t *qos2;
     uint32_t *n_qos2;
+    /* NEW, RESUME: the Maximum Packet Size of the client's CONNECT (0:
+     * none): the broker sends it no larger packet (§3.1.2.11.4). */
+    uint32_t max_packet;
 };
 
 /* Where sessions report. NULL members are allowed: without publish every

@@ -27,6 +27,8 @@
 #     session's end or a new session), never after DISCONNECT 0x00 or when a
 #     resumed session cancels the delay; subscriptions gone by then (the
 #     Will's own session with Session Expiry 0) do not receive them;
+#   - the broker sends nothing over a subscriber's Maximum Packet Size and
+#     queues no QoS 0 for a detached session: not logged as reaching them;
 #   - the flow table's eviction (table full) ends no session: a quiet
 #     subscriber keeps its subscriptions;
 #   - --max-subs bounds the table; clients that come and go never fill it,
@@ -82,6 +84,25 @@ assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_b
 assert (mq["wills_kept"], mq["wills_published"], mq["wills_matched"], mq["wills_discarded"], mq["wills_cancelled"],
         mq["wills_delayed"], mq["wills_waiting"]) == (10, 7, 7, 1, 1, 3, 1), mq
 assert s["conservation"]["publish_hold"] and s["conservation"]["packets_hold"], s["conservation"]
+EOF
+
+# Deliveries the broker does not make: a PUBLISH over the subscriber's Maximum Packet Size (exact boundary, QoS 0
+# and 1, Topic Alias not forwarded), QoS 0 to a detached session (QoS 1 is queued). Before 2026-12-02 all of
+# them were logged as reaching the subscriber.
+python3 "$R/tests/integration/dataplane_mqtt_pcap.py" deliver "$tmp/g.pcap" 1883 > "$tmp/g-expect.json"
+timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/g.pcap" -- --match-log "$tmp/g.jsonl" \
+  --summary "$tmp/g.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "deliver exited $?"; }
+gref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/g.pcap" 1883 "$tmp/res.json" "$tmp/g.jsonl") \
+  || { echo "$gref"; fail "deliver: match log differs from the tshark reference"; }
+python3 - "$tmp" <<'EOF' || fail "deliveries"
+import json, sys
+tmp = sys.argv[1]
+got = [json.loads(l) for l in open("%s/g.jsonl" % tmp)]
+assert [[g["topic"], g["matched"]] for g in got] == json.load(open("%s/g-expect.json" % tmp)), got
+assert [g.get("too_large_for") for g in got] == [None, ["MP#1"], None, None, ["MP#1"], None, None, None], got
+assert [g.get("qos0_not_queued_for") for g in got] == [None] * 5 + [["OF#1", "OG#1"], ["OG#1"], ["OG#1"]], got
+m = json.load(open("%s/g.json" % tmp))["match"]
+assert (m["deliveries_too_large"], m["deliveries_qos0_offline"]) == (2, 4), m
 EOF
 
 # The flow table's eviction (--max-flows 4, 8 clients coming and going) loses sight of the quiet subscriber S's
