@@ -29,9 +29,16 @@
  *     client's DISCONNECT may change it (not from 0). A successful CONNACK
  *     starts (Session Present 0: a NEW session, the client's earlier
  *     subscriptions are gone) or resumes the session; the connection's end
- *     (DISCONNECT either way, FIN, RST, flow timeout) ends it with its
+ *     (DISCONNECT either way, FIN, RST, idle timeout) ends it with its
  *     interval. The sink (wm_mqtt_sink.session) keeps the subscriptions,
  *     drops them, or lets them expire in packet time (now_ns).
+ *   - Quiet connections (§3.1.2.10): the layer sets the connection's idle
+ *     limit (wm_flow.idle_ns) from its Keep Alive, the CONNECT's or the
+ *     CONNACK's Server Keep Alive: 1.5 times it plus
+ *     WM_MQTT_KEEPALIVE_GRACE_S, when the broker has closed it itself;
+ *     never for Keep Alive 0. The flow table's eviction (table full) is
+ *     not the connection's end: the session stays as it is (counted in
+ *     sessions_unobserved), its Will unpublished.
  *   - The broker's limits (CONNACK Topic Alias Maximum, Maximum Packet Size,
  *     Maximum QoS, Retain Available; §3.2.2.3): a client PUBLISH over one is
  *     one the broker refuses with a DISCONNECT, never delivers: it ends as

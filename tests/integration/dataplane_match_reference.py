@@ -33,6 +33,13 @@ describes. The model:
     after the broker's DISCONNECT or its own (§3.14.4), nor after a second
     CONNECT (a Protocol Error: the broker closes the connection, §3.1);
   - a client id over 128 bytes: the client is not followed at all;
+  - deliveries the broker does not make are not in `matched`: a message
+    larger, as forwarded (full topic, packet id unless the delivered QoS is
+    0, the publisher's properties without Topic Alias plus the
+    subscriber's Subscription Identifier, payload), than the Maximum
+    Packet Size of the subscriber's CONNECT (§3.1.2.11.4; not modelled for
+    Wills), and a QoS 0 delivery to a detached session (mosquitto queues
+    none);
   - a client PUBLISH sent before the broker's CONNACK is delivered when a
     successful CONNACK comes (and matched then), never if the CONNACK
     refuses the client (reason >= 0x80), after which nothing the client
