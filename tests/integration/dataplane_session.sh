@@ -38,15 +38,25 @@
 . "$(dirname "$0")/lib/dataplane_env.sh" wmse
 echo '{}' > "$tmp/res.json"
 
-python3 "$R/tests/integration/dataplane_mqtt_pcap.py" session "$tmp/s.pcap" 1883 > "$tmp/expect.json"
-timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/s.pcap" -- --match-log "$tmp/s.jsonl" \
-  --summary "$tmp/s.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "wirematch exited $?"; }
-ref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/s.pcap" 1883 "$tmp/res.json" "$tmp/s.jsonl") \
-  || { echo "$ref"; fail "match log differs from the tshark reference"; }
+# replay N SCENARIO [ARGS] [-- WIREMATCH OPTIONS]: the generator's capture N.pcap (its expected lines in
+# N-expect.json) replayed into N.jsonl / N.json, which must equal the tshark reference (its summary in $ref).
+replay() {
+  local n=$1 sc=$2 args=() wm=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+  [ $# -gt 0 ] && { shift; wm=("$@"); }
+  python3 "$R/tests/integration/dataplane_mqtt_pcap.py" "$sc" "$tmp/$n.pcap" 1883 ${args[@]+"${args[@]}"} > "$tmp/$n-expect.json"
+  timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/$n.pcap" -- ${wm[@]+"${wm[@]}"} \
+    --match-log "$tmp/$n.jsonl" --summary "$tmp/$n.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "$sc: exited $?"; }
+  ref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/$n.pcap" 1883 "$tmp/res.json" \
+    "$tmp/$n.jsonl") || { echo "$ref"; fail "$sc: match log differs from the tshark reference"; }
+}
+replay s session
+sref=$ref
 python3 - "$tmp" <<'EOF' || fail "session scenario"
 import json, sys
 tmp = sys.argv[1]
-want = json.load(open("%s/expect.json" % tmp))
+want = json.load(open("%s/s-expect.json" % tmp))
 got = [json.loads(l) for l in open("%s/s.jsonl" % tmp)]
 line = lambda g: [g["topic"], g["matched"]] + (["will"] if g.get("will") else [])
 assert [line(g) for g in got] == want, "\n".join(
@@ -89,11 +99,7 @@ EOF
 # Deliveries the broker does not make: a PUBLISH over the subscriber's Maximum Packet Size (exact boundary, QoS 0
 # and 1, Topic Alias not forwarded), QoS 0 to a detached session (QoS 1 is queued). Before 2026-12-02 all of
 # them were logged as reaching the subscriber.
-python3 "$R/tests/integration/dataplane_mqtt_pcap.py" deliver "$tmp/g.pcap" 1883 > "$tmp/g-expect.json"
-timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/g.pcap" -- --match-log "$tmp/g.jsonl" \
-  --summary "$tmp/g.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "deliver exited $?"; }
-gref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/g.pcap" 1883 "$tmp/res.json" "$tmp/g.jsonl") \
-  || { echo "$gref"; fail "deliver: match log differs from the tshark reference"; }
+replay g deliver
 python3 - "$tmp" <<'EOF' || fail "deliveries"
 import json, sys
 tmp = sys.argv[1]
@@ -108,11 +114,7 @@ EOF
 # The flow table's eviction (--max-flows 4, 8 clients coming and going) loses sight of the quiet subscriber S's
 # connection, which the broker still holds (Keep Alive 0): S's session and subscription stay (before 2026-12-02
 # the eviction ended the session, and ev/x reached nobody).
-python3 "$R/tests/integration/dataplane_mqtt_pcap.py" evict "$tmp/e.pcap" 1883 8 > "$tmp/e-expect.json"
-timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/e.pcap" -- --max-flows 4 --match-log "$tmp/e.jsonl" \
-  --summary "$tmp/e.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "evict exited $?"; }
-eref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/e.pcap" 1883 "$tmp/res.json" "$tmp/e.jsonl") \
-  || { echo "$eref"; fail "evict: match log differs from the tshark reference"; }
+replay e evict 8 -- --max-flows 4
 python3 - "$tmp" <<'EOF' || fail "eviction"
 import json, sys
 tmp = sys.argv[1]
@@ -171,4 +173,4 @@ done
 logged=$(jq -s '[.[] | select(.will)] | length' "$tmp/w.jsonl")
 [ "$delivered" -ge 1 ] && [ "$(jq .mqtt.wills_published "$tmp/w.json")" = "$delivered" ] && [ "$logged" = "$delivered" ] \
   || fail "wills_published $(jq .mqtt.wills_published "$tmp/w.json"), Will lines $logged, broker delivered $delivered Wills"
-echo "$ref; mqtt5-clients.pcap: $delivered Will(s) the broker delivered matched, $wref; --max-subs 64: 300 subscriptions of departed clients never fill it, $(jq .mqtt.subs_full "$tmp/d.json") over it refused"
+echo "$sref; mqtt5-clients.pcap: $delivered Will(s) the broker delivered matched, $wref; --max-subs 64: 300 subscriptions of departed clients never fill it, $(jq .mqtt.subs_full "$tmp/d.json") over it refused"
