@@ -1290,7 +1290,7 @@ static void end_busy(wm_xpf_ctx *c);
 static inline __attribute__((always_inline)) void start_element(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const wm_xpf *f = c->f;
-    if (c->busy) start_busy(c); /* out of line: in a pack of leaf records an element is rarely open here */
+    if (__builtin_expect(c->busy != 0, 0)) start_busy(c); /* out of line: in a pack of leaf records an element is rarely open here */
     uint32_t from = c->sp ? c->stack[c->sp - 1].dstate : 1;
     uint32_t to = 0;
     if (from) {
@@ -1846,8 +1846,8 @@ static inline bool settled(wm_xpf_ctx *c)
 
 static inline void end_element(wm_xpf_ctx *c)
 {
-    if (c->busy == 1) finish(c); /* with text waiting or frames open, more is set */
-    else if (c->busy) end_busy(c);
+    if (__builtin_expect(c->busy == 1, 1)) finish(c); /* with text waiting or frames open, more is set */
+    else if (__builtin_expect(c->busy != 0, 0)) end_busy(c);
     if (c->sp) c->sp--;
 }
 
