@@ -14,7 +14,9 @@
  * exit summary (JSON, dp_stats.h counters and the conservation check) goes
  * to stdout or --summary FILE.
  *
- * Exit codes: 0 ok, 1 a port or memory failed at run time, 2 bad usage. */
+ * Exit codes: 0 ok, 1 a port or memory failed at run time, 2 bad usage,
+ * 3 the run completed but match-log lines could not be written (the
+ * summary has the counts and the reason: match.log_lines_failed, log_error). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -247,6 +249,9 @@ static int write_summary(const struct wm_app_options *o, FILE *out, struct wm_wo
         char xerr[400];
         wm_match_table_last_xpath_error(match, xerr, sizeof xerr);
         json_object_set_new(jm, "last_xpath_error", json_string(xerr));
+        char lerr[WM_MATCH_LOG_ERROR_MAX];
+        wm_match_table_log_error(match, lerr, sizeof lerr);
+        json_object_set_new(jm, "log_error", json_string(lerr));
         /* the whole line: telemetry's strings are bounded, this one is not */
         wm_load_error rerr;
         char rtext[WM_LOAD_ERROR_TEXT_MAX];
@@ -347,6 +352,10 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
+    /* A match log on a FIFO whose reader went away: the write fails with
+     * EPIPE and the lost lines are counted (match_log.h), rather than the
+     * whole run being killed without its summary. */
+    signal(SIGPIPE, SIG_IGN);
     int ret = rte_eal_init(argc, argv);
     if (ret < 0) {
         fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
@@ -514,6 +523,17 @@ int main(int argc, char **argv)
 
     if (status == 0 && write_summary(&o, sum_out, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
     else if (status != 0 && sum_out != stdout) fclose(sum_out);
+    if (status == 0 && match) {
+        struct wm_match_counters mc;
+        wm_match_table_counters(match, &mc);
+        if (mc.log_lines_failed) {
+            char lerr[WM_MATCH_LOG_ERROR_MAX];
+            wm_match_table_log_error(match, lerr, sizeof lerr);
+            fprintf(stderr, "wirematch: --match-log: %" PRIu64 " of %" PRIu64 " lines not written: %s\n",
+                    mc.log_lines_failed, mc.log_lines + mc.log_lines_failed, lerr);
+            status = 3;
+        }
+    }
 
     for (unsigned p = 0; p < n_started; p++) {
         rte_eth_dev_stop(ports[p].id);
