@@ -77,6 +77,12 @@ static void write_failed_summary(FILE *out)
     json_decref(root);
 }
 
+static void print_app_usage(const char *prgname)
+{
+    (void)prgname;
+    fputs(wm_app_options_usage(), stdout);
+}
+
 static void on_signal(int sig)
 {
     if (sig == SIGHUP) wm_reload_ctl_request();
@@ -382,6 +388,31 @@ int main(int argc, char **argv)
      * EPIPE and the lost lines are counted (match_log.h), rather than the
      * whole run being killed without its summary. */
     signal(SIGPIPE, SIG_IGN);
+    /* The app options (after "--") are read before EAL starts: --help and a
+     * bad option then answer at once, without EAL's start, which needs
+     * memory (hugepages) just to print a usage. getopt may reorder what it
+     * parses, so it gets a copy of the pointers. */
+    struct wm_app_options o;
+    char err[512];
+    {
+        int dd = 1;
+        while (dd < argc && strcmp(argv[dd], "--") != 0) dd++;
+        char *app_argv[argc + 1];
+        int app_argc = 0;
+        app_argv[app_argc++] = argv[0];
+        for (int i = dd + 1; i < argc; i++) app_argv[app_argc++] = argv[i];
+        app_argv[app_argc] = NULL;
+        if (wm_app_options_parse(app_argc, app_argv, &o, err, sizeof err) != 0) {
+            fprintf(stderr, "wirematch: %s\n%s", err, wm_app_options_usage());
+            return 2;
+        }
+        if (o.help) {
+            fputs(wm_app_options_usage(), stdout);
+            return fflush(stdout) == 0 ? 0 : 1;
+        }
+    }
+    /* EAL's own --help (before "--") lists EAL's options, then calls this */
+    rte_set_application_usage_hook(print_app_usage);
     int ret = rte_eal_init(argc, argv);
     if (ret < 0) {
         int e = rte_errno;
@@ -398,14 +429,6 @@ int main(int argc, char **argv)
     }
     struct wm_mem_plan plan;
     wm_mem_plan_eal_state(&plan); /* before the run allocates anything */
-    argv[ret] = argv[0];
-    struct wm_app_options o;
-    char err[512];
-    if (wm_app_options_parse(argc - ret, argv + ret, &o, err, sizeof err) != 0) {
-        fprintf(stderr, "wirematch: %s\n%s", err, strstr(err, "usage:") ? "" : wm_app_options_usage());
-        rte_eal_cleanup();
-        return 2;
-    }
     if (!file_readable("--resolution", o.resolution) || !file_readable("--subs", o.subs) ||
         !file_readable("--schemas", o.schemas)) {
         rte_eal_cleanup();
