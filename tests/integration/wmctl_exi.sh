@@ -133,6 +133,16 @@ expect 1 "--mem-cap BYTES raises the per-document memory cap" "$W" exi decode --
 timeout 60 "$W" exi decode --schemaless --mem-cap 67108864 "$work/big.exi" > "$work/big.out" || fail "decode --mem-cap"
 [ "$(grep -o '<e ' "$work/big.out" | wc -l)" = 20000 ] || fail "big round trip lost elements"; ok
 expect 2 "--mem-cap takes bytes from 65536 to 68719476736, not '12'" "$W" exi decode --schemaless --mem-cap 12 "$work/big.exi"
+# decoding, a cap below the decoder's fixed per-document state (string table, 64 KiB value buffer, element
+# stack: ~134 KiB) decoded nothing whatever the document ("memory cap reached at bit 48", exit 1): refused as an
+# option, naming the minimum; a little above it a small document decodes
+expect 2 "--mem-cap 65536 is below the " "$W" exi decode --schema $S/senml.gen.xsd --mem-cap 65536 $S/ex1.gen.exi
+min=$(sed -nE 's/.*give --mem-cap ([0-9]+) or more.*/\1/p' "$work/err")
+[ -n "$min" ] && [ "$min" -gt 65536 ] || fail "no minimum named: $(cat "$work/err")"
+expect 2 "--mem-cap $((min - 1)) is below the $min bytes" "$W" exi decode --schema $S/senml.gen.xsd --mem-cap $((min - 1)) $S/ex1.gen.exi
+timeout 30 "$W" exi decode --schema $S/senml.gen.xsd --mem-cap $((min + 4096)) $S/ex1.gen.exi > "$work/min.xml" \
+  || fail "decode at the minimum + 4 KiB"
+grep -q 'v="23.1"' "$work/min.xml" || fail "decode at the minimum + 4 KiB: $(cat "$work/min.xml")"; ok
 expect 2 "compile does not take --mem-cap" "$W" exi compile --schema $S/senml.gen.xsd --mem-cap 65536 "$work/c.wmg"
 # every usage error names the rule it broke before the usage line
 expect 2 "wmctl exi: unknown sub-command 'transcode'" "$W" exi transcode $S/ex1.gen.exi
