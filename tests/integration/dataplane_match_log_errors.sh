@@ -10,13 +10,8 @@
 #     gap), log_lines + log_lines_failed = L;
 #  3. logged into a FIFO whose reader reads 1,000 bytes and closes it: exit 3
 #     (not killed by SIGPIPE), "Broken pipe", log_lines + log_lines_failed = L.
-set -euo pipefail
-B=${WM_BUILD:-build}
-R=${WM_ROOT:-$PWD}
-tmp=$(mktemp -d)
-PFX=wmml$$
-trap 'rm -rf "$tmp" /var/run/dpdk/"$PFX"* 2>/dev/null || true' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/dataplane_env.sh" wmml
+PFX=$wm_eal_prefix
 run() { # run NAME LOG: replays the demo capture with --match-log LOG; exit status in $tmp/NAME.rc
   local name=$1 log=$2 rc=0
   timeout 300 "$B/wirematch" -l 0 --no-huge --no-pci --no-shconf --file-prefix "$PFX$name" --log-level=lib.eal:error \

@@ -13,13 +13,8 @@
 #  3. no hugepages (the test's own mount namespace shows EAL a sysfs with
 #     none, whatever the machine has) and no --no-huge: the message says
 #     none were found and to add --no-huge (with -m).
-set -euo pipefail
-B=${WM_BUILD:-build}
-R=${WM_ROOT:-$PWD}
-tmp=$(mktemp -d)
-PFX=wmmem$$
-trap 'rm -rf "$tmp" /var/run/dpdk/"$PFX"* 2>/dev/null || true' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib/dataplane_env.sh" wmmem
+PFX=$wm_eal_prefix
 # main lcore + two workers on this 2-CPU machine: lcores 1 and 2 share CPU 1
 two=(--lcores '0@0,1@1,2@1' --no-huge --no-pci --no-shconf --log-level=lib.eal:error)
 

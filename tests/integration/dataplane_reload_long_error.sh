@@ -18,16 +18,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/wm.log" ] && tail -5 "$tmp/wm.log"; exit 1; }
-tel() {
-  timeout 10 python3 - "/var/run/dpdk/$PFX/dpdk_telemetry.v2" "$1" <<'EOF' 2>/dev/null
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-s.recv(16384)  # the greeting
-s.send(sys.argv[2].encode())
-print(s.recv(1 << 20).decode())
-EOF
-}
+. "$(dirname "$0")/lib/dp_telemetry.sh"
+tel() { wm_tel "/var/run/dpdk/$PFX/dpdk_telemetry.v2" "$1"; }
 
 # a file path of ~150 bytes, and a neighborhood name that makes the reason ~250 bytes
 dir=$tmp/$(printf 'd%.0s' $(seq 60))/$(printf 'e%.0s' $(seq 60))
