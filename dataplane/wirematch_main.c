@@ -67,14 +67,17 @@ __attribute__((format(printf, 1, 2))) static void run_fail(const char *fmt, ...)
 }
 
 /* A run that failed has no counters to give: its --summary FILE (opened at
- * the start) holds {"error": REASON} rather than nothing. */
-static void write_failed_summary(FILE *out)
+ * the start) holds {"error": REASON} rather than nothing, and is closed.
+ * Nothing is written to stdout, where no summary is not mistaken for one. */
+static void close_failed_summary(FILE *out)
 {
+    if (out == stdout) return;
     json_t *root = json_object();
     json_object_set_new(root, "error", json_string(run_error[0] ? run_error : "the run failed before it started: see stderr"));
     json_dumpf(root, out, JSON_INDENT(2));
     fputc('\n', out);
     json_decref(root);
+    fclose(out);
 }
 
 static void print_app_usage(const char *prgname)
@@ -450,10 +453,7 @@ int main(int argc, char **argv)
         if (!match) {
             char text[WM_LOAD_ERROR_TEXT_MAX];
             run_fail("%s", wm_load_error_format(&merr, text, sizeof text));
-            if (sum_out != stdout) {
-                write_failed_summary(sum_out);
-                fclose(sum_out);
-            }
+            close_failed_summary(sum_out);
             rte_eal_cleanup();
             return 1;
         }
@@ -464,10 +464,7 @@ int main(int argc, char **argv)
     unsigned n_ports = rte_eth_dev_count_avail();
     if (n_ports == 0) {
         run_fail("no ports; give EAL one, e.g. --vdev net_pcap0,rx_pcap=IN.pcap");
-        if (sum_out != stdout) {
-            write_failed_summary(sum_out);
-            fclose(sum_out);
-        }
+        close_failed_summary(sum_out);
         wm_match_table_free(match);
         rte_eal_cleanup();
         return 2;
@@ -505,10 +502,7 @@ int main(int argc, char **argv)
     if (!pool) {
         snprintf(what, sizeof what, "cannot create the mbuf pool of %u mbufs (%s)", n_mbufs, rte_strerror(rte_errno));
         run_fail("%s", wm_mem_plan_explain(&plan, what, why, sizeof why));
-        if (sum_out != stdout) {
-            write_failed_summary(sum_out);
-            fclose(sum_out);
-        }
+        close_failed_summary(sum_out);
         wm_match_table_free(match);
         rte_eal_cleanup();
         return 1;
@@ -610,10 +604,7 @@ int main(int argc, char **argv)
     wm_reload_ctl_stop();
 
     if (status == 0 && write_summary(&o, sum_out, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
-    else if (status != 0 && sum_out != stdout) {
-        write_failed_summary(sum_out);
-        fclose(sum_out);
-    }
+    else if (status != 0) close_failed_summary(sum_out);
     if (status == 0 && match) {
         struct wm_match_counters mc;
         wm_match_table_counters(match, &mc);
