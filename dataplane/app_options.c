@@ -60,6 +60,9 @@ static const struct opt_def opts[] = {
      "IPv4 datagrams in reassembly per worker; 0 = fragments are counted and dropped"},
     {"frag-timeout-ms", 'T', OPT_U32, "MS", 1, 60000, 2000, F(frag_timeout_ms),
      "a datagram not complete within MS milliseconds is freed"},
+    {"idle-timeout", 'D', OPT_U32, "SEC", 1, 604800, 600, F(idle_timeout_s),
+     "a connection whose MQTT Keep Alive is not known (before its CONNECT, another protocol version) ends "
+     "after SEC seconds of silence; an MQTT connection's own limit is its Keep Alive"},
     {"help", 'h', OPT_FLAG, NULL, 0, 0, 0, 0, "this text, exit 0 (-h too; before --, EAL's options follow it)"},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])

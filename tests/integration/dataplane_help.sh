@@ -20,7 +20,7 @@ rc=0; "$B/wirematch" -- -h > "$tmp/h.txt" 2>&1 || rc=$?
 [ $rc = 0 ] && cmp -s "$tmp/app.txt" "$tmp/h.txt" || fail "wirematch -- -h: exit $rc or another text"
 # every option the parser takes is described, with the unit of each number and its default
 for opt in mqtt-port resolution subs schemas match-log summary tx stats-interval max-flows ooo-blocks max-subs \
-           idle-exit-ms mbufs share-policy xpath-apply frag-max frag-timeout-ms help; do
+           idle-exit-ms mbufs share-policy xpath-apply frag-max frag-timeout-ms idle-timeout help; do
   grep -qE "^  --$opt( |\$)" "$tmp/app.txt" || fail "--$opt not in the usage"
 done
 for u in 'SEC .*seconds.*default 0' 'max-flows N .*per worker.*default 16384' 'ooo-blocks N .*2 KiB.*default 2048' \
