@@ -27,9 +27,10 @@ static const struct wmctl_command commands[] = {
       "  exi compile --schema X.xsd OUT.wmg   save a compiled grammar\n"
       "  exi grammar --schema X.xsd [--format text|exificient] [TYPE]\n"
       "                                       print the grammar (EXI 1.0 8.5), or exificient.js's JSON\n"
-      "  exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT)\n"
-      "             [--ns P=URI ...] --query XPATH ...\n"
-      "             [--strict] [--byte-aligned] [--stats] IN.exi|-   matching queries (1-based) as JSON" },
+      "  exi filter (--schema X.xsd | --grammar G.wmg | --schemaless | --registry R --content-type CT)\n"
+      "             [--ns P=URI ...] --query XPATH ... [--strict] [--byte-aligned] [--fragment]\n"
+      "             [--preserve-prefixes] [--compression|--pre-compress] [--stats] IN.exi|-\n"
+      "                                       matching queries (1-based) as JSON" },
     { "resolve", wmctl_resolve,
       "resolve --world W.geojson --nbhd F.nbhd [--out R.wmr] [--json] [--crs EPSG:N]  (one or both)\n"
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },
