@@ -3,7 +3,9 @@
  *   wmctl exi decode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
  *                    [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
  *                    IN.exi                     XML on stdout (the last three: out-of-band
- *                                               options; compression is refused with a reason)
+ *                                               options; compression is refused with a reason;
+ *                                               --preserve-prefixes: the stream's prefixes are
+ *                                               read, the XML uses ns<id> ones, codec/exi_xml.h)
  *   wmctl exi compile --schema X.xsd OUT.wmg   the compiled grammar as a file, for --grammar
  *   wmctl exi grammar --schema X.xsd [--format text|exificient] [TYPE]
  *                                              the grammar as text, or as exificient.js's

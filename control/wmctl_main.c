@@ -21,7 +21,9 @@ static const struct wmctl_command commands[] = {
     { "exi", wmctl_exi,
       "exi decode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
       "             [--fragment] [--preserve-prefixes] [--compression|--pre-compress] IN.exi|-\n"
-      "                                       EXI -> XML (W3C EXI 1.0; compression is refused with the reason)\n"
+      "                                       EXI -> XML (W3C EXI 1.0; compression is refused with the reason;\n"
+      "                                       --preserve-prefixes reads the stream's prefixes but the XML is\n"
+      "                                       written with ns<id> prefixes: infoset-equal, not prefix-equal)\n"
       "  exi encode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
       "             [--fragment] [--header-options] [--schema-id ID] [--cookie] IN.xml|- OUT.exi\n"
       "  exi compile --schema X.xsd OUT.wmg   save a compiled grammar\n"
