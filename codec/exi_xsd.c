@@ -370,9 +370,9 @@ static uint32_t restrict_dt(rd *r, xmlNodePtr rest, uint32_t t, uint32_t base, w
             return WM_EXI_NONE;
         }
         /* a bound beyond int64: on its open side every int64 is in range (no
-         * restriction); on the closed side (the interop suite's nbitInteger
-         * bigNBitA/B) all values are: the type keeps (Unsigned) Integer, a
-         * documented limit (exi_xsd.h), instead of a clamped n-bit range */
+         * restriction); on its closed side every value lies beyond int64 (the
+         * interop suite's nbitInteger bigNBitA/B): the type keeps (Unsigned)
+         * Integer, a documented limit (exi_xsd.h), not a clamped n-bit range */
         if (k == 1) {
             if (lower ? x == INT64_MAX : x == INT64_MIN) beyond = lower ? 1 : -1;
             xmlFree(v);
