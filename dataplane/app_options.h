@@ -65,6 +65,7 @@ struct wm_app_options {
     uint32_t frag_max;       /* 0: no reassembly */
     uint32_t frag_timeout_ms;
     enum wm_xpath_apply xpath_apply;
+    uint32_t idle_timeout_s; /* a connection whose MQTT Keep Alive is not known (600) */
 };
 
 /* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).

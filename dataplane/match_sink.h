@@ -116,6 +116,16 @@
  *     An UNSUBSCRIBE applies at its UNSUBACK; the next compile leaves the
  *     unreferenced filter out. A reload validates every learned filter
  *     itself, pending ones included.
+ *   - Deliveries: after the content stage, a matched learned subscription
+ *     the broker would not send the message to is taken off the result
+ *     (before a shared group picks its member), counted
+ *     (WM_MATCH_DELIVERY_COUNTERS) and named in the log line: a message
+ *     larger, as forwarded to it, than its client's CONNECT Maximum Packet
+ *     Size (MQTT 5.0 §3.1.2.11.4; "too_large_for": [keys]), or one of
+ *     delivered QoS 0 while its session is detached (brokers queue no
+ *     QoS 0 for an absent client; "qos0_not_queued_for": [keys]). Both
+ *     states follow the session events; a table-wide count of such
+ *     subscriptions lets a PUBLISH skip the check when there is none.
  *   - Every client PUBLISH is looked up (topic index ∩ peid filter, then
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
@@ -190,7 +200,16 @@ struct wm_match_worker; /* one per worker */
     X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
     X(peid_cache_misses)   /* ... asked of the matcher */                         \
     X(log_lines)                                                                  \
-    WM_MATCH_CONTENT_COUNTERS(X)
+    WM_MATCH_CONTENT_COUNTERS(X)                                                  \
+    WM_MATCH_DELIVERY_COUNTERS(X)
+
+/* The delivery gate, per worker (summed when a worker side is freed):
+ * matched subscriptions the broker does not send the message
+ * ("Deliveries"); not outcomes: a PUBLISH all of whose subscriptions are
+ * gated is no_match. */
+#define WM_MATCH_DELIVERY_COUNTERS(X)                                             \
+    X(deliveries_too_large)         /* over the subscriber's CONNECT Maximum Packet Size */ \
+    X(deliveries_qos0_offline)      /* QoS 0 to a detached session: not queued */
 
 /* The content stage, per worker (summed when a worker side is freed):
  * content_pubs = PUBLISHes with at least one content-filtered candidate
