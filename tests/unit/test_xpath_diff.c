@@ -636,16 +636,7 @@ Test(xpath_diff, senml_lexical_number_forms_x_queries) { run_rounds(MIX_LEXICAL)
  * documents ('true'/'false') and compared with 'true'/'false' in the
  * queries: booleans compare as booleans here, by design (test_xpath_bool.c). */
 
-static wm_exi_grammar *types_grammar(void)
-{
-    const char *root = getenv("WM_ROOT");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/data/xpath_types.xsd", root ? root : ".");
-    wm_exi_grammar *g = NULL;
-    wm_exi_error e = { 0 };
-    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s: %s", path, e.msg);
-    return g;
-}
+static wm_exi_grammar *types_grammar(void) { return wm_test_xpf_data_grammar("xpath_types.xsd"); }
 
 /* A random document of xpath_types.xsd (valid against it: xmllint agrees). */
 static void gen_types_doc(char *out, size_t cap)

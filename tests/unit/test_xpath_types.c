@@ -15,16 +15,7 @@
 #include "matcher/xpath_filter.h"
 #include "tests/lib/xpf_check.h"
 
-static wm_exi_grammar *grammar(void)
-{
-    const char *root = getenv("WM_ROOT");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/data/xpath_types.xsd", root ? root : ".");
-    wm_exi_grammar *g = NULL;
-    wm_exi_error e = { 0 };
-    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s: %s", path, e.msg);
-    return g;
-}
+static wm_exi_grammar *grammar(void) { return wm_test_xpf_data_grammar("xpath_types.xsd"); }
 
 static void refused(const char *q, unsigned pos, const char *needle)
 {
