@@ -492,6 +492,7 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
             struct sub_node *n = *pp;
             if (n->drop) {
                 *pp = n->next;
+                gate_set(t, n, 0, false);
                 client_unlink(n);
                 if (n->owner) client_gc(t, n->owner);
                 wm_retire_call(&t->node_retire, node_retired, n, 0);
