@@ -186,8 +186,8 @@ int wmctl_exi_filter(int argc, char **argv)
     }
     if (st) { rc = wmctl_usage_error("exi", "%s: a value is too large for the filter", in); goto out; }
     printf("[");
-    for (uint32_t q = 0, k = 0; q < nq; q++)
-        if (m[q >> 6] >> (q & 63) & 1) printf("%s%u", k++ ? "," : "", q + 1);
+    for (uint32_t q = 0, k = 0, b; q < nq; q++)
+        if (b = wm_xpf_bit_of(f, q), m[b >> 6] >> (b & 63) & 1) printf("%s%u", k++ ? "," : "", q + 1);
     printf("]\n");
     if (stats) fprintf(stderr, "filter: %s\n", early ? "decided before the end of the stream (the rest was still validated)" : "needed the whole stream");
     rc = 0;

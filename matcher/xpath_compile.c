@@ -836,6 +836,82 @@ static int mark_sole_clusters(wm_xpf *f)
     return 0;
 }
 
+/* Predicate states (indexes into the array ctx) by queries, most first, then by index. */
+static int cmp_pstate_queries(const void *a, const void *b, void *ctx)
+{
+    const xpf_pstate *ps = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (ps[x].n_q != ps[y].n_q) return ps[x].n_q > ps[y].n_q ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The query bits (wm_xpf bit_of): the queries of each range cluster the
+ * evaluator can run inline (not =, no x = -inf entry: xpf_cluster fast)
+ * take consecutive bits in its search order, so that the entries a value
+ * makes true, a prefix, are a bit range made on the fly where a row of
+ * pmask would be read (a row of 1,000 queries is two cache lines, and the
+ * rows of a filter do not stay in L1). A cluster with a query that has
+ * bits already (e.g. "@v < x or @v > y", two clusters; a query listed
+ * twice) keeps rows. The other queries follow in their order. Every list
+ * of queries is rewritten to bits. Nonzero on allocation failure. */
+static int renumber_queries(wm_xpf *f)
+{
+    uint32_t n = f->n_q, next = 0, n_acc = 0;
+    uint32_t *bit = malloc((n ? n : 1) * sizeof *bit), *ord = malloc((f->n_pstates ? f->n_pstates : 1) * sizeof *ord);
+    xpf_query *qs = malloc((n ? n : 1) * sizeof *qs);
+    if (!bit || !qs || !ord) {
+        free(bit);
+        free(qs);
+        free(ord);
+        return -1;
+    }
+    for (uint32_t q = 0; q < n; q++) bit[q] = XPF_NONE;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        ord[p] = p;
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) f->pstates[p].clusters[k].qb = XPF_NONE;
+    }
+    /* the states where more queries accept first: with "//a[...]" and "/r/a[...]", the state
+     * of r/a, where every document's a is and whose clusters hold the queries of both */
+    qsort_r(ord, f->n_pstates, sizeof *ord, cmp_pstate_queries, f->pstates);
+    for (uint32_t o = 0; o < f->n_pstates; o++) {
+        xpf_pstate *ps = &f->pstates[ord[o]];
+        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+            xpf_cluster *cl = &ps->clusters[k];
+            if (cl->str || cl->op == WM_XP_EQ || cl->ninf) continue;
+            const xpf_centry *e = ps->centries + cl->off;
+            uint32_t i = 0;
+            while (i < cl->n && bit[e[i].q] == XPF_NONE) bit[e[i].q] = next + i, i++;
+            if (i < cl->n) { /* e[i].q has bits: give back the ones just taken */
+                for (uint32_t j = 0; j < i; j++) bit[e[j].q] = XPF_NONE;
+                continue;
+            }
+            cl->qb = next;
+            next += cl->n;
+        }
+        for (uint32_t g = 0, k = 0; g < ps->n_neggroups; g++)
+            for (uint32_t end = k + ps->neggroups[g].cn; k < end; k++) ps->negcl[k].qb = XPF_NONE;
+    }
+    free(ord);
+    for (uint32_t q = 0; q < n; q++)
+        if (bit[q] == XPF_NONE) bit[q] = next++;
+    for (uint32_t q = 0; q < n; q++) qs[bit[q]] = f->qs[q];
+    free(f->qs);
+    f->qs = qs;
+    f->bit_of = bit;
+    for (uint32_t p = 0; p < f->n_pstates; p++) {
+        xpf_pstate *ps = &f->pstates[p];
+        for (uint32_t i = 0; i < ps->n_q; i++) ps->qs[i] = bit[ps->qs[i]];
+        for (uint32_t i = 0; i < ps->n_always; i++) ps->always[i] = bit[ps->always[i]];
+        for (uint32_t i = 0; i < ps->n_qlist; i++) ps->qlist[i] = bit[ps->qlist[i]];
+        for (uint32_t i = 0; i < ps->n_centries; i++) ps->centries[i].q = bit[ps->centries[i].q];
+    }
+    for (uint32_t d = 0; d < f->n_dstates; d++)
+        if (f->dstates[d].acc_off + f->dstates[d].n_acc > n_acc) n_acc = f->dstates[d].acc_off + f->dstates[d].n_acc;
+    for (uint32_t i = 0; i < n_acc; i++) f->acc[i] = bit[f->acc[i]];
+    for (uint32_t i = 0; i < f->n_impossible; i++) f->impossible[i] = bit[f->impossible[i]];
+    return 0;
+}
+
 /* Rows [0, n] of a range cluster's entries e[0..n) (in search order) at
  * row block `row`: row r is the entries [0, r), only those whose literal is
  * not `skip` when `excl`. */
@@ -870,6 +946,10 @@ static int build_cluster_rows(wm_xpf *f)
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             xpf_cluster *cl = &ps->clusters[k];
             cl->pm = XPF_NONE;
+            if (cl->qb != XPF_NONE) { /* its rows are bit ranges */
+                cl->fast = true;
+                continue;
+            }
             if (cl->op == WM_XP_EQ && !cl->str) continue;
             if (8 * cl->n < f->n_qw || rows + cl->n + 1 > cap_rows) continue;
             if (cl->str && !str_rows_ok(ps, cl)) continue;
@@ -999,7 +1079,8 @@ static int build_runs(wm_xpf *f)
             r->id = cl->id;
             if (!cl->fast) continue;
             r->K = ps->ckeys + cl->koff;
-            r->rows = f->pmask + (size_t)cl->pm * f->n_qw;
+            r->rows = cl->qb != XPF_NONE ? NULL : f->pmask + (size_t)cl->pm * f->n_qw;
+            r->qb = cl->qb;
             r->sgn = cl->sgn;
             r->lg = cl->lg;
         }
@@ -1469,7 +1550,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     for (uint32_t p = 0; p < f->n_pstates; p++)
         if ((rc = build_pstate(f, &f->pstates[p]))) goto fail;
     rc = WM_XPF_E_MEMORY;
-    if (mark_sole_clusters(f)) goto fail;
+    if (renumber_queries(f) || mark_sole_clusters(f)) goto fail;
     f->n_qw = (n + 64 * XPF_QW - 1) / (64 * XPF_QW) * XPF_QW;
     if (!f->n_qw) f->n_qw = XPF_QW;
     if (build_cluster_rows(f) || build_runs(f)) goto fail;
@@ -1562,6 +1643,7 @@ void wm_xpf_free(wm_xpf *f)
     for (uint32_t i = 0; i < f->n_owned; i++) free(f->owned[i]);
     free(f->owned);
     free(f->qs);
+    free(f->bit_of);
     free(f->pnodes);
     free(f->lits);
     free(f->strpool);
@@ -1592,3 +1674,5 @@ void wm_xpf_stats_get(const wm_xpf *f, wm_xpf_stats *st)
 }
 
 uint32_t wm_xpf_n_queries(const wm_xpf *f) { return f->n_q; }
+
+uint32_t wm_xpf_bit_of(const wm_xpf *f, uint32_t query) { return query < f->n_q ? f->bit_of[query] : UINT32_MAX; }

@@ -158,9 +158,10 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->max_depth = l.max_depth;
     uint32_t nq = f->n_q ? f->n_q : 1;
     c->stack = malloc((c->max_depth + 2) * sizeof *c->stack);
-    c->matched = calloc(f->n_qw, sizeof *c->matched); /* n_qw >= (nq + 63) / 64, padded for or_rows */
+    /* n_qw >= (nq + 63) / 64, padded for or_rows; one word more (0 in open) for or_bits */
+    c->matched = calloc(f->n_qw + 1, sizeof *c->matched);
     c->decided = calloc(f->n_qw, sizeof *c->decided);
-    c->open = calloc(f->n_qw, sizeof *c->open);
+    c->open = calloc(f->n_qw + 1, sizeof *c->open);
     c->sv = calloc(f->n_slots ? f->n_slots : 1, sizeof *c->sv);
     c->lit_epoch = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_epoch);
     c->lit_val = calloc(f->n_lits ? f->n_lits : 1, sizeof *c->lit_val);
@@ -442,6 +443,37 @@ static inline void or_rows(uint64_t *d, const uint64_t *r1, const uint64_t *r2, 
         }
 }
 
+/* d |= the bits [a, b) & mk (mk may be NULL), b - a > 64: the words
+ * between the two ends are filled. */
+static __attribute__((noinline)) void or_bits_long(uint64_t *d, const uint64_t *mk, uint32_t a, uint32_t b)
+{
+    uint32_t w0 = a >> 6, w1 = (b - 1) >> 6;
+    uint64_t x0 = ~0ull << (a & 63), x1 = ~0ull >> (~(b - 1) & 63);
+    for (uint32_t w = w0 + 1; w < w1; w++) d[w] |= mk ? mk[w] : ~0ull;
+    if (mk) x0 &= mk[w0], x1 &= mk[w1];
+    d[w0] |= x0;
+    d[w1] |= x1;
+}
+
+/* d |= the bits [a, b) (a < b) & mk (mk may be NULL), the row of a
+ * cluster whose queries are consecutive bits (xpf_cluster qb): no row to
+ * read. Up to 64 bits (a cluster of up to 64 entries) lie in the word of
+ * a and the next one: a mask of b - a bits shifted across the two, with
+ * no branch on where the range starts or ends (d and mk have a word past
+ * the last one: wm_xpf_ctx_new). */
+static inline __attribute__((always_inline)) void or_bits(uint64_t *d, const uint64_t *mk, uint32_t a, uint32_t b)
+{
+    if (__builtin_expect(b - a > 64, 0)) {
+        or_bits_long(d, mk, a, b);
+        return;
+    }
+    uint32_t w = a >> 6, s = a & 63;
+    uint64_t m = ~0ull >> (64 - (b - a)), lo = m << s, hi = m >> 1 >> (63 - s);
+    if (mk) lo &= mk[w], hi &= mk[w + 1];
+    d[w] |= lo;
+    d[w + 1] |= hi;
+}
+
 /* a[0..n) == b[0..n): names, units and states are short, and a call to
  * memcmp costs more than comparing them in two loads. */
 static inline bool bytes_eq(const char *a, const char *b, uint32_t n)
@@ -599,7 +631,8 @@ static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const 
     st->rank = k;
     st->nk = r->K[k];
     uint32_t nw = c->n_qw;
-    or_rows(c->matched, r->rows + (size_t)k * nw, NULL, c->any_no ? c->open : NULL, nw);
+    if (r->rows) or_rows(c->matched, r->rows + (size_t)k * nw, NULL, c->any_no ? c->open : NULL, nw);
+    else or_bits(c->matched, c->any_no ? c->open : NULL, r->qb + lo, r->qb + k); /* [0, lo) are in already */
     lose(c, k - lo);
 }
 
@@ -1463,11 +1496,13 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
     if (cand) {
         memset(c->decided, 0xff, nw * sizeof *c->decided);
         c->undecided = 0;
-        for (uint32_t i = 0; i < n_cand; i++)
-            if (cand[i] < f->n_q && is_decided(c, cand[i])) {
-                c->decided[cand[i] >> 6] &= ~(1ull << (cand[i] & 63));
+        for (uint32_t i = 0; i < n_cand; i++) {
+            uint32_t b = cand[i] < f->n_q ? f->bit_of[cand[i]] : 0;
+            if (cand[i] < f->n_q && is_decided(c, b)) {
+                c->decided[b >> 6] &= ~(1ull << (b & 63));
                 c->undecided++;
             }
+        }
         for (uint32_t w = 0; w < nw; w++) c->open[w] = ~c->decided[w];
     } else {
         memset(c->decided, 0, nw * sizeof *c->decided);

@@ -115,6 +115,17 @@ void wm_xpf_free(wm_xpf *f);
 void wm_xpf_stats_get(const wm_xpf *f, wm_xpf_stats *st);
 uint32_t wm_xpf_n_queries(const wm_xpf *f);
 
+/* The bit of wm_xpf_match's matched[] that reports query (0-based index
+ * in the queries given to wm_xpf_compile): the filter numbers its queries
+ * so that those of one numeric range cluster ("@n = 'x' and @v > 3", "...
+ * @v > 7", ...) are consecutive bits in threshold order, which a value
+ * marks as one bit range instead of a precomputed set read from memory.
+ * A permutation of [0, n_queries), fixed when compiling (the same for
+ * every context and document); UINT32_MAX when query >= n_queries. A
+ * table look-up: a caller that reads results per document may keep the
+ * bit with its query. Thread safe (f is immutable). */
+uint32_t wm_xpf_bit_of(const wm_xpf *f, uint32_t query);
+
 /* A per-thread evaluation context for f (which must outlive it): its own EXI
  * decoder with limits lim (NULL: defaults; typed_only is forced on) and
  * Hyperscan scratch. NULL on out of memory. */
@@ -138,8 +149,9 @@ void wm_xpf_ctx_set_whole_stream(wm_xpf_ctx *c, bool on);
 
 /* Evaluates the filter over one EXI stream buf[0..len) (header and body;
  * oob: the out-of-band options when the header has none, NULL = defaults).
- * matched[] has (n_queries + 63) / 64 words; bit q is set iff query q
- * selects at least one node of the document. cand (may be NULL: all
+ * matched[] has (n_queries + 63) / 64 words; bit wm_xpf_bit_of(f, q) (not
+ * bit q) is set iff query q selects at least one node of the document
+ * (the number of bits set is the number of queries that match). cand (may be NULL: all
  * queries) restricts the work to the n_cand query indexes listed: the others
  * are reported unmatched and, without whole-stream validation, decoding
  * stops once the listed ones are decided (see

@@ -83,10 +83,14 @@ typedef struct xpf_cluster {
                                  * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
-    bool fast;                  /* a range cluster with rows and no ninf: the evaluator's inline path (xpf_run) */
+    bool fast;                  /* a range cluster with rows or a bit range (qb) and no ninf: the evaluator's
+                                 * inline path (xpf_run) */
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
+    uint32_t qb;                /* range cluster whose queries are the query bits [qb, qb + n), entry i bit
+                                 * qb + i (renumber_queries): its row r is the bit range [qb, qb + r), made
+                                 * on the fly (no pmask rows); XPF_NONE: none */
     uint32_t pm;                /* range cluster: the first of its n + 1 rows of wm_xpf.pmask (row r: the
                                  * queries of its first r entries), XPF_NONE: none (see XPF_PMASK_CAP);
                                  * a merged not() cluster has 1 + n_ul blocks of n + 1 rows: every
@@ -117,11 +121,12 @@ typedef struct xpf_strkey {
  * other cluster, run through its xpf_cluster. */
 typedef struct xpf_run {
     const double *K;            /* its keys (pstate ckeys + koff), NULL: not fast */
-    const uint64_t *rows;       /* its rows (wm_xpf pmask + pm * n_qw) */
+    const uint64_t *rows;       /* its rows (wm_xpf pmask + pm * n_qw), NULL: its bit range (qb) */
     double sgn;                 /* xpf_cluster sgn */
     uint32_t slot;              /* the numeric slot it reads */
     uint32_t id;                /* xpf_cluster id: its state per document in the context */
     uint32_t lg;                /* xpf_cluster lg */
+    uint32_t qb;                /* xpf_cluster qb (rows NULL) */
 } xpf_run;
 
 /* A merged not() cluster with rows (xpf_neggroup, xpf_cluster pm) as the
@@ -324,7 +329,11 @@ typedef struct xpf_sym {
 struct wm_xpf {
     const wm_exi_grammar *g;
     uint32_t n_q;
-    xpf_query *qs;
+    /* [n_q]: the bit of query q (the caller's index) in every query bit set and list of the filter
+     * (matched, decided, rows, postings, cluster entries, qs): the queries of a range cluster are
+     * consecutive bits in its search order (renumber_queries, wm_xpf_bit_of) */
+    uint32_t *bit_of;
+    xpf_query *qs;              /* by bit */
     uint32_t n_pnodes;
     xpf_pnode *pnodes;
     uint32_t n_lits;

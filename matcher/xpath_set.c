@@ -153,8 +153,8 @@ wm_xpf_status wm_xpf_set_match(wm_xpf_set_ctx *c, uint32_t schema, const uint8_t
     for (uint32_t i = 0; i < n_cand; i++) {
         uint32_t q = cand[i];
         if (q >= s->n_q || s->schema_of[q] != schema) continue;
-        uint32_t l = s->local_of[q];
-        if (c->bits[l >> 6] >> (l & 63) & 1) out[(*n_out)++] = q;
+        uint32_t b = wm_xpf_bit_of(s->sch[schema].f, s->local_of[q]);
+        if (c->bits[b >> 6] >> (b & 63) & 1) out[(*n_out)++] = q;
     }
     return WM_XPF_OK;
 }

@@ -35,4 +35,23 @@ static inline void wm_test_xpf_refused(const wm_exi_grammar *g, const char *firs
     cr_assert(strstr(fe.msg, needle), "%s: '%s' lacks '%s'", q, fe.msg, needle);
 }
 
+/* Does matched[], wm_xpf_match's result for f, report query q (bit
+ * wm_xpf_bit_of(f, q), not bit q: the filter numbers its queries)? */
+static inline bool wm_test_xpf_hit(const wm_xpf *f, const uint64_t *matched, uint32_t q)
+{
+    uint32_t b = wm_xpf_bit_of(f, q);
+    cr_assert_lt(b, wm_xpf_n_queries(f), "query %u has no bit", q);
+    return matched[b >> 6] >> (b & 63) & 1;
+}
+
+/* matched[] of f (at most 64 queries) with bit q for query q, to compare
+ * with a literal. */
+static inline uint64_t wm_test_xpf_by_query(const wm_xpf *f, const uint64_t *matched)
+{
+    uint64_t m = 0;
+    cr_assert_leq(wm_xpf_n_queries(f), 64);
+    for (uint32_t q = 0; q < wm_xpf_n_queries(f); q++) m |= (uint64_t)wm_test_xpf_hit(f, matched, q) << q;
+    return m;
+}
+
 #endif

@@ -19,6 +19,7 @@
 #include "matcher/xpath_filter.h"
 #include "matcher/xpath_filter_int.h" /* cluster_rows_and_entry_by_entry: which clusters have rows */
 #include "tests/lib/exi_fixture.h"
+#include "tests/lib/xpf_check.h"
 
 /* ------------------------------------------------------------- parser */
 
@@ -207,6 +208,7 @@ static uint64_t run(wm_exi_grammar *g, const char *const *qs, uint32_t n, const 
     uint64_t m = 0;
     wm_exi_error e;
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, early, &e), WM_XPF_OK, "%s", e.msg);
+    m = wm_test_xpf_by_query(f, &m);
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
     return m;
@@ -319,7 +321,7 @@ Test(xpath_filter, not_empty_string_value_beside_numeric_test)
     wm_exi_error e;
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, m, &early, &e), WM_XPF_OK, "%s", e.msg);
     for (int i = 0; i < 400; i++)
-        cr_assert_eq((m[i / 64] >> (i % 64)) & 1, (uint64_t)(i >= 200 && i % 200 < 40), "%s", many[i]);
+        cr_assert_eq(wm_test_xpf_hit(f, m, (uint32_t)i), i >= 200 && i % 200 < 40, "%s", many[i]);
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
@@ -373,6 +375,7 @@ Test(xpath_filter, duplicate_attributes_first_value_counts)
     uint64_t m = 0;
     wm_exi_error xe;
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, NULL, &xe), WM_XPF_OK, "%s", xe.msg);
+    m = wm_test_xpf_by_query(f, &m);
     cr_assert_eq(m, 0x1f, "matched %#llx", (unsigned long long)m);
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
@@ -422,7 +425,7 @@ Test(xpath_filter, early_stop_and_candidates)
     wm_exi_error e;
     uint32_t cand[] = { 1, 3 };
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 2, &m, &early, &e), WM_XPF_OK);
-    cr_assert_eq(m, 0xa);
+    cr_assert_eq(wm_test_xpf_by_query(f, &m), 0xa);
     cr_assert_eq(wm_xpf_match(c, exi, len, NULL, cand, 0, &m, &early, &e), WM_XPF_OK);
     cr_assert_eq(m, 0);
     wm_xpf_ctx_free(c);
@@ -559,7 +562,7 @@ Test(xpath_filter, schema_rules_out_queries_in_strict_streams)
         uint64_t m;
         bool early;
         cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, &early, &e), WM_XPF_OK, "%s", e.msg);
-        cr_assert_eq(m, 1);
+        cr_assert_eq(wm_test_xpf_by_query(f, &m), 1);
         /* strict: the other three are decided before decoding, so the root decides all;
          * non-strict streams may carry undeclared elements: read to the end */
         cr_assert_eq(early, strict, "strict %d", strict);
@@ -604,10 +607,10 @@ Test(xpath_filter, early_stop_counts_each_query_once)
 }
 
 /* The count of undecided queries is a lower bound that may fall to 0 or
- * below while some are open: rows OR-ed in say only how many entries they
- * cover, and here both clusters of "@u = 'V' and (@v < -i or @v > i)"
- * (rows each) cover all 64 queries, at the first and the second record,
- * 128 for 64 decided. The early stop, asked at element events, must count
+ * below while some are open: rows and bit ranges OR-ed in say only how
+ * many entries they cover, and here both clusters of "@u = 'V' and
+ * (@v < -i or @v > i)" (a bit range and rows) cover all 64 queries, at
+ * the first and the second record, 128 for 64 decided. The early stop, asked at element events, must count
  * the queries then (64 decided, "@n = 'last'" open) instead of stopping;
  * with every query decided at the last record, it stops before the
  * document's end. */
@@ -625,10 +628,11 @@ Test(xpath_filter, early_stop_recounts_a_lower_bound_at_zero)
     wm_xpf *f = NULL;
     wm_xpf_error fe;
     cr_assert_eq(wm_xpf_compile(g, qs, NQ, &senml_ns, 1, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
-    unsigned rows = 0;
+    unsigned marked = 0; /* clusters marked at once: a row or a bit range */
     for (uint32_t p = 0; p < f->n_pstates; p++)
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) rows += f->pstates[p].clusters[k].pm != XPF_NONE;
-    cr_assert_eq(rows, 2, "the test needs both clusters with rows");
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++)
+            marked += f->pstates[p].clusters[k].pm != XPF_NONE || f->pstates[p].clusters[k].qb != XPF_NONE;
+    cr_assert_eq(marked, 2, "the test needs both clusters marked at once (rows or a bit range)");
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
     uint8_t exi[512];
     size_t len = senml_pack(g, "<senml n='voltage' u='V' v='-1000'/><senml n='voltage' u='V' v='1000'/>"
@@ -681,17 +685,21 @@ Test(xpath_filter, value_beyond_the_buffer_is_a_memory_error)
     wm_exi_grammar_free(g);
 }
 
-/* Numeric clusters of at least half as many entries as a row has words
- * mark their matching entries by OR-ing one precomputed row (a bit set over
- * all queries) into the result, as long as the rows fit in XPF_PMASK_CAP
- * bytes; beyond that, a cluster marks entry by entry. Here the first
- * cluster (256 queries on humidity) gets rows and the second (16,384
- * queries on temperature: 16,385 rows of 2,112 bytes) does not, and 160
- * queries "u = 'V' and (v < -i or v > i)" sit in two clusters with rows
- * each (a query OR-ed in twice: the count of undecided queries is a lower
+/* A numeric range cluster whose queries are consecutive query bits
+ * (renumber_queries) marks its matching entries as one bit range; one that
+ * shares a query with another cluster, or lists a query twice, and has at
+ * least half as many entries as a row has words ORs one precomputed row (a
+ * bit set over all queries) into the result, as long as the rows fit in
+ * XPF_PMASK_CAP bytes; beyond that, it marks entry by entry. Here the
+ * cluster of the 256 queries on humidity is a bit range; the 16,384 on
+ * temperature, "v > i or v > i + 0.5" (each query twice in the cluster:
+ * 32,769 rows of 2,112 bytes), mark entry by entry; 160 queries "u = 'V'
+ * and (v < -i or v > i)" sit in two clusters, a bit range and one with
+ * rows (a query OR-ed in twice: the count of undecided queries is a lower
  * bound then, recounted before it can reach 0); with every query and with
- * candidates only (rows are then masked). Expected: a threshold query
- * matches iff the largest value of its name in the document is above it. */
+ * candidates only (rows and ranges are then masked). Expected: a
+ * threshold query matches iff the largest value of its name in the
+ * document is above it. */
 /* Compiles the queries qs[0..n) with the one namespace binding ns, or fails the test. */
 static wm_xpf *compile_or_fail(const wm_exi_grammar *g, const char **qs, uint32_t n, const wm_xp_ns *ns)
 {
@@ -719,24 +727,30 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
     static const char *qs[NQ];
     for (int i = 0; i < NQ; i++) {
         if (i < NH) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'humidity' and @v > %d]", i - NH / 2);
-        else if (i < NH + NT) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'temperature' and @v > %d]", i - NH);
+        else if (i < NH + NT) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'temperature' and (@v > %d or @v > %d.5)]", i - NH, i - NH);
         else if (i < NH + NT + NU) snprintf(qt[i], sizeof qt[i], "//s:senml[@u = 'V' and (@v < %d or @v > %d)]", -(i - NH - NT) - 1, i - NH - NT + 1);
         else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
         qs[i] = qt[i];
     }
     wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
-    /* which clusters have rows: the humidity one and the two of u = 'V', not the temperature one */
-    unsigned with = 0, without = 0;
+    /* bit ranges: humidity and one of u = 'V'; rows: the other of u = 'V'; neither: temperature */
+    unsigned ranges = 0, with = 0, without = 0;
     uint32_t it[2] = { 0, 0 };
     for (const xpf_cluster *cl; (cl = next_cluster(f, it));) {
+        cr_assert(cl->qb == XPF_NONE || cl->pm == XPF_NONE, "a cluster with a bit range and rows");
+        if (cl->qb != XPF_NONE) {
+            ranges++;
+            continue;
+        }
         if (cl->pm != XPF_NONE) {
             with++;
             continue;
         }
-        cr_assert_eq(cl->n, NT, "a cluster of %u entries without rows", cl->n);
+        cr_assert_eq(cl->n, 2 * NT, "a cluster of %u entries without rows", cl->n);
         without++;
     }
-    cr_assert_eq(with, 3);
+    cr_assert_eq(ranges, 2);
+    cr_assert_eq(with, 1);
     cr_assert_eq(without, 1);
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
     cr_assert(c);
@@ -771,7 +785,7 @@ Test(xpath_filter, cluster_rows_and_entry_by_entry)
                               : q < NH + NT + NU ? docs[d].vmin < -(q - NH - NT) - 1 || docs[d].vmax > q - NH - NT + 1
                               : docs[d].last;
                     if (sub && q != NQ - 1 && q % 3 != (int)(d % 3)) want = false;
-                    cr_assert_eq((bool)(m[q >> 6] >> (q & 63) & 1), want, "document %zu (candidates %d), query %s", d, sub, qs[q]);
+                    cr_assert_eq(wm_test_xpf_hit(f, m, (uint32_t)q), want, "document %zu (candidates %d), query %s", d, sub, qs[q]);
                 }
                 cr_assert_eq(early, docs[d].last, "document %zu (candidates %d): decided early %d", d, sub, early);
             }
@@ -863,7 +877,7 @@ Test(xpath_filter, infinite_thresholds)
                 double v = strtod(vals[rec[r].v], NULL);
                 want |= op == 0 ? v < x : op == 1 ? v <= x : op == 2 ? v > x : v >= x;
             }
-            cr_assert_eq((bool)(m[q >> 6] >> (q & 63) & 1), want, "%s on %s", qs[q], xml);
+            cr_assert_eq(wm_test_xpf_hit(f, m, (uint32_t)q), want, "%s on %s", qs[q], xml);
         }
     }
     wm_xpf_ctx_free(c);
@@ -897,6 +911,44 @@ Test(xpath_filter, short_string_hash_is_exact)
                 cr_assert_neq(wm_xpf_str_hash(t, n), hs, "byte %u of %u changed, same hash", pos, n);
             }
         }
+}
+
+/* The filter numbers its queries (wm_xpf_bit_of): the queries of a
+ * numeric range cluster are consecutive bits in threshold order (here
+ * "@v > x" with x descending in the caller's order, so the cluster's
+ * order is the reverse of the caller's), the others keep their relative
+ * order after them; the numbering is a permutation of [0, n), and a
+ * document's result read through it names the right queries (v = 2
+ * passes the thresholds 0 and 1 only). */
+Test(xpath_filter, query_bits_put_a_cluster_in_threshold_order)
+{
+    enum { NQ = 7 };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = senml_or_fail();
+    const char *qs[NQ] = { "//s:senml[@n = 'b']", "//s:senml[@n = 'a' and @v > 4]", "//s:senml[@n = 'a' and @v > 3]",
+                           "//s:senml[@n = 'a' and @v > 2]", "//s:senml[@n = 'a' and @v > 1]",
+                           "//s:senml[@n = 'a' and @v > 0]", "//s:senml[@n = 'c']" };
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
+    uint32_t seen = 0;
+    for (uint32_t q = 0; q < NQ; q++) {
+        uint32_t b = wm_xpf_bit_of(f, q);
+        cr_assert_lt(b, NQ, "query %u: bit %u", q, b);
+        cr_assert_not(seen >> b & 1, "query %u: bit %u twice", q, b);
+        seen |= 1u << b;
+    }
+    cr_assert_eq(wm_xpf_bit_of(f, NQ), UINT32_MAX);
+    for (uint32_t q = 2; q <= 5; q++) cr_assert_eq(wm_xpf_bit_of(f, q), wm_xpf_bit_of(f, 1) - (q - 1), "query %s", qs[q]);
+    cr_assert_lt(wm_xpf_bit_of(f, 0), wm_xpf_bit_of(f, 6), "the others keep their order");
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    uint8_t exi[256];
+    size_t len = senml_pack(g, "<senml n='a' u='V' v='2'/><senml n='c' u='V' v='9'/>", exi, sizeof exi);
+    uint64_t m = 0;
+    cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, NULL, &e), WM_XPF_OK, "%s", e.msg);
+    cr_assert_eq(wm_test_xpf_by_query(f, &m), 1u << 4 | 1u << 5 | 1u << 6, "got %#llx", (unsigned long long)wm_test_xpf_by_query(f, &m));
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
 }
 
 /* The per-document state of fast clusters (xpf_run: a trigger's range
@@ -957,7 +1009,7 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
         cr_assert_eq(early, docs[d].kind == 1, "document %zu: decided early %d", d, early);
         for (int q = 0; q < NQ; q++) {
             bool want = q < NT ? docs[d].v > THRESHOLD(q) : docs[d].t > THRESHOLD(q - NT);
-            cr_assert_eq((bool)(m >> q & 1), want, "document %zu, query %s", d, qs[q]);
+            cr_assert_eq(wm_test_xpf_hit(f, &m, (uint32_t)q), want, "document %zu, query %s", d, qs[q]);
         }
     }
 #undef THRESHOLD
@@ -1013,7 +1065,7 @@ Test(xpath_filter, string_cluster_by_probed_literal)
         for (int q = 0; q < NQ - 1; q++) {
             bool want = false;
             for (int r = 0; r < nr; r++) want |= rn[r] == q % 3 && rv[r] == (q < 3);
-            cr_assert_eq((bool)(m >> q & 1), want, "%s on %s", qs[q], recs);
+            cr_assert_eq(wm_test_xpf_hit(f, &m, (uint32_t)q), want, "%s on %s", qs[q], recs);
         }
     }
     wm_xpf_ctx_free(c);

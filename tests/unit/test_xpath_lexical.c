@@ -125,7 +125,8 @@ Test(xpath_lexical, what_stays_allowed_agrees_with_libxml2)
         for (size_t i = 0; i < n; i++) {
             bool ref = reference(qs[i]);
             yes += ref;
-            cr_assert_eq((m >> i & 1) != 0, ref, "%s: ours %d, libxml2 %d (strict %d)", qs[i], (int)(m >> i & 1), ref, strict);
+            bool ours = wm_test_xpf_hit(f, &m, (uint32_t)i);
+            cr_assert_eq(ours, ref, "%s: ours %d, libxml2 %d (strict %d)", qs[i], ours, ref, strict);
         }
         cr_assert(yes > 0 && yes < n, "both answers exercised: %u of %zu true", yes, n);
         wm_xpf_ctx_free(c);
