@@ -695,6 +695,16 @@ static char *make_key(const struct wm_mqtt_subscribe *s)
     return k;
 }
 
+/* A refused SUBSCRIBE replaces nothing (§3.8.4 replaces a subscription
+ * with one that is made): the client's subscription of that filter, if
+ * any, stays with its filters, as in the proxy, which answers the refusal
+ * and keeps its record. Counted, since the old filters go on deciding. */
+static void refused_kept(struct wm_match_table *t, const struct wm_mqtt_subscribe *s)
+{
+    uint32_t h = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
+    if (*find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, h)) t->c.subs_refused_kept++;
+}
+
 static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm_mqtt_subscribe *s)
 {
     uint32_t nbhd = WM_NBHD_NONE;
@@ -704,7 +714,10 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
      * wmctl match and the proxy refuse them), never "no filter". */
     if (s->nbhd.p) {
         nbhd = wm_matcher_nbhd_find(m, (const char *)s->nbhd.p, s->nbhd.len);
-        if (nbhd == WM_NBHD_NONE) return WM_MQTT_SUB_NBHD_UNKNOWN;
+        if (nbhd == WM_NBHD_NONE) {
+            refused_kept(t, s);
+            return WM_MQTT_SUB_NBHD_UNKNOWN;
+        }
     }
     wm_content *content = wm_tables_content(t->cur);
     uint32_t slot = 0;
@@ -731,6 +744,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         if (refused) {
             snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
             t->c.subs_xpath_refused++;
+            refused_kept(t, s);
             return WM_MQTT_SUB_XPATH_INVALID;
         }
     }

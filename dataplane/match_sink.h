@@ -20,7 +20,11 @@
  *     §3.8.4), UNSUBSCRIBE removes it (at its UNSUBACK, mqtt_session.h). A `nbhd` naming no neighborhood of
  *     the current resolution is counted (WM_MQTT_SUB_NBHD_UNKNOWN) and NOT
  *     installed: a subscriber asking for an unknown neighborhood must never
- *     receive everything.
+ *     receive everything. Nor does such a refused SUBSCRIBE (or one whose
+ *     `xpath` is refused) replace the subscription the client already has
+ *     of that filter: it stays with its neighborhood and content filter, as
+ *     the proxy keeps it when it answers the refusal (proxy_filter.c), and
+ *     is counted (subs_refused_kept).
  *   - A reload carries every learned subscription into the new set BEFORE
  *     it is published, re-resolving its neighborhood BY NAME in the new
  *     resolution: a PUBLISH is matched against one set, old or new, never
@@ -173,6 +177,7 @@ struct wm_match_worker; /* one per worker */
     X(subs_preloaded)      /* subscriptions of the current --subs file */         \
     X(subs_live)           /* learned subscriptions installed */                  \
     X(subs_replaced)       /* SUBSCRIBE of a filter the client already had */     \
+    X(subs_refused_kept)   /* refused (nbhd unknown, xpath refused) for a filter the client already had: kept */ \
     X(subs_removed)                                                               \
     X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
     X(subs_full)           /* learned subscriptions refused: max_subs (--max-subs) reached */ \

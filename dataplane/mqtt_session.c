@@ -57,6 +57,7 @@ struct mqtt_session {
     uint16_t qos2[WM_MQTT_QOS2_INFLIGHT]; /* client QoS 2 ids awaiting PUBREL */
     uint32_t qos2_slot[WM_MQTT_QOS2_INFLIGHT]; /* ... their copies: slot + 1, Q2_AT_PUBLISH, Q2_ELSEWHERE */
     struct pend_sub *pend;  /* SUBSCRIBEs awaiting their SUBACK */
+    uint32_t pend_n;        /* copies in pend (<= cfg.pending_per_session) */
     char client[WM_MQTT_CLIENT_ID_MAX + 1];
     struct mqtt_dir d[2];
 };
@@ -114,6 +115,7 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->staging_buffers = 64;
     cfg->alias_slots = 8192;
     cfg->pending_subscribes = 1024;
+    cfg->pending_per_session = 0;   /* a sixteenth of pending_subscribes (wm_mqtt_layer_init) */
     cfg->wills = 1024;
     cfg->will_max = 2048;
     cfg->qos2_held = 1024;
@@ -140,6 +142,7 @@ int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_
         return -1;
     memset(l, 0, sizeof *l);
     l->cfg = *cfg;
+    if (!l->cfg.pending_per_session) l->cfg.pending_per_session = cfg->pending_subscribes / 16 ? cfg->pending_subscribes / 16 : 1;
     if (sink) l->sink = *sink;
     uint8_t *m = mem;
     l->stage_mem = m;
@@ -644,11 +647,17 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
 /* A client SUBSCRIBE waits for the broker's SUBACK (§3.9.3), an
  * UNSUBSCRIBE for its UNSUBACK (§3.11.3): only what the broker took
  * happened in the broker. The packet is copied (its bytes go with the
- * segment) into a bounded number of pending copies. */
+ * segment) into a bounded number of pending copies, of which one session
+ * holds at most its share (pending_per_session): the pool is the worker's,
+ * and a client that never reads its SUBACKs (or a broker slow to send
+ * them) must not leave the other clients' SUBSCRIBEs untracked, i.e. never
+ * installed. */
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct pend_sub *ps = NULL;
-    if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
+    bool over_share = s->pend_n >= l->cfg.pending_per_session;
+    if (over_share) l->c.pending_over_share++;
+    else if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
     if (!ps) {
         if (pkt->type == WM_MQTT5_SUBSCRIBE) l->c.subscribe_untracked++;
         else if (pkt->type == WM_MQTT5_UNSUBSCRIBE) l->c.unsubscribe_untracked++;
@@ -664,13 +673,16 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     while (*tail) tail = &(*tail)->next;
     *tail = ps;
     l->pending_n++;
+    s->pend_n++;
     return true;
 }
 
-static void pend_free(struct wm_mqtt_layer *l, struct pend_sub *ps)
+/* ps, off s's list already */
+static void pend_free(struct wm_mqtt_layer *l, struct mqtt_session *s, struct pend_sub *ps)
 {
     free(ps);
     l->pending_n--;
+    s->pend_n--;
 }
 
 static uint8_t pend_type(const struct pend_sub *ps) { return ps->bytes[0] >> 4; }
@@ -689,7 +701,7 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
     wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
     wm_mqtt5_result r;
     if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, pkt, &r) != WM_MQTT5_DONE) {
-        pend_free(l, ps);
+        pend_free(l, s, ps);
         return NULL;
     }
     return ps;
@@ -718,7 +730,7 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
         if (deliver && wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) == WM_MQTT5_DONE)
             on_publish(l, f, s, WM_DIR_C2S, ps->bytes, &pkt);
         outcome(l, d, deliver ? WM_MQTT_PUB_MALFORMED : o); /* no-op unless it was not handed on */
-        pend_free(l, ps);
+        pend_free(l, s, ps);
     }
     d->cur_publish = in_progress;
 }
@@ -800,7 +812,7 @@ static void on_ack(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqt
         }
         else unsuback_filter(l, &sub, ack->payload.p[i]);
     }
-    pend_free(l, ps);
+    pend_free(l, s, ps);
 }
 
 static void session_event(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
@@ -1363,7 +1375,7 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
         s->pend = ps->next;
         if (pend_type(ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
         else l->c.unsubscribes_unacknowledged++;
-        pend_free(l, ps);
+        pend_free(l, s, ps);
     }
     /* A connection lost without DISCONNECT ends its session too (and may
      * publish its Will), and so does an idle timeout: the timeout follows

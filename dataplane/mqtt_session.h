@@ -11,7 +11,9 @@
  *     in a per-worker slot pool.
  *   - SUBSCRIBE from the client is kept PENDING by its packet identifier
  *     (a copy of the packet, from a per-worker bound of
- *     pending_subscribes) until the broker's SUBACK: each filter the SUBACK
+ *     pending_subscribes, of which one session holds at most
+ *     pending_per_session: one client cannot take them all) until the
+ *     broker's SUBACK: each filter the SUBACK
  *     grants (reason code < 0x80, §3.9.3) is handed to the sink
  *     (wm_mqtt_sink.subscribe) with the granted QoS, its subscription
  *     identifier and the SUBSCRIBE's `nbhd` and `xpath` user properties
@@ -304,7 +306,9 @@ struct wm_mqtt_sink {
     X(subs_refused_by_broker) /* ... refused (>= 0x80): never installed */       \
     X(subscribes_unacknowledged) /* SUBSCRIBEs whose SUBACK never came (connection ended) */ \
     X(subs_after_session_end) /* granted after the session ended (expiry 0): not installed */ \
-    X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full */   \
+    X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full, or the session's share */ \
+    X(pending_over_share)   /* (UN)SUBSCRIBEs and held PUBLISHes not kept: their session held
+                               pending_per_session copies (also in *_untracked, publish_unheld) */ \
     X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
@@ -349,6 +353,8 @@ struct wm_mqtt_config {
     uint32_t staging_buffers; /* split packets assembled at once per worker (default 64) */
     uint32_t alias_slots;     /* aliased topics kept per worker (default 8192) */
     uint32_t pending_subscribes; /* SUBSCRIBEs and UNSUBSCRIBEs awaiting their ack per worker (default 1024) */
+    uint32_t pending_per_session; /* ... of them one session may hold (0: pending_subscribes / 16, at least 1;
+                                     default 0, so 64 of 1024) */
     uint32_t wills;           /* Wills kept per worker: live connections' and delayed ones (default 1024) */
     uint32_t will_max;        /* bytes of one Will: topic + properties + payload (default 2048) */
     uint32_t qos2_held;       /* QoS 2 PUBLISHes held for their PUBREL per worker (default 1024) */

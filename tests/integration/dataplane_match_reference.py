@@ -10,7 +10,7 @@ describes. The model:
     clientid#filter, replacement of a filter the client has (§3.8.4),
     topic aliases per connection, No Local, `nbhd` user
     properties looked up in the resolution's JSON dump from `wmctl dump`,
-    `peid` user properties; an empty `xpath` is no query and an empty
+    `peid` user properties (an empty value is no peid); an empty `xpath` is no query and an empty
     `nbhd` names no neighborhood: such a subscription is never installed;
   - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
     packet identifier grants (reason code < 0x80, §3.9.3); an UNSUBSCRIBE
@@ -236,7 +236,7 @@ def client_publish(c, m):
             topic = c.aliases.get(alias)
     if topic is None:
         return  # an unknown alias is not matched (counted by wirematch)
-    peids = [v for k, v in user_props(m) if k == "peid"]
+    peids = [v for k, v in user_props(m) if k == "peid" and v]  # an empty value is no peid
     in_pl = int(get(m, "mqtt.property_len", "0"))
     in_topic = len(get(m, "mqtt.topic", "").encode())
     payload = int(get(m, "mqtt.len")) - (2 + in_topic + (2 if qos else 0) + vbi_len(in_pl) + in_pl)
@@ -312,7 +312,7 @@ for fr in frames:
                     c.max_packet = int(prop(m, 0x27, 0))
                     if get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.willflag") in ("1", "True"):
                         c.will = {"topic": get(m, "mqtt.willtopic", ""),
-                                  "peids": [v for k, v in user_props(m, "mqtt.will_properties") if k == "peid"],
+                                  "peids": [v for k, v in user_props(m, "mqtt.will_properties") if k == "peid" and v],
                                   "delay": int(next((v for i, v in props(m, "mqtt.will_properties")
                                                      if i == 0x18), 0)),
                                   "qos": int(get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.qos", "0"))}

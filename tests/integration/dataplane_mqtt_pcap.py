@@ -12,6 +12,11 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     4,000 UDP frames (so a looped replay logs fewer lines);
                     "sub" disconnects last.
                     Prints {"p1": PEID, "p2": PEID}.
+  resub RES.json    a subscriber "S" on p/# with nbhd X1 (subid 1, granted)
+                    subscribes p/# again with nbhd NOPE (subid 2, which no
+                    resolution defines; the broker grants it); a publisher
+                    "pub" sends p/in (a peid of X1) and p/out (one outside).
+                    Prints {"in": PEID, "out": PEID}.
   share             three members s1..s3 of $share/g/t/# (subids 1..3) and
                     one plain subscriber "plain" on t/#; publishers p1..p4
                     each send 6 PUBLISHes on t/x.
@@ -30,7 +35,9 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     (1-based frame number) of the bad frame.
   peids             one subscriber "S" on p/# (subid 1); a publisher "pub"
                     sends p/64 with 64 peid User Properties (the bound,
-                    dataplane/peid_props.h) and p/65 with 65.
+                    dataplane/peid_props.h), p/65 with 65, p/empty with one
+                    empty peid and p/64-and-empty with 64 and an empty one
+                    (an empty value is no peid).
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
                     XPATH|null], ...], "events": [["pub", TOPIC, CONTENT_TYPE|null,
                     PAYLOAD_HEX], ["unsub", CLIENT, FILTER] (UNSUBACK 0x00),
@@ -224,18 +231,24 @@ def subscriber_and_publisher(name, filt):
     return sub, pub
 
 
+def granted_subscriber(name, *subs):
+    """Conn 1 (client id name) subscribes to each (filter, nbhd) of subs in
+    turn (packet id and subid 1, 2, ...), each granted; Conn 2 "pub" connects."""
+    sub, pub = Conn(1), Conn(2)
+    sub.open(name)
+    for i, (filt, nbhd) in enumerate(subs, 1):
+        sub.c2s(ACK | PSH, subscribe(i, i, filt, nbhd))
+        sub.s2c(ACK | PSH, suback(i))
+    pub.open("pub")
+    return sub, pub
+
+
 result = {}
 if scenario == "reload":
     res = json.load(open(sys.argv[4]))
     x1, x2 = set(res["X1"]["result"]), set(res["X2"]["result"])
     p1, p2 = sorted(x1 - x2)[0], sorted(x2 - x1)[0]
-    sub, pub = Conn(1), Conn(2)
-    sub.open("sub")
-    sub.c2s(ACK | PSH, subscribe(1, 1, "traffic/#", "X1"))
-    sub.s2c(ACK | PSH, suback(1))
-    sub.c2s(ACK | PSH, subscribe(2, 2, "traffic/+", "X2"))
-    sub.s2c(ACK | PSH, suback(2))
-    pub.open("pub")
+    sub, pub = granted_subscriber("sub", ("traffic/#", "X1"), ("traffic/+", "X2"))
     for i in range(80):
         pub.c2s(ACK | PSH, publish("traffic/a", p1 if i % 2 == 0 else p2))
         pub.s2c(ACK)
@@ -249,6 +262,18 @@ if scenario == "reload":
     # whole pass: a reload at any moment finds them.
     sub.close()
     result = {"p1": p1, "p2": p2}
+elif scenario == "resub":
+    res = json.load(open(sys.argv[4]))
+    x1 = set(res["X1"]["result"])
+    others = set(p for v in res.values() for p in v["result"]) - x1
+    pin, pout = sorted(x1)[0], sorted(others)[0]
+    sub, pub = granted_subscriber("S", ("p/#", "X1"), ("p/#", "NOPE"))
+    for topic, peid in (("p/in", pin), ("p/out", pout)):
+        pub.c2s(ACK | PSH, publish(topic, peid))
+        pub.s2c(ACK)
+    pub.close()
+    sub.close()
+    result = {"in": pin, "out": pout}
 elif scenario == "share":
     members = [Conn(1), Conn(2), Conn(3)]
     for i, m in enumerate(members):
@@ -298,12 +323,13 @@ elif scenario == "csum":
     pub.close()
     sub.close()
 elif scenario == "peids":
-    def publish_peids(topic, n):
-        props = b"".join(b"\x26" + s16("peid") + s16("x%d" % i) for i in range(n))
+    def publish_peids(topic, values):
+        props = b"".join(b"\x26" + s16("peid") + s16(v) for v in values)
         return packet(0x30, s16(topic) + vbi(len(props)) + props + b"x")
     sub, pub = subscriber_and_publisher("S", "p/#")
-    for n in (64, 65):
-        pub.c2s(ACK | PSH, publish_peids("p/%d" % n, n))
+    xs = ["x%d" % i for i in range(65)]
+    for topic, values in (("p/64", xs[:64]), ("p/65", xs), ("p/empty", [""]), ("p/64-and-empty", xs[:64] + [""])):
+        pub.c2s(ACK | PSH, publish_peids(topic, values))
         pub.s2c(ACK)
     pub.close()
     sub.close()

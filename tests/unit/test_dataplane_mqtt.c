@@ -772,6 +772,36 @@ Test(mqtt, pending_subscribes_are_bounded)
     assert_publish_conservation();
 }
 
+/* REVIEW12 #23: the worker's pool of pending copies is shared, so one
+ * session holds at most its share (pending_per_session, by default a
+ * sixteenth): a client whose SUBACKs do not come (it pipelines SUBSCRIBEs,
+ * or the broker is slow) no longer leaves another client's SUBSCRIBE
+ * untracked, i.e. never installed. */
+Test(mqtt, one_session_holds_at_most_its_share_of_the_pending_pool)
+{
+    layer_with(32, 0, 0);   /* a share of 2 */
+    cr_assert_eq(layer.cfg.pending_per_session, 2);
+    uint8_t b[512];
+    struct conv hog, other;
+    connect_as(&hog, 41010, "hog");
+    for (uint32_t i = 0; i < 40; i++) c2s(&hog, b, subscribe_pkt(b, 1 + i, NULL, "h/#", NULL));
+    cr_assert_eq(layer.pending_n, 2);
+    cr_assert_eq(layer.c.subscribe_untracked, 38);
+    cr_assert_eq(layer.c.pending_over_share, 38);
+    connect_as(&other, 41011, "other");
+    c2s(&other, b, subscribe_pkt(b, 7, NULL, "o/#", NULL));
+    cr_assert_eq(layer.c.subscribe_untracked, 38, "the other client's SUBSCRIBE is tracked");
+    s2c(&other, b, suback_pkt(b, 3, (const uint8_t[]){0}, 1));
+    cr_assert_eq(n_subs, 1);
+    cr_assert_str_eq(subs[0].filter, "o/#");
+    /* the hog's share comes back with its SUBACKs */
+    s2c(&hog, b, suback_pkt(b, 3, (const uint8_t[]){0}, 1));
+    c2s(&hog, b, subscribe_pkt(b, 99, NULL, "h2/#", NULL));
+    cr_assert_eq(layer.c.subscribe_untracked, 38);
+    cr_assert_eq(layer.pending_n, 2);
+    assert_publish_conservation();
+}
+
 Test(mqtt, session_lifetime_events)
 {
     uint8_t b[256];
