@@ -357,10 +357,12 @@ static void outcome_later(struct wm_mqtt_layer *l, enum wm_mqtt_pub_outcome o)
     if (o == WM_MQTT_PUB_MATCHED) l->publish_matched_in_frame++;
 }
 
-/* The broker hands the client's message to its subscribers: matched
- * through the sink. Returns the outcome. */
+/* The broker hands the client's message to its subscribers (or, retained,
+ * sends subscriber s a retained message for its new subscription):
+ * matched through the sink. Returns the outcome. */
 static enum wm_mqtt_pub_outcome deliver(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
-                                        const uint8_t *topic, uint32_t topic_len, const wm_mqtt5_packet *pkt)
+                                        const uint8_t *topic, uint32_t topic_len, const wm_mqtt5_packet *pkt,
+                                        bool retained)
 {
     struct wm_mqtt_publish p;
     p.seq = l->next_seq++;
@@ -371,7 +373,7 @@ static enum wm_mqtt_pub_outcome deliver(struct wm_mqtt_layer *l, struct wm_flow 
     p.topic_len = topic_len;
     p.pkt = pkt;
     p.will = false;
-    p.retained = false;
+    p.retained = retained;
     p.n_peids = wm_peids_collect(&pkt->props, p.peids);
     if (p.n_peids == WM_PEIDS_TOO_MANY) return WM_MQTT_PUB_TOO_MANY_PEIDS;
     if (!l->sink.publish) return WM_MQTT_PUB_NO_TABLE;
@@ -385,19 +387,7 @@ static void retained(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_ses
                      uint32_t topic_len, const wm_mqtt5_packet *pkt)
 {
     l->c.retained_sent++;
-    struct wm_mqtt_publish p;
-    p.seq = l->next_seq++;
-    p.flow_id = f->id;
-    p.client = s->client;
-    p.client_len = s->client_len;
-    p.topic = (const char *)topic;
-    p.topic_len = topic_len;
-    p.pkt = pkt;
-    p.will = false;
-    p.retained = true;
-    enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR;
-    if ((p.n_peids = wm_peids_collect(&pkt->props, p.peids)) != WM_PEIDS_TOO_MANY && l->sink.publish)
-        o = l->sink.publish(l->sink.ctx, &p);
+    enum wm_mqtt_pub_outcome o = deliver(l, f, s, topic, topic_len, pkt, true);
     if (o == WM_MQTT_PUB_MATCHED) l->c.retained_matched++;
     else if (o == WM_MQTT_PUB_NO_MATCH) l->c.retained_no_match++;
     else l->c.retained_dropped++;
@@ -483,7 +473,7 @@ static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_
     wm_mqtt5_result r;
     enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
     if (wm_mqtt5_decode(&cfg, b + q->topic_len, q->len, &pkt, &r) == WM_MQTT5_DONE)
-        o = deliver(l, f, s, b, q->topic_len, &pkt);
+        o = deliver(l, f, s, b, q->topic_len, &pkt, false);
     l->c.qos2_released++;
     q2_free(l, q, o);
 }
@@ -616,7 +606,7 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
             l->c.qos2_untracked++;
         }
     }
-    outcome(l, d, deliver(l, f, s, topic, topic_len, pkt));
+    outcome(l, d, deliver(l, f, s, topic, topic_len, pkt, false));
 }
 
 /* The SUBSCRIBE's filters as the sink takes them, with the properties
