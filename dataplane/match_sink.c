@@ -27,6 +27,7 @@
 #include "control/content_filters.h"
 #include "control/reload.h"
 #include "control/tables.h"
+#include "dataplane/match_log.h"
 #include "dataplane/peid_cache.h"
 #include "matcher/matcher.h"
 #include "matcher/qsbr.h"
@@ -127,6 +128,7 @@ struct wm_match_table {
     enum wm_share_policy share_policy;
     wm_load_error last_error;    /* under reload_mu: the last refused reload's */
     char last_xpath_error[400];  /* under lock: why the last `xpath` was refused */
+    char log_error[WM_MATCH_LOG_ERROR_MAX]; /* under lock: the first match-log write failure */
     struct wm_match_counters c;  /* under lock */
     struct sub_node *pend;       /* under lock: nodes whose content filter is pending */
     /* The compile thread's wake-up and the waiting workers' (wait mode). */
@@ -148,8 +150,9 @@ struct wm_match_worker {
     const char **keys;
     uint32_t *member_hash;       /* scratch: one matched group's member hashes */
     uint32_t *rr;                /* round-robin cursor per group id (this worker's) */
-    FILE *log;
-    char *logbuf;
+    struct wm_match_log *mlog;   /* --match-log, or NULL */
+    FILE *log;                   /* its stream */
+    char *log_path;
     struct wm_match_counters c;  /* lookups, errors, log lines, content stage */
     struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
     /* content stage: the snapshot of the attached set's filters and this worker's decoders */
@@ -613,6 +616,13 @@ void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t
 {
     tlock(&t->lock);
     snprintf(buf, len, "%s", t->last_xpath_error);
+    tunlock(&t->lock);
+}
+
+void wm_match_table_log_error(struct wm_match_table *t, char *buf, size_t len)
+{
+    tlock(&t->lock);
+    snprintf(buf, len, "%s", t->log_error);
     tunlock(&t->lock);
 }
 
@@ -1557,14 +1567,15 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
         return NULL;
     }
     if (log_path) {
-        w->log = fopen(log_path, "w");
-        if (!w->log) {
-            snprintf(err, errlen, "--match-log %s: %s", log_path, strerror(errno));
+        char lerr[WM_MATCH_LOG_ERROR_MAX];
+        w->mlog = wm_match_log_open(log_path, 1 << 20, lerr, sizeof lerr);
+        w->log_path = strdup(log_path);
+        if (!w->mlog || !w->log_path) {
+            snprintf(err, errlen, "--match-log %s", w->mlog ? "out of memory" : lerr);
             wm_match_worker_free(w);
             return NULL;
         }
-        w->logbuf = malloc(1 << 20);
-        if (w->logbuf) setvbuf(w->log, w->logbuf, _IOFBF, 1 << 20);
+        w->log = wm_match_log_stream(w->mlog);
     }
     return w;
 nomem:
@@ -1576,8 +1587,8 @@ nomem:
 void wm_match_worker_free(struct wm_match_worker *w)
 {
     if (!w) return;
-    if (w->log) fclose(w->log);
-    free(w->logbuf);
+    struct wm_match_log_result lr = {0, 0};
+    wm_match_log_close(w->mlog, &lr);
     if (w->rd) {
         wm_reload_reader_pause(w->rd); /* never spin on the lock while holding grace periods back */
         tlock(&w->t->lock);
@@ -1585,7 +1596,11 @@ void wm_match_worker_free(struct wm_match_worker *w)
         w->t->c.lookup_errors += w->c.lookup_errors;
         w->t->c.peid_cache_hits += w->peids->hits;
         w->t->c.peid_cache_misses += w->peids->misses + w->peids->bypassed;
-        w->t->c.log_lines += w->c.log_lines;
+        /* produced = stored + lost: the stream knows what reached the file */
+        w->t->c.log_lines += lr.lines_written;
+        w->t->c.log_lines_failed += w->c.log_lines - lr.lines_written;
+        if (lr.err && !w->t->log_error[0])
+            snprintf(w->t->log_error, sizeof w->t->log_error, "%s: %s", w->log_path, strerror(lr.err));
 #define WM_MATCH_ADD_CONTENT(n) w->t->c.n += w->c.n;
         WM_MATCH_CONTENT_COUNTERS(WM_MATCH_ADD_CONTENT)
         WM_MATCH_DELIVERY_COUNTERS(WM_MATCH_ADD_CONTENT)
@@ -1606,6 +1621,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->cpass);
     free(w->cdrop);
     free(w->ppos);
+    free(w->log_path);
     free(w->gsub);
     free(w->gwhy);
     free(w);

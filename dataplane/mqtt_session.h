@@ -122,7 +122,7 @@
 
 #include "codec/mqtt5_decode.h"
 #include "dataplane/flow_table.h"
-#include "dataplane/peid_props.h"
+#include "control/peid_props.h"
 
 #define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; a longer one's client is not followed (counted) */
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */

@@ -35,7 +35,7 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     (1-based frame number) of the bad frame.
   peids             one subscriber "S" on p/# (subid 1); a publisher "pub"
                     sends p/64 with 64 peid User Properties (the bound,
-                    dataplane/peid_props.h), p/65 with 65, p/empty with one
+                    control/peid_props.h), p/65 with 65, p/empty with one
                     empty peid and p/64-and-empty with 64 and an empty one
                     (an empty value is no peid).
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
