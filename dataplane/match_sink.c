@@ -495,6 +495,7 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
             struct sub_node *n = *pp;
             if (n->drop) {
                 *pp = n->next;
+                gate_set(t, n, 0, false);
                 client_unlink(n);
                 if (n->owner) client_gc(t, n->owner);
                 wm_retire_call(&t->node_retire, node_retired, n, 0);
@@ -1311,6 +1312,33 @@ static void w_gate(struct wm_match_worker *w, const wm_matcher *m, const struct 
     if (dropped) w_compact(w);
 }
 
+/* A retained message the broker sent a subscriber for its new subscription
+ * (mqtt_session.h, "Retained messages"): of what matched it, only that
+ * subscriber's own learned subscriptions are its receivers, and of those
+ * only the one its Subscription Identifier names when it carries one;
+ * shared subscriptions receive no retained messages (MQTT 5.0 §4.8.2). */
+static void w_retained_only(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
+{
+    const wm_mqtt5_props *pr = &p->pkt->props;
+    bool has_id = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER);
+    uint32_t id = has_id ? pr->v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u : 0;
+    wm_match_result *r = &w->res;
+    uint32_t n = r->n_subs + r->n_members, dropped = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bool keep = false;
+        uint64_t cookie = i < r->n_subs ? wm_matcher_sub_cookie(m, r->subs[i]) : 0;
+        if (cookie & WM_TABLES_COOKIE_EXT) {
+            const struct sub_node *nd = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+            keep = strlen(nd->client) == p->client_len && memcmp(nd->client, p->client, p->client_len) == 0 &&
+                   (!has_id || nd->subid == id);
+        }
+        if (keep) continue;
+        w->cdrop[i] = 1;
+        dropped++;
+    }
+    if (dropped) w_compact(w);
+}
+
 /* The content stage (ARCHITECTURE.md §3): the subscriptions and shared
  * members that survived topic and spatial matching and carry a content
  * filter are decided by ONE decode of the payload with the schema its
@@ -1397,7 +1425,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             else ids[i] = wm_peid_cache_find(w->peids, m, peids[i].s, peids[i].len);
         }
         if (st == WM_MATCHER_OK) {
-            wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
+            /* a retained message's publisher is not known here (No Local does not apply) */
+            wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->retained ? NULL : p->client,
+                                p->retained ? 0 : p->client_len};
             st = wm_matcher_lookup(w->r, &pub, &w->res);
         }
         if (st != WM_MATCHER_OK) {
@@ -1413,7 +1443,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         wait_compile(w, round);
     }
     w->ngate = 0;
-    if (atomic_load_explicit(&w->t->gated, memory_order_relaxed)) w_gate(w, wm_tables_matcher(w->tables), p);
+    /* a retained message was sent: observed, not a delivery to decide */
+    if (p->retained) w_retained_only(w, wm_tables_matcher(w->tables), p);
+    else if (atomic_load_explicit(&w->t->gated, memory_order_relaxed)) w_gate(w, wm_tables_matcher(w->tables), p);
     /* Without a log only the outcome is needed: any subscription or shared
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
@@ -1426,7 +1458,8 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
     for (uint32_t i = 0; i < nk; i++)
         if (u == 0 || strcmp(w->keys[u - 1], w->keys[i]) != 0) w->keys[u++] = w->keys[i];
     if (w->log) {
-        fprintf(w->log, "{\"seq\": %llu, %s\"client\": ", (unsigned long long)p->seq, p->will ? "\"will\": true, " : "");
+        fprintf(w->log, "{\"seq\": %llu, %s\"client\": ", (unsigned long long)p->seq,
+                p->will ? "\"will\": true, " : p->retained ? "\"retained\": true, " : "");
         json_str(w->log, p->client, p->client_len);
         fputs(", \"topic\": ", w->log);
         json_str(w->log, p->topic, p->topic_len);

@@ -134,7 +134,10 @@
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
  *     (a Will Message the broker publishes, mqtt_session.h "Wills", is
- *     matched the same way and its line has "will": true after "seq"),
+ *     matched the same way and its line has "will": true after "seq"; a
+ *     retained message the broker sends a new subscriber, "Retained
+ *     messages" there, has "retained": true, its subscriber as "client",
+ *     and only that subscriber's own subscriptions, no gate),
  *     plus, when a candidate had a content filter, "content": OUTCOME
  *     (wm_content_outcome_name) and, for a bad payload, "content_error":
  *     "REASON at bit N" (for a bad Content Type parameter: "position P: REASON").
