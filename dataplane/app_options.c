@@ -1,6 +1,8 @@
 /* Application options of build/wirematch; see app_options.h. */
 #include "dataplane/app_options.h"
 
+#include "control/exi_mem_cap.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -13,7 +15,8 @@ const char *wm_app_options_usage(void)
            "         [--mqtt-port PORT[,PORT...]] [--match-log FILE] [--tx matched|all|none]\n"
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--max-subs N] [--summary FILE]\n"
            "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n"
-           "         [--frag-max N] [--frag-timeout-ms MS] [--xpath-apply auto|async|wait]\n";
+           "         [--frag-max N] [--frag-timeout-ms MS] [--xpath-apply auto|async|wait]\n"
+           "         [--mem-cap BYTES]\n";
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -66,6 +69,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"frag-max", required_argument, NULL, 'F'},
         {"frag-timeout-ms", required_argument, NULL, 'T'},
         {"xpath-apply", required_argument, NULL, 'X'},
+        {"mem-cap", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -170,6 +174,9 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
                 return -1;
             }
             break;
+        case 'C':
+            if (wm_exi_mem_cap_parse(optarg, &o->exi_mem_cap, err, errlen)) return -1;
+            break;
         case 'h':
             snprintf(err, errlen, "%s", wm_app_options_usage());
             return -1;
@@ -180,6 +187,11 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
             snprintf(err, errlen, "%s: unknown option", name);
             return -1;
         }
+    }
+    if (o->exi_mem_cap && !o->schemas) {
+        /* it bounds the decoding of content-filtered payloads: none without --schemas */
+        snprintf(err, errlen, "--mem-cap needs --schemas");
+        return -1;
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);

@@ -28,6 +28,10 @@
  *                         new content filter applies"): async skips that subscription,
  *                         wait waits for the compile; auto (default) = wait on workers
  *                         that only replay captures, async on the others
+ *   --mem-cap BYTES       memory for decoding one PUBLISH's EXI payload for content
+ *                         filters (string table, values, element stack), 65536..68719476736
+ *                         (control/exi_mem_cap.h, as `wmctl exi decode`); default 4 MiB; a
+ *                         payload needing more is a decode error of its filters (counted)
  *   --mbufs N             size of the mbuf pool (default: enough for the rings; a net_pcap
  *                         infinite_rx replay holds its whole capture in mbufs, so give at
  *                         least its packet count plus 8192)
@@ -65,6 +69,7 @@ struct wm_app_options {
     uint32_t frag_max;       /* 0: no reassembly */
     uint32_t frag_timeout_ms;
     enum wm_xpath_apply xpath_apply;
+    size_t exi_mem_cap;      /* --mem-cap bytes, 0 = the codec's default (4 MiB) */
 };
 
 /* Parses argv[0..argc) (argv[0] is the program name, as getopt expects).
