@@ -16,7 +16,7 @@ const char *wm_app_options_usage(void)
            "         [--stats-interval SEC] [--max-flows N] [--ooo-blocks N] [--max-subs N] [--summary FILE]\n"
            "         [--idle-exit-ms MS] [--mbufs N] [--share-policy round-robin|hash]\n"
            "         [--frag-max N] [--frag-timeout-ms MS] [--xpath-apply auto|async|wait]\n"
-           "         [--mem-cap BYTES]\n";
+           "         [--idle-timeout SEC] [--mem-cap BYTES]\n";
 }
 
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -69,6 +69,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         {"frag-max", required_argument, NULL, 'F'},
         {"frag-timeout-ms", required_argument, NULL, 'T'},
         {"xpath-apply", required_argument, NULL, 'X'},
+        {"idle-timeout", required_argument, NULL, 'D'},
         {"mem-cap", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -82,6 +83,7 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
     o->idle_exit_ms = 200;
     o->frag_max = 256;
     o->frag_timeout_ms = 2000;
+    o->idle_timeout_s = 600;
     optind = 1;
     opterr = 0;
     int c;
@@ -154,6 +156,12 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         case 'T':
             if (parse_u32(optarg, 1, 60000, &o->frag_timeout_ms)) {
                 snprintf(err, errlen, "--frag-timeout-ms: \"%s\" is not in 1..60000", optarg);
+                return -1;
+            }
+            break;
+        case 'D':
+            if (parse_u32(optarg, 1, 604800, &o->idle_timeout_s)) {
+                snprintf(err, errlen, "--idle-timeout: \"%s\" is not a number of seconds in 1..604800", optarg);
                 return -1;
             }
             break;

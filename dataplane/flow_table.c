@@ -128,7 +128,12 @@ int wm_flow_table_init(struct wm_flow_table *t, void *mem, const struct wm_flow_
     for (uint32_t i = 0; i < cfg->max_flows; i++)
         wm_flow_at(t, i)->lru_next = i + 1 < cfg->max_flows ? i + 1 : WM_FLOW_NIL;
     t->free_head = 0;
-    t->lru_head = t->lru_tail = WM_FLOW_NIL;
+    t->lru_head = t->lru_tail = t->expire_at = WM_FLOW_NIL;
+    uint64_t young = WM_FLOW_IDLE_MIN_NS;
+    if (cfg->syn_timeout_ns < young) young = cfg->syn_timeout_ns;
+    if (cfg->idle_timeout_ns < young) young = cfg->idle_timeout_ns;
+    if (cfg->closed_timeout_ns < young) young = cfg->closed_timeout_ns;
+    t->young_ns = young;
     t->next_id = 1;
     return 0;
 }
@@ -233,6 +238,7 @@ void wm_flow_touch(struct wm_flow_table *t, struct wm_flow *f, uint64_t now_ns)
      * list, so the list is not empty. */
     if (wm_flow_at(t, t->lru_head) == f) return;
     uint32_t idx = wm_flow_index(t, f);
+    if (idx == t->expire_at) t->expire_at = f->lru_prev; /* the sweep goes on with the next one */
     lru_unlink(t, f);
     lru_push_head(t, f, idx);
 }
@@ -263,6 +269,7 @@ void wm_flow_remove(struct wm_flow_table *t, struct wm_flow *f, enum wm_flow_clo
     wm_flow_end(t, f, why);
     uint32_t idx = wm_flow_index(t, f);
     index_remove(t, idx, f->hash);
+    if (idx == t->expire_at) t->expire_at = f->lru_prev;
     lru_unlink(t, f);
     f->state = WM_FLOW_FREE;
     f->lru_next = t->free_head;
@@ -296,7 +303,11 @@ int wm_flow_expired(const struct wm_flow_table *t, const struct wm_flow *f, uint
     switch (f->state) {
     case WM_FLOW_SYN_SENT: limit = t->cfg.syn_timeout_ns; break;
     case WM_FLOW_CLOSED: limit = t->cfg.closed_timeout_ns; break;
-    default: limit = t->cfg.idle_timeout_ns; break;
+    default:
+        limit = f->idle_ns ? f->idle_ns : t->cfg.idle_timeout_ns;
+        if (limit == WM_FLOW_IDLE_NEVER) return 0;
+        if (limit < WM_FLOW_IDLE_MIN_NS) limit = WM_FLOW_IDLE_MIN_NS;
+        break;
     }
     return now_ns > f->last_ns && now_ns - f->last_ns > limit;
 }
@@ -304,12 +315,22 @@ int wm_flow_expired(const struct wm_flow_table *t, const struct wm_flow *f, uint
 unsigned wm_flow_table_expire(struct wm_flow_table *t, uint64_t now_ns, unsigned max)
 {
     unsigned n = 0;
-    while (n < max && t->lru_tail != WM_FLOW_NIL) {
-        struct wm_flow *f = wm_flow_at(t, t->lru_tail);
-        if (!wm_flow_expired(t, f, now_ns)) break;
-        wm_flow_remove(t, f, WM_FLOW_CLOSE_TIMEOUT);
-        n++;
+    uint32_t i = t->expire_at != WM_FLOW_NIL ? t->expire_at : t->lru_tail;
+    for (unsigned looked = 0; i != WM_FLOW_NIL && looked < max; looked++) {
+        struct wm_flow *f = wm_flow_at(t, i);
+        /* every entry after it is as young or younger: none expired */
+        if (now_ns <= f->last_ns || now_ns - f->last_ns < t->young_ns) {
+            i = WM_FLOW_NIL;
+            break;
+        }
+        uint32_t next = f->lru_prev;
+        if (wm_flow_expired(t, f, now_ns)) {
+            wm_flow_remove(t, f, WM_FLOW_CLOSE_TIMEOUT);
+            n++;
+        }
+        i = next;
     }
+    t->expire_at = i;
     return n;
 }
 

@@ -57,12 +57,18 @@ struct wm_flow {
     uint8_t pad[2];
     uint32_t isn[2];             /* initial sequence numbers by direction, once seen */
     uint64_t last_ns;            /* time of the last packet */
+    /* ESTABLISHED idle limit the consumer sets (the MQTT Keep Alive,
+     * mqtt_session.h): 0 = the table's idle_timeout_ns, WM_FLOW_IDLE_NEVER
+     * = no idle timeout (eviction only); at least WM_FLOW_IDLE_MIN_NS. */
+    uint64_t idle_ns;
     uint64_t id;                 /* creation order in this table, from 1 */
     struct wm_tcp_dir dir[2];    /* indexed by WM_DIR_C2S / WM_DIR_S2C */
     uint64_t packets[2];
 };
 
 #define WM_FLOW_NIL UINT32_MAX
+#define WM_FLOW_IDLE_NEVER UINT64_MAX
+#define WM_FLOW_IDLE_MIN_NS 1000000000ull
 
 /* A capture may show an acknowledgment before the data it covers (the two
  * directions captured on different CPUs or queues, loopback captures): a
@@ -84,7 +90,8 @@ struct wm_flow_table_config {
 };
 
 /* Sensible defaults: 65536 flows, 8192 blocks (16 MiB), 32 blocks per
- * direction, 30 s SYN, 600 s idle, 5 s closed. */
+ * direction, 30 s SYN, 600 s idle (a connection whose consumer set no
+ * idle_ns), 5 s closed. */
 void wm_flow_table_config_default(struct wm_flow_table_config *cfg);
 
 /* Why a connection's entry ended (on_close). */
@@ -182,6 +189,8 @@ struct wm_flow_table {
     uint32_t slot_mask;
     uint32_t free_head;   /* free entries chained through lru_next */
     uint32_t lru_head, lru_tail; /* most / least recently used */
+    uint32_t expire_at;   /* where the last expiry sweep stopped (WM_FLOW_NIL: the tail) */
+    uint64_t young_ns;    /* no entry idle for less than this can have expired */
     uint32_t active;      /* entries in use */
     uint64_t next_id;
     struct wm_ooo_pool ooo;
@@ -206,8 +215,13 @@ int wm_flow_table_init(struct wm_flow_table *t, void *mem, const struct wm_flow_
 enum wm_seg_disposition wm_flow_table_process(struct wm_flow_table *t, const struct wm_pkt_info *pi,
                                               uint64_t now_ns, struct wm_flow **fp);
 
-/* Ends up to max entries that have been idle past their limit (oldest first);
- * call once per burst. Returns how many it ended. */
+/* Ends entries that have been idle past their limit, looking at no more
+ * than max of them (oldest first); call once per burst. Limits differ per
+ * entry (idle_ns), so the least recently used entry need not be the first
+ * to expire: the sweep goes on, burst after burst, from where it stopped
+ * towards the most recent entries, and starts again at the oldest once it
+ * meets an entry idle for less than every limit (so under traffic it looks
+ * at one entry). Returns how many it ended. */
 unsigned wm_flow_table_expire(struct wm_flow_table *t, uint64_t now_ns, unsigned max);
 
 /* Ends every entry (reason SHUTDOWN) so consumers see on_close at exit. */

@@ -75,6 +75,11 @@ struct sub_node {
     struct sub_node *pnext, **pprev;
     struct client_rec *owner;        /* under lock: its client's session */
     struct sub_node *cnext, **cprev; /* under lock: the client's subscriptions */
+    /* What the broker does not send it (match_sink.h, "Deliveries"): written
+     * under lock, read by workers (relaxed: a PUBLISH racing a session event
+     * sees either state, as it would in the broker). */
+    _Atomic uint32_t gate_max;       /* the subscriber's Maximum Packet Size (0: none) */
+    _Atomic uint8_t gate_offline;    /* its session is detached: no QoS 0 is queued for it */
 };
 
 /* A client's session as the table follows it (match_sink.h, "Sessions"):
@@ -112,6 +117,9 @@ struct wm_match_table {
     /* the earliest deadline of a detached session (UINT64_MAX: none);
      * written under lock, read by workers once per burst */
     atomic_uint_fast64_t next_deadline;
+    /* learned subscriptions with a gate (gate_max or gate_offline set):
+     * written under lock, read by workers once per PUBLISH; 0 skips the gate */
+    atomic_uint_fast32_t gated;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
@@ -160,6 +168,9 @@ struct wm_match_worker {
     bool had_content;
     bool wait;                   /* wait mode: a PUBLISH with a pending candidate waits for its compile */
     uint32_t *ppos;              /* [max_subs]: result positions of pending candidates */
+    uint32_t *gsub;              /* [2 * max_subs]: subscriptions the gate removed from this PUBLISH */
+    uint8_t *gwhy;               /* ... why: 1 too large, 2 QoS 0 to a detached session */
+    uint32_t ngate;
     uint32_t npend;              /* ... of the PUBLISH being matched */
 #ifdef WM_TEST_HOOKS
     void (*lookup_hook)(void *ctx); /* test builds only: wm_match_worker_set_lookup_hook */
@@ -400,6 +411,26 @@ static void client_unlink(struct sub_node *n)
     n->cprev = NULL;
 }
 
+/* Writer (lock held): node n's delivery gate (match_sink.h, "Deliveries"),
+ * keeping the table's count of gated nodes. */
+static void gate_set(struct wm_match_table *t, struct sub_node *n, uint32_t max_packet, bool offline)
+{
+    bool was = atomic_load_explicit(&n->gate_max, memory_order_relaxed) ||
+               atomic_load_explicit(&n->gate_offline, memory_order_relaxed);
+    atomic_store_explicit(&n->gate_max, max_packet, memory_order_relaxed);
+    atomic_store_explicit(&n->gate_offline, offline, memory_order_relaxed);
+    bool is = max_packet || offline;
+    if (was != is) atomic_fetch_add_explicit(&t->gated, is ? 1 : (uint_fast32_t)-1, memory_order_relaxed);
+}
+
+/* Writer (lock held): the session's subscriptions, detached or back. */
+static void gate_session(struct wm_match_table *t, struct client_rec *r, bool offline, const uint32_t *max_packet)
+{
+    for (struct sub_node *n = r->subs; n; n = n->cnext)
+        gate_set(t, n, max_packet ? *max_packet : atomic_load_explicit(&n->gate_max, memory_order_relaxed),
+                 offline);
+}
+
 /* Compiles a new set, carries the learned subscriptions into it and
  * publishes it. Under reload_mu. */
 static int load_set(struct wm_match_table *t, wm_load_error *err)
@@ -505,6 +536,7 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     t->cbuckets = calloc(nb, sizeof *t->cbuckets);
     t->mask = nb - 1;
     atomic_init(&t->next_deadline, UINT64_MAX);
+    atomic_init(&t->gated, 0);
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
     cfg.max_peids = 1u << 22;
@@ -630,6 +662,7 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
 {
     struct sub_node *n = *pp;
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
+    gate_set(t, n, 0, false);
     pend_drop(t, n);
     client_unlink(n);
     if (n->slot) {
@@ -664,6 +697,16 @@ static char *make_key(const struct wm_mqtt_subscribe *s)
     return k;
 }
 
+/* A refused SUBSCRIBE replaces nothing (§3.8.4 replaces a subscription
+ * with one that is made): the client's subscription of that filter, if
+ * any, stays with its filters, as in the proxy, which answers the refusal
+ * and keeps its record. Counted, since the old filters go on deciding. */
+static void refused_kept(struct wm_match_table *t, const struct wm_mqtt_subscribe *s)
+{
+    uint32_t h = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
+    if (*find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, h)) t->c.subs_refused_kept++;
+}
+
 static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm_mqtt_subscribe *s)
 {
     uint32_t nbhd = WM_NBHD_NONE;
@@ -673,7 +716,10 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
      * wmctl match and the proxy refuse them), never "no filter". */
     if (s->nbhd.p) {
         nbhd = wm_matcher_nbhd_find(m, (const char *)s->nbhd.p, s->nbhd.len);
-        if (nbhd == WM_NBHD_NONE) return WM_MQTT_SUB_NBHD_UNKNOWN;
+        if (nbhd == WM_NBHD_NONE) {
+            refused_kept(t, s);
+            return WM_MQTT_SUB_NBHD_UNKNOWN;
+        }
     }
     wm_content *content = wm_tables_content(t->cur);
     uint32_t slot = 0;
@@ -700,6 +746,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         if (refused) {
             snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%.*s: %s", (int)s->client_len, s->client, why);
             t->c.subs_xpath_refused++;
+            refused_kept(t, s);
             return WM_MQTT_SUB_XPATH_INVALID;
         }
     }
@@ -761,6 +808,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     n->next = NULL;
     *pp = n;
     client_link(rec, n);
+    gate_set(t, n, s->max_packet, rec->deadline_ns != 0);
     t->c.subs_live++;
     if (slot) t->c.subs_xpath++;
     if (pending) {
@@ -844,6 +892,7 @@ static void session_event(struct wm_match_table *t, const struct wm_match_worker
         } else {
             r->deadline_ns = e->expiry_s == UINT32_MAX ? UINT64_MAX : e->now_ns + (uint64_t)e->expiry_s * 1000000000u;
             t->c.sessions_detached++;
+            gate_session(t, r, true, NULL);
             r->n_qos2 = *e->n_qos2 < WM_MQTT_QOS2_INFLIGHT ? *e->n_qos2 : WM_MQTT_QOS2_INFLIGHT;
             memcpy(r->qos2, e->qos2, r->n_qos2 * sizeof *r->qos2);
             if (r->deadline_ns < atomic_load_explicit(&t->next_deadline, memory_order_relaxed))
@@ -858,7 +907,9 @@ static void session_event(struct wm_match_table *t, const struct wm_match_worker
     if (e->kind == WM_MQTT_SESSION_NEW) {
         if (r->subs) t->c.sessions_discarded++;
         session_drop(t, r);
-    } else if (r->n_qos2) {
+    }
+    gate_session(t, r, false, &e->max_packet); /* RESUME: back online, with this CONNECT's limit */
+    if (e->kind == WM_MQTT_SESSION_RESUME && r->n_qos2) {
         memcpy(e->qos2, r->qos2, r->n_qos2 * sizeof *r->qos2);
         *e->n_qos2 = r->n_qos2;
         r->n_qos2 = 0;
@@ -1172,6 +1223,87 @@ static void w_decide(struct wm_match_worker *w, const struct wm_mqtt_publish *p,
     }
 }
 
+/* Removes from the result the positions marked in cdrop (subscriptions
+ * 0..n_subs, then shared members), keeping each group's remaining members
+ * together (a group left with none is gone), and clears the marks. */
+static void w_compact(struct wm_match_worker *w)
+{
+    wm_match_result *r = &w->res;
+    uint8_t *drop = w->cdrop;
+    uint32_t ns = 0;
+    for (uint32_t i = 0; i < r->n_subs; i++) {
+        if (!drop[i]) r->subs[ns++] = r->subs[i];
+        drop[i] = 0;
+    }
+    uint32_t nm = 0, ng = 0;
+    for (uint32_t g = 0; g < r->n_groups; g++) {
+        wm_match_group grp = r->groups[g];
+        uint32_t first = nm;
+        for (uint32_t j = grp.first; j < grp.first + grp.count; j++) {
+            if (!drop[r->n_subs + j]) r->members[nm++] = r->members[j];
+            drop[r->n_subs + j] = 0;
+        }
+        if (nm > first) r->groups[ng++] = (wm_match_group){grp.group, first, nm - first};
+    }
+    r->n_subs = ns;
+    r->n_members = nm;
+    r->n_groups = ng;
+}
+
+static uint32_t vbi_len(uint64_t n) { return n < 128 ? 1 : n < 16384 ? 2 : n < 2097152 ? 3 : 4; }
+
+/* The delivery gate (match_sink.h, "Deliveries"): what the broker would
+ * not send a matched subscriber, taken off the result before a shared
+ * group picks its member (as the content stage does):
+ *   - a message over the subscriber's Maximum Packet Size (§3.1.2.11.4,
+ *     [MQTT-3.1.2-25]: the broker discards it), its size as the broker
+ *     forwards it: the full topic (no Topic Alias), a packet identifier if
+ *     the delivered QoS (min of the publication's and the granted one) is
+ *     not 0, the publication's properties (a Will's without its Will Delay
+ *     Interval) plus the subscriber's Subscription Identifier;
+ *   - a QoS 0 delivery to a detached session (client away, session not
+ *     expired): brokers do not queue QoS 0 for it (mosquitto's
+ *     queue_qos0_messages is false by default).
+ * Only learned subscriptions have a gate (preloaded ones belong to no
+ * session). */
+static void w_gate(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
+{
+    const wm_mqtt5_packet *pk = p->pkt;
+    uint64_t props = pk->props.raw.len;
+    if (wm_mqtt5_props_has(&pk->props, WM_MQTT5_PROP_TOPIC_ALIAS)) props -= 3;
+    if (p->will && wm_mqtt5_props_has(&pk->props, WM_MQTT5_PROP_WILL_DELAY_INTERVAL)) props -= 5;
+    uint64_t base = 2 + (uint64_t)p->topic_len + pk->payload.len;
+    wm_match_result *r = &w->res;
+    uint32_t n = r->n_subs + r->n_members, dropped = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t sub = i < r->n_subs ? r->subs[i] : r->members[i - r->n_subs];
+        uint64_t cookie = wm_matcher_sub_cookie(m, sub);
+        if (!(cookie & WM_TABLES_COOKIE_EXT)) continue;
+        const struct sub_node *nd = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+        uint32_t max = atomic_load_explicit(&nd->gate_max, memory_order_relaxed);
+        bool offline = atomic_load_explicit(&nd->gate_offline, memory_order_relaxed);
+        uint8_t qos = pk->qos < nd->qos ? pk->qos : nd->qos;
+        uint8_t why = 0;
+        if (offline && qos == 0) {
+            why = 2;
+            w->c.deliveries_qos0_offline++;
+        } else if (max) {
+            uint64_t pl = props + (nd->subid ? 1 + vbi_len(nd->subid) : 0);
+            uint64_t rem = base + (qos ? 2 : 0) + vbi_len(pl) + pl;
+            if (1 + vbi_len(rem) + rem > max) {
+                why = 1;
+                w->c.deliveries_too_large++;
+            }
+        }
+        if (!why) continue;
+        w->cdrop[i] = 1;
+        w->gsub[w->ngate] = sub;
+        w->gwhy[w->ngate++] = why;
+        dropped++;
+    }
+    if (dropped) w_compact(w);
+}
+
 /* The content stage (ARCHITECTURE.md §3): the subscriptions and shared
  * members that survived topic and spatial matching and carry a content
  * filter are decided by ONE decode of the payload with the schema its
@@ -1197,23 +1329,7 @@ static bool w_content(struct wm_match_worker *w, const wm_matcher *m, const stru
     for (uint32_t k = 0; k < w->npend; k++) drop[w->ppos[k]] = 1;
     w->c.content_pending += w->npend;
     if (nc) w_decide(w, p, nc);
-    /* remove what failed or is pending: marked by position, then compacted */
-    uint32_t ns = 0;
-    for (uint32_t i = 0; i < r->n_subs; i++)
-        if (!drop[i]) r->subs[ns++] = r->subs[i];
-    uint32_t nm = 0, ng = 0;
-    for (uint32_t g = 0; g < r->n_groups; g++) {
-        wm_match_group grp = r->groups[g];
-        uint32_t first = nm;
-        for (uint32_t j = grp.first; j < grp.first + grp.count; j++)
-            if (!drop[r->n_subs + j]) r->members[nm++] = r->members[j];
-        if (nm > first) r->groups[ng++] = (wm_match_group){grp.group, first, nm - first};
-    }
-    for (uint32_t k = 0; k < nc; k++) drop[w->cpos[k]] = 0;
-    for (uint32_t k = 0; k < w->npend; k++) drop[w->ppos[k]] = 0;
-    r->n_subs = ns;
-    r->n_members = nm;
-    r->n_groups = ng;
+    w_compact(w); /* remove what failed or is pending */
     return true;
 }
 
@@ -1289,6 +1405,8 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         if (w_content(w, m, p)) break;
         wait_compile(w, round);
     }
+    w->ngate = 0;
+    if (atomic_load_explicit(&w->t->gated, memory_order_relaxed)) w_gate(w, wm_tables_matcher(w->tables), p);
     /* Without a log only the outcome is needed: any subscription or shared
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
@@ -1316,6 +1434,20 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             json_str(w->log, w->keys[i], strlen(w->keys[i]));
         }
         fputc(']', w->log);
+        /* the subscriptions the broker does not send it, by reason */
+        for (uint8_t why = 1; w->ngate && why <= 2; why++) {
+            uint32_t ng = 0;
+            for (uint32_t i = 0; i < w->ngate; i++)
+                if (w->gwhy[i] == why) w->keys[ng++] = sub_key(w, w->gsub[i], NULL);
+            if (!ng) continue;
+            if (ng > 1) qsort(w->keys, ng, sizeof *w->keys, cmp_str);
+            fputs(why == 1 ? ", \"too_large_for\": [" : ", \"qos0_not_queued_for\": [", w->log);
+            for (uint32_t i = 0; i < ng; i++) {
+                if (i) fputs(", ", w->log);
+                json_str(w->log, w->keys[i], strlen(w->keys[i]));
+            }
+            fputc(']', w->log);
+        }
         if (w->npend) fprintf(w->log, ", \"content_pending\": %u", w->npend);
         if (w->had_content) {
             /* only when a candidate had a content filter: what its stage concluded */
@@ -1378,7 +1510,9 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
     w->cpass = malloc(sizeof(bool) * cap);
     w->cdrop = calloc(2 * (size_t)cap, 1);
     w->ppos = malloc(sizeof(uint32_t) * cap);
-    if (!w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids ||
+    w->gsub = malloc(sizeof(uint32_t) * 2 * (size_t)cap);
+    w->gwhy = malloc(2 * (size_t)cap);
+    if (!w->gsub || !w->gwhy || !w->res.subs || !w->res.members || !w->res.groups || !w->keys || !w->member_hash || !w->rr || !w->peids ||
         !w->cslot || !w->cpos || !w->cpass || !w->cdrop || !w->ppos)
         goto nomem;
     /* A table set's peids are all interned when it is compiled
@@ -1424,6 +1558,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
         w->t->c.log_lines += w->c.log_lines;
 #define WM_MATCH_ADD_CONTENT(n) w->t->c.n += w->c.n;
         WM_MATCH_CONTENT_COUNTERS(WM_MATCH_ADD_CONTENT)
+        WM_MATCH_DELIVERY_COUNTERS(WM_MATCH_ADD_CONTENT)
 #undef WM_MATCH_ADD_CONTENT
         tunlock(&w->t->lock);
         wm_reload_reader_free(w->rd);
@@ -1441,6 +1576,8 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->cpass);
     free(w->cdrop);
     free(w->ppos);
+    free(w->gsub);
+    free(w->gwhy);
     free(w);
 }
 

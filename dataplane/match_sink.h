@@ -20,7 +20,11 @@
  *     §3.8.4), UNSUBSCRIBE removes it (at its UNSUBACK, mqtt_session.h). A `nbhd` naming no neighborhood of
  *     the current resolution is counted (WM_MQTT_SUB_NBHD_UNKNOWN) and NOT
  *     installed: a subscriber asking for an unknown neighborhood must never
- *     receive everything.
+ *     receive everything. Nor does such a refused SUBSCRIBE (or one whose
+ *     `xpath` is refused) replace the subscription the client already has
+ *     of that filter: it stays with its neighborhood and content filter, as
+ *     the proxy keeps it when it answers the refusal (proxy_filter.c), and
+ *     is counted (subs_refused_kept).
  *   - A reload carries every learned subscription into the new set BEFORE
  *     it is published, re-resolving its neighborhood BY NAME in the new
  *     resolution: a PUBLISH is matched against one set, old or new, never
@@ -116,6 +120,16 @@
  *     An UNSUBSCRIBE applies at its UNSUBACK; the next compile leaves the
  *     unreferenced filter out. A reload validates every learned filter
  *     itself, pending ones included.
+ *   - Deliveries: after the content stage, a matched learned subscription
+ *     the broker would not send the message to is taken off the result
+ *     (before a shared group picks its member), counted
+ *     (WM_MATCH_DELIVERY_COUNTERS) and named in the log line: a message
+ *     larger, as forwarded to it, than its client's CONNECT Maximum Packet
+ *     Size (MQTT 5.0 §3.1.2.11.4; "too_large_for": [keys]), or one of
+ *     delivered QoS 0 while its session is detached (brokers queue no
+ *     QoS 0 for an absent client; "qos0_not_queued_for": [keys]). Both
+ *     states follow the session events; a table-wide count of such
+ *     subscriptions lets a PUBLISH skip the check when there is none.
  *   - Every client PUBLISH is looked up (topic index ∩ peid filter, then
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
@@ -160,6 +174,7 @@ struct wm_match_worker; /* one per worker */
     X(subs_preloaded)      /* subscriptions of the current --subs file */         \
     X(subs_live)           /* learned subscriptions installed */                  \
     X(subs_replaced)       /* SUBSCRIBE of a filter the client already had */     \
+    X(subs_refused_kept)   /* refused (nbhd unknown, xpath refused) for a filter the client already had: kept */ \
     X(subs_removed)                                                               \
     X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
     X(subs_full)           /* learned subscriptions refused: max_subs (--max-subs) reached */ \
@@ -190,7 +205,16 @@ struct wm_match_worker; /* one per worker */
     X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
     X(peid_cache_misses)   /* ... asked of the matcher */                         \
     X(log_lines)                                                                  \
-    WM_MATCH_CONTENT_COUNTERS(X)
+    WM_MATCH_CONTENT_COUNTERS(X)                                                  \
+    WM_MATCH_DELIVERY_COUNTERS(X)
+
+/* The delivery gate, per worker (summed when a worker side is freed):
+ * matched subscriptions the broker does not send the message
+ * ("Deliveries"); not outcomes: a PUBLISH all of whose subscriptions are
+ * gated is no_match. */
+#define WM_MATCH_DELIVERY_COUNTERS(X)                                             \
+    X(deliveries_too_large)         /* over the subscriber's CONNECT Maximum Packet Size */ \
+    X(deliveries_qos0_offline)      /* QoS 0 to a detached session: not queued */
 
 /* The content stage, per worker (summed when a worker side is freed):
  * content_pubs = PUBLISHes with at least one content-filtered candidate

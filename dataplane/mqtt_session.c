@@ -51,9 +51,12 @@ struct mqtt_session {
     uint16_t alias_max;     /* CONNACK Topic Alias Maximum (0 when absent) */
     uint32_t max_packet;    /* CONNACK Maximum Packet Size (0: none) */
     uint32_t expiry;        /* Session Expiry Interval, seconds */
+    uint32_t client_max_packet; /* the CONNECT's Maximum Packet Size (0: none) */
     uint32_t n_qos2;
     uint16_t qos2[WM_MQTT_QOS2_INFLIGHT]; /* client QoS 2 ids awaiting PUBREL */
+    uint32_t qos2_slot[WM_MQTT_QOS2_INFLIGHT]; /* ... their copies: slot + 1, Q2_AT_PUBLISH, Q2_ELSEWHERE */
     struct pend_sub *pend;  /* SUBSCRIBEs awaiting their SUBACK */
+    uint32_t pend_n;        /* copies in pend (<= cfg.pending_per_session) */
     char client[WM_MQTT_CLIENT_ID_MAX + 1];
     struct mqtt_dir d[2];
 };
@@ -75,6 +78,25 @@ struct wm_mqtt_will {
     uint32_t topic_len, props_len, payload_len;
 };
 
+/* A QoS 2 PUBLISH held for its PUBREL (mqtt_session.h, "QoS 2"). Its
+ * bytes (the resolved topic, then the PUBLISH as received) are in q2_data
+ * at slot * qos2_max. LIVE: its connection's session refers to it;
+ * DETACHED: its session waits for a resume (until deadline_ns). */
+enum q2_state { Q_FREE = 0, Q_LIVE, Q_DETACHED };
+struct wm_mqtt_q2 {
+    uint32_t next_free;
+    uint8_t state;
+    uint8_t client_len;
+    uint16_t packet_id;
+    char client[WM_MQTT_CLIENT_ID_MAX + 1];
+    uint64_t deadline_ns;
+    uint32_t topic_len, len;
+};
+/* A session's qos2_slot[] besides slot + 1: matched at its PUBLISH already
+ * (no copy), or its copy is not in this worker's pool (resumed here). */
+#define Q2_AT_PUBLISH 0u
+#define Q2_ELSEWHERE UINT32_MAX
+
 static const char *const outcome_names[] = {
 #define WM_MQTT_X_NAME(e, s) s,
     WM_MQTT_PUB_OUTCOMES(WM_MQTT_X_NAME)
@@ -92,8 +114,11 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->staging_buffers = 64;
     cfg->alias_slots = 8192;
     cfg->pending_subscribes = 1024;
+    cfg->pending_per_session = 0;   /* a sixteenth of pending_subscribes (wm_mqtt_layer_init) */
     cfg->wills = 1024;
     cfg->will_max = 2048;
+    cfg->qos2_held = 1024;
+    cfg->qos2_max = 4096;
 }
 
 size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
@@ -104,15 +129,19 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
 {
     return al8((size_t)cfg->staging_buffers * cfg->max_packet) + al8((size_t)cfg->staging_buffers * 4) +
            al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE) + al8((size_t)cfg->alias_slots * 4) +
-           al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will)) + al8((size_t)cfg->wills * cfg->will_max);
+           al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will)) + al8((size_t)cfg->wills * cfg->will_max) +
+           al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2)) + al8((size_t)cfg->qos2_held * cfg->qos2_max);
 }
 
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink)
 {
-    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u) return -1;
+    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u ||
+        cfg->qos2_max > 268435460u)
+        return -1;
     memset(l, 0, sizeof *l);
     l->cfg = *cfg;
+    if (!l->cfg.pending_per_session) l->cfg.pending_per_session = cfg->pending_subscribes / 16 ? cfg->pending_subscribes / 16 : 1;
     if (sink) l->sink = *sink;
     uint8_t *m = mem;
     l->stage_mem = m;
@@ -126,6 +155,14 @@ int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_
     l->wills = (struct wm_mqtt_will *)m;
     m += al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will));
     l->will_data = m;
+    m += al8((size_t)cfg->wills * cfg->will_max);
+    l->q2 = (struct wm_mqtt_q2 *)m;
+    m += al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
+    l->q2_data = m;
+    memset(l->q2, 0, (size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
+    for (uint32_t i = 0; i < cfg->qos2_held; i++) l->q2[i].next_free = i + 1 < cfg->qos2_held ? i + 1 : UINT32_MAX;
+    l->q2_free = cfg->qos2_held ? 0 : UINT32_MAX;
+    l->q2_next_ns = UINT64_MAX;
     memset(l->wills, 0, (size_t)cfg->wills * sizeof(struct wm_mqtt_will));
     for (uint32_t i = 0; i < cfg->wills; i++) l->wills[i].next_free = i + 1 < cfg->wills ? i + 1 : UINT32_MAX;
     l->will_free = cfg->wills ? 0 : UINT32_MAX;
@@ -236,6 +273,17 @@ static bool set_client(struct wm_mqtt_layer *l, struct mqtt_session *s, wm_mqtt5
     return true;
 }
 
+/* The connection's idle timeout follows its Keep Alive (seconds, §3.1.2.10):
+ * the broker closes a connection it heard nothing from for 1.5 times it,
+ * so a quieter one is gone (its session ends, its Will is published);
+ * with 0 the broker never does, and neither does the data plane (only the
+ * flow table's eviction, which ends nothing, can take it). */
+static void keep_alive(struct wm_flow *f, uint32_t ka)
+{
+    f->idle_ns = ka ? ((uint64_t)ka * 3 / 2 + WM_MQTT_KEEPALIVE_GRACE_S) * 1000000000ull + (ka & 1) * 500000000ull
+                    : WM_FLOW_IDLE_NEVER;
+}
+
 static void unfollow(struct wm_mqtt_layer *l, struct mqtt_session *s)
 {
     s->state = SS_OTHER_VERSION;
@@ -300,6 +348,181 @@ static int bytes_eq(wm_mqtt5_bytes b, const char *s)
     return b.len == n && memcmp(b.p, s, n) == 0;
 }
 
+/* A PUBLISH outcome decided after its packet was handled (a QoS 2
+ * message at its PUBREL, or dropped meanwhile). */
+static void outcome_later(struct wm_mqtt_layer *l, enum wm_mqtt_pub_outcome o)
+{
+    l->c.publish[o]++;
+    if (o == WM_MQTT_PUB_MATCHED) l->publish_matched_in_frame++;
+}
+
+/* The broker hands the client's message to its subscribers: matched
+ * through the sink. Returns the outcome. */
+static enum wm_mqtt_pub_outcome deliver(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
+                                        const uint8_t *topic, uint32_t topic_len, const wm_mqtt5_packet *pkt)
+{
+    struct wm_mqtt_publish p;
+    p.seq = l->next_seq++;
+    p.flow_id = f->id;
+    p.client = s->client;
+    p.client_len = s->client_len;
+    p.topic = (const char *)topic;
+    p.topic_len = topic_len;
+    p.pkt = pkt;
+    p.will = false;
+    p.n_peids = wm_peids_collect(&pkt->props, p.peids);
+    if (p.n_peids == WM_PEIDS_TOO_MANY) return WM_MQTT_PUB_TOO_MANY_PEIDS;
+    if (!l->sink.publish) return WM_MQTT_PUB_NO_TABLE;
+    return l->sink.publish(l->sink.ctx, &p);
+}
+
+/* ------------------------------------------------------------ QoS 2 */
+
+static uint8_t *q2_bytes(struct wm_mqtt_layer *l, const struct wm_mqtt_q2 *q)
+{
+    return l->q2_data + (size_t)(q - l->q2) * l->cfg.qos2_max;
+}
+
+/* Frees a held copy; its PUBLISH ends with outcome o. */
+static void q2_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q, enum wm_mqtt_pub_outcome o)
+{
+    if (q->state == Q_DETACHED) l->q2_detached--;
+    q->state = Q_FREE;
+    q->next_free = l->q2_free;
+    l->q2_free = (uint32_t)(q - l->q2);
+    l->c.qos2_waiting--;
+    outcome_later(l, o);
+}
+
+/* Copies a QoS 2 PUBLISH (resolved topic + its bytes) to be matched at its
+ * PUBREL. Returns slot + 1, or 0 (too large, no slot free). */
+static uint32_t q2_keep(struct wm_mqtt_layer *l, const struct mqtt_session *s, const uint8_t *topic,
+                        uint32_t topic_len, const uint8_t *raw, const wm_mqtt5_packet *pkt)
+{
+    if (!raw || (uint64_t)topic_len + pkt->length > l->cfg.qos2_max || l->q2_free == UINT32_MAX) return 0;
+    struct wm_mqtt_q2 *q = &l->q2[l->q2_free];
+    l->q2_free = q->next_free;
+    q->state = Q_LIVE;
+    q->packet_id = pkt->packet_id;
+    q->client_len = s->client_len;
+    memcpy(q->client, s->client, s->client_len);
+    q->client[s->client_len] = 0;
+    q->deadline_ns = 0;
+    q->topic_len = topic_len;
+    q->len = pkt->length;
+    uint8_t *b = q2_bytes(l, q);
+    if (topic_len) memcpy(b, topic, topic_len);
+    memcpy(b + topic_len, raw, pkt->length);
+    l->c.qos2_held++;
+    l->c.qos2_waiting++;
+    return (uint32_t)(q - l->q2) + 1;
+}
+
+/* Takes the session's QoS 2 id i off its list (order does not matter). */
+static void qos2_remove(struct mqtt_session *s, uint32_t i)
+{
+    s->n_qos2--;
+    s->qos2[i] = s->qos2[s->n_qos2];
+    s->qos2_slot[i] = s->qos2_slot[s->n_qos2];
+}
+
+static uint32_t qos2_find(const struct mqtt_session *s, uint16_t id)
+{
+    uint32_t i = 0;
+    while (i < s->n_qos2 && s->qos2[i] != id) i++;
+    return i;
+}
+
+/* The client's PUBREL (§4.3.3): the broker releases the message to its
+ * subscribers now; the id is free again. */
+static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, uint16_t id)
+{
+    uint32_t i = qos2_find(s, id);
+    if (i == s->n_qos2) {
+        l->c.qos2_pubrel_unknown++;
+        return;
+    }
+    uint32_t slot = s->qos2_slot[i];
+    qos2_remove(s, i);
+    if (slot == Q2_AT_PUBLISH) return;
+    if (slot == Q2_ELSEWHERE) {
+        l->c.qos2_pubrel_no_copy++;
+        return;
+    }
+    struct wm_mqtt_q2 *q = &l->q2[slot - 1];
+    const uint8_t *b = q2_bytes(l, q);
+    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+    wm_mqtt5_packet pkt;
+    wm_mqtt5_result r;
+    enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
+    if (wm_mqtt5_decode(&cfg, b + q->topic_len, q->len, &pkt, &r) == WM_MQTT5_DONE)
+        o = deliver(l, f, s, b, q->topic_len, &pkt);
+    l->c.qos2_released++;
+    q2_free(l, q, o);
+}
+
+/* The session's held copies: dropped with outcome o (its end, expiry 0),
+ * or detached until its expiry (expiry_s; 0xFFFFFFFF never). */
+static void qos2_end(struct wm_mqtt_layer *l, struct mqtt_session *s, bool detach, enum wm_mqtt_pub_outcome o)
+{
+    for (uint32_t i = 0; i < s->n_qos2; i++) {
+        uint32_t slot = s->qos2_slot[i];
+        if (slot == Q2_AT_PUBLISH || slot == Q2_ELSEWHERE) continue;
+        s->qos2_slot[i] = Q2_ELSEWHERE;
+        struct wm_mqtt_q2 *q = &l->q2[slot - 1];
+        if (!detach) {
+            q2_free(l, q, o);
+            continue;
+        }
+        q->state = Q_DETACHED;
+        q->deadline_ns = s->expiry == UINT32_MAX ? UINT64_MAX : l->now_ns + (uint64_t)s->expiry * 1000000000ull;
+        l->q2_detached++;
+        if (q->deadline_ns < l->q2_next_ns) l->q2_next_ns = q->deadline_ns;
+    }
+}
+
+/* A successful CONNACK for the session's client id: a resumed session
+ * (present) takes back the copies of its ids still held here; a new one
+ * drops the detached copies of the client id (the old session is gone). */
+static void qos2_on_connack(struct wm_mqtt_layer *l, struct mqtt_session *s, bool present)
+{
+    for (uint32_t i = 0; i < s->n_qos2; i++) s->qos2_slot[i] = Q2_ELSEWHERE;
+    if (!l->q2_detached) return;
+    for (uint32_t k = 0; k < l->cfg.qos2_held; k++) {
+        struct wm_mqtt_q2 *q = &l->q2[k];
+        if (q->state != Q_DETACHED || q->client_len != s->client_len || memcmp(q->client, s->client, s->client_len))
+            continue;
+        uint32_t i = present ? qos2_find(s, q->packet_id) : s->n_qos2;
+        if (i == s->n_qos2) { /* a new session, or an id the session no longer holds */
+            q2_free(l, q, WM_MQTT_PUB_SESSION_ENDED);
+            continue;
+        }
+        q->state = Q_LIVE;
+        l->q2_detached--;
+        s->qos2_slot[i] = k + 1;
+    }
+}
+
+/* Detached copies whose session expired by now: their message is gone. */
+static void qos2_expire(struct wm_mqtt_layer *l)
+{
+    uint64_t next = UINT64_MAX;
+    for (uint32_t k = 0; l->q2_detached && k < l->cfg.qos2_held; k++) {
+        struct wm_mqtt_q2 *q = &l->q2[k];
+        if (q->state != Q_DETACHED) continue;
+        if (q->deadline_ns <= l->now_ns) q2_free(l, q, WM_MQTT_PUB_SESSION_ENDED);
+        else if (q->deadline_ns < next) next = q->deadline_ns;
+    }
+    l->q2_next_ns = next;
+}
+
+void wm_mqtt_layer_finish(struct wm_mqtt_layer *l)
+{
+    for (uint32_t k = 0; l->q2_detached && k < l->cfg.qos2_held; k++)
+        if (l->q2[k].state == Q_DETACHED) q2_free(l, &l->q2[k], WM_MQTT_PUB_UNRELEASED);
+    l->q2_next_ns = UINT64_MAX;
+}
+
 static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
                        const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
@@ -337,41 +560,30 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         return;
     }
     if (pkt->qos == 2) {
-        /* §4.3.3: the receiver stores the id until PUBREL; a resend (DUP 1)
-         * of a stored id is the same message, delivered once */
-        uint32_t i = 0;
-        while (i < s->n_qos2 && s->qos2[i] != pkt->packet_id) i++;
+        /* §4.3.3: until the PUBREL the receiver treats a PUBLISH with the
+         * same id as the same message, whatever its DUP flag; the broker
+         * delivers it at the PUBREL (mqtt_session.h, "QoS 2") */
+        uint32_t i = qos2_find(s, pkt->packet_id);
         if (i < s->n_qos2) {
-            if (pkt->dup) {
-                l->c.qos2_duplicates++;
-                outcome(l, d, WM_MQTT_PUB_DUPLICATE);
+            l->c.qos2_duplicates++;
+            if (!pkt->dup) l->c.qos2_duplicates_dup0++;
+            outcome(l, d, WM_MQTT_PUB_DUPLICATE);
+            return;
+        }
+        if (s->n_qos2 < WM_MQTT_QOS2_INFLIGHT) {
+            uint32_t slot = q2_keep(l, s, topic, topic_len, raw, pkt);
+            s->qos2[s->n_qos2] = pkt->packet_id;
+            s->qos2_slot[s->n_qos2++] = slot;
+            if (slot) {
+                d->cur_publish = 0; /* its outcome comes with the PUBREL */
                 return;
             }
-        } else if (s->n_qos2 < WM_MQTT_QOS2_INFLIGHT) {
-            s->qos2[s->n_qos2++] = pkt->packet_id;
+            l->c.qos2_at_publish++;
         } else {
             l->c.qos2_untracked++;
         }
     }
-    struct wm_mqtt_publish p;
-    p.seq = l->next_seq++;
-    p.flow_id = f->id;
-    p.client = s->client;
-    p.client_len = s->client_len;
-    p.topic = (const char *)topic;
-    p.topic_len = topic_len;
-    p.pkt = pkt;
-    p.will = false;
-    p.n_peids = wm_peids_collect(&pkt->props, p.peids);
-    if (p.n_peids == WM_PEIDS_TOO_MANY) {
-        outcome(l, d, WM_MQTT_PUB_TOO_MANY_PEIDS);
-        return;
-    }
-    if (!l->sink.publish) {
-        outcome(l, d, WM_MQTT_PUB_NO_TABLE);
-        return;
-    }
-    outcome(l, d, l->sink.publish(l->sink.ctx, &p));
+    outcome(l, d, deliver(l, f, s, topic, topic_len, pkt));
 }
 
 /* The SUBSCRIBE's filters as the sink takes them, with the properties
@@ -381,6 +593,7 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
     memset(sub, 0, sizeof *sub);
     sub->client = s->client;
     sub->client_len = s->client_len;
+    sub->max_packet = s->client_max_packet;
     if (pkt->type != WM_MQTT5_SUBSCRIBE) return;
     if (wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER))
         sub->subscription_id = pkt->props.v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u;
@@ -401,11 +614,17 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
 /* A client SUBSCRIBE waits for the broker's SUBACK (§3.9.3), an
  * UNSUBSCRIBE for its UNSUBACK (§3.11.3): only what the broker took
  * happened in the broker. The packet is copied (its bytes go with the
- * segment) into a bounded number of pending copies. */
+ * segment) into a bounded number of pending copies, of which one session
+ * holds at most its share (pending_per_session): the pool is the worker's,
+ * and a client that never reads its SUBACKs (or a broker slow to send
+ * them) must not leave the other clients' SUBSCRIBEs untracked, i.e. never
+ * installed. */
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct pend_sub *ps = NULL;
-    if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
+    bool over_share = s->pend_n >= l->cfg.pending_per_session;
+    if (over_share) l->c.pending_over_share++;
+    else if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
     if (!ps) {
         if (pkt->type == WM_MQTT5_SUBSCRIBE) l->c.subscribe_untracked++;
         else if (pkt->type == WM_MQTT5_UNSUBSCRIBE) l->c.unsubscribe_untracked++;
@@ -421,13 +640,16 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     while (*tail) tail = &(*tail)->next;
     *tail = ps;
     l->pending_n++;
+    s->pend_n++;
     return true;
 }
 
-static void pend_free(struct wm_mqtt_layer *l, struct pend_sub *ps)
+/* ps, off s's list already */
+static void pend_free(struct wm_mqtt_layer *l, struct mqtt_session *s, struct pend_sub *ps)
 {
     free(ps);
     l->pending_n--;
+    s->pend_n--;
 }
 
 static uint8_t pend_type(const struct pend_sub *ps) { return ps->bytes[0] >> 4; }
@@ -446,7 +668,7 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
     wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
     wm_mqtt5_result r;
     if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, pkt, &r) != WM_MQTT5_DONE) {
-        pend_free(l, ps);
+        pend_free(l, s, ps);
         return NULL;
     }
     return ps;
@@ -473,9 +695,9 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
         if (deliver && wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) == WM_MQTT5_DONE)
-            on_publish(l, f, s, WM_DIR_C2S, NULL, &pkt);
+            on_publish(l, f, s, WM_DIR_C2S, ps->bytes, &pkt);
         outcome(l, d, deliver ? WM_MQTT_PUB_MALFORMED : o); /* no-op unless it was not handed on */
-        pend_free(l, ps);
+        pend_free(l, s, ps);
     }
     d->cur_publish = in_progress;
 }
@@ -554,7 +776,7 @@ static void on_ack(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqt
         if (sub_ack) suback_filter(l, s, &sub, &e, ack->payload.p[i]);
         else unsuback_filter(l, &sub, ack->payload.p[i]);
     }
-    pend_free(l, ps);
+    pend_free(l, s, ps);
 }
 
 static void session_event(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
@@ -562,7 +784,8 @@ static void session_event(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
 {
     if (!l->sink.session || s->client_len == 0) return;
     uint32_t n = s->n_qos2;
-    struct wm_mqtt_session_event e = {kind, s->client, s->client_len, f->id, s->expiry, l->now_ns, s->qos2, &n};
+    struct wm_mqtt_session_event e = {kind, s->client, s->client_len, f->id, s->expiry, l->now_ns, s->qos2, &n,
+                                      s->client_max_packet};
     l->sink.session(l->sink.ctx, &e);
     if (kind == WM_MQTT_SESSION_RESUME) s->n_qos2 = n < WM_MQTT_QOS2_INFLIGHT ? n : WM_MQTT_QOS2_INFLIGHT;
 }
@@ -664,6 +887,7 @@ static void will_next_update(struct wm_mqtt_layer *l)
 
 void wm_mqtt_layer_tick(struct wm_mqtt_layer *l)
 {
+    if (l->now_ns >= l->q2_next_ns) qos2_expire(l);
     if (l->now_ns < l->will_next_ns) return;
     for (;;) {
         struct wm_mqtt_will *due = NULL;
@@ -745,6 +969,8 @@ static void session_end(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_
     s->ended = 1;
     l->c.sessions_ended++;
     session_event(l, f, s, WM_MQTT_SESSION_END);
+    /* the ids went to the sink with the session; their copies wait with it */
+    qos2_end(l, s, s->expiry != 0, WM_MQTT_PUB_SESSION_ENDED);
     will_end(l, s);
 }
 
@@ -778,6 +1004,8 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
                        ? (uint8_t)pr->v[WM_MQTT5_PROP_RETAIN_AVAILABLE].u : 1;
     if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)) /* the server's value wins (§3.2.2.3.2) */
         s->expiry = pr->v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u;
+    if (wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SERVER_KEEP_ALIVE)) /* so does its Keep Alive (§3.2.2.3.14) */
+        keep_alive(f, pr->v[WM_MQTT5_PROP_SERVER_KEEP_ALIVE].u);
     s->started = 1;
     if (s->will_slot) { /* accepted: the Will is the session's now, under its final client id */
         struct wm_mqtt_will *w = &l->wills[s->will_slot - 1];
@@ -796,6 +1024,7 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         s->n_qos2 = 0;
         session_event(l, f, s, WM_MQTT_SESSION_NEW);
     }
+    if (s->client_len) qos2_on_connack(l, s, pkt->session_present);
     if (s->client_len) wills_on_connack(l, f, s, pkt->session_present);
     held_publishes(l, f, s, true, WM_MQTT_PUB_MATCHED);
 }
@@ -822,15 +1051,6 @@ static void on_disconnect(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
     l->c.server_disconnects++;
     session_end(l, f, s);
     stop_client(l, s, DS_IGNORED);
-}
-
-static void qos2_release(struct mqtt_session *s, uint16_t id)
-{
-    for (uint32_t i = 0; i < s->n_qos2; i++)
-        if (s->qos2[i] == id) {
-            s->qos2[i] = s->qos2[--s->n_qos2];
-            return;
-        }
 }
 
 static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, int dir,
@@ -862,12 +1082,16 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
         will_keep(l, s, &pkt->connect);
         s->expiry = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL)
                         ? pkt->props.v[WM_MQTT5_PROP_SESSION_EXPIRY_INTERVAL].u : 0;
+        /* §3.1.2.11.4: the broker sends this client nothing larger */
+        s->client_max_packet = wm_mqtt5_props_has(&pkt->props, WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE)
+                                   ? pkt->props.v[WM_MQTT5_PROP_MAXIMUM_PACKET_SIZE].u : 0;
+        keep_alive(f, pkt->connect.keep_alive);
         s->state = SS_CONNECTED;
         break;
     case WM_MQTT5_CONNACK: on_connack(l, f, s, pkt); break;
     case WM_MQTT5_PUBLISH: on_publish(l, f, s, dir, raw, pkt); break;
     case WM_MQTT5_PUBREL:
-        if (dir == WM_DIR_C2S) qos2_release(s, pkt->packet_id);
+        if (dir == WM_DIR_C2S) qos2_pubrel(l, f, s, pkt->packet_id);
         break;
     case WM_MQTT5_PUBACK:
         /* §3.4.2.1: the broker did not accept the publication; its line,
@@ -879,7 +1103,12 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
         if (dir == WM_DIR_S2C && pkt->reason_code >= 0x80) {
             l->c.publish_refused_by_broker++;
             l->c.qos2_pubrec_errors++;
-            qos2_release(s, pkt->packet_id);
+            uint32_t i = qos2_find(s, pkt->packet_id);
+            if (i == s->n_qos2) break;
+            uint32_t slot = s->qos2_slot[i];
+            qos2_remove(s, i);
+            /* held for a PUBREL that never comes: the broker never delivers it */
+            if (slot != Q2_AT_PUBLISH && slot != Q2_ELSEWHERE) q2_free(l, &l->q2[slot - 1], WM_MQTT_PUB_REFUSED);
         }
         break;
     case WM_MQTT5_SUBSCRIBE:
@@ -1108,14 +1337,28 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
         s->pend = ps->next;
         if (pend_type(ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
         else l->c.unsubscribes_unacknowledged++;
-        pend_free(l, ps);
+        pend_free(l, s, ps);
     }
     /* A connection lost without DISCONNECT ends its session too (and may
-     * publish its Will). At shutdown the connection did not end: the data
-     * plane stops watching, and a Will still held is not published. */
-    if (why != WM_FLOW_CLOSE_SHUTDOWN) session_end(l, f, s);
-    if (s->will_slot) { /* never accepted, or the run ends */
-        if (why != WM_FLOW_CLOSE_SHUTDOWN) l->c.wills_discarded++;
+     * publish its Will), and so does an idle timeout: the timeout follows
+     * the Keep Alive (on_connack), past which the broker has closed the
+     * connection itself (§3.1.2.10). Two closes are not the connection's
+     * end: at shutdown the data plane stops watching, and an eviction (the
+     * flow table full) only loses sight of a connection the broker still
+     * holds. Its session stays as it is (subscriptions, Will unpublished:
+     * its end is never seen), counted. */
+    bool live = s->started && !s->ended;
+    if (why == WM_FLOW_CLOSE_EVICTED && live) l->c.sessions_unobserved++;
+    else if (why != WM_FLOW_CLOSE_SHUTDOWN) session_end(l, f, s);
+    qos2_end(l, s, false,
+             why == WM_FLOW_CLOSE_SHUTDOWN  ? WM_MQTT_PUB_UNRELEASED
+             : why == WM_FLOW_CLOSE_EVICTED ? WM_MQTT_PUB_UNOBSERVED
+                                            : WM_MQTT_PUB_SESSION_ENDED);
+    if (s->will_slot) { /* never accepted, the run ends, or the connection went out of sight */
+        bool held = s->will && l->wills[s->will_slot - 1].state == W_HELD;
+        if (why == WM_FLOW_CLOSE_SHUTDOWN) l->c.wills_held_at_end += held;
+        else if (why == WM_FLOW_CLOSE_EVICTED && held) l->c.wills_unobserved++;
+        else l->c.wills_discarded++;
         will_free(l, &l->wills[s->will_slot - 1]);
         s->will_slot = 0;
     }

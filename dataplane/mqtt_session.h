@@ -11,7 +11,9 @@
  *     in a per-worker slot pool.
  *   - SUBSCRIBE from the client is kept PENDING by its packet identifier
  *     (a copy of the packet, from a per-worker bound of
- *     pending_subscribes) until the broker's SUBACK: each filter the SUBACK
+ *     pending_subscribes, of which one session holds at most
+ *     pending_per_session: one client cannot take them all) until the
+ *     broker's SUBACK: each filter the SUBACK
  *     grants (reason code < 0x80, §3.9.3) is handed to the sink
  *     (wm_mqtt_sink.subscribe) with the granted QoS, its subscription
  *     identifier and the SUBSCRIBE's `nbhd` and `xpath` user properties
@@ -29,21 +31,39 @@
  *     client's DISCONNECT may change it (not from 0). A successful CONNACK
  *     starts (Session Present 0: a NEW session, the client's earlier
  *     subscriptions are gone) or resumes the session; the connection's end
- *     (DISCONNECT either way, FIN, RST, flow timeout) ends it with its
+ *     (DISCONNECT either way, FIN, RST, idle timeout) ends it with its
  *     interval. The sink (wm_mqtt_sink.session) keeps the subscriptions,
  *     drops them, or lets them expire in packet time (now_ns).
+ *   - Quiet connections (§3.1.2.10): the layer sets the connection's idle
+ *     limit (wm_flow.idle_ns) from its Keep Alive, the CONNECT's or the
+ *     CONNACK's Server Keep Alive: 1.5 times it plus
+ *     WM_MQTT_KEEPALIVE_GRACE_S, when the broker has closed it itself;
+ *     never for Keep Alive 0. The flow table's eviction (table full) is
+ *     not the connection's end: the session stays as it is (counted in
+ *     sessions_unobserved), its Will unpublished.
  *   - The broker's limits (CONNACK Topic Alias Maximum, Maximum Packet Size,
  *     Maximum QoS, Retain Available; §3.2.2.3): a client PUBLISH over one is
  *     one the broker refuses with a DISCONNECT, never delivers: it ends as
  *     MALFORMED (counted by codec reason or limit_qos / limit_retain) and
  *     the direction stops, as the broker closes it. After the broker's own
  *     DISCONNECT (§3.14.4) nothing more of the client is followed.
- *   - QoS 2 (§4.3.3): a PUBLISH with DUP 1 whose packet identifier still
- *     awaits its PUBREL is the same message sent again, not a second
- *     publication (outcome DUPLICATE); the identifiers in flight travel
- *     with the session across connections. The broker's PUBREL releases an
- *     identifier, and so does its PUBREC with an error reason code (>= 0x80,
- *     §4.3.3: that exchange is over, no PUBREL follows).
+ *   - QoS 2 (§4.3.3) is matched at the client's PUBREL, not at the
+ *     PUBLISH: mosquitto stores the message at the PUBLISH and hands it to
+ *     its subscribers when the PUBREL releases it (the spec's "Method A"),
+ *     so a message whose PUBREL never comes (the broker's PUBREC refused
+ *     it, the session ended first) reaches nobody, and a subscription made
+ *     between PUBLISH and PUBREL receives it. A PUBLISH whose packet
+ *     identifier still awaits its PUBREL is the same message whatever its
+ *     DUP flag (outcome DUPLICATE, never a second line). The PUBLISH (its
+ *     resolved topic and its bytes) is copied into a per-worker pool
+ *     (cfg.qos2_held slots of cfg.qos2_max bytes); one that does not fit
+ *     or finds no slot is matched at the PUBLISH instead (qos2_at_publish)
+ *     and still only once. The identifiers in flight travel with the
+ *     session across connections (the sink keeps them while it is
+ *     detached); the copies stay in the pool until the session's expiry
+ *     and come back when the session resumes on this worker. The broker's
+ *     PUBREC with an error reason code (>= 0x80) ends the exchange: the
+ *     copy is dropped (outcome REFUSED), the identifier released.
  *   - Wills (§3.1.2.5, §3.1.3.2): a CONNECT's Will Topic, Will Properties
  *     and Will Payload are copied into a per-worker pool (cfg.wills slots of
  *     cfg.will_max bytes; a larger Will, or one finding no slot, is counted
@@ -101,6 +121,7 @@
 #define WM_MQTT_ALIAS_TOPIC_MAX 254 /* bytes of an aliased topic kept */
 #define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
 #define WM_MQTT_QOS2_INFLIGHT 16    /* QoS 2 packet ids awaiting PUBREL followed per session */
+#define WM_MQTT_KEEPALIVE_GRACE_S 2 /* seconds beyond 1.5 x Keep Alive before an idle connection times out */
 
 /* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
 #define WM_MQTT_PUB_OUTCOMES(X)                                                 \
@@ -115,8 +136,12 @@
     X(NOT_CONNECTED, "dropped_not_connected") /* before a v5 CONNECT */        \
     X(TOO_MANY_PEIDS, "dropped_too_many_peids") /* over WM_PEIDS_MAX (peid_props.h) */ \
     X(MATCH_ERROR, "dropped_match_error")   /* the matcher failed (counted by the sink) */ \
-    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 resent (DUP 1, id awaiting PUBREL): not a new publication */ \
-    X(CONNECT_REFUSED, "dropped_connect_refused") /* sent before a CONNACK >= 0x80: never processed (§3.1.4) */
+    X(DUPLICATE, "duplicate_qos2")          /* QoS 2 id still awaiting its PUBREL: the same message again */ \
+    X(CONNECT_REFUSED, "dropped_connect_refused") /* sent before a CONNACK >= 0x80: never processed (§3.1.4) */ \
+    X(REFUSED, "dropped_refused_by_broker") /* QoS 2 held for its PUBREL, the broker's PUBREC >= 0x80 */ \
+    X(SESSION_ENDED, "dropped_session_ended") /* QoS 2 held, its session ended or expired before the PUBREL */ \
+    X(UNOBSERVED, "dropped_unobserved")     /* QoS 2 held, its connection evicted from the flow table */ \
+    X(UNRELEASED, "qos2_unreleased_at_end") /* QoS 2 held, no PUBREL before the end of the run */
 
 enum wm_mqtt_pub_outcome {
 #define WM_MQTT_X_ENUM(e, s) WM_MQTT_PUB_##e,
@@ -158,6 +183,7 @@ struct wm_mqtt_subscribe {
                                      (an empty value is present: no query, refused) */
     uint8_t qos;
     bool no_local;
+    uint32_t max_packet;          /* the subscriber's CONNECT Maximum Packet Size (0: none, §3.1.2.11.4) */
 };
 
 /* How the sink took a subscription. */
@@ -189,6 +215,9 @@ struct wm_mqtt_session_event {
      * WM_MQTT_QOS2_INFLIGHT) and set *n_qos2. */
     uint16_t *qos2;
     uint32_t *n_qos2;
+    /* NEW, RESUME: the Maximum Packet Size of the client's CONNECT (0:
+     * none): the broker sends it no larger packet (§3.1.2.11.4). */
+    uint32_t max_packet;
 };
 
 /* Where sessions report. NULL members are allowed: without publish every
@@ -217,13 +246,24 @@ struct wm_mqtt_sink {
     X(sessions_new)         /* successful CONNACK, Session Present 0 */          \
     X(sessions_resumed)     /* successful CONNACK, Session Present 1 */          \
     X(sessions_ended)       /* connections of a started session that ended */    \
+    X(sessions_unobserved)  /* connections of a live session evicted from the flow table (table full): \
+                               the session is NOT ended, its subscriptions stay (the broker still has it) */ \
     X(disconnect_expiry_from_zero) /* DISCONNECT expiry set from 0: Protocol Error, not taken */ \
     X(server_disconnects)   /* broker DISCONNECT: the client is followed no further */ \
     X(limit_qos)            /* client PUBLISH above the CONNACK Maximum QoS (0x9B) */ \
     X(limit_retain)         /* retained PUBLISH, CONNACK Retain Available 0 (0x9A) */ \
-    X(qos2_duplicates)      /* QoS 2 PUBLISH resent (DUP 1, id awaiting PUBREL) */ \
-    X(qos2_untracked)       /* QoS 2 ids beyond WM_MQTT_QOS2_INFLIGHT: a resend would count again */ \
+    X(qos2_duplicates)      /* QoS 2 PUBLISH again while its id awaits PUBREL (any DUP flag) */ \
+    X(qos2_duplicates_dup0) /* ... of which with DUP 0 (a client that breaks §3.3.1.1; mosquitto too takes \
+                               them for the same message) */ \
+    X(qos2_untracked)       /* QoS 2 ids beyond WM_MQTT_QOS2_INFLIGHT: matched at the PUBLISH, a resend \
+                               would count again */ \
     X(qos2_pubrec_errors)   /* broker PUBREC >= 0x80: the QoS 2 id released (§4.3.3) */ \
+    X(qos2_held)            /* QoS 2 PUBLISHes copied to be matched at their PUBREL */ \
+    X(qos2_released)        /* ... matched at their PUBREL */                    \
+    X(qos2_at_publish)      /* QoS 2 PUBLISH over cfg.qos2_max or no slot free: matched at the PUBLISH */ \
+    X(qos2_pubrel_unknown)  /* PUBREL of an id not awaiting one (its PUBLISH unseen): nothing matched */ \
+    X(qos2_pubrel_no_copy)  /* PUBREL of an id whose copy is elsewhere (another worker): nothing matched */ \
+    X(qos2_waiting)         /* gauge: copies awaiting their PUBREL (live or detached sessions) */ \
     X(publish_refused_by_broker) /* broker PUBACK / PUBREC >= 0x80: a QoS 1/2 PUBLISH it did not accept \
                                     (its match-log line, written at the PUBLISH, stays) */ \
     X(wills_kept)           /* CONNECT Wills copied into the pool */            \
@@ -232,6 +272,8 @@ struct wm_mqtt_sink {
     X(wills_discarded)      /* not published: DISCONNECT without 0x04, or the CONNECT never accepted */ \
     X(wills_delayed)        /* Wills that waited for their Will Delay Interval */ \
     X(wills_waiting)        /* ... still waiting (gauge; the end of the run publishes none) */ \
+    X(wills_held_at_end)    /* Wills of connections still open when the run ended: not published */ \
+    X(wills_unobserved)     /* Wills of connections evicted from the flow table: their end is never seen */ \
     X(wills_cancelled)      /* ... cancelled: the session resumed before the delay (§3.1.3.2.2) */ \
     X(wills_published)      /* Wills the broker publishes: = matched + no_match + dropped */ \
     X(wills_matched)        /* ... reaching at least one subscription */       \
@@ -246,7 +288,9 @@ struct wm_mqtt_sink {
     X(subs_refused_by_broker) /* ... refused (>= 0x80): never installed */       \
     X(subscribes_unacknowledged) /* SUBSCRIBEs whose SUBACK never came (connection ended) */ \
     X(subs_after_session_end) /* granted after the session ended (expiry 0): not installed */ \
-    X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full */   \
+    X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full, or the session's share */ \
+    X(pending_over_share)   /* (UN)SUBSCRIBEs and held PUBLISHes not kept: their session held
+                               pending_per_session copies (also in *_untracked, publish_unheld) */ \
     X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
@@ -291,8 +335,12 @@ struct wm_mqtt_config {
     uint32_t staging_buffers; /* split packets assembled at once per worker (default 64) */
     uint32_t alias_slots;     /* aliased topics kept per worker (default 8192) */
     uint32_t pending_subscribes; /* SUBSCRIBEs and UNSUBSCRIBEs awaiting their ack per worker (default 1024) */
+    uint32_t pending_per_session; /* ... of them one session may hold (0: pending_subscribes / 16, at least 1;
+                                     default 0, so 64 of 1024) */
     uint32_t wills;           /* Wills kept per worker: live connections' and delayed ones (default 1024) */
     uint32_t will_max;        /* bytes of one Will: topic + properties + payload (default 2048) */
+    uint32_t qos2_held;       /* QoS 2 PUBLISHes held for their PUBREL per worker (default 1024) */
+    uint32_t qos2_max;        /* bytes of one: resolved topic + the PUBLISH (default 4096) */
 };
 void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
 
@@ -312,6 +360,11 @@ struct wm_mqtt_layer {
     uint8_t *will_data;       /* cfg.wills * cfg.will_max */
     uint32_t will_free;       /* first free slot (index), UINT32_MAX none */
     uint64_t will_next_ns;    /* earliest deadline of a delayed Will (UINT64_MAX: none) */
+    struct wm_mqtt_q2 *q2;    /* cfg.qos2_held slots */
+    uint8_t *q2_data;         /* cfg.qos2_held * cfg.qos2_max */
+    uint32_t q2_free;         /* first free slot (index), UINT32_MAX none */
+    uint32_t q2_detached;     /* slots of detached sessions */
+    uint64_t q2_next_ns;      /* earliest expiry of a detached one (UINT64_MAX: none) */
     /* Packet time in ns (the clock of wm_pkt_path_frame's now_ns): the
      * caller sets it before each frame. Session expiry is measured in it. */
     uint64_t now_ns;
@@ -326,6 +379,12 @@ struct wm_mqtt_layer {
  * comparison when nothing is due. */
 void wm_mqtt_layer_tick(struct wm_mqtt_layer *l);
 
+/* The run ends (after wm_flow_table_flush, on the layer's worker): the
+ * QoS 2 messages of detached sessions still awaiting their PUBREL end as
+ * UNRELEASED, so that the PUBLISH outcomes sum up; delayed Wills stay
+ * counted in wills_waiting. Idempotent. */
+void wm_mqtt_layer_finish(struct wm_mqtt_layer *l);
+
 /* Bytes of consumer state per connection: the flow table's user_size. */
 size_t wm_mqtt_session_size(void);
 
@@ -333,7 +392,8 @@ size_t wm_mqtt_session_size(void);
 size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg);
 
 /* Initialises l over mem. sink may be NULL. Returns 0, or -1 if cfg is
- * invalid (max_packet < 16 or > 268435460, will_max > 268435455). */
+ * invalid (max_packet < 16 or > 268435460, will_max > 268435455,
+ * qos2_max > 268435460). */
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink);
 

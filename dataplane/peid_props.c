@@ -9,7 +9,7 @@ uint32_t wm_peids_collect(const wm_mqtt5_props *pr, wm_mqtt5_bytes out[WM_PEIDS_
     size_t pos = 0;
     wm_mqtt5_pair up;
     while (wm_mqtt5_user_prop_next(pr, &pos, &up)) {
-        if (up.key.len != 4 || memcmp(up.key.p, "peid", 4) != 0) continue;
+        if (up.key.len != 4 || memcmp(up.key.p, "peid", 4) != 0 || up.value.len == 0) continue;
         if (n == WM_PEIDS_MAX) return WM_PEIDS_TOO_MANY;
         out[n++] = up.value;
     }

@@ -206,6 +206,8 @@ typedef struct wm_proxy_counters {
                                             another neighborhood or xpath (dataplane/proxy_share.h) */
     uint64_t filter_share_mixed_restored; /* ... taken anyway: restored from a session, the broker holds it */
     uint64_t filter_unsub_refused;       /* UNSUBSCRIBE filters the broker answered >= 0x80: kept (§3.11.3) */
+    uint64_t filter_refused_kept;        /* filters of SUBSCRIBEs the proxy refused that the connection already
+                                            had a subscription to: it stays unchanged (proxy_filter.c refuse) */
     uint64_t filter_unsub_untracked;     /* UNSUBSCRIBEs applied at once: the connection's awaiting ones at their
                                             bound (1,024 or 1 MiB), or out of memory */
     uint64_t filter_content_slots_peak;  /* gauge: most slots the worker's content table used (summed: a bound) */

@@ -812,9 +812,47 @@ static uint32_t client_max_of(const wm_proxy_filter *f, const wm_mqtt5_config cf
     return f->client_max && (!m || f->client_max < m) ? f->client_max : m;
 }
 
+/* A SUBSCRIBE the proxy refuses never reaches the broker, so a filter of it
+ * that the connection already subscribed to keeps its subscription at the
+ * broker, and its record here, unchanged: the §3.8.4 replacement happens
+ * only for a subscription that is made (a broker refusing one, as
+ * mosquitto's ACL does, keeps the old one too). The old neighborhood or
+ * content filter goes on deciding its deliveries, which the client could
+ * not know from the refusal alone: the Reason String names the first such
+ * subscription and what still filters it, and each such filter is counted
+ * (refused_kept). Before 2026-12-02 this was silent (REVIEW12 #29). */
 static wm_proxy_action refuse(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, uint8_t code, const char *why,
                               uint32_t client_max, wm_proxy_queue *back)
 {
+    const wm_proxy_sub_rec *kept = NULL;
+    uint32_t n_kept = 0;
+    size_t pos = 0;
+    wm_mqtt5_subscription e;
+    while (wm_mqtt5_subscription_next(pkt, &pos, &e))
+        for (uint32_t i = 0; i < f->n_recs; i++)
+            if (!f->recs[i].dead && rec_filter_is(&f->recs[i], e.filter)) {
+                if (!kept) kept = &f->recs[i];
+                n_kept++;
+                break;
+            }
+    char full[1200];
+    if (kept) {
+        f->c->filter_refused_kept += n_kept;
+        char more[48] = "";
+        if (n_kept > 1) snprintf(more, sizeof more, " (and %u more filters)", n_kept - 1);
+        int fl = kept->filter_len > 100 ? 100 : (int)kept->filter_len;
+        if (kept->name && kept->xpath)
+            snprintf(full, sizeof full, "%s; the existing subscription to \"%.*s\"%s stays unchanged, with "
+                     "neighborhood \"%.100s\" and xpath \"%.100s\"", why, fl, kept->filter, more, kept->name, kept->xpath);
+        else if (kept->name || kept->xpath)
+            snprintf(full, sizeof full, "%s; the existing subscription to \"%.*s\"%s stays unchanged, with %s "
+                     "\"%.100s\"", why, fl, kept->filter, more, kept->name ? "neighborhood" : "xpath",
+                     kept->name ? kept->name : kept->xpath);
+        else
+            snprintf(full, sizeof full, "%s; the existing subscription to \"%.*s\"%s stays unchanged, without "
+                     "neighborhood or xpath", why, fl, kept->filter, more);
+        why = full;
+    }
     return send_suback_refusal(f, pkt, code, why, client_max, back) ? WM_PROXY_DROP : WM_PROXY_FAIL;
 }
 

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "codec/mqtt5_topic.h"
+#include "control/out_path.h"
+#include "matcher/xpath_parse.h"
 
 /* Version 2: a "clean 0" file's next identifiers are reservation ceilings
  * (loaded as they are); version 1's were the sessions' next ones (loaded
@@ -318,9 +320,18 @@ int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t no
             records++;
             size_t off;
             wm_topic_status ts = wm_topic_filter_validate(r.filter, r.filter_len, &off);
-            if (ts != WM_TOPIC_OK) {
-                char why[300];
-                fail_at(&c, filter_at, "topic filter: %s", wm_topic_status_message(ts));
+            /* Only the syntax: the registry in force when the session resumes
+             * binds the prefixes (and reports a query no schema takes then). */
+            wm_xp_error xe;
+            bool xp_bad = ts == WM_TOPIC_OK && r.xpath && !wm_xp_syntax_check(r.xpath, sl, &xe);
+            if (ts != WM_TOPIC_OK || xp_bad) {
+                char why[600];
+                if (xp_bad && xe.pos)
+                    fail_at(&c, r.xpath, "xpath: %s (byte %" PRIu32 " of the query)", xe.msg, xe.pos);
+                else if (xp_bad)
+                    fail_at(&c, r.xpath, "xpath: %s", xe.msg);
+                else
+                    fail_at(&c, filter_at, "topic filter: %s", wm_topic_status_message(ts));
                 snprintf(why, sizeof why, "%s", err);
                 fprintf(stderr, "wirematch-proxy: --state: %s; record skipped\n", why);
                 err[0] = 0;
@@ -701,13 +712,31 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
     struct timespec rt, mono;
     clock_gettime(CLOCK_REALTIME, &rt);
     clock_gettime(CLOCK_MONOTONIC, &mono);
-    size_t pl = strlen(path);
+    /* rename(2) would replace a symlink with a regular file: the file it
+     * names is replaced instead, beside it (as wmctl resolve --out does),
+     * looked up again at every save. A device, FIFO or socket cannot be
+     * read back as the next start's state: refused. */
+    char *target;
+    bool in_place;
+    int re = wm_out_path_resolve(path, &target, &in_place);
+    if (re) {
+        snprintf(err, errcap, "%s: %s", path, strerror(re));
+        return -1;
+    }
+    if (in_place) {
+        snprintf(err, errcap, "%s: not a regular file (a device, FIFO or socket): the next start could not read the "
+                 "sessions back from it", path);
+        free(target);
+        return -1;
+    }
+    size_t pl = strlen(target);
     char *tmp = malloc(pl + 5);
     if (!tmp) {
+        free(target);
         snprintf(err, errcap, "%s: out of memory", path);
         return -1;
     }
-    memcpy(tmp, path, pl);
+    memcpy(tmp, target, pl);
     memcpy(tmp + pl, ".tmp", 5);
     const char *step = "open";
     int e = 0;
@@ -724,7 +753,7 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
         if (ok && fsync(fd) < 0) { ok = false; step = "fsync"; e = errno; }
         if (fclose(f) != 0 && ok) { ok = false; step = "close"; e = errno; }
     }
-    if (ok && rename(tmp, path) < 0) { ok = false; step = "rename"; e = errno; }
+    if (ok && rename(tmp, target) < 0) { ok = false; step = "rename"; e = errno; }
     if (!ok) {
         unlink(tmp);
         snprintf(err, errcap, "%s: %s: %s", tmp, step, strerror(e ? e : EIO));
@@ -738,6 +767,7 @@ int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint3
         if (dfd >= 0) { fsync(dfd); close(dfd); }
     }
     free(tmp);
+    free(target);
     return ok ? 0 : -1;
 }
 

@@ -52,7 +52,9 @@
  * save.
  *
  * Writes are atomic: FILE.tmp written, fsync'd, renamed over FILE, the
- * directory fsync'd; a crash leaves the old file or the new one. Only the
+ * directory fsync'd; a crash leaves the old file or the new one. A symlink
+ * FILE is followed: the file it names is the one replaced (and its
+ * directory the one of FILE.tmp). Only the
  * thread that calls wm_proxy_state_tick writes, from its own copy of the
  * table (wm_proxy_state_mirror): the registry's lock is taken only to copy
  * what changed since the last sync, a bounded piece at a time, so a worker
@@ -90,7 +92,8 @@ typedef struct wm_proxy_state_info {
     uint32_t sessions;    /* sessions restored */
     uint32_t records;     /* records restored */
     uint32_t expired;     /* sessions whose expiry had passed: not restored */
-    uint32_t skipped;     /* records with an invalid topic filter (§4.7, §4.8.2): not restored, each
+    uint32_t skipped;     /* records with an invalid topic filter (§4.7, §4.8.2) or an xpath that does
+                             not parse (wm_xp_syntax_check): not restored, each
                              reported on stderr with its position and reason, its session marked
                              incomplete (the broker may deliver for it: withheld, never guessed) */
 } wm_proxy_state_info;
@@ -103,11 +106,18 @@ typedef struct wm_proxy_state_info {
  * hand-edited file) is skipped (info->skipped) and reported on stderr
  * ("wirematch-proxy: --state: line L, column C: topic filter: REASON;
  * record skipped"), the rest loads: such a filter would otherwise turn
- * --prefilter off for the whole process (its registry refuses it).
+ * --prefilter off for the whole process (its registry refuses it). So is
+ * a record whose xpath does not parse ("... column C: xpath: REASON (byte B
+ * of the query); record skipped", C the field's column, B the byte of the
+ * unescaped text): only its syntax is checked, any prefix counting as bound
+ * (matcher/xpath_parse.h wm_xp_syntax_check), since the schema registry in
+ * force when the session resumes binds them (and reports a query no schema
+ * takes then, proxy_filter.c).
  * Returns 0, or -1 with "line L, column C: REASON" in err[0..errcap): the
  * first error stops the parse; sessions restored before it stay in g (the
  * caller discards g: a bad file is refused as a whole). No allocation but
- * the registry's; reads nothing beyond len. */
+ * the registry's and the syntax check's (freed before it returns); reads
+ * nothing beyond len. */
 int wm_proxy_state_parse(char *buf, size_t len, wm_proxy_registry *g, int64_t now_rt_s, uint64_t now_mono_ns,
                          wm_proxy_state_info *info, char *err, size_t errcap);
 
@@ -157,8 +167,14 @@ int wm_proxy_state_format(const wm_proxy_state_mirror *m, uint32_t epoch, bool c
                           uint64_t now_mono_ns, char **text, size_t *len);
 
 /* Writes m (as of its last sync) and epoch to path atomically (above),
- * clean as the "clean" line; no lock. Returns 0, or -1 with "PATH: STEP:
- * REASON" (errno's text) in err; the previous file then stays as it was. */
+ * clean as the "clean" line; no lock. A symlink at path is followed (every
+ * time, at most 40 deep: control/out_path.h) and the file it names replaced
+ * beside it, the link kept (before 2026-12-02 the rename put a regular file
+ * in the link's place); a path that is or leads to a device, FIFO or socket
+ * is refused (nothing could read the state back from it). Returns 0, or -1
+ * with "PATH: STEP: REASON" (errno's text; PATH the temporary file beside
+ * the target) or "PATH: REASON" (the lookup) in err; the previous file then
+ * stays as it was. */
 int wm_proxy_state_write(const char *path, const wm_proxy_state_mirror *m, uint32_t epoch, bool clean, char *err,
                          size_t errcap);
 

@@ -90,7 +90,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (!modes || json_object_set_new(json_object_get(o, "io_uring"), "modes", modes)) { json_decref(o); return -1; }
     json_t *flt = json_pack(
-        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+        "{s:s?, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
         "resolution", cfg->resolution_text,
         "nbhd_subscribes", I(c->filter_nbhd_subscribes),
         "suback_unknown_nbhd", I(c->filter_suback_unknown_nbhd),
@@ -111,6 +111,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "shared_refused", I(c->filter_share_refused),
         "shared_mixed_restored", I(c->filter_share_mixed_restored),
         "unsub_refused", I(c->filter_unsub_refused), "unsub_untracked", I(c->filter_unsub_untracked),
+        "refused_kept", I(c->filter_refused_kept),
         "acks_waited", I(c->filter_acks_waited),
         "acks_overflow", I(c->filter_acks_overflow),
         "pings_answered", I(c->filter_pings_answered));

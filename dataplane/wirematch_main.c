@@ -449,6 +449,7 @@ int main(int argc, char **argv)
     wm_flow_table_config_default(&pcfg.flows);
     pcfg.flows.max_flows = o.max_flows;
     pcfg.flows.ooo_pool_blocks = o.ooo_blocks;
+    pcfg.flows.idle_timeout_ns = (uint64_t)o.idle_timeout_s * 1000000000ull;
     struct wm_mqtt_config mcfg;
     wm_mqtt_config_default(&mcfg);
     for (unsigned i = 0; status == 0 && i < n_workers; i++) {

@@ -231,6 +231,7 @@ int wm_worker_main(void *arg)
         }
     }
     wm_flow_table_flush(&w->path->flows);
+    wm_mqtt_layer_finish(w->mqtt);
     if (w->reasm) wm_ip_reasm_flush(w->reasm);
     if (w->match) {
         memset(&w->mqtt->sink, 0, sizeof w->mqtt->sink);

@@ -10,6 +10,7 @@
 
 #define XML_NS "http://www.w3.org/XML/1998/namespace"
 #define XMLNS_NS "http://www.w3.org/2000/xmlns/"
+#define ANY_PREFIX_URI "urn:x-wirematch:unbound-prefix"
 
 typedef struct pctx {
     const char *q;
@@ -20,6 +21,7 @@ typedef struct pctx {
     wm_xp_error *err;
     unsigned depth;
     bool failed;
+    bool any_prefix;     /* wm_xp_syntax_check: an unbound prefix is bound to ANY_PREFIX_URI */
     uint64_t width;      /* expanded width of the matches() patterns so far */
 } pctx;
 
@@ -108,7 +110,7 @@ static const char *ns_lookup(pctx *p, const char *pre, size_t n)
     for (size_t k = p->n_ns; k-- > 0;)
         if (strlen(p->ns[k].prefix) == n && !memcmp(p->ns[k].prefix, pre, n)) return p->ns[k].uri;
     if (n == 3 && !memcmp(pre, "xml", 3)) return XML_NS;
-    return NULL;
+    return p->any_prefix ? ANY_PREFIX_URI : NULL;
 }
 
 /* QName or name test at the cursor. allow_wild: '*' and 'p:*'. */
@@ -717,11 +719,12 @@ static bool parse_query(pctx *p)
     return !p->failed;
 }
 
-bool wm_xp_parse(const char *q, size_t len, const wm_xp_ns *ns, size_t n_ns, wm_xp_query *out, wm_xp_error *err)
+static bool parse_text(const char *q, size_t len, const wm_xp_ns *ns, size_t n_ns, bool any_prefix, wm_xp_query *out,
+                       wm_xp_error *err)
 {
     memset(out, 0, sizeof *out);
     if (err) memset(err, 0, sizeof *err);
-    pctx p = { .q = q, .len = len, .ns = ns, .n_ns = n_ns, .out = out, .err = err };
+    pctx p = { .q = q, .len = len, .ns = ns, .n_ns = n_ns, .out = out, .err = err, .any_prefix = any_prefix };
     if (len > WM_XP_MAX_LEN) {
         fail(&p, WM_XP_MAX_LEN, "query longer than %d bytes", WM_XP_MAX_LEN);
         return false;
@@ -738,6 +741,19 @@ bool wm_xp_parse(const char *q, size_t len, const wm_xp_ns *ns, size_t n_ns, wm_
         wm_xp_query_free(out);
         return false;
     }
+    return true;
+}
+
+bool wm_xp_parse(const char *q, size_t len, const wm_xp_ns *ns, size_t n_ns, wm_xp_query *out, wm_xp_error *err)
+{
+    return parse_text(q, len, ns, n_ns, false, out, err);
+}
+
+bool wm_xp_syntax_check(const char *q, size_t len, wm_xp_error *err)
+{
+    wm_xp_query out;
+    if (!parse_text(q, len, NULL, 0, true, &out, err)) return false;
+    wm_xp_query_free(&out);
     return true;
 }
 

@@ -135,6 +135,15 @@ typedef struct wm_xp_error {
  * unterminated string, bad number, bounds exceeded, out of memory (pos 0). */
 bool wm_xp_parse(const char *q, size_t len, const wm_xp_ns *ns, size_t n_ns, wm_xp_query *out, wm_xp_error *err);
 
+/* Is q[0..len) a query of the subset, whatever its prefixes stand for?
+ * For a text kept without its bindings (the proxy's --state file: the
+ * schema registry in force when the query is used binds its prefixes, and
+ * reports one it does not bind then): every prefix counts as bound, and
+ * everything else wm_xp_parse refuses is refused alike, err (may be NULL)
+ * holding the reason and 1-based byte position. Allocates only while it
+ * runs (out of memory: false, pos 0). Pure; thread safe. */
+bool wm_xp_syntax_check(const char *q, size_t len, wm_xp_error *err);
+
 /* Frees what wm_xp_parse put into *q and zeroes it (a zeroed query may be
  * freed again). */
 void wm_xp_query_free(wm_xp_query *q);

@@ -158,7 +158,7 @@ static bool burst(wm_bench_state *st, unsigned n, bool on_worker, struct figures
     p.topic_len = 5;
     p.pkt = &pkt;
     /* the filter every iteration matches against, compiled before the burst */
-    struct wm_mqtt_subscribe ready = { "r", 1, bytes("ready"), 0, { 0 }, bytes("//s:senml[@u = 'Cel']"), 0, false };
+    struct wm_mqtt_subscribe ready = { "r", 1, bytes("ready"), 0, { 0 }, bytes("//s:senml[@u = 'Cel']"), 0, false, 0 };
     if (w && sk.subscribe(sk.ctx, &ready) != WM_MQTT_SUB_INSTALLED) ok = false;
     while (w && ok && pending(t)) {
         if (on_worker) wm_match_table_compile(t);
@@ -176,7 +176,7 @@ static bool burst(wm_bench_state *st, unsigned n, bool on_worker, struct figures
             char q[512], topic[32];
             wm_senml_gen_query(&seed, q, sizeof q);
             snprintf(topic, sizeof topic, "b/%u", i);
-            struct wm_mqtt_subscribe s = { "b", 1, bytes(topic), 0, { 0 }, bytes(q), 0, false };
+            struct wm_mqtt_subscribe s = { "b", 1, bytes(topic), 0, { 0 }, bytes(q), 0, false, 0 };
             uint64_t c_0 = ns_of(CLOCK_THREAD_CPUTIME_ID);
             if (sk.subscribe(sk.ctx, &s) != WM_MQTT_SUB_INSTALLED) ok = false;
             if (on_worker) wm_match_table_compile(t);

@@ -17,7 +17,16 @@ for t in "$BUILD"/tests/test_*; do
   syn=$(grep -a 'Synthesis:' <<<"$out" | tail -1)
   tested=$(sed -nE 's/.*Tested: ([0-9]+).*/\1/p' <<<"$syn"); passing=$(sed -nE 's/.*Passing: ([0-9]+).*/\1/p' <<<"$syn")
   tested=${tested:-0}; passing=${passing:-0}
-  if [ $rc -ne 0 ] || [ "$tested" != "$passing" ] || [ "$tested" = 0 ]; then
+  # A sanitized build's leaks: Criterion takes each test's result before its
+  # worker exits, so LeakSanitizer's report at that exit fails nothing by
+  # itself (its exit status is ignored, and report hooks run in the runner,
+  # not in the worker). Its report in the output fails the binary.
+  leaks=$(grep -ac '^==[0-9]*==ERROR: LeakSanitizer' <<<"$out")
+  if [ "$leaks" -gt 0 ]; then
+    echo "$out" | grep -av '^\[----\]' | grep -a -A30 'ERROR: LeakSanitizer' | head -80
+    echo "FAIL $(basename "$t") (LeakSanitizer: $leaks processes leaked)"
+    fail=$((fail + 1)); pass=$((pass + passing)); failed+=("$(basename "$t")")
+  elif [ $rc -ne 0 ] || [ "$tested" != "$passing" ] || [ "$tested" = 0 ]; then
     echo "$out" | grep -av '^\[----\]' | tail -40
     echo "FAIL $(basename "$t") (rc=$rc, $passing/$tested)"
     fail=$((fail + (tested > passing ? tested - passing : 1))); pass=$((pass + passing)); failed+=("$(basename "$t")")

@@ -221,6 +221,7 @@ int main(int argc, char **argv)
            (unsigned long long)o[WM_MQTT_PUB_MATCHED], (unsigned long long)o[WM_MQTT_PUB_NO_MATCH],
            (unsigned long long)other, (double)best / cap.n, (double)total / passes / cap.n);
     wm_flow_table_flush(&path.flows);
+    wm_mqtt_layer_finish(&layer);
     if (mw) wm_match_worker_free(mw);
     if (table) wm_match_table_free(table);
     free(path_mem);

@@ -170,6 +170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         wm_flow_table_expire(&path.flows, now, 4);
     }
     wm_flow_table_flush(&path.flows);
+    wm_mqtt_layer_finish(&layer);
     CHECK(path.flows.active == 0);
     CHECK(path.flows.ooo.n_free == path.flows.ooo.n_blocks);
     CHECK(opens == closes);

@@ -10,7 +10,7 @@ describes. The model:
     clientid#filter, replacement of a filter the client has (§3.8.4),
     topic aliases per connection, No Local, `nbhd` user
     properties looked up in the resolution's JSON dump from `wmctl dump`,
-    `peid` user properties; an empty `xpath` is no query and an empty
+    `peid` user properties (an empty value is no peid); an empty `xpath` is no query and an empty
     `nbhd` names no neighborhood: such a subscription is never installed;
   - a SUBSCRIBE counts only for the filters the broker's SUBACK with its
     packet identifier grants (reason code < 0x80, §3.9.3); an UNSUBSCRIBE
@@ -33,13 +33,22 @@ describes. The model:
     after the broker's DISCONNECT or its own (§3.14.4), nor after a second
     CONNECT (a Protocol Error: the broker closes the connection, §3.1);
   - a client id over 128 bytes: the client is not followed at all;
+  - deliveries the broker does not make are not in `matched`: a message
+    larger, as forwarded (full topic, packet id unless the delivered QoS is
+    0, the publisher's properties without Topic Alias plus the
+    subscriber's Subscription Identifier, payload), than the Maximum
+    Packet Size of the subscriber's CONNECT (§3.1.2.11.4; not modelled for
+    Wills), and a QoS 0 delivery to a detached session (mosquitto queues
+    none);
   - a client PUBLISH sent before the broker's CONNACK is delivered when a
     successful CONNACK comes (and matched then), never if the CONNACK
     refuses the client (reason >= 0x80), after which nothing the client
     sends is processed (§3.1.4);
-  - QoS 2 (§4.3.3): a PUBLISH with DUP 1 and a packet identifier the
-    session still holds (no PUBREL, no PUBREC with an error code yet) is
-    not a new publication;
+  - QoS 2 (§4.3.3, as mosquitto delivers it): a QoS 2 message is matched
+    when the client's PUBREL releases it (with the subscriptions of that
+    moment), never if the broker's PUBREC refuses it (>= 0x80) or its
+    session ends first; a PUBLISH with a packet identifier the session
+    still holds is the same message, whatever its DUP flag;
   - Wills (§3.1.2.5, §3.1.3.2.2, §3.14.4): the CONNECT's Will is published
     when the connection's end is seen (as for the session above) unless the
     client's DISCONNECT had a reason other than 0x04 or the broker never
@@ -133,6 +142,7 @@ class Conn:
     def __init__(self):
         self.client = None      # after a v5 CONNECT
         self.expiry = 0
+        self.max_packet = 0     # the CONNECT's Maximum Packet Size (0: none)
         self.started = self.ended = self.dead = False
         self.limits = None      # (alias max, max packet, max qos, retain ok) after CONNACK
         self.aliases = {}
@@ -150,7 +160,9 @@ class Session:
         self.subs = {}          # filter -> (key, nbhd set or None, no_local)
         self.owner = None       # tcp stream holding it
         self.deadline = None    # capture time it expires
-        self.qos2 = set()       # packet ids awaiting PUBREL
+        self.qos2 = {}          # packet id awaiting PUBREL -> (publisher, topic, peids, msg)
+        self.online = True      # False while detached (connection gone, session not expired)
+        self.max_packet = 0     # the Maximum Packet Size of the CONNECT that started or resumed it
 
 
 conns, sessions = {}, {}
@@ -158,15 +170,34 @@ expected = []
 delayed = []  # [deadline, order, client, will]
 
 
-def matched_keys(topic, peids, publisher):
-    return sorted({key for client, sess in sessions.items() for filt, (key, ns, nl) in sess.subs.items()
+def out_size(msg, qos, subid):
+    """Bytes of the PUBLISH the broker sends a subscriber: full topic, packet id if qos, the publisher's
+    properties without its Topic Alias plus the subscriber's Subscription Identifier, the payload."""
+    pl = msg["props"] + (1 + vbi_len(subid) if subid else 0)
+    rem = 2 + len(msg["topic"].encode()) + (2 if qos else 0) + vbi_len(pl) + pl + msg["payload"]
+    return 1 + vbi_len(rem) + rem
+
+
+def delivered(sess, msg, gqos, subid):
+    """Whether the broker sends the message to this subscription: no QoS 0 is queued for a detached session
+    (mosquitto: queue_qos0_messages false), nothing over the subscriber's Maximum Packet Size (§3.1.2.11.4)."""
+    qos = min(msg["qos"], gqos)
+    if not sess.online and qos == 0:
+        return False
+    return msg.get("payload") is None or not sess.max_packet or out_size(msg, qos, subid) <= sess.max_packet
+
+
+def matched_keys(topic, peids, publisher, msg):
+    return sorted({key for client, sess in sessions.items() for filt, (key, ns, nl, gqos, subid) in sess.subs.items()
                    if topic_match(filt, topic) and (ns is None or any(p in ns for p in peids))
-                   and not (nl and client == publisher)})
+                   and not (nl and client == publisher) and delivered(sess, msg, gqos, subid)})
 
 
 def publish_will(client, w):
+    # a Will's size is not modelled (no test gives a Will to a subscriber with a Maximum Packet Size)
     expected.append({"client": client, "topic": w["topic"], "peids": w["peids"],
-                     "matched": matched_keys(w["topic"], w["peids"], client), "will": True})
+                     "matched": matched_keys(w["topic"], w["peids"], client, {"qos": w["qos"], "payload": None}),
+                     "will": True})
 
 
 def will_end(c, now):
@@ -198,14 +229,22 @@ def client_publish(c, m):
             topic = c.aliases.get(alias)
     if topic is None:
         return  # an unknown alias is not matched (counted by wirematch)
+    peids = [v for k, v in user_props(m) if k == "peid" and v]  # an empty value is no peid
+    in_pl = int(get(m, "mqtt.property_len", "0"))
+    in_topic = len(get(m, "mqtt.topic", "").encode())
+    payload = int(get(m, "mqtt.len")) - (2 + in_topic + (2 if qos else 0) + vbi_len(in_pl) + in_pl)
+    msg = {"qos": qos, "topic": topic, "payload": payload, "props": in_pl - (3 if alias is not None else 0)}
     if qos == 2:
         pid = get(m, "mqtt.msgid")
-        if dup and pid in s.qos2:
-            return  # the same message again
-        s.qos2.add(pid)
-    peids = [v for k, v in user_props(m) if k == "peid"]
-    matched = matched_keys(topic, peids, c.client)
-    expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": matched})
+        if pid not in s.qos2:  # else the same message again, whatever its DUP flag
+            s.qos2[pid] = (c.client, topic, peids, msg)  # delivered at its PUBREL
+        return
+    deliver(c.client, topic, peids, msg)
+
+
+def deliver(client, topic, peids, msg):
+    expected.append({"client": client, "topic": topic, "peids": peids,
+                     "matched": matched_keys(topic, peids, client, msg)})
 
 
 def session(client):
@@ -223,8 +262,10 @@ def end(stream, now):
         if c.expiry == 0:
             s.subs.clear()
             s.qos2.clear()
-        elif c.expiry != 0xFFFFFFFF:
-            s.deadline = now + c.expiry
+        else:
+            s.online = False
+            if c.expiry != 0xFFFFFFFF:
+                s.deadline = now + c.expiry
     will_end(c, now)
 
 
@@ -234,7 +275,7 @@ def expire(now):
             s.subs.clear()
             s.qos2.clear()
             s.deadline = None
-    for d in sorted(d for d in delayed if d[0] <= now):
+    for d in sorted((d for d in delayed if d[0] <= now), key=lambda d: d[:2]):
         delayed.remove(d)
         publish_will(d[2], d[3])
 
@@ -261,11 +302,13 @@ for fr in frames:
                         c.client, c.dead = None, True  # not followed: cut, it would be another client's
                         continue
                     c.expiry = int(prop(m, 0x11, 0))
+                    c.max_packet = int(prop(m, 0x27, 0))
                     if get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.willflag") in ("1", "True"):
                         c.will = {"topic": get(m, "mqtt.willtopic", ""),
-                                  "peids": [v for k, v in user_props(m, "mqtt.will_properties") if k == "peid"],
+                                  "peids": [v for k, v in user_props(m, "mqtt.will_properties") if k == "peid" and v],
                                   "delay": int(next((v for i, v in props(m, "mqtt.will_properties")
-                                                     if i == 0x18), 0))}
+                                                     if i == 0x18), 0)),
+                                  "qos": int(get(get(m, "mqtt.conflags_tree"), "mqtt.conflag.qos", "0"))}
                         c.will_on = True
                 continue
             if c.client is None or c.dead:
@@ -286,7 +329,9 @@ for fr in frames:
             elif mtype == 10:
                 c.unsubs.append((get(m, "mqtt.msgid"), get_all(m, "mqtt.topic")))
             elif mtype == 6:
-                s.qos2.discard(get(m, "mqtt.msgid"))
+                held = s.qos2.pop(get(m, "mqtt.msgid"), None)
+                if held:
+                    deliver(*held)
             elif mtype == 14:
                 if int(get(m, "mqtt.disconnect.reason_code", "0")) != 4:
                     c.will_on = False  # §3.14.4: only 0x04 keeps the Will
@@ -323,7 +368,7 @@ for fr in frames:
                 if not present:
                     s.subs.clear()
                     s.qos2.clear()
-                s.owner, s.deadline = stream, None
+                s.owner, s.deadline, s.online, s.max_packet = stream, None, True, c.max_packet
                 # the client's earlier connections: a Will waiting for its delay goes now (the old session
                 # ended) or never (it goes on); one still connected learns which for its end
                 for d in [d for d in delayed if d[2] == c.client]:
@@ -350,7 +395,8 @@ for fr in frames:
                     if code >= 0x80 or (nbhd is not None and nbhd not in nbhds) or xpath == "":
                         continue  # refused by the broker / unknown neighborhood / no query: never installed
                     key = "%s#%s" % (c.client, subid if subid is not None else filt)
-                    session(c.client).subs[filt] = (key, nbhds[nbhd] if nbhd is not None else None, nl)
+                    session(c.client).subs[filt] = (key, nbhds[nbhd] if nbhd is not None else None, nl, code,
+                                                    int(subid) if subid is not None else 0)
             elif mtype == 11:
                 pid = get(m, "mqtt.msgid")
                 k = next((i for i, p in enumerate(c.unsubs) if p[0] == pid), None)
@@ -363,7 +409,7 @@ for fr in frames:
                         session(c.client).subs.pop(filt, None)
             elif mtype == 5:
                 if int(get(m, "mqtt.pubrec.reason_code", "0")) >= 0x80:
-                    session(c.client).qos2.discard(get(m, "mqtt.msgid"))
+                    session(c.client).qos2.pop(get(m, "mqtt.msgid"), None)  # never delivered
             elif mtype == 14:
                 end(stream, now)
                 c.dead = True

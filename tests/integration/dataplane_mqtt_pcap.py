@@ -12,6 +12,11 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     4,000 UDP frames (so a looped replay logs fewer lines);
                     "sub" disconnects last.
                     Prints {"p1": PEID, "p2": PEID}.
+  resub RES.json    a subscriber "S" on p/# with nbhd X1 (subid 1, granted)
+                    subscribes p/# again with nbhd NOPE (subid 2, which no
+                    resolution defines; the broker grants it); a publisher
+                    "pub" sends p/in (a peid of X1) and p/out (one outside).
+                    Prints {"in": PEID, "out": PEID}.
   share             three members s1..s3 of $share/g/t/# (subids 1..3) and
                     one plain subscriber "plain" on t/#; publishers p1..p4
                     each send 6 PUBLISHes on t/x.
@@ -30,7 +35,9 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     (1-based frame number) of the bad frame.
   peids             one subscriber "S" on p/# (subid 1); a publisher "pub"
                     sends p/64 with 64 peid User Properties (the bound,
-                    dataplane/peid_props.h) and p/65 with 65.
+                    dataplane/peid_props.h), p/65 with 65, p/empty with one
+                    empty peid and p/64-and-empty with 64 and an empty one
+                    (an empty value is no peid).
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
                     XPATH|null], ...], "events": [["pub", TOPIC, CONTENT_TYPE|null,
                     PAYLOAD_HEX], ["unsub", CLIENT, FILTER] (UNSUBACK 0x00),
@@ -43,9 +50,10 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     session ends (DISCONNECT, RST, Clean Start takeover,
                     Session Expiry kept, resumed or lost), SUBACK grants and
                     refusals, a $share member that left, CONNACK limits and
-                    the broker's DISCONNECT, a QoS 2 resend on a resumed
-                    session, a PUBREC with an error code releasing its
-                    QoS 2 id, UNSUBSCRIBEs the UNSUBACK takes (0x00, 0x11),
+                    the broker's DISCONNECT, QoS 2 matched at its PUBREL (a
+                    resend on a resumed session, one with DUP 0, a PUBREC
+                    with an error code releasing its id, a subscription
+                    made before the PUBREL, a session ended before it), UNSUBSCRIBEs the UNSUBACK takes (0x00, 0x11),
                     refuses or never answers, Wills published (lost
                     connection, DISCONNECT 0x04, Will Delay with Session
                     Expiry 0, a new session, a takeover), discarded,
@@ -53,6 +61,14 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     Prints the match log's expected lines
                     [[TOPIC, [KEYS]] or [TOPIC, [KEYS], "will"], ...] as
                     JSON, written here by hand.
+  deliver           subscribers the broker does not send a matched PUBLISH:
+                    one whose CONNECT Maximum Packet Size it exceeds, a
+                    detached session (QoS 0 is not queued for it). Prints
+                    the expected match log lines.
+  evict N           a quiet subscriber "S" (Keep Alive 0) on ev/# (subid 1),
+                    then N clients connect and disconnect, then "pub"
+                    publishes ev/x (S's connection stays open). Prints the
+                    expected match log lines.
   churn N K         N clients each subscribe K filters and disconnect, then
                     "live" subscribes z/# and stays; "pub" publishes z/1.
 """
@@ -77,13 +93,13 @@ CONNACK = packet(0x20, b"\x00\x00" + vbi(0))
 DISCONNECT = packet(0xE0, b"")
 
 
-def subscribe(pid, subid, filt, nbhd=None, xpath=None):
+def subscribe(pid, subid, filt, nbhd=None, xpath=None, qos=0):
     props = b"\x0b" + vbi(subid)
     if nbhd is not None:
         props += b"\x26" + s16("nbhd") + s16(nbhd)
     if xpath is not None:
         props += b"\x26" + s16("xpath") + s16(xpath)
-    return packet(0x82, struct.pack("!H", pid) + vbi(len(props)) + props + s16(filt) + b"\x00")
+    return packet(0x82, struct.pack("!H", pid) + vbi(len(props)) + props + s16(filt) + bytes([qos]))
 
 
 def suback(pid, codes=b"\x00"):
@@ -212,18 +228,24 @@ def subscriber_and_publisher(name, filt):
     return sub, pub
 
 
+def granted_subscriber(name, *subs):
+    """Conn 1 (client id name) subscribes to each (filter, nbhd) of subs in
+    turn (packet id and subid 1, 2, ...), each granted; Conn 2 "pub" connects."""
+    sub, pub = Conn(1), Conn(2)
+    sub.open(name)
+    for i, (filt, nbhd) in enumerate(subs, 1):
+        sub.c2s(ACK | PSH, subscribe(i, i, filt, nbhd))
+        sub.s2c(ACK | PSH, suback(i))
+    pub.open("pub")
+    return sub, pub
+
+
 result = {}
 if scenario == "reload":
     res = json.load(open(sys.argv[4]))
     x1, x2 = set(res["X1"]["result"]), set(res["X2"]["result"])
     p1, p2 = sorted(x1 - x2)[0], sorted(x2 - x1)[0]
-    sub, pub = Conn(1), Conn(2)
-    sub.open("sub")
-    sub.c2s(ACK | PSH, subscribe(1, 1, "traffic/#", "X1"))
-    sub.s2c(ACK | PSH, suback(1))
-    sub.c2s(ACK | PSH, subscribe(2, 2, "traffic/+", "X2"))
-    sub.s2c(ACK | PSH, suback(2))
-    pub.open("pub")
+    sub, pub = granted_subscriber("sub", ("traffic/#", "X1"), ("traffic/+", "X2"))
     for i in range(80):
         pub.c2s(ACK | PSH, publish("traffic/a", p1 if i % 2 == 0 else p2))
         pub.s2c(ACK)
@@ -237,6 +259,18 @@ if scenario == "reload":
     # whole pass: a reload at any moment finds them.
     sub.close()
     result = {"p1": p1, "p2": p2}
+elif scenario == "resub":
+    res = json.load(open(sys.argv[4]))
+    x1 = set(res["X1"]["result"])
+    others = set(p for v in res.values() for p in v["result"]) - x1
+    pin, pout = sorted(x1)[0], sorted(others)[0]
+    sub, pub = granted_subscriber("S", ("p/#", "X1"), ("p/#", "NOPE"))
+    for topic, peid in (("p/in", pin), ("p/out", pout)):
+        pub.c2s(ACK | PSH, publish(topic, peid))
+        pub.s2c(ACK)
+    pub.close()
+    sub.close()
+    result = {"in": pin, "out": pout}
 elif scenario == "share":
     members = [Conn(1), Conn(2), Conn(3)]
     for i, m in enumerate(members):
@@ -286,12 +320,13 @@ elif scenario == "csum":
     pub.close()
     sub.close()
 elif scenario == "peids":
-    def publish_peids(topic, n):
-        props = b"".join(b"\x26" + s16("peid") + s16("x%d" % i) for i in range(n))
+    def publish_peids(topic, values):
+        props = b"".join(b"\x26" + s16("peid") + s16(v) for v in values)
         return packet(0x30, s16(topic) + vbi(len(props)) + props + b"x")
     sub, pub = subscriber_and_publisher("S", "p/#")
-    for n in (64, 65):
-        pub.c2s(ACK | PSH, publish_peids("p/%d" % n, n))
+    xs = ["x%d" % i for i in range(65)]
+    for topic, values in (("p/64", xs[:64]), ("p/65", xs), ("p/empty", [""]), ("p/64-and-empty", xs[:64] + [""])):
+        pub.c2s(ACK | PSH, publish_peids(topic, values))
         pub.s2c(ACK)
     pub.close()
     sub.close()
@@ -332,7 +367,7 @@ elif scenario == "session":
         return c
 
     def sub(c, pid, subid, filt, codes=b"\x00"):
-        c.c2s(ACK | PSH, subscribe(pid, subid, filt))
+        c.c2s(ACK | PSH, subscribe(pid, subid, filt, qos=codes[0] if codes and codes[0] < 3 else 0))
         if codes is not None:
             c.s2c(ACK | PSH, suback(pid, codes))
 
@@ -341,9 +376,10 @@ elif scenario == "session":
     e1 = conn("E"); sub(e1, 1, 1, "e/#")
     e2 = conn("E")                                                # Clean Start 1: E's session is new
     f = conn("F"); sub(f, 1, 1, "f/#"); f.c2s(ACK | RST)          # lost, expiry 0: gone
-    g = conn("G", conn=connect_props("G", expiry=600)); sub(g, 1, 1, "g/#"); g.close()  # kept 600 s
-    h = conn("H", conn=connect_props("H", expiry=600)); sub(h, 1, 1, "h/#"); h.c2s(ACK | RST)  # kept 600 s
-    k = conn("K", conn=connect_props("K", expiry=2)); sub(k, 1, 1, "k/#")
+    # G, H, K: detached sessions keep their subscriptions (QoS 1), but no QoS 0 message is queued for them
+    g = conn("G", conn=connect_props("G", expiry=600)); sub(g, 1, 1, "g/#", b"\x01"); g.close()  # kept 600 s
+    h = conn("H", conn=connect_props("H", expiry=600)); sub(h, 1, 1, "h/#", b"\x01"); h.c2s(ACK | RST)  # kept 600 s
+    k = conn("K", conn=connect_props("K", expiry=2)); sub(k, 1, 1, "k/#", b"\x01")
     k.c2s(ACK | PSH | FIN, packet(0xE0, b"\x00" + vbi(5) + b"\x11\x00\x00\x02\x58"))  # DISCONNECT: expiry 600
     k.s2c(ACK | FIN); k.c2s(ACK)
     s_ = conn("S")
@@ -363,9 +399,11 @@ elif scenario == "session":
         if topic is not None:
             expect.append([topic, keys])
 
-    for t, keys in [("a/x", []), ("b/x", ["B#2"]), ("e/x", []), ("f/x", []), ("g/x", ["G#1"]), ("h/x", ["H#1"]),
-                    ("k/x", ["K#1"]), ("r/x", []), ("q/x", ["S#1"]), ("w/x", [])]:
+    for t, keys in [("a/x", []), ("b/x", ["B#2"]), ("e/x", []), ("f/x", []), ("g/x", []), ("h/x", []),
+                    ("k/x", []), ("r/x", []), ("q/x", ["S#1"]), ("w/x", [])]:
         publish_and_expect(pub, publish(t), t, keys)
+    for i, (t, keys) in enumerate([("g/y", ["G#1"]), ("h/y", ["H#1"]), ("k/y", ["K#1"])]):  # QoS 1: queued
+        publish_and_expect(pub, packet(0x32, s16(t) + struct.pack("!H", 40 + i) + vbi(0) + b"x"), t, keys)
     for i in range(4):
         publish_and_expect(pub, publish("s/%d" % i), "s/%d" % i, ["M2#1"])
     h2 = conn("H", conn=connect_props("H", clean=False, expiry=600), ack=connack_props(present=True))  # resumed
@@ -385,23 +423,37 @@ elif scenario == "session":
         c.s2c(ACK | PSH, packet(0xE0, reason + b"\x00"))           # the broker refuses it
         publish_and_expect(c, publish("b/after"), None, None)      # in flight: never delivered
         c.s2c(ACK | RST)
-    # QoS 2 sent again with DUP on a resumed session: one publication.
+    # QoS 2 is delivered at the PUBREL (mosquitto, §4.3.3 Method A): a PUBLISH sent again with DUP on a resumed
+    # session, or with DUP 0, before the PUBREL is one publication, matched at its PUBREL.
     q = conn("Q", conn=connect_props("Q", expiry=3600))
-    publish_and_expect(q, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), "b/q2", ["B#2"])
+    publish_and_expect(q, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), None, None)
     q.c2s(ACK | RST)
     q2 = conn("Q", conn=connect_props("Q", clean=False, expiry=3600), ack=connack_props(present=True))
     publish_and_expect(q2, packet(0x3C, s16("b/q2") + b"\x00\x05" + vbi(0) + b"once"), None, None)
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x05"))                  # PUBREC
-    q2.c2s(ACK | PSH, packet(0x62, b"\x00\x05"))                  # PUBREL: id 5 is free again
-    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), "b/q2", ["B#2"])
-    # A PUBREC with an error code ends the QoS 2 exchange (§4.3.3): the id is free, DUP 1 is a new message;
-    # after a successful PUBREC (0x10 No matching subscribers) it is still the same message.
-    publish_and_expect(q2, packet(0x34, s16("b/r1") + b"\x00\x07" + vbi(0) + b"x"), "b/r1", ["B#2"])
+    publish_and_expect(q2, packet(0x62, b"\x00\x05"), "b/q2", ["B#2"])  # PUBREL: delivered; id 5 is free again
+    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), None, None)
+    publish_and_expect(q2, packet(0x34, s16("b/q2") + b"\x00\x05" + vbi(0) + b"twice"), None, None)  # DUP 0 again
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x05"))
+    publish_and_expect(q2, packet(0x62, b"\x00\x05"), "b/q2", ["B#2"])
+    # A PUBREC with an error code ends the QoS 2 exchange (§4.3.3): never delivered, the id is free, DUP 1 is a new
+    # message; after a successful PUBREC (0x10 No matching subscribers) it is still the same message.
+    publish_and_expect(q2, packet(0x34, s16("b/r1") + b"\x00\x07" + vbi(0) + b"x"), None, None)
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x07\x97"))             # PUBREC 0x97 Quota exceeded
-    publish_and_expect(q2, packet(0x3C, s16("b/r2") + b"\x00\x07" + vbi(0) + b"x"), "b/r2", ["B#2"])
-    publish_and_expect(q2, packet(0x34, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), "b/r3", ["B#2"])
+    publish_and_expect(q2, packet(0x3C, s16("b/r2") + b"\x00\x07" + vbi(0) + b"x"), None, None)
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x07"))
+    publish_and_expect(q2, packet(0x62, b"\x00\x07"), "b/r2", ["B#2"])
+    publish_and_expect(q2, packet(0x34, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), None, None)
     q2.s2c(ACK | PSH, packet(0x50, b"\x00\x08\x10"))             # PUBREC 0x10: success, PUBREL to come
     publish_and_expect(q2, packet(0x3C, s16("b/r3") + b"\x00\x08" + vbi(0) + b"x"), None, None)
+    publish_and_expect(q2, packet(0x62, b"\x00\x08"), "b/r3", ["B#2"])
+    # Matched at the PUBREL: a subscription the broker granted between PUBLISH and PUBREL receives it.
+    publish_and_expect(q2, packet(0x34, s16("nq/x") + b"\x00\x0c" + vbi(0) + b"x"), None, None)
+    nq = conn("NQ"); sub(nq, 1, 1, "nq/#")
+    q2.s2c(ACK | PSH, packet(0x50, b"\x00\x0c"))
+    publish_and_expect(q2, packet(0x62, b"\x00\x0c"), "nq/x", ["NQ#1"])
+    # ... and one whose PUBREL never comes before its session ends (Session Expiry 0 on DISCONNECT) reaches nobody.
+    publish_and_expect(q2, packet(0x34, s16("b/never") + b"\x00\x0d" + vbi(0) + b"x"), None, None)
     # UNSUBSCRIBE takes effect at its UNSUBACK: 0x00 and 0x11 remove, 0x87 keeps, none never comes.
     u = conn("U")
     for i in range(1, 5):
@@ -434,18 +486,19 @@ elif scenario == "session":
     w6b = conn("W6", conn=connect_props("W6", expiry=600))        # Clean Start: the old session ended, Will now
     will(w6, "will/6", ["WS#1"])
     w7 = conn("W7", conn=connect_will("W7", "will/7", expiry=600)); sub(w7, 1, 7, "will/#")
-    w7.c2s(ACK | RST)                                             # detached session: its own subscription stays
-    will(w7, "will/7", ["W7#7", "WS#1"])
+    w7.c2s(ACK | RST)                # detached session: its own subscription stays, but queues no QoS 0 Will
+    will(w7, "will/7", ["WS#1"])
     w8 = conn("W8", conn=connect_will("W8", "will/8")); sub(w8, 1, 8, "will/#")
     w8.c2s(ACK | RST)                                             # expiry 0: its session ended first
-    will(w8, "will/8", ["W7#7", "WS#1"])                          # no W8#8
+    will(w8, "will/8", ["WS#1"])                                  # no W8#8 (nor W7#7: detached)
     w9 = conn("W9", conn=connect_will("W9", "will/9", expiry=600, delay=600)); w9.c2s(ACK | RST)  # still waiting
     t1 = conn("T", conn=connect_will("T", "will/t", expiry=600))
     t2 = conn("T", conn=connect_props("T", clean=False, expiry=600), ack=connack_props(present=True))
     t1.s2c(ACK | PSH, packet(0xE0, b"\x8e\x00"))                  # Session taken over: delay 0, published
     t1.s2c(ACK | RST)
-    will(t1, "will/t", ["W7#7", "WS#1"])
-    publish_and_expect(pub, publish("will/x"), "will/x", ["W7#7", "WS#1"])
+    will(t1, "will/t", ["WS#1"])
+    publish_and_expect(pub, publish("will/x"), "will/x", ["WS#1"])
+    publish_and_expect(pub, packet(0x32, s16("will/y") + b"\x00\x2b" + vbi(0) + b"x"), "will/y", ["WS#1"])  # W7: QoS 0
     # An empty `nbhd` names no neighborhood and an empty `xpath` is no query: refused, never a plain subscription.
     ne = conn("NE"); ne.c2s(ACK | PSH, subscribe(1, 1, "ne/#", nbhd="")); ne.s2c(ACK | PSH, suback(1))
     xe = conn("XE"); xe.c2s(ACK | PSH, subscribe(1, 2, "ne/#", xpath="")); xe.s2c(ACK | PSH, suback(1))
@@ -482,9 +535,71 @@ elif scenario == "session":
     # counted (as the PUBREC 0x97 above).
     publish_and_expect(pub, packet(0x32, s16("b/refused") + b"\x00\x09" + vbi(0) + b"x"), "b/refused", ["B#2"])
     pub.s2c(ACK | PSH, packet(0x40, b"\x00\x09\x87" + vbi(0)))
-    for c in [pub, b, e1, e2, s_, m2, h2, k2, q2, u, ws, w5b, w6b, t2]:
+    # Q's session ends (DISCONNECT with Session Expiry 0) while b/never awaits its PUBREL: discarded.
+    q2.c2s(ACK | PSH | FIN, packet(0xE0, b"\x00" + vbi(5) + b"\x11\x00\x00\x00\x00"))
+    q2.s2c(ACK | FIN); q2.c2s(ACK)
+    for c in [pub, b, e1, e2, s_, m2, h2, k2, u, ws, w5b, w6b, t2, nq]:
         c.close()
     result = expect
+elif scenario == "deliver":
+    # What the broker does not send a matched subscriber (README "Deliveries"). MP's CONNECT says Maximum
+    # Packet Size 40: a PUBLISH to it of 11 + payload bytes (QoS 0: fixed header 2, topic 2 + 4, properties 1 + 2
+    # for its Subscription Identifier) fits up to payload 29, at QoS 1 (packet id) up to 27; a publisher's Topic
+    # Alias is not forwarded. OF's session is detached: QoS 0 is not queued for it, QoS 1 is; OG was granted
+    # QoS 0, so nothing is queued for it. MQ has no limit.
+    def conn(n, cid, props=b"", clean=True):
+        c = Conn(n)
+        c.open(cid, conn=packet(0x10, s16("MQTT") + b"\x05" + (b"\x02" if clean else b"\x00") + b"\x00\x00"
+                                + vbi(len(props)) + props + s16(cid)),
+               ack=packet(0x20, (b"\x00" if clean else b"\x01") + b"\x00" + vbi(3) + b"\x22\x00\x05"))  # aliases
+        return c
+
+    def sub(c, subid, filt, qos):
+        c.c2s(ACK | PSH, subscribe(subid, subid, filt, qos=qos))
+        c.s2c(ACK | PSH, suback(subid, bytes([qos])))
+
+    mp = conn(1, "MP", b"\x27\x00\x00\x00\x28"); sub(mp, 1, "mp/#", 1)
+    mq = conn(2, "MQ"); sub(mq, 2, "mp/#", 1)
+    of = conn(3, "OF", b"\x11\x00\x00\x02\x58"); sub(of, 1, "of/#", 1); of.close()
+    og = conn(4, "OG", b"\x11\x00\x00\x02\x58"); sub(og, 1, "of/#", 0); og.close()
+    pub = conn(5, "pub")
+    expect = []
+
+    def pub_(pkt, topic, keys):
+        pub.c2s(ACK | PSH, pkt)
+        pub.s2c(ACK)
+        expect.append([topic, keys])
+
+    pub_(publish("mp/a", payload=b"y" * 29), "mp/a", ["MP#1", "MQ#2"])
+    pub_(publish("mp/a", payload=b"y" * 30), "mp/a", ["MQ#2"])
+    pub_(packet(0x30, s16("mp/a") + vbi(3) + b"\x23\x00\x01" + b"y" * 29), "mp/a", ["MP#1", "MQ#2"])  # alias
+    pub_(packet(0x32, s16("mp/b") + b"\x00\x01" + vbi(0) + b"y" * 27), "mp/b", ["MP#1", "MQ#2"])
+    pub_(packet(0x32, s16("mp/b") + b"\x00\x02" + vbi(0) + b"y" * 28), "mp/b", ["MQ#2"])
+    pub_(publish("of/a"), "of/a", [])
+    pub_(packet(0x32, s16("of/b") + b"\x00\x03" + vbi(0) + b"x"), "of/b", ["OF#1"])
+    of2 = conn(6, "OF", b"\x11\x00\x00\x02\x58", clean=False)  # back: Session Present 1
+    pub_(publish("of/c"), "of/c", ["OF#1"])
+    for c in (pub, mp, mq, of2):
+        c.close()
+    result = expect
+elif scenario == "evict":
+    # A quiet subscriber (Keep Alive 0) whose connection the flow table evicts (replayed with --max-flows 4)
+    # while the broker still holds it: its subscription must stay. N clients come and go meanwhile.
+    nfill = int(sys.argv[4])
+    s_ = Conn(1)
+    s_.open("S", conn=packet(0x10, s16("MQTT") + b"\x05\x02\x00\x00" + vbi(0) + s16("S")))
+    s_.c2s(ACK | PSH, subscribe(1, 1, "ev/#"))
+    s_.s2c(ACK | PSH, suback(1))
+    for i in range(nfill):
+        c = Conn(10 + i)
+        c.open("f%d" % i)
+        c.close()
+    pub = Conn(2)
+    pub.open("pub")
+    pub.c2s(ACK | PSH, publish("ev/x"))
+    pub.s2c(ACK)
+    pub.close()
+    result = [["ev/x", ["S#1"]]]
 elif scenario == "churn":
     nc, nf = int(sys.argv[4]), int(sys.argv[5])
     for i in range(nc):

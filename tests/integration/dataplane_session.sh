@@ -16,8 +16,10 @@
 #     after the client's own DISCONNECT or a second CONNECT (a Protocol Error
 #     that ends the connection, not a new client id); a client id over 128
 #     bytes is not followed, never cut into another client's;
-#   - a QoS 2 PUBLISH sent again with DUP on a resumed session is one
-#     publication; a PUBREC with an error code releases its identifier;
+#   - a QoS 2 message is matched at its PUBREL (as mosquitto delivers it),
+#     once: sent again with DUP on a resumed session or with DUP 0 it is one
+#     publication; a PUBREC with an error code releases its identifier and
+#     the message is never delivered, nor is one whose session ends first;
 #   - UNSUBSCRIBE takes effect at the UNSUBACK (0x00, 0x11), not when refused
 #     or never answered;
 #   - Wills are matched when the broker publishes them (lost connection,
@@ -25,6 +27,10 @@
 #     session's end or a new session), never after DISCONNECT 0x00 or when a
 #     resumed session cancels the delay; subscriptions gone by then (the
 #     Will's own session with Session Expiry 0) do not receive them;
+#   - the broker sends nothing over a subscriber's Maximum Packet Size and
+#     queues no QoS 0 for a detached session: not logged as reaching them;
+#   - the flow table's eviction (table full) ends no session: a quiet
+#     subscriber keeps its subscriptions;
 #   - --max-subs bounds the table; clients that come and go never fill it,
 #     one that asks for more is refused and counted.
 # The match log must equal the lines the generator writes by hand AND the
@@ -32,15 +38,25 @@
 . "$(dirname "$0")/lib/dataplane_env.sh" wmse
 echo '{}' > "$tmp/res.json"
 
-python3 "$R/tests/integration/dataplane_mqtt_pcap.py" session "$tmp/s.pcap" 1883 > "$tmp/expect.json"
-timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/s.pcap" -- --match-log "$tmp/s.jsonl" \
-  --summary "$tmp/s.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "wirematch exited $?"; }
-ref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/s.pcap" 1883 "$tmp/res.json" "$tmp/s.jsonl") \
-  || { echo "$ref"; fail "match log differs from the tshark reference"; }
+# replay N SCENARIO [ARGS] [-- WIREMATCH OPTIONS]: the generator's capture N.pcap (its expected lines in
+# N-expect.json) replayed into N.jsonl / N.json, which must equal the tshark reference (its summary in $ref).
+replay() {
+  local n=$1 sc=$2 args=() wm=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+  [ $# -gt 0 ] && { shift; wm=("$@"); }
+  python3 "$R/tests/integration/dataplane_mqtt_pcap.py" "$sc" "$tmp/$n.pcap" 1883 ${args[@]+"${args[@]}"} > "$tmp/$n-expect.json"
+  timeout 60 "$B/wirematch" "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$tmp/$n.pcap" -- ${wm[@]+"${wm[@]}"} \
+    --match-log "$tmp/$n.jsonl" --summary "$tmp/$n.json" 2> "$tmp/wm.log" || { cat "$tmp/wm.log"; fail "$sc: exited $?"; }
+  ref=$(python3 "$R/tests/integration/dataplane_match_reference.py" "$tmp/$n.pcap" 1883 "$tmp/res.json" \
+    "$tmp/$n.jsonl") || { echo "$ref"; fail "$sc: match log differs from the tshark reference"; }
+}
+replay s session
+sref=$ref
 python3 - "$tmp" <<'EOF' || fail "session scenario"
 import json, sys
 tmp = sys.argv[1]
-want = json.load(open("%s/expect.json" % tmp))
+want = json.load(open("%s/s-expect.json" % tmp))
 got = [json.loads(l) for l in open("%s/s.jsonl" % tmp)]
 line = lambda g: [g["topic"], g["matched"]] + (["will"] if g.get("will") else [])
 assert [line(g) for g in got] == want, "\n".join(
@@ -56,8 +72,11 @@ assert m["sessions_ended"] >= 3 and m["sessions_discarded"] == 2 and m["subs_ses
 # the four limits: each refused PUBLISH counted by its reason, the client followed no further
 assert mal["topic_alias_too_large"] == 1 and mal["packet_too_large"] == 1, mal
 assert mq["limit_qos"] == 1 and mq["limit_retain"] == 1 and mq["server_disconnects"] == 5, mq
-assert p["malformed"] == 4 and p["duplicate_qos2"] == 2 and mq["qos2_duplicates"] == 2, p
-assert mq["qos2_pubrec_errors"] == 1, mq
+assert p["malformed"] == 4 and p["duplicate_qos2"] == 3 and mq["qos2_duplicates"] == 3, p
+# QoS 2 at its PUBREL: 6 held, 5 released; b/r1 refused by the PUBREC 0x97, b/never's session ended first
+assert mq["qos2_pubrec_errors"] == 1 and mq["qos2_duplicates_dup0"] == 1 and mq["qos2_held"] == 7, mq
+assert mq["qos2_released"] == 5 and mq["qos2_waiting"] == 0 and mq["qos2_at_publish"] == 0, mq
+assert p["dropped_refused_by_broker"] == 1 and p["dropped_session_ended"] == 1, p
 # NE, XE: an empty nbhd / xpath is refused (no neighborhood, no query), never installed as a plain subscription
 assert mq["subs_nbhd_unknown"] == 1 and mq["subs_xpath_invalid"] == 1 and m["subs_xpath_refused"] == 1, (mq, m)
 # RF: refused, its two PUBLISHes (one pipelined, held for the CONNACK) never processed; PP's held one delivered
@@ -75,6 +94,35 @@ assert (mq["unsubs_removed"], mq["unsubs_no_subscription"], mq["unsubs_refused_b
 assert (mq["wills_kept"], mq["wills_published"], mq["wills_matched"], mq["wills_discarded"], mq["wills_cancelled"],
         mq["wills_delayed"], mq["wills_waiting"]) == (10, 7, 7, 1, 1, 3, 1), mq
 assert s["conservation"]["publish_hold"] and s["conservation"]["packets_hold"], s["conservation"]
+EOF
+
+# Deliveries the broker does not make: a PUBLISH over the subscriber's Maximum Packet Size (exact boundary, QoS 0
+# and 1, Topic Alias not forwarded), QoS 0 to a detached session (QoS 1 is queued). Before 2026-12-02 all of
+# them were logged as reaching the subscriber.
+replay g deliver
+python3 - "$tmp" <<'EOF' || fail "deliveries"
+import json, sys
+tmp = sys.argv[1]
+got = [json.loads(l) for l in open("%s/g.jsonl" % tmp)]
+assert [[g["topic"], g["matched"]] for g in got] == json.load(open("%s/g-expect.json" % tmp)), got
+assert [g.get("too_large_for") for g in got] == [None, ["MP#1"], None, None, ["MP#1"], None, None, None], got
+assert [g.get("qos0_not_queued_for") for g in got] == [None] * 5 + [["OF#1", "OG#1"], ["OG#1"], ["OG#1"]], got
+m = json.load(open("%s/g.json" % tmp))["match"]
+assert (m["deliveries_too_large"], m["deliveries_qos0_offline"]) == (2, 4), m
+EOF
+
+# The flow table's eviction (--max-flows 4, 8 clients coming and going) loses sight of the quiet subscriber S's
+# connection, which the broker still holds (Keep Alive 0): S's session and subscription stay (before 2026-12-02
+# the eviction ended the session, and ev/x reached nobody).
+replay e evict 8 -- --max-flows 4
+python3 - "$tmp" <<'EOF' || fail "eviction"
+import json, sys
+tmp = sys.argv[1]
+got = [[g["topic"], g["matched"]] for g in map(json.loads, open("%s/e.jsonl" % tmp))]
+assert got == json.load(open("%s/e-expect.json" % tmp)), got
+s = json.load(open("%s/e.json" % tmp))
+assert s["flows"]["closed_evicted"] >= 1 and s["mqtt"]["sessions_unobserved"] == 1, (s["flows"], s["mqtt"])
+assert s["conservation"]["publish_hold"], s["conservation"]
 EOF
 
 # --max-subs: 30 clients with 10 filters each come and go through a bound of 64; the last one is matched.
@@ -125,4 +173,4 @@ done
 logged=$(jq -s '[.[] | select(.will)] | length' "$tmp/w.jsonl")
 [ "$delivered" -ge 1 ] && [ "$(jq .mqtt.wills_published "$tmp/w.json")" = "$delivered" ] && [ "$logged" = "$delivered" ] \
   || fail "wills_published $(jq .mqtt.wills_published "$tmp/w.json"), Will lines $logged, broker delivered $delivered Wills"
-echo "$ref; mqtt5-clients.pcap: $delivered Will(s) the broker delivered matched, $wref; --max-subs 64: 300 subscriptions of departed clients never fill it, $(jq .mqtt.subs_full "$tmp/d.json") over it refused"
+echo "$sref; mqtt5-clients.pcap: $delivered Will(s) the broker delivered matched, $wref; --max-subs 64: 300 subscriptions of departed clients never fill it, $(jq .mqtt.subs_full "$tmp/d.json") over it refused"

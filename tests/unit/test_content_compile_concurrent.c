@@ -173,13 +173,13 @@ static struct wm_match_counters counters(void)
 static enum wm_mqtt_sub_status subscribe(struct wm_mqtt_sink *sk, const char *client, const char *filter, const char *xp)
 {
     struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, xp ? bytes(xp) : (wm_mqtt5_bytes){ 0 },
-                                   1, false };
+                                   1, false, 0 };
     return sk->subscribe(sk->ctx, &s);
 }
 
 static void unsubscribe(struct wm_mqtt_sink *sk, const char *client, const char *filter)
 {
-    struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, { 0 }, 0, false };
+    struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, { 0 }, 0, false, 0 };
     sk->unsubscribe(sk->ctx, &s);
 }
 

@@ -80,7 +80,7 @@ static void *worker_main(void *arg)
         } else {
             snprintf(xp, sizeof xp, "//s:senml[@u = 'Cel' and @v > %d]", k);
         }
-        struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, bytes(xp), 1, false };
+        struct wm_mqtt_subscribe s = { client, (uint32_t)strlen(client), bytes(filter), 0, { 0 }, bytes(xp), 1, false, 0 };
         enum wm_mqtt_sub_status ss = sk.subscribe(sk.ctx, &s);
         if (ss != WM_MQTT_SUB_INSTALLED) wm_match_table_last_xpath_error(T, err, sizeof err);
         CHECK(ss == WM_MQTT_SUB_INSTALLED, "subscribe %s: status %d (%s)", xp, (int)ss, ss == WM_MQTT_SUB_XPATH_INVALID ? err : "");

@@ -26,6 +26,7 @@ struct rec_flow {
 
 static struct rec_flow rec[REC_MAX_FLOWS + 1];
 static int rec_closes[WM_FLOW_CLOSE_COUNT];
+static uint64_t rec_idle_ns[REC_MAX_FLOWS + 1]; /* the idle limit a consumer gives flow id i (0: table's) */
 
 static struct rec_flow *rec_of(struct wm_flow *f)
 {
@@ -39,6 +40,7 @@ static void rec_open(void *ctx, struct wm_flow *f)
     cr_assert_eq(r->opened, r->closed, "on_open twice without on_close");
     r->opened++;
     r->dir_end[0] = r->dir_end[1] = 0;
+    f->idle_ns = rec_idle_ns[f->id];
 }
 
 static void rec_data(void *ctx, struct wm_flow *f, int dir, const uint8_t *p, uint32_t n)
@@ -557,6 +559,37 @@ Test(flow, idle_connections_time_out)
     cr_assert_eq(wm_flow_table_expire(&table, now_ns + table.cfg.idle_timeout_ns + 1, 16), 1);
     cr_assert_eq(only_flow()->close_reason, WM_FLOW_CLOSE_TIMEOUT);
     cr_assert_eq(table.active, 0);
+}
+
+/* Idle limits differ per connection (the MQTT layer sets them from the Keep
+ * Alive): the least recently used connection need not be the first to
+ * expire, and one that never expires must not hold the others up. */
+Test(flow, per_connection_idle_limits)
+{
+    memset(rec_idle_ns, 0, sizeof rec_idle_ns);
+    rec_idle_ns[1] = WM_FLOW_IDLE_NEVER; /* Keep Alive 0: quiet for ever, still there */
+    rec_idle_ns[2] = WM_FLOW_IDLE_NEVER;
+    rec_idle_ns[3] = 17ull * 1000000000ull; /* Keep Alive 10 */
+    struct conv v[4];
+    for (int i = 0; i < 4; i++) {
+        conv_ip4(&v[i], (uint16_t)(40100 + i), 100u * (uint32_t)i + 1, 7);
+        handshake(&v[i]);
+    }
+    uint64_t t0 = now_ns;
+    /* one entry looked at per call: the two that never expire are passed, burst after burst */
+    unsigned ended = 0;
+    for (int k = 0; k < 8; k++) ended += wm_flow_table_expire(&table, t0 + 18ull * 1000000000ull, 1);
+    cr_assert_eq(ended, 1);
+    cr_assert_eq(rec[3].close_reason, WM_FLOW_CLOSE_TIMEOUT);
+    cr_assert_eq(rec[4].closed, 0, "its limit is the table's 600 s");
+    for (int k = 0; k < 8; k++) ended += wm_flow_table_expire(&table, t0 + table.cfg.idle_timeout_ns + 1000, 1);
+    cr_assert_eq(ended, 2);
+    cr_assert_eq(rec[4].close_reason, WM_FLOW_CLOSE_TIMEOUT);
+    for (int k = 0; k < 8; k++) ended += wm_flow_table_expire(&table, t0 + 100 * table.cfg.idle_timeout_ns, 8);
+    cr_assert_eq(ended, 2);
+    cr_assert_eq(rec[1].closed + rec[2].closed, 0);
+    cr_assert_eq(table.active, 2);
+    memset(rec_idle_ns, 0, sizeof rec_idle_ns);
 }
 
 Test(flow, reused_endpoints_with_a_new_isn)

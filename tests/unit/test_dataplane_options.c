@@ -20,6 +20,7 @@ Test(options, defaults)
     cr_assert_eq(o.mqtt_ports[0], 1883);
     cr_assert_eq(o.tx, WM_TX_NONE);
     cr_assert_eq(o.max_flows, 16384);
+    cr_assert_eq(o.idle_timeout_s, 600);
     cr_assert_null(o.resolution);
 }
 
@@ -28,8 +29,9 @@ Test(options, every_option)
     const char *argv[] = {"wirematch", "--resolution", "r.wmr", "--subs", "s.jsonl", "--mqtt-port", "1883,8883",
                           "--match-log", "m.jsonl", "--tx", "matched", "--stats-interval", "5",
                           "--max-flows", "1000", "--ooo-blocks", "0", "--summary", "sum.json",
-                          "--idle-exit-ms", "50"};
-    cr_assert_eq(parse(21, argv), 0, "%s", err);
+                          "--idle-exit-ms", "50", "--idle-timeout", "90"};
+    cr_assert_eq(parse(23, argv), 0, "%s", err);
+    cr_assert_eq(o.idle_timeout_s, 90);
     cr_assert_str_eq(o.resolution, "r.wmr");
     cr_assert_str_eq(o.subs, "s.jsonl");
     cr_assert_str_eq(o.match_log, "m.jsonl");
@@ -55,6 +57,9 @@ Test(options, errors_name_the_option)
     const char *tx[] = {"wirematch", "--tx", "some"};
     cr_assert_eq(parse(3, tx), -1);
     cr_assert(strstr(err, "--tx"), "%s", err);
+    const char *idle0[] = {"wirematch", "--idle-timeout", "0"};
+    cr_assert_eq(parse(3, idle0), -1);
+    cr_assert(strstr(err, "--idle-timeout"), "%s", err);
     const char *flows[] = {"wirematch", "--max-flows", "0"};
     cr_assert_eq(parse(3, flows), -1);
     const char *neg[] = {"wirematch", "--max-flows", "-5"};

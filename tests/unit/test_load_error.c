@@ -271,7 +271,9 @@ Test(load_error_loaders, data_plane_reload)
     wm_match_table_last_error(t, &e);
     cr_expect(!wm_load_error_failed(&e), "no failure yet");
 
-    cr_assert_not_null(wm_test_write_text(sub, "S:6.jsonl", BAD_SUBS));
+    char *w = wm_test_write_text(sub, "S:6.jsonl", BAD_SUBS);   /* the path again: s */
+    cr_assert_not_null(w);
+    free(w);
     cr_assert_eq(wm_match_table_reload(t, &e), -1);
     wm_load_error kept;
     wm_match_table_last_error(t, &kept);
@@ -279,7 +281,8 @@ Test(load_error_loaders, data_plane_reload)
     cr_expect_eq(kept.line, 2);
     cr_expect_str_eq(kept.reason, e.reason);
 
-    cr_assert_not_null(wm_test_write_text(sub, "S:6.jsonl", GOOD_SUBS));
+    cr_assert_not_null(w = wm_test_write_text(sub, "S:6.jsonl", GOOD_SUBS));
+    free(w);
     cr_assert_eq(wm_match_table_reload(t, NULL), 0);
     free(corrupt_wmr("R:5.wmr"));
     cr_assert_eq(wm_match_table_reload(t, NULL), -1, "err may be NULL");

@@ -92,6 +92,28 @@ Test(xpath_parse, outside_subset_refused_with_position)
     cr_assert(strstr(e.msg, "longer than"), "%s", e.msg);
 }
 
+/* wm_xp_syntax_check (the proxy's --state records): any prefix counts as
+ * bound, every other refusal of wm_xp_parse stays, at the same position. */
+Test(xpath_parse, syntax_check_binds_every_prefix_and_refuses_the_rest)
+{
+    wm_xp_error e;
+    const char *ok[] = { "//x:y", "/p:a/q:b[@r:c > 1]", "//s:*[contains(@n, 'y')]", "//xml:a[@xml:lang = 'en']" };
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++)
+        cr_assert(wm_xp_syntax_check(ok[i], strlen(ok[i]), &e), "%s refused at %u: %s", ok[i], e.pos, e.msg);
+    struct { const char *q; unsigned pos; const char *needle; } bad[] = {
+        { "s:a/s:b", 1, "absolute path" }, { "/x:a[@b > ]", 11, "found the end of the predicate" },
+        { "//s:senml[@v>", 14, "found the end of the query" }, { "/s:a[@b = 'x]", 11, "unterminated" }, { "", 1, "empty" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cr_assert_not(wm_xp_syntax_check(bad[i].q, strlen(bad[i].q), &e), "accepted: %s", bad[i].q);
+        cr_assert_eq(e.pos, bad[i].pos, "%s: position %u, expected %u (%s)", bad[i].q, e.pos, bad[i].pos, e.msg);
+        cr_assert(strstr(e.msg, bad[i].needle), "%s: message '%s' lacks '%s'", bad[i].q, e.msg, bad[i].needle);
+    }
+    /* Not a way around the bindings: wm_xp_parse still refuses an unbound one. */
+    wm_xp_query out;
+    cr_assert_not(wm_xp_parse("//x:y", 5, NULL, 0, &out, &e));
+}
+
 Test(xpath_parse, ns_binding)
 {
     char s1[] = "s=urn:x", s2[] = "=urn:x", s3[] = "a:b=urn", s4[] = "p=";
