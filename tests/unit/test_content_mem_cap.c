@@ -32,7 +32,7 @@ static enum wm_mqtt_pub_outcome publish_with_cap(size_t cap, struct wm_match_cou
     cr_assert(w, "%s", err);
     wm_match_worker_set_content_wait(w, true);
     struct wm_mqtt_sink sk = wm_match_worker_sink(w);
-    struct wm_mqtt_subscribe s = { "c", 1, bytes("t/#"), 0, { 0 }, bytes("//s:senml[@u = 'Cel' and @v > 20]"), 1, false };
+    struct wm_mqtt_subscribe s = { "c", 1, bytes("t/#"), 0, { 0 }, bytes("//s:senml[@u = 'Cel' and @v > 20]"), 1, false, 0 };
     cr_assert_eq(sk.subscribe(sk.ctx, &s), WM_MQTT_SUB_INSTALLED);
     while (wm_match_table_compile(t) == 1) {}
     enum wm_mqtt_pub_outcome o =
