@@ -20,6 +20,77 @@ static void *grow(wm_exi_arena *a, void *old, uint32_t n, uint32_t *cap, size_t 
 #define GROW(t, arr, n, cap) \
     ((n) < (cap) || ((arr) = grow((t)->arena, (arr), (n), &(cap), sizeof *(arr)), (arr) != NULL))
 
+static uint32_t hash_str(const char *s, uint32_t len)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+static uint32_t hash_name(uint32_t uri, const char *s, uint32_t len) { return hash_str(s, len) ^ (uri * 0x9E3779B1u); }
+
+/* Smallest power of two >= 2n (load factor at most 1/2), at least 16. */
+static uint32_t hash_size(uint32_t n)
+{
+    uint32_t c = 16;
+    while (c < 2 * (uint64_t)n && c < (1u << 31)) c *= 2;
+    return c;
+}
+
+static void nhash_put(const wm_exi_strtab *t, uint32_t *h, uint32_t cap, uint32_t lid)
+{
+    const wm_exi_st_lname *l = &t->lnames[lid];
+    uint32_t m = cap - 1;
+    for (uint32_t i = hash_name(l->uri, l->s.p, l->s.len) & m;; i = (i + 1) & m)
+        if (!h[i]) { h[i] = lid + 1; return; }
+}
+
+static uint32_t nhash_get(const wm_exi_strtab *t, const uint32_t *h, uint32_t cap, uint32_t uri, const char *s, uint32_t len)
+{
+    uint32_t m = cap - 1;
+    for (uint32_t i = hash_name(uri, s, len) & m; h[i]; i = (i + 1) & m) {
+        const wm_exi_st_lname *l = &t->lnames[h[i] - 1];
+        if (l->uri == uri && l->s.len == len && !memcmp(l->s.p, s, len)) return h[i] - 1;
+    }
+    return WM_EXI_NONE;
+}
+
+static void uhash_put(wm_exi_strtab *t, uint32_t uri)
+{
+    uint32_t m = t->uhash_cap - 1;
+    for (uint32_t i = hash_str(t->uris[uri].s.p, t->uris[uri].s.len) & m;; i = (i + 1) & m)
+        if (!t->uhash[i]) { t->uhash[i] = uri + 1; return; }
+}
+
+/* (Re)builds the URI hash for n_uris + 1 entries; false at the memory cap. */
+static bool uhash_rebuild(wm_exi_strtab *t)
+{
+    uint32_t cap = hash_size(t->n_uris + 1);
+    if (t->uhash && cap <= t->uhash_cap) return true;
+    uint32_t *h = wm_exi_arena_alloc(t->arena, cap * sizeof *h);
+    if (!h) return false;
+    memset(h, 0, cap * sizeof *h);
+    t->uhash = h;
+    t->uhash_cap = cap;
+    for (uint32_t u = 0; u < t->n_uris; u++) uhash_put(t, u);
+    return true;
+}
+
+/* Makes room in the document's name hash for one more name; false at the cap. */
+static bool nhash_room(wm_exi_strtab *t)
+{
+    if (t->nhash && (t->nhash_n + 1) * 2 <= t->nhash_cap) return true;
+    uint32_t cap = hash_size(t->nhash_n + 1);
+    if (cap < 64) cap = 64;
+    uint32_t *h = wm_exi_arena_alloc(t->arena, cap * sizeof *h);
+    if (!h) return false;
+    memset(h, 0, cap * sizeof *h);
+    for (uint32_t lid = t->g->n_lids; lid < t->n_lnames; lid++) nhash_put(t, h, cap, lid);
+    t->nhash = h;
+    t->nhash_cap = cap;
+    return true;
+}
+
 char *wm_exi_strtab_copy(wm_exi_strtab *t, const char *s, uint32_t len)
 {
     char *p = wm_exi_arena_alloc(t->arena, len + 1);
@@ -62,6 +133,13 @@ wm_exi_status wm_exi_strtab_init(wm_exi_strtab *t, const wm_exi_grammar *g, wm_e
     t->base_lnames = malloc(t->base_cap * sizeof *t->base_lnames);
     if (!t->base_lnames) return WM_EXI_E_MEMORY;
     memcpy(t->base_lnames, t->tpl_lnames, g->n_lids * sizeof *t->base_lnames);
+    if (want_hash) { /* the seeded names never change: hashed once */
+        t->seed_nhash_cap = hash_size(g->n_lids);
+        t->seed_nhash = calloc(t->seed_nhash_cap, sizeof *t->seed_nhash);
+        if (!t->seed_nhash) return WM_EXI_E_MEMORY;
+        t->lnames = t->base_lnames; /* what nhash_put reads; reset sets it again */
+        for (uint32_t i = 0; i < g->n_lids; i++) nhash_put(t, t->seed_nhash, t->seed_nhash_cap, i);
+    }
     return WM_EXI_OK;
 }
 
@@ -70,17 +148,13 @@ void wm_exi_strtab_free(wm_exi_strtab *t)
     free(t->tpl_uris);
     free(t->tpl_lnames);
     free(t->base_lnames);
+    free(t->seed_nhash);
+    t->seed_nhash = NULL;
     t->tpl_uris = NULL;
     t->tpl_lnames = NULL;
     t->base_lnames = NULL;
 }
 
-static uint32_t hash_str(const char *s, uint32_t len)
-{
-    uint32_t h = 2166136261u;
-    for (uint32_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
 
 wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, uint32_t value_capacity)
 {
@@ -104,6 +178,8 @@ wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, u
     t->n_values = t->next_gid = t->cap_values = 0;
     t->hash = NULL;
     t->hash_cap = 0;
+    t->nhash = t->uhash = NULL;
+    t->nhash_cap = t->nhash_n = t->uhash_cap = 0;
     uint32_t cu = g->n_uris + 8;
     t->uris = wm_exi_arena_alloc(t->arena, cu * sizeof *t->uris);
     t->lnames = t->base_lnames;
@@ -125,6 +201,7 @@ wm_exi_status wm_exi_strtab_reset(wm_exi_strtab *t, uint32_t value_max_length, u
         t->hash = wm_exi_arena_alloc(t->arena, t->hash_cap * sizeof *t->hash);
         if (!t->hash) return WM_EXI_E_MEMORY;
         memset(t->hash, 0, t->hash_cap * sizeof *t->hash);
+        if (!uhash_rebuild(t) || !nhash_room(t)) return WM_EXI_E_MEMORY;
     }
     return WM_EXI_OK;
 }
@@ -147,6 +224,10 @@ uint32_t wm_exi_strtab_add_uri(wm_exi_strtab *t, const char *s, uint32_t len)
     memset(u, 0, sizeof *u);
     u->s.p = p;
     u->s.len = len;
+    if (t->uhash) {
+        if (!uhash_rebuild(t)) return WM_EXI_NONE;
+        uhash_put(t, t->n_uris);
+    }
     return t->n_uris++;
 }
 
@@ -156,7 +237,7 @@ uint32_t wm_exi_strtab_add_lname(wm_exi_strtab *t, uint32_t uri, const char *s, 
     wm_exi_st_uri *u = &t->uris[uri];
     if (!GROW(t, u->extra, u->n_extra, u->cap_extra)) return WM_EXI_NONE;
     char *p = wm_exi_strtab_copy(t, s, len);
-    if (!p) return WM_EXI_NONE;
+    if (!p || (t->nhash && !nhash_room(t))) return WM_EXI_NONE;
     uint32_t lid = t->n_lnames++;
     wm_exi_st_lname *l = &t->lnames[lid];
     memset(l, 0, sizeof *l);
@@ -165,6 +246,10 @@ uint32_t wm_exi_strtab_add_lname(wm_exi_strtab *t, uint32_t uri, const char *s, 
     l->uri = uri;
     l->bi = WM_EXI_NONE;
     u->extra[u->n_extra++] = lid;
+    if (t->nhash) {
+        nhash_put(t, t->nhash, t->nhash_cap, lid);
+        t->nhash_n++;
+    }
     return lid;
 }
 
@@ -255,6 +340,14 @@ bool wm_exi_strtab_touch(wm_exi_strtab *t, uint32_t lid)
 
 uint32_t wm_exi_strtab_find_uri(const wm_exi_strtab *t, const char *s, uint32_t len)
 {
+    if (t->uhash) {
+        uint32_t m = t->uhash_cap - 1;
+        for (uint32_t i = hash_str(s, len) & m; t->uhash[i]; i = (i + 1) & m) {
+            const wm_exi_st_uri *u = &t->uris[t->uhash[i] - 1];
+            if (u->s.len == len && !memcmp(u->s.p, s, len)) return t->uhash[i] - 1;
+        }
+        return WM_EXI_NONE;
+    }
     for (uint32_t i = 0; i < t->n_uris; i++)
         if (t->uris[i].s.len == len && !memcmp(t->uris[i].s.p, s, len)) return i;
     return WM_EXI_NONE;
@@ -262,6 +355,10 @@ uint32_t wm_exi_strtab_find_uri(const wm_exi_strtab *t, const char *s, uint32_t 
 
 uint32_t wm_exi_strtab_find_lname(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len)
 {
+    if (t->seed_nhash && t->nhash) {
+        uint32_t lid = nhash_get(t, t->seed_nhash, t->seed_nhash_cap, uri, s, len);
+        return lid != WM_EXI_NONE ? lid : nhash_get(t, t->nhash, t->nhash_cap, uri, s, len);
+    }
     uint32_t n = wm_exi_strtab_lname_count(t, uri);
     for (uint32_t k = 0; k < n; k++) {
         uint32_t lid = wm_exi_strtab_lname_at(t, uri, k);

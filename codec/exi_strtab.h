@@ -7,9 +7,9 @@
  * wm_exi_strtab_reset() returns to that state in time proportional to what
  * the previous document added, not to the schema size. Everything added
  * lives in the caller's arena, so the memory cap bounds the table. Lookups
- * by compact identifier are O(1) (decoder); lookups by string (encoder) use
- * linear scans for URIs/local names and a hash for values. One table per
- * decoder/encoder; not thread safe.
+ * by compact identifier are O(1) (decoder); lookups by string (encoder,
+ * want_hash) use hashes for URIs, local names and values (a decoder builds
+ * none of them). One table per decoder/encoder; not thread safe.
  */
 #ifndef WM_CODEC_EXI_STRTAB_H
 #define WM_CODEC_EXI_STRTAB_H
@@ -73,6 +73,13 @@ typedef struct wm_exi_strtab {
     uint32_t base_cap;
     uint32_t *hash;                   /* encoder only: open addressing, gid+1 (0 = empty) */
     uint32_t hash_cap;
+    /* encoder only, open addressing like hash: (uri, local name) -> lid+1 */
+    uint32_t *seed_nhash;             /* the seeded names (malloc, built once at init) */
+    uint32_t seed_nhash_cap;
+    uint32_t *nhash;                  /* names the document added (arena) */
+    uint32_t nhash_cap, nhash_n;
+    uint32_t *uhash;                  /* every URI -> uri+1 (arena) */
+    uint32_t uhash_cap;
     bool want_hash;
 } wm_exi_strtab;
 
@@ -157,7 +164,8 @@ slow:
  * restores it. False when the memory cap is reached. */
 bool wm_exi_strtab_touch(wm_exi_strtab *t, uint32_t lid);
 
-/* Encoder lookups by string; WM_EXI_NONE when absent. */
+/* Encoder lookups by string; WM_EXI_NONE when absent. With want_hash the
+ * URI and local-name lookups are hashed (expected O(1)); without, linear. */
 uint32_t wm_exi_strtab_find_uri(const wm_exi_strtab *t, const char *s, uint32_t len);
 uint32_t wm_exi_strtab_find_lname(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len);
 uint32_t wm_exi_strtab_find_prefix(const wm_exi_strtab *t, uint32_t uri, const char *s, uint32_t len);

@@ -3,7 +3,9 @@
  *
  * wm_exi_xml_sink turns a decoder's events (codec/exi_decode.h) into XML
  * text: element and attribute namespaces get generated prefixes ("ns<id>",
- * "xsi") declared where first needed, text and namespace names are
+ * "xsi") declared where first needed — also for a Preserve.prefixes stream,
+ * whose NS events and prefixes the sink does not use (a documented
+ * limitation: the output is infoset-equal, not prefix-equal, §5.4), text and namespace names are
  * escaped, xsi:type values are written as prefix:local (a prefix "xsd" or
  * "t" declared on the tag for the type's namespace). The XML namespace is
  * always written with its reserved prefix "xml" and never declared, and no

@@ -13,10 +13,18 @@
  * and named groups, min/maxOccurs, element and attribute wildcards), and the
  * built-in types of XML Schema.
  *
+ * The schema is first checked with libxml2's XML Schema parser (same
+ * documents, after the remote-location and external-entity refusals); an
+ * invalid one is refused with libxml2's reason as "file:line: not a valid
+ * XML Schema: ...". Occurrence and integer facet values are then read
+ * strictly (whole value, range-checked).
+ *
  * Not interpreted (documented limits): identity constraints, xs:redefine,
  * xs:override, pattern-derived restricted character sets (§7.1.10.1: strings
- * with patterns are encoded as plain strings), and occurrence bounds above
- * 10000 (refused with WM_EXI_E_GRAMMAR). Not thread safe while compiling
+ * with patterns are encoded as plain strings), occurrence bounds above
+ * 10000 (refused with WM_EXI_E_GRAMMAR), and integer bound facets beyond
+ * int64 (the type keeps the (Unsigned) Integer representation where §7.1.5
+ * would give n-bit). Not thread safe while compiling
  * (libxml2 parser state); the result is immutable and shareable.
  */
 #ifndef WM_CODEC_EXI_XSD_H
@@ -27,8 +35,9 @@
 /* Compiles the schema at `path` (a local file). On success *out owns a new
  * grammar (free with wm_exi_grammar_free). Errors: WM_EXI_E_SCHEMA (file
  * unreadable: errno's text; not well-formed XML: libxml2's reason and line;
- * not a schema, unresolved reference, remote schemaLocation; err->msg names
- * file and component), WM_EXI_E_LENGTH (compile_mem: above 16 MiB), WM_EXI_E_GRAMMAR
+ * not a valid XML Schema: libxml2's reason, file and line; external entity,
+ * remote schemaLocation, bad occurrence/facet value; err->msg names file,
+ * line and component; err->bit_pos holds the line when known), WM_EXI_E_LENGTH (compile_mem: above 16 MiB), WM_EXI_E_GRAMMAR
  * (content model too large), WM_EXI_E_MEMORY. */
 wm_exi_status wm_exi_xsd_compile(const char *path, wm_exi_grammar **out, wm_exi_error *err);
 

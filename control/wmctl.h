@@ -46,7 +46,16 @@ int wmctl_exi_load_grammar(const char *path, struct wm_exi_grammar **g);
 enum {
     WMCTL_EXI_OOB_STRICT = 1u << 0, WMCTL_EXI_OOB_BYTE_ALIGNED = 1u << 1, WMCTL_EXI_OOB_FRAGMENT = 1u << 2,
     WMCTL_EXI_OOB_PREFIXES = 1u << 3, WMCTL_EXI_OOB_COMPRESSION = 1u << 4, WMCTL_EXI_OOB_PRE_COMPRESS = 1u << 5,
+    WMCTL_EXI_OOB_ALL = (1u << 6) - 1,
 };
+
+/* The out-of-band option flags `wmctl exi decode`, `encode` and `filter`
+ * share (--strict, --byte-aligned, --fragment, --preserve-prefixes,
+ * --compression, --pre-compress; EXI 1.0 §5.4): sets the option arg names
+ * in *o and returns its WMCTL_EXI_OOB_* bit, or 0 when arg is none of them
+ * (*o untouched). One parser, so the sub-commands spell and apply them alike. */
+struct wm_exi_options;
+unsigned wmctl_exi_oob_option(const char *arg, struct wm_exi_options *o);
 
 /* Out-of-band options are for streams without an options header: a stream
  * with one is decoded with its own (EXI 1.0 §5.4). So that an option is never

@@ -3,7 +3,9 @@
  *   wmctl exi decode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
  *                    [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
  *                    IN.exi                     XML on stdout (the last three: out-of-band
- *                                               options; compression is refused with a reason)
+ *                                               options; compression is refused with a reason;
+ *                                               --preserve-prefixes: the stream's prefixes are
+ *                                               read, the XML uses ns<id> ones, codec/exi_xml.h)
  *   wmctl exi compile --schema X.xsd OUT.wmg   the compiled grammar as a file, for --grammar
  *   wmctl exi grammar --schema X.xsd [--format text|exificient] [TYPE]
  *                                              the grammar as text, or as exificient.js's
@@ -55,11 +57,23 @@ static __attribute__((format(printf, 1, 2))) int usage(const char *fmt, ...)
 
 /* The options and how many operands each sub-command takes: anything else
  * is a usage error (exit 2), never silently ignored. */
-enum {
-    O_SCHEMA = 1 << 0, O_SCHEMALESS = 1 << 1, O_GRAMMAR = 1 << 2, O_STRICT = 1 << 3, O_BYTE_ALIGNED = 1 << 4,
-    O_FRAGMENT = 1 << 5, O_PREFIXES = 1 << 6, O_COMPRESSION = 1 << 7, O_PRE_COMPRESS = 1 << 8,
+enum { /* the out-of-band ones are their WMCTL_EXI_OOB_* bits (wmctl_exi_oob_option) */
+    O_STRICT = WMCTL_EXI_OOB_STRICT, O_BYTE_ALIGNED = WMCTL_EXI_OOB_BYTE_ALIGNED, O_FRAGMENT = WMCTL_EXI_OOB_FRAGMENT,
+    O_PREFIXES = WMCTL_EXI_OOB_PREFIXES, O_COMPRESSION = WMCTL_EXI_OOB_COMPRESSION, O_PRE_COMPRESS = WMCTL_EXI_OOB_PRE_COMPRESS,
+    O_SCHEMA = 1 << 6, O_SCHEMALESS = 1 << 7, O_GRAMMAR = 1 << 8,
     O_HEADER_OPTIONS = 1 << 9, O_COOKIE = 1 << 10, O_SCHEMA_ID = 1 << 11, O_FORMAT = 1 << 12, O_MEM_CAP = 1 << 13,
 };
+
+unsigned wmctl_exi_oob_option(const char *arg, wm_exi_options *o)
+{
+    if (!strcmp(arg, "--strict")) return o->strict = true, WMCTL_EXI_OOB_STRICT;
+    if (!strcmp(arg, "--byte-aligned")) return o->alignment = WM_EXI_BYTE_ALIGNED, WMCTL_EXI_OOB_BYTE_ALIGNED;
+    if (!strcmp(arg, "--fragment")) return o->fragment = true, WMCTL_EXI_OOB_FRAGMENT;
+    if (!strcmp(arg, "--preserve-prefixes")) return o->preserve_prefixes = true, WMCTL_EXI_OOB_PREFIXES;
+    if (!strcmp(arg, "--compression")) return o->compression = true, WMCTL_EXI_OOB_COMPRESSION;
+    if (!strcmp(arg, "--pre-compress")) return o->alignment = WM_EXI_PRE_COMPRESSION, WMCTL_EXI_OOB_PRE_COMPRESS;
+    return 0;
+}
 static const struct {
     const char *cmd;
     unsigned opts, operands;
@@ -130,17 +144,12 @@ int wmctl_exi(int argc, char **argv)
         return usage("unknown sub-command '%s'", cmd);
     }
     for (int i = 2; i < argc; i++) {
-        unsigned was = given;
+        unsigned was = given, ob;
         const char *arg = argv[i];
         if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i], given |= O_SCHEMA;
         else if (!strcmp(argv[i], "--schemaless")) schemaless = true, given |= O_SCHEMALESS;
         else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i], given |= O_GRAMMAR;
-        else if (!strcmp(argv[i], "--strict")) o.strict = true, given |= O_STRICT;
-        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED, given |= O_BYTE_ALIGNED;
-        else if (!strcmp(argv[i], "--fragment")) o.fragment = true, given |= O_FRAGMENT;
-        else if (!strcmp(argv[i], "--preserve-prefixes")) o.preserve_prefixes = true, given |= O_PREFIXES;
-        else if (!strcmp(argv[i], "--compression")) o.compression = true, given |= O_COMPRESSION;
-        else if (!strcmp(argv[i], "--pre-compress")) o.alignment = WM_EXI_PRE_COMPRESSION, given |= O_PRE_COMPRESS;
+        else if ((ob = wmctl_exi_oob_option(argv[i], &o))) given |= ob;
         else if (!strcmp(argv[i], "--header-options")) header_options = true, given |= O_HEADER_OPTIONS;
         else if (!strcmp(argv[i], "--cookie")) cookie = true, given |= O_COOKIE;
         else if (!strcmp(argv[i], "--schema-id") && i + 1 < argc) schema_id = argv[++i], given |= O_SCHEMA_ID;
@@ -283,10 +292,7 @@ int wmctl_exi(int argc, char **argv)
     }
     int rc = 0;
     if (decode) {
-        unsigned oob = (given & O_STRICT ? WMCTL_EXI_OOB_STRICT : 0) | (given & O_BYTE_ALIGNED ? WMCTL_EXI_OOB_BYTE_ALIGNED : 0) |
-                       (given & O_FRAGMENT ? WMCTL_EXI_OOB_FRAGMENT : 0) | (given & O_PREFIXES ? WMCTL_EXI_OOB_PREFIXES : 0) |
-                       (given & O_COMPRESSION ? WMCTL_EXI_OOB_COMPRESSION : 0) |
-                       (given & O_PRE_COMPRESS ? WMCTL_EXI_OOB_PRE_COMPRESS : 0);
+        unsigned oob = given & WMCTL_EXI_OOB_ALL;
         if ((rc = wmctl_exi_oob_check(in, data, len, oob))) {
             free(data);
             wm_exi_grammar_free(g);

@@ -1,15 +1,17 @@
 /* wmctl exi filter — content filters (matcher/xpath_filter.h) over one EXI
  * stream:
  *
- *   wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT)
+ *   wmctl exi filter (--schema X.xsd | --grammar G.wmg | --schemaless | --registry R --content-type CT)
  *                    [--ns PREFIX=URI ...] --query Q [--query Q ...] [--strict]
- *                    [--byte-aligned] [--mem-cap BYTES] [--stats] IN.exi|-
+ *                    [--byte-aligned] [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
+ *                    [--mem-cap BYTES] [--stats] IN.exi|-
  *
  * With --registry (control/schema_registry.h) the schema, its namespace
  * bindings and the out-of-band options come from the registry entry the
  * Content Type names and the Content Type's option parameters
  * ("application/exi; schema=NAME; strict=true", wm_schema_reg_bind), as the
- * data plane binds them; --strict and --byte-aligned still apply on top (and,
+ * data plane binds them; the out-of-band options given here (the same flags
+ * as decode's, wmctl_exi_oob_option) still apply on top (and,
  * like every out-of-band option, must agree with a stream's options header
  * if it has one: wmctl_exi_oob_check); an option of the Content Type that
  * contradicts the header is not refused but reported on stderr, and the
@@ -52,15 +54,16 @@ __attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     return wmctl_usage_error("exi",
-        "%s\nusage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --registry R --content-type CT) [--ns PREFIX=URI ...] --query Q [--query Q ...]"
-        " [--strict] [--byte-aligned] [--mem-cap BYTES] [--stats] IN.exi|-", why);
+        "%s\nusage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --schemaless | --registry R --content-type CT) [--ns PREFIX=URI ...]"
+        " --query Q [--query Q ...] [--strict] [--byte-aligned] [--fragment] [--preserve-prefixes] [--compression|--pre-compress]"
+        " [--mem-cap BYTES] [--stats] IN.exi|-", why);
 }
 
 int wmctl_exi_filter(int argc, char **argv)
 {
     const char *schema = NULL, *gfile = NULL, *in = NULL, *regfile = NULL, *ctype = NULL;
     wm_schema_reg *reg = NULL;
-    bool stats = false;
+    bool stats = false, schemaless = false;
     size_t mem_cap = 0; /* 0: the codec's default */
     unsigned oob = 0; /* the out-of-band options given here (wmctl_exi_oob_check) */
     wm_exi_options o;
@@ -78,6 +81,7 @@ int wmctl_exi_filter(int argc, char **argv)
     uint64_t *m = NULL;
     if (!qs || !ns) { rc = wmctl_usage_error("exi", "out of memory"); goto out; }
     for (int i = 1; i < argc; i++) {
+        unsigned ob;
         if (!strcmp(argv[i], "--schema") && i + 1 < argc) schema = argv[++i];
         else if (!strcmp(argv[i], "--grammar") && i + 1 < argc) gfile = argv[++i];
         else if (!strcmp(argv[i], "--registry") && i + 1 < argc) regfile = argv[++i];
@@ -88,8 +92,8 @@ int wmctl_exi_filter(int argc, char **argv)
             char why[600];
             if (wm_xp_ns_conflict(ns, nns, &ns[nns], why, sizeof why)) { rc = wmctl_usage_error("exi", "--ns: %s", why); goto out; }
             nns++;
-        } else if (!strcmp(argv[i], "--strict")) o.strict = true, oob |= WMCTL_EXI_OOB_STRICT;
-        else if (!strcmp(argv[i], "--byte-aligned")) o.alignment = WM_EXI_BYTE_ALIGNED, oob |= WMCTL_EXI_OOB_BYTE_ALIGNED;
+        } else if ((ob = wmctl_exi_oob_option(argv[i], &o))) oob |= ob;
+        else if (!strcmp(argv[i], "--schemaless")) schemaless = true;
         else if (!strcmp(argv[i], "--stats")) stats = true;
         else if (!strcmp(argv[i], "--mem-cap") && i + 1 < argc) {
             char why[160];
@@ -101,8 +105,8 @@ int wmctl_exi_filter(int argc, char **argv)
     }
     const char *why = !in ? "no input (IN.exi or -)"
                       : !nq ? "no --query"
-                      : (schema != NULL) + (gfile != NULL) + (regfile != NULL) != 1
-                          ? "exactly one of --schema, --grammar, --registry"
+                      : (schema != NULL) + (gfile != NULL) + (regfile != NULL) + schemaless != 1
+                          ? "exactly one of --schema, --grammar, --registry, --schemaless"
                       : (regfile != NULL) != (ctype != NULL) ? "--registry and --content-type go together" : NULL;
     if (why) {
         rc = refuse("%s", why);
@@ -114,16 +118,19 @@ int wmctl_exi_filter(int argc, char **argv)
         uint32_t id;
         wm_load_error le;
         if (wm_schema_reg_load(regfile, &reg, &le)) { rc = wmctl_load_error("exi", &le, 2); goto out; }
-        /* the publication's options as the data plane sees them; --strict/--byte-aligned on top */
-        bool strict = o.strict, aligned = o.alignment == WM_EXI_BYTE_ALIGNED;
+        /* the publication's options as the data plane sees them; the ones given here on top */
+        wm_exi_options given = o;
         wm_exi_ct_status cs = wm_schema_reg_bind(reg, ctype, strlen(ctype), &id, &o, &ct_ov, rerr, sizeof rerr);
         if (cs != WM_EXI_CT_OK) {
             rc = wmctl_usage_error("exi", "content type '%s': %s (application/exi; schema=NAME[; OPTION=VALUE ...])", ctype, rerr);
             goto out;
         }
         if (id == UINT32_MAX) { rc = wmctl_usage_error("exi", "%s (%s)", rerr, regfile); goto out; }
-        if (strict) o.strict = true;
-        if (aligned) o.alignment = WM_EXI_BYTE_ALIGNED;
+        if (oob & WMCTL_EXI_OOB_STRICT) o.strict = true;
+        if (oob & (WMCTL_EXI_OOB_BYTE_ALIGNED | WMCTL_EXI_OOB_PRE_COMPRESS)) o.alignment = given.alignment;
+        if (oob & WMCTL_EXI_OOB_FRAGMENT) o.fragment = true;
+        if (oob & WMCTL_EXI_OOB_PREFIXES) o.preserve_prefixes = true;
+        if (oob & WMCTL_EXI_OOB_COMPRESSION) o.compression = true;
         const wm_schema_reg_entry *re = &reg->e[id];
         /* --ns may add prefixes, never rebind one of the registry's: the data plane and the
          * proxy know only the registry's bindings, and this tool answers as they would */
@@ -149,6 +156,8 @@ int wmctl_exi_filter(int argc, char **argv)
             rc = wmctl_usage_error("exi", "schema %s: %s [%s]", schema, e.msg, wm_exi_status_name(e.status));
             goto out;
         }
+    } else if (schemaless) {
+        if (!(g = wm_exi_grammar_schemaless())) { rc = wmctl_usage_error("exi", "out of memory"); goto out; }
     } else if ((rc = wmctl_exi_load_grammar(gfile, &g))) {
         goto out;
     }

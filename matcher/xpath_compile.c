@@ -1497,6 +1497,26 @@ static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
     return 0;
 }
 
+/* What a hit in an equality table needs at run time, in the entry itself
+ * (xpf_eqtrig sp, after), so that the evaluator's short string handler
+ * reads one record instead of the slot's flags, the pool and the pattern
+ * list: run last, once the pool and the pattern lists are final. */
+static void eq_hits(wm_xpf *f)
+{
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t i = 0; i < f->pstates[p].n_pslots; i++) {
+            xpf_pslot *s = &f->pstates[p].pslots[i];
+            for (uint32_t k = 0; s->eq && k <= s->eq_mask; k++) {
+                xpf_eqtrig *e = &s->eq[k];
+                if (e->lit == XPF_NONE) continue;
+                e->sp = f->strpool + e->s_off;
+                e->after = s->eq_only                                                  ? XPF_EQ_DONE
+                         : s->scan_only && f->hs_db && e->pat_n != XPF_NONE ? XPF_EQ_REPLAY
+                                                                                       : XPF_EQ_OTHER;
+            }
+        }
+}
+
 /* ----------------------------------------------------------------- main */
 
 wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries, uint32_t n, const wm_xp_ns *ns,
@@ -1583,6 +1603,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
         for (uint32_t p = 0; p < f->n_pstates; p++)
             if (eq_patterns(f, &f->pstates[p])) { rc = WM_XPF_E_MEMORY; goto fail; }
     }
+    eq_hits(f);
     for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
     free(pq);
     free(c.lit_hash);
@@ -1592,7 +1613,8 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     return WM_XPF_OK;
 fail:
     if (pq)
-        for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
+        eq_hits(f);
+    for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
     free(pq);
     free(c.lit_hash);
     free(c.pat_expr);

@@ -1325,8 +1325,25 @@ static __attribute__((noinline)) void put_str_scan(wm_xpf_ctx *c, const xpf_pslo
     scan_value(c, v, text, tlen);
 }
 
+/* The entry of slot s's equality table (which has one, without duplicate
+ * strings) that text[0..tlen), of hash h, equals; NULL: none. A lookup
+ * only: what a hit does is its caller's. */
+static inline __attribute__((always_inline)) const xpf_eqtrig *eq_find(const xpf_pslot *s, uint64_t h, const char *text,
+                                                                       uint32_t tlen)
+{
+    const xpf_eqtrig *eq = s->eq;
+    uint32_t mask = s->eq_mask;
+    for (uint32_t k = (uint32_t)h & mask; eq[k].lit != XPF_NONE; k = (k + 1) & mask)
+        if (eq[k].h == h && eq[k].s_len == tlen && str_same(eq[k].sp, text, tlen)) return &eq[k];
+    return NULL;
+}
+
 /* A string probed in the slot's equality table (put_value and
- * value_triggers, without their tests for other kinds and triggers). */
+ * value_triggers, without their tests for other kinds and triggers). A hit
+ * names its literal (eqlit), keeps the literal as the value's string and
+ * adds the literal's post; what else the slot's triggers need, the entry
+ * says (xpf_eqtrig after). The literal's memo (set_lit) is left unset: a
+ * predicate that reads the literal computes it from the kept string. */
 static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val,
                                                              uint8_t kind)
 {
@@ -1343,21 +1360,26 @@ static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, cons
     const char *text = val->text ? val->text : "";
     uint32_t tlen = val->text ? val->len : 0;
     /* the hash first: fewer values live across it */
-    v->h = wm_xpf_str_hash(text, tlen);
+    uint64_t h = wm_xpf_str_hash(text, tlen);
+    const xpf_eqtrig *hit = eq_find(s, h, text, tlen);
+    v->h = h;
     v->hashed = true;
     v->epoch = c->serial;
-    v->eqlit = XPF_NONE;
     v->kind = XPF_V_STR;
     v->len = tlen;
-    const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
-    if (s->need_str) {
-        if (hit) v->sp = c->f->strpool + hit->s_off; /* equal to it: no copy */
-        else if (!keep_str(c, v, text, tlen)) return;
+    if (__builtin_expect(hit != NULL, 1)) {
+        v->eqlit = hit->lit;
+        v->sp = hit->sp; /* equal to it: no copy */
+        add_post(c, &hit->post);
+        if (hit->after == XPF_EQ_DONE) return;
+        /* a name tested by patterns too: the literal's patterns are replayed (other_triggers' scan) */
+        if (hit->after == XPF_EQ_REPLAY) replay_eq_patterns(c, hit);
+        else other_triggers(c, s, v, text, tlen, hit);
+        return;
     }
-    if (s->eq_only) return;
-    /* a name tested by patterns too: a value equal to a literal replays them here (other_triggers' scan) */
-    if (s->scan_only && hit && hit->pat_n != XPF_NONE && c->f->hs_db) replay_eq_patterns(c, hit);
-    else other_triggers(c, s, v, text, tlen, hit);
+    v->eqlit = XPF_NONE;
+    if (s->need_str && !keep_str(c, v, text, tlen)) return;
+    if (!s->eq_only) other_triggers(c, s, v, text, tlen, NULL);
 }
 
 /* The value of an attribute of the element being collected to its pslot

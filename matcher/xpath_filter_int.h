@@ -206,10 +206,19 @@ typedef struct xpf_numtrig {
     xpf_post post;
 } xpf_numtrig;
 
+/* What a string value equal to an equality literal still needs after its
+ * probe in the evaluator's short handler (put_str_eq), decided when
+ * compiling (xpf_eqtrig after). */
+enum { XPF_EQ_DONE = 0, XPF_EQ_REPLAY, XPF_EQ_OTHER };
+
 typedef struct xpf_eqtrig {
     uint64_t h;
     uint32_t lit;       /* XPF_NONE: empty */
     uint32_t s_len, s_off; /* the literal's string in strpool (a probe reads it without the literal) */
+    const char *sp;     /* strpool + s_off, set once strpool no longer moves: a hit keeps it as the value */
+    uint8_t after;      /* XPF_EQ_*: DONE, the slot's only trigger is its table; REPLAY, its other
+                         * trigger is the scan, whose patterns this literal's string is known to
+                         * match (pat_n); OTHER, the slot's other triggers run (other_triggers) */
     xpf_post post;
     uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
                               * (pstate eqpat): a value equal to it needs no scan (pat_n
