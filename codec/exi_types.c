@@ -740,16 +740,13 @@ static int64_t dt_seconds(const dtparts *p, unsigned variant)
 /* Whether lexicals a and b are one value of the enumeration's base type:
  * an XML Schema enumeration is a set of values, and §7.2 encodes the index
  * of the document's value, whatever its lexical form (1 = 01 for xs:int,
- * 1.50 = 1.5, 1e1 = 10.0, true = 1, 2020-01-01T01:00:00+01:00 =
+ * 1.50 = 1.5, 1e1 = 10.0, 2020-01-01T01:00:00+01:00 =
  * 2020-01-01T00:00:00Z, 0a = 0A for hexBinary). Strings compare as written
- * (after trimming). */
+ * (after trimming), and so does anything else (xs:boolean takes no
+ * enumeration facet). */
 static bool enum_value_eq(const wm_exi_datatype *dt, const char *a, size_t an, const char *b, size_t bn)
 {
     switch (dt->enum_base) {
-    case WM_EXI_DT_BOOLEAN: {
-        unsigned x, y;
-        return bool_lex(a, an, &x) && bool_lex(b, bn, &y) && (x >= 2) == (y >= 2);
-    }
     case WM_EXI_DT_DECIMAL: case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: {
         bool integer = dt->enum_base != WM_EXI_DT_DECIMAL;
         decview x, y;
