@@ -699,6 +699,53 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
     return comment_or_pi(c, WM_EXI_UD_DT);
 }
 
+/* The per-document state every stream needs before its body, from the
+ * (reset) arena: the string table seeded from the grammar, the value
+ * scratch and the element stack. False when the memory cap is reached. */
+static bool fixed_state(wm_exi_decoder *d)
+{
+    if (wm_exi_strtab_reset(&d->st, d->opts.value_max_length, d->opts.value_partition_capacity)) return false;
+    /* the scratch first: it fills a block of its own, so the stack and
+     * what the body adds share the next one (the strict loop writes values
+     * in place only within the current block) */
+    d->scratch = wm_exi_arena_alloc(&d->arena, d->lim.max_value_bytes);
+    d->stack = wm_exi_arena_alloc(&d->arena, d->lim.max_depth * sizeof *d->stack);
+    return d->stack && d->scratch;
+}
+
+static bool fixed_state_fits(const wm_exi_grammar *g, wm_exi_limits lim, const wm_exi_options *opts, size_t cap)
+{
+    wm_exi_decoder d;
+    lim.mem_cap = cap;
+    wm_exi_decoder_init(&d, g, &lim);
+    if (opts) d.opts = *opts;
+    else wm_exi_options_default(&d.opts);
+    wm_exi_arena_reset(&d.arena);
+    bool ok = fixed_state(&d);
+    wm_exi_decoder_free(&d);
+    return ok;
+}
+
+size_t wm_exi_decoder_min_mem_cap(const wm_exi_grammar *g, const wm_exi_limits *lim, const wm_exi_options *opts)
+{
+    wm_exi_limits l = wm_exi_limits_resolve(lim);
+    /* the arena's block policy (a 64 KiB first block, exact blocks near the
+     * cap) makes the bound easier to find than to predict: the smallest cap
+     * at which the setup succeeds, by bisection (about 20 setups) */
+    size_t hi = 64u << 10;
+    while (!fixed_state_fits(g, l, opts, hi)) {
+        if (hi > ((size_t)1 << 40)) return 0;
+        hi *= 2;
+    }
+    size_t lo = 0; /* never fits */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fixed_state_fits(g, l, opts, mid)) hi = mid;
+        else lo = mid;
+    }
+    return hi;
+}
+
 /* Do buf[0..len) start with the bits of the memoised header? */
 static bool header_memo_hit(const wm_exi_decoder *d, const uint8_t *buf, size_t len)
 {
@@ -745,17 +792,10 @@ wm_exi_status wm_exi_decode(wm_exi_decoder *d, const uint8_t *buf, size_t len, c
                            "Preserve.lexicalValues / Preserve.dtd streams are not supported by this decoder");
     if (d->opts.has_schema_id && d->opts.schema_id_nil && !d->g->schemaless)
         return wm_exi_fail(err, WM_EXI_E_OPTIONS, c.r.pos, "stream declares schemaId nil (schema-less) but a schema was given");
-    if ((st = wm_exi_strtab_reset(&d->st, d->opts.value_max_length, d->opts.value_partition_capacity)))
-        return wm_exi_dec_mem_fail(&c);
-    /* the scratch first: it fills a block of its own, so the stack and
-     * what the body adds share the next one (the strict loop writes values
-     * in place only within the current block) */
-    d->scratch = wm_exi_arena_alloc(&d->arena, d->lim.max_value_bytes);
-    d->stack = wm_exi_arena_alloc(&d->arena, d->lim.max_depth * sizeof *d->stack);
+    if (!fixed_state(d)) return wm_exi_dec_mem_fail(&c);
     d->bis = NULL;
     d->n_bis = d->cap_bis = 0;
     d->depth = 0;
-    if (!d->stack || !d->scratch) return wm_exi_dec_mem_fail(&c);
     c.typed_fast = d->lim.typed_only && !d->opts.preserve_prefixes;
     /* the strict loop covers bit-packed strict schema-informed streams
      * without prefixes (Preserve.dtd/lexicalValues are refused above,

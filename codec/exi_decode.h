@@ -120,6 +120,18 @@ typedef struct wm_exi_decoder {
 void wm_exi_decoder_init(wm_exi_decoder *d, const wm_exi_grammar *g, const wm_exi_limits *lim);
 void wm_exi_decoder_free(wm_exi_decoder *d);
 
+/* The smallest mem_cap (bytes) with which a decoder for g and lim (its
+ * mem_cap ignored) can set up the per-document state every stream needs
+ * before its body: the string table seeded from the grammar (EXI 1.0
+ * §7.3.1), the value scratch of max_value_bytes and the element stack of
+ * max_depth frames, with the stream's options opts (NULL: the defaults;
+ * the string table depends on valueMaxLength / valuePartitionCapacity).
+ * Below it no document decodes; at it, one whose body adds nothing to the
+ * arena does. 0 if even 1 TiB does not fit (out of memory). Allocates and
+ * frees a decoder about 20 times: for tools checking an option, not per
+ * document. Thread safe (g is only read). */
+size_t wm_exi_decoder_min_mem_cap(const wm_exi_grammar *g, const wm_exi_limits *lim, const wm_exi_options *opts);
+
 /* Decodes one EXI stream buf[0..len): header, then body. `oob` gives the
  * options used when the header has none (NULL: defaults) and, with
  * oob_override, replaces options read from the header (never set in normal

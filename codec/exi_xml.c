@@ -557,6 +557,15 @@ static void on_xml_error(void *arg, xmlErrorPtr e)
     snprintf(ne->msg, sizeof ne->msg, "%.*s", (int)strcspn(m, "\n"), m);
 }
 
+/* The line of the node the reader is on (its start tag, or its first
+ * character), the parser's line if the node has none. */
+static int node_line(xmlTextReaderPtr rd)
+{
+    xmlNodePtr n = xmlTextReaderCurrentNode(rd);
+    long l = n ? xmlGetLineNo(n) : -1;
+    return l > 0 && l <= INT32_MAX ? (int)l : xmlTextReaderGetParserLineNumber(rd);
+}
+
 /* xmlHashScan callback: the first entity name seen (the DOCTYPE check). */
 static void first_entity(void *payload, void *data, const xmlChar *name)
 {
@@ -596,11 +605,19 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
     /* No XML_PARSE_NOENT: substituting entities would read external ones
      * (a local file's content into the stream); a reference to a declared
      * entity arrives as a node of its own and is refused below. */
-    xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+    /* XML_PARSE_BIG_LINES: node lines past 65535 are kept, not capped */
+    xmlTextReaderPtr rd = xmlReaderForMemory(xml, (int)len, NULL, NULL,
+                                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_BIG_LINES);
     if (!rd) { free(wrapped); return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "cannot create the XML reader"); }
     ns_error nse = { 0 };
     xmlTextReaderSetStructuredErrorHandler(rd, on_xml_error, &nse);
-    int ret, enc_line = 0;
+    /* Positions come from the node being encoded (xmlGetLineNo: the line of
+     * its start tag, or of a text's first character), never from
+     * xmlTextReaderGetParserLineNumber: the reader parses ahead of the node
+     * it hands out (by a whole input chunk), so the parser's line was often
+     * a dozen lines past the element at fault. */
+    int ret, enc_line = 0, text_line = 0;
+    bool enc_at_end = false;
     /* text is gathered so that text split around comments is one CH */
     char *text = NULL;
     size_t tlen = 0, tcap = 0;
@@ -621,6 +638,7 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
                 text = t2;
                 tcap = nc;
             }
+            if (!tlen) text_line = node_line(rd);
             memcpy(text + tlen, v, n);
             tlen += n;
             continue;
@@ -658,24 +676,31 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
             st = wm_exi_fail(err, WM_EXI_E_INPUT, 0,
                              "entity reference &" WM_EXI_QUOTE_FMT "; (line %d): only the predefined entities and character references are "
                              "read (declared entities are not expanded, external ones never loaded)",
-                             WM_EXI_QUOTE((const char *)xmlTextReaderConstName(rd), 64), xmlTextReaderGetParserLineNumber(rd));
+                             WM_EXI_QUOTE((const char *)xmlTextReaderConstName(rd), 64), node_line(rd));
             break;
         }
         if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT) continue;
-        if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) { enc_line = xmlTextReaderGetParserLineNumber(rd); break; } }
+        if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) { enc_line = text_line; break; } }
         if (skip && xmlTextReaderDepth(rd) == 0) continue; /* the fragment wrapper */
         if (type == XML_READER_TYPE_ELEMENT) {
             bool empty = xmlTextReaderIsEmptyElement(rd);
             st = element_start(e, rd, err);
             if (!st && empty) st = wm_exi_encode_ee(e);
-        } else st = wm_exi_encode_ee(e);
-        if (st) enc_line = xmlTextReaderGetParserLineNumber(rd);
+        } else {
+            st = wm_exi_encode_ee(e);
+            enc_at_end = true;
+        }
+        if (st) enc_line = node_line(rd);
+        else enc_at_end = false;
     }
     /* the encoder's refusals (grammar, values, its memory cap) know the output
      * bit only: the XML line the reader was at is what a user can find */
     if (st && enc_line > 0 && err) {
         size_t n = strlen(err->msg);
-        if (n + 24 < sizeof err->msg) snprintf(err->msg + n, sizeof err->msg - n, " (XML line %d)", enc_line);
+        if (n + 64 < sizeof err->msg)
+            snprintf(err->msg + n, sizeof err->msg - n,
+                     enc_at_end ? " (at the end tag of the element whose start tag is on XML line %d)" : " (XML line %d)",
+                     enc_line);
     }
     if (!st && ret != 0) {
         /* libxml2's own reason; its depth limit (256 levels without
@@ -685,12 +710,17 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
         int wl = (int)strcspn(why, "\n");
         if (wl > 160) wl = 160;
         unsigned lim = 0;
+        /* the error's own position (libxml2 records line and column where
+         * it found the fault), the parser's line only when it has none */
+        int line = le && le->line > 0 ? le->line : xmlTextReaderGetParserLineNumber(rd);
+        int col = le && le->line > 0 ? le->int2 : 0;
+        char pos[48];
+        if (col > 0) snprintf(pos, sizeof pos, "line %d, column %d", line, col);
+        else snprintf(pos, sizeof pos, "near line %d", line);
         if (sscanf(why, "Excessive depth in document: %u", &lim) == 1)
-            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML nested deeper than libxml2's limit of %u levels (near line %d)", lim,
-                             xmlTextReaderGetParserLineNumber(rd));
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML nested deeper than libxml2's limit of %u levels (%s)", lim, pos);
         else
-            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not well-formed (near line %d)%s%.*s",
-                             xmlTextReaderGetParserLineNumber(rd), wl ? ": " : "", wl, why);
+            st = wm_exi_fail(err, WM_EXI_E_INPUT, 0, "XML is not well-formed (%s)%s%.*s", pos, wl ? ": " : "", wl, why);
     }
     xmlFreeTextReader(rd);
     free(text);

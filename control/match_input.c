@@ -10,6 +10,7 @@
 
 #include "codec/mqtt5_topic.h"
 #include "control/content_filters.h"
+#include "control/peid_props.h"
 
 typedef struct sub_id {
     bool is_int;
@@ -356,8 +357,15 @@ int wm_match_input_pub(wm_match_input *in, const char *line, size_t len, const c
         goto out;
     }
     size_t np = json_array_size(peids);
-    if (np > WM_MATCH_MAX_PUB_PEIDS) { fail(err, cap, "\"peids\": more than %u peids", WM_MATCH_MAX_PUB_PEIDS); goto out; }
-    wm_match_str strs[WM_MATCH_MAX_PUB_PEIDS];
+    /* the data plane's and the proxy's bound (peid_props.h), not the
+     * matcher's larger WM_MATCH_MAX_PUB_PEIDS: they deliver a PUBLISH with
+     * more to no one, so no answer here may say otherwise */
+    if (!wm_peids_fit(np)) {
+        fail(err, cap, "\"peids\"[%u]: %zu peids, more than a spatial publish may carry (%u: the data plane and the proxy "
+                       "deliver such a PUBLISH to no one, too_many_peids)", WM_PEIDS_MAX, np, WM_PEIDS_MAX);
+        goto out;
+    }
+    wm_match_str strs[WM_PEIDS_MAX];
     for (size_t i = 0; i < np; i++) {
         json_t *p = json_array_get(peids, i);
         if (!json_is_string(p) || json_string_length(p) == 0 || json_string_length(p) > 65535) {

@@ -55,6 +55,14 @@
 #define WM_NBHD_MAX_TOKEN      4096u       /* bytes of one peid or category filter */
 #define WM_NBHD_MAX_NBHDS      1000000u    /* neighborhoods per file */
 #define WM_NBHD_MAX_DISTANCE_M 1.0e8       /* DW distance bound, metres */
+/* The resolver's work on one neighborhood (control/resolver.c): a
+ * spatial-index visit is 1 unit, a prepared GEOS relation 64, a full relate
+ * 1024. The limits above bound the text, not the work: 64 stages whose
+ * references and candidates each cover a large world are O(stages x
+ * references x candidates). The bound is 2-5 s of CPU here (the heaviest
+ * 64-stage lines over Monaco take 0.37e9 units); a neighborhood over it is
+ * refused with WM_NBHD_ERR_LIMIT at the stage that crossed it. */
+#define WM_NBHD_MAX_WORK       (1ull << 29)
 
 /* The spatial relations of the paper's Table I (OGC Simple Features 06-104r4,
  * as PostGIS names them). Related(r, e, cond) with r the reference, e the

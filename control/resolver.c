@@ -44,28 +44,52 @@ static void sort_unique(vec *a)
     a->n = m;
 }
 
-/* The state of one stage's evaluation, shared with the tree callback. */
+/* The work a neighborhood may take (WM_NBHD_MAX_WORK, nbhd.h) is counted
+ * in units: one per candidate the spatial index hands out (~8 ns here),
+ * WM_RELATE_WORK per prepared relation GEOS evaluates (0.2-0.5 us),
+ * WM_FULL_RELATE_WORK per full DE-9IM relate (prepared Touches, Equals:
+ * up to ~5 us on Monaco's zones). Deterministic, unlike a clock: a
+ * neighborhood resolves or is refused the same way on every machine. */
+#define WM_RELATE_WORK 64
+#define WM_FULL_RELATE_WORK 1024
+
+/* The state of one stage's evaluation, shared with the tree callbacks. */
 typedef struct stage_eval {
     wm_world *w;
     const wm_nbhd_stage *st;
     uint32_t r;                       /* the current reference */
     const GEOSPreparedGeometry *prep; /* its prepared form */
+    uint32_t e;                       /* by candidate: the current candidate */
     uint32_t s_ref, s_sel, s_cand;    /* stamps of this stage (s_cand per reference for D) */
+    uint32_t seen;                    /* by candidate: references of e visited (D) */
+    bool hit;                         /* by candidate: e is decided (selected) */
     vec *out;
-    bool failed;                      /* GEOS exception or allocation failure */
+    uint64_t *work;                   /* the neighborhood's work so far */
+    bool failed;                      /* GEOS exception, allocation failure or work bound */
     bool nomem;
+    bool over;                        /* the work bound was crossed */
 } stage_eval;
+
+/* Adds units of work; false (and the evaluation failed) past the bound. */
+static bool spend(stage_eval *se, uint64_t units)
+{
+    *se->work += units;
+    if (*se->work <= WM_NBHD_MAX_WORK) return true;
+    se->failed = se->over = true;
+    return false;
+}
 
 /* 1 related, 0 not, 2 GEOS exception (GEOS's own convention). */
 static char related(stage_eval *se, uint32_t e)
 {
     wm_world *w = se->w;
+    if (!spend(se, WM_RELATE_WORK)) return 2;
     switch (se->st->rel) {
     case WM_REL_EQUALS: {
         /* Equal point sets have identical extreme coordinates. */
         const wm_world_envelope *a = &w->env[se->r], *b = &w->env[e];
         if (a->xmin != b->xmin || a->ymin != b->ymin || a->xmax != b->xmax || a->ymax != b->ymax) return 0;
-        return GEOSEquals_r(w->geos, w->geom[se->r], w->geom[e]);
+        return spend(se, WM_FULL_RELATE_WORK) ? GEOSEquals_r(w->geos, w->geom[se->r], w->geom[e]) : 2;
     }
     case WM_REL_INTERSECTS: return GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
     case WM_REL_TOUCHES: {
@@ -74,7 +98,8 @@ static char related(stage_eval *se, uint32_t e)
         /* Prepared touches is a full relate; the prepared intersects test
          * (indexed) rules out most candidates first. */
         char i = GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
-        return i == 1 ? GEOSPreparedTouches_r(w->geos, se->prep, w->geom[e]) : i;
+        if (i != 1) return i;
+        return spend(se, WM_FULL_RELATE_WORK) ? GEOSPreparedTouches_r(w->geos, se->prep, w->geom[e]) : 2;
     }
     case WM_REL_CONTAINS: return GEOSPreparedContains_r(w->geos, se->prep, w->geom[e]);
     case WM_REL_DWITHIN: return GEOSPreparedDistanceWithin_r(w->geos, se->prep, w->geom[e], se->st->distance_m);
@@ -88,7 +113,7 @@ static void select_cb(void *item, void *ud)
     stage_eval *se = ud;
     uint32_t e = (uint32_t)((uintptr_t)item - 1);
     wm_world *w = se->w;
-    if (se->failed || w->mark_ref[e] == se->s_ref || w->mark_sel[e] == se->s_sel) return;
+    if (se->failed || !spend(se, 1) || w->mark_ref[e] == se->s_ref || w->mark_sel[e] == se->s_sel) return;
     char rel = related(se, e);
     if (rel == 2) { se->failed = true; return; }
     if (!rel) return;
@@ -102,12 +127,41 @@ static void count_cb(void *item, void *ud)
     stage_eval *se = ud;
     uint32_t e = (uint32_t)((uintptr_t)item - 1);
     wm_world *w = se->w;
-    if (se->failed || w->mark_ref[e] == se->s_ref || w->mark_cand[e] == se->s_cand) return;
+    if (se->failed || !spend(se, 1) || w->mark_ref[e] == se->s_ref || w->mark_cand[e] == se->s_cand) return;
     w->mark_cand[e] = se->s_cand; /* once per reference, even if e is in several layers */
+    if (!spend(se, WM_RELATE_WORK)) return;
     char rel = GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[e]);
     if (rel == 2) { se->failed = true; return; }
     if (w->mark_sel[e] != se->s_sel) { w->mark_sel[e] = se->s_sel; w->count[e] = 0; }
     w->count[e] += (uint32_t)rel;
+}
+
+/* By candidate (select_stage): item is a reference near the candidate
+ * se->e; decides e at the first reference it is related to (for D: the
+ * first one it does not intersect). */
+static void ref_cb(void *item, void *ud)
+{
+    stage_eval *se = ud;
+    if (se->failed || se->hit || !spend(se, 1)) return;
+    uint32_t r = (uint32_t)((uintptr_t)item - 1);
+    wm_world *w = se->w;
+    se->seen++;
+    se->r = r;
+    se->prep = NULL;
+    if (se->st->rel != WM_REL_EQUALS && !(se->prep = wm_world_prepared(w, r))) {
+        se->failed = true;
+        return;
+    }
+    char rel;
+    if (se->st->rel == WM_REL_DISJOINT) {
+        if (!spend(se, WM_RELATE_WORK)) return;
+        rel = GEOSPreparedIntersects_r(w->geos, se->prep, w->geom[se->e]);
+        if (rel != 2) rel = !rel;
+    } else {
+        rel = related(se, se->e);
+    }
+    if (rel == 2) se->failed = true;
+    else if (rel) se->hit = true;
 }
 
 /* Marks the layers whose category matches one of the stage's filters. */
@@ -146,12 +200,59 @@ static bool cats_known(const wm_world *w, const wm_nbhd *n, wm_nbhd_error *err)
 }
 
 /* N = Select(refs, Cats, Cond); refs sorted and unique. */
-static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, vec *out, wm_nbhd_error *err)
+/* The grown query box of DWd around entity x (NULL: out of memory). */
+static GEOSGeometry *grown_box(wm_world *w, uint32_t x, double d)
+{
+    const wm_world_envelope *e = &w->env[x];
+    return GEOSGeom_createRectangle_r(w->geos, e->xmin - d, e->ymin - d, e->xmax + d, e->ymax + d);
+}
+
+/* Select by candidate: each candidate e (not a reference) queries a tree
+ * of the references near it and stops at the first that decides it. The
+ * same relation, tested the same way (the reference prepared), so the
+ * same set as by reference; chosen when the candidates are fewer than the
+ * references, where going by reference had every reference enumerate the
+ * whole candidate layer (a stage whose references cover the world: 64 such
+ * stages took 14 s on Monaco). */
+static void select_by_candidate(wm_world *w, const vec *refs, const wm_world_candidates *cand, stage_eval *se)
+{
+    GEOSSTRtree *rt = GEOSSTRtree_create_r(w->geos, 10);
+    if (!rt) { se->failed = se->nomem = true; return; }
+    for (size_t k = 0; k < refs->n; k++)
+        GEOSSTRtree_insert_r(w->geos, rt, w->geom[refs->v[k]], (void *)(uintptr_t)(refs->v[k] + 1));
+    const wm_nbhd_stage *st = se->st;
+    for (size_t m = 0; m < cand->n_members && !se->failed; m++) {
+        uint32_t e = cand->members[m];
+        /* each candidate once (an entity may be in several picked layers) */
+        if (w->mark_ref[e] == se->s_ref || w->mark_sel[e] == se->s_sel || w->mark_cand[e] == se->s_cand) continue;
+        w->mark_cand[e] = se->s_cand;
+        if (!spend(se, 1)) break;
+        se->e = e;
+        se->hit = false;
+        se->seen = 0;
+        GEOSGeometry *grown = NULL, *query = w->geom[e];
+        if (st->rel == WM_REL_DWITHIN) {
+            if (!(grown = grown_box(w, e, st->distance_m))) { se->failed = se->nomem = true; break; }
+            query = grown;
+        }
+        GEOSSTRtree_query_r(w->geos, rt, query, ref_cb, se);
+        if (grown) GEOSGeom_destroy_r(w->geos, grown);
+        /* D: a reference the index did not hand out is disjoint from e */
+        if (!se->failed && st->rel == WM_REL_DISJOINT && se->seen < refs->n) se->hit = true;
+        if (se->failed || !se->hit) continue;
+        w->mark_sel[e] = se->s_sel;
+        if (!vec_push(se->out, e)) se->failed = se->nomem = true;
+    }
+    GEOSSTRtree_destroy_r(w->geos, rt);
+}
+
+static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, size_t stage_no, vec *out,
+                         uint64_t *work, wm_nbhd_error *err)
 {
     out->n = 0;
     if (refs->n == 0) return true;
     pick_layers(w, st);
-    stage_eval se = { .w = w, .st = st, .out = out };
+    stage_eval se = { .w = w, .st = st, .out = out, .work = work };
     /* Stamps: refs, selected, final D pass, then one per reference (D). */
     uint32_t base = wm_world_stamps(w, (uint32_t)refs->n + 3);
     se.s_ref = base;
@@ -161,15 +262,21 @@ static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, 
 
     wm_world_candidates cand;
     if (!wm_world_candidates_for_pick(w, &cand)) se.failed = se.nomem = true;
+    /* Fewer candidates (not references) than references: go by candidate. */
+    size_t n_cand = 0;
+    for (size_t m = 0; m < cand.n_members && n_cand < refs->n; m++) n_cand += w->mark_ref[cand.members[m]] != se.s_ref;
+    if (!se.failed && cand.tree && n_cand < refs->n) {
+        se.s_cand = base + 2;
+        select_by_candidate(w, refs, &cand, &se);
+        goto done;
+    }
     for (size_t k = 0; k < refs->n && !se.failed && cand.tree; k++) {
         se.r = refs->v[k];
         se.prep = NULL;
         if (st->rel != WM_REL_EQUALS && !(se.prep = wm_world_prepared(w, se.r))) { se.failed = true; break; }
         GEOSGeometry *query = w->geom[se.r], *grown = NULL;
         if (st->rel == WM_REL_DWITHIN) {
-            const wm_world_envelope *e = &w->env[se.r];
-            double d = st->distance_m;
-            if (!(grown = GEOSGeom_createRectangle_r(w->geos, e->xmin - d, e->ymin - d, e->xmax + d, e->ymax + d))) {
+            if (!(grown = grown_box(w, se.r, st->distance_m))) {
                 se.failed = true;
                 break;
             }
@@ -188,11 +295,19 @@ static bool select_stage(wm_world *w, const vec *refs, const wm_nbhd_stage *st, 
             if (hits < refs->n && !vec_push(out, e)) { se.failed = se.nomem = true; break; }
         }
     }
+done:
     if (se.failed) {
-        err->status = se.nomem ? WM_NBHD_ERR_NOMEM : WM_NBHD_ERR_GEOMETRY;
+        err->status = se.over ? WM_NBHD_ERR_LIMIT : se.nomem ? WM_NBHD_ERR_NOMEM : WM_NBHD_ERR_GEOMETRY;
         err->pos = st->pos;
-        snprintf(err->message, sizeof err->message, "%s%.200s", se.nomem ? "out of memory" : "GEOS failed: ",
-                 se.nomem ? "" : w->geos_msg);
+        if (se.over)
+            snprintf(err->message, sizeof err->message,
+                     "the neighborhood needs more than %llu units of work (a spatial-index visit is 1, a relation "
+                     "%u, a full relate %u) and is refused at stage %zu (%zu references): narrow its categories or "
+                     "distances, or split it", (unsigned long long)WM_NBHD_MAX_WORK, WM_RELATE_WORK, WM_FULL_RELATE_WORK,
+                     stage_no, refs->n);
+        else
+            snprintf(err->message, sizeof err->message, "%s%.200s", se.nomem ? "out of memory" : "GEOS failed: ",
+                     se.nomem ? "" : w->geos_msg);
         return false;
     }
     sort_unique(out);
@@ -220,6 +335,7 @@ wm_nbhd_status wm_resolve(wm_world *w, const wm_nbhd *n, wm_nbhd_result *out, wm
         return err->status;
     }
     vec refs = { 0 }, sel = { 0 };
+    uint64_t work = 0;
     bool ok = true;
     const wm_nbhd_stage *s1 = &n->stages[0];
     for (size_t k = 0; k < s1->n_peids && ok; k++) {
@@ -247,7 +363,7 @@ wm_nbhd_status wm_resolve(wm_world *w, const wm_nbhd *n, wm_nbhd_result *out, wm
             sort_unique(&refs);
         }
         if (!ok) break;
-        if (!(ok = select_stage(w, &refs, st, &sel, err))) break;
+        if (!(ok = select_stage(w, &refs, st, i + 1, &sel, &work, err))) break;
         out->stage[i] = malloc((sel.n ? sel.n : 1) * sizeof(uint32_t));
         if (!(ok = out->stage[i] != NULL)) break;
         if (sel.n) memcpy(out->stage[i], sel.v, sel.n * sizeof(uint32_t));

@@ -298,6 +298,16 @@ int wmctl_exi(int argc, char **argv)
             wm_exi_grammar_free(g);
             return rc;
         }
+        /* A cap below the decoder's fixed per-document state decodes
+         * nothing, whatever the document: refused as the option it is */
+        size_t min_cap = mem_cap ? wm_exi_decoder_min_mem_cap(g, &(wm_exi_limits){ .whole_buffer = true }, &o) : 0;
+        if (mem_cap && mem_cap < min_cap) {
+            free(data);
+            wm_exi_grammar_free(g);
+            return wmctl_usage_error("exi", "--mem-cap %zu is below the %zu bytes the decoder sets up for every document "
+                                            "with this grammar (its string table, a 64 KiB value buffer, a 256-level "
+                                            "element stack): give --mem-cap %zu or more", mem_cap, min_cap, min_cap);
+        }
         wm_exi_decoder d;
         /* the file is one document: bytes after it are an error, not ignored */
         wm_exi_decoder_init(&d, g, &(wm_exi_limits){ .whole_buffer = true, .mem_cap = mem_cap });

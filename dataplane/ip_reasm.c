@@ -17,6 +17,18 @@
  * examples/ip_reassembly). */
 #define WM_IP_REASM_BUCKET_ENTRIES 16
 
+static uint32_t bucket_count(uint32_t max_datagrams)
+{
+    uint32_t buckets = 1;
+    while (buckets * WM_IP_REASM_BUCKET_ENTRIES < max_datagrams) buckets <<= 1;
+    return buckets;
+}
+
+size_t wm_ip_reasm_memsize(uint32_t max_datagrams)
+{
+    return sizeof(struct wm_ip_reasm) + 128 + (size_t)512 * bucket_count(max_datagrams) * WM_IP_REASM_BUCKET_ENTRIES;
+}
+
 struct wm_ip_reasm *wm_ip_reasm_new(uint32_t max_datagrams, uint32_t timeout_ms, int socket)
 {
     if (max_datagrams < 1 || max_datagrams > 65536 || timeout_ms < 1 || timeout_ms > 60000) {
@@ -25,8 +37,7 @@ struct wm_ip_reasm *wm_ip_reasm_new(uint32_t max_datagrams, uint32_t timeout_ms,
     }
     struct wm_ip_reasm *r = rte_zmalloc_socket("wm_ip_reasm", sizeof *r, RTE_CACHE_LINE_SIZE, socket);
     if (!r) return NULL;
-    uint32_t buckets = 1;
-    while (buckets * WM_IP_REASM_BUCKET_ENTRIES < max_datagrams) buckets <<= 1;
+    uint32_t buckets = bucket_count(max_datagrams);
     uint64_t cycles = (rte_get_tsc_hz() + 999) / 1000 * timeout_ms;
     r->tbl = rte_ip_frag_table_create(buckets, WM_IP_REASM_BUCKET_ENTRIES, max_datagrams, cycles, socket);
     if (!r->tbl) {

@@ -57,6 +57,12 @@ struct wm_ip_reasm {
  * on a bad argument or no memory. */
 struct wm_ip_reasm *wm_ip_reasm_new(uint32_t max_datagrams, uint32_t timeout_ms, int socket);
 
+/* The DPDK memory (bytes) wm_ip_reasm_new takes for max_datagrams: the
+ * table librte_ip_frag allocates (its per-datagram entry is private to the
+ * library: 512 bytes in DPDK 22.11, "rte_ip_frag_table_create: allocated
+ * of 131200 bytes" for 256) and ours. For memory plans (mem_plan.h). Pure. */
+size_t wm_ip_reasm_memsize(uint32_t max_datagrams);
+
 /* Takes ownership of the fragment m (its IPv4 header at l3_offset in the
  * first segment). Returns the complete datagram (a chained mbuf, IPv4 header
  * fixed up: total length, no fragment bits), which the caller then owns, or

@@ -27,6 +27,7 @@
 #include "control/content_filters.h"
 #include "control/reload.h"
 #include "control/tables.h"
+#include "dataplane/match_log.h"
 #include "dataplane/peid_cache.h"
 #include "matcher/matcher.h"
 #include "matcher/qsbr.h"
@@ -128,6 +129,7 @@ struct wm_match_table {
     enum wm_share_policy share_policy;
     wm_load_error last_error;    /* under reload_mu: the last refused reload's */
     char last_xpath_error[400];  /* under lock: why the last `xpath` was refused */
+    char log_error[WM_MATCH_LOG_ERROR_MAX]; /* under lock: the first match-log write failure */
     struct wm_match_counters c;  /* under lock */
     struct sub_node *pend;       /* under lock: nodes whose content filter is pending */
     /* The compile thread's wake-up and the waiting workers' (wait mode). */
@@ -149,8 +151,9 @@ struct wm_match_worker {
     const char **keys;
     uint32_t *member_hash;       /* scratch: one matched group's member hashes */
     uint32_t *rr;                /* round-robin cursor per group id (this worker's) */
-    FILE *log;
-    char *logbuf;
+    struct wm_match_log *mlog;   /* --match-log, or NULL */
+    FILE *log;                   /* its stream */
+    char *log_path;
     struct wm_match_counters c;  /* lookups, errors, log lines, content stage */
     struct wm_peid_cache *peids; /* peid string -> id, hot peids in one line */
     /* content stage: the snapshot of the attached set's filters and this worker's decoders */
@@ -493,6 +496,7 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
             struct sub_node *n = *pp;
             if (n->drop) {
                 *pp = n->next;
+                gate_set(t, n, 0, false);
                 client_unlink(n);
                 if (n->owner) client_gc(t, n->owner);
                 wm_retire_call(&t->node_retire, node_retired, n, 0);
@@ -615,6 +619,13 @@ void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t
 {
     tlock(&t->lock);
     snprintf(buf, len, "%s", t->last_xpath_error);
+    tunlock(&t->lock);
+}
+
+void wm_match_table_log_error(struct wm_match_table *t, char *buf, size_t len)
+{
+    tlock(&t->lock);
+    snprintf(buf, len, "%s", t->log_error);
     tunlock(&t->lock);
 }
 
@@ -1304,6 +1315,33 @@ static void w_gate(struct wm_match_worker *w, const wm_matcher *m, const struct 
     if (dropped) w_compact(w);
 }
 
+/* A retained message the broker sent a subscriber for its new subscription
+ * (mqtt_session.h, "Retained messages"): of what matched it, only that
+ * subscriber's own learned subscriptions are its receivers, and of those
+ * only the one its Subscription Identifier names when it carries one;
+ * shared subscriptions receive no retained messages (MQTT 5.0 §4.8.2). */
+static void w_retained_only(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
+{
+    const wm_mqtt5_props *pr = &p->pkt->props;
+    bool has_id = wm_mqtt5_props_has(pr, WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER);
+    uint32_t id = has_id ? pr->v[WM_MQTT5_PROP_SUBSCRIPTION_IDENTIFIER].u : 0;
+    wm_match_result *r = &w->res;
+    uint32_t n = r->n_subs + r->n_members, dropped = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bool keep = false;
+        uint64_t cookie = i < r->n_subs ? wm_matcher_sub_cookie(m, r->subs[i]) : 0;
+        if (cookie & WM_TABLES_COOKIE_EXT) {
+            const struct sub_node *nd = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+            keep = strlen(nd->client) == p->client_len && memcmp(nd->client, p->client, p->client_len) == 0 &&
+                   (!has_id || nd->subid == id);
+        }
+        if (keep) continue;
+        w->cdrop[i] = 1;
+        dropped++;
+    }
+    if (dropped) w_compact(w);
+}
+
 /* The content stage (ARCHITECTURE.md §3): the subscriptions and shared
  * members that survived topic and spatial matching and carry a content
  * filter are decided by ONE decode of the payload with the schema its
@@ -1390,7 +1428,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
             else ids[i] = wm_peid_cache_find(w->peids, m, peids[i].s, peids[i].len);
         }
         if (st == WM_MATCHER_OK) {
-            wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->client, p->client_len};
+            /* a retained message's publisher is not known here (No Local does not apply) */
+            wm_match_pub pub = {p->topic, p->topic_len, ids, p->n_peids, p->retained ? NULL : p->client,
+                                p->retained ? 0 : p->client_len};
             st = wm_matcher_lookup(w->r, &pub, &w->res);
         }
         if (st != WM_MATCHER_OK) {
@@ -1406,7 +1446,9 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
         wait_compile(w, round);
     }
     w->ngate = 0;
-    if (atomic_load_explicit(&w->t->gated, memory_order_relaxed)) w_gate(w, wm_tables_matcher(w->tables), p);
+    /* a retained message was sent: observed, not a delivery to decide */
+    if (p->retained) w_retained_only(w, wm_tables_matcher(w->tables), p);
+    else if (atomic_load_explicit(&w->t->gated, memory_order_relaxed)) w_gate(w, wm_tables_matcher(w->tables), p);
     /* Without a log only the outcome is needed: any subscription or shared
      * group reached means matched, so the keys are not gathered or sorted. */
     if (!w->log) return w->res.n_subs || w->res.n_groups ? WM_MQTT_PUB_MATCHED : WM_MQTT_PUB_NO_MATCH;
@@ -1419,7 +1461,8 @@ static enum wm_mqtt_pub_outcome w_publish(void *ctx, const struct wm_mqtt_publis
     for (uint32_t i = 0; i < nk; i++)
         if (u == 0 || strcmp(w->keys[u - 1], w->keys[i]) != 0) w->keys[u++] = w->keys[i];
     if (w->log) {
-        fprintf(w->log, "{\"seq\": %llu, %s\"client\": ", (unsigned long long)p->seq, p->will ? "\"will\": true, " : "");
+        fprintf(w->log, "{\"seq\": %llu, %s\"client\": ", (unsigned long long)p->seq,
+                p->will ? "\"will\": true, " : p->retained ? "\"retained\": true, " : "");
         json_str(w->log, p->client, p->client_len);
         fputs(", \"topic\": ", w->log);
         json_str(w->log, p->topic, p->topic_len);
@@ -1527,14 +1570,15 @@ struct wm_match_worker *wm_match_worker_new(struct wm_match_table *t, const char
         return NULL;
     }
     if (log_path) {
-        w->log = fopen(log_path, "w");
-        if (!w->log) {
-            snprintf(err, errlen, "--match-log %s: %s", log_path, strerror(errno));
+        char lerr[WM_MATCH_LOG_ERROR_MAX];
+        w->mlog = wm_match_log_open(log_path, 1 << 20, lerr, sizeof lerr);
+        w->log_path = strdup(log_path);
+        if (!w->mlog || !w->log_path) {
+            snprintf(err, errlen, "--match-log %s", w->mlog ? "out of memory" : lerr);
             wm_match_worker_free(w);
             return NULL;
         }
-        w->logbuf = malloc(1 << 20);
-        if (w->logbuf) setvbuf(w->log, w->logbuf, _IOFBF, 1 << 20);
+        w->log = wm_match_log_stream(w->mlog);
     }
     return w;
 nomem:
@@ -1546,8 +1590,8 @@ nomem:
 void wm_match_worker_free(struct wm_match_worker *w)
 {
     if (!w) return;
-    if (w->log) fclose(w->log);
-    free(w->logbuf);
+    struct wm_match_log_result lr = {0, 0};
+    wm_match_log_close(w->mlog, &lr);
     if (w->rd) {
         wm_reload_reader_pause(w->rd); /* never spin on the lock while holding grace periods back */
         tlock(&w->t->lock);
@@ -1555,7 +1599,11 @@ void wm_match_worker_free(struct wm_match_worker *w)
         w->t->c.lookup_errors += w->c.lookup_errors;
         w->t->c.peid_cache_hits += w->peids->hits;
         w->t->c.peid_cache_misses += w->peids->misses + w->peids->bypassed;
-        w->t->c.log_lines += w->c.log_lines;
+        /* produced = stored + lost: the stream knows what reached the file */
+        w->t->c.log_lines += lr.lines_written;
+        w->t->c.log_lines_failed += w->c.log_lines - lr.lines_written;
+        if (lr.err && !w->t->log_error[0])
+            snprintf(w->t->log_error, sizeof w->t->log_error, "%s: %s", w->log_path, strerror(lr.err));
 #define WM_MATCH_ADD_CONTENT(n) w->t->c.n += w->c.n;
         WM_MATCH_CONTENT_COUNTERS(WM_MATCH_ADD_CONTENT)
         WM_MATCH_DELIVERY_COUNTERS(WM_MATCH_ADD_CONTENT)
@@ -1576,6 +1624,7 @@ void wm_match_worker_free(struct wm_match_worker *w)
     free(w->cpass);
     free(w->cdrop);
     free(w->ppos);
+    free(w->log_path);
     free(w->gsub);
     free(w->gwhy);
     free(w);

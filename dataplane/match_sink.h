@@ -134,7 +134,10 @@
  *     the content stage) and, with --match-log, written as one JSON line:
  *       {"seq": N, "client": "...", "topic": "...", "peids": [...], "matched": ["key", ...]}
  *     (a Will Message the broker publishes, mqtt_session.h "Wills", is
- *     matched the same way and its line has "will": true after "seq"),
+ *     matched the same way and its line has "will": true after "seq"; a
+ *     retained message the broker sends a new subscriber, "Retained
+ *     messages" there, has "retained": true, its subscriber as "client",
+ *     and only that subscriber's own subscriptions, no gate),
  *     plus, when a candidate had a content filter, "content": OUTCOME
  *     (wm_content_outcome_name) and, for a bad payload, "content_error":
  *     "REASON at bit N" (for a bad Content Type parameter: "position P: REASON").
@@ -153,7 +156,8 @@
  * control thread); they are serialised with each other by a mutex, and a
  * compile holds the writer spinlock only to take its job and to publish
  * it, never while it compiles. The match log is a per-worker stdio buffer
- * of 1 MiB (one write(2) per MiB). */
+ * of 1 MiB (one write(2) per MiB) over match_log.h, which counts the lines
+ * a failed write lost (log_lines_failed, wm_match_table_log_error). */
 #ifndef WM_DATAPLANE_MATCH_SINK_H
 #define WM_DATAPLANE_MATCH_SINK_H
 
@@ -204,7 +208,8 @@ struct wm_match_worker; /* one per worker */
     X(lookup_errors)                                                              \
     X(peid_cache_hits)     /* peid ids found in the workers' caches (peid_cache.h) */ \
     X(peid_cache_misses)   /* ... asked of the matcher */                         \
-    X(log_lines)                                                                  \
+    X(log_lines)           /* match-log lines stored in the file (counted when a worker side is freed) */ \
+    X(log_lines_failed)    /* ... produced but not stored: a write failed (log_error says why) */ \
     WM_MATCH_CONTENT_COUNTERS(X)                                                  \
     WM_MATCH_DELIVERY_COUNTERS(X)
 
@@ -317,6 +322,13 @@ void wm_match_table_last_error(struct wm_match_table *t, wm_load_error *out);
 /* Why the last `xpath` was refused ("CLIENT: schema NAME: position P:
  * reason", "" if none), copied into buf. Any thread. */
 void wm_match_table_last_xpath_error(struct wm_match_table *t, char *buf, size_t len);
+
+/* Room for wm_match_table_log_error's text: the log's path and the errno text. */
+#define WM_MATCH_LOG_ERROR_MAX (4096 + 128)
+/* Why match-log lines were lost: "PATH: strerror text" of the first failed
+ * write or close among the worker sides freed so far (match_log.h), "" if
+ * none; copied into buf[0..len). Any thread. */
+void wm_match_table_log_error(struct wm_match_table *t, char *buf, size_t len);
 
 /* After every worker side is freed. */
 void wm_match_table_free(struct wm_match_table *t);

@@ -44,6 +44,7 @@ struct mqtt_session {
     uint8_t started;        /* a successful CONNACK started or resumed the session */
     uint8_t ended;          /* its end was reported (once per connection) */
     uint8_t connack_seen;   /* the broker's limits below apply */
+    uint8_t after_suback;   /* the broker's last packets: a SUBACK granting a filter, then only retained PUBLISHes */
     uint8_t will;           /* a Will the broker publishes if the connection ends without DISCONNECT 0x00 */
     uint32_t will_slot;     /* its copy in the layer's pool: slot + 1, 0 none */
     uint8_t max_qos;        /* CONNACK Maximum QoS (2 when absent) */
@@ -356,10 +357,12 @@ static void outcome_later(struct wm_mqtt_layer *l, enum wm_mqtt_pub_outcome o)
     if (o == WM_MQTT_PUB_MATCHED) l->publish_matched_in_frame++;
 }
 
-/* The broker hands the client's message to its subscribers: matched
- * through the sink. Returns the outcome. */
+/* The broker hands the client's message to its subscribers (or, retained,
+ * sends subscriber s a retained message for its new subscription):
+ * matched through the sink. Returns the outcome. */
 static enum wm_mqtt_pub_outcome deliver(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
-                                        const uint8_t *topic, uint32_t topic_len, const wm_mqtt5_packet *pkt)
+                                        const uint8_t *topic, uint32_t topic_len, const wm_mqtt5_packet *pkt,
+                                        bool retained)
 {
     struct wm_mqtt_publish p;
     p.seq = l->next_seq++;
@@ -370,10 +373,24 @@ static enum wm_mqtt_pub_outcome deliver(struct wm_mqtt_layer *l, struct wm_flow 
     p.topic_len = topic_len;
     p.pkt = pkt;
     p.will = false;
+    p.retained = retained;
     p.n_peids = wm_peids_collect(&pkt->props, p.peids);
     if (p.n_peids == WM_PEIDS_TOO_MANY) return WM_MQTT_PUB_TOO_MANY_PEIDS;
     if (!l->sink.publish) return WM_MQTT_PUB_NO_TABLE;
     return l->sink.publish(l->sink.ctx, &p);
+}
+
+/* The broker sends the subscriber a retained message for its new
+ * subscription (mqtt_session.h, "Retained messages"): matched against the
+ * subscriber's subscriptions; not a client PUBLISH (no outcome). */
+static void retained(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, const uint8_t *topic,
+                     uint32_t topic_len, const wm_mqtt5_packet *pkt)
+{
+    l->c.retained_sent++;
+    enum wm_mqtt_pub_outcome o = deliver(l, f, s, topic, topic_len, pkt, true);
+    if (o == WM_MQTT_PUB_MATCHED) l->c.retained_matched++;
+    else if (o == WM_MQTT_PUB_NO_MATCH) l->c.retained_no_match++;
+    else l->c.retained_dropped++;
 }
 
 /* ------------------------------------------------------------ QoS 2 */
@@ -456,7 +473,7 @@ static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_
     wm_mqtt5_result r;
     enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
     if (wm_mqtt5_decode(&cfg, b + q->topic_len, q->len, &pkt, &r) == WM_MQTT5_DONE)
-        o = deliver(l, f, s, b, q->topic_len, &pkt);
+        o = deliver(l, f, s, b, q->topic_len, &pkt, false);
     l->c.qos2_released++;
     q2_free(l, q, o);
 }
@@ -540,6 +557,12 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
     int known = resolve_topic(l, d, pkt, &topic, &topic_len) == 0;
     if (dir == WM_DIR_S2C) {
         l->c.publish_from_server++;
+        if (!pkt->retain) return;
+        if (!s->after_suback || !known || s->state != SS_CONNECTED || !s->client_len) {
+            l->c.retained_forwarded++;
+            return;
+        }
+        retained(l, f, s, topic, topic_len, pkt);
         return;
     }
     if (s->state != SS_CONNECTED) {
@@ -583,7 +606,7 @@ static void on_publish(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
             l->c.qos2_untracked++;
         }
     }
-    outcome(l, d, deliver(l, f, s, topic, topic_len, pkt));
+    outcome(l, d, deliver(l, f, s, topic, topic_len, pkt, false));
 }
 
 /* The SUBSCRIBE's filters as the sink takes them, with the properties
@@ -773,7 +796,10 @@ static void on_ack(struct wm_mqtt_layer *l, struct mqtt_session *s, const wm_mqt
             break;
         }
         sub.filter = e.filter;
-        if (sub_ack) suback_filter(l, s, &sub, &e, ack->payload.p[i]);
+        if (sub_ack) {
+            suback_filter(l, s, &sub, &e, ack->payload.p[i]);
+            if (ack->payload.p[i] < 0x80) s->after_suback = 1; /* its retained messages come next */
+        }
         else unsuback_filter(l, &sub, ack->payload.p[i]);
     }
     pend_free(l, s, ps);
@@ -865,6 +891,7 @@ static void will_publish(struct wm_mqtt_layer *l, struct wm_mqtt_will *w)
     p.topic_len = pkt.topic.len;
     p.pkt = &pkt;
     p.will = true;
+    p.retained = false;
     enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR;
     /* the block parsed at the CONNECT: a failure here is ours, not the client's */
     if (wm_mqtt5_props_parse(b + w->topic_len, w->props_len, WM_MQTT5_PROPS_WILL, &pkt.props, &off) ==
@@ -1058,6 +1085,7 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
 {
     struct mqtt_dir *d = &s->d[dir];
     l->c.packets[dir][pkt->type & 15]++;
+    if (dir == WM_DIR_S2C && !(pkt->type == WM_MQTT5_PUBLISH && pkt->retain)) s->after_suback = 0;
     if (dir == WM_DIR_C2S && s->state == SS_NONE && pkt->type != WM_MQTT5_CONNECT) {
         l->c.not_connected++;
         if (pkt->type == WM_MQTT5_PUBLISH) outcome(l, d, WM_MQTT_PUB_NOT_CONNECTED);

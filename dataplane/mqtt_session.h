@@ -88,6 +88,14 @@
  *       started a new session or the delay is 0, else never.
  *     Wills are per worker: a reconnect that RSS sends to another worker
  *     does not cancel or hasten a delayed Will.
+ *   - Retained messages (§3.3.1.3): a broker PUBLISH with RETAIN 1 that
+ *     follows a SUBACK granting a filter, with only such PUBLISHes between
+ *     (mosquitto sends the retained messages of a new subscription right
+ *     after its SUBACK, before anything else), is a retained message for
+ *     the subscriber: handed to the sink with `retained` set and the
+ *     subscriber as client, matched against that client's subscriptions.
+ *     Elsewhere RETAIN 1 is Retain As Published forwarding of a message
+ *     matched at its PUBLISH: counted only.
  *   - PUBLISH from the client: topic (alias resolved), `peid` user
  *     properties, handed to the sink for matching; every such PUBLISH ends in
  *     exactly one outcome counter (WM_MQTT_PUB_OUTCOMES).
@@ -114,7 +122,7 @@
 
 #include "codec/mqtt5_decode.h"
 #include "dataplane/flow_table.h"
-#include "dataplane/peid_props.h"
+#include "control/peid_props.h"
 
 #define WM_MQTT_CLIENT_ID_MAX 128   /* bytes of client id kept; a longer one's client is not followed (counted) */
 #define WM_MQTT_MAX_ALIASES 32      /* topic aliases followed per direction (1..32) */
@@ -168,6 +176,9 @@ struct wm_mqtt_publish {
     bool will;                    /* a Will Message the broker publishes (built from the
                                      CONNECT: type PUBLISH, qos, retain, topic, Will
                                      Properties, payload), not a client PUBLISH */
+    bool retained;                /* a retained message the broker sends client (the
+                                     subscriber, not the publisher) for its new
+                                     subscription: the broker's PUBLISH as sent */
 };
 
 /* One filter of a SUBSCRIBE (or of an UNSUBSCRIBE the broker's UNSUBACK
@@ -279,6 +290,13 @@ struct wm_mqtt_sink {
     X(wills_matched)        /* ... reaching at least one subscription */       \
     X(wills_no_match)       /* ... reaching none */                             \
     X(wills_dropped)        /* ... not looked up: no table, > WM_PEIDS_MAX peids, matcher error */ \
+    X(retained_sent)        /* broker PUBLISH, RETAIN 1, right after a SUBACK: a retained message for \
+                               the new subscription (§3.3.1.3) = matched + no_match + dropped */ \
+    X(retained_matched)     /* ... reaching one of the subscriber's subscriptions */ \
+    X(retained_no_match)    /* ... reaching none (e.g. outside the subscription's neighborhood) */ \
+    X(retained_dropped)     /* ... not looked up: no table, > WM_PEIDS_MAX peids, matcher error */ \
+    X(retained_forwarded)   /* broker PUBLISH, RETAIN 1, elsewhere: Retain As Published forwarding of \
+                               a message matched at its PUBLISH; no line */ \
     X(client_id_too_long)   /* client id over WM_MQTT_CLIENT_ID_MAX: its connection not followed */ \
     X(not_connected)        /* client packets before a v5 CONNECT */             \
     X(publish_seen)         /* client -> server PUBLISH (fixed header seen) */   \

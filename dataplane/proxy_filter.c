@@ -13,7 +13,7 @@
 #include "codec/mqtt5_encode.h"
 #include "codec/mqtt5_topic.h"
 #include "codec/mqtt5_vbi.h"
-#include "dataplane/peid_props.h"
+#include "control/peid_props.h"
 #include "dataplane/proxy_share.h"
 
 struct wm_proxy_sub_rec {

@@ -225,21 +225,71 @@ static struct wm_match_table *match_or_error(const char *params, struct rte_tel_
     return tel_match;
 }
 
+/* Adds key: value to the dict c, cut where DPDK would cut it (each string
+ * at RTE_TEL_MAX_STRING_LEN - 1 bytes) but visibly: "..." at the end,
+ * before a UTF-8 character rather than inside one. Returns whether it cut. */
+static bool add_marked(struct rte_tel_data *c, const char *key, const char *value)
+{
+    size_t n = strlen(value);
+    if (n < RTE_TEL_MAX_STRING_LEN) {
+        rte_tel_data_add_dict_string(c, key, value);
+        return false;
+    }
+    char cut[RTE_TEL_MAX_STRING_LEN];
+    size_t keep = RTE_TEL_MAX_STRING_LEN - 4;
+    while (keep > 0 && ((unsigned char)value[keep] & 0xC0) == 0x80) keep--;
+    memcpy(cut, value, keep);
+    memcpy(cut + keep, "...", 4);
+    rte_tel_data_add_dict_string(c, key, cut);
+    return true;
+}
+
 /* A reload's refusal as {"file", "line", "reason"} ({} for none): one
  * string of "FILE:LINE: reason" was cut at 127 bytes, where the reason's
- * own position ("at byte N") is; apart, the reason has the whole bound. */
+ * own position ("at byte N") is; apart, each has the whole bound. A path
+ * or a reason longer still (paths to PATH_MAX, reasons to
+ * WM_LOAD_ERROR_REASON_MAX) ends in "..." and the dict says so under
+ * "truncated"; /wirematch/last_error answers the whole line as one string,
+ * whose bound is DPDK's single-string one (RTE_TEL_MAX_SINGLE_STRING_LEN). */
 static void add_error(struct rte_tel_data *d, const char *key, const wm_load_error *e)
 {
     struct rte_tel_data *c = rte_tel_data_alloc();
     if (!c) return;
     rte_tel_data_start_dict(c);
     if (wm_load_error_failed(e)) {
-        if (e->file[0]) rte_tel_data_add_dict_string(c, "file", e->file);
+        bool file_cut = false;
+        if (e->file[0]) file_cut = add_marked(c, "file", e->file);
         if (e->file[0] && e->line) rte_tel_data_add_dict_u64(c, "line", e->line);
-        char reason[RTE_TEL_MAX_STRING_LEN];
-        rte_tel_data_add_dict_string(c, "reason", wm_load_error_format_reason(e, reason, sizeof reason));
+        char reason[WM_LOAD_ERROR_REASON_MAX + 80];
+        bool reason_cut = add_marked(c, "reason", wm_load_error_format_reason(e, reason, sizeof reason));
+        if (file_cut || reason_cut)
+            rte_tel_data_add_dict_string(c, "truncated",
+                                         file_cut && reason_cut ? "file and reason: the whole text is /wirematch/last_error"
+                                         : file_cut             ? "file: the whole text is /wirematch/last_error"
+                                                                : "reason: the whole text is /wirematch/last_error");
     }
     if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) rte_tel_data_free(c);
+}
+
+_Static_assert(WM_LOAD_ERROR_TEXT_MAX <= RTE_TEL_MAX_SINGLE_STRING_LEN,
+               "/wirematch/last_error answers the whole refusal as one string");
+
+/* The last refused reload's whole line (wm_load_error_format: "FILE:LINE:
+ * reason"), "" for none, as one string. */
+static int cmd_last_error(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    pthread_mutex_lock(&tel_match_mu);
+    struct wm_match_table *t = match_or_error(params, d);
+    if (t) {
+        wm_load_error err;
+        char *text = malloc(WM_LOAD_ERROR_TEXT_MAX);
+        wm_match_table_last_error(t, &err);
+        if (text) rte_tel_data_string(d, wm_load_error_format(&err, text, WM_LOAD_ERROR_TEXT_MAX));
+        else tel_error(d, "out of memory building the answer");
+        free(text);
+    }
+    pthread_mutex_unlock(&tel_match_mu);
+    return 0;
 }
 
 static void add_reload_state(struct rte_tel_data *d, struct wm_match_table *t)
@@ -315,6 +365,10 @@ int wm_telemetry_register(struct wm_worker *workers, unsigned n)
         rc = rte_telemetry_register_cmd("/wirematch/subscriptions", cmd_subs,
                                         "Returns the subscriptions wirematch learned (key: filter, at most 200) "
                                         "and the table generation. Takes no parameters");
+    if (rc == 0)
+        rc = rte_telemetry_register_cmd("/wirematch/last_error", cmd_last_error,
+                                        "Returns the last refused reload's whole reason, \"FILE:LINE: reason\" "
+                                        "(\"\" for none). Takes no parameters");
     if (rc == 0)
         rc = rte_telemetry_register_cmd("/wirematch/reload", cmd_reload,
                                         "Re-reads the resolution and subscription files; a bad file is refused "

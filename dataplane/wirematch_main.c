@@ -14,10 +14,13 @@
  * exit summary (JSON, dp_stats.h counters and the conservation check) goes
  * to stdout or --summary FILE.
  *
- * Exit codes: 0 ok, 1 a port or memory failed at run time, 2 bad usage. */
+ * Exit codes: 0 ok, 1 a port or memory failed at run time, 2 bad usage,
+ * 3 the run completed but match-log lines could not be written (the
+ * summary has the counts and the reason: match.log_lines_failed, log_error). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@
 #include "control/mem_stats.h"
 #include "dataplane/app_options.h"
 #include "dataplane/dp_stats.h"
+#include "dataplane/mem_plan.h"
 #include "dataplane/reload_ctl.h"
 #include "dataplane/telemetry.h"
 #include "dataplane/worker.h"
@@ -48,6 +52,39 @@
 #define MBUF_CACHE 256
 
 static volatile bool force_quit;
+
+/* Why the run failed before it could count anything: the --summary FILE
+ * then says so instead of being left empty. */
+static char run_error[4096];
+
+__attribute__((format(printf, 1, 2))) static void run_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(run_error, sizeof run_error, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "wirematch: %s\n", run_error);
+}
+
+/* A run that failed has no counters to give: its --summary FILE (opened at
+ * the start) holds {"error": REASON} rather than nothing, and is closed.
+ * Nothing is written to stdout, where no summary is not mistaken for one. */
+static void close_failed_summary(FILE *out)
+{
+    if (out == stdout) return;
+    json_t *root = json_object();
+    json_object_set_new(root, "error", json_string(run_error[0] ? run_error : "the run failed before it started: see stderr"));
+    json_dumpf(root, out, JSON_INDENT(2));
+    fputc('\n', out);
+    json_decref(root);
+    fclose(out);
+}
+
+static void print_app_usage(const char *prgname)
+{
+    (void)prgname;
+    fputs(wm_app_options_usage(), stdout);
+}
 
 static void on_signal(int sig)
 {
@@ -247,6 +284,9 @@ static int write_summary(const struct wm_app_options *o, FILE *out, struct wm_wo
         char xerr[400];
         wm_match_table_last_xpath_error(match, xerr, sizeof xerr);
         json_object_set_new(jm, "last_xpath_error", json_string(xerr));
+        char lerr[WM_MATCH_LOG_ERROR_MAX];
+        wm_match_table_log_error(match, lerr, sizeof lerr);
+        json_object_set_new(jm, "log_error", json_string(lerr));
         /* the whole line: telemetry's strings are bounded, this one is not */
         wm_load_error rerr;
         char rtext[WM_LOAD_ERROR_TEXT_MAX];
@@ -347,19 +387,51 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
-    int ret = rte_eal_init(argc, argv);
-    if (ret < 0) {
-        fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", rte_strerror(rte_errno));
-        return 2;
-    }
-    argv[ret] = argv[0];
+    /* A match log on a FIFO whose reader went away: the write fails with
+     * EPIPE and the lost lines are counted (match_log.h), rather than the
+     * whole run being killed without its summary. */
+    signal(SIGPIPE, SIG_IGN);
+    /* The app options (after "--") are read before EAL starts: --help and a
+     * bad option then answer at once, without EAL's start, which needs
+     * memory (hugepages) just to print a usage. getopt may reorder what it
+     * parses, so it gets a copy of the pointers. */
     struct wm_app_options o;
     char err[512];
-    if (wm_app_options_parse(argc - ret, argv + ret, &o, err, sizeof err) != 0) {
-        fprintf(stderr, "wirematch: %s\n%s", err, strstr(err, "usage:") ? "" : wm_app_options_usage());
-        rte_eal_cleanup();
+    {
+        int dd = 1;
+        while (dd < argc && strcmp(argv[dd], "--") != 0) dd++;
+        char *app_argv[argc + 1];
+        int app_argc = 0;
+        app_argv[app_argc++] = argv[0];
+        for (int i = dd + 1; i < argc; i++) app_argv[app_argc++] = argv[i];
+        app_argv[app_argc] = NULL;
+        if (wm_app_options_parse(app_argc, app_argv, &o, err, sizeof err) != 0) {
+            fprintf(stderr, "wirematch: %s\n%s", err, wm_app_options_usage());
+            return 2;
+        }
+        if (o.help) {
+            fputs(wm_app_options_usage(), stdout);
+            return fflush(stdout) == 0 ? 0 : 1;
+        }
+    }
+    /* EAL's own --help (before "--") lists EAL's options, then calls this */
+    rte_set_application_usage_hook(print_app_usage);
+    int ret = rte_eal_init(argc, argv);
+    if (ret < 0) {
+        int e = rte_errno;
+        bool no_huge = false;
+        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) no_huge |= strcmp(argv[i], "--no-huge") == 0;
+        char why[2048];
+        /* EAL's own words for a machine without hugepages are "Cannot get
+         * hugepage information" and a stray errno ("Permission denied") */
+        if (!no_huge && wm_hugepages_describe(why, sizeof why))
+            fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", why);
+        else
+            fprintf(stderr, "wirematch: EAL initialisation failed: %s\n", rte_strerror(e));
         return 2;
     }
+    struct wm_mem_plan plan;
+    wm_mem_plan_eal_state(&plan); /* before the run allocates anything */
     if (!file_readable("--resolution", o.resolution) || !file_readable("--subs", o.subs) ||
         !file_readable("--schemas", o.schemas)) {
         rte_eal_cleanup();
@@ -381,7 +453,8 @@ int main(int argc, char **argv)
         if (match) wm_match_table_set_exi_mem_cap(match, o.exi_mem_cap);
         if (!match) {
             char text[WM_LOAD_ERROR_TEXT_MAX];
-            fprintf(stderr, "wirematch: %s\n", wm_load_error_format(&merr, text, sizeof text));
+            run_fail("%s", wm_load_error_format(&merr, text, sizeof text));
+            close_failed_summary(sum_out);
             rte_eal_cleanup();
             return 1;
         }
@@ -391,7 +464,9 @@ int main(int argc, char **argv)
 
     unsigned n_ports = rte_eth_dev_count_avail();
     if (n_ports == 0) {
-        fprintf(stderr, "wirematch: no ports; give EAL one, e.g. --vdev net_pcap0,rx_pcap=IN.pcap\n");
+        run_fail("no ports; give EAL one, e.g. --vdev net_pcap0,rx_pcap=IN.pcap");
+        close_failed_summary(sum_out);
+        wm_match_table_free(match);
         rte_eal_cleanup();
         return 2;
     }
@@ -411,11 +486,26 @@ int main(int argc, char **argv)
     n_mbufs += n_workers * o.frag_max * RTE_LIBRTE_IP_FRAG_MAX_FRAG;
     if (n_mbufs < 8191) n_mbufs = 8191;
     if (o.mbufs) n_mbufs = o.mbufs;
+    struct wm_pkt_path_config pcfg;
+    memset(&pcfg, 0, sizeof pcfg);
+    memcpy(pcfg.mqtt_ports, o.mqtt_ports, sizeof o.mqtt_ports);
+    pcfg.n_ports = o.n_ports;
+    wm_flow_table_config_default(&pcfg.flows);
+    pcfg.flows.max_flows = o.max_flows;
+    pcfg.flows.ooo_pool_blocks = o.ooo_blocks;
+    pcfg.flows.idle_timeout_ns = (uint64_t)o.idle_timeout_s * 1000000000ull;
+    struct wm_mqtt_config mcfg;
+    wm_mqtt_config_default(&mcfg);
+    wm_mem_plan_init(&plan, n_mbufs, MBUF_CACHE, n_workers, wm_worker_memsize(&pcfg, &mcfg),
+                     o.frag_max ? wm_ip_reasm_memsize(o.frag_max) : 0, o.max_flows, o.ooo_blocks, o.frag_max);
+    char what[160], why[sizeof run_error];
     struct rte_mempool *pool = rte_pktmbuf_pool_create("wm_mbufs", n_mbufs, MBUF_CACHE, 0,
                                                        RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
     if (!pool) {
-        fprintf(stderr, "wirematch: cannot create an mbuf pool of %u: %s (raise EAL -m)\n", n_mbufs,
-                rte_strerror(rte_errno));
+        snprintf(what, sizeof what, "cannot create the mbuf pool of %u mbufs (%s)", n_mbufs, rte_strerror(rte_errno));
+        run_fail("%s", wm_mem_plan_explain(&plan, what, why, sizeof why));
+        close_failed_summary(sum_out);
+        wm_match_table_free(match);
         rte_eal_cleanup();
         return 1;
     }
@@ -438,20 +528,11 @@ int main(int argc, char **argv)
     if (status == 0) {
         workers = rte_zmalloc("wm_workers", sizeof *workers * n_workers, RTE_CACHE_LINE_SIZE);
         if (!workers) {
-            fprintf(stderr, "wirematch: no memory for %u workers\n", n_workers);
+            snprintf(what, sizeof what, "no memory for the %u workers' state", n_workers);
+            run_fail("%s", wm_mem_plan_explain(&plan, what, why, sizeof why));
             status = 1;
         }
     }
-    struct wm_pkt_path_config pcfg;
-    memset(&pcfg, 0, sizeof pcfg);
-    memcpy(pcfg.mqtt_ports, o.mqtt_ports, sizeof o.mqtt_ports);
-    pcfg.n_ports = o.n_ports;
-    wm_flow_table_config_default(&pcfg.flows);
-    pcfg.flows.max_flows = o.max_flows;
-    pcfg.flows.ooo_pool_blocks = o.ooo_blocks;
-    pcfg.flows.idle_timeout_ns = (uint64_t)o.idle_timeout_s * 1000000000ull;
-    struct wm_mqtt_config mcfg;
-    wm_mqtt_config_default(&mcfg);
     for (unsigned i = 0; status == 0 && i < n_workers; i++) {
         struct wm_worker *w = &workers[i];
         w->lcore_id = lcores[i];
@@ -473,10 +554,20 @@ int main(int argc, char **argv)
             w->port_has_queue[p] = i < ports[p].nb_rxq;
             w->port_replay[p] = (uint8_t)ports[p].replay;
         }
-        if (wm_worker_init(w, &pcfg, &mcfg, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) status = 1;
+        if (wm_worker_init(w, &pcfg, &mcfg, NULL, (int)rte_lcore_to_socket_id(lcores[i])) != 0) {
+            snprintf(what, sizeof what, "worker %u of %u (lcore %u) could not get its flow and session memory", i + 1,
+                     n_workers, lcores[i]);
+            run_fail("%s", wm_mem_plan_explain(&plan, what, why, sizeof why));
+            status = 1;
+        }
         if (status == 0 && o.frag_max) {
             w->reasm = wm_ip_reasm_new(o.frag_max, o.frag_timeout_ms, (int)rte_lcore_to_socket_id(lcores[i]));
-            if (!w->reasm) status = 1;
+            if (!w->reasm) {
+                snprintf(what, sizeof what, "worker %u of %u (lcore %u) could not get its IPv4 reassembly table",
+                         i + 1, n_workers, lcores[i]);
+                run_fail("%s", wm_mem_plan_explain(&plan, what, why, sizeof why));
+                status = 1;
+            }
         }
     }
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
@@ -515,7 +606,18 @@ int main(int argc, char **argv)
     wm_reload_ctl_stop();
 
     if (status == 0 && write_summary(&o, sum_out, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
-    else if (status != 0 && sum_out != stdout) fclose(sum_out);
+    else if (status != 0) close_failed_summary(sum_out);
+    if (status == 0 && match) {
+        struct wm_match_counters mc;
+        wm_match_table_counters(match, &mc);
+        if (mc.log_lines_failed) {
+            char lerr[WM_MATCH_LOG_ERROR_MAX];
+            wm_match_table_log_error(match, lerr, sizeof lerr);
+            fprintf(stderr, "wirematch: --match-log: %" PRIu64 " of %" PRIu64 " lines not written: %s\n",
+                    mc.log_lines_failed, mc.log_lines + mc.log_lines_failed, lerr);
+            status = 3;
+        }
+    }
 
     for (unsigned p = 0; p < n_started; p++) {
         rte_eth_dev_stop(ports[p].id);

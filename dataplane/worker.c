@@ -10,12 +10,26 @@
 #include <rte_mbuf.h>
 #include <rte_prefetch.h>
 
+/* The worker's packet path configuration: the flow table's user area holds an MQTT session. */
+static struct wm_pkt_path_config path_config(const struct wm_pkt_path_config *cfg_in)
+{
+    struct wm_pkt_path_config pcfg = *cfg_in;
+    pcfg.flows.user_size = (uint32_t)wm_mqtt_session_size();
+    return pcfg;
+}
+
+size_t wm_worker_memsize(const struct wm_pkt_path_config *cfg, const struct wm_mqtt_config *mcfg)
+{
+    struct wm_pkt_path_config pcfg = path_config(cfg);
+    return sizeof(struct wm_worker) + sizeof(struct wm_mqtt_layer) + wm_mqtt_layer_memsize(mcfg) +
+           sizeof(struct wm_pkt_path) + wm_pkt_path_memsize(&pcfg);
+}
+
 int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg_in,
                    const struct wm_mqtt_config *mcfg, const struct wm_mqtt_sink *sink, int socket)
 {
-    struct wm_pkt_path_config pcfg = *cfg_in;
+    struct wm_pkt_path_config pcfg = path_config(cfg_in);
     const struct wm_pkt_path_config *cfg = &pcfg;
-    pcfg.flows.user_size = (uint32_t)wm_mqtt_session_size();
     size_t mqtt_size = wm_mqtt_layer_memsize(mcfg);
     w->mqtt = rte_zmalloc_socket("wm_mqtt", sizeof *w->mqtt, RTE_CACHE_LINE_SIZE, socket);
     w->mqtt_mem = rte_malloc_socket("wm_mqtt_mem", mqtt_size ? mqtt_size : 64, RTE_CACHE_LINE_SIZE, socket);
@@ -33,7 +47,7 @@ int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg_in,
     w->path_mem = rte_malloc_socket("wm_flows", memsize, RTE_CACHE_LINE_SIZE, socket);
     if (!w->path || !w->path_mem) {
         fprintf(stderr, "wirematch: cannot allocate %zu bytes of flow memory for lcore %u "
-                        "(raise EAL -m, or lower --max-flows / --ooo-blocks)\n", memsize, w->lcore_id);
+                        "(see below)\n", memsize, w->lcore_id);
         wm_worker_free(w);
         return -1;
     }

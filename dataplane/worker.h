@@ -100,6 +100,12 @@ int wm_worker_init(struct wm_worker *w, const struct wm_pkt_path_config *cfg,
  * connections (on_close with reason shutdown) before returning 0. */
 int wm_worker_main(void *arg);
 
+/* The DPDK memory (bytes) one worker takes with these configurations: its
+ * struct wm_worker (in the workers array), MQTT layer and packet path with
+ * its flow memory, as wm_worker_init allocates them (IPv4 reassembly
+ * apart: wm_ip_reasm_memsize). For memory plans (mem_plan.h). Pure. */
+size_t wm_worker_memsize(const struct wm_pkt_path_config *cfg, const struct wm_mqtt_config *mcfg);
+
 /* Frees what wm_worker_init allocated. */
 void wm_worker_free(struct wm_worker *w);
 

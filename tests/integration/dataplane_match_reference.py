@@ -49,6 +49,12 @@ describes. The model:
     moment), never if the broker's PUBREC refuses it (>= 0x80) or its
     session ends first; a PUBLISH with a packet identifier the session
     still holds is the same message, whatever its DUP flag;
+  - retained messages (§3.3.1.3): a broker PUBLISH with RETAIN 1 right
+    after a SUBACK that granted a filter (only such PUBLISHes between) is a
+    retained message for the new subscription, matched against that
+    subscriber's own non-shared subscriptions (the one its Subscription
+    Identifier names, if it has one); its line has "retained": true and
+    the subscriber as client;
   - Wills (§3.1.2.5, §3.1.3.2.2, §3.14.4): the CONNECT's Will is published
     when the connection's end is seen (as for the session above) unless the
     client's DISCONNECT had a reason other than 0x04 or the broker never
@@ -153,6 +159,7 @@ class Conn:
         self.will_on = False    # published if the connection ends (no DISCONNECT other than 0x04)
         self.superseded = None  # a later CONNACK of the client id elsewhere: "new" / "resumed"
         self.held = []          # PUBLISHes sent before the CONNACK
+        self.after_suback = False  # the broker's last packets: a SUBACK granting a filter, then retained PUBLISHes
 
 
 class Session:
@@ -348,6 +355,19 @@ for fr in frames:
         else:
             if c.client is None:
                 continue
+            retain = get(get(m, "mqtt.hdrflags_tree"), "mqtt.retain") == "1"
+            if mtype == 3 and retain and c.after_suback and not c.dead:
+                # a retained message for the new subscription (§3.3.1.3): that subscriber's own subscriptions
+                # (not shared ones), the one its Subscription Identifier names if it has one
+                topic, subid = get(m, "mqtt.topic", ""), prop(m, 0x0B)
+                peids = [v for k, v in user_props(m) if k == "peid"]
+                keys = sorted({key for filt, (key, ns, nl, gqos, sid) in session(c.client).subs.items()
+                               if not filt.startswith("$share/") and topic_match(filt, topic)
+                               and (ns is None or any(p in ns for p in peids))
+                               and (subid is None or int(subid) == sid)})
+                expected.append({"client": c.client, "topic": topic, "peids": peids, "matched": keys, "retained": True})
+                continue
+            c.after_suback = False
             if mtype == 2:
                 if c.started:
                     continue
@@ -389,6 +409,7 @@ for fr in frames:
                     continue
                 _, filts, subid, nbhd, xpath = c.pending.pop(k)
                 codes = [int(x) for x in get_all(m, "mqtt.suback.reason_code")]
+                c.after_suback = any(code < 0x80 for code in codes)  # its retained messages come next
                 for (filt, nl), code in zip(filts, codes):
                     if c.ended and c.expiry == 0:
                         continue  # the broker read the DISCONNECT behind it: the session ended first
@@ -428,7 +449,7 @@ if len(got) != len(expected):
 for i, (g, e) in enumerate(zip(got, expected)):
     if g.get("seq") != i + 1:
         diffs.append("line %d: seq %s, expected %d" % (i + 1, g.get("seq"), i + 1))
-    for k in ("client", "topic", "peids", "matched", "will"):
+    for k in ("client", "topic", "peids", "matched", "will", "retained"):
         if g.get(k, False) != e.get(k, False):
             diffs.append("seq %d: %s %r, reference %r" % (i + 1, k, g.get(k), e.get(k)))
 for d in diffs[:20]:

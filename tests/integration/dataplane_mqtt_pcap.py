@@ -35,7 +35,7 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     (1-based frame number) of the bad frame.
   peids             one subscriber "S" on p/# (subid 1); a publisher "pub"
                     sends p/64 with 64 peid User Properties (the bound,
-                    dataplane/peid_props.h), p/65 with 65, p/empty with one
+                    control/peid_props.h), p/65 with 65, p/empty with one
                     empty peid and p/64-and-empty with 64 and an empty one
                     (an empty value is no peid).
   plan PLAN.json    a scripted scenario: {"subs": [[CLIENT, SUBID, FILTER,
@@ -65,6 +65,9 @@ usage: dataplane_mqtt_pcap.py SCENARIO OUT.pcap PORT [ARGS...]
                     one whose CONNECT Maximum Packet Size it exceeds, a
                     detached session (QoS 0 is not queued for it). Prints
                     the expected match log lines.
+  retained          retained messages the broker sends after a SUBACK (and
+                    RETAIN 1 forwarding elsewhere). Prints the expected
+                    match log lines.
   evict N           a quiet subscriber "S" (Keep Alive 0) on ev/# (subid 1),
                     then N clients connect and disconnect, then "pub"
                     publishes ev/x (S's connection stays open). Prints the
@@ -582,6 +585,38 @@ elif scenario == "deliver":
     for c in (pub, mp, mq, of2):
         c.close()
     result = expect
+elif scenario == "retained":
+    # Retained messages the broker sends for a new subscription: right after its SUBACK, RETAIN 1 (mosquitto
+    # 2.0.11 does exactly this, Subscription Identifier included). Elsewhere RETAIN 1 is Retain As Published
+    # forwarding of a message matched at its PUBLISH: no second line.
+    def ret(c, topic, subid=None, payload=b"kept"):
+        props = b"" if subid is None else b"\x0b" + vbi(subid)
+        c.s2c(ACK | PSH, packet(0x31, s16(topic) + vbi(len(props)) + props + payload))
+
+    r, pub, r2 = Conn(1), Conn(2), Conn(3)
+    r.open("R")
+    r.c2s(ACK | PSH, subscribe(1, 8, "x/#"))
+    r.s2c(ACK | PSH, suback(1))
+    pub.open("pub")
+    pub.c2s(ACK | PSH, packet(0x31, s16("r/a") + vbi(0) + b"kept"))  # sets the retained message: reaches nobody
+    pub.s2c(ACK)
+    r.c2s(ACK | PSH, subscribe(2, 7, "r/#"))
+    r.s2c(ACK | PSH, suback(2) + packet(0x31, s16("r/a") + vbi(2) + b"\x0b\x07" + b"kept"))  # in one segment
+    ret(r, "r/b", 7)
+    r2.open("R2")
+    r2.c2s(ACK | PSH, packet(0x82, b"\x00\x01" + vbi(0) + s16("r/a") + b"\x00"))
+    r2.s2c(ACK | PSH, suback(1))
+    ret(r2, "r/a")
+    pub.c2s(ACK | PSH, publish("r/c"))
+    pub.s2c(ACK)
+    r.s2c(ACK | PSH, publish("r/c"))
+    ret(r, "r/c", 7)                              # Retain As Published forwarding: not a retained delivery
+    r.s2c(ACK | PSH, packet(0xD0, b""))           # PINGRESP
+    ret(r, "r/d", 7)                              # ... nor after another packet
+    for c in (pub, r, r2):
+        c.close()
+    result = [["r/a", []], ["r/a", ["R#7"], "retained"], ["r/b", ["R#7"], "retained"], ["r/a", ["R2#r/a"], "retained"],
+              ["r/c", ["R#7"]]]
 elif scenario == "evict":
     # A quiet subscriber (Keep Alive 0) whose connection the flow table evicts (replayed with --max-flows 4)
     # while the broker still holds it: its subscription must stay. N clients come and go meanwhile.

@@ -39,18 +39,8 @@ printf '{"id": "pre2", "client": "pre", "filter": "traffic/#", "nbhd": "X2"}\n' 
 cp "$tmp/all.wmr" "$tmp/R.wmr"
 cp "$tmp/good_subs.jsonl" "$tmp/S.jsonl"
 
-# The telemetry socket spoken directly (the protocol of the stock
-# dpdk-telemetry.py, without its one-second pauses).
-tel() {
-  timeout 10 python3 - "/var/run/dpdk/$PFX/dpdk_telemetry.v2" "$1" <<'EOF' 2>/dev/null
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.connect(sys.argv[1])
-s.recv(16384)  # the greeting
-s.send(sys.argv[2].encode())
-print(s.recv(1 << 20).decode())
-EOF
-}
+. "$(dirname "$0")/lib/dp_telemetry.sh"
+tel() { wm_tel "/var/run/dpdk/$PFX/dpdk_telemetry.v2" "$1"; }
 # field CMD KEY: one value of a telemetry answer
 field() { tel "$1" | jq -r ".\"$1\".$2"; }
 wait_for() { # wait_for CMD KEY VALUE

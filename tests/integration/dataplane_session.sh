@@ -27,6 +27,8 @@
 #     session's end or a new session), never after DISCONNECT 0x00 or when a
 #     resumed session cancels the delay; subscriptions gone by then (the
 #     Will's own session with Session Expiry 0) do not receive them;
+#   - retained messages the broker sends for a new subscription are matched
+#     to that subscriber;
 #   - the broker sends nothing over a subscriber's Maximum Packet Size and
 #     queues no QoS 0 for a detached session: not logged as reaching them;
 #   - the flow table's eviction (table full) ends no session: a quiet
@@ -109,6 +111,21 @@ assert [g.get("too_large_for") for g in got] == [None, ["MP#1"], None, None, ["M
 assert [g.get("qos0_not_queued_for") for g in got] == [None] * 5 + [["OF#1", "OG#1"], ["OG#1"], ["OG#1"]], got
 m = json.load(open("%s/g.json" % tmp))["match"]
 assert (m["deliveries_too_large"], m["deliveries_qos0_offline"]) == (2, 4), m
+EOF
+
+# Retained messages the broker sends right after a SUBACK (RETAIN 1) are matched against that subscriber's own
+# subscriptions, with its Subscription Identifier; RETAIN 1 elsewhere (Retain As Published forwarding) is not a
+# second line. Before 2026-12-02 none of them had a line.
+replay t retained
+python3 - "$tmp" <<'EOF' || fail "retained"
+import json, sys
+tmp = sys.argv[1]
+got = [json.loads(l) for l in open("%s/t.jsonl" % tmp)]
+line = lambda g: [g["topic"], g["matched"]] + (["retained"] if g.get("retained") else [])
+assert [line(g) for g in got] == json.load(open("%s/t-expect.json" % tmp)), got
+assert [g["client"] for g in got] == ["pub", "R", "R", "R2", "pub"], got
+mq = json.load(open("%s/t.json" % tmp))["mqtt"]
+assert (mq["retained_sent"], mq["retained_matched"], mq["retained_forwarded"]) == (3, 3, 2), mq
 EOF
 
 # The flow table's eviction (--max-flows 4, 8 clients coming and going) loses sight of the quiet subscriber S's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One rule for a PUBLISH's peids (dataplane/peid_props.h), checked in the
+# One rule for a PUBLISH's peids (control/peid_props.h), checked in the
 # three places that read them: at most 64 `peid` User Properties; a PUBLISH
 # with more reaches no subscriber and is counted under too_many_peids.
 #  - wirematch-proxy --resolution, real mosquitto on 127.0.0.1, mosquitto_sub

@@ -71,10 +71,25 @@ printf '{"a": ["x"],\n "b": ["y", "z"],\n "c\\"d": ["[", "]", "{"], "\xc3\xa9": 
 expect_error 'badf3.json:3:32: neighborhood "é": expected an array of peid strings' --subs subs.jsonl --filters badf3.json --pubs pubs.jsonl
 printf '{"a": ["x",\n  5]}' > badf4.json
 expect_error 'badf4.json:2:3: neighborhood "a": peid 2 is not a non-empty string' --subs subs.jsonl --filters badf4.json --pubs pubs.jsonl
+# The data plane's and the proxy's bound on a publication's peids (control/peid_props.h, WM_PEIDS_MAX 64):
+# 64 are matched (the 64th reaches s1's neighborhood), 65 are refused at the 65th (it answered for up to 256,
+# which the data plane delivers to no one)
+python3 - <<'PY'
+import json
+p64 = ["p%d" % i for i in range(63)] + ["node/7"]
+with open("pubs64.jsonl", "w") as f:
+    f.write(json.dumps({"topic": "traffic/a1/speed", "peids": p64}) + "\n")
+    f.write(json.dumps({"topic": "traffic/a1/speed", "peids": p64 + ["way/1"]}) + "\n")
+PY
+head -1 pubs64.jsonl > ok64.jsonl
+[ "$("$WMCTL" match --subs subs.jsonl --filters filters.json --pubs ok64.jsonl)" = '{"matched": [3, "s1", "s2", "s5"]}' ] \
+  || { echo "64 peids: wrong answer"; fails=$((fails + 1)); }
+expect_error 'pubs64.jsonl:2: "peids"[64]: 65 peids, more than a spatial publish may carry (64: the data plane' \
+  --subs subs.jsonl --filters filters.json --pubs pubs64.jsonl
 expect_error 'usage: wmctl match' --subs subs.jsonl
 expect_error 'wmctl match: no --pubs' --subs subs.jsonl
 expect_error 'wmctl match: no --subs' --pubs pubs.jsonl
 expect_error 'missing.jsonl' --subs missing.jsonl --pubs pubs.jsonl
 
 [ $fails -eq 0 ] || { echo "$fails error cases failed"; exit 1; }
-echo "wmctl match: example output exact, 17 bad inputs rejected with file:line or the rule broken"
+echo "wmctl match: example output exact, 64 peids matched, 18 bad inputs rejected with file:line or the rule broken"

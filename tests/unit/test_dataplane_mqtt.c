@@ -1235,6 +1235,23 @@ Test(mqtt, wills_are_bounded)
     assert_publish_conservation();
 }
 
+/* The end of the run is not the end of a connection: no Will is published,
+ * those still held and those waiting for their delay are counted. */
+Test(mqtt, wills_at_the_end_of_the_run_are_counted_not_published)
+{
+    struct conv v, w;
+    will_conn(&v, 41095, "held", true, -1, -1, false);
+    will_conn(&w, 41096, "late", true, 600, 600, false);
+    rst(&w); /* waits 600 s for its delay */
+    cr_assert_eq(layer.c.wills_waiting, 1);
+    wm_flow_table_flush(&path.flows);
+    wm_mqtt_layer_finish(&layer);
+    cr_assert_eq(n_pubs, 0);
+    cr_assert_eq(layer.c.wills_held_at_end, 1);
+    cr_assert_eq(layer.c.wills_waiting, 1);
+    cr_assert_eq(layer.c.wills_published + layer.c.wills_discarded, 0);
+}
+
 Test(mqtt, a_pubrec_error_releases_the_qos2_id)
 {
     uint8_t b[256];

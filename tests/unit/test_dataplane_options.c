@@ -129,6 +129,33 @@ Test(options, fragments)
     cr_assert(strstr(err, "--frag-timeout-ms"), "%s", err);
 }
 
+/* --help is an answer, not an error: the caller prints the usage and exits
+ * 0; the usage names every option the parser takes. */
+Test(options, help_and_usage)
+{
+    const char *help[] = {"wirematch", "--max-flows", "10", "--help"};
+    cr_assert_eq(parse(4, help), 0, "%s", err);
+    cr_assert(o.help);
+    const char *h[] = {"wirematch", "-h"};
+    cr_assert_eq(parse(2, h), 0, "%s", err);
+    cr_assert(o.help);
+    const char *none[] = {"wirematch"};
+    cr_assert_eq(parse(1, none), 0);
+    cr_assert(!o.help);
+    const char *u = wm_app_options_usage();
+    static const char *const names[] = {"--mqtt-port P", "--resolution FILE", "--subs FILE", "--schemas FILE",
+                                        "--match-log FILE", "--summary FILE", "--tx matched|all|none",
+                                        "--stats-interval SEC", "--max-flows N", "--ooo-blocks N", "--max-subs N",
+                                        "--idle-exit-ms MS", "--mbufs N", "--share-policy round-robin|hash",
+                                        "--xpath-apply auto|async|wait", "--frag-max N", "--frag-timeout-ms MS",
+                                        "--idle-timeout SEC"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) cr_expect(strstr(u, names[i]), "%s missing", names[i]);
+    /* the ranges the parser enforces are the ones the usage gives */
+    const char *big[] = {"wirematch", "--frag-max", "65537"};
+    cr_assert_eq(parse(3, big), -1);
+    cr_expect(strstr(err, "0..65536") && strstr(u, "0..65536, default 256"), "%s", err);
+}
+
 /* --mem-cap: the same parser and range as `wmctl exi decode` (control/exi_mem_cap.h) */
 Test(options, mem_cap)
 {

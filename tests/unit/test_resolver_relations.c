@@ -161,3 +161,31 @@ Test(relations, unknown_category_reports_its_position)
     /* a stage that is empty on purpose names a category that exists */
     cr_expect_str_eq(sets("N: ({far}, {road/#}, I) . (Anc, {#}, D)", 2), "");
 }
+
+/* More references than candidates: the resolver goes by candidate (each
+ * candidate queries a tree of the references and stops at the first that
+ * decides it, control/resolver.c select_by_candidate). The same answers as
+ * by reference, read off the drawing. */
+Test(relations, by_candidate_when_references_outnumber_candidates)
+{
+    const char *zones = "{sq1, sq2, sq3, dup, far}";
+    char line[160];
+    snprintf(line, sizeof line, "N: (%s, {shop/#}, I)", zones);
+    cr_expect_str_eq(sets(line, 0), "p_edge p_in");
+    snprintf(line, sizeof line, "N: (%s, {shop/#}, C)", zones);
+    cr_expect_str_eq(sets(line, 0), "p_in", "p_edge lies on sq1's, sq2's and sq3's boundaries");
+    snprintf(line, sizeof line, "N: (%s, {shop/#}, T)", zones);
+    cr_expect_str_eq(sets(line, 0), "p_edge", "p_in is inside sq1 and dup, on no boundary");
+    snprintf(line, sizeof line, "N: (%s, {shop/#}, D)", zones);
+    cr_expect_str_eq(sets(line, 0), "p_edge p_in", "far is disjoint from both");
+    snprintf(line, sizeof line, "N: (%s, {shop/#}, E)", zones);
+    cr_expect_str_eq(sets(line, 0), "");
+    /* D: p_in intersects both references (one of them handed out by no index query) */
+    cr_expect_str_eq(sets("N: ({sq1, dup}, {shop/a}, D)", 0), "");
+    cr_expect_str_eq(sets("N: ({sq1, far}, {shop/a}, D)", 0), "p_in", "far is never near p_in in the index");
+    /* DWd: p_edge (10,5) is 20.6 m from l2 and ~90 m from far */
+    cr_expect_str_eq(sets("N: ({far, l2}, {shop/b}, DW20)", 0), "");
+    cr_expect_str_eq(sets("N: ({far, l2}, {shop/b}, DW21)", 0), "p_edge");
+    /* the references themselves stay excluded, even among the candidates */
+    cr_expect_str_eq(sets("N: ({sq1, sq2, sq3}, {zone}, I)", 0), "dup");
+}

@@ -9,7 +9,10 @@
  * read the first 64 known peids and withheld silently, the data plane
  * dropped the publication, the prefilter passed it). Now a PUBLISH with more
  * than WM_PEIDS_MAX peid properties reaches no subscriber in all three, and
- * each counts it under "too_many_peids".
+ * each counts it under "too_many_peids". `wmctl match` applies the same
+ * bound (wm_peids_fit) to a PUBS line's "peids" and refuses the line, so it
+ * never answers for a publication the data plane would deliver to no one;
+ * the rule lives in control/ so that both sides of the arrow reach it.
  *
  * An empty value is no peid: it names no physical entity (a world's ids and
  * a neighborhood's peids are never empty: control/world.h, control/nbhd.h),
@@ -22,16 +25,21 @@
  * publication as dropped_match_error, while the proxy delivered it;
  * REVIEW12 #17.)
  *
- * Thread safety: pure function. */
-#ifndef WM_DATAPLANE_PEID_PROPS_H
-#define WM_DATAPLANE_PEID_PROPS_H
+ * Thread safety: pure functions. */
+#ifndef WM_CONTROL_PEID_PROPS_H
+#define WM_CONTROL_PEID_PROPS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "codec/mqtt5_props.h"
 
 #define WM_PEIDS_MAX 64              /* peid User Properties a PUBLISH may carry */
 #define WM_PEIDS_TOO_MANY UINT32_MAX /* wm_peids_collect: more than WM_PEIDS_MAX */
+
+/* The bound itself: whether a publication may carry n peids. */
+static inline bool wm_peids_fit(size_t n) { return n <= WM_PEIDS_MAX; }
 
 /* Writes the non-empty values of pr's `peid` User Properties (key exactly
  * "peid", in the packet's order; views into the packet's bytes; empty
