@@ -12,11 +12,6 @@
 #include "matcher/intern.h"
 #include "matcher/xpath_filter_int.h"
 
-/* Type classes of values, from the schema. */
-enum { TC_STR = 1, TC_NUM = 2, TC_BOOL = 4, TC_CHILDREN = 8, TC_BIN = 16, TC_DATE = 32, TC_LIST = 64 };
-/* values whose lexical form EXI does not keep, beyond numbers and booleans */
-#define TC_VALUE_ONLY (TC_BIN | TC_DATE | TC_LIST)
-
 typedef struct cctx {
     wm_xpf *f;
     const wm_xp_query *pq;
@@ -25,6 +20,7 @@ typedef struct cctx {
     uint32_t cap_lits, cap_pnodes, cap_slots;
     uint32_t *lit_hash;         /* lit + 1, 0 empty */
     uint32_t lit_mask;
+    xpf_typing *ty;             /* the schema types of value tests (xpath_types.c) */
     char **pat_expr;            /* per literal: Hyperscan expression (PAT only) */
     unsigned *pat_flags;
     size_t pool_len, pool_cap;
@@ -92,66 +88,6 @@ static uint32_t get_slot(cctx *c, bool is_text, const wm_xp_name *attr)
         }
     } else f->text_slot = f->n_slots;
     return f->n_slots++;
-}
-
-/* ----------------------------------------------------------- schema types */
-
-static unsigned dt_class(const wm_exi_grammar *g, uint32_t dt)
-{
-    if (dt == WM_EXI_NONE || dt >= g->n_types) return TC_STR;
-    switch (g->types[dt].kind) {
-    case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: case WM_EXI_DT_FLOAT: case WM_EXI_DT_DECIMAL:
-        return TC_NUM;
-    case WM_EXI_DT_BOOLEAN: return TC_BOOL;
-    case WM_EXI_DT_HEX: case WM_EXI_DT_BASE64: return TC_BIN;
-    case WM_EXI_DT_DATETIME: return TC_DATE;
-    case WM_EXI_DT_LIST: return TC_LIST;
-    default: return TC_STR;
-    }
-}
-
-static bool name_ok(const wm_exi_grammar *g, const wm_xp_name *t, uint32_t uri, uint32_t lid)
-{
-    if (t->any_uri) return true;
-    if (uri >= g->n_uris || strcmp(g->uris[uri], t->uri)) return false;
-    return !t->local || (lid < g->n_lids && !strcmp(g->lnames[lid], t->local));
-}
-
-/* What the schema says about operand (attribute attr, or the text when attr
- * is NULL) of the elements named by test t: a TC_* mask. */
-static unsigned schema_classes(const wm_exi_grammar *g, const wm_xp_name *t, const wm_xp_name *attr)
-{
-    if (g->schemaless) return TC_STR;
-    uint8_t *tg = calloc(g->n_tgrams ? g->n_tgrams : 1, 1);
-    if (!tg) return TC_STR;
-    for (uint32_t e = 0; e < g->n_elems; e++)
-        if (g->elems[e].type < g->n_tgrams && name_ok(g, t, g->elems[e].uri, g->elems[e].lid)) tg[g->elems[e].type] = 1;
-    unsigned m = 0;
-    uint32_t auri = WM_EXI_NONE, alid = WM_EXI_NONE;
-    if (attr) {
-        auri = wm_exi_grammar_find_uri(g, attr->uri, strlen(attr->uri));
-        if (auri != WM_EXI_NONE) alid = wm_exi_grammar_find_lid(g, auri, attr->local, strlen(attr->local));
-        if (alid == WM_EXI_NONE) {
-            free(tg);
-            return TC_STR; /* not declared anywhere: only undeclared (string) values */
-        }
-    }
-    for (uint32_t s = 0; s < g->n_states; s++) {
-        const wm_exi_state *st = &g->states[s];
-        if (st->type >= g->n_tgrams || !tg[st->type]) continue;
-        for (uint32_t k = 0; k < st->n; k++) {
-            const wm_exi_prod *p = &g->prods[st->first + k];
-            if (attr && p->term == WM_EXI_T_AT && p->uri == auri && p->lid == alid) m |= dt_class(g, p->arg);
-            if (!attr && p->term == WM_EXI_T_CH) m |= dt_class(g, p->arg);
-            if (!attr && (p->term == WM_EXI_T_SE || p->term == WM_EXI_T_SE_URI || p->term == WM_EXI_T_SE_ANY)) m |= TC_CHILDREN;
-        }
-    }
-    if (attr) {
-        uint32_t gdt = wm_exi_grammar_global_attr_dt(g, auri, alid);
-        if (gdt != WM_EXI_NONE) m |= dt_class(g, gdt);
-    }
-    free(tg);
-    return m ? m : TC_STR;
 }
 
 /* ------------------------------------------------------------- literals */
@@ -297,44 +233,6 @@ static wm_xpf_status check_pattern(cctx *c, const wm_xp_node *n, const char *exp
     return WM_XPF_OK;
 }
 
-static const char *class_name(unsigned m)
-{
-    return m & TC_NUM ? "a number" : m & TC_BOOL ? "a boolean" : "a string";
-}
-
-/* A test on a value the schema types as a boolean. EXI carries the value,
- * not its lexical form ("1" and "true" arrive alike), so booleans compare as
- * booleans (as numbers compare as numbers): = and != with a literal that
- * denotes one (1, '1', 'true' mean true; 0, '0', 'false' false) become the
- * equality with the canonical form the evaluator sees; any other literal,
- * < <= > >= and the string functions are refused. *bn: the rewritten test. */
-static wm_xpf_status bool_test(cctx *c, const wm_xp_node *n, bool is_text, unsigned cls, wm_xp_node *bn)
-{
-    const char *what = is_text ? "the text" : "@";
-    const char *name = is_text ? "" : n->attr.local;
-    if (cls & (TC_STR | TC_NUM | TC_VALUE_ONLY))
-        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean on some of the elements this step names and not on others: name the element",
-                     what, name);
-    if (n->kind != WM_XP_N_CMP)
-        return qfail(c, WM_XPF_E_TYPE, n->pos,
-                     "string test on %s%s, which the schema types as a boolean: EXI carries its value, not its lexical form; compare it with = or != and true/false/1/0",
-                     what, name);
-    if (n->op != WM_XP_EQ && n->op != WM_XP_NE)
-        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean, which has no order: compare it with = or != and true/false/1/0", what, name);
-    int t = -1;
-    if (n->num) t = n->x == 1 ? 1 : n->x == 0 ? 0 : -1;
-    else if (n->slen == 1 && (n->s[0] == '1' || n->s[0] == '0')) t = n->s[0] == '1';
-    else if (n->slen == 4 && !memcmp(n->s, "true", 4)) t = 1;
-    else if (n->slen == 5 && !memcmp(n->s, "false", 5)) t = 0;
-    if (t < 0)
-        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s%s is a boolean: compare it with true/false/1/0, not this literal", what, name);
-    *bn = *n;
-    bn->num = false;
-    bn->s = t ? "true" : "false";
-    bn->slen = t ? 4 : 5;
-    return WM_XPF_OK;
-}
-
 /* AST node -> predicate tree. *out: pnode id. */
 static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uint32_t *out)
 {
@@ -352,12 +250,11 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
         return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
     default: break;
     }
-    /* a value test */
+    /* a value test, typed by the schema (refused, or a boolean's rewritten) */
     bool is_text = n->opd != WM_XP_OPD_ATTR;
-    unsigned cls = schema_classes(c->f->g, elem_test, is_text ? NULL : &n->attr);
-    if (is_text && (cls & TC_CHILDREN))
-        return qfail(c, WM_XPF_E_TYPE, n->pos, "%s is supported on elements of simple content only, and the schema gives these elements child elements",
-                     n->opd == WM_XP_OPD_DOT ? "'.'" : "text()");
+    wm_xp_node bn = { 0 };
+    const wm_xp_node *typed;
+    if ((st = wm_xpf_type_test(c->ty, c->q, elem_test, n, &bn, &typed, c->err))) return st;
     if (n->kind == WM_XP_N_EXISTS && n->opd == WM_XP_OPD_DOT) {
         *out = new_pnode(c, XPF_P_TRUE, 0, 0);
         return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
@@ -366,28 +263,7 @@ static wm_xpf_status conv(cctx *c, const wm_xp_name *elem_test, uint32_t ni, uin
         *out = new_pnode(c, XPF_P_TRUE, 0, 0); /* every string contains and starts with '' */
         return *out == XPF_NONE ? WM_XPF_E_MEMORY : WM_XPF_OK;
     }
-    wm_xp_node bn = { 0 };
-    if ((cls & TC_BOOL) && n->kind != WM_XP_N_EXISTS) {
-        if ((st = bool_test(c, n, is_text, cls, &bn))) return st;
-        n = &bn;
-    }
-    bool string_test = n->kind == WM_XP_N_CONTAINS || n->kind == WM_XP_N_STARTS || n->kind == WM_XP_N_MATCHES ||
-                       (n->kind == WM_XP_N_CMP && !n->num && (n->op == WM_XP_EQ || n->op == WM_XP_NE));
-    if (string_test && (cls & TC_NUM))
-        return qfail(c, WM_XPF_E_TYPE, n->pos,
-                     "string test on %s%s%s, which the schema types as %s: EXI carries its value, not its lexical form; compare it with a number",
-                     is_text ? "the text" : "@", is_text ? "" : n->attr.local, "", class_name(TC_NUM));
-    /* Binary, date-time and list values: the decoder hands out a canonical
-     * form ('0aff' as '0AFF', '12:00:00.50' as '12:00:00.5', ' 1 2  255' as
-     * '1 2 255'), not what the publisher wrote, so a string test would miss
-     * silently; refused like those on numbers (review finding 11). */
-    if (string_test && (cls & TC_VALUE_ONLY))
-        return qfail(c, WM_XPF_E_TYPE, n->pos,
-                     "string test on %s%s, which the schema types as %s: EXI carries its value, not its lexical form (%s); test its presence only",
-                     is_text ? "the text" : "@", is_text ? "" : n->attr.local,
-                     cls & TC_BIN ? "hexBinary or base64Binary" : cls & TC_DATE ? "a date or time" : "a list",
-                     cls & TC_BIN ? "'0aff' arrives as '0AFF'" : cls & TC_DATE ? "'12:00:00.50' arrives as '12:00:00.5'"
-                                                                : "' 1 2  255' arrives as '1 2 255'");
+    n = typed;
     xpf_lit l = { .opd = n->opd };
     l.slot = get_slot(c, is_text, &n->attr);
     if (l.slot == XPF_NONE) return WM_XPF_E_MEMORY;
@@ -1549,8 +1425,9 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
             goto fail;
         }
         const wm_xp_step *last = &pq[q].steps[pq[q].n_steps - 1];
-        f->qs[q].pred = XPF_NONE;
-        if (last->pred != WM_XP_NONE && (rc = conv(&c, &last->name, last->pred, &f->qs[q].pred))) goto fail;
+        /* the predicate tree comes once the paths are built (the typing needs
+         * them); until then any value but XPF_NONE says there is one */
+        f->qs[q].pred = last->pred != WM_XP_NONE ? 0 : XPF_NONE;
         for (uint32_t i = 0; i + 1 < pq[q].n_steps; i++)
             if (pq[q].steps[i].pred != WM_XP_NONE) {
                 rc = qfail(&c, WM_XPF_E_QUERY, pq[q].steps[i].pos,
@@ -1558,12 +1435,21 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
                 goto fail;
             }
     }
+    if ((rc = wm_xpf_build_paths(f, pq, err))) goto fail;
+    rc = WM_XPF_E_MEMORY;
+    if (!(c.ty = wm_xpf_typing_new(f))) goto fail;
+    for (uint32_t q = 0; q < n; q++) {
+        const wm_xp_step *last = &pq[q].steps[pq[q].n_steps - 1];
+        c.q = q;
+        if (last->pred != WM_XP_NONE && (rc = conv(&c, &last->name, last->pred, &f->qs[q].pred))) goto fail;
+    }
+    wm_xpf_typing_free(c.ty);
+    c.ty = NULL;
     rc = WM_XPF_E_MEMORY;
     if (!(f->slot_of_lid = malloc((g->n_lids ? g->n_lids : 1) * sizeof *f->slot_of_lid))) goto fail;
     for (uint32_t lid = 0; lid < g->n_lids; lid++) f->slot_of_lid[lid] = XPF_NONE;
     for (uint32_t s = 0; s < f->n_slots; s++)
         if (!f->slots[s].is_text && f->slots[s].glid != XPF_NONE) f->slot_of_lid[f->slots[s].glid] = s;
-    if ((rc = wm_xpf_build_paths(f, pq, err))) goto fail;
     if ((rc = wm_xpf_build_product(f))) goto fail;
     rc = WM_XPF_E_MEMORY;
     choose_prefixes(f);
@@ -1612,6 +1498,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
     *out = f;
     return WM_XPF_OK;
 fail:
+    wm_xpf_typing_free(c.ty);
     if (pq)
         eq_hits(f);
     for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);

@@ -41,6 +41,13 @@
  * 'false' (false); any other literal, < <= > >=, contains, starts-with and
  * matches on it are refused (WM_XPF_E_TYPE), as is a test on an attribute
  * that is boolean on some of the named elements and not on others.
+ * "Types" here are those of the declarations the last step can reach by its
+ * path (a second product from every declaration; below a wildcard, every
+ * declaration of the step's name), each with every type xsi:type may give
+ * it in a valid document: the types derived from the declared one (for
+ * xs:anyType / xs:anySimpleType every type of that kind, for a union any
+ * simple type). The refusal says where the type comes from (xsi:type names
+ * Derived, derived from Base; N declarations this step names).
  * text() and '.' are accepted on elements of simple content only.
  * Differences from XPath 1.0 on the decoded XML, by design: float
  * INF/-INF/NaN compare as the IEEE values they denote, "+5" as 5, a

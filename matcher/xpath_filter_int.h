@@ -410,6 +410,38 @@ bool wm_xpf_cmp(uint8_t op, double v, double x);
 wm_xpf_status wm_xpf_build_paths(wm_xpf *f, const wm_xp_query *pq, wm_xpf_error *err);
 /* xpath_paths.c: the product with the grammar (impossible queries). */
 wm_xpf_status wm_xpf_build_product(wm_xpf *f);
+
+/* What the types of value tests are computed from (xpath_types.c): the
+ * types xsi:type may give an element of each type, and the typing product
+ * of the path automaton with the grammar (xpath_paths.c), from which a
+ * query's last step's declarations follow. */
+typedef struct xpf_typing {
+    const wm_exi_grammar *g;
+    uint32_t *doff, *dlist;     /* [n_tgrams + 1]: type t and the types derived from it, dlist[doff[t]..doff[t+1]) */
+    uint8_t *ulike;             /* [n_tgrams]: a union (xsi:type may name a member: any simple type here) */
+    uint8_t *seen;              /* reachable (path state, declaration) pairs, bits [d * n_elems + e]; NULL: not built */
+    uint8_t *wild;              /* path states below a wildcard (their declarations unknown), bits */
+    uint32_t *qoff, *qd;        /* the path states where query q completes: qd[qoff[q]..qoff[q+1]) */
+    uint32_t *first, *order;    /* the grammar's states grouped by type grammar */
+    uint32_t cur;               /* the query decl/all describe, XPF_NONE: none yet */
+    uint8_t *decl, *all;        /* [n_tgrams]: its declarations' types; with the types xsi:type may give them */
+    uint32_t n_decl;            /* declarations its last step reaches */
+    uint32_t *emark;            /* [n_elems]: cur + 1 once counted in n_decl */
+    bool fallback;              /* some of them only by name (below a wildcard, or no product) */
+} xpf_typing;
+/* xpath_paths.c: the typing product (tp->doff/dlist set): fills tp->seen
+ * and tp->wild (allocated by the caller, n_dstates bits). */
+wm_xpf_status wm_xpf_build_reach(wm_xpf *f, xpf_typing *tp);
+/* xpath_types.c: builds tp for f (paths built, queries parsed), NULL on
+ * allocation failure; freed with wm_xpf_typing_free. */
+xpf_typing *wm_xpf_typing_new(wm_xpf *f);
+void wm_xpf_typing_free(xpf_typing *tp);
+/* xpath_types.c: types value test n of query q, whose last step is
+ * elem_test, against the schema: WM_XPF_OK with *use = n, or the test
+ * rewritten into *bn (booleans compare as booleans) and *use = bn; else
+ * WM_XPF_E_TYPE with the reason in err (query, position, message). */
+wm_xpf_status wm_xpf_type_test(xpf_typing *tp, uint32_t q, const wm_xp_name *elem_test, const wm_xp_node *n, wm_xp_node *bn,
+                               const wm_xp_node **use, wm_xpf_error *err);
 /* Symbol of an element name seen at run time. */
 uint32_t wm_xpf_symbol(const wm_xpf *f, uint32_t uri_id, uint32_t lid, const wm_exi_sview *uri, const wm_exi_sview *local);
 

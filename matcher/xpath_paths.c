@@ -274,15 +274,62 @@ out:
     return rc;
 }
 
+/* Marks in bits every path state reachable from d (d itself when self):
+ * below a wildcard any name may come. Those states' queries are possible
+ * (possible, when not NULL). */
+static void reach_all(const wm_xpf *f, uint32_t d, bool self, uint8_t *bits, uint32_t *wstack, uint8_t *possible)
+{
+    size_t wsp = 0;
+    if (self) {
+        if (bits[d >> 3] >> (d & 7) & 1) return;
+        bits[d >> 3] |= (uint8_t)(1u << (d & 7));
+        wstack[wsp++] = d;
+    } else
+        for (uint32_t y = 0; y < f->n_syms; y++) {
+            uint32_t to = f->trans[(size_t)d * f->n_syms + y];
+            if (to && !(bits[to >> 3] >> (to & 7) & 1)) {
+                bits[to >> 3] |= (uint8_t)(1u << (to & 7));
+                wstack[wsp++] = to;
+            }
+        }
+    while (wsp) {
+        uint32_t x = wstack[--wsp];
+        const xpf_dstate *xs = &f->dstates[x];
+        if (possible) {
+            for (uint32_t i = 0; i < xs->n_acc; i++) possible[f->acc[xs->acc_off + i]] = 1;
+            if (xs->pstate != XPF_NONE)
+                for (uint32_t i = 0; i < f->pstates[xs->pstate].n_q; i++) possible[f->pstates[xs->pstate].qs[i]] = 1;
+        }
+        for (uint32_t y = 0; y < f->n_syms; y++) {
+            uint32_t to = f->trans[(size_t)x * f->n_syms + y];
+            if (to && !(bits[to >> 3] >> (to & 7) & 1)) {
+                bits[to >> 3] |= (uint8_t)(1u << (to & 7));
+                wstack[wsp++] = to;
+            }
+        }
+    }
+}
+
 /* The filter grammar (Käbisch et al. §2.2): the product of the path
- * automaton with the schema's element grammars, from the document's global
- * elements down through every SE(qname) production, keeping only pairs whose
- * path state is alive. Queries accepted by no reachable pair cannot select
- * anything in a strict stream. Below an element whose content has a
- * wildcard (or whose type xsi:type may switch) any name may come: every path
- * state reachable from there counts as reached. Skipped for schema-less
- * grammars. */
-wm_xpf_status wm_xpf_build_product(wm_xpf *f)
+ * automaton with the schema's element grammars, pairs (path state, element
+ * declaration), keeping only pairs whose path state is alive. Two analyses
+ * run it:
+ *   impossible (tp NULL): from the document's global elements down through
+ *     every SE(qname) production; queries accepted by no reachable pair
+ *     cannot select anything in a strict stream. Below an element whose
+ *     content has a wildcard, or whose type xsi:type may switch (a strict
+ *     stream may name any type there), any name may come: every path state
+ *     reachable from there counts as reached.
+ *   typing (tp): which declarations a query's last step can name, for the
+ *     types of its values (xpath_types.c). Any declaration may start (a
+ *     fragment's elements, §8.5.2), an element's content is that of every
+ *     type xsi:type may give it in a valid document (tp->derived: the types
+ *     derived from its declared one), an SE of several same-named
+ *     declarations (the relaxed ElementFragment grammar, §8.5.3) goes to all
+ *     of them; below a wildcard the path states reached are marked
+ *     (tp->wild), their declarations unknown.
+ * Skipped for schema-less grammars. */
+static wm_xpf_status product(wm_xpf *f, xpf_typing *tp)
 {
     const wm_exi_grammar *g = f->g;
     if (g->schemaless || !g->n_elems) return WM_XPF_OK;
@@ -321,13 +368,16 @@ wm_xpf_status wm_xpf_build_product(wm_xpf *f)
                 stack = ns_;                                                                    \
             }                                                                                   \
             stack[sp++] = (uint64_t)(d) << 32 | (e);                                            \
-            f->product_pairs++;                                                                 \
+            if (!tp) f->product_pairs++;                                                        \
         }                                                                                       \
     } while (0)
-    for (uint32_t i = 0; i < g->n_doc; i++) {
-        uint32_t e = g->doc_elems[i];
-        PUSH(f->trans[(size_t)1 * f->n_syms + f->sym_of_lid[g->elems[e].lid]], e);
-    }
+    if (tp)
+        for (uint32_t e = 0; e < g->n_elems; e++) PUSH(f->trans[(size_t)1 * f->n_syms + f->sym_of_lid[g->elems[e].lid]], e);
+    else
+        for (uint32_t i = 0; i < g->n_doc; i++) {
+            uint32_t e = g->doc_elems[i];
+            PUSH(f->trans[(size_t)1 * f->n_syms + f->sym_of_lid[g->elems[e].lid]], e);
+        }
     while (sp) {
         uint64_t top = stack[--sp];
         uint32_t d = (uint32_t)(top >> 32), e = (uint32_t)top;
@@ -335,39 +385,39 @@ wm_xpf_status wm_xpf_build_product(wm_xpf *f)
         for (uint32_t i = 0; i < ds->n_acc; i++) possible[f->acc[ds->acc_off + i]] = 1;
         if (ds->pstate != XPF_NONE)
             for (uint32_t i = 0; i < f->pstates[ds->pstate].n_q; i++) possible[f->pstates[ds->pstate].qs[i]] = 1;
-        uint32_t t = g->elems[e].type;
-        bool open = t >= g->n_tgrams || g->tgrams[t].xsi_type_strict; /* the type may switch */
-        for (uint32_t k = t < g->n_tgrams ? first[t] : 0; !open && k < first[t + 1]; k++) {
-            const wm_exi_state *st = &g->states[order[k]];
-            for (uint32_t j = 0; j < st->n; j++) {
-                const wm_exi_prod *p = &g->prods[st->first + j];
-                if (p->term == WM_EXI_T_SE_URI || p->term == WM_EXI_T_SE_ANY || (p->term == WM_EXI_T_SE && p->arg >= g->n_elems))
-                    open = true; /* a wildcard: any names below */
-                else if (p->term == WM_EXI_T_SE)
-                    PUSH(f->trans[(size_t)d * f->n_syms + f->sym_of_lid[g->elems[p->arg].lid]], p->arg);
-            }
-        }
-        if (!open || (wild[d >> 3] >> (d & 7) & 1)) continue;
-        /* below here any name may come: every path state reachable from d is possible */
-        size_t wsp = 0;
-        wstack[wsp++] = d;
-        wild[d >> 3] |= (uint8_t)(1u << (d & 7));
-        while (wsp) {
-            uint32_t x = wstack[--wsp];
-            const xpf_dstate *xs = &f->dstates[x];
-            for (uint32_t i = 0; i < xs->n_acc; i++) possible[f->acc[xs->acc_off + i]] = 1;
-            if (xs->pstate != XPF_NONE)
-                for (uint32_t i = 0; i < f->pstates[xs->pstate].n_q; i++) possible[f->pstates[xs->pstate].qs[i]] = 1;
-            for (uint32_t y = 0; y < f->n_syms; y++) {
-                uint32_t to = f->trans[(size_t)x * f->n_syms + y];
-                if (to && !(wild[to >> 3] >> (to & 7) & 1)) {
-                    wild[to >> 3] |= (uint8_t)(1u << (to & 7));
-                    wstack[wsp++] = to;
+        uint32_t t0 = g->elems[e].type;
+        bool open = t0 >= g->n_tgrams || (!tp && g->tgrams[t0].xsi_type_strict); /* the type may switch */
+        /* the element's content: its type's, and (typing) every type xsi:type may give it */
+        uint32_t nt = tp && t0 < g->n_tgrams ? tp->doff[t0 + 1] - tp->doff[t0] : 1;
+        for (uint32_t i = 0; !open && i < nt; i++) {
+            uint32_t t = tp ? tp->dlist[tp->doff[t0] + i] : t0;
+            for (uint32_t k = first[t]; !open && k < first[t + 1]; k++) {
+                const wm_exi_state *st = &g->states[order[k]];
+                for (uint32_t j = 0; j < st->n; j++) {
+                    const wm_exi_prod *p = &g->prods[st->first + j];
+                    if (p->term == WM_EXI_T_SE_URI || p->term == WM_EXI_T_SE_ANY || (!tp && p->term == WM_EXI_T_SE && p->arg >= g->n_elems))
+                        open = true; /* a wildcard: any names below */
+                    else if (p->term == WM_EXI_T_SE && p->arg >= g->n_elems) {
+                        /* several declarations of this name (relaxed grammar): any of them */
+                        uint32_t to = f->trans[(size_t)d * f->n_syms + f->sym_of_lid[p->lid]];
+                        for (uint32_t x = 0; x < g->n_elems; x++)
+                            if (g->elems[x].lid == p->lid && g->elems[x].uri == p->uri) PUSH(to, x);
+                    } else if (p->term == WM_EXI_T_SE)
+                        PUSH(f->trans[(size_t)d * f->n_syms + f->sym_of_lid[g->elems[p->arg].lid]], p->arg);
                 }
             }
         }
+        if (!open) continue;
+        if (tp) reach_all(f, d, false, tp->wild, wstack, NULL); /* the children and below: declarations unknown */
+        else reach_all(f, d, true, wild, wstack, possible);     /* below here any name may come */
     }
 #undef PUSH
+    if (tp) {
+        tp->seen = seen;
+        seen = NULL;
+        rc = WM_XPF_OK;
+        goto out;
+    }
     for (uint32_t q = 0; q < f->n_q; q++) f->n_impossible += !possible[q];
     if (!(f->impossible = malloc((f->n_impossible ? f->n_impossible : 1) * sizeof *f->impossible))) goto out;
     for (uint32_t q = 0, k = 0; q < f->n_q; q++)
@@ -384,3 +434,7 @@ out:
     free(stack);
     return rc;
 }
+
+wm_xpf_status wm_xpf_build_product(wm_xpf *f) { return product(f, NULL); }
+
+wm_xpf_status wm_xpf_build_reach(wm_xpf *f, xpf_typing *tp) { return product(f, tp); }

@@ -3,9 +3,12 @@
 #define WM_TESTS_LIB_XPF_CHECK_H
 
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/exi_grammar.h"
+#include "codec/exi_xsd.h"
 #include "tests/lib/exi_fixture.h"
 #include "matcher/xpath_filter.h"
 
@@ -16,6 +19,20 @@ static inline wm_exi_grammar *wm_test_xpf_grammar(const char *xsd)
     wm_exi_error e = { 0 };
     wm_exi_grammar *g = wm_test_exi_schema_text(xsd, &e);
     cr_assert_not_null(g, "%s", e.msg);
+    return g;
+}
+
+/* The grammar of the repository's schema tests/data/<name> (under
+ * $WM_ROOT, else the working directory), asserted to compile; free with
+ * wm_exi_grammar_free. */
+static inline wm_exi_grammar *wm_test_xpf_data_grammar(const char *name)
+{
+    const char *root = getenv("WM_ROOT");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/%s", root ? root : ".", name);
+    wm_exi_grammar *g = NULL;
+    wm_exi_error e = { 0 };
+    cr_assert_eq(wm_exi_xsd_compile(path, &g, &e), WM_EXI_OK, "%s: %s", path, e.msg);
     return g;
 }
 

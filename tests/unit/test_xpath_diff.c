@@ -622,3 +622,186 @@ Test(xpath_diff, senml_random_docs_x_cluster_guard_queries) { run_rounds(MIX_GUA
 Test(xpath_diff, senml_random_docs_x_large_cluster_queries) { run_rounds(MIX_LARGE); }
 
 Test(xpath_diff, senml_lexical_number_forms_x_queries) { run_rounds(MIX_LEXICAL); }
+
+/* ------------------------------------------------ typed by path and xsi:type
+ * A second schema (tests/data/xpath_types.xsd, review 13 findings 1 and 2):
+ * x and @v are xs:int/xs:double under a, xs:string under b, xs:boolean under
+ * c; Base gets @w as xs:int (Derived, with @f xs:boolean) or xs:string
+ * (Named) through xsi:type; v is xs:anySimpleType, typed by xsi:type or not;
+ * m is xs:decimal, xs:int or Measured (@unit, @q xs:int) by xsi:type; u
+ * is of a union type, xs:int by xsi:type or not. Each
+ * random query is compiled alone first: a refusal (WM_XPF_E_TYPE, with its
+ * reason) is an answer, any other outcome must agree with libxml2 on every
+ * document, strict and not. Booleans are written canonically in the
+ * documents ('true'/'false') and compared with 'true'/'false' in the
+ * queries: booleans compare as booleans here, by design (test_xpath_bool.c). */
+
+static wm_exi_grammar *types_grammar(void) { return wm_test_xpf_data_grammar("xpath_types.xsd"); }
+
+/* A random document of xpath_types.xsd (valid against it: xmllint agrees). */
+static void gen_types_doc(char *out, size_t cap)
+{
+    static const char *const strs[] = { "abc", "7", "007", "b", "x y", "05", "" };
+    static const char *const bools[] = { "true", "false" };
+    sb s = { .n = 0 };
+    put(&s, "<r xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance' xmlns:xs='http://www.w3.org/2001/XMLSchema'>");
+    if (rnd(3)) {
+        put(&s, "<a%s>", rnd(2) ? " v='1.5'" : rnd(2) ? " v='-2'" : "");
+        for (unsigned i = rnd(3); i; i--) put(&s, "<x>%s%u</x>", rnd(3) ? "" : "0", rnd(15));
+        put(&s, "</a>");
+    }
+    if (rnd(3)) {
+        put(&s, "<b v='%s'>", strs[rnd(7)]);
+        for (unsigned i = rnd(3); i; i--) put(&s, "<x>%s</x>", strs[rnd(7)]);
+        put(&s, "</b>");
+    }
+    if (rnd(3)) {
+        put(&s, "<c v='%s'>", bools[rnd(2)]);
+        for (unsigned i = rnd(3); i; i--) put(&s, "<x>%s</x>", bools[rnd(2)]);
+        put(&s, "</c>");
+    }
+    for (unsigned i = rnd(3); i; i--) {
+        put(&s, "<base%s", rnd(2) ? " id='a'" : rnd(2) ? " id='b'" : "");
+        switch (rnd(3)) {
+        case 0: put(&s, " xsi:type='Derived' w='%s%u' f='%s'", rnd(2) ? "0" : "", rnd(9), bools[rnd(2)]); break;
+        case 1: put(&s, " xsi:type='Named' w='%s'", strs[rnd(7)]); break;
+        default: break;
+        }
+        put(&s, "><p>%s</p></base>", strs[rnd(7)]);
+    }
+    for (unsigned i = rnd(3); i; i--) {
+        switch (rnd(4)) {
+        case 0: put(&s, "<v xsi:type='xs:int'>%s%u</v>", rnd(2) ? "00" : "", rnd(9)); break;
+        case 1: put(&s, "<v xsi:type='xs:boolean'>%s</v>", bools[rnd(2)]); break;
+        case 2: put(&s, "<v xsi:type='xs:string'>%s</v>", strs[rnd(7)]); break;
+        default: put(&s, "<v>%s</v>", strs[rnd(7)]); break;
+        }
+    }
+    for (unsigned i = rnd(3); i; i--) {
+        switch (rnd(3)) {
+        case 0: put(&s, "<m xsi:type='Measured' unit='%s' q='%s%u'>%u.5</m>", rnd(2) ? "kg" : "g", rnd(2) ? "0" : "", rnd(12), rnd(6)); break;
+        case 1: put(&s, "<m xsi:type='xs:int'>0%u</m>", rnd(9)); break;
+        default: put(&s, "<m>%u.50</m>", rnd(6)); break;
+        }
+    }
+    for (unsigned i = rnd(3); i; i--) put(&s, rnd(2) ? "<u>%s</u>" : "<u xsi:type='xs:int'>0%s</u>", rnd(2) ? "42" : "7");
+    put(&s, "</r>");
+    cr_assert(s.n + 1 < sizeof s.b && s.n < cap);
+    memcpy(out, s.b, s.n + 1);
+}
+
+static void types_atom(sb *s)
+{
+    static const char *const text[] = { ". = 'abc'", ". = '7'", ". = 7", ". > 5", ". < 1", "contains(., 'b')", "starts-with(., '0')",
+                                        ". = 'true'", ". != 'false'", ".", "text()", "not(. = 'x y')", ". >= 7", ". = '007'" };
+    static const char *const attrs[] = { "v", "id", "w", "f", "unit", "q" };
+    static const char *const tests[] = { "@%s = 'a'", "@%s = '05'", "@%s = 5", "@%s > 3", "@%s <= 1.5", "starts-with(@%s, '0')",
+                                         "contains(@%s, 'b')", "@%s", "@%s = 'true'", "@%s != 'false'", "@%s = 'kg'", "@%s = 'abc'" };
+    if (rnd(2)) put(s, "%s", text[rnd(14)]);
+    else put(s, tests[rnd(12)], attrs[rnd(6)]);
+}
+
+static void gen_types_query(sb *s)
+{
+    static const char *const paths[] = { "/r/a/x", "/r/b/x", "/r/c/x", "//x", "/r/*/x", "//a/x", "//b/x", "//c/x", "//a", "//b",
+                                         "//c", "/r/*", "//base", "/r/base", "//v", "//m", "//base/p", "//*", "//u" };
+    s->n = 0;
+    put(s, "%s[", paths[rnd(19)]);
+    switch (rnd(5)) {
+    case 0: put(s, "("); types_atom(s); put(s, " and "); types_atom(s); put(s, ")"); break;
+    case 1: put(s, "("); types_atom(s); put(s, " or "); types_atom(s); put(s, ")"); break;
+    case 2: put(s, "not("); types_atom(s); put(s, ")"); break;
+    default: types_atom(s); break;
+    }
+    put(s, "]");
+}
+
+/* Typed by the declarations the path reaches (finding 2): each is refused
+ * when typed by every declaration of its last step's name. */
+static const char *const types_by_path[] = { "/r/b/x[. = 'abc']", "/r/a/x[. = 7]", "/r/c/x[. = 'true']", "//b/x[contains(., 'b')]",
+                                             "//a[@v > 1]", "//b[@v = 'abc']", "//c[@v != 'false']" };
+/* Typed through xsi:type (finding 1): each was answered wrongly, typed by
+ * the declared type only. */
+static const char *const types_by_xsi[] = { "//base[@w = '05']", "//base[starts-with(@w, '0')]", "//v[. = '007']", "//v[. = '1']",
+                                            "//v[. = 'true']", "//v[. = 1]", "//m[@q = '05']" };
+
+Test(xpath_diff, typed_by_path_and_xsi_type)
+{
+    rng = 0x7e57a11ce5ull;
+    wm_exi_grammar *g = types_grammar();
+    unsigned pairs = 0, matches = 0, refused = 0, accepted = 0;
+    for (size_t i = 0; i < sizeof types_by_xsi / sizeof *types_by_xsi; i++) {
+        wm_xpf *f = NULL;
+        wm_xpf_error fe;
+        cr_assert_eq(wm_xpf_compile(g, &types_by_xsi[i], 1, NULL, 0, &f, &fe), WM_XPF_E_TYPE, "%s accepted", types_by_xsi[i]);
+        cr_assert(strstr(fe.msg, "xsi:type"), "%s: '%s' does not say xsi:type", types_by_xsi[i], fe.msg);
+    }
+    for (int round = 0; round < ROUNDS; round++) {
+        static char src[DPR][4096];
+        static uint8_t exi[DPR][4096];
+        size_t en[DPR];
+        int strict[DPR];
+        for (int d = 0; d < DPR; d++) {
+            gen_types_doc(src[d], sizeof src[d]);
+            strict[d] = (int)rnd(2);
+            wm_exi_error e = { 0 };
+            en[d] = wm_test_exi_encode(g, src[d], strict[d], exi[d], sizeof exi[d], &e);
+            cr_assert(en[d], "%s: %s", src[d], e.msg);
+        }
+        static char qtext[QPR][256];
+        const char *qs[QPR];
+        uint32_t nq = 0;
+        for (int i = 0; i < QPR; i++) {
+            if (round == 0 && i < (int)(sizeof types_by_path / sizeof *types_by_path)) snprintf(qtext[nq], sizeof qtext[nq], "%s", types_by_path[i]);
+            else {
+                sb s;
+                gen_types_query(&s);
+                memcpy(qtext[nq], s.b, s.n + 1);
+            }
+            const char *one = qtext[nq];
+            wm_xpf *f = NULL;
+            wm_xpf_error fe;
+            wm_xpf_status st = wm_xpf_compile(g, &one, 1, NULL, 0, &f, &fe);
+            wm_xpf_free(f);
+            if (st == WM_XPF_E_TYPE) {
+                cr_assert(round > 0 || i >= (int)(sizeof types_by_path / sizeof *types_by_path), "%s refused: %s", one, fe.msg);
+                cr_assert(fe.pos > 0 && fe.msg[0], "%s: refusal without position or reason", one);
+                refused++;
+                continue;
+            }
+            cr_assert_eq(st, WM_XPF_OK, "%s: %s", one, fe.msg);
+            qs[nq] = qtext[nq];
+            nq++;
+        }
+        accepted += nq;
+        wm_xpf *f = NULL;
+        wm_xpf_error fe;
+        cr_assert_eq(wm_xpf_compile(g, qs, nq, NULL, 0, &f, &fe), WM_XPF_OK, "query %u: %s", fe.query, fe.msg);
+        wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+        cr_assert(c);
+        for (int d = 0; d < DPR; d++) {
+            xmlDocPtr doc = xmlReadMemory(src[d], (int)strlen(src[d]), NULL, NULL, XML_PARSE_NONET);
+            cr_assert(doc, "%s", src[d]);
+            uint64_t m[(QPR + 63) / 64];
+            wm_exi_error e = { 0 };
+            cr_assert_eq(wm_xpf_match(c, exi[d], en[d], NULL, NULL, 0, m, NULL, &e), WM_XPF_OK, "match: %s", e.msg);
+            for (uint32_t q = 0; q < nq; q++) {
+                bool ours = wm_test_xpf_hit(f, m, q), ref = ref_eval(doc, qs[q]);
+                cr_assert_eq(ours, ref, "query %s: filter %d, libxml2 %d on\n%s\n(strict %d)", qs[q], ours, ref, src[d], strict[d]);
+                pairs++;
+                matches += ref;
+            }
+            xmlFreeDoc(doc);
+        }
+        wm_xpf_ctx_free(c);
+        wm_xpf_free(f);
+    }
+    /* both outcomes, and both answers to a query: accepted and refused */
+    cr_assert_gt(matches, pairs / 10, "only %u of %u pairs match", matches, pairs);
+    cr_assert_lt(matches, pairs - pairs / 10, "%u of %u pairs match", matches, pairs);
+    cr_assert_gt(refused, accepted / 10, "%u refused, %u accepted", refused, accepted);
+    cr_assert_gt(accepted, refused / 10, "%u refused, %u accepted", refused, accepted);
+    cr_log_info("xpath_diff (typed by path and xsi:type): %u doc x query pairs, %u matches, 0 differences; %u queries refused "
+                "with their reason, %u accepted\n", pairs, matches, refused, accepted);
+    wm_exi_grammar_free(g);
+}
