@@ -507,6 +507,12 @@ wm_exi_status wm_exi_encode_ch(wm_exi_encoder *e, const char *s, size_t n)
     }
     if (blank(s, n) && !(st_->flags & WM_EXI_S_CH)) return WM_EXI_OK;
     if (strict && (st = strict_unsupported(e, invalid_dt, s, n, "text", "", 0))) return st;
+    if (strict && invalid_dt != WM_EXI_NONE) {
+        /* no untyped fallback in strict: say why the value is not one of its type */
+        wm_exi_error why = { 0 };
+        wm_exi_value_check(g->types, &g->types[invalid_dt], s, n, &why);
+        return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "text: %s (strict)", why.msg);
+    }
     if (strict) return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "text \"%.*s\" not allowed here (strict)", (int)(n > 30 ? 30 : n), s);
     if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_CH))) return no_prod(e, "text", s, n);
     if (st_->flags & WM_EXI_S_ATTRS) { f->state = g->tgrams[f->tgram].content; f->content2 = true; }

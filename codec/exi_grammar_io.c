@@ -1,7 +1,7 @@
 /* Compiled EXI grammars as bytes (see wm_exi_grammar_serialize in
  * exi_grammar.h). Layout, all integers in host byte order (the file is a
  * cache for the machine that compiled it, guarded by magic and sizes):
- *   header (20 bytes): "WMEXIG" and the format version as two digits ("02"),
+ *   header (20 bytes): "WMEXIG" and the format version as two digits ("03"),
  *     u64 body length (bytes after the header), u32 CRC-32 of the body
  *     (codec/crc32.h): the checksum catches a changed byte that would load as
  *     a consistent but different grammar, e.g. one letter of a namespace URI;
@@ -10,7 +10,8 @@
  *   anytype dt_string dt_boolean elem_fragment,
  *   the record arrays, then every string NUL-terminated: URIs, local names,
  *   for each datatype its enumeration values; then restricted sets (u32).
- * Version history: 01 had no header beyond the magic (no length, no CRC). */
+ * Version history: 01 had no header beyond the magic (no length, no CRC);
+ * 02 had no enum_base in the datatype record (enumerations matched by spelling). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 #include "codec/exi_grammar.h"
 
 #define MAGIC "WMEXIG"
-#define VERSION 2
+#define VERSION 3
 #define HEADER 20
 
 typedef struct buf {
@@ -260,7 +261,8 @@ wm_exi_status wm_exi_grammar_deserialize(const uint8_t *data, size_t len, wm_exi
         const wm_exi_datatype *t = &g->types[i];
         if (t->kind > WM_EXI_DT_QNAME || t->variant > WM_EXI_TIME || t->nbit_width > 12 ||
             (t->kind == WM_EXI_DT_LIST && (t->list_item >= g->n_types || g->types[t->list_item].kind == WM_EXI_DT_LIST)) ||
-            (t->kind == WM_EXI_DT_ENUM && t->n_enum == 0) || (t->kind == WM_EXI_DT_RCS_STRING && t->n_rcs == 0))
+            (t->kind == WM_EXI_DT_ENUM && t->n_enum == 0) || t->enum_base > WM_EXI_DT_QNAME ||
+            t->enum_base == WM_EXI_DT_ENUM || t->enum_base == WM_EXI_DT_LIST || (t->kind == WM_EXI_DT_RCS_STRING && t->n_rcs == 0))
             BAD_AT(off.types + (size_t)i * sizeof *t, "datatype %u: kind %u (variant %u, width %u, list item %u, %u values, "
                    "%u characters) is inconsistent", i, t->kind, t->variant, t->nbit_width, t->list_item, t->n_enum, t->n_rcs);
     }

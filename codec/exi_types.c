@@ -2,10 +2,15 @@
 #include "codec/exi_types.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/exi_utf8.h"
 #include "codec/exi_xmlchar.h"
+
+/* Largest time zone offset, +-14:00 (XML Schema), as hours*64 + minutes
+ * (§7.1.8): the one bound of the writer and the reader. */
+#define TZ_MAX (14 * 64)
 
 /* ------------------------------------------------------------ text helpers */
 
@@ -143,7 +148,7 @@ static wm_exi_status read_datetime(wm_exi_reader *r, unsigned variant, wm_exi_te
         if ((st = wm_exi_read_nbit(r, 11, &z))) return st;
         if (z > 2047) return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "time zone field %u (§7.1.8)", z);
         int off = (int)z - 896;
-        if (off < -14 * 64 || off > 14 * 64)
+        if (off < -TZ_MAX || off > TZ_MAX)
             return wm_exi_fail(r->err, WM_EXI_E_VALUE, r->pos, "time zone out of range (§7.1.8)");
         if (off == 0) buf[n++] = 'Z';
         else {
@@ -572,6 +577,13 @@ static bool parse_datetime(const char *s, size_t len, unsigned variant, dtparts 
     return true;
 }
 
+/* XML Schema's time zone range, -14:00..+14:00 inclusive, in the
+ * hours*64 + minutes form of §7.1.8 (h <= 14 alone lets 14:59 through). */
+static bool tz_in_range(const dtparts *p)
+{
+    return !p->has_tz || (p->tz >= -TZ_MAX && p->tz <= TZ_MAX);
+}
+
 static wm_exi_status write_datetime(wm_exi_writer *w, unsigned variant, const dtparts *p)
 {
     wm_exi_status st = WM_EXI_OK;
@@ -668,6 +680,114 @@ static bool bool_lex(const char *s, size_t len, unsigned *code)
     return false;
 }
 
+/* ------------------------------------------- enumeration values (§7.2) */
+
+/* A decimal lexical as its value: sign, integer digits without leading
+ * zeros, fraction digits without trailing zeros ("+01.50" = "1.5"). */
+typedef struct decview {
+    bool neg;
+    const char *ip, *fp;
+    size_t in, fn;
+} decview;
+
+static bool dec_value(const char *s, size_t n, bool integer, decview *d)
+{
+    trim(&s, &n);
+    size_t i = 0;
+    d->neg = false;
+    if (i < n && (s[i] == '+' || s[i] == '-')) d->neg = s[i++] == '-';
+    size_t is = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    size_t ie = i, fs = i, fe = i;
+    if (!integer && i < n && s[i] == '.') {
+        fs = ++i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        fe = i;
+    }
+    if (i != n || (ie == is && fe == fs)) return false;
+    while (is < ie && s[is] == '0') is++;
+    while (fe > fs && s[fe - 1] == '0') fe--;
+    d->ip = s + is; d->in = ie - is;
+    d->fp = s + fs; d->fn = fe - fs;
+    if (!d->in && !d->fn) d->neg = false; /* -0 = 0 */
+    return true;
+}
+
+/* Days from 1970-01-01 to the proleptic Gregorian y-m-d (H. Hinnant's
+ * days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* A date/time value as a point on the time line (seconds, UTC when it has a
+ * time zone): XML Schema compares such values after normalising the zone;
+ * missing fields take XML Schema's reference date 1972-12-31. */
+static int64_t dt_seconds(const dtparts *p, unsigned variant)
+{
+    bool has_year = variant <= WM_EXI_DATETIME_V, has_month = variant != WM_EXI_GYEAR && variant != WM_EXI_GDAY && variant != WM_EXI_TIME;
+    bool has_day = variant == WM_EXI_DATE || variant == WM_EXI_DATETIME_V || variant == WM_EXI_GMONTHDAY || variant == WM_EXI_GDAY;
+    int64_t days = days_from_civil(has_year ? p->year : 1972, has_month ? p->month : 12, has_day ? p->day : 31);
+    int64_t tz = p->tz < 0 ? -((-p->tz) / 64 * 60 + (-p->tz) % 64) : p->tz / 64 * 60 + p->tz % 64;
+    return ((days * 24 + p->hh) * 60 + p->mi - tz) * 60 + p->ss;
+}
+
+/* Whether lexicals a and b are one value of the enumeration's base type:
+ * an XML Schema enumeration is a set of values, and §7.2 encodes the index
+ * of the document's value, whatever its lexical form (1 = 01 for xs:int,
+ * 1.50 = 1.5, 1e1 = 10.0, 2020-01-01T01:00:00+01:00 =
+ * 2020-01-01T00:00:00Z, 0a = 0A for hexBinary). Strings compare as written
+ * (after trimming), and so does anything else (xs:boolean takes no
+ * enumeration facet). */
+static bool enum_value_eq(const wm_exi_datatype *dt, const char *a, size_t an, const char *b, size_t bn)
+{
+    switch (dt->enum_base) {
+    case WM_EXI_DT_DECIMAL: case WM_EXI_DT_INTEGER: case WM_EXI_DT_UNSIGNED: case WM_EXI_DT_NBIT: {
+        bool integer = dt->enum_base != WM_EXI_DT_DECIMAL;
+        decview x, y;
+        return dec_value(a, an, integer, &x) && dec_value(b, bn, integer, &y) && x.neg == y.neg && x.in == y.in &&
+               x.fn == y.fn && !memcmp(x.ip, y.ip, x.in) && !memcmp(x.fp, y.fp, x.fn);
+    }
+    case WM_EXI_DT_FLOAT: {
+        int64_t xm, ym;
+        int32_t xe, ye;
+        if (!wm_exi_float_parse(a, an, &xm, &xe) || !wm_exi_float_parse(b, bn, &ym, &ye)) return false;
+        if (xm == 0 && ym == 0 && xe != -16384 && ye != -16384) return true; /* 0 = -0 = 0.0E3 */
+        return xm == ym && xe == ye;
+    }
+    case WM_EXI_DT_DATETIME: {
+        dtparts x, y;
+        if (!parse_datetime(a, an, dt->variant, &x) || !parse_datetime(b, bn, dt->variant, &y)) return false;
+        uint64_t xf = x.has_fs ? x.fs_rev : 0, yf = y.has_fs ? y.fs_rev : 0;
+        return x.has_tz == y.has_tz && dt_seconds(&x, dt->variant) == dt_seconds(&y, dt->variant) && xf == yf;
+    }
+    case WM_EXI_DT_BASE64: case WM_EXI_DT_HEX: {
+        bool hex = dt->enum_base == WM_EXI_DT_HEX;
+        long xn = decode_binary(hex, a, an, NULL), yn = decode_binary(hex, b, bn, NULL);
+        if (xn < 0 || xn != yn) return false;
+        uint8_t *xb = malloc((size_t)xn + 1), *yb = malloc((size_t)yn + 1);
+        bool eq = xb && yb;
+        if (eq) {
+            decode_binary(hex, a, an, xb);
+            decode_binary(hex, b, bn, yb);
+            eq = !memcmp(xb, yb, (size_t)xn);
+        }
+        free(xb);
+        free(yb);
+        return eq;
+    }
+    default:
+        trim(&a, &an);
+        trim(&b, &bn);
+        return an == bn && !memcmp(a, b, an);
+    }
+}
+
 static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types, const wm_exi_datatype *dt,
                                  const char *s, size_t len, bool dry)
 {
@@ -734,6 +854,10 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
     case WM_EXI_DT_DATETIME: {
         dtparts p;
         if (!parse_datetime(s, len, dt->variant, &p)) return bad_input(w, "date/time value", s, len);
+        if (!tz_in_range(&p))
+            return wm_exi_fail(w->err, WM_EXI_E_INPUT, w->pos,
+                               "\"%.*s\" is not a valid date/time value: time zone beyond -14:00..+14:00 (XML Schema, EXI §7.1.8)",
+                               (int)(len > 40 ? 40 : len), s);
         return dry ? WM_EXI_OK : write_datetime(w, dt->variant, &p);
     }
     case WM_EXI_DT_BASE64: case WM_EXI_DT_HEX: {
@@ -750,11 +874,8 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
         return wm_exi_fail(w->err, WM_EXI_E_LENGTH, w->pos, "binary values above 256 bytes are not encoded");
     }
     case WM_EXI_DT_ENUM: {
-        const char *p = s;
-        size_t n = len;
-        trim(&p, &n);
         for (uint32_t i = 0; i < dt->n_enum; i++)
-            if (strlen(dt->enum_values[i]) == n && !memcmp(dt->enum_values[i], p, n))
+            if (enum_value_eq(dt, s, len, dt->enum_values[i], strlen(dt->enum_values[i])))
                 return dry ? WM_EXI_OK : wm_exi_write_nbit(w, wm_exi_code_width(dt->n_enum), i);
         return bad_input(w, "enumerated value", s, len);
     }

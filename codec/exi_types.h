@@ -57,6 +57,8 @@ typedef struct wm_exi_datatype {
     uint8_t variant;         /* wm_exi_dt_variant for DATETIME */
     bool pattern_bool;       /* boolean with a pattern facet: 2-bit lexical form (§7.1.2) */
     uint8_t nbit_width;      /* NBIT: ceil(log2(max - min + 1)) */
+    uint8_t enum_base;       /* ENUM: kind of the base type, whose value space the
+                                values are matched in (variant: its DATETIME variant) */
     int64_t nbit_min;        /* NBIT: the minimum (value encoded is v - min) */
     uint32_t list_item;      /* LIST: index of the item datatype in the grammar's table */
     uint32_t n_enum;         /* ENUM: number of values (code width ceil(log2 n)) */

@@ -442,6 +442,7 @@ static uint32_t restrict_dt(rd *r, xmlNodePtr rest, uint32_t t, uint32_t base, w
             (!strcmp(r->s->types[b].name, "QName") || !strcmp(r->s->types[b].name, "NOTATION")))
             qn = true;
     if (nev && !qn && !ty->is_union && d.kind != WM_EXI_DT_LIST) {
+        d.enum_base = d.kind == WM_EXI_DT_ENUM ? d.enum_base : d.kind;
         d.kind = WM_EXI_DT_ENUM;
         d.n_enum = nev;
         d.enum_values = wm_exi_schema_keep(r->s, ev);
@@ -795,7 +796,7 @@ static uint32_t build_complex(rd *r, xmlNodePtr n, uint32_t doc, const char *nam
             ty->n_attrs = bt->n_attrs;
         }
         if (!bt->simple && bt->has_awild) { ty->has_awild = true; ty->awild = bt->awild; }
-        if ((*st = collect_attrs(r, der, doc, t, 0))) return WM_EXI_NONE;
+        *st = collect_attrs(r, der, doc, t, 0);
     } else if (cc) {
         mixed = mixed || truthy(attr(r, cc, "mixed"));
         xmlNodePtr der = first_xs(cc, "extension");

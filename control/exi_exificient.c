@@ -1,6 +1,7 @@
 /* Compiled EXI grammar -> exificient.js grammar JSON (see exi_exificient.h). */
 #include "control/exi_exificient.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,9 +35,15 @@ static json_int_t local_id(const wm_exi_grammar *g, uint32_t uri, uint32_t lid)
     return (json_int_t)(lid - g->uri_lid_first[uri]);
 }
 
+/* Grammar id of the first state an element starts in: elem is an element
+ * declaration or WM_EXI_ELEM_FRAGMENT, the relaxed ElementFragment grammar
+ * of names declared with several types (§8.5.3). -1 when elem (or its type
+ * grammar) lies outside the grammar's arrays: the caller refuses. */
 static json_int_t elem_grammar(const wm_exi_grammar *g, uint32_t elem)
 {
-    return GID_STATE0 + (json_int_t)g->tgrams[g->elems[elem].type].start;
+    uint32_t t = elem == WM_EXI_ELEM_FRAGMENT ? g->elem_fragment : elem < g->n_elems ? g->elems[elem].type : WM_EXI_NONE;
+    if (t >= g->n_tgrams || g->tgrams[t].start >= g->n_states) return -1;
+    return GID_STATE0 + (json_int_t)g->tgrams[t].start;
 }
 
 static json_t *grammar(json_int_t id, const char *type, json_t *prods)
@@ -49,8 +56,10 @@ static json_t *prod_simple(const char *event, json_int_t next)
     return json_pack("{s:s, s:I}", "event", event, "nextGrammarID", next);
 }
 
+/* NULL when elem is out of range (see elem_grammar). */
 static json_t *prod_se(const wm_exi_grammar *g, uint32_t uri, uint32_t lid, uint32_t elem, json_int_t next)
 {
+    if (elem_grammar(g, elem) < 0) return NULL;
     return json_pack("{s:s, s:I, s:I, s:I, s:I}", "event", "startElement", "startElementNamespaceID", (json_int_t)uri,
                      "startElementLocalNameID", local_id(g, uri, lid), "startElementGrammarID", elem_grammar(g, elem),
                      "nextGrammarID", next);
@@ -74,6 +83,10 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
         }
         nil[s] = v;
     }
+    /* elements started through the relaxed ElementFragment grammar are nillable (§8.5.3) */
+    if (g->elem_fragment < g->n_tgrams && g->tgrams[g->elem_fragment].start < g->n_states)
+        nil[g->tgrams[g->elem_fragment].start] = 1;
+    uint32_t bad = WM_EXI_NONE; /* an out-of-range SE argument: refused after the walk */
     json_t *root = json_object(), *nsa = json_array(), *dts = json_array(), *grs = json_array();
     /* string table partitions (§7.3.1) with the global element grammars */
     for (uint32_t u = 0; u < g->n_uris; u++) {
@@ -83,7 +96,10 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
             json_t *q = json_pack("{s:I, s:I, s:s}", "uriID", (json_int_t)u, "localNameID", (json_int_t)k, "localName",
                                   g->lnames[lid]);
             uint32_t ge = wm_exi_grammar_global_elem(g, u, lid);
-            if (ge != WM_EXI_NONE) json_object_set_new(q, "globalElementGrammarID", json_integer(elem_grammar(g, ge)));
+            if (ge != WM_EXI_NONE) {
+                if (elem_grammar(g, ge) < 0) bad = ge;
+                json_object_set_new(q, "globalElementGrammarID", json_integer(elem_grammar(g, ge)));
+            }
             json_array_append_new(qa, q);
         }
         json_array_append_new(nsa, json_pack("{s:I, s:s, s:o}", "uriID", (json_int_t)u, "uri", g->uris[u], "qnameContext", qa));
@@ -108,8 +124,10 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
     json_array_append_new(grs, grammar(0, "document", p));
     p = json_array();
     for (uint32_t i = 0; i < g->n_doc; i++) {
-        const wm_exi_elem *e = &g->elems[g->doc_elems[i]];
-        json_array_append_new(p, prod_se(g, e->uri, e->lid, g->doc_elems[i], 2));
+        uint32_t d = g->doc_elems[i];
+        json_t *j = prod_se(g, d < g->n_elems ? g->elems[d].uri : 0, d < g->n_elems ? g->elems[d].lid : 0, d, 2);
+        if (!j) bad = d;
+        json_array_append_new(p, j);
     }
     json_array_append_new(p, prod_simple("startElementGeneric", 2));
     json_array_append_new(grs, grammar(1, "docContent", p));
@@ -122,12 +140,11 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
     p = json_array();
     for (uint32_t i = 0; i < g->n_frag; i++) {
         const wm_exi_frag_elem *f = &g->frag[i];
-        if (f->elem != WM_EXI_NONE) json_array_append_new(p, prod_se(g, f->uri, f->lid, f->elem, 4));
-        else /* relaxed ElementFragment grammar (§8.5.3) */
-            json_array_append_new(p, json_pack("{s:s, s:I, s:I, s:I, s:I}", "event", "startElement", "startElementNamespaceID",
-                                               (json_int_t)f->uri, "startElementLocalNameID", local_id(g, f->uri, f->lid),
-                                               "startElementGrammarID", GID_STATE0 + (json_int_t)g->tgrams[g->elem_fragment].start,
-                                               "nextGrammarID", (json_int_t)4));
+        /* elem NONE: a name declared with several types, relaxed ElementFragment grammar (§8.5.3) */
+        uint32_t e = f->elem == WM_EXI_NONE ? WM_EXI_ELEM_FRAGMENT : f->elem;
+        json_t *j = prod_se(g, f->uri, f->lid, e, 4);
+        if (!j) bad = e;
+        json_array_append_new(p, j);
     }
     json_array_append_new(p, prod_simple("startElementGeneric", 4));
     json_array_append_new(p, prod_simple("endDocument", -1));
@@ -151,7 +168,11 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
                               "nextGrammarID", next);
                 break;
             case WM_EXI_T_AT_ANY: j = prod_simple("attributeGeneric", next); break;
-            case WM_EXI_T_SE: j = prod_se(g, q->uri, q->lid, q->arg, next); break;
+            case WM_EXI_T_SE:
+                /* arg is a declaration or, in the ElementFragment grammar's states, that grammar itself */
+                j = prod_se(g, q->uri, q->lid, q->arg, next);
+                if (!j) bad = q->arg;
+                break;
             case WM_EXI_T_SE_URI:
                 j = json_pack("{s:s, s:I, s:I}", "event", "startElementNS", "startElementNamespaceID", (json_int_t)q->uri,
                               "nextGrammarID", next);
@@ -178,6 +199,14 @@ wm_exi_status wm_exi_exificient_json(const wm_exi_grammar *g, char **out, wm_exi
     json_object_set_new(root, "qnames", json_pack("{s:o}", "namespaceContext", nsa));
     json_object_set_new(root, "simpleDatatypes", dts);
     json_object_set_new(root, "grs", json_pack("{s:i, s:i, s:o}", "documentGrammarID", 0, "fragmentGrammarID", 3, "grammar", grs));
+    if (bad != WM_EXI_NONE) {
+        json_decref(root);
+        *out = NULL;
+        return wm_exi_fail(err, WM_EXI_E_GRAMMAR, 0,
+                           "a start-element production names element grammar %" PRIu32 ", outside the grammar's %" PRIu32
+                           " element declarations",
+                           bad, g->n_elems);
+    }
     *out = json_dumps(root, JSON_COMPACT);
     json_decref(root);
     return *out ? WM_EXI_OK : WM_EXI_E_MEMORY;

@@ -36,6 +36,7 @@
 #include "codec/exi_xml.h"
 #include "codec/exi_xsd.h"
 #include "control/exi_exificient.h"
+#include "control/exi_mem_cap.h"
 #include "control/exi_oob.h"
 #include "control/wmctl.h"
 
@@ -53,10 +54,6 @@ static __attribute__((format(printf, 1, 2))) int usage(const char *fmt, ...)
         " | filter ... (see wmctl --help)");
 }
 
-/* --mem-cap bounds; what a refusal at the cap adds to its message */
-#define WMCTL_EXI_MEM_CAP_MIN (64ull << 10)
-#define WMCTL_EXI_MEM_CAP_MAX (64ull << 30)
-#define MEM_CAP_HINT "; --mem-cap BYTES raises the per-document memory cap"
 
 /* The options and how many operands each sub-command takes: anything else
  * is a usage error (exit 2), never silently ignored. */
@@ -159,14 +156,8 @@ int wmctl_exi(int argc, char **argv)
         else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i], given |= O_FORMAT;
         else if (!strcmp(argv[i], "--mem-cap") && i + 1 < argc) {
             /* the per-document memory cap (wm_exi_limits.mem_cap), bytes */
-            const char *v = argv[++i];
-            char *end;
-            errno = 0;
-            unsigned long long b = strtoull(v, &end, 10);
-            if (errno || end == v || *end || v[0] == '-' || b < WMCTL_EXI_MEM_CAP_MIN || b > WMCTL_EXI_MEM_CAP_MAX)
-                return usage("--mem-cap takes bytes from %llu to %llu, not '%s'", (unsigned long long)WMCTL_EXI_MEM_CAP_MIN,
-                             (unsigned long long)WMCTL_EXI_MEM_CAP_MAX, v);
-            mem_cap = (size_t)b;
+            char why[160];
+            if (wm_exi_mem_cap_parse(argv[++i], &mem_cap, why, sizeof why)) return usage("%s", why);
             given |= O_MEM_CAP;
         } else if (argv[i][0] == '-' && argv[i][1]) return usage("%s: unknown option, or one missing its value: '%s'", cmd, argv[i]);
         else if (++operands > subcommands[sc].operands)
@@ -325,7 +316,7 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_status st = wm_exi_decode(&d, data, len, &o, wm_exi_xml_sink_event, &sink, NULL, &err);
         if (st) {
             fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]%s\n", in, err.msg, (unsigned long long)err.bit_pos,
-                    wm_exi_status_name(st), st == WM_EXI_E_MEMORY ? MEM_CAP_HINT : "");
+                    wm_exi_status_name(st), st == WM_EXI_E_MEMORY ? WM_EXI_MEM_CAP_HINT : "");
             rc = 1;
         } else if (sink.bad) { /* the sink stopped the decoder: XML 1.0 cannot carry this event */
             fprintf(stderr, "wmctl exi: %s: %s (event ending at bit %llu) [value]\n", in, sink.why,
@@ -345,7 +336,7 @@ int wmctl_exi(int argc, char **argv)
         wm_exi_status st = obuf ? wm_exi_encode_xml(&e, (const char *)data, len, obuf, cap, &olen, &err) : WM_EXI_E_MEMORY;
         if (st) {
             fprintf(stderr, "wmctl exi: %s: %s [%s]%s\n", in, err.msg, wm_exi_status_name(st),
-                    st == WM_EXI_E_MEMORY ? MEM_CAP_HINT : "");
+                    st == WM_EXI_E_MEMORY ? WM_EXI_MEM_CAP_HINT : "");
             rc = 1;
         } else {
             bool to_stdout = !strcmp(out, "-"); /* as IN, '-' is the standard stream */

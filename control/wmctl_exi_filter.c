@@ -4,7 +4,7 @@
  *   wmctl exi filter (--schema X.xsd | --grammar G.wmg | --schemaless | --registry R --content-type CT)
  *                    [--ns PREFIX=URI ...] --query Q [--query Q ...] [--strict]
  *                    [--byte-aligned] [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
- *                    [--stats] IN.exi|-
+ *                    [--mem-cap BYTES] [--stats] IN.exi|-
  *
  * With --registry (control/schema_registry.h) the schema, its namespace
  * bindings and the out-of-band options come from the registry entry the
@@ -39,6 +39,7 @@
 
 #include "codec/exi_grammar.h"
 #include "codec/exi_xsd.h"
+#include "control/exi_mem_cap.h"
 #include "control/exi_oob.h"
 #include "control/schema_registry.h"
 #include "control/wmctl.h"
@@ -54,7 +55,8 @@ __attribute__((format(printf, 1, 2))) static int refuse(const char *fmt, ...)
     va_end(ap);
     return wmctl_usage_error("exi",
         "%s\nusage: wmctl exi filter (--schema X.xsd | --grammar G.wmg | --schemaless | --registry R --content-type CT) [--ns PREFIX=URI ...]"
-        " --query Q [--query Q ...] [--strict] [--byte-aligned] [--fragment] [--preserve-prefixes] [--compression|--pre-compress] [--stats] IN.exi|-", why);
+        " --query Q [--query Q ...] [--strict] [--byte-aligned] [--fragment] [--preserve-prefixes] [--compression|--pre-compress]"
+        " [--mem-cap BYTES] [--stats] IN.exi|-", why);
 }
 
 int wmctl_exi_filter(int argc, char **argv)
@@ -62,6 +64,7 @@ int wmctl_exi_filter(int argc, char **argv)
     const char *schema = NULL, *gfile = NULL, *in = NULL, *regfile = NULL, *ctype = NULL;
     wm_schema_reg *reg = NULL;
     bool stats = false, schemaless = false;
+    size_t mem_cap = 0; /* 0: the codec's default */
     unsigned oob = 0; /* the out-of-band options given here (wmctl_exi_oob_check) */
     wm_exi_options o;
     wm_exi_options_default(&o);
@@ -92,6 +95,10 @@ int wmctl_exi_filter(int argc, char **argv)
         } else if ((ob = wmctl_exi_oob_option(argv[i], &o))) oob |= ob;
         else if (!strcmp(argv[i], "--schemaless")) schemaless = true;
         else if (!strcmp(argv[i], "--stats")) stats = true;
+        else if (!strcmp(argv[i], "--mem-cap") && i + 1 < argc) {
+            char why[160];
+            if (wm_exi_mem_cap_parse(argv[++i], &mem_cap, why, sizeof why)) { rc = refuse("%s", why); goto out; }
+        }
         else if (argv[i][0] == '-' && argv[i][1]) { rc = refuse("filter does not take %s", argv[i]); goto out; }
         else if (!in) in = argv[i];
         else { rc = refuse("filter takes one input, '%s' is one too many", argv[i]); goto out; }
@@ -180,7 +187,7 @@ int wmctl_exi_filter(int argc, char **argv)
     if (regfile && wm_exi_oob_header_conflict(&ct_ov, data, len, cwhy, sizeof cwhy))
         fprintf(stderr, "wmctl exi: %s: Content Type \"%s\": %s; decoded with the header's options (EXI 1.0 §5.4),"
                         " as the data plane and the proxy do (they count it: header_conflicts)\n", in, ctype, cwhy);
-    if (!(c = wm_xpf_ctx_new(f, &(wm_exi_limits){ .whole_buffer = true })) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
+    if (!(c = wm_xpf_ctx_new(f, &(wm_exi_limits){ .whole_buffer = true, .mem_cap = mem_cap })) || !(m = calloc((nq + 63) / 64, sizeof *m))) {
         rc = wmctl_usage_error("exi", "out of memory");
         goto out;
     }
@@ -188,7 +195,8 @@ int wmctl_exi_filter(int argc, char **argv)
     bool early = false;
     wm_xpf_status st = wm_xpf_match(c, data, len, &o, NULL, 0, m, &early, &e);
     if (st == WM_XPF_E_DECODE) {
-        fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]\n", in, e.msg, (unsigned long long)e.bit_pos, wm_exi_status_name(e.status));
+        fprintf(stderr, "wmctl exi: %s: %s at bit %llu [%s]%s\n", in, e.msg, (unsigned long long)e.bit_pos, wm_exi_status_name(e.status),
+                e.status == WM_EXI_E_MEMORY ? WM_EXI_MEM_CAP_HINT : "");
         rc = 1;
         goto out;
     }

@@ -20,7 +20,7 @@ static const struct wmctl_command commands[] = {
       "                                  print the subscriptions each publication reaches" },
     { "exi", wmctl_exi,
       "exi decode (--schema X.xsd | --grammar G.wmg | --schemaless) [--strict] [--byte-aligned]\n"
-      "             [--fragment] [--preserve-prefixes] [--compression|--pre-compress] IN.exi|-\n"
+      "             [--fragment] [--preserve-prefixes] [--compression|--pre-compress] [--mem-cap BYTES] IN.exi|-\n"
       "                                       EXI -> XML (W3C EXI 1.0; compression is refused with the reason;\n"
       "                                       --preserve-prefixes reads the stream's prefixes but the XML is\n"
       "                                       written with ns<id> prefixes: infoset-equal, not prefix-equal)\n"
@@ -31,8 +31,9 @@ static const struct wmctl_command commands[] = {
       "                                       print the grammar (EXI 1.0 8.5), or exificient.js's JSON\n"
       "  exi filter (--schema X.xsd | --grammar G.wmg | --schemaless | --registry R --content-type CT)\n"
       "             [--ns P=URI ...] --query XPATH ... [--strict] [--byte-aligned] [--fragment]\n"
-      "             [--preserve-prefixes] [--compression|--pre-compress] [--stats] IN.exi|-\n"
-      "                                       matching queries (1-based) as JSON" },
+      "             [--preserve-prefixes] [--compression|--pre-compress] [--mem-cap BYTES] [--stats] IN.exi|-\n"
+      "                                       matching queries (1-based) as JSON; --mem-cap: per-document\n"
+      "                                       decoding memory, 65536..68719476736 bytes (default 4 MiB)" },
     { "resolve", wmctl_resolve,
       "resolve --world W.geojson --nbhd F.nbhd [--out R.wmr] [--json] [--crs EPSG:N]  (one or both)\n"
       "                                  resolve neighborhoods (spaPS IV) into a resolution file / JSON" },

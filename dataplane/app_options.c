@@ -1,6 +1,8 @@
 /* Application options of build/wirematch; see app_options.h. */
 #include "dataplane/app_options.h"
 
+#include "control/exi_mem_cap.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,6 +65,10 @@ static const struct opt_def opts[] = {
     {"idle-timeout", 'D', OPT_U32, "SEC", 1, 604800, 600, F(idle_timeout_s),
      "a connection whose MQTT Keep Alive is not known (before its CONNECT, another protocol version) ends "
      "after SEC seconds of silence; an MQTT connection's own limit is its Keep Alive"},
+    {"mem-cap", 'C', OPT_OTHER, "BYTES", 0, 0, 0, 0,
+     "with --schemas: memory for decoding one PUBLISH's EXI payload for content filters, 65536..68719476736 "
+     "bytes, as wmctl exi decode --mem-cap (default 4 MiB); a payload needing more counts in "
+     "match.content_decode_error and passes no content filter"},
     {"help", 'h', OPT_FLAG, NULL, 0, 0, 0, 0, "this text, exit 0 (-h too; before --, EAL's options follow it)"},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
@@ -221,6 +227,9 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
                 return -1;
             }
             break;
+        case 'C':
+            if (wm_exi_mem_cap_parse(optarg, &o->exi_mem_cap, err, errlen)) return -1;
+            break;
         case 'h':
             o->help = true;
             return 0;
@@ -231,6 +240,11 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
             snprintf(err, errlen, "%s: unknown option", name);
             return -1;
         }
+    }
+    if (o->exi_mem_cap && !o->schemas) {
+        /* it bounds the decoding of content-filtered payloads: none without --schemas */
+        snprintf(err, errlen, "--mem-cap needs --schemas");
+        return -1;
     }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);

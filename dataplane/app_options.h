@@ -41,6 +41,7 @@ struct wm_app_options {
     uint32_t frag_timeout_ms;
     enum wm_xpath_apply xpath_apply;
     uint32_t idle_timeout_s; /* a connection whose MQTT Keep Alive is not known (600) */
+    size_t exi_mem_cap;      /* --mem-cap bytes, 0 = the codec's default (4 MiB) */
     bool help;               /* --help / -h: print wm_app_options_usage, exit 0 */
 };
 

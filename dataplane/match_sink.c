@@ -124,6 +124,7 @@ struct wm_match_table {
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
+    size_t exi_mem_cap;          /* per-payload decoding memory, 0 = codec default (wm_match_table_set_exi_mem_cap) */
     uint32_t max_groups;
     enum wm_share_policy share_policy;
     wm_load_error last_error;    /* under reload_mu: the last refused reload's */
@@ -595,6 +596,8 @@ void wm_match_table_housekeeping(struct wm_match_table *t)
 
 void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_policy p) { t->share_policy = p; }
 
+void wm_match_table_set_exi_mem_cap(struct wm_match_table *t, size_t bytes) { t->exi_mem_cap = bytes; }
+
 void wm_match_table_set_xpath_slots(struct wm_match_table *t, uint32_t n)
 {
     pthread_mutex_lock(&t->reload_mu);
@@ -1053,7 +1056,7 @@ static void content_attach(struct wm_match_worker *w)
     uint64_t id = wm_content_snap_id(s);
     if (s == w->csnap && id == w->csnap_id) return;
     wm_content_reader_free(w->creader);
-    w->creader = s ? wm_content_reader_new(s, NULL) : NULL;
+    w->creader = s ? wm_content_reader_new(s, &(wm_exi_limits){ .mem_cap = w->t->exi_mem_cap }) : NULL;
     w->csnap = s;
     w->csnap_id = id;
 }

@@ -279,6 +279,13 @@ void wm_match_table_set_share_policy(struct wm_match_table *t, enum wm_share_pol
  * Before workers start. */
 void wm_match_table_set_xpath_slots(struct wm_match_table *t, uint32_t n);
 
+/* The memory cap of decoding one PUBLISH's EXI payload for its content
+ * filters (wm_exi_limits.mem_cap, bytes; 0 = the codec's default, 4 MiB;
+ * control/exi_mem_cap.h gives the operator's range): a payload that needs
+ * more is a decode error for its filters (counted like any other), never
+ * more memory. Before workers start. */
+void wm_match_table_set_exi_mem_cap(struct wm_match_table *t, size_t bytes);
+
 /* Frees what removals and reloads retired once their grace period has
  * passed (blocks for one when something waits). From a non-reader thread,
  * periodically (e.g. every 100 ms). */

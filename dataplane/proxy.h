@@ -79,6 +79,7 @@ typedef struct wm_proxy_config {
     uint32_t linger_bytes;       /* lingering close: most bytes read and dropped before closing anyway */
     const struct wm_proxy_spatial *spatial; /* loaded --resolution, NULL = transparent relay (at start: reloads replace it) */
     const struct wm_schema_reg *schemas;    /* loaded --schemas (needs --resolution), NULL = none (at start) */
+    size_t exi_mem_cap;                     /* --mem-cap: memory for decoding one payload, bytes; 0 = codec default (4 MiB) */
     struct wm_proxy_tables *tables; /* both, and their reloads (SIGHUP, dataplane/proxy_reload.h); NULL = none */
     const char *resolution_text; /* as given, for the summary */
     uint32_t max_records;        /* recorded subscriptions per connection (spatial filtering) */

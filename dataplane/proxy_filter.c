@@ -94,7 +94,7 @@ static void content_publish(wm_proxy_content *ct)
     /* failed: the old snapshot stays; the job's new texts are REFUSED with the reason */
     if (rc) return;
     if (ct->cnt) ct->cnt->filter_content_compiles++;
-    wm_content_reader *rd = wm_content_reader_new(wm_content_current(ct->tab), NULL);
+    wm_content_reader *rd = wm_content_reader_new(wm_content_current(ct->tab), &(wm_exi_limits){ .mem_cap = ct->mem_cap });
     wm_content_reader_free(ct->rd);
     ct->rd = rd;   /* NULL on out of memory: no content filter passes */
     wm_content_snap_free(old);

@@ -247,11 +247,12 @@ typedef struct wm_proxy_content {
     uint32_t awaiting;            /* interests of held SUBSCRIBEs (wm_proxy_filter want) on this table */
     uint32_t max_awaiting;        /* their bound: a new text beyond it is refused (0x97) */
     bool dropped;                 /* a reference went since the last kick (the compile in flight may be stale) */
+    size_t mem_cap;               /* memory for decoding one payload (wm_exi_limits.mem_cap), 0 = codec default */
 } wm_proxy_content;
 
 /* Opens ct: an empty table over reg (borrowed: it must outlive the table),
  * slots reused as above, no reader until the first commit. cc, req.wake_fd,
- * cnt and max_awaiting are the caller's to set (a reload keeps them). Returns 0, or -1
+ * cnt, max_awaiting and mem_cap are the caller's to set (a reload keeps them). Returns 0, or -1
  * on out of memory (ct->tab NULL). One thread. */
 int wm_proxy_content_open(wm_proxy_content *ct, const wm_schema_reg *reg);
 /* Frees ct's reader and table (not the registry); ct may be opened again.

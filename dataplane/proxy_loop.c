@@ -1832,6 +1832,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
         }
         w->fsh.content = &w->content;
         w->content.cnt = &w->c;
+        w->content.mem_cap = cfg->exi_mem_cap;
         /* four connections' worth of new texts may await a compile at once */
         w->content.max_awaiting = cfg->max_texts > UINT32_MAX / 4 ? UINT32_MAX : 4 * cfg->max_texts;
     }

@@ -2,6 +2,7 @@
  * Option parsing only; the relay is proxy_loop.c. Exit codes: 0 clean stop
  * (SIGINT/SIGTERM), 1 runtime failure (missing kernel feature, socket
  * error), 2 usage. */
+#include "control/exi_mem_cap.h"
 #include "dataplane/proxy.h"
 #include "dataplane/proxy_filter.h"
 #include "dataplane/proxy_registry.h"
@@ -76,6 +77,10 @@ static void usage(FILE *f)
         "                       something in, with the schema the PUBLISH's Content Type\n"
         "                       \"application/exi; schema=NAME\" names in the registry REG\n"
         "                       (lines NAME XSD [OPTION...] [PREFIX=URI...]); see README\n"
+        "  --mem-cap BYTES      (with --schemas) memory for decoding one PUBLISH's EXI payload\n"
+        "                       (string table, values, element stack), 65536..68719476736\n"
+        "                       (default 4194304, 4 MiB); a payload needing more is a decode\n"
+        "                       error for its filters, counted, and no filter passes it\n"
         "  --max-xpath-per-conn N  distinct `xpath` texts one connection may hold (default\n"
         "                       128; a SUBSCRIBE with one more gets SUBACK 0x97 Quota exceeded)\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
@@ -121,6 +126,7 @@ int main(int argc, char **argv)
         { "resolution", required_argument, 0, 'R' }, { "schemas", required_argument, 0, 'S' },
         { "max-subs-per-conn", required_argument, 0, 'M' }, { "prefilter", no_argument, 0, 'P' },
         { "max-sessions", required_argument, 0, 'X' }, { "max-xpath-per-conn", required_argument, 0, 'x' },
+        { "mem-cap", required_argument, 0, 'C' },
         { "verbose", no_argument, 0, 'v' },           { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 } };
     int o;
@@ -164,6 +170,12 @@ int main(int argc, char **argv)
         case 'x': if (parse_u64("--max-xpath-per-conn", optarg, 1, WM_CONTENT_MAX_SLOTS, &x)) return 2; cfg.max_texts = (uint32_t)x; break;
         case 'M': if (parse_u64("--max-subs-per-conn", optarg, 1, 1u << 24, &x)) return 2; cfg.max_records = (uint32_t)x; break;
         case 'X': if (parse_u64("--max-sessions", optarg, 1, 1u << 24, &x)) return 2; cfg.max_sessions = (uint32_t)x; break;
+        case 'C':
+            if (wm_exi_mem_cap_parse(optarg, &cfg.exi_mem_cap, err, sizeof err)) {
+                fprintf(stderr, "wirematch-proxy: %s\n", err);
+                return 2;
+            }
+            break;
         case 'v': cfg.verbose = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -184,6 +196,12 @@ int main(int argc, char **argv)
     if (state && !resolution) {
         /* only the filtering keeps sessions (what the file holds) */
         fprintf(stderr, "wirematch-proxy: --state needs --resolution\n");
+        usage(stderr);
+        return 2;
+    }
+    if (cfg.exi_mem_cap && !schemas) {
+        /* it bounds the decoding of content-filtered payloads: none without --schemas */
+        fprintf(stderr, "wirematch-proxy: --mem-cap needs --schemas\n");
         usage(stderr);
         return 2;
     }

@@ -450,6 +450,7 @@ int main(int argc, char **argv)
         wm_load_error merr;
         match = wm_match_table_new(o.resolution, o.subs, o.schemas, o.max_subs, &merr);
         if (match) wm_match_table_set_share_policy(match, o.share_policy);
+        if (match) wm_match_table_set_exi_mem_cap(match, o.exi_mem_cap);
         if (!match) {
             char text[WM_LOAD_ERROR_TEXT_MAX];
             run_fail("%s", wm_load_error_format(&merr, text, sizeof text));

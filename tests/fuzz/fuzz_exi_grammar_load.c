@@ -7,7 +7,8 @@
  * the file. A grammar that is accepted must be usable: its document elements
  * encode as empty elements and decode again, and a fixed schemaless-looking
  * stream decodes with it to any status, without a crash (ASan/UBSan watch the
- * table lookups). */
+ * table lookups), and its exificient.js export (control/exi_exificient.h)
+ * either writes the file or refuses with a reason. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "codec/exi_decode.h"
 #include "codec/exi_encode.h"
 #include "codec/exi_grammar.h"
+#include "control/exi_exificient.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -57,6 +59,11 @@ static void use(const wm_exi_grammar *g)
     wm_exi_error e = { 0 };
     (void)wm_exi_decode(&d, stream, sizeof stream, &o, nop, NULL, NULL, &e);
     wm_exi_decoder_free(&d);
+    char *json = NULL;
+    wm_exi_error je = { 0 };
+    wm_exi_status xs = wm_exi_exificient_json(g, &json, &je);
+    if (xs == WM_EXI_OK ? !json : xs != WM_EXI_E_MEMORY && !je.msg[0]) abort();
+    free(json);
 }
 
 static void try_load(const uint8_t *buf, size_t size)

@@ -5,7 +5,10 @@
  * an existing state, it survives saving and loading, and encoding then
  * decoding its first global element works (and, when the schema declares one
  * name with several types, that name as a fragment through the relaxed
- * ElementFragment grammar of §8.5.3). */
+ * ElementFragment grammar of §8.5.3). The grammar export for exificient.js
+ * (control/exi_exificient.h) walks every production, including the
+ * ElementFragment grammar's SE productions that name no declaration: it
+ * writes the file or refuses with a reason. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,7 @@
 #include "codec/exi_decode.h"
 #include "codec/exi_encode.h"
 #include "codec/exi_xsd.h"
+#include "control/exi_exificient.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -90,6 +94,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* an element of the first global declaration, encoded non-strict, decodes */
     if (g->n_doc) encode_decode_empty(g, g->elems[g->doc_elems[0]].uri, g->elems[g->doc_elems[0]].lid, false);
     if (ambiguous != WM_EXI_NONE) encode_decode_empty(g, g->frag[ambiguous].uri, g->frag[ambiguous].lid, true);
+    char *json = NULL;
+    wm_exi_error je = { 0 };
+    wm_exi_status xs = wm_exi_exificient_json(g, &json, &je);
+    if (xs == WM_EXI_OK ? !json : xs != WM_EXI_E_MEMORY && !je.msg[0]) abort();
+    free(json);
     wm_exi_grammar_free(g);
     return 0;
 }

@@ -65,7 +65,7 @@ PY
 expect 2 "flip.wmg: grammar file: checksum mismatch (the file is corrupt): " "$W" exi decode --grammar "$work/flip.wmg" $S/ex2.gen.exi
 expect 2 "flip.wmg: grammar file: checksum mismatch" "$W" exi filter --grammar "$work/flip.wmg" \
   --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml' $S/ex2.gen.exi
-expect 2 "v1.wmg: grammar file: format version 01, this build reads version 02 only (written by an older wirematch)" \
+expect 2 "v1.wmg: grammar file: format version 01, this build reads version 03 only (written by an older wirematch)" \
   "$W" exi encode --grammar "$work/v1.wmg" $S/ex1.gen.xml "$work/o.exi"
 expect 2 "uri.wmg: grammar file: URI 1: its local names start at 99, not right after the previous URI's (15) at byte 104" \
   "$W" exi decode --grammar "$work/uri.wmg" $S/ex2.gen.exi
@@ -144,6 +144,15 @@ timeout 30 "$W" exi decode --schema $S/senml.gen.xsd --mem-cap $((min + 4096)) $
   || fail "decode at the minimum + 4 KiB"
 grep -q 'v="23.1"' "$work/min.xml" || fail "decode at the minimum + 4 KiB: $(cat "$work/min.xml")"; ok
 expect 2 "compile does not take --mem-cap" "$W" exi compile --schema $S/senml.gen.xsd --mem-cap 65536 "$work/c.wmg"
+# filter takes the same --mem-cap (the data plane's and the proxy's too): 64 KiB is below what the decoder sets up
+# for any document, so the stream the default cap filters is refused at the cap, with the hint
+[ "$("$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml' $S/ex2.gen.exi)" = "[1]" ] \
+  || fail "filter with the default cap"; ok
+expect 1 "memory cap of 65536 bytes reached" "$W" exi filter --schema $S/senml.gen.xsd --ns s=urn:ietf:params:xml:ns:senml \
+  --query '//s:senml' --mem-cap 65536 $S/ex2.gen.exi
+grep -qF -- "--mem-cap BYTES raises the per-document memory cap" "$work/err" || fail "filter: no --mem-cap hint: $(cat "$work/err")"; ok
+expect 2 "--mem-cap takes bytes from 65536 to 68719476736, not '64k'" "$W" exi filter --schema $S/senml.gen.xsd \
+  --ns s=urn:ietf:params:xml:ns:senml --query '//s:senml' --mem-cap 64k $S/ex2.gen.exi
 # every usage error names the rule it broke before the usage line
 expect 2 "wmctl exi: unknown sub-command 'transcode'" "$W" exi transcode $S/ex1.gen.exi
 expect 2 "wmctl exi: give one grammar source of --schema, --grammar, --schemaless" "$W" exi decode --schema $S/senml.gen.xsd --schemaless $S/ex1.gen.exi

@@ -155,3 +155,23 @@ Test(options, help_and_usage)
     cr_assert_eq(parse(3, big), -1);
     cr_expect(strstr(err, "0..65536") && strstr(u, "0..65536, default 256"), "%s", err);
 }
+
+/* --mem-cap: the same parser and range as `wmctl exi decode` (control/exi_mem_cap.h) */
+Test(options, mem_cap)
+{
+    const char *unset[] = {"wirematch", "--schemas", "reg"};
+    cr_assert_eq(parse(3, unset), 0, "%s", err);
+    cr_assert_eq(o.exi_mem_cap, 0);
+    const char *ok[] = {"wirematch", "--schemas", "reg", "--mem-cap", "1048576"};
+    cr_assert_eq(parse(5, ok), 0, "%s", err);
+    cr_assert_eq(o.exi_mem_cap, 1048576);
+    const char *bad[][2] = { {"65535", "'65535'"}, {"68719476737", "'68719476737'"}, {"-1", "'-1'"}, {"1M", "'1M'"}, {"+65536", "'+65536'"} };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *argv[] = {"wirematch", "--schemas", "reg", "--mem-cap", bad[i][0]};
+        cr_assert_eq(parse(5, argv), -1, "%s", bad[i][0]);
+        cr_assert(strstr(err, "--mem-cap takes bytes from 65536 to 68719476736, not ") && strstr(err, bad[i][1]), "%s", err);
+    }
+    const char *no_schemas[] = {"wirematch", "--mem-cap", "1048576"};
+    cr_assert_eq(parse(3, no_schemas), -1);
+    cr_assert_str_eq(err, "--mem-cap needs --schemas");
+}

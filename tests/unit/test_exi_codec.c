@@ -574,13 +574,13 @@ Test(exi_grammar_io, other_versions_and_bad_structure_are_refused_with_the_byte_
     uint8_t *bytes, *m;
     size_t blen;
     cr_assert_eq(wm_exi_grammar_serialize(g, &bytes, &blen), WM_EXI_OK);
-    cr_assert(!memcmp(bytes, "WMEXIG02", 8));
+    cr_assert(!memcmp(bytes, "WMEXIG03", 8));
     m = malloc(blen);
     wm_exi_grammar *h = NULL;
     wm_exi_error e;
     static const struct { const char *magic, *want; uint64_t byte; } versions[] = {
-        { "WMEXIG01", "format version 01, this build reads version 02 only (written by an older wirematch)", 6 },
-        { "WMEXIG10", "format version 10, this build reads version 02 only (written by a newer wirematch)", 6 },
+        { "WMEXIG01", "format version 01, this build reads version 03 only (written by an older wirematch)", 6 },
+        { "WMEXIG10", "format version 10, this build reads version 03 only (written by a newer wirematch)", 6 },
         { "WMEXIGxy", "not a wirematch EXI grammar file", 0 },
         { "\x80\x40\x00\x00\x00\x00\x00\x00", "not a wirematch EXI grammar file", 0 },
     };
