@@ -1095,6 +1095,20 @@ static inline __attribute__((always_inline)) void replay_eq_patterns(wm_xpf_ctx 
     }
 }
 
+/* A value equal to an equality literal whose patterns match exact queries
+ * only, read by no predicate (xpf_eqtrig after ROW): their queries, one
+ * row. The first such value of a document decides them; a later one ORs
+ * the row again rather than branch on which it is (the row is idempotent;
+ * the undecided count, a lower bound, loses them once). */
+static inline __attribute__((always_inline)) void replay_row(wm_xpf_ctx *c, const xpf_eqtrig *hit)
+{
+    uint32_t *pd = &c->pq_doc[hit->pq_id];
+    bool fresh = *pd != c->doc;
+    *pd = c->doc;
+    or_rows(c->matched, hit->pq_row, NULL, c->any_no ? c->open : NULL, c->n_qw);
+    lose(c, keep_if(fresh, hit->pq_n));
+}
+
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
 static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
@@ -1449,7 +1463,8 @@ static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, cons
         add_post(c, &hit->post);
         if (hit->after == XPF_EQ_DONE) return;
         /* a name tested by patterns too: the literal's patterns are replayed (other_triggers' scan) */
-        if (hit->after == XPF_EQ_REPLAY) replay_eq_patterns(c, hit);
+        if (hit->after == XPF_EQ_ROW) replay_row(c, hit);
+        else if (hit->after == XPF_EQ_REPLAY) replay_eq_patterns(c, hit);
         else other_triggers(c, s, v, text, tlen, hit);
         return;
     }

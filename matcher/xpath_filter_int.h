@@ -211,16 +211,20 @@ typedef struct xpf_numtrig {
 /* What a string value equal to an equality literal still needs after its
  * probe in the evaluator's short handler (put_str_eq), decided when
  * compiling (xpf_eqtrig after). */
-enum { XPF_EQ_DONE = 0, XPF_EQ_REPLAY, XPF_EQ_OTHER };
+enum { XPF_EQ_DONE = 0, XPF_EQ_ROW, XPF_EQ_REPLAY, XPF_EQ_OTHER };
 
 typedef struct xpf_eqtrig {
     uint64_t h;
     uint32_t lit;       /* XPF_NONE: empty */
     uint32_t s_len, s_off; /* the literal's string in strpool (a probe reads it without the literal) */
     const char *sp;     /* strpool + s_off, set once strpool no longer moves: a hit keeps it as the value */
-    uint8_t after;      /* XPF_EQ_*: DONE, the slot's only trigger is its table; REPLAY, its other
-                         * trigger is the scan, whose patterns this literal's string is known to
-                         * match (pat_n); OTHER, the slot's other triggers run (other_triggers) */
+    uint8_t after;      /* XPF_EQ_*: DONE, nothing more (the slot's only trigger is its table, or
+                         * its scan's patterns that this literal matches fire nothing here and no
+                         * predicate reads them); ROW, those patterns match exact queries only and
+                         * no predicate reads them: the queries are one row (pq_row); REPLAY, its
+                         * other trigger is the scan, whose patterns this literal's string is known
+                         * to match (pat_n); OTHER, the slot's other triggers run (other_triggers) */
+    bool pat_unread;    /* no predicate of the state reads the memo of those patterns (eq_rows) */
     xpf_post post;
     uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
                               * (pstate eqpat): a value equal to it needs no scan (pat_n
@@ -229,6 +233,7 @@ typedef struct xpf_eqtrig {
     uint32_t pq_off, pq_n;   /* when the triggers of those patterns here match exact queries only:
                               * all of those queries, in pstate qlist (no trigger lookup per
                               * pattern); pq_off XPF_NONE: the patterns are replayed one by one */
+    const uint64_t *pq_row;  /* after ROW: those queries as a bit set (wm_xpf pqrows, n_qw words) */
 } xpf_eqtrig;
 
 /* A starts-with() literal in a slot's prefix table. */
@@ -378,6 +383,8 @@ struct wm_xpf {
      * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
      * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */
     uint64_t *pmask;
+    /* the pattern-query lists of the equality literals whose hits OR them as a row (xpf_eqtrig pq_row) */
+    uint64_t *pqrows;
     uint32_t n_qw;              /* words of a query bit set, a multiple of XPF_QW */
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;
