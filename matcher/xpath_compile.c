@@ -909,6 +909,18 @@ static uint32_t eq_find(const wm_xpf *f, const xpf_pslot *s, uint32_t lit)
     return XPF_NONE;
 }
 
+/* The entry of pslot s's equality table that a value text[0..n) meets
+ * first when it probes the table (the evaluator's eq_find), NULL: none. */
+static const xpf_eqtrig *eq_entry(const wm_xpf *f, const xpf_pslot *s, const char *text, uint32_t n)
+{
+    uint64_t h = wm_xpf_str_hash(text, n);
+    for (uint32_t k = (uint32_t)h & s->eq_mask; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+        const xpf_eqtrig *e = &s->eq[k];
+        if (e->h == h && e->s_len == n && !memcmp(f->strpool + e->s_off, text, n)) return e;
+    }
+    return NULL;
+}
+
 /* The table by literal of string cluster cl with rows (xpf_strkey), where
  * its slot's values are probed in an equality table anyway: its literals
  * not there yet go in (with nothing to fire), while the table stays at
@@ -1498,6 +1510,7 @@ static void eq_hits(wm_xpf *f)
                 if (e->after == XPF_EQ_REPLAY && e->pq_row) e->after = XPF_EQ_ROW;
                 else if (e->after == XPF_EQ_REPLAY && e->pq_off != XPF_NONE && !e->pq_n && e->pat_unread) e->after = XPF_EQ_DONE;
             }
+            if (s->eq) s->bool_eq[0] = eq_entry(f, s, "false", 5), s->bool_eq[1] = eq_entry(f, s, "true", 4);
         }
 }
 

@@ -1375,25 +1375,25 @@ static inline __attribute__((always_inline)) void put_num(wm_xpf_ctx *c, const x
     v->num = x;
 }
 
-/* A boolean of a slot with an equality table (@vb = 'true'): its text's
- * hash is one of two constants, so the probe starts without hashing (the
- * general handler's chain of kind tests left out). */
+/* A boolean of a slot with an equality table (@vb = 'true'): its text is
+ * 'true' or 'false', whose entries the compiler found (xpf_pslot bool_eq),
+ * so there is neither hash nor probe (the general handler's chain of kind
+ * tests left out). Like put_str_eq, the literal's memo is left unset. */
 static __attribute__((noinline)) void put_bool_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return;
-    v->epoch = c->serial;
-    v->eqlit = XPF_NONE;
-    v->kind = XPF_V_BOOL;
     bool b = val->b;
+    const xpf_eqtrig *hit = s->bool_eq[b];
+    v->epoch = c->serial;
+    v->kind = XPF_V_BOOL;
     v->b = b;
     v->num = NAN;
-    const char *text = b ? "true" : "false";
-    uint32_t tlen = b ? 4 : 5;
     v->h = b ? wm_xpf_str_hash("true", 4) : wm_xpf_str_hash("false", 5); /* folded when compiling */
     v->hashed = true;
-    const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
-    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+    v->eqlit = hit ? hit->lit : XPF_NONE;
+    if (hit) add_post(c, &hit->post);
+    if (!s->eq_only) other_triggers(c, s, v, b ? "true" : "false", b ? 4 : 5, hit);
 }
 
 /* A string of a slot whose only trigger is the pattern scan (contains(@vs,

@@ -271,6 +271,7 @@ typedef struct xpf_pslot {
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
+    const xpf_eqtrig *bool_eq[2]; /* the entries of 'false' and 'true' in eq (NULL: none): a boolean's probe */
     uint32_t n_num[6];
     xpf_numtrig *num[6];        /* per wm_xp_op, sorted by x ascending */
     xpf_post exists;
