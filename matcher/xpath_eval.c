@@ -1470,7 +1470,10 @@ static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, cons
     }
     v->eqlit = XPF_NONE;
     if (s->need_str && !keep_str(c, v, text, tlen)) return;
-    if (!s->eq_only) other_triggers(c, s, v, text, tlen, NULL);
+    if (s->eq_only) return;
+    /* a device name (@bn) tested by equality and starts-with(): its prefixes, without other_triggers' other cases */
+    if (s->pre_only) prefix_scan(c, s, text, tlen);
+    else other_triggers(c, s, v, text, tlen, NULL);
 }
 
 /* The value of an attribute of the element being collected to its pslot

@@ -267,6 +267,7 @@ typedef struct xpf_pslot {
     bool any_trig;      /* any trigger at all (else a value is only stored) */
     bool eq_only;       /* the equality table is all: no other trigger to look at after it */
     bool scan_only;     /* the scan is the only other trigger than the equality table */
+    bool pre_only;      /* the prefix tables are the only other trigger than the equality table */
     uint8_t put;        /* XPF_PUT_*: the evaluator's handler for a value of this slot */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */

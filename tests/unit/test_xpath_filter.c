@@ -1242,3 +1242,49 @@ Test(xpath_filter, pattern_replay_as_a_row)
     }
     wm_exi_grammar_free(g);
 }
+
+/* A slot with equality literals and starts-with() literals of several
+ * lengths (1, 4, 9, 13 bytes: the exact short hash and the long one) and
+ * no other test (xpf_pslot pre_only): a value equal to an equality
+ * literal, or to none of them, or shorter than some prefixes, meets every
+ * prefix it starts with. Expected answers from strcmp and strncmp. */
+Test(xpath_filter, prefixes_beside_equality)
+{
+    static const char *const qs[] = {
+        "//s:senml[@bn = 'urn:dev:ow:10e2073a:']", "//s:senml[@bn = 'u']", "//s:senml[starts-with(@bn, 'u')]",
+        "//s:senml[starts-with(@bn, 'urn:')]", "//s:senml[starts-with(@bn, 'urn:dev:o')]",
+        "//s:senml[starts-with(@bn, 'urn:dev:ow:10')]", "//s:senml[starts-with(@bn, 'urn:dev:ow:1f')]",
+        "//s:senml[starts-with(@bn, 'x')]",
+    };
+    enum { NQ = sizeof qs / sizeof *qs };
+    static const char *const bns[] = { "urn:dev:ow:10e2073a:", "urn:dev:ow:1f000000:", "urn:dev:ow:10", "u", "urn:",
+                                       "urn:dev:o", "urn:dev", "x", "" };
+    enum { NB = sizeof bns / sizeof *bns };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = senml_or_fail();
+    wm_xpf *f = compile_or_fail(g, (const char **)qs, NQ, &senml_ns);
+    unsigned pre_only = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t i = 0; i < f->pstates[p].n_pslots; i++) pre_only += f->pstates[p].pslots[i].pre_only;
+    cr_assert_gt(pre_only, 0);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    for (int b = 0; b < NB; b++) {
+        char recs[128];
+        snprintf(recs, sizeof recs, "<senml bn='%s' n='a'/>", bns[b]);
+        uint8_t exi[256];
+        size_t len = senml_pack(g, recs, exi, sizeof exi);
+        uint64_t m = 0;
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, NULL, &e), WM_XPF_OK, "%s", e.msg);
+        for (uint32_t q = 0; q < NQ; q++) {
+            const char *lit = strchr(qs[q], '\'') + 1;
+            size_t ll = (size_t)(strchr(lit, '\'') - lit);
+            bool want = strstr(qs[q], "starts-with") ? !strncmp(bns[b], lit, ll) && strlen(bns[b]) >= ll
+                                                     : strlen(bns[b]) == ll && !strncmp(bns[b], lit, ll);
+            cr_assert_eq(wm_test_xpf_hit(f, &m, q), want, "%s on bn='%s'", qs[q], bns[b]);
+        }
+    }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
