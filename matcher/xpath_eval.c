@@ -1368,9 +1368,9 @@ static inline __attribute__((always_inline)) void put_num(wm_xpf_ctx *c, const x
     }
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return; /* a second value: ignored (put_value) */
+    /* hashed and eqlit are left as they were: a number is hashed by no one (slot_str gives no
+     * string), and eqlit is read only of slots with an equality table, which this one has not */
     v->epoch = c->serial;
-    v->hashed = false;
-    v->eqlit = XPF_NONE;
     v->kind = XPF_V_NUM;
     v->num = x;
 }
