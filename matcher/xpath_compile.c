@@ -1274,8 +1274,8 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     for (uint32_t i = 0; i < ps->n_neggroups; i++) ncl += ps->neggroups[i].cn;
     if (order_range_clusters(ps, ps->clusters, ps->n_clusters) || order_range_clusters(ps, ps->negcl, ncl)) goto out;
     if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
-    for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
-        if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
+    for (uint32_t lid = 0; lid < f->g->n_lids; lid++) /* pslots is final here */
+        if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = pslot_of(ps, f->slot_of_lid[lid]);
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;

@@ -1497,13 +1497,13 @@ static inline __attribute__((always_inline)) void put_attr(wm_xpf_ctx *c, const 
 static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const xpf_pstate *ps = c->ps;
-    uint32_t ix;
-    if (ev->lid < c->n_lids && ev->uri_id < c->n_uris) ix = ps->pslot_of_lid[ev->lid];
+    const xpf_pslot *s;
+    if (ev->lid < c->n_lids && ev->uri_id < c->n_uris) s = ps->pslot_of_lid[ev->lid];
     else {
         uint32_t slot = slot_by_name(c->f, ev);
-        ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
+        s = slot == XPF_NONE || !ps->slot_ix[slot] ? NULL : &ps->pslots[ps->slot_ix[slot] - 1];
     }
-    if (ix) put_attr(c, &ps->pslots[ix - 1], &ev->value, ev->value.kind);
+    if (s) put_attr(c, s, &ev->value, ev->value.kind);
     return stop_now(c);
 }
 
@@ -1942,8 +1942,8 @@ static int on_event(void *user, const wm_exi_event *ev)
 #define WM_SL_ON_AT(p, pe, kind)                                                                            \
     do {                                                                                                    \
         if (xc->collecting) {                                                                               \
-            uint32_t ix_ = xc->ps->pslot_of_lid[(p)->lid];                                                  \
-            if (ix_) put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value, (kind));                          \
+            const xpf_pslot *s_ = xc->ps->pslot_of_lid[(p)->lid];                                           \
+            if (s_) put_attr(xc, s_, &(pe)->value, (kind));                                                 \
         }                                                                                                   \
     } while (0)
 #include "codec/exi_decode_strict_loop.h"

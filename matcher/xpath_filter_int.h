@@ -290,7 +290,9 @@ typedef struct xpf_pstate {
     uint32_t n_pslots;
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
-    uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
+    const xpf_pslot **pslot_of_lid;        /* [g->n_lids]: the pslot of the attribute slot of a grammar
+                                            * local-name id, NULL: none (a pointer: no index arithmetic
+                                            * between the decoder's attribute and its handler) */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
