@@ -1,7 +1,6 @@
 /* MQTT v5 session layer; see mqtt_session.h. */
 #include "dataplane/mqtt_session.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "codec/mqtt5_props.h"
@@ -29,12 +28,14 @@ struct mqtt_dir {
 
 /* A SUBSCRIBE awaiting its SUBACK, an UNSUBSCRIBE awaiting its UNSUBACK,
  * or a PUBLISH awaiting the CONNACK (the type is its first byte's): a copy
- * of the packet, decoded again when the answer says what the broker took. */
+ * of the packet, decoded again when the answer says what the broker took.
+ * A slot of the layer's pool (cfg.pending_subscribes slots); its bytes are
+ * in pend_data at slot * cfg.pending_max. On a session's list (next) or on
+ * the free list (next too). */
 struct pend_sub {
     struct pend_sub *next;
     uint16_t packet_id;
     uint32_t len;
-    uint8_t bytes[];
 };
 
 struct mqtt_session {
@@ -120,6 +121,7 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->will_max = 2048;
     cfg->qos2_held = 1024;
     cfg->qos2_max = 4096;
+    cfg->pending_max = 4096;
 }
 
 size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
@@ -131,14 +133,16 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
     return al8((size_t)cfg->staging_buffers * cfg->max_packet) + al8((size_t)cfg->staging_buffers * 4) +
            al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE) + al8((size_t)cfg->alias_slots * 4) +
            al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will)) + al8((size_t)cfg->wills * cfg->will_max) +
-           al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2)) + al8((size_t)cfg->qos2_held * cfg->qos2_max);
+           al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2)) + al8((size_t)cfg->qos2_held * cfg->qos2_max) +
+           al8((size_t)cfg->pending_subscribes * sizeof(struct pend_sub)) +
+           al8((size_t)cfg->pending_subscribes * cfg->pending_max);
 }
 
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink)
 {
     if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u ||
-        cfg->qos2_max > 268435460u)
+        cfg->qos2_max > 268435460u || cfg->pending_max > 268435460u)
         return -1;
     memset(l, 0, sizeof *l);
     l->cfg = *cfg;
@@ -160,6 +164,15 @@ int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_
     l->q2 = (struct wm_mqtt_q2 *)m;
     m += al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
     l->q2_data = m;
+    m += al8((size_t)cfg->qos2_held * cfg->qos2_max);
+    l->pend_slots = (struct pend_sub *)m;
+    m += al8((size_t)cfg->pending_subscribes * sizeof(struct pend_sub));
+    l->pend_data = m;
+    l->pend_free = NULL;
+    for (uint32_t i = cfg->pending_subscribes; i-- > 0;) {
+        l->pend_slots[i].next = l->pend_free;
+        l->pend_free = &l->pend_slots[i];
+    }
     memset(l->q2, 0, (size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
     for (uint32_t i = 0; i < cfg->qos2_held; i++) l->q2[i].next_free = i + 1 < cfg->qos2_held ? i + 1 : UINT32_MAX;
     l->q2_free = cfg->qos2_held ? 0 : UINT32_MAX;
@@ -257,6 +270,11 @@ static void stop_client(struct wm_mqtt_layer *l, struct mqtt_session *s, uint8_t
 /* ------------------------------------------------------------ packets */
 
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt);
+
+static uint8_t *pend_bytes(const struct wm_mqtt_layer *l, const struct pend_sub *ps)
+{
+    return l->pend_data + (size_t)(ps - l->pend_slots) * l->cfg.pending_max;
+}
 
 /* The client id names the session (§3.1.3.1): one longer than
  * WM_MQTT_CLIENT_ID_MAX cannot be kept whole, and cut it would merge with
@@ -645,9 +663,14 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct pend_sub *ps = NULL;
-    bool over_share = s->pend_n >= l->cfg.pending_per_session;
-    if (over_share) l->c.pending_over_share++;
-    else if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
+    if (s->pend_n >= l->cfg.pending_per_session) {
+        l->c.pending_over_share++;
+    } else if (pkt->length > l->cfg.pending_max) {
+        l->c.pending_too_large++;
+    } else if (l->pend_free) { /* pending_n < cfg.pending_subscribes: the pool has a slot */
+        ps = l->pend_free;
+        l->pend_free = ps->next;
+    }
     if (!ps) {
         if (pkt->type == WM_MQTT5_SUBSCRIBE) l->c.subscribe_untracked++;
         else if (pkt->type == WM_MQTT5_UNSUBSCRIBE) l->c.unsubscribe_untracked++;
@@ -656,7 +679,7 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     }
     ps->packet_id = pkt->packet_id;
     ps->len = pkt->length;
-    memcpy(ps->bytes, raw, pkt->length);
+    memcpy(pend_bytes(l, ps), raw, pkt->length);
     ps->next = NULL;
     /* in order: a SUBACK answers the oldest SUBSCRIBE with its identifier */
     struct pend_sub **tail = &s->pend;
@@ -667,15 +690,16 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     return true;
 }
 
-/* ps, off s's list already */
+/* ps, off s's list already: back to the pool */
 static void pend_free(struct wm_mqtt_layer *l, struct mqtt_session *s, struct pend_sub *ps)
 {
-    free(ps);
+    ps->next = l->pend_free;
+    l->pend_free = ps;
     l->pending_n--;
     s->pend_n--;
 }
 
-static uint8_t pend_type(const struct pend_sub *ps) { return ps->bytes[0] >> 4; }
+static uint8_t pend_type(const struct wm_mqtt_layer *l, const struct pend_sub *ps) { return pend_bytes(l, ps)[0] >> 4; }
 
 /* The oldest pending copy of type `type` with the ack's packet identifier,
  * taken off the list and decoded again into *pkt (it decoded when it came);
@@ -684,13 +708,13 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
                                   wm_mqtt5_packet *pkt)
 {
     struct pend_sub **pp = &s->pend;
-    while (*pp && ((*pp)->packet_id != packet_id || pend_type(*pp) != type)) pp = &(*pp)->next;
+    while (*pp && ((*pp)->packet_id != packet_id || pend_type(l, *pp) != type)) pp = &(*pp)->next;
     struct pend_sub *ps = *pp;
     if (!ps) return NULL;
     *pp = ps->next;
     wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
     wm_mqtt5_result r;
-    if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, pkt, &r) != WM_MQTT5_DONE) {
+    if (wm_mqtt5_decode(&cfg, pend_bytes(l, ps), ps->len, pkt, &r) != WM_MQTT5_DONE) {
         pend_free(l, s, ps);
         return NULL;
     }
@@ -708,7 +732,7 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
     struct pend_sub **pp = &s->pend;
     while (*pp) {
         struct pend_sub *ps = *pp;
-        if (pend_type(ps) != WM_MQTT5_PUBLISH) {
+        if (pend_type(l, ps) != WM_MQTT5_PUBLISH) {
             pp = &ps->next;
             continue;
         }
@@ -717,8 +741,8 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
         wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
-        if (deliver && wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) == WM_MQTT5_DONE)
-            on_publish(l, f, s, WM_DIR_C2S, ps->bytes, &pkt);
+        if (deliver && wm_mqtt5_decode(&cfg, pend_bytes(l, ps), ps->len, &pkt, &r) == WM_MQTT5_DONE)
+            on_publish(l, f, s, WM_DIR_C2S, pend_bytes(l, ps), &pkt);
         outcome(l, d, deliver ? WM_MQTT_PUB_MALFORMED : o); /* no-op unless it was not handed on */
         pend_free(l, s, ps);
     }
@@ -1363,7 +1387,7 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
     while (s->pend) {
         struct pend_sub *ps = s->pend;
         s->pend = ps->next;
-        if (pend_type(ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
+        if (pend_type(l, ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
         else l->c.unsubscribes_unacknowledged++;
         pend_free(l, s, ps);
     }

@@ -7,6 +7,7 @@
  * session model: SUBACK/UNSUBACK, session lifetime, CONNACK limits, QoS 2,
  * Wills and their delay (in the test's packet time, now_ns). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -799,6 +800,76 @@ Test(mqtt, one_session_holds_at_most_its_share_of_the_pending_pool)
     c2s(&hog, b, subscribe_pkt(b, 99, NULL, "h2/#", NULL));
     cr_assert_eq(layer.c.subscribe_untracked, 38);
     cr_assert_eq(layer.pending_n, 2);
+    assert_publish_conservation();
+}
+
+/* jemalloc's per-thread count of bytes allocated (the test binaries link
+ * jemalloc, as every program of the project does). */
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+static uint64_t thread_allocated(void)
+{
+    uint64_t v = 0;
+    size_t len = sizeof v;
+    cr_assert_eq(mallctl("thread.allocated", &v, &len, NULL, 0), 0, "jemalloc's thread.allocated");
+    return v;
+}
+
+/* A pending copy is a slot of the layer's pool, allocated with the layer:
+ * holding SUBSCRIBEs, UNSUBSCRIBEs and PUBLISHes sent before the CONNACK
+ * allocates nothing (before 2026-12-02 each one was a malloc on the
+ * worker's packet path). A packet over cfg.pending_max is not kept, counted
+ * by reason; the pool full is counted as before. */
+Test(mqtt, pending_copies_come_from_the_layers_pool)
+{
+    struct wm_mqtt_config mc;
+    wm_mqtt_config_default(&mc);
+    mc.alias_slots = 16;
+    mc.pending_subscribes = 48;    /* a share of 3 per session */
+    mc.pending_max = 300;
+    free(layer_mem);
+    layer_mem = malloc(wm_mqtt_layer_memsize(&mc));
+    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
+    static uint8_t sub[16][512], big[512], pub[512], ack[64];
+    size_t sub_n[16], big_n, pub_n, ack_n;
+    char f[32];
+    for (int i = 0; i < 16; i++) {
+        snprintf(f, sizeof f, "s%d/#", i);
+        sub_n[i] = subscribe_pkt(sub[i], 0, NULL, f, NULL);
+    }
+    char longf[301];
+    memset(longf, 'x', 300);
+    longf[300] = 0;
+    big_n = subscribe_pkt(big, 0, NULL, longf, NULL); /* over pending_max */
+    cr_assert_gt(big_n, 300);
+    pub_n = publish_pkt(pub, "m/early", 0, NULL, NULL, 8);
+    ack_n = suback_pkt(ack, 3, (const uint8_t[]){0}, 1);
+    struct conv v[16];
+    uint8_t b[256];
+    for (int i = 0; i < 16; i++) connect_as(&v[i], (uint16_t)(42100 + i), (snprintf(f, sizeof f, "c%d", i), f));
+    struct conv early;
+    open_conv(&early, 42200);
+    c2s(&early, b, connect_pkt(b, "early", 5));
+
+    uint64_t before = thread_allocated();
+    for (int i = 0; i < 16; i++) /* 3 each: the whole pool */
+        for (int k = 0; k < 3; k++) c2s(&v[i], sub[i], sub_n[i]);
+    uint64_t after = thread_allocated();
+    cr_assert_eq(layer.pending_n, 48);
+    cr_assert_eq(after - before, 0, "%llu bytes allocated to hold 48 SUBSCRIBEs",
+                 (unsigned long long)(after - before));
+    /* the pool is full: the next one is not kept, as before */
+    c2s(&early, pub, pub_n);
+    cr_assert_eq(layer.c.publish_unheld, 1);
+    cr_assert_eq(n_pubs, 1, "matched at once, as a PUBLISH finding no copy free always was");
+    /* the answers give the slots back; a packet over pending_max is refused by size */
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 3; k++) s2c(&v[i], ack, ack_n);
+    cr_assert_eq(layer.pending_n, 0);
+    cr_assert_eq(n_subs, 48);
+    c2s(&v[0], big, big_n);
+    cr_assert_eq(layer.c.pending_too_large, 1);
+    cr_assert_eq(layer.c.subscribe_untracked, 1);
+    cr_assert_eq(layer.pending_n, 0);
     assert_publish_conservation();
 }
 
