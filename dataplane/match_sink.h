@@ -179,6 +179,8 @@ struct wm_match_worker; /* one per worker */
     X(subs_live)           /* learned subscriptions installed */                  \
     X(subs_replaced)       /* SUBSCRIBE of a filter the client already had */     \
     X(subs_refused_kept)   /* refused (nbhd unknown, xpath refused) for a filter the client already had: kept */ \
+    X(subs_replace_pending) /* re-SUBSCRIBEs whose new `xpath` awaits its compile while the subscription \
+                               they replace goes on deciding (gauge) */ \
     X(subs_removed)                                                               \
     X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
     X(subs_full)           /* learned subscriptions refused: max_subs (--max-subs) reached */ \

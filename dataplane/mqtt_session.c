@@ -27,16 +27,22 @@ struct mqtt_dir {
 };
 
 /* A SUBSCRIBE awaiting its SUBACK, an UNSUBSCRIBE awaiting its UNSUBACK,
- * or a PUBLISH awaiting the CONNACK (the type is its first byte's): a copy
- * of the packet, decoded again when the answer says what the broker took.
- * A slot of the layer's pool (cfg.pending_subscribes slots); its bytes are
- * in pend_data at slot * cfg.pending_max. On a session's list (next) or on
- * the free list (next too). */
+ * or a PUBLISH awaiting the CONNACK (type): a copy of the packet, decoded
+ * again when the answer says what the broker took. A slot of the layer's
+ * pool (cfg.pending_subscribes slots), on a session's list or the free list
+ * (next); its bytes in a chain of WM_MQTT_PEND_CHUNK-byte chunks of the
+ * layer's chunk pool (cfg.pending_bytes), from chunk on (pend_chunk_next):
+ * fixed pieces, so that copies of any size share the pool without
+ * fragmenting it, and the SUBSCRIBEs of a few hundred bytes most are take
+ * one chunk and decode in place. */
 struct pend_sub {
     struct pend_sub *next;
-    uint16_t packet_id;
     uint32_t len;
+    uint32_t chunk;         /* first chunk */
+    uint16_t packet_id;
+    uint8_t type;           /* WM_MQTT5_SUBSCRIBE, _UNSUBSCRIBE or _PUBLISH */
 };
+#define PEND_CHUNKS(len) (((len) + WM_MQTT_PEND_CHUNK - 1) / WM_MQTT_PEND_CHUNK)
 
 struct mqtt_session {
     uint8_t state;          /* enum sess_state */
@@ -59,6 +65,7 @@ struct mqtt_session {
     uint32_t qos2_slot[WM_MQTT_QOS2_INFLIGHT]; /* ... their copies: slot + 1, Q2_AT_PUBLISH, Q2_ELSEWHERE */
     struct pend_sub *pend;  /* SUBSCRIBEs awaiting their SUBACK */
     uint32_t pend_n;        /* copies in pend (<= cfg.pending_per_session) */
+    uint32_t pend_chunks;   /* their chunks (<= the layer's pend_chunk_share) */
     char client[WM_MQTT_CLIENT_ID_MAX + 1];
     struct mqtt_dir d[2];
 };
@@ -121,7 +128,7 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->will_max = 2048;
     cfg->qos2_held = 1024;
     cfg->qos2_max = 4096;
-    cfg->pending_max = 4096;
+    cfg->pending_bytes = 262144;
 }
 
 size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
@@ -135,14 +142,15 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
            al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will)) + al8((size_t)cfg->wills * cfg->will_max) +
            al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2)) + al8((size_t)cfg->qos2_held * cfg->qos2_max) +
            al8((size_t)cfg->pending_subscribes * sizeof(struct pend_sub)) +
-           al8((size_t)cfg->pending_subscribes * cfg->pending_max);
+           al8((size_t)PEND_CHUNKS(cfg->pending_bytes) * 4) +
+           al8((size_t)PEND_CHUNKS(cfg->pending_bytes) * WM_MQTT_PEND_CHUNK) + al8(cfg->max_packet);
 }
 
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink)
 {
     if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u ||
-        cfg->qos2_max > 268435460u || cfg->pending_max > 268435460u)
+        cfg->qos2_max > 268435460u || cfg->pending_bytes > 1073741824u)
         return -1;
     memset(l, 0, sizeof *l);
     l->cfg = *cfg;
@@ -167,12 +175,22 @@ int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_
     m += al8((size_t)cfg->qos2_held * cfg->qos2_max);
     l->pend_slots = (struct pend_sub *)m;
     m += al8((size_t)cfg->pending_subscribes * sizeof(struct pend_sub));
+    uint32_t nch = PEND_CHUNKS(cfg->pending_bytes);
+    l->pend_chunk_next = (uint32_t *)m;
+    m += al8((size_t)nch * 4);
     l->pend_data = m;
+    m += al8((size_t)nch * WM_MQTT_PEND_CHUNK);
+    l->pend_scratch = m;
     l->pend_free = NULL;
     for (uint32_t i = cfg->pending_subscribes; i-- > 0;) {
         l->pend_slots[i].next = l->pend_free;
         l->pend_free = &l->pend_slots[i];
     }
+    for (uint32_t i = 0; i < nch; i++) l->pend_chunk_next[i] = i + 1 < nch ? i + 1 : UINT32_MAX;
+    l->pend_chunk_free = nch ? 0 : UINT32_MAX;
+    l->pend_chunks_free = nch;
+    /* one session's share of the chunks, as of the copies */
+    l->pend_chunk_share = nch / 16 ? nch / 16 : nch;
     memset(l->q2, 0, (size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
     for (uint32_t i = 0; i < cfg->qos2_held; i++) l->q2[i].next_free = i + 1 < cfg->qos2_held ? i + 1 : UINT32_MAX;
     l->q2_free = cfg->qos2_held ? 0 : UINT32_MAX;
@@ -271,9 +289,22 @@ static void stop_client(struct wm_mqtt_layer *l, struct mqtt_session *s, uint8_t
 
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt);
 
-static uint8_t *pend_bytes(const struct wm_mqtt_layer *l, const struct pend_sub *ps)
+static uint8_t *pend_chunk(const struct wm_mqtt_layer *l, uint32_t c)
 {
-    return l->pend_data + (size_t)(ps - l->pend_slots) * l->cfg.pending_max;
+    return l->pend_data + (size_t)c * WM_MQTT_PEND_CHUNK;
+}
+
+/* The copy's bytes, contiguous: in place if it has one chunk, else
+ * gathered into the layer's scratch buffer, valid until the next call. */
+static const uint8_t *pend_bytes(const struct wm_mqtt_layer *l, const struct pend_sub *ps)
+{
+    if (ps->len <= WM_MQTT_PEND_CHUNK) return pend_chunk(l, ps->chunk);
+    uint32_t c = ps->chunk;
+    for (uint32_t off = 0; off < ps->len; off += WM_MQTT_PEND_CHUNK, c = l->pend_chunk_next[c]) {
+        uint32_t k = ps->len - off < WM_MQTT_PEND_CHUNK ? ps->len - off : WM_MQTT_PEND_CHUNK;
+        memcpy(l->pend_scratch + off, pend_chunk(l, c), k);
+    }
+    return l->pend_scratch;
 }
 
 /* The client id names the session (§3.1.3.1): one longer than
@@ -663,10 +694,11 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct pend_sub *ps = NULL;
-    if (s->pend_n >= l->cfg.pending_per_session) {
+    uint32_t need = PEND_CHUNKS(pkt->length);
+    if (s->pend_n >= l->cfg.pending_per_session || s->pend_chunks + need > l->pend_chunk_share) {
         l->c.pending_over_share++;
-    } else if (pkt->length > l->cfg.pending_max) {
-        l->c.pending_too_large++;
+    } else if (need > l->pend_chunks_free) {
+        l->c.pending_bytes_full++;
     } else if (l->pend_free) { /* pending_n < cfg.pending_subscribes: the pool has a slot */
         ps = l->pend_free;
         l->pend_free = ps->next;
@@ -678,8 +710,19 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
         return false;
     }
     ps->packet_id = pkt->packet_id;
+    ps->type = (uint8_t)pkt->type;
     ps->len = pkt->length;
-    memcpy(pend_bytes(l, ps), raw, pkt->length);
+    ps->chunk = l->pend_chunk_free;
+    uint32_t c = UINT32_MAX;
+    for (uint32_t off = 0; off < pkt->length; off += WM_MQTT_PEND_CHUNK) {
+        c = l->pend_chunk_free;
+        l->pend_chunk_free = l->pend_chunk_next[c];
+        uint32_t k = pkt->length - off < WM_MQTT_PEND_CHUNK ? pkt->length - off : WM_MQTT_PEND_CHUNK;
+        memcpy(pend_chunk(l, c), raw + off, k);
+    }
+    l->pend_chunk_next[c] = UINT32_MAX; /* a packet has 2 bytes at least: c is its last chunk */
+    l->pend_chunks_free -= need;
+    s->pend_chunks += need;
     ps->next = NULL;
     /* in order: a SUBACK answers the oldest SUBSCRIBE with its identifier */
     struct pend_sub **tail = &s->pend;
@@ -690,16 +733,22 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     return true;
 }
 
-/* ps, off s's list already: back to the pool */
+/* ps, off s's list already: back to the pool, with its chunks */
 static void pend_free(struct wm_mqtt_layer *l, struct mqtt_session *s, struct pend_sub *ps)
 {
+    uint32_t need = PEND_CHUNKS(ps->len), last = ps->chunk;
+    while (l->pend_chunk_next[last] != UINT32_MAX) last = l->pend_chunk_next[last];
+    l->pend_chunk_next[last] = l->pend_chunk_free;
+    l->pend_chunk_free = ps->chunk;
+    l->pend_chunks_free += need;
+    s->pend_chunks -= need;
     ps->next = l->pend_free;
     l->pend_free = ps;
     l->pending_n--;
     s->pend_n--;
 }
 
-static uint8_t pend_type(const struct wm_mqtt_layer *l, const struct pend_sub *ps) { return pend_bytes(l, ps)[0] >> 4; }
+static uint8_t pend_type(const struct pend_sub *ps) { return ps->type; }
 
 /* The oldest pending copy of type `type` with the ack's packet identifier,
  * taken off the list and decoded again into *pkt (it decoded when it came);
@@ -708,7 +757,7 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
                                   wm_mqtt5_packet *pkt)
 {
     struct pend_sub **pp = &s->pend;
-    while (*pp && ((*pp)->packet_id != packet_id || pend_type(l, *pp) != type)) pp = &(*pp)->next;
+    while (*pp && ((*pp)->packet_id != packet_id || pend_type(*pp) != type)) pp = &(*pp)->next;
     struct pend_sub *ps = *pp;
     if (!ps) return NULL;
     *pp = ps->next;
@@ -732,7 +781,7 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
     struct pend_sub **pp = &s->pend;
     while (*pp) {
         struct pend_sub *ps = *pp;
-        if (pend_type(l, ps) != WM_MQTT5_PUBLISH) {
+        if (pend_type(ps) != WM_MQTT5_PUBLISH) {
             pp = &ps->next;
             continue;
         }
@@ -741,8 +790,9 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
         wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
-        if (deliver && wm_mqtt5_decode(&cfg, pend_bytes(l, ps), ps->len, &pkt, &r) == WM_MQTT5_DONE)
-            on_publish(l, f, s, WM_DIR_C2S, pend_bytes(l, ps), &pkt);
+        const uint8_t *b = deliver ? pend_bytes(l, ps) : NULL;
+        if (deliver && wm_mqtt5_decode(&cfg, b, ps->len, &pkt, &r) == WM_MQTT5_DONE)
+            on_publish(l, f, s, WM_DIR_C2S, b, &pkt);
         outcome(l, d, deliver ? WM_MQTT_PUB_MALFORMED : o); /* no-op unless it was not handed on */
         pend_free(l, s, ps);
     }
@@ -1387,7 +1437,7 @@ static void on_close(void *ctx, struct wm_flow *f, enum wm_flow_close_reason why
     while (s->pend) {
         struct pend_sub *ps = s->pend;
         s->pend = ps->next;
-        if (pend_type(l, ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
+        if (pend_type(ps) == WM_MQTT5_SUBSCRIBE) l->c.subscribes_unacknowledged++;
         else l->c.unsubscribes_unacknowledged++;
         pend_free(l, s, ps);
     }

@@ -10,11 +10,11 @@
  *     1..WM_MQTT_MAX_ALIASES, topics up to WM_MQTT_ALIAS_TOPIC_MAX bytes kept
  *     in a per-worker slot pool.
  *   - SUBSCRIBE from the client is kept PENDING by its packet identifier
- *     (a copy of the packet in a per-worker pool of pending_subscribes
- *     slots of pending_max bytes, allocated with the layer: nothing is
- *     allocated per packet; a larger packet, or one finding no slot, is not
- *     kept, counted; one session holds at most pending_per_session of
- *     them: one client cannot take them all) until the
+ *     (a copy of the packet in a per-worker pool allocated with the layer,
+ *     nothing per packet: at most pending_subscribes copies of together
+ *     pending_bytes; a packet finding no room is not kept, counted; one
+ *     session holds at most pending_per_session copies and a sixteenth of
+ *     the bytes: one client cannot take them all) until the
  *     broker's SUBACK: each filter the SUBACK
  *     grants (reason code < 0x80, §3.9.3) is handed to the sink
  *     (wm_mqtt_sink.subscribe) with the granted QoS, its subscription
@@ -132,6 +132,8 @@
 #define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
 #define WM_MQTT_QOS2_INFLIGHT 16    /* QoS 2 packet ids awaiting PUBREL followed per session */
 #define WM_MQTT_KEEPALIVE_GRACE_S 2 /* seconds beyond 1.5 x Keep Alive before an idle connection times out */
+
+#define WM_MQTT_PEND_CHUNK 256    /* bytes of one piece of a pending copy (wm_mqtt_config.pending_bytes) */
 
 struct pend_sub; /* a pending copy (mqtt_session.c) */
 
@@ -312,8 +314,10 @@ struct wm_mqtt_sink {
     X(subs_after_session_end) /* granted after the session ended (expiry 0): not installed */ \
     X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full, or the session's share */ \
     X(pending_over_share)   /* (UN)SUBSCRIBEs and held PUBLISHes not kept: their session held
-                               pending_per_session copies (also in *_untracked, publish_unheld) */ \
-    X(pending_too_large)    /* ... not kept: over cfg.pending_max bytes (also in *_untracked, publish_unheld) */ \
+                               pending_per_session copies or a sixteenth of cfg.pending_bytes (also in \
+                               *_untracked, publish_unheld) */ \
+    X(pending_bytes_full)   /* ... not kept: the copies' bytes (cfg.pending_bytes) are taken (also in \
+                               *_untracked, publish_unheld) */ \
     X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
@@ -364,8 +368,8 @@ struct wm_mqtt_config {
     uint32_t will_max;        /* bytes of one Will: topic + properties + payload (default 2048) */
     uint32_t qos2_held;       /* QoS 2 PUBLISHes held for their PUBREL per worker (default 1024) */
     uint32_t qos2_max;        /* bytes of one: resolved topic + the PUBLISH (default 4096) */
-    uint32_t pending_max;     /* bytes of one pending copy ((UN)SUBSCRIBE, PUBLISH before the CONNACK; default
-                                 4096): the pool of pending_subscribes copies is allocated with the layer */
+    uint32_t pending_bytes;   /* bytes of all pending copies per worker, in WM_MQTT_PEND_CHUNK pieces (default
+                                 262144; at most 2^30); one session holds at most a sixteenth of them */
 };
 void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
 
@@ -382,8 +386,13 @@ struct wm_mqtt_layer {
     uint64_t next_seq;
     uint32_t pending_n;       /* (UN)SUBSCRIBEs awaiting their ack (<= cfg.pending_subscribes) */
     struct pend_sub *pend_slots; /* cfg.pending_subscribes slots */
-    uint8_t *pend_data;       /* cfg.pending_subscribes * cfg.pending_max */
     struct pend_sub *pend_free; /* free slots (NULL: none) */
+    uint8_t *pend_data;       /* the copies' chunks: cfg.pending_bytes rounded up to WM_MQTT_PEND_CHUNK */
+    uint32_t *pend_chunk_next; /* per chunk: the next of its copy or of the free list (UINT32_MAX: none) */
+    uint32_t pend_chunk_free; /* first free chunk (UINT32_MAX: none) */
+    uint32_t pend_chunks_free;
+    uint32_t pend_chunk_share; /* chunks one session may hold */
+    uint8_t *pend_scratch;    /* cfg.max_packet bytes: a copy of several chunks, made contiguous to decode */
     struct wm_mqtt_will *wills; /* cfg.wills slots */
     uint8_t *will_data;       /* cfg.wills * cfg.will_max */
     uint32_t will_free;       /* first free slot (index), UINT32_MAX none */
@@ -421,7 +430,7 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg);
 
 /* Initialises l over mem. sink may be NULL. Returns 0, or -1 if cfg is
  * invalid (max_packet < 16 or > 268435460, will_max > 268435455,
- * qos2_max or pending_max > 268435460). */
+ * qos2_max > 268435460, pending_bytes > 2^30). */
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink);
 

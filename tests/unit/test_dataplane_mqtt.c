@@ -814,33 +814,56 @@ static uint64_t thread_allocated(void)
     return v;
 }
 
-/* A pending copy is a slot of the layer's pool, allocated with the layer:
- * holding SUBSCRIBEs, UNSUBSCRIBEs and PUBLISHes sent before the CONNACK
- * allocates nothing (before 2026-12-02 each one was a malloc on the
- * worker's packet path). A packet over cfg.pending_max is not kept, counted
- * by reason; the pool full is counted as before. */
+/* A SUBSCRIBE (packet id 3) of filter f whose properties carry a `pad`
+ * User Property of pad bytes first, so that the filter lies beyond them. */
+static size_t subscribe_pad(uint8_t *out, size_t pad, const char *f)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u16(&body, 3);
+    char v[1024];
+    cr_assert(pad < sizeof v);
+    memset(v, 'p', pad);
+    v[pad] = 0;
+    wm_tb_u8(&props, 0x26);
+    wm_tb_str(&props, "pad");
+    wm_tb_str(&props, v);
+    wm_tb_props(&body, &props);
+    wm_tb_str(&body, f);
+    wm_tb_u8(&body, 1);
+    size_t n = wm_tb_packet(&pkt, 0x82, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+/* Pending copies come from the layer's pool, allocated with it: holding
+ * SUBSCRIBEs, UNSUBSCRIBEs and PUBLISHes sent before the CONNACK allocates
+ * nothing (before 2026-12-02 each one was a malloc on the worker's packet
+ * path). A copy of several chunks decodes whole at its SUBACK; one over its
+ * session's share of the bytes, or finding the bytes taken, is not kept,
+ * counted by reason. */
 Test(mqtt, pending_copies_come_from_the_layers_pool)
 {
     struct wm_mqtt_config mc;
     wm_mqtt_config_default(&mc);
     mc.alias_slots = 16;
-    mc.pending_subscribes = 48;    /* a share of 3 per session */
-    mc.pending_max = 300;
+    mc.pending_subscribes = 48;                 /* a share of 3 copies per session */
+    mc.pending_bytes = 48 * WM_MQTT_PEND_CHUNK; /* ... and of 3 chunks */
     free(layer_mem);
     layer_mem = malloc(wm_mqtt_layer_memsize(&mc));
     cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
-    static uint8_t sub[16][512], big[512], pub[512], ack[64];
-    size_t sub_n[16], big_n, pub_n, ack_n;
+    cr_assert_eq(layer.pend_chunk_share, 3);
+    static uint8_t sub[16][512], three[1024], four[1280], pub[512], ack[64];
+    size_t sub_n[16], three_n, four_n, pub_n, ack_n;
     char f[32];
     for (int i = 0; i < 16; i++) {
         snprintf(f, sizeof f, "s%d/#", i);
         sub_n[i] = subscribe_pkt(sub[i], 0, NULL, f, NULL);
+        cr_assert_leq(sub_n[i], WM_MQTT_PEND_CHUNK);
     }
-    char longf[301];
-    memset(longf, 'x', 300);
-    longf[300] = 0;
-    big_n = subscribe_pkt(big, 0, NULL, longf, NULL); /* over pending_max */
-    cr_assert_gt(big_n, 300);
+    three_n = subscribe_pad(three, 600, "long/#"); /* 3 chunks, its filter in the third */
+    cr_assert(three_n > 2 * WM_MQTT_PEND_CHUNK && three_n <= 3 * WM_MQTT_PEND_CHUNK);
+    four_n = subscribe_pad(four, 800, "four/#");   /* 4 chunks: over the share */
+    cr_assert(four_n > 3 * WM_MQTT_PEND_CHUNK);
     pub_n = publish_pkt(pub, "m/early", 0, NULL, NULL, 8);
     ack_n = suback_pkt(ack, 3, (const uint8_t[]){0}, 1);
     struct conv v[16];
@@ -851,25 +874,41 @@ Test(mqtt, pending_copies_come_from_the_layers_pool)
     c2s(&early, b, connect_pkt(b, "early", 5));
 
     uint64_t before = thread_allocated();
-    for (int i = 0; i < 16; i++) /* 3 each: the whole pool */
+    for (int i = 0; i < 16; i++) /* 3 each: every copy of the pool */
         for (int k = 0; k < 3; k++) c2s(&v[i], sub[i], sub_n[i]);
     uint64_t after = thread_allocated();
     cr_assert_eq(layer.pending_n, 48);
     cr_assert_eq(after - before, 0, "%llu bytes allocated to hold 48 SUBSCRIBEs",
                  (unsigned long long)(after - before));
-    /* the pool is full: the next one is not kept, as before */
-    c2s(&early, pub, pub_n);
+    c2s(&early, pub, pub_n); /* no room: matched at once, as always */
     cr_assert_eq(layer.c.publish_unheld, 1);
-    cr_assert_eq(n_pubs, 1, "matched at once, as a PUBLISH finding no copy free always was");
-    /* the answers give the slots back; a packet over pending_max is refused by size */
+    cr_assert_eq(layer.c.pending_bytes_full, 1, "every chunk is taken too");
+    cr_assert_eq(n_pubs, 1);
     for (int i = 0; i < 16; i++)
         for (int k = 0; k < 3; k++) s2c(&v[i], ack, ack_n);
     cr_assert_eq(layer.pending_n, 0);
     cr_assert_eq(n_subs, 48);
-    c2s(&v[0], big, big_n);
-    cr_assert_eq(layer.c.pending_too_large, 1);
+
+    /* a copy of three chunks: its filter, beyond the first two, is installed whole */
+    c2s(&v[0], three, three_n);
+    s2c(&v[0], ack, ack_n);
+    cr_assert_eq(n_subs, 49);
+    cr_assert_str_eq(subs[48].filter, "long/#");
+    /* four chunks: over the session's share */
+    c2s(&v[0], four, four_n);
+    cr_assert_eq(layer.c.pending_over_share, 1);
     cr_assert_eq(layer.c.subscribe_untracked, 1);
-    cr_assert_eq(layer.pending_n, 0);
+    /* the bytes taken (16 sessions x 3 chunks), with copies free: the next is not kept */
+    for (int i = 0; i < 16; i++) c2s(&v[i], three, three_n);
+    cr_assert_eq(layer.pending_n, 16);
+    cr_assert_eq(layer.pend_chunks_free, 0);
+    c2s(&early, pub, pub_n);
+    cr_assert_eq(layer.c.pending_bytes_full, 2);
+    cr_assert_eq(layer.c.publish_unheld, 2);
+    /* connections lost before their SUBACKs give the copies back */
+    for (int i = 0; i < 16; i++) send_seg(&v[i].c, v[i].cisn + 1 + v[i].coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(layer.c.subscribes_unacknowledged, 16);
+    cr_assert_eq(layer.pend_chunks_free, 48, "chunks leaked");
     assert_publish_conservation();
 }
 
