@@ -5,6 +5,7 @@
 
 #include "codec/mqtt5_props.h"
 #include "codec/mqtt5_reason.h"
+#include "dataplane/qos2_store.h"
 
 #define NO_BUF UINT32_MAX
 #define ALIAS_SLOT_SIZE (WM_MQTT_ALIAS_TOPIC_MAX + 2)
@@ -102,9 +103,12 @@ struct wm_mqtt_q2 {
     uint32_t topic_len, len;
 };
 /* A session's qos2_slot[] besides slot + 1: matched at its PUBLISH already
- * (no copy), or its copy is not in this worker's pool (resumed here). */
+ * (no copy), its copy is not in this worker's hands (resumed here: in the
+ * shared store, or in another worker's pool), or Q2_STORE | entry: an entry
+ * of the shared store this layer owns (qos2_store.h). */
 #define Q2_AT_PUBLISH 0u
 #define Q2_ELSEWHERE UINT32_MAX
+#define Q2_STORE 0x80000000u
 
 static const char *const outcome_names[] = {
 #define WM_MQTT_X_NAME(e, s) s,
@@ -149,7 +153,7 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink)
 {
-    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u ||
+    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u || cfg->qos2_held >= Q2_STORE ||
         cfg->qos2_max > 268435460u || cfg->pending_bytes > 1073741824u)
         return -1;
     memset(l, 0, sizeof *l);
@@ -449,15 +453,54 @@ static uint8_t *q2_bytes(struct wm_mqtt_layer *l, const struct wm_mqtt_q2 *q)
     return l->q2_data + (size_t)(q - l->q2) * l->cfg.qos2_max;
 }
 
-/* Frees a held copy; its PUBLISH ends with outcome o. */
-static void q2_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q, enum wm_mqtt_pub_outcome o)
+/* Gives a held copy's slot back (its message lives on elsewhere, or ends
+ * by the caller's outcome). */
+static void q2_slot_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q)
 {
     if (q->state == Q_DETACHED) l->q2_detached--;
     q->state = Q_FREE;
     q->next_free = l->q2_free;
     l->q2_free = (uint32_t)(q - l->q2);
     l->c.qos2_waiting--;
+}
+
+/* Frees a held copy; its PUBLISH ends with outcome o. */
+static void q2_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q, enum wm_mqtt_pub_outcome o)
+{
+    q2_slot_free(l, q);
     outcome_later(l, o);
+}
+
+/* A store entry this layer owns is done with; its PUBLISH ends with o. */
+static void q2_store_done(struct wm_mqtt_layer *l, int32_t e, enum wm_mqtt_pub_outcome o)
+{
+    wm_qos2_store_release(l->store, e);
+    l->c.qos2_waiting--;
+    outcome_later(l, o);
+}
+
+/* The copy of session s's QoS 2 id in the shared store, claimed for this
+ * layer (a resume that did not find it: its old connection ended after the
+ * new one resumed), or -1. */
+static int32_t q2_store_claim(struct wm_mqtt_layer *l, const struct mqtt_session *s, uint16_t id)
+{
+    int32_t e = l->store ? wm_qos2_store_claim(l->store, s->client, s->client_len, id) : -1;
+    if (e >= 0) {
+        l->c.qos2_resumed_shared++;
+        l->c.qos2_waiting++;
+    }
+    return e;
+}
+
+/* Ends the held message of qos2_slot value slot with outcome o, wherever
+ * its copy is (nothing for AT_PUBLISH: its outcome came at the PUBLISH). */
+static void q2_drop(struct wm_mqtt_layer *l, const struct mqtt_session *s, uint16_t id, uint32_t slot,
+                    enum wm_mqtt_pub_outcome o)
+{
+    if (slot == Q2_AT_PUBLISH) return;
+    int32_t e = slot == Q2_ELSEWHERE ? q2_store_claim(l, s, id) : (slot & Q2_STORE) ? (int32_t)(slot & ~Q2_STORE) : -1;
+    if (e >= 0) q2_store_done(l, e, o);
+    else if (slot != Q2_ELSEWHERE) q2_free(l, &l->q2[slot - 1], o);
 }
 
 /* Copies a QoS 2 PUBLISH (resolved topic + its bytes) to be matched at its
@@ -499,6 +542,20 @@ static uint32_t qos2_find(const struct mqtt_session *s, uint16_t id)
     return i;
 }
 
+/* The broker releases a held QoS 2 message (the resolved topic, then the
+ * PUBLISH's bytes) to its subscribers: matched now. */
+static enum wm_mqtt_pub_outcome q2_release(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
+                                           const uint8_t *b, uint32_t topic_len, uint32_t len)
+{
+    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+    wm_mqtt5_packet pkt;
+    wm_mqtt5_result r;
+    l->c.qos2_released++;
+    if (wm_mqtt5_decode(&cfg, b + topic_len, len, &pkt, &r) != WM_MQTT5_DONE)
+        return WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
+    return deliver(l, f, s, b, topic_len, &pkt, false);
+}
+
 /* The client's PUBREL (§4.3.3): the broker releases the message to its
  * subscribers now; the id is free again. */
 static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, uint16_t id)
@@ -511,37 +568,53 @@ static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_
     uint32_t slot = s->qos2_slot[i];
     qos2_remove(s, i);
     if (slot == Q2_AT_PUBLISH) return;
+    int32_t e = slot == Q2_ELSEWHERE ? q2_store_claim(l, s, id) : (slot & Q2_STORE) ? (int32_t)(slot & ~Q2_STORE) : -1;
+    if (e >= 0) {
+        uint32_t tl, len;
+        const uint8_t *b = wm_qos2_store_bytes(l->store, e, &tl, &len);
+        q2_store_done(l, e, q2_release(l, f, s, b, tl, len));
+        return;
+    }
     if (slot == Q2_ELSEWHERE) {
         l->c.qos2_pubrel_no_copy++;
         return;
     }
     struct wm_mqtt_q2 *q = &l->q2[slot - 1];
-    const uint8_t *b = q2_bytes(l, q);
-    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
-    wm_mqtt5_packet pkt;
-    wm_mqtt5_result r;
-    enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
-    if (wm_mqtt5_decode(&cfg, b + q->topic_len, q->len, &pkt, &r) == WM_MQTT5_DONE)
-        o = deliver(l, f, s, b, q->topic_len, &pkt, false);
-    l->c.qos2_released++;
-    q2_free(l, q, o);
+    q2_free(l, q, q2_release(l, f, s, q2_bytes(l, q), q->topic_len, q->len));
 }
 
 /* The session's held copies: dropped with outcome o (its end, expiry 0),
  * or detached until its expiry (expiry_s; 0xFFFFFFFF never). */
 static void qos2_end(struct wm_mqtt_layer *l, struct mqtt_session *s, bool detach, enum wm_mqtt_pub_outcome o)
 {
+    uint64_t deadline = s->expiry == UINT32_MAX ? UINT64_MAX : l->now_ns + (uint64_t)s->expiry * 1000000000ull;
     for (uint32_t i = 0; i < s->n_qos2; i++) {
         uint32_t slot = s->qos2_slot[i];
         if (slot == Q2_AT_PUBLISH || slot == Q2_ELSEWHERE) continue;
         s->qos2_slot[i] = Q2_ELSEWHERE;
-        struct wm_mqtt_q2 *q = &l->q2[slot - 1];
         if (!detach) {
-            q2_free(l, q, o);
+            q2_drop(l, s, s->qos2[i], slot, o);
             continue;
         }
+        if (slot & Q2_STORE) { /* back to the store, for whichever worker sees the resume */
+            wm_qos2_store_detach(l->store, (int32_t)(slot & ~Q2_STORE), deadline);
+            l->c.qos2_waiting--;
+            l->c.qos2_detached_shared++;
+            continue;
+        }
+        struct wm_mqtt_q2 *q = &l->q2[slot - 1];
+        if (l->store) {
+            const uint8_t *b = q2_bytes(l, q);
+            if (wm_qos2_store_put(l->store, s->client, s->client_len, q->packet_id, deadline, b, q->topic_len,
+                                  b + q->topic_len, q->len) >= 0) {
+                q2_slot_free(l, q);
+                l->c.qos2_detached_shared++;
+                continue;
+            }
+            l->c.qos2_shared_full++; /* kept here: only a resume on this worker finds it */
+        }
         q->state = Q_DETACHED;
-        q->deadline_ns = s->expiry == UINT32_MAX ? UINT64_MAX : l->now_ns + (uint64_t)s->expiry * 1000000000ull;
+        q->deadline_ns = deadline;
         l->q2_detached++;
         if (q->deadline_ns < l->q2_next_ns) l->q2_next_ns = q->deadline_ns;
     }
@@ -569,6 +642,24 @@ static void qos2_on_connack(struct wm_mqtt_layer *l, struct mqtt_session *s, boo
     }
 }
 
+/* The same for the copies in the shared store, which any worker's
+ * detached sessions left there: a resumed session takes those of its ids
+ * (this layer owns them from now on), a new one drops the client id's. */
+static void qos2_on_connack_shared(struct wm_mqtt_layer *l, struct mqtt_session *s, bool present)
+{
+    int32_t got[WM_MQTT_QOS2_INFLIGHT];
+    uint32_t n = present ? s->n_qos2 : 0;
+    uint32_t dropped = wm_qos2_store_resume(l->store, s->client, s->client_len, s->qos2, n, got);
+    for (uint32_t k = 0; k < dropped; k++) outcome_later(l, WM_MQTT_PUB_SESSION_ENDED);
+    for (uint32_t i = 0; i < n; i++) {
+        if (got[i] < 0) continue;
+        l->c.qos2_waiting++;
+        l->c.qos2_resumed_shared++;
+        if (s->qos2_slot[i] == Q2_ELSEWHERE) s->qos2_slot[i] = Q2_STORE | (uint32_t)got[i];
+        else q2_store_done(l, got[i], WM_MQTT_PUB_SESSION_ENDED); /* a copy here too: cannot be, one is enough */
+    }
+}
+
 /* Detached copies whose session expired by now: their message is gone. */
 static void qos2_expire(struct wm_mqtt_layer *l)
 {
@@ -580,6 +671,14 @@ static void qos2_expire(struct wm_mqtt_layer *l)
         else if (q->deadline_ns < next) next = q->deadline_ns;
     }
     l->q2_next_ns = next;
+}
+
+void wm_mqtt_layer_set_qos2_store(struct wm_mqtt_layer *l, struct wm_qos2_store *st) { l->store = st; }
+
+void wm_mqtt_layer_finish_shared(struct wm_mqtt_layer *l)
+{
+    uint32_t n = l->store ? wm_qos2_store_finish(l->store) : 0;
+    for (uint32_t k = 0; k < n; k++) outcome_later(l, WM_MQTT_PUB_UNRELEASED);
 }
 
 void wm_mqtt_layer_finish(struct wm_mqtt_layer *l)
@@ -989,6 +1088,10 @@ static void will_next_update(struct wm_mqtt_layer *l)
 void wm_mqtt_layer_tick(struct wm_mqtt_layer *l)
 {
     if (l->now_ns >= l->q2_next_ns) qos2_expire(l);
+    if (l->store && l->now_ns >= wm_qos2_store_next_deadline(l->store)) {
+        uint32_t n = wm_qos2_store_expire(l->store, l->now_ns);
+        for (uint32_t k = 0; k < n; k++) outcome_later(l, WM_MQTT_PUB_SESSION_ENDED);
+    }
     if (l->now_ns < l->will_next_ns) return;
     for (;;) {
         struct wm_mqtt_will *due = NULL;
@@ -1126,6 +1229,7 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         session_event(l, f, s, WM_MQTT_SESSION_NEW);
     }
     if (s->client_len) qos2_on_connack(l, s, pkt->session_present);
+    if (s->client_len && l->store) qos2_on_connack_shared(l, s, pkt->session_present);
     if (s->client_len) wills_on_connack(l, f, s, pkt->session_present);
     held_publishes(l, f, s, true, WM_MQTT_PUB_MATCHED);
 }
@@ -1210,7 +1314,7 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
             uint32_t slot = s->qos2_slot[i];
             qos2_remove(s, i);
             /* held for a PUBREL that never comes: the broker never delivers it */
-            if (slot != Q2_AT_PUBLISH && slot != Q2_ELSEWHERE) q2_free(l, &l->q2[slot - 1], WM_MQTT_PUB_REFUSED);
+            q2_drop(l, s, pkt->packet_id, slot, WM_MQTT_PUB_REFUSED);
         }
         break;
     case WM_MQTT5_SUBSCRIBE:

@@ -63,7 +63,10 @@
  *     and still only once. The identifiers in flight travel with the
  *     session across connections (the sink keeps them while it is
  *     detached); the copies stay in the pool until the session's expiry
- *     and come back when the session resumes on this worker. The broker's
+ *     and come back when the session resumes on this worker, or, with a
+ *     shared store (wm_mqtt_layer_set_qos2_store: several workers), move
+ *     there when the session detaches and to whichever worker's layer sees
+ *     it resume (§4.4: the exchange is resumed). The broker's
  *     PUBREC with an error reason code (>= 0x80) ends the exchange: the
  *     copy is dropped (outcome REFUSED), the identifier released.
  *   - Wills (§3.1.2.5, §3.1.3.2): a CONNECT's Will Topic, Will Properties
@@ -136,6 +139,7 @@
 #define WM_MQTT_PEND_CHUNK 256    /* bytes of one piece of a pending copy (wm_mqtt_config.pending_bytes) */
 
 struct pend_sub; /* a pending copy (mqtt_session.c) */
+struct wm_qos2_store; /* qos2_store.h */
 
 /* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
 #define WM_MQTT_PUB_OUTCOMES(X)                                                 \
@@ -280,7 +284,11 @@ struct wm_mqtt_sink {
     X(qos2_at_publish)      /* QoS 2 PUBLISH over cfg.qos2_max or no slot free: matched at the PUBLISH */ \
     X(qos2_pubrel_unknown)  /* PUBREL of an id not awaiting one (its PUBLISH unseen): nothing matched */ \
     X(qos2_pubrel_no_copy)  /* PUBREL of an id whose copy is elsewhere (another worker): nothing matched */ \
-    X(qos2_waiting)         /* gauge: copies awaiting their PUBREL (live or detached sessions) */ \
+    X(qos2_waiting)         /* gauge: copies awaiting their PUBREL held here (live sessions; detached ones \
+                               without a shared store, or that found it full) */ \
+    X(qos2_detached_shared) /* copies a detaching session left in the shared store (qos2_store.h) */ \
+    X(qos2_resumed_shared)  /* ... taken from it by a session resumed here (left by any worker) */ \
+    X(qos2_shared_full)     /* ... that found it full: kept here, found only by a resume on this worker */ \
     X(publish_refused_by_broker) /* broker PUBACK / PUBREC >= 0x80: a QoS 1/2 PUBLISH it did not accept \
                                     (its match-log line, written at the PUBLISH, stays) */ \
     X(wills_kept)           /* CONNECT Wills copied into the pool */            \
@@ -402,6 +410,7 @@ struct wm_mqtt_layer {
     uint32_t q2_free;         /* first free slot (index), UINT32_MAX none */
     uint32_t q2_detached;     /* slots of detached sessions */
     uint64_t q2_next_ns;      /* earliest expiry of a detached one (UINT64_MAX: none) */
+    struct wm_qos2_store *store; /* detached sessions' copies shared by the workers (NULL: kept here) */
     /* Packet time in ns (the clock of wm_pkt_path_frame's now_ns): the
      * caller sets it before each frame. Session expiry is measured in it. */
     uint64_t now_ns;
@@ -421,6 +430,17 @@ void wm_mqtt_layer_tick(struct wm_mqtt_layer *l);
  * UNRELEASED, so that the PUBLISH outcomes sum up; delayed Wills stay
  * counted in wills_waiting. Idempotent. */
 void wm_mqtt_layer_finish(struct wm_mqtt_layer *l);
+
+/* Several workers: the sessions that detach on l leave their QoS 2 copies
+ * in st (qos2_store.h), where a resume on any worker's layer finds them;
+ * NULL (the default) keeps them in l's pool, found by resumes on l only.
+ * Set before the first packet; every layer of the run gets the same st. */
+void wm_mqtt_layer_set_qos2_store(struct wm_mqtt_layer *l, struct wm_qos2_store *st);
+
+/* Once every worker has run wm_mqtt_layer_finish and none runs: the copies
+ * still in l's shared store end as UNRELEASED, counted in l (any layer of
+ * the run; nothing without a store). */
+void wm_mqtt_layer_finish_shared(struct wm_mqtt_layer *l);
 
 /* Bytes of consumer state per connection: the flow table's user_size. */
 size_t wm_mqtt_session_size(void);
