@@ -283,7 +283,8 @@ struct wm_mqtt_sink {
     X(qos2_released)        /* ... matched at their PUBREL */                    \
     X(qos2_at_publish)      /* QoS 2 PUBLISH over cfg.qos2_max or no slot free: matched at the PUBLISH */ \
     X(qos2_pubrel_unknown)  /* PUBREL of an id not awaiting one (its PUBLISH unseen): nothing matched */ \
-    X(qos2_pubrel_no_copy)  /* PUBREL of an id whose copy is elsewhere (another worker): nothing matched */ \
+    X(qos2_pubrel_no_copy)  /* PUBREL of an id whose copy is in another worker's pool (the shared store was \
+                               full, or none): nothing matched */ \
     X(qos2_waiting)         /* gauge: copies awaiting their PUBREL held here (live sessions; detached ones \
                                without a shared store, or that found it full) */ \
     X(qos2_detached_shared) /* copies a detaching session left in the shared store (qos2_store.h) */ \

@@ -363,15 +363,22 @@ static void lookup_hook(void *ctx)
     for (int ms = 0; ms < 60000 && counters().xpath_pending; ms++) usleep(1000);
 }
 
+/* A worker in wait or async mode whose lookups pass lookup_hook. */
+static struct wm_match_worker *hooked_worker(bool wait)
+{
+    char err[256];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    wm_match_worker_set_content_wait(w, wait);
+    wm_match_worker_set_lookup_hook(w, lookup_hook, NULL);
+    return w;
+}
+
 static void refused_between_lookup_and_check(void)
 {
     for (int wait = 0; wait <= 1; wait++) {
         setup();
-        char err[256];
-        struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
-        CHECK(w, "%s", err);
-        wm_match_worker_set_content_wait(w, wait);
-        wm_match_worker_set_lookup_hook(w, lookup_hook, NULL);
+        struct wm_match_worker *w = hooked_worker(wait);
         struct wm_mqtt_sink sk = wm_match_worker_sink(w);
         CHECK(subscribe(&sk, "good", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "compiled filter");
         settle(w, &sk);
@@ -592,11 +599,7 @@ static void resubscribe_waits_for_its_compile(bool wait)
 {
     const char *mode = wait ? "wait" : "async";
     setup();
-    char err[256];
-    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
-    CHECK(w, "%s", err);
-    wm_match_worker_set_content_wait(w, wait);
-    wm_match_worker_set_lookup_hook(w, lookup_hook, NULL);
+    struct wm_match_worker *w = hooked_worker(wait);
     struct wm_mqtt_sink sk = wm_match_worker_sink(w);
     CHECK(subscribe(&sk, "c", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "first subscription");
     settle(w, &sk);
