@@ -82,6 +82,75 @@ static unsigned fmt_reversed(char *out, uint64_t v)
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* ------------------------------------------------------------ date-time value space */
+
+static const char *const month_name[13] = { "", "January", "February", "March", "April", "May", "June", "July",
+                                            "August", "September", "October", "November", "December" };
+
+/* XML Schema 1.0's daysInMonth (Appendix E of Part 2; the proleptic
+ * Gregorian leap rule on the year as written, as libxml2 applies it). */
+static unsigned days_in_month(int64_t y, unsigned m)
+{
+    static const unsigned d[13] = { 0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    if (m != 2) return d[m];
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28;
+}
+
+/* Whether date-time fields in their lexical ranges (month <= 12, day <= 31,
+ * hour <= 24, minute <= 59, second <= 60) are a value of the variant's XML
+ * Schema 1.0 type, whose value space EXI 1.0 §7.1.8 carries: no year 0000,
+ * a day that exists in its month (in its year where there is one; --02-29
+ * is a gMonthDay), no leap second (23:59:60 is in no value space), and hour
+ * 24 only as 24:00:00 (end of day). Else writes why to why[0..cap). The one
+ * rule of the encoder (lexical text in) and the decoder (fields read from
+ * the stream), so every stream the encoder writes decodes, and a stream
+ * that carries an impossible value is refused, not turned into text. */
+static bool dt_value_ok(unsigned variant, int64_t year, unsigned month, unsigned day, unsigned hh, unsigned mi,
+                        unsigned ss, bool frac, char *why, size_t cap)
+{
+    bool has_year = variant <= WM_EXI_DATETIME_V;
+    bool has_month = variant != WM_EXI_GYEAR && variant != WM_EXI_GDAY && variant != WM_EXI_TIME;
+    bool has_day = variant == WM_EXI_DATE || variant == WM_EXI_DATETIME_V || variant == WM_EXI_GMONTHDAY || variant == WM_EXI_GDAY;
+    bool has_time = variant == WM_EXI_DATETIME_V || variant == WM_EXI_TIME;
+    if (has_year && year == 0) {
+        snprintf(why, cap, "year 0000 is not a year in XML Schema 1.0 (§3.2.7)");
+        return false;
+    }
+    if (has_month && (month < 1 || month > 12)) {
+        snprintf(why, cap, "month %02u is not 01..12", month);
+        return false;
+    }
+    if (has_day && (day < 1 || day > 31)) {
+        snprintf(why, cap, "day %02u is not 01..31", day);
+        return false;
+    }
+    if (has_day && has_month) {
+        unsigned dim = has_year ? days_in_month(year, month) : month == 2 ? 29 : days_in_month(2000, month);
+        if (day > dim) {
+            if (has_year && month == 2 && day == 29)
+                snprintf(why, cap, "day 29 of February %s%04lld, not a leap year (February has 28 days)", year < 0 ? "-" : "",
+                         (long long)(year < 0 ? -year : year));
+            else
+                snprintf(why, cap, "day %02u of %s, which has %u days", day, month_name[month], dim);
+            return false;
+        }
+    }
+    if (!has_time) return true;
+    if (mi > 59) {
+        snprintf(why, cap, "minute %02u is not 00..59", mi);
+        return false;
+    }
+    if (ss > 59) {
+        snprintf(why, cap, "second %02u: leap seconds are not in the value space (seconds are 00..59)", ss);
+        return false;
+    }
+    if (hh > 24 || (hh == 24 && (mi || ss || frac))) {
+        snprintf(why, cap, "hour %02u: 24 is allowed only as 24:00:00, the end of the day", hh);
+        return false;
+    }
+    return true;
+}
+
 /* ------------------------------------------------------------ reading */
 
 static wm_exi_status read_integer(wm_exi_reader *r, int64_t *out) { return wm_exi_read_int(r, out); }
@@ -96,6 +165,8 @@ static wm_exi_status read_datetime(wm_exi_reader *r, unsigned variant, wm_exi_te
     bool has_year = variant <= WM_EXI_DATETIME_V;
     bool has_md = variant != WM_EXI_GYEAR && variant != WM_EXI_TIME;
     bool has_time = variant == WM_EXI_DATETIME_V || variant == WM_EXI_TIME;
+    bool frac = false;
+    uint64_t bit0 = r->pos; /* refusals of the value as a whole name its first bit */
     if (has_year) {
         if ((st = read_integer(r, &year))) return st;
         if (year > INT64_MAX - 2000 || year < -1000000000)
@@ -139,8 +210,13 @@ static wm_exi_status read_datetime(wm_exi_reader *r, unsigned variant, wm_exi_te
             if ((st = wm_exi_read_uint(r, &f))) return st;
             buf[n++] = '.';
             n += fmt_reversed(buf + n, f);
+            frac = f != 0;
         }
     }
+    char why[128];
+    if (!dt_value_ok(variant, year, month, day, hh, mi, ss, frac, why, sizeof why))
+        return wm_exi_fail(r->err, WM_EXI_E_VALUE, bit0, "date/time value %.*s is impossible: %s (XML Schema value space, §7.1.8)",
+                           (int)n, buf, why);
     bool tz;
     if ((st = wm_exi_read_bool(r, &tz))) return st;
     if (tz) {
@@ -854,6 +930,10 @@ static wm_exi_status value_write(wm_exi_writer *w, const wm_exi_datatype *types,
     case WM_EXI_DT_DATETIME: {
         dtparts p;
         if (!parse_datetime(s, len, dt->variant, &p)) return bad_input(w, "date/time value", s, len);
+        char why[128];
+        if (!dt_value_ok(dt->variant, p.year, p.month, p.day, p.hh, p.mi, p.ss, p.has_fs && p.fs_rev, why, sizeof why))
+            return wm_exi_fail(w->err, WM_EXI_E_INPUT, w->pos, "\"%.*s\" is not a valid date/time value: %s (XML Schema value space, EXI §7.1.8)",
+                               (int)(len > 40 ? 40 : len), s, why);
         if (!tz_in_range(&p))
             return wm_exi_fail(w->err, WM_EXI_E_INPUT, w->pos,
                                "\"%.*s\" is not a valid date/time value: time zone beyond -14:00..+14:00 (XML Schema, EXI §7.1.8)",

@@ -92,7 +92,8 @@ typedef struct wm_exi_text {
  * value instead): the fast path of content filters.
  * `types` is the table LIST item indexes refer to. Errors: WM_EXI_E_TRUNCATED,
  * WM_EXI_E_VALUE (out of range: enum index, n-bit above the range, month 13,
- * code point > 0x10FFFF...), WM_EXI_E_LENGTH (scratch full), WM_EXI_E_UNSUPPORTED
+ * a date/time outside XML Schema's value space — 2019-02-29, 23:59:60,
+ * 24:00:01, year 0000 — at the value's first bit, code point > 0x10FFFF...), WM_EXI_E_LENGTH (scratch full), WM_EXI_E_UNSUPPORTED
  * (beyond 64 bits). */
 wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, const wm_exi_datatype *dt,
                                 wm_exi_text *tx, wm_exi_value *v);
@@ -108,8 +109,9 @@ unsigned wm_exi_float_text(int64_t mantissa, int32_t exponent, char *buf);
 unsigned wm_exi_int_text(int64_t v, char *buf);
 
 /* Encodes lexical text s[0..len) as datatype dt. Errors: WM_EXI_E_INPUT when the
- * text is not in the type's lexical space (the caller may then fall back to an
- * untyped string where the grammar allows it), WM_EXI_E_UNSUPPORTED when it is
+ * text is not in the type's lexical space, or a date/time not in its value
+ * space (the caller may then fall back to an untyped string where the grammar
+ * allows it), WM_EXI_E_UNSUPPORTED when it is
  * but the value passes this codec's 64-bit limits (integers, decimal parts;
  * the reason says "unsupported: ... beyond 64 bits"), WM_EXI_E_LENGTH (buffer
  * full). Floats with more digits than a 64-bit mantissa holds are rounded

@@ -1019,6 +1019,28 @@ static inline __attribute__((always_inline)) bool keep_str(wm_xpf_ctx *c, slotv 
     return true;
 }
 
+/* A number (v->num) where the compiler typed the slot a string: a value
+ * typed by an xsi:type the schema could not foresee (an element no
+ * declaration covers, below a lax wildcard; a type not derived from the
+ * declared one in a non-strict stream). String tests read its canonical
+ * form (what `wmctl exi decode` writes: EXI carries the value, not the
+ * text), number tests the typed value. Out of line: declared slots never
+ * come here. */
+static __attribute__((noinline)) void number_as_string(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const wm_exi_value *val)
+{
+    char buf[WM_EXI_FLOAT_TEXT_MAX];
+    const char *text = val->text;
+    uint32_t tlen = val->len;
+    if (!text) {
+        text = buf;
+        tlen = val->kind == WM_EXI_DT_FLOAT ? wm_exi_float_text(val->mantissa, val->exponent, buf) : wm_exi_int_text(val->i, buf);
+    }
+    v->kind = XPF_V_STR;
+    v->len = tlen;
+    if (s->need_str && !s->eq_mask && !keep_str(c, v, text, tlen)) return;
+    if (s->any_trig) value_triggers(c, s, v, text, tlen);
+}
+
 /* One value of slot s for the element being collected: stored typed (a
  * string copied where a test reads it), then its triggers. The common
  * number no trigger reads costs a conversion and a store. */
@@ -1034,8 +1056,13 @@ static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const
     v->eqlit = XPF_NONE;
     const char *text = val->text;
     uint32_t tlen = val->len;
-    if (typed_number(val, &v->num)) v->kind = XPF_V_NUM;
-    else if (val->kind == WM_EXI_DT_BOOLEAN) {
+    if (typed_number(val, &v->num)) {
+        v->kind = XPF_V_NUM;
+        if (__builtin_expect(s->need_str | s->scan | (s->eq_mask != 0), 0)) {
+            number_as_string(c, s, v, val);
+            return;
+        }
+    } else if (val->kind == WM_EXI_DT_BOOLEAN) {
         v->kind = XPF_V_BOOL;
         v->b = val->b;
         v->num = NAN;
