@@ -77,6 +77,10 @@ struct sub_node {
      * bucket chain, which holds the oldest node of the key only. older and
      * newer chain the nodes of one key in arrival order (settle_chain). */
     struct sub_node *older, *newer;
+    /* newer != NULL, for workers (written under lock, read relaxed): in wait
+     * mode the node is as good as pending, since whether it or the newer
+     * one decides is known only at the newer one's compile (w_content) */
+    _Atomic uint8_t superseded;
     struct sub_node *snext;  /* settle_pending's list of chains to settle */
     uint8_t smark;           /* ... this (oldest) node is on it */
     uint8_t sstate;          /* settle_chain: the node's enum wm_content_state */
@@ -132,6 +136,10 @@ struct wm_match_table {
     /* learned subscriptions with a gate (gate_max or gate_offline set):
      * written under lock, read by workers once per PUBLISH; 0 skips the gate */
     atomic_uint_fast32_t gated;
+    /* nodes with a re-SUBSCRIBE waiting behind them (sub_node.superseded):
+     * written under lock, read by waiting workers once per PUBLISH; 0 skips
+     * the check */
+    atomic_uint_fast32_t superseded;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
@@ -445,6 +453,23 @@ static void gate_session(struct wm_match_table *t, struct client_rec *r, bool of
                  offline);
 }
 
+/* Writer, under the lock: node n's superseded flag set to `on`, keeping
+ * the table's count. */
+static void sup_set(struct wm_match_table *t, struct sub_node *n, bool on)
+{
+    if (atomic_load_explicit(&n->superseded, memory_order_relaxed) == on) return;
+    atomic_store_explicit(&n->superseded, on, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->superseded, on ? 1 : (uint_fast32_t)-1, memory_order_relaxed);
+}
+
+/* Writer, under the lock: the flags of the chain n is on, after it changed. */
+static void sup_chain(struct wm_match_table *t, struct sub_node *n)
+{
+    if (!n) return;
+    while (n->older) n = n->older;
+    for (; n; n = n->newer) sup_set(t, n, n->newer != NULL);
+}
+
 /* Compiles a new set, carries the learned subscriptions into it and
  * publishes it. Under reload_mu. */
 static int load_set(struct wm_match_table *t, wm_load_error *err)
@@ -526,6 +551,7 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
                 nx = n->newer;
                 if (n->older) t->c.subs_replace_pending--; /* waited behind h */
                 n->older = n->newer = NULL;
+                sup_set(t, n, false);
                 if (!n->drop) {
                     keep = n;
                     continue;
@@ -583,6 +609,7 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     t->mask = nb - 1;
     atomic_init(&t->next_deadline, UINT64_MAX);
     atomic_init(&t->gated, 0);
+    atomic_init(&t->superseded, 0);
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
     cfg.max_peids = 1u << 22;
@@ -717,6 +744,7 @@ static void node_unlink(struct wm_match_table *t, struct sub_node *n)
 {
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
     gate_set(t, n, 0, false);
+    sup_set(t, n, false);
     pend_drop(t, n);
     client_unlink(n);
     if (n->slot) {
@@ -733,6 +761,7 @@ static void node_unlink(struct wm_match_table *t, struct sub_node *n)
  * one, if n was the oldest, takes its place in the bucket) and unlinks it. */
 static void node_take(struct wm_match_table *t, struct sub_node *n)
 {
+    struct sub_node *rest = n->older ? n->older : n->newer;
     if (!n->older) {
         struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
         if (n->newer) {
@@ -750,6 +779,7 @@ static void node_take(struct wm_match_table *t, struct sub_node *n)
     }
     n->older = n->newer = NULL;
     node_unlink(t, n);
+    sup_chain(t, rest);
 }
 
 /* Writer, under the lock: removes the subscription of bucket slot pp with
@@ -880,6 +910,7 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         }
         last->newer = n;
         n->older = last;
+        sup_chain(t, n);
         client_link(rec, n);
         gate_set(t, n, s->max_packet, rec->deadline_ns != 0);
         t->c.subs_replace_pending++;
@@ -1502,12 +1533,32 @@ static void w_retained_only(struct wm_match_worker *w, const wm_matcher *m, cons
  * new content filter applies") is not reached, counted; in wait mode the
  * function returns false instead, deciding nothing, and the caller waits
  * for the compile and matches again. */
+/* Wait mode: whether the result holds a subscription a re-SUBSCRIBE waits
+ * behind (match_sink.h, "A re-SUBSCRIBE"): which of the two decides is
+ * known at the newer one's compile, so the PUBLISH waits for it as for a
+ * pending filter. Read after the lookup: a compile that settled the pair
+ * in between left the flag set on the replaced node (or cleared it on the
+ * one a refusal keeps, whose lookup also returned the refused newer one,
+ * pending for this worker), so the worker waits and matches again. */
+static bool w_superseded(struct wm_match_worker *w, const wm_matcher *m)
+{
+    const wm_match_result *r = &w->res;
+    for (uint32_t i = 0; i < r->n_subs + r->n_members; i++) {
+        uint64_t cookie = wm_matcher_sub_cookie(m, i < r->n_subs ? r->subs[i] : r->members[i - r->n_subs]);
+        if (!(cookie & WM_TABLES_COOKIE_EXT)) continue;
+        const struct sub_node *nd = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+        if (atomic_load_explicit(&nd->superseded, memory_order_relaxed)) return true;
+    }
+    return false;
+}
+
 static bool w_content(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
 {
     wm_match_result *r = &w->res;
     uint32_t nc = 0;
     w->had_content = false;
     w->npend = 0;
+    if (w->wait && atomic_load_explicit(&w->t->superseded, memory_order_relaxed) && w_superseded(w, m)) return false;
     for (uint32_t i = 0; i < r->n_subs; i++) w_candidate(w, m, r->subs[i], i, &nc);
     for (uint32_t j = 0; j < r->n_members; j++) w_candidate(w, m, r->members[j], r->n_subs + j, &nc);
     if (!nc) return true;
