@@ -1297,7 +1297,9 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         s->eq_only = !others;
         s->scan_only = s->scan && !s->num_trig && !s->n_num[WM_XP_NE] && !s->n_plens && s->exists.off == XPF_NONE;
         s->pre_only = s->n_plens && !s->scan && !s->num_trig && !s->n_num[WM_XP_NE] && s->exists.off == XPF_NONE;
-        s->put = !s->any_trig                                   ? XPF_PUT_NUM
+        /* a slot whose string some test reads takes no XPF_PUT_NUM: a number there (typed by an
+         * xsi:type the schema could not foresee) is read as its canonical text (put_value) */
+        s->put = !s->any_trig && !s->need_str                   ? XPF_PUT_NUM
                : s->eq_mask && !s->eq_dup && !s->need_num ? XPF_PUT_STR_EQ
                                                           : XPF_PUT_GENERIC;
     }

@@ -1051,7 +1051,7 @@ static inline __attribute__((always_inline)) void put_value(wm_xpf_ctx *c, const
     uint32_t tlen = val->len;
     if (typed_number(val, &v->num)) {
         v->kind = XPF_V_NUM;
-        if (__builtin_expect(s->need_str | s->scan | (s->eq_mask != 0), 0)) {
+        if (__builtin_expect(s->need_str | s->scan | (s->eq_mask != 0) | (s->n_plens != 0), 0)) {
             number_as_string(c, s, v, val);
             return;
         }
