@@ -407,6 +407,10 @@ typedef struct wm_proxy_registry_stats {
     uint64_t copy_holds, copy_entries, copy_bytes;
     uint64_t copy_hold_max_entries, copy_hold_max_bytes, copy_hold_max_ns;
 } wm_proxy_registry_stats;
+/* Copies the counts since start and the gauges (live, deferred_live,
+ * sessions_live; deferred_live walks the session table) into *st. Any
+ * thread: it takes the registry's lock (a worker's add or remove waits
+ * meanwhile; the summary and its tests call it, not the hot path). */
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st);
 
 #endif
