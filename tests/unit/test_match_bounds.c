@@ -40,16 +40,26 @@ static struct wm_match_counters counters(struct wm_match_table *t)
     return c;
 }
 
-Test(match_bounds, one_client_cannot_fill_the_trie_for_the_others)
+/* A table of bounds b and one worker's sink into it. */
+static struct wm_match_table *open_table(struct wm_match_bounds b, struct wm_match_worker **w, struct wm_mqtt_sink *sk)
 {
-    struct wm_match_bounds b = { .max_subs = 1000, .max_trie_nodes = 1000, .client_trie_nodes = 200 };
     wm_load_error le;
-    char err[256], f[1024];
+    char err[256];
     struct wm_match_table *t = wm_match_table_new_bounded(NULL, NULL, NULL, &b, &le);
     cr_assert(t, "%s", le.reason);
-    struct wm_match_worker *w = wm_match_worker_new(t, NULL, err, sizeof err);
-    cr_assert(w, "%s", err);
-    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    *w = wm_match_worker_new(t, NULL, err, sizeof err);
+    cr_assert(*w, "%s", err);
+    *sk = wm_match_worker_sink(*w);
+    return t;
+}
+
+Test(match_bounds, one_client_cannot_fill_the_trie_for_the_others)
+{
+    char f[1024];
+    struct wm_match_worker *w;
+    struct wm_mqtt_sink sk;
+    struct wm_match_table *t =
+        open_table((struct wm_match_bounds){ .max_subs = 1000, .max_trie_nodes = 1000, .client_trie_nodes = 200 }, &w, &sk);
     /* the hog: 63 nodes a filter, 3 fit its 200, the other 17 are refused */
     int installed = 0, quota = 0;
     for (int i = 0; i < 20; i++) {
@@ -104,14 +114,11 @@ Test(match_bounds, one_client_cannot_fill_the_trie_for_the_others)
 Test(match_bounds, a_full_trie_is_counted_as_such)
 {
     /* a share as large as the trie: the trie's own bound refuses */
-    struct wm_match_bounds b = { .max_subs = 1000, .max_trie_nodes = 200, .client_trie_nodes = 200 };
-    wm_load_error le;
-    char err[256], f[1024];
-    struct wm_match_table *t = wm_match_table_new_bounded(NULL, NULL, NULL, &b, &le);
-    cr_assert(t, "%s", le.reason);
-    struct wm_match_worker *w = wm_match_worker_new(t, NULL, err, sizeof err);
-    cr_assert(w, "%s", err);
-    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    char f[1024];
+    struct wm_match_worker *w;
+    struct wm_mqtt_sink sk;
+    struct wm_match_table *t =
+        open_table((struct wm_match_bounds){ .max_subs = 1000, .max_trie_nodes = 200, .client_trie_nodes = 200 }, &w, &sk);
     for (int i = 0; i < 3; i++) cr_expect_eq(sub(&sk, "a", deep(f, sizeof f, "a", i), false), WM_MQTT_SUB_INSTALLED);
     cr_expect_eq(sub(&sk, "b", deep(f, sizeof f, "b", 0), false), WM_MQTT_SUB_FULL);
     struct wm_match_counters c = counters(t);
