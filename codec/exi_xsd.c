@@ -189,8 +189,9 @@ static void first_schema_error(void *data, xmlErrorPtr e);
 
 /* Reads a schema document (from mem[0..len) when mem is set, else the file
  * at path) into *doc. Errors: WM_EXI_E_SCHEMA with the file's errno text
- * ("is a directory" for a directory: fopen takes one), or libxml2's first
- * message and its line; WM_EXI_E_MEMORY. libxml2 reports I/O errors
+ * ("is a directory" for a directory: fopen takes one), or libxml2's
+ * message and line (the I/O error, else where the parser stopped);
+ * WM_EXI_E_MEMORY. libxml2 reports I/O errors
  * through its per-thread global handlers, which print to stderr ("I/O error
  * : Is a directory") whatever the parser's options say: a structured
  * handler takes them for this call, so the reason reaches err and nothing
@@ -218,10 +219,12 @@ static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm
     xmlSetStructuredErrorFunc(prev_ctx, prev);
     wm_exi_status st = WM_EXI_OK;
     if (!*doc) {
-        /* the first error is the cause ("Is a directory"), the context's
-         * last one often its consequence ("Document is empty") */
-        const char *why = first.message ? first.message : ctx->lastError.message ? ctx->lastError.message : "no reason given";
-        int line = first.message ? first.line : ctx->lastError.line;
+        /* an I/O error is the cause ("Is a directory"), the context's last
+         * error then its consequence ("Document is empty"); otherwise the
+         * parser's last error says where it stopped */
+        bool io = first.message && first.domain == XML_FROM_IO;
+        const char *why = io ? first.message : ctx->lastError.message ? ctx->lastError.message : "no reason given";
+        int line = io ? first.line : ctx->lastError.line;
         st = wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": the schema document is not well-formed XML (line %d): %.*s", WM_EXI_QUOTE(path, 120),
                          line, (int)(strcspn(why, "\n") > 120 ? 120 : strcspn(why, "\n")), why);
     }
@@ -893,6 +896,7 @@ static void first_schema_error(void *data, xmlErrorPtr e)
     xmlError *first = data;
     if (e && e->level >= XML_ERR_ERROR && first->level < XML_ERR_ERROR) {
         first->level = e->level;
+        first->domain = e->domain;
         first->line = e->line;
         first->file = e->file ? (char *)xmlStrdup((const xmlChar *)e->file) : NULL;
         first->message = e->message ? (char *)xmlStrdup((const xmlChar *)e->message) : NULL;
