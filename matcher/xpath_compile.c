@@ -956,10 +956,13 @@ static int build_runs(wm_xpf *f)
         xpf_pstate *ps = &f->pstates[p];
         for (uint32_t k = 0; k < ps->n_clusters; k++)
             if (ps->clusters[k].str && ps->clusters[k].pm != XPF_NONE && str_cluster_table(f, ps, &ps->clusters[k])) return -1;
-        if (!(ps->runs = calloc(ps->n_clusters ? ps->n_clusters : 1, sizeof *ps->runs))) return -1;
-        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+        ps->n_runs = ps->n_clusters;
+        for (uint32_t k = 0; k < ps->n_clusters; k++) ps->n_runs += ps->clusters[k].post_end;
+        if (!(ps->runs = calloc(ps->n_runs ? ps->n_runs : 1, sizeof *ps->runs))) return -1;
+        for (uint32_t k = 0, j = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
-            xpf_run *r = &ps->runs[k];
+            xpf_run *r = &ps->runs[j++];
+            if (cl->post_end) ps->runs[j++] = (xpf_run){ .kind = XPF_RUN_END };
             if (!cl->fast || cl->lg > 6) {
                 *r = (xpf_run){ .kind = XPF_RUN_OTHER, .cl = k };
                 continue;
@@ -1136,6 +1139,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (!(ps->qlist = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->qlist))) goto out;
     if (!(ps->centries = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->centries))) goto out;
     if (!(ps->clusters = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->clusters))) goto out;
+    uint32_t n_cposts = 0;
     for (uint32_t i = 0; i < n_pairs;) {
         uint32_t j = i, lit = pairs[i].lit;
         xpf_post post = { .off = ps->n_qlist };
@@ -1163,6 +1167,10 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             cl->n = ps->n_centries - cl->off;
         }
         post.nc = ps->n_clusters - post.coff;
+        if (post.nc) { /* its runs, then an END: one more run per post before it (build_runs) */
+            post.roff = post.coff + n_cposts++;
+            ps->clusters[ps->n_clusters - 1].post_end = true;
+        }
         i = j;
         if (lit >= f->n_lits) {
             ps->guards[lit - f->n_lits].post = post;

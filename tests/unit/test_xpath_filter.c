@@ -1001,7 +1001,7 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
     wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     unsigned fast = 0, negruns = 0;
     for (uint32_t p = 0; p < f->n_pstates; p++) {
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) fast += f->pstates[p].runs[k].K != NULL;
+        for (uint32_t k = 0; k < f->pstates[p].n_runs; k++) fast += f->pstates[p].runs[k].K != NULL;
         negruns += f->pstates[p].n_negruns;
     }
     cr_assert(fast && negruns, "the paths under test: fast clusters %u, merged not() clusters with rows %u", fast, negruns);
@@ -1070,7 +1070,7 @@ Test(xpath_filter, fast_cluster_ranked_again_in_a_document)
     wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     unsigned bits = 0, rows = 0;
     for (uint32_t p = 0; p < f->n_pstates; p++)
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+        for (uint32_t k = 0; k < f->pstates[p].n_runs; k++) {
             bits += f->pstates[p].runs[k].kind == XPF_RUN_BITS;
             rows += f->pstates[p].runs[k].kind == XPF_RUN_ROWS;
         }
