@@ -665,8 +665,8 @@ static inline __attribute__((always_inline)) uint32_t rank64(const double *K, do
     return b + below8(K + b, w);
 }
 
-/* A fired fast cluster of at most 63 entries (xpf_run BITS; ROWS:
- * run_rows), the common case, inline in finish: its trigger is true, so its queries match
+/* A fired fast cluster of at most 63 entries (xpf_run BITS; PAIR, ROWS:
+ * run_pair, run_rows), the common case, inline in finish: its trigger is true, so its queries match
  * exactly where their own test on the cluster's slot holds, a prefix of its
  * entries, whose row (the prefix's queries) is OR-ed into mat (masked by
  * mk, see or_rows). The slot's number is NaN when absent, for a boolean or
@@ -688,7 +688,20 @@ static inline __attribute__((always_inline)) uint32_t run_bits(const slotv *sv, 
     uint64_t m = ~0ull >> 1 >> (63 - k);
 #endif
     size_t qw = r->qw;
-    uint64_t lo = m << r->qs, hi = m >> 1 >> r->hs;
+    uint64_t lo = m << r->qs, hi = m >> 1 >> (63 - r->qs);
+    if (mk) lo &= mk[qw], hi &= mk[qw + 1];
+    mat[qw] |= lo;
+    mat[qw + 1] |= hi;
+    return k;
+}
+
+/* run_bits for a cluster whose queries' bits lie in two words (xpf_run
+ * PAIR): its row of rank k is those two words, read. */
+static inline __attribute__((always_inline)) uint32_t run_pair(const slotv *sv, const xpf_run *r, uint64_t *mat, const uint64_t *mk)
+{
+    uint32_t k = rank64(r->K, sv[r->slot].num * r->sgn);
+    size_t qw = r->qw;
+    uint64_t lo = r->rows[2 * k], hi = r->rows[2 * k + 1];
     if (mk) lo &= mk[qw], hi &= mk[qw + 1];
     mat[qw] |= lo;
     mat[qw + 1] |= hi;
@@ -704,7 +717,7 @@ static inline __attribute__((always_inline)) uint32_t run_rows(const slotv *sv, 
     return k;
 }
 
-/* A fired cluster other than run_bits' and run_rows': a string cluster, an =
+/* A fired cluster other than run_bits', run_pair's and run_rows': a string cluster, an =
  * cluster, a range cluster without rows or with x = -inf entries, a fast
  * one of more than 63 entries. */
 static __attribute__((noinline)) void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
@@ -1282,6 +1295,7 @@ static void finish(wm_xpf_ctx *c)
         for (const xpf_run *r = runs + (*fp)->roff;; r++) {
             uint8_t kind = r->kind;
             if (__builtin_expect(kind == XPF_RUN_BITS, 1)) lost += run_bits(sv, r, mat, mk);
+            else if (kind == XPF_RUN_PAIR) lost += run_pair(sv, r, mat, mk);
             else if (kind == XPF_RUN_ROWS) lost += run_rows(sv, r, mat, mk, nw);
             else if (kind == XPF_RUN_END) {
                 if (++fp == fe) break;

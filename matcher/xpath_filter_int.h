@@ -120,9 +120,11 @@ typedef struct xpf_strkey {
 
 /* How the element decision runs a cluster (xpf_run kind): inline, a fast
  * cluster (xpf_cluster fast) of at most 63 entries (lg 6) by its bit range
- * (qb) or by its rows; any other one out of line, through its xpf_cluster.
- * END closes a post's runs. */
-enum { XPF_RUN_BITS = 0, XPF_RUN_ROWS, XPF_RUN_OTHER, XPF_RUN_END };
+ * (qb; BITS), by rows of two words where its queries' bits lie in two
+ * consecutive words (PAIR: e.g. "@v < x or @v > y", whose queries are the
+ * bit range of its other cluster), or by its rows (ROWS); any other one
+ * out of line, through its xpf_cluster. END closes a post's runs. */
+enum { XPF_RUN_BITS = 0, XPF_RUN_PAIR, XPF_RUN_ROWS, XPF_RUN_OTHER, XPF_RUN_END };
 
 /* A cluster as the element decision runs it (xpf_pstate runs: each post's
  * clusters in order, then an END): what an inline one's rank and row OR
@@ -130,17 +132,18 @@ enum { XPF_RUN_BITS = 0, XPF_RUN_ROWS, XPF_RUN_OTHER, XPF_RUN_END };
  * are one tight loop over 32-byte records instead of a walk through
  * xpf_cluster and the pstate's key and row tables. */
 typedef struct xpf_run {
-    const double *K;            /* BITS, ROWS: its keys (pstate ckeys + koff) */
-    double sgn;                 /* BITS, ROWS: xpf_cluster sgn */
+    const double *K;            /* BITS, PAIR, ROWS: its keys (pstate ckeys + koff) */
+    double sgn;                 /* BITS, PAIR, ROWS: xpf_cluster sgn */
     union {
-        const uint64_t *rows;   /* ROWS: wm_xpf pmask + pm * n_qw */
-        uint32_t qw;            /* BITS: qb / 64 */
+        const uint64_t *rows;   /* ROWS: wm_xpf pmask + pm * n_qw; PAIR: its rows in wm_xpf prow (row r: words 2r, 2r + 1) */
         uint32_t cl;            /* OTHER: its index in pstate clusters */
     };
-    uint32_t slot;              /* BITS, ROWS: the numeric slot it reads */
-    uint8_t qs, hs;             /* BITS: qb % 64 and 63 - qb % 64 */
+    uint32_t slot;              /* BITS, PAIR, ROWS: the numeric slot it reads */
+    uint16_t qw;                /* BITS: qb / 64; PAIR: the first of the two words its rows cover */
+    uint8_t qs;                 /* BITS: qb % 64 */
     uint8_t kind;               /* XPF_RUN_* */
 } xpf_run;
+_Static_assert((WM_XPF_MAX_QUERIES + 63) / 64 < 65535, "xpf_run qw: a word of a query bit set, and the one after it");
 
 /* A merged not() cluster with rows (xpf_neggroup, xpf_cluster pm) as the
  * element decision runs it (xpf_pstate negruns): its group's slot S and
@@ -390,6 +393,7 @@ struct wm_xpf {
      * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
      * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */
     uint64_t *pmask;
+    uint64_t *prow;             /* the rows of two words of the clusters run as PAIR (xpf_run) */
     uint32_t n_qw;              /* words of a query bit set, a multiple of XPF_QW */
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;
