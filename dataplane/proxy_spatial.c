@@ -53,6 +53,11 @@ wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errc
     /* Room for the file's peids and neighborhoods, and subscriptions for the prefilter. */
     mc.max_peids = n_peids + 1024;
     mc.max_nbhds = sp->n_nbhds + 16;
+    /* Test hook (tests/integration/proxy_prefilter_deep.sh): fewer wildcard
+     * trie nodes than the default (max_filters, 1 Mi), so that a test fills
+     * them with a few SUBSCRIBEs. Not for production use. */
+    const char *tn = getenv("WM_PROXY_TEST_MATCHER_NODES");
+    if (tn && atoi(tn) > 0) mc.max_trie_nodes = (uint32_t)atoi(tn);
     sp->m = wm_matcher_new(&mc);
     sp->nbhds = calloc(sp->n_nbhds ? sp->n_nbhds : 1, sizeof *sp->nbhds);
     if (!sp->m || !sp->nbhds) {
