@@ -960,14 +960,20 @@ static int build_runs(wm_xpf *f)
         for (uint32_t k = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
             xpf_run *r = &ps->runs[k];
-            r->slot = cl->slot;
-            r->id = cl->id;
-            if (!cl->fast) continue;
-            r->K = ps->ckeys + cl->koff;
-            r->rows = cl->qb != XPF_NONE ? NULL : f->pmask + (size_t)cl->pm * f->n_qw;
-            r->qb = cl->qb;
-            r->sgn = cl->sgn;
-            r->lg = cl->lg;
+            if (!cl->fast || cl->lg > 6) {
+                *r = (xpf_run){ .kind = XPF_RUN_OTHER, .cl = k };
+                continue;
+            }
+            *r = (xpf_run){ .K = ps->ckeys + cl->koff, .sgn = cl->sgn, .slot = cl->slot };
+            if (cl->qb != XPF_NONE) {
+                r->kind = XPF_RUN_BITS;
+                r->qw = cl->qb / 64;
+                r->qs = (uint8_t)(cl->qb % 64);
+                r->hs = (uint8_t)(63 - cl->qb % 64);
+            } else {
+                r->kind = XPF_RUN_ROWS;
+                r->rows = f->pmask + (size_t)cl->pm * f->n_qw;
+            }
         }
         for (uint32_t g = 0; g < ps->n_neggroups; g++) {
             const xpf_neggroup *grp = &ps->neggroups[g];

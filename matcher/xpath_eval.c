@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__AVX__)
+#if defined(__AVX__) || defined(__BMI2__)
 #include <immintrin.h>
 #endif
 
@@ -59,17 +59,6 @@ typedef struct pending {
     const xpf_pstate *ps;
     const xpf_cluster *cl;
 } pending;
-
-/* Per fast cluster (xpf_run) and document: entries [0, rank) are matched,
- * and nk is the key of entry rank (NaN past the entries), so "does the
- * value make anything new true?" is one comparison, nk < w, without a
- * document tag: the clusters moved in a document are put back to rank 0
- * when the next one starts (wm_xpf_ctx rtouch). */
-typedef struct rstate {
-    double nk;
-    double k0;                  /* the key of entry 0: nk at rank 0 */
-    uint32_t rank;
-} rstate;
 
 /* A text node of the element being collected or of a frame (xtframe): its
  * chunks' text is c->dt[off, off + len); val is its first chunk's value
@@ -180,9 +169,6 @@ struct wm_xpf_ctx {
     const xpf_post **fired;
     uint32_t n_fired;
     uint32_t n_qw;              /* wm_xpf n_qw */
-    rstate *rs;                 /* [n_clusters_total]: the fast clusters' state (rstate) */
-    rstate **rtouch;            /* the fast clusters' states that left rank 0 in this document */
-    uint32_t n_rtouch;
     uint32_t n_lids, n_uris;    /* of the grammar: names with ids in its tables */
     cstate *cs;                 /* [n_clusters_total] */
     uint32_t *ntouch;           /* the merged clusters with rows whose cstate moved in this document */
@@ -234,14 +220,6 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->cand_epoch = calloc(nq, sizeof *c->cand_epoch);
     uint32_t ncl = f->n_clusters_total ? f->n_clusters_total : 1;
     c->fired = malloc((ncl + 1) * sizeof *c->fired); /* + 1: add_post stores before it counts */
-    c->rs = malloc(ncl * sizeof *c->rs);
-    c->rtouch = malloc(ncl * sizeof *c->rtouch);
-    if (c->rs)
-        for (uint32_t p = 0; p < f->n_pstates; p++)
-            for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
-                const xpf_run *r = &f->pstates[p].runs[k];
-                if (r->K) c->rs[r->id] = (rstate){ .nk = r->K[0], .k0 = r->K[0], .rank = 0 };
-            }
     c->n_qw = f->n_qw;
     c->n_lids = f->g->n_lids;
     c->n_uris = f->g->n_uris;
@@ -257,7 +235,7 @@ wm_xpf_ctx *wm_xpf_ctx_new(const wm_xpf *f, const wm_exi_limits *lim)
     c->text_cap = l.mem_cap < UINT32_MAX / 2 ? l.mem_cap : UINT32_MAX / 2;
     c->memo = calloc(SCAN_MEMO, sizeof *c->memo);
     if (!c->memo || !c->xf || !c->open || !c->stack || !c->matched || !c->decided || !c->sv || !c->lit_epoch || !c->lit_val || !c->pq_doc || !c->cand || !c->cand_epoch ||
-        !c->sbuf || !c->fired || !c->rs || !c->rtouch || !c->cs || !c->ntouch || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
+        !c->sbuf || !c->fired || !c->cs || !c->ntouch || !c->wm || !c->pend || (f->hs_proto && hs_clone_scratch(f->hs_proto, &c->scratch) != HS_SUCCESS)) {
         wm_xpf_ctx_free(c);
         return NULL;
     }
@@ -288,8 +266,6 @@ void wm_xpf_ctx_free(wm_xpf_ctx *c)
     free(c->xl);
     free(c->ab);
     free(c->fired);
-    free(c->rs);
-    free(c->rtouch);
     free(c->cs);
     free(c->ntouch);
     free(c->wm);
@@ -417,10 +393,16 @@ static inline uint32_t keep_if(bool keep, uint32_t x) { return -(uint32_t)keep &
 static inline __attribute__((always_inline)) uint32_t below8(const double *p, double w)
 {
 #if defined(__AVX__)
-    __m256d W = _mm256_set1_pd(w);
-    int m = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(p), W, _CMP_LT_OQ)) |
-            _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(p + 4), W, _CMP_LT_OQ)) << 4;
-    return (uint32_t)__builtin_popcount((unsigned)m);
+    /* w > key, not key < w: the key is the operand that may come from memory */
+    __m256d W = _mm256_set1_pd(w), a = _mm256_cmp_pd(W, _mm256_loadu_pd(p), _CMP_GT_OQ),
+            b = _mm256_cmp_pd(W, _mm256_loadu_pd(p + 4), _CMP_GT_OQ);
+#if defined(__AVX2__)
+    /* the two masks' 64-bit lanes packed to 32-bit ones: one movemask */
+    __m256i ab = _mm256_packs_epi32(_mm256_castpd_si256(a), _mm256_castpd_si256(b));
+    return (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ab)));
+#else
+    return (uint32_t)__builtin_popcount((unsigned)(_mm256_movemask_pd(a) | _mm256_movemask_pd(b) << 4));
+#endif
 #else
     uint32_t k = 0;
     for (int j = 0; j < 8; j++) k += p[j] < w;
@@ -515,35 +497,17 @@ static inline void or_rows(uint64_t *d, const uint64_t *r1, const uint64_t *r2, 
         }
 }
 
-/* d |= the bits [a, b) & mk (mk may be NULL), b - a > 64: the words
- * between the two ends are filled. */
-static __attribute__((noinline)) void or_bits_long(uint64_t *d, const uint64_t *mk, uint32_t a, uint32_t b)
+/* d |= the bits [a, b) & mk (mk may be NULL), a < b: the words between
+ * the two ends are filled (a fast cluster of more than 63 entries, run_cluster). */
+static void or_range(uint64_t *d, const uint64_t *mk, uint32_t a, uint32_t b)
 {
     uint32_t w0 = a >> 6, w1 = (b - 1) >> 6;
     uint64_t x0 = ~0ull << (a & 63), x1 = ~0ull >> (~(b - 1) & 63);
+    if (w0 == w1) x0 &= x1, x1 = x0;
     for (uint32_t w = w0 + 1; w < w1; w++) d[w] |= mk ? mk[w] : ~0ull;
     if (mk) x0 &= mk[w0], x1 &= mk[w1];
     d[w0] |= x0;
     d[w1] |= x1;
-}
-
-/* d |= the bits [a, b) (a < b) & mk (mk may be NULL), the row of a
- * cluster whose queries are consecutive bits (xpf_cluster qb): no row to
- * read. Up to 64 bits (a cluster of up to 64 entries) lie in the word of
- * a and the next one: a mask of b - a bits shifted across the two, with
- * no branch on where the range starts or ends (d and mk have a word past
- * the last one: wm_xpf_ctx_new). */
-static inline __attribute__((always_inline)) void or_bits(uint64_t *d, const uint64_t *mk, uint32_t a, uint32_t b)
-{
-    if (__builtin_expect(b - a > 64, 0)) {
-        or_bits_long(d, mk, a, b);
-        return;
-    }
-    uint32_t w = a >> 6, s = a & 63;
-    uint64_t m = ~0ull >> (64 - (b - a)), lo = m << s, hi = m >> 1 >> (63 - s);
-    if (mk) lo &= mk[w], hi &= mk[w + 1];
-    d[w] |= lo;
-    d[w + 1] |= hi;
 }
 
 /* a[0..n) == b[0..n): names, units and states are short, and a call to
@@ -667,6 +631,11 @@ static inline __attribute__((always_inline)) bool cluster_range(wm_xpf_ctx *c, c
 static inline void mark_entries(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t a, uint32_t b)
 {
     const xpf_centry *e = c->ps->centries + cl->off;
+    if (cl->qb != XPF_NONE) { /* a fast cluster of more than 63 entries: its bits [qb + a, qb + b) */
+        or_range(c->matched, c->any_no ? c->open : NULL, cl->qb + a, cl->qb + b);
+        lose(c, b - a);
+        return;
+    }
     if (cl->pm != XPF_NONE) {
         /* one row holds them and the ones before (the open ones) */
         const wm_xpf *f = c->f;
@@ -687,29 +656,53 @@ static inline void mark_entries(wm_xpf_ctx *c, const xpf_cluster *cl, uint32_t a
     lose(c, b - a);
 }
 
-/* A fired fast cluster (xpf_run), the common case, inline in finish: its
- * trigger is true, so its queries match exactly where their own test on the
- * cluster's slot holds, a prefix of its entries. The slot's number is NaN
- * when absent, for a boolean or a string that is no number, which makes
- * every comparison false, as XPath wants. One branch depends on the data:
- * whether the key past the watermark is below the value (anything new). */
-static inline __attribute__((always_inline)) void run_fast(wm_xpf_ctx *c, const slotv *sv, rstate *rs, const xpf_run *r)
+/* How many of the 64 keys K[0..64) of a cluster of at most 63 entries
+ * (xpf_cluster lg 6: K[63] is NaN) are below w: the 8 block maxima K[-8..0)
+ * (K[8j + 7]) give the block, its 8 keys the place in it. */
+static inline __attribute__((always_inline)) uint32_t rank64(const double *K, double w)
 {
-    double w = sv[r->slot].num * r->sgn;
-    rstate *st = &rs[r->id];
-    if (!(st->nk < w)) return;
-    uint32_t lo = st->rank, k = key_rank(r->K, r->lg, w);
-    if (!lo) c->rtouch[c->n_rtouch++] = st; /* put back when the next document starts */
-    st->rank = k;
-    st->nk = r->K[k];
-    uint32_t nw = c->n_qw;
-    if (r->rows) or_rows(c->matched, r->rows + (size_t)k * nw, NULL, c->any_no ? c->open : NULL, nw);
-    else or_bits(c->matched, c->any_no ? c->open : NULL, r->qb + lo, r->qb + k); /* [0, lo) are in already */
-    lose(c, k - lo);
+    uint32_t b = below8(K - 8, w) * 8;
+    return b + below8(K + b, w);
+}
+
+/* A fired fast cluster of at most 63 entries (xpf_run BITS, ROWS), the
+ * common case, inline in finish: its trigger is true, so its queries match
+ * exactly where their own test on the cluster's slot holds, a prefix of its
+ * entries, whose row (the prefix's queries) is OR-ed into mat (masked by
+ * mk, see or_rows). The slot's number is NaN when absent, for a boolean or
+ * a string that is no number, which makes every comparison false, as XPath
+ * wants: rank 0, an empty row. No state per document and no branch on the
+ * value: a prefix matched at an earlier element of the document is OR-ed
+ * again (idempotent) and counted again (the count of undecided queries
+ * stays a lower bound), which costs less than a test whether the value
+ * makes anything new (as good as random: a mispredict at about every other
+ * cluster) and the put-back of the clusters a document moved. Returns the
+ * rank (for lose()). */
+static inline __attribute__((always_inline)) uint32_t run_fast(const slotv *sv, const xpf_run *r, uint64_t *mat, const uint64_t *mk,
+                                                               uint32_t nw)
+{
+    uint32_t k = rank64(r->K, sv[r->slot].num * r->sgn);
+    if (__builtin_expect(r->kind == XPF_RUN_ROWS, 0)) {
+        or_rows(mat, r->rows + (size_t)k * nw, NULL, mk, nw);
+        return k;
+    }
+    /* the bits [64 qw + qs, + k), k <= 63: a mask of k bits across two words, no branch on k */
+#if defined(__BMI2__)
+    uint64_t m = _bzhi_u64(~0ull, k);
+#else
+    uint64_t m = ~0ull >> 1 >> (63 - k);
+#endif
+    uint32_t qw = r->qw;
+    uint64_t lo = m << r->qs, hi = m >> 1 >> r->hs;
+    if (mk) lo &= mk[qw], hi &= mk[qw + 1];
+    mat[qw] |= lo;
+    mat[qw + 1] |= hi;
+    return k;
 }
 
 /* A fired cluster other than run_fast's: a string cluster, an =
- * cluster, a range cluster without rows or with x = -inf entries. */
+ * cluster, a range cluster without rows or with x = -inf entries, a fast
+ * one of more than 63 entries. */
 static __attribute__((noinline)) void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
 {
     slotv *v = &c->sv[cl->slot];
@@ -1275,11 +1268,18 @@ static void finish(wm_xpf_ctx *c)
     if (ps->n_negruns | ps->neg_slow) run_neg_groups(c);
     /* the fired posts' runs: the bases stay in registers (the stores below could alias the context) */
     const slotv *sv = c->sv;
-    rstate *rs = c->rs;
-    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++)
-        for (const xpf_run *r = ps->runs + (*fp)->coff, *end = r + (*fp)->nc; r < end; r++)
-            if (__builtin_expect(r->K != NULL, 1)) run_fast(c, sv, rs, r);
-            else run_cluster(c, &ps->clusters[r - ps->runs]);
+    const xpf_run *runs = ps->runs;
+    uint64_t *mat = c->matched;
+    const uint64_t *mk = c->any_no ? c->open : NULL;
+    uint32_t nw = c->n_qw, lost = 0;
+    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++) {
+        const xpf_run *r = runs + (*fp)->coff, *end = r + (*fp)->nc; /* nc >= 1 (add_post) */
+        do {
+            if (__builtin_expect(r->kind != XPF_RUN_OTHER, 1)) lost += run_fast(sv, r, mat, mk, nw);
+            else run_cluster(c, &ps->clusters[r->cl]);
+        } while (++r < end);
+    }
+    lose(c, lost);
     if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
     if (c->n_pend && c->undecided <= (int64_t)c->pend_n) flush_pending(c);
 }
@@ -1990,13 +1990,6 @@ wm_xpf_status wm_xpf_match(wm_xpf_ctx *c, const uint8_t *buf, size_t len, const 
         memset(c->pq_doc, 0, (f->n_pq ? f->n_pq : 1) * sizeof *c->pq_doc);
         c->doc = 1;
     }
-    /* the fast clusters the last document moved start again at rank 0 */
-    for (uint32_t i = 0; i < c->n_rtouch; i++) {
-        rstate *st = c->rtouch[i];
-        st->nk = st->k0;
-        st->rank = 0;
-    }
-    c->n_rtouch = 0;
     for (uint32_t i = 0; i < c->n_ntouch; i++) c->cs[c->ntouch[i]] = CSTATE_ROWS0;
     c->n_ntouch = 0;
     c->failed = false;

@@ -85,8 +85,9 @@ typedef struct xpf_cluster {
                                  * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
-    bool fast;                  /* a range cluster with rows or a bit range (qb) and no ninf: the evaluator's
-                                 * inline path (xpf_run) */
+    bool fast;                  /* a range cluster with rows or a bit range (qb) and no ninf: of lg 6, ranked
+                                 * inline at every element that fires it (xpf_run BITS, ROWS), else past its
+                                 * watermark (run_cluster) */
     bool sole;                  /* a numeric range cluster whose queries appear nowhere else in the
                                  * filter: with every query a candidate, the entries past its
                                  * watermark are undecided (no test needed before marking them) */
@@ -115,20 +116,27 @@ typedef struct xpf_strkey {
     uint32_t r, n;              /* its run of the cluster's entries: the first (its row) and how many */
 } xpf_strkey;
 
+/* How the element decision runs a cluster (xpf_run kind): inline, a fast
+ * cluster (xpf_cluster fast) of at most 63 entries (lg 6) by its bit range
+ * (qb) or by its rows; any other one out of line, through its xpf_cluster. */
+enum { XPF_RUN_BITS = 0, XPF_RUN_ROWS, XPF_RUN_OTHER };
+
 /* A cluster as the element decision runs it (xpf_pstate runs, parallel to
- * clusters). A fast one (xpf_cluster fast) has what its check and its row
- * OR read side by side, so that the clusters a fired post names are one
- * tight loop over 40-byte records instead of a walk through xpf_cluster,
- * the pstate's key and row tables and a doc-tagged watermark; K NULL: any
- * other cluster, run through its xpf_cluster. */
+ * clusters): what an inline one's rank and row OR read side by side, so
+ * that the clusters a fired post names are one tight loop over 32-byte
+ * records instead of a walk through xpf_cluster and the pstate's key and
+ * row tables. */
 typedef struct xpf_run {
-    const double *K;            /* its keys (pstate ckeys + koff), NULL: not fast */
-    const uint64_t *rows;       /* its rows (wm_xpf pmask + pm * n_qw), NULL: its bit range (qb) */
-    double sgn;                 /* xpf_cluster sgn */
-    uint32_t slot;              /* the numeric slot it reads */
-    uint32_t id;                /* xpf_cluster id: its state per document in the context */
-    uint32_t lg;                /* xpf_cluster lg */
-    uint32_t qb;                /* xpf_cluster qb (rows NULL) */
+    const double *K;            /* BITS, ROWS: its keys (pstate ckeys + koff) */
+    double sgn;                 /* BITS, ROWS: xpf_cluster sgn */
+    union {
+        const uint64_t *rows;   /* ROWS: wm_xpf pmask + pm * n_qw */
+        uint32_t qw;            /* BITS: qb / 64 */
+        uint32_t cl;            /* OTHER: its index in pstate clusters */
+    };
+    uint32_t slot;              /* BITS, ROWS: the numeric slot it reads */
+    uint8_t qs, hs;             /* BITS: qb % 64 and 63 - qb % 64 */
+    uint8_t kind;               /* XPF_RUN_* */
 } xpf_run;
 
 /* A merged not() cluster with rows (xpf_neggroup, xpf_cluster pm) as the

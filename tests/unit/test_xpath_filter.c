@@ -973,11 +973,12 @@ Test(xpath_filter, query_bits_put_a_cluster_in_threshold_order)
     wm_exi_grammar_free(g);
 }
 
-/* The per-document state of fast clusters (xpf_run: a trigger's range
- * cluster with rows) and of merged not() clusters with rows (xpf_negrun)
+/* The per-document state of merged not() clusters with rows (xpf_negrun)
  * lives in the context without a document tag: a document that moved it
  * hands it back to the next one, whether it ended normally, stopped early
- * once every query was decided, or failed on a truncated stream. Each such
+ * once every query was decided, or failed on a truncated stream (fast
+ * clusters, xpf_run, keep none: fast_cluster_ranked_again_in_a_document;
+ * here they must not carry one over either). Each such
  * document pushes the thresholds to the top (v = 100); the next one, with a
  * low value, must still see its own matches, which a state left at the top
  * would hide. Expected: a query matches iff some record of its document
@@ -1035,6 +1036,79 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
         }
     }
 #undef THRESHOLD
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* A fast cluster (xpf_run BITS or ROWS) keeps no state per document: every
+ * element that fires it ORs in the prefix its value makes true, again where
+ * an earlier element of the document made more true, and counts it again,
+ * so the count of undecided queries, a lower bound, falls below 0 while
+ * queries are open. Here the clusters of "@n = 'a' and @v > i" (a bit
+ * range) and of "@u = 'R' and (@v < -i or @v > i + 10)" (a bit range and
+ * rows) fire at every record, with values that rise, fall back, are absent
+ * (NaN) and rise again; "@n = 'last'" is decided at the last record only,
+ * after the count went below 0 at the one before: the early stop must count
+ * the open queries there instead of stopping. Each document runs twice in
+ * one context, with every query and with a candidate list (the rows and
+ * ranges are then masked). Expected: a query matches iff some record of
+ * the document makes it true (and it is a candidate); the document that
+ * decides every query at its last record but one stops early. */
+Test(xpath_filter, fast_cluster_ranked_again_in_a_document)
+{
+    enum { NA = 10, NU = 10, NQ = NA + NU + 1 };
+    wm_exi_grammar *g = senml_or_fail();
+    static char qt[NQ][96];
+    const char *qs[NQ];
+    for (int i = 0; i < NQ; i++) {
+        if (i < NA) snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'a' and @v > %d]", i);
+        else if (i < NA + NU) snprintf(qt[i], sizeof qt[i], "//s:senml[@u = 'R' and (@v < %d or @v > %d)]", -(i - NA), i - NA + 10);
+        else snprintf(qt[i], sizeof qt[i], "//s:senml[@n = 'last']");
+        qs[i] = qt[i];
+    }
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
+    unsigned bits = 0, rows = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+            bits += f->pstates[p].runs[k].kind == XPF_RUN_BITS;
+            rows += f->pstates[p].runs[k].kind == XPF_RUN_ROWS;
+        }
+    cr_assert(bits >= 2 && rows >= 1, "the paths under test: bit ranges %u, rows %u", bits, rows);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    static const char *const common = "<senml n='a' u='R' v='7'/><senml n='a' u='R' v='3'/><senml n='a' u='R'/>"
+                                      "<senml n='a' u='R' v='-4'/><senml n='a' u='R' v='15'/>";
+    static const struct { const char *tail; double vmin, vmax; bool last, early; } docs[] = {
+        { "<senml n='last' u='X' v='0'/>", -4, 15, true, false },
+        { "<senml n='a' u='R' v='100'/><senml n='last' u='X' v='0'/><senml n='b' u='X' v='0'/>", -4, 100, true, true },
+        { "<senml n='b' u='R' v='2'/>", -4, 15, false, false },
+    };
+    static const uint32_t cand[] = { 0, 3, 9, 10, 12, 17, 20 };
+    for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+        char recs[1024];
+        snprintf(recs, sizeof recs, "%s%s", common, docs[d].tail);
+        uint8_t exi[512];
+        size_t len = senml_pack(g, recs, exi, sizeof exi);
+        for (int run_ = 0; run_ < 4; run_++) {
+            bool with_cand = run_ & 1;
+            uint64_t m = 0;
+            bool early = false;
+            wm_exi_error e = { 0 };
+            cr_assert_eq(wm_xpf_match(c, exi, len, NULL, with_cand ? cand : NULL, with_cand ? 7 : 0, &m, &early, &e), WM_XPF_OK,
+                         "document %zu: %s", d, e.msg);
+            if (!with_cand) cr_assert_eq(early, docs[d].early, "document %zu: decided early %d", d, early);
+            for (int q = 0; q < NQ; q++) {
+                bool want = q < NA ? docs[d].vmax > q
+                          : q < NA + NU ? docs[d].vmin < -(q - NA) || docs[d].vmax > q - NA + 10
+                                        : docs[d].last;
+                bool is_cand = false;
+                for (size_t i = 0; i < 7; i++) is_cand |= cand[i] == (uint32_t)q;
+                if (with_cand) want = want && is_cand;
+                cr_assert_eq(wm_test_xpf_hit(f, &m, (uint32_t)q), want, "document %zu, candidates %d, query %s", d, with_cand, qs[q]);
+            }
+        }
+    }
     wm_xpf_ctx_free(c);
     wm_xpf_free(f);
     wm_exi_grammar_free(g);
