@@ -171,19 +171,21 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->state) {
         const wm_proxy_state_saver *sv = cfg->state;
+        /* live: the saver's thread writes its running counters: not read (left out below) */
+        uint64_t saves = late < 0 ? sv->saves : 0, save_errors = late < 0 ? sv->save_errors : 0;
+        uint64_t bytes = late < 0 ? sv->bytes : 0, interval_ns = late < 0 ? sv->interval_ns : 0;
         json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
                                "file", sv->path,
                                "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
                                "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
                                "expired", I(sv->loaded.expired), "skipped", I(sv->loaded.skipped),
-                               "saves", I(sv->saves), "save_errors", I(sv->save_errors),
+                               "saves", I(saves), "save_errors", I(save_errors),
                                "sid_refused", I(c->filter_sid_unsaved),
-                               "bytes", I(sv->bytes), "interval_ms", I(sv->interval_ns / 1000000),
+                               "bytes", I(bytes), "interval_ms", I(interval_ns / 1000000),
                                "copy", "holds", I(st.copy_holds), "entries", I(st.copy_entries),
                                "bytes", I(st.copy_bytes), "hold_max_entries", I(st.copy_hold_max_entries),
                                "hold_max_bytes", I(st.copy_hold_max_bytes), "hold_max_us", I(st.copy_hold_max_ns / 1000));
         if (so) json_object_set_new(so, "saver_stuck_at_stop", json_integer(I(c->state_saver_stuck)));
-        /* live: the saver's thread writes these while it runs */
         for (const char *const *k = (const char *const[]){ "saves", "save_errors", "bytes", "interval_ms", NULL };
              so && late >= 0 && *k; k++)
             json_object_del(so, *k);
