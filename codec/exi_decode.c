@@ -167,17 +167,26 @@ static wm_exi_status read_lname(dctx *c, uint32_t uri, uint32_t *lid)
 }
 
 /* Preserve.prefixes: the prefix of a SE/AT qname or QName value (§7.1.7),
- * an index into the URI's prefix partition (0 bits when it has <= 1 entry). */
-static wm_exi_status read_qname_prefix(dctx *c, uint32_t uri)
+ * an index into the URI's prefix partition (0 bits when it has <= 1 entry),
+ * to *pfx with *has set (false with no prefixes or an empty partition);
+ * pfx may be NULL. */
+static wm_exi_status read_qname_prefix(dctx *c, uint32_t uri, wm_exi_sview *pfx, bool *has)
 {
     if (!c->d->opts.preserve_prefixes) return WM_EXI_OK;
-    uint32_t m = c->d->st.uris[uri].n_prefixes, k;
+    const wm_exi_st_uri *u = &c->d->st.uris[uri];
+    uint32_t m = u->n_prefixes, k;
     uint64_t at = c->r.pos;
     wm_exi_status st = wm_exi_read_nbit(&c->r, wm_exi_code_width(m), &k);
     if (st) return st;
     if (m && k >= m) return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "prefix compact id %u of %u (§7.3.2)", k, m);
+    if (pfx && m) {
+        *pfx = u->prefixes[k];
+        *has = true;
+    }
     return WM_EXI_OK;
 }
+
+static wm_exi_status emit(dctx *c, wm_exi_event *ev);
 
 /* NS event (§4): URI, prefix (hit or literal), local-element-ns flag. */
 static wm_exi_status namespace_decl(dctx *c)
@@ -197,8 +206,13 @@ static wm_exi_status namespace_decl(dctx *c)
         if (!wm_exi_strtab_add_prefix(&c->d->st, uri, s.p, s.len)) return wm_exi_dec_mem_fail(c);
     } else if (k - 1 >= u->n_prefixes)
         return wm_exi_fail(c->err, WM_EXI_E_STRING_INDEX, at, "prefix compact id %u of %u (§7.3.2)", k - 1, u->n_prefixes);
-    bool local_ns;
-    return wm_exi_read_bool(&c->r, &local_ns);
+    wm_exi_event ev = { .type = WM_EXI_EV_NS, .pfx = true, .has_prefix = true };
+    u = &c->d->st.uris[uri]; /* the partition may have moved */
+    ev.prefix = u->prefixes[k ? k - 1 : u->n_prefixes - 1];
+    ev.uri_id = uri;
+    ev.uri = u->s;
+    if ((st = wm_exi_read_bool(&c->r, &ev.local_ns))) return st;
+    return emit(c, &ev);
 }
 
 /* A string value through the string table (§7.3.3) for qname `lid`. */
@@ -280,12 +294,12 @@ wm_exi_status wm_exi_dec_push(dctx *c, uint32_t uri, uint32_t lid, uint32_t elem
     wm_exi_decoder *d = c->d;
     if (d->depth >= d->lim.max_depth)
         return wm_exi_fail(c->err, WM_EXI_E_DEPTH, c->r.pos, "element nesting deeper than %u", d->lim.max_depth);
-    wm_exi_status pst = read_qname_prefix(c, uri);
+    wm_exi_event ev = { .type = WM_EXI_EV_SE, .pfx = d->opts.preserve_prefixes };
+    wm_exi_status pst = read_qname_prefix(c, uri, &ev.prefix, &ev.has_prefix);
     if (pst) return pst;
     wm_exi_frame *f = &d->stack[d->depth++];
     if (!wm_exi_rt_frame_init(d->g, &d->arena, &d->st, &d->bis, &d->n_bis, &d->cap_bis, f, uri, lid, elem))
         return wm_exi_dec_mem_fail(c);
-    wm_exi_event ev = { .type = WM_EXI_EV_SE };
     qname_view(c, &ev, uri, lid);
     return emit(c, &ev);
 }
@@ -320,9 +334,9 @@ static wm_exi_status se_wild(dctx *c, bool have_uri, uint32_t uri, uint32_t *out
 
 wm_exi_status wm_exi_dec_attribute(dctx *c, uint32_t uri, uint32_t lid, uint32_t dt, bool xsi_nil_typed, bool *nil_true)
 {
-    wm_exi_event ev = { .type = WM_EXI_EV_AT };
+    wm_exi_event ev = { .type = WM_EXI_EV_AT, .pfx = c->d->opts.preserve_prefixes };
     qname_view(c, &ev, uri, lid);
-    wm_exi_status st = read_qname_prefix(c, uri);
+    wm_exi_status st = read_qname_prefix(c, uri, &ev.prefix, &ev.has_prefix);
     if (st) return st;
     if (uri == WM_EXI_URI_XSI && lid < c->d->g->n_lids && xsi_nil_typed) {
         /* xsi:nil [boolean] */
@@ -346,6 +360,7 @@ static wm_exi_status typed_attribute(dctx *c, const wm_exi_prod *p, unsigned op)
     wm_exi_event ev;
     ev.type = WM_EXI_EV_AT;
     ev.xsi = false;
+    ev.pfx = false; /* typed_fast: no prefixes (the other prefix fields are read only under pfx) */
     qname_view(c, &ev, p->uri, p->lid);
     wm_exi_status st;
     if (op == WM_EXI_OP_AT_FLOAT) {
@@ -370,9 +385,11 @@ static wm_exi_status xsi_type(dctx *c, wm_exi_frame *f)
 {
     uint32_t uri, lid;
     wm_exi_status st;
-    if ((st = read_qname_prefix(c, WM_EXI_URI_XSI))) return st;
-    if ((st = read_uri(c, &uri)) || (st = read_lname(c, uri, &lid)) || (st = read_qname_prefix(c, uri))) return st;
-    wm_exi_event ev = { .type = WM_EXI_EV_AT, .xsi = true };
+    wm_exi_event ev = { .type = WM_EXI_EV_AT, .xsi = true, .pfx = c->d->opts.preserve_prefixes };
+    if ((st = read_qname_prefix(c, WM_EXI_URI_XSI, &ev.prefix, &ev.has_prefix))) return st;
+    if ((st = read_uri(c, &uri)) || (st = read_lname(c, uri, &lid)) ||
+        (st = read_qname_prefix(c, uri, &ev.vprefix, &ev.has_vprefix)))
+        return st;
     qname_view(c, &ev, WM_EXI_URI_XSI, c->d->g->schemaless ? 5 : c->d->g->uri_lid_first[WM_EXI_URI_XSI] + 1);
     /* lexical value "{uri}local" is given as uri + local; the XML writer picks a prefix */
     const wm_exi_st_uri *u = &c->d->st.uris[uri];

@@ -44,6 +44,17 @@ typedef struct wm_exi_event {
     wm_exi_sview uri, local;  /* SE/AT/EE qname text */
     wm_exi_value value;       /* AT/CH: lexical text + typed value */
     uint32_t depth;           /* element depth: 1 for the root element */
+    /* Preserve.prefixes (§7.1.7, §4): pfx says the stream carries prefixes.
+     * SE/AT: prefix is the qname's prefix from the URI's prefix partition
+     * (has_prefix false when the partition was empty: an SE's prefix then
+     * comes from an NS event with local_ns; a later one with local_ns
+     * overrides an SE's candidate, §7.1.7 rule 2). AT xsi:type: vprefix is
+     * the value's QName prefix, alike. NS: uri/uri_id the namespace, prefix
+     * the declared prefix ("" for the default namespace), local_ns the
+     * local-element-ns flag. Views into the string table: valid for the
+     * document. */
+    bool pfx, has_prefix, has_vprefix, local_ns;
+    wm_exi_sview prefix, vprefix;
 } wm_exi_event;
 
 /* Return 0 to continue, non-zero to stop decoding early (wm_exi_decode then

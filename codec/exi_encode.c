@@ -76,6 +76,25 @@ static wm_exi_status put_qname(wm_exi_encoder *e, bool uri_known, uint32_t *uri,
     return WM_EXI_OK;
 }
 
+/* Preserve.prefixes: a qname's prefix p (NULL: none known) as its index in
+ * uri's prefix partition, in ceil(log2(m)) bits (§7.1.7); 0 when it is not
+ * there (an SE whose NS event with local-element-ns follows). */
+static wm_exi_status put_prefix(wm_exi_encoder *e, uint32_t uri, const char *p, size_t pl)
+{
+    if (!e->opts.preserve_prefixes) return WM_EXI_OK;
+    uint32_t m = e->st.uris[uri].n_prefixes;
+    uint32_t k = p ? wm_exi_strtab_find_prefix(&e->st, uri, p, (uint32_t)pl) : WM_EXI_NONE;
+    return wm_exi_write_nbit(&e->w, wm_exi_code_width(m), k == WM_EXI_NONE ? 0 : k);
+}
+
+/* the prefix of the AT being written (wm_exi_encode_prefixes), used up */
+static wm_exi_status at_prefix(wm_exi_encoder *e, uint32_t uri)
+{
+    const char *p = e->pfx;
+    e->pfx = NULL;
+    return put_prefix(e, uri, p, e->pfx_len);
+}
+
 static wm_exi_status put_string_value(wm_exi_encoder *e, uint32_t lid, const char *s, size_t len, const wm_exi_datatype *dt)
 {
     wm_exi_strtab *t = &e->st;
@@ -158,6 +177,8 @@ static wm_exi_status push(wm_exi_encoder *e, uint32_t uri, uint32_t lid, uint32_
 {
     if (e->depth >= e->lim.max_depth)
         return wm_exi_fail(e->err, WM_EXI_E_DEPTH, e->w.pos, "element nesting deeper than %u", e->lim.max_depth);
+    wm_exi_status st = at_prefix(e, uri); /* right after the SE's qname, as the decoder reads it */
+    if (st) return st;
     wm_exi_frame *f = &e->stack[e->depth++];
     if (!wm_exi_rt_frame_init(e->g, &e->arena, &e->st, &e->bis, &e->n_bis, &e->cap_bis, f, uri, lid, elem))
         return mem_fail(e);
@@ -194,9 +215,11 @@ wm_exi_status wm_exi_encode_start(wm_exi_encoder *e, uint8_t *out, size_t cap, w
     if (err) memset(err, 0, sizeof *err);
     wm_exi_writer_init(&e->w, out, cap, err);
     wm_exi_arena_reset(&e->arena);
-    if (e->opts.preserve_prefixes || e->opts.preserve_lexical_values || e->opts.preserve_dtd ||
-        e->opts.preserve_comments || e->opts.preserve_pis)
-        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "the encoder does not preserve prefixes, lexical values, DTDs, comments or PIs");
+    if (e->opts.preserve_lexical_values || e->opts.preserve_dtd || e->opts.preserve_comments || e->opts.preserve_pis)
+        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "the encoder does not preserve lexical values, DTDs, comments or PIs");
+    if (e->opts.preserve_prefixes && e->opts.strict)
+        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "strict streams do not preserve prefixes (EXI 1.0 §5.4: strict needs Preserve.prefixes false)");
+    e->pfx = e->vpfx = NULL;
     wm_exi_status st = wm_exi_header_write(&e->w, e->cookie, e->header_options, &e->opts);
     if (st) return st;
     if (wm_exi_strtab_reset(&e->st, e->opts.value_max_length, e->opts.value_partition_capacity)) return mem_fail(e);
@@ -326,8 +349,11 @@ static wm_exi_status put_xsi_type_value(wm_exi_encoder *e, wm_exi_frame *f, cons
     if (!wm_exi_ncname(tl, tll))
         return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:type value \"%.*s\" is not a QName", (int)(vl > 40 ? 40 : vl), v);
     uint32_t uri, lid;
-    wm_exi_status st = put_qname(e, false, &uri, tu, tul, &lid, tl, tll);
-    if (st) return st;
+    const char *vp = e->vpfx;
+    e->vpfx = NULL;
+    wm_exi_status st = at_prefix(e, WM_EXI_URI_XSI);
+    if (st || (st = put_qname(e, false, &uri, tu, tul, &lid, tl, tll)) || (st = put_prefix(e, uri, vp, e->vpfx_len)))
+        return st;
     const wm_exi_grammar *g = e->g;
     if (!g->schemaless && lid < g->n_lids) {
         uint32_t tg = wm_exi_grammar_type_by_name(g, uri, lid);
@@ -362,7 +388,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         for (uint32_t k = 0; k < nl && lid != WM_EXI_NONE && !xtype; k++) {
             const wm_exi_bi_prod *p = &bi->stc[nl - 1 - k];
             if (p->term == WM_EXI_T_AT && p->uri == uri && p->lid == lid) {
-                if ((st = put_code(e, nl + 1, k))) return st;
+                if ((st = put_code(e, nl + 1, k)) || (st = at_prefix(e, uri))) return st;
                 if (xnil) {
                     bool b;
                     if (!parse_bool(v, vl, &b)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:nil is not a boolean");
@@ -378,6 +404,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         if (xtype) return put_xsi_type_value(e, f, v, vl);
         bi = &e->bis[f->bi];
         if (!learn(e, &bi->stc, &bi->n_stc, &bi->cap_stc, WM_EXI_T_AT, uri, lid)) return mem_fail(e);
+        if ((st = at_prefix(e, uri))) return st;
         if (xnil) {
             bool b;
             if (!parse_bool(v, vl, &b)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:nil is not a boolean");
@@ -399,7 +426,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         if (xtype) return put_xsi_type_value(e, f, v, vl);
         bool b;
         if (!parse_bool(v, vl, &b)) return wm_exi_fail(e->err, WM_EXI_E_INPUT, e->w.pos, "xsi:nil is not a boolean");
-        if ((st = wm_exi_write_bool(&e->w, b))) return st;
+        if ((st = at_prefix(e, WM_EXI_URI_XSI)) || (st = wm_exi_write_bool(&e->w, b))) return st;
         if (b) f->state = g->tgrams[f->tgram].empty_start;
         return WM_EXI_OK;
     }
@@ -412,7 +439,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         if (p->term != WM_EXI_T_AT) continue;
         if (p->uri != uri || p->lid != lid) { k++; continue; }
         if (!typed_ok(e, p->arg, v, vl)) { declared_invalid = true; inv = p; inv_k = k; break; }
-        if ((st = put_code(e, wn, i))) return st;
+        if ((st = put_code(e, wn, i)) || (st = at_prefix(e, uri))) return st;
         f->state = p->next;
         return put_value(e, lid, p->arg, v, vl);
     }
@@ -422,7 +449,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
             uint32_t gdt = lid != WM_EXI_NONE && lid < g->n_lids ? wm_exi_grammar_global_attr_dt(g, uri, lid) : WM_EXI_NONE;
             if (!typed_ok(e, gdt, v, vl)) continue;
             if ((st = put_code(e, wn, i))) return st;
-            if ((st = put_qname(e, p->term == WM_EXI_T_AT_URI, &uri, u, ul, &lid, l, ll))) return st;
+            if ((st = put_qname(e, p->term == WM_EXI_T_AT_URI, &uri, u, ul, &lid, l, ll)) || (st = at_prefix(e, uri))) return st;
             f->state = p->next;
             return put_value(e, lid, gdt, v, vl);
         }
@@ -433,7 +460,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
     if (declared_invalid) {
         /* AT(qname_x) [untyped value] at n.(m+1).x (§8.5.4.4.1): no qname */
         if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_AT_INVALID))) return no_prod(e, "attribute", l, ll);
-        if ((st = put_code(e, nat + 1, inv_k))) return st;
+        if ((st = put_code(e, nat + 1, inv_k)) || (st = at_prefix(e, uri))) return st;
         f->state = inv->next;
         return put_value(e, lid, WM_EXI_NONE, v, vl);
     }
@@ -446,7 +473,7 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *u, size_t ul, cons
         dt = WM_EXI_NONE;
     } else if ((st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_AT_ANY)))
         return no_prod(e, "attribute", l, ll);
-    if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll))) return st;
+    if ((st = put_qname(e, false, &uri, u, ul, &lid, l, ll)) || (st = at_prefix(e, uri))) return st;
     return put_value(e, lid, dt, v, vl);
 }
 
@@ -591,4 +618,52 @@ wm_exi_status wm_exi_encode_end(wm_exi_encoder *e, size_t *out_len)
     }
     *out_len = wm_exi_writer_bytes(&e->w);
     return WM_EXI_OK;
+}
+
+void wm_exi_encode_prefixes(wm_exi_encoder *e, const char *qp, size_t ql, const char *vp, size_t vl)
+{
+    e->pfx = qp;
+    e->pfx_len = ql;
+    e->vpfx = vp;
+    e->vpfx_len = vl;
+}
+
+wm_exi_status wm_exi_encode_ns(wm_exi_encoder *e, const char *u, size_t ul, const char *p, size_t pl, bool local_element_ns)
+{
+    if (!e->opts.preserve_prefixes || e->depth == 0)
+        return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "namespace declaration (NS) %s",
+                           e->depth ? "without Preserve.prefixes" : "outside an element");
+    wm_exi_frame *f = &e->stack[e->depth - 1];
+    wm_exi_status st;
+    uint8_t l2[16], l3[4];
+    unsigned n2, n3;
+    uint32_t n1;
+    if (f->state == WM_EXI_NONE) {
+        if (f->bi_state != 0) return no_prod(e, "namespace declaration after content:", p, pl);
+        n1 = e->bis[f->bi].n_stc;
+        n2 = wm_exi_rt_bi_level2(&e->opts, true, l2, l3, &n3);
+        st = put_level2(e, n1, l2, n2, l3, n3, WM_EXI_UD_NS);
+    } else {
+        wm_exi_codes cc;
+        wm_exi_rt_codes(e->g, &e->opts, f, &cc);
+        st = put_level2(e, cc.n1, cc.l2, cc.n2, cc.l3, cc.n3, WM_EXI_UD_NS);
+    }
+    if (st) return no_prod(e, "namespace declaration for prefix", p, pl);
+    /* the URI as in a qname (§7.1.7), then the prefix: a hit is id + 1, a
+     * miss 0 and the literal, which joins the partition (§7.3.2) */
+    wm_exi_strtab *t = &e->st;
+    uint32_t uri = wm_exi_strtab_find_uri(t, u, (uint32_t)ul), w = wm_exi_code_width(t->n_uris + 1);
+    if (uri != WM_EXI_NONE) st = wm_exi_write_nbit(&e->w, w, uri + 1);
+    else if (!(st = wm_exi_write_nbit(&e->w, w, 0)) && !(st = put_literal(e, 0, u, ul)) &&
+             (uri = wm_exi_strtab_add_uri(t, u, (uint32_t)ul)) == WM_EXI_NONE)
+        return mem_fail(e);
+    if (st) return st;
+    uint32_t k = wm_exi_strtab_find_prefix(t, uri, p, (uint32_t)pl);
+    w = wm_exi_code_width(t->uris[uri].n_prefixes + 1);
+    if (k != WM_EXI_NONE) st = wm_exi_write_nbit(&e->w, w, k + 1);
+    else if (!(st = wm_exi_write_nbit(&e->w, w, 0)) && !(st = put_literal(e, 0, p, pl)) &&
+             !wm_exi_strtab_add_prefix(t, uri, p, (uint32_t)pl))
+        return mem_fail(e);
+    if (st) return st;
+    return wm_exi_write_bool(&e->w, local_element_ns);
 }

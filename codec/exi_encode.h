@@ -42,6 +42,8 @@ typedef struct wm_exi_encoder {
     wm_exi_bi *bis;
     uint32_t n_bis, cap_bis;
     int doc_state;            /* 0 DocContent/FragmentContent, 1 DocEnd */
+    const char *pfx, *vpfx;   /* Preserve.prefixes: the next SE/AT's prefixes (wm_exi_encode_prefixes) */
+    size_t pfx_len, vpfx_len;
 } wm_exi_encoder;
 
 /* opts: the options to encode with (copied). header_options: write them in
@@ -64,6 +66,22 @@ wm_exi_status wm_exi_encode_at(wm_exi_encoder *e, const char *uri, size_t ulen, 
  * CH production is dropped (it is not significant there). */
 wm_exi_status wm_exi_encode_ch(wm_exi_encoder *e, const char *text, size_t len);
 wm_exi_status wm_exi_encode_ee(wm_exi_encoder *e);
+/* Preserve.prefixes (§7.1.7): the prefix of the next SE's or AT's qname
+ * (qp[0..ql), "" for none; NULL: not known) and, for an xsi:type AT, of its
+ * value's QName (vp, alike). The event writes each as its index in the
+ * URI's prefix partition; a prefix not there yet (an SE's, declared by an NS
+ * event of its own that follows, with local_element_ns) is written as 0
+ * (§7.1.7 allows any). Used up by that event; ignored without
+ * Preserve.prefixes. The strings must live until then. */
+void wm_exi_encode_prefixes(wm_exi_encoder *e, const char *qp, size_t ql, const char *vp, size_t vl);
+/* NS (§4; Preserve.prefixes only): declares prefix p[0..pl) ("" the default
+ * namespace) for namespace uri[0..ul) on the element just started, before
+ * its attributes; local_element_ns: the element's own prefix is this one.
+ * Adds the URI and the prefix to the string table as the decoder does.
+ * Errors: WM_EXI_E_GRAMMAR when the grammar offers no NS here (not in a
+ * start tag, strict, prefixes not preserved), WM_EXI_E_MEMORY. */
+wm_exi_status wm_exi_encode_ns(wm_exi_encoder *e, const char *uri, size_t ul, const char *p, size_t pl,
+                               bool local_element_ns);
 /* ED; *out_len receives the stream length in bytes (last byte zero-padded). */
 wm_exi_status wm_exi_encode_end(wm_exi_encoder *e, size_t *out_len);
 

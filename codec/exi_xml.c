@@ -23,8 +23,11 @@ struct wm_exi_xml_seen {
 
 void wm_exi_xml_sink_init(wm_exi_xml_sink *s) { memset(s, 0, sizeof *s); }
 
+static void pfx_free(struct wm_exi_xml_pfx *px);
+
 void wm_exi_xml_sink_free(wm_exi_xml_sink *s)
 {
+    pfx_free(s->px);
     free(s->buf);
     free(s->bound);
     free(s->seen);
@@ -355,10 +358,348 @@ static inline bool attr_clean(const char *p, size_t n)
     return !(acc & 1);
 }
 
+
+/* ------------------------------------------------ the stream's own prefixes */
+
+/* Preserve.prefixes (§7.1.7, §4 NS): the prefixes a stream carries are
+ * written instead of generated ones. A start tag is held until the events
+ * that follow its SE are in (its NS events declare the prefixes, and one
+ * with local-element-ns names the element's own), then written with them;
+ * the declarations stay in scope until the element's end. A name whose
+ * prefix is not bound to its namespace in scope (a stream that omits the
+ * NS event, an attribute without a prefix partition entry) gets a
+ * generated prefix declared on its tag, one no declaration in scope uses. */
+typedef struct pbind {
+    uint32_t depth;
+    char *prefix, *uri;   /* owned, NUL-terminated ("" prefix: the default namespace) */
+    uint32_t plen, ulen;
+} pbind;
+
+struct wm_exi_xml_pfx {
+    pbind *b;             /* in-scope declarations, innermost last */
+    uint32_t n, cap;
+    bool active;          /* the document carries prefixes */
+    bool pending;         /* a start tag waits for its NS events */
+    wm_exi_sview uri, local, prefix;
+    uint32_t uri_id, depth;
+    bool has_prefix;
+    struct pdecl { wm_exi_sview p, u; bool drop; } *decl; /* the pending tag's NS events */
+    uint32_t n_decl, cap_decl;
+    char **names;         /* per depth - 1: the written qname of the open element */
+    uint32_t cap_names;
+};
+
+static void pfx_free(struct wm_exi_xml_pfx *px)
+{
+    if (!px) return;
+    for (uint32_t i = 0; i < px->n; i++) free(px->b[i].prefix), free(px->b[i].uri);
+    for (uint32_t i = 0; i < px->cap_names; i++) free(px->names[i]);
+    free(px->b);
+    free(px->decl);
+    free(px->names);
+    free(px);
+}
+
+static char *sv_dup(wm_exi_sview v)
+{
+    char *d = malloc((size_t)v.len + 1);
+    if (d) {
+        if (v.len) memcpy(d, v.p, v.len);
+        d[v.len] = 0;
+    }
+    return d;
+}
+
+/* the innermost declaration of prefix p, NULL: none ("" unbound is no namespace) */
+static const pbind *pfx_lookup(const struct wm_exi_xml_pfx *px, const char *p, uint32_t pl)
+{
+    for (uint32_t i = px->n; i-- > 0;)
+        if (px->b[i].plen == pl && !memcmp(px->b[i].prefix, p, pl)) return &px->b[i];
+    return NULL;
+}
+
+/* does prefix p (NULL-safe view) name namespace u in scope? */
+static bool pfx_names(const struct wm_exi_xml_pfx *px, wm_exi_sview p, wm_exi_sview u)
+{
+    if (SV_IS(p, "xml")) return SV_IS(u, XML_URI);
+    const pbind *b = pfx_lookup(px, p.p ? p.p : "", p.len);
+    if (!b) return !p.len && !u.len; /* no default namespace declared: "" is no namespace */
+    return b->ulen == u.len && !memcmp(b->uri, u.p, u.len);
+}
+
+static bool pfx_bind(wm_exi_xml_sink *s, wm_exi_sview p, wm_exi_sview u, uint32_t depth)
+{
+    struct wm_exi_xml_pfx *px = s->px;
+    if (px->n == px->cap) {
+        uint32_t nc = px->cap ? px->cap * 2 : 16;
+        pbind *nb = realloc(px->b, nc * sizeof *nb);
+        if (!nb) { s->oom = true; return false; }
+        px->b = nb;
+        px->cap = nc;
+    }
+    pbind *b = &px->b[px->n];
+    b->prefix = sv_dup(p);
+    b->uri = sv_dup(u);
+    if (!b->prefix || !b->uri) {
+        free(b->prefix), free(b->uri);
+        s->oom = true;
+        return false;
+    }
+    b->plen = p.len;
+    b->ulen = u.len;
+    b->depth = depth;
+    px->n++;
+    return true;
+}
+
+/* ` xmlns:p="u"` (` xmlns="u"` for the default namespace) */
+static void pfx_write_decl(wm_exi_xml_sink *s, wm_exi_sview p, wm_exi_sview u)
+{
+    if (p.len) {
+        puts_(s, " xmlns:");
+        put(s, p.p, p.len);
+    } else
+        puts_(s, " xmlns");
+    puts_(s, "=\"");
+    escaped(s, u.p, u.len, true);
+    puts_(s, "\"");
+}
+
+/* A prefix for namespace u (URI id `id`) in scope, declaring one on the open
+ * tag if none is bound to it: *out is a view valid until the scope
+ * changes. dflt: the default namespace may serve (elements, QName values;
+ * not attributes). 0, or 1 with s->bad set. */
+static int pfx_any(wm_exi_xml_sink *s, uint32_t id, wm_exi_sview u, bool dflt, uint32_t depth, wm_exi_sview *out)
+{
+    struct wm_exi_xml_pfx *px = s->px;
+    if (!u.len) {
+        *out = (wm_exi_sview){ "", 0 };
+        if (!dflt || pfx_names(px, *out, u)) return 0;
+        /* a default namespace is in scope: undeclare it here */
+        if (!pfx_bind(s, *out, u, depth)) return 0;
+        pfx_write_decl(s, *out, u);
+        return 0;
+    }
+    if (SV_IS(u, XML_URI)) { *out = (wm_exi_sview){ "xml", 3 }; return 0; }
+    if (SV_IS(u, XMLNS_URI)) return refuse(s, "name in the xmlns namespace", u);
+    for (uint32_t i = px->n; i-- > 0;) {
+        const pbind *b = &px->b[i];
+        if (b->ulen != u.len || memcmp(b->uri, u.p, u.len) || (!b->plen && !dflt)) continue;
+        if (pfx_lookup(px, b->prefix, b->plen) == b) { *out = (wm_exi_sview){ b->prefix, b->plen }; return 0; }
+    }
+    if (!uri_ref(s, u)) return 1;
+    char gen[PREFIX_MAX + 16];
+    char *e = w_prefix(gen, NS_DECLARED, id);
+    size_t gl = (size_t)(e - gen);
+    while (pfx_lookup(px, gen, (uint32_t)gl) && gl < sizeof gen - 1) gen[gl++] = '_';
+    wm_exi_sview g = { gen, (uint32_t)gl };
+    if (!pfx_bind(s, g, u, depth)) return 0;
+    pfx_write_decl(s, g, u);
+    const pbind *b = &px->b[px->n - 1];
+    *out = (wm_exi_sview){ b->prefix, b->plen };
+    return 0;
+}
+
+/* Writes the held start tag: its name with the stream's prefix and its NS
+ * events as declarations (Namespaces in XML 1.0 §3 checked: xml only for its
+ * namespace and never declared, xmlns never, no prefix bound to ""). */
+static int pfx_flush(wm_exi_xml_sink *s)
+{
+    struct wm_exi_xml_pfx *px = s->px;
+    px->pending = false;
+    uint32_t first = px->n, d = px->depth;
+    for (uint32_t i = 0; i < px->n_decl; i++) {
+        wm_exi_sview p = px->decl[i].p, u = px->decl[i].u;
+        if (SV_IS(p, "xml")) {
+            if (SV_IS(u, XML_URI)) continue; /* bound by definition: never declared */
+            return refuse(s, "prefix xml bound to", u);
+        }
+        if (SV_IS(p, "xmlns")) return refuse(s, "prefix xmlns declared for", u);
+        if (SV_IS(u, XML_URI) || SV_IS(u, XMLNS_URI)) return refuse(s, "namespace bound to another prefix", u);
+        if (p.len && !u.len) return refuse(s, "prefix bound to no namespace", p);
+        for (uint32_t j = first; j < px->n; j++)
+            if (px->b[j].plen == p.len && !memcmp(px->b[j].prefix, p.p, p.len)) return refuse(s, "prefix declared twice", p);
+        if (u.len && !uri_ref(s, u)) return 1;
+        /* an element in no namespace cannot be under a default namespace
+         * declared on its own tag (a stream may say so; XML cannot): that
+         * declaration is left out, and a name below that needs it gets one
+         * of its own */
+        if (!p.len && u.len && !px->uri.len) {
+            px->decl[i].drop = true;
+            continue;
+        }
+        if (!pfx_bind(s, p, u, d)) return 0;
+    }
+    /* the element's prefix: local-element-ns, else the SE's own (§7.1.7) */
+    wm_exi_sview ep = px->prefix;
+    bool ok = px->has_prefix && pfx_names(px, ep, px->uri);
+    char *o = reserve(s, 2);
+    if (!o) return 0;
+    if (s->open) *o++ = '>';
+    *o++ = '<';
+    done(s, o);
+    s->open = true;
+    size_t name_at = s->len;
+    if (!ok) {
+        /* the generated declaration is written here, before the name: moved after it below */
+        size_t before = s->len;
+        if (pfx_any(s, px->uri_id, px->uri, true, d, &ep)) return 1;
+        if (s->oom) return 0;
+        size_t decl_len = s->len - before;
+        char *decl = decl_len ? malloc(decl_len) : NULL;
+        if (decl_len && !decl) { s->oom = true; return 0; }
+        if (decl_len) memcpy(decl, s->buf + before, decl_len);
+        s->len = before;
+        s->buf[s->len] = 0;
+        if (ep.len) { put(s, ep.p, ep.len); puts_(s, ":"); }
+        put(s, px->local.p, px->local.len);
+        if (decl_len) put(s, decl, decl_len);
+        free(decl);
+    } else {
+        if (ep.len) { put(s, ep.p, ep.len); puts_(s, ":"); }
+        put(s, px->local.p, px->local.len);
+    }
+    for (uint32_t i = 0; i < px->n_decl; i++)
+        if (!SV_IS(px->decl[i].p, "xml") && !px->decl[i].drop) pfx_write_decl(s, px->decl[i].p, px->decl[i].u);
+    if (s->oom) return 0;
+    /* the end tag's name */
+    if (d > px->cap_names) {
+        uint32_t nc = d + 16;
+        char **nn = realloc(px->names, nc * sizeof *nn);
+        if (!nn) { s->oom = true; return 0; }
+        memset(nn + px->cap_names, 0, (nc - px->cap_names) * sizeof *nn);
+        px->names = nn;
+        px->cap_names = nc;
+    }
+    size_t nl = s->len - name_at;
+    const char *nm = s->buf + name_at;
+    const char *sp = memchr(nm, ' ', nl); /* the name ends where the declarations start */
+    if (sp) nl = (size_t)(sp - nm);
+    free(px->names[d - 1]);
+    px->names[d - 1] = sv_dup((wm_exi_sview){ nm, (uint32_t)nl });
+    if (!px->names[d - 1]) s->oom = true;
+    return 0;
+}
+
+/* One event of a stream with prefixes; returns the callback's answer. */
+static int pfx_event(wm_exi_xml_sink *s, const wm_exi_event *ev)
+{
+    struct wm_exi_xml_pfx *px = s->px;
+    if (ev->type == WM_EXI_EV_NS) {
+        if (!px->pending) return refuse(s, "namespace declaration outside a start tag", ev->prefix);
+        if (px->n_decl == px->cap_decl) {
+            uint32_t nc = px->cap_decl ? px->cap_decl * 2 : 8;
+            struct pdecl *nd = realloc(px->decl, nc * sizeof *nd);
+            if (!nd) { s->oom = true; return 0; }
+            px->decl = nd;
+            px->cap_decl = nc;
+        }
+        px->decl[px->n_decl++] = (struct pdecl){ ev->prefix, ev->uri, false };
+        if (ev->local_ns) {
+            px->prefix = ev->prefix;
+            px->has_prefix = true;
+        }
+        return 0;
+    }
+    if (px->pending && (pfx_flush(s) || s->bad)) return 1;
+    char *o;
+    switch (ev->type) {
+    case WM_EXI_EV_SE:
+        if (ns_kind(ev->uri_id, ev->uri) == NS_XMLNS) return refuse(s, "element in the xmlns namespace", ev->local);
+        px->pending = true;
+        px->uri = ev->uri;
+        px->uri_id = ev->uri_id;
+        px->local = ev->local;
+        px->prefix = ev->prefix;
+        px->has_prefix = ev->has_prefix;
+        px->depth = ev->depth;
+        px->n_decl = 0;
+        s->depth = ev->depth;
+        s->gen++;
+        s->n_seen = 0;
+        return 0;
+    case WM_EXI_EV_AT: {
+        int k = ns_kind(ev->uri_id, ev->uri);
+        if (k == NS_XMLNS || (k == NS_NONE && SV_IS(ev->local, "xmlns")))
+            return refuse(s, "attribute (a namespace declaration)", ev->local);
+        if (!seen_add(s, k == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
+            return refuse(s, "second attribute", ev->local);
+        wm_exi_sview ap = ev->prefix;
+        /* an attribute in a namespace needs a non-empty prefix bound to it */
+        if (k == NS_NONE) ap = (wm_exi_sview){ "", 0 };
+        else if (!ev->has_prefix || !ap.len || !pfx_names(px, ap, ev->uri))
+            if (pfx_any(s, ev->uri_id, ev->uri, false, s->depth, &ap)) return 1;
+        if (ev->xsi && ev->value.kind == WM_EXI_DT_QNAME) {
+            const char *v = ev->value.text, *close = memrchr(v, '}', ev->value.len);
+            wm_exi_sview tu = { v + 1, (uint32_t)(close - v - 1) }, tl = { close + 1, (uint32_t)(v + ev->value.len - close - 1) };
+            if (SV_IS(tu, XMLNS_URI)) return refuse(s, "xsi:type value in the xmlns namespace", tl);
+            wm_exi_sview vp = ev->vprefix;
+            if (!ev->has_vprefix || !pfx_names(px, vp, tu)) {
+                /* "" for no namespace needs the default namespace undeclared,
+                 * which the element's own unprefixed name may forbid */
+                if (!tu.len && !pfx_names(px, (wm_exi_sview){ "", 0 }, tu)) {
+                    const char *nm = px->names[s->depth - 1];
+                    const pbind *db = pfx_lookup(px, "", 0);
+                    if ((nm && !strchr(nm, ':')) || (db && db->depth == s->depth))
+                        return refuse(s, "xsi:type value in no namespace under a default namespace", tl);
+                }
+                if (pfx_any(s, 0, tu, true, s->depth, &vp)) return 1;
+            }
+            puts_(s, " ");
+            if (ap.len) { put(s, ap.p, ap.len); puts_(s, ":"); }
+            put(s, ev->local.p, ev->local.len);
+            puts_(s, "=\"");
+            if (vp.len) { put(s, vp.p, vp.len); puts_(s, ":"); }
+            escaped(s, tl.p, tl.len, true);
+            puts_(s, "\"");
+            return s->bad;
+        }
+        puts_(s, " ");
+        if (ap.len) { put(s, ap.p, ap.len); puts_(s, ":"); }
+        put(s, ev->local.p, ev->local.len);
+        puts_(s, "=\"");
+        escaped(s, ev->value.text, ev->value.len, true);
+        puts_(s, "\"");
+        return s->bad;
+    }
+    case WM_EXI_EV_EE: {
+        const char *nm = ev->depth && ev->depth <= px->cap_names ? px->names[ev->depth - 1] : NULL;
+        if (s->open) puts_(s, "/>");
+        else if (nm) {
+            puts_(s, "</");
+            put(s, nm, strlen(nm));
+            puts_(s, ">");
+        }
+        s->open = false;
+        while (px->n && px->b[px->n - 1].depth >= ev->depth) {
+            px->n--;
+            free(px->b[px->n].prefix), free(px->b[px->n].uri);
+        }
+        s->depth = ev->depth ? ev->depth - 1 : 0;
+        return 0;
+    }
+    case WM_EXI_EV_CH:
+        close_open(s);
+        escaped(s, ev->value.text, ev->value.len, false);
+        return 0;
+    case WM_EXI_EV_ED:
+        px->active = false;
+        if ((o = reserve(s, 1))) done(s, LIT(o, "\n"));
+        return 0;
+    default:
+        return 0;
+    }
+}
+
 int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
 {
     wm_exi_xml_sink *s = user;
     char *o;
+    if (__builtin_expect(ev->type == WM_EXI_EV_SE && ev->pfx && (!s->px || !s->px->active), 0)) {
+        if (!s->px && !(s->px = calloc(1, sizeof *s->px))) { s->oom = true; return 0; }
+        s->px->active = true;
+    }
+    if (__builtin_expect(s->px && s->px->active, 0)) return pfx_event(s, ev);
     switch (ev->type) {
     case WM_EXI_EV_SE: {
         int k = ns_kind(ev->uri_id, ev->uri);
@@ -440,7 +781,8 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
 
 typedef struct xattr {
     const char *uri, *local, *val;
-    char *owned;
+    const char *prefix;   /* Preserve.prefixes: the attribute's ("" none) */
+    char *owned, *vprefix; /* xsi:type: "{uri}local", and its value's prefix */
     int rank;
 } xattr;
 
@@ -457,9 +799,10 @@ static int cmp_xattr(const void *pa, const void *pb)
  * "{uri}local" in *out (malloc'ed). An undeclared prefix is an error, not
  * "no namespace" (Namespaces in XML 1.0 §3 "Prefix Declared"; "xml" is
  * declared by definition, "xmlns" names no namespace a type can be in). */
-static wm_exi_status xsi_type_expanded(xmlTextReaderPtr rd, const char *v, char **out, wm_exi_error *err)
+static wm_exi_status xsi_type_expanded(xmlTextReaderPtr rd, const char *v, char **out, char **vprefix, wm_exi_error *err)
 {
     *out = NULL;
+    *vprefix = NULL;
     size_t n = strlen(v);
     while (n && (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r')) { v++; n--; }
     while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\n' || v[n - 1] == '\r')) n--;
@@ -474,7 +817,7 @@ static wm_exi_status xsi_type_expanded(xmlTextReaderPtr rd, const char *v, char 
     xmlChar *ns = NULL;
     if (!colon) ns = xmlTextReaderLookupNamespace(rd, NULL); /* the default namespace, if any */
     else if (strcmp(pfx, "xmlns")) ns = xmlTextReaderLookupNamespace(rd, (const xmlChar *)pfx);
-    free(pfx);
+    *vprefix = pfx; /* the caller frees it */
     if (colon && !ns) {
         xmlNodePtr el = xmlTextReaderCurrentNode(rd); /* the attribute: its element has the line */
         if (el && el->type == XML_ATTRIBUTE_NODE) el = el->parent;
@@ -498,7 +841,11 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
 {
     const char *uri = (const char *)xmlTextReaderConstNamespaceUri(rd);
     const char *local = (const char *)xmlTextReaderConstLocalName(rd);
+    const char *epfx = (const char *)xmlTextReaderConstPrefix(rd);
+    bool pfx = e->opts.preserve_prefixes;
     if (!uri) uri = "";
+    if (!epfx) epfx = "";
+    if (pfx) wm_exi_encode_prefixes(e, epfx, strlen(epfx), NULL, 0);
     wm_exi_status st = wm_exi_encode_se(e, uri, strlen(uri), local, strlen(local));
     if (st) return st;
     int n = xmlTextReaderAttributeCount(rd);
@@ -506,19 +853,30 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
     xattr *a = calloc((size_t)n, sizeof *a);
     if (!a) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
     int k = 0;
-    for (int ok = xmlTextReaderMoveToFirstAttribute(rd); ok == 1; ok = xmlTextReaderMoveToNextAttribute(rd)) {
-        if (xmlTextReaderIsNamespaceDecl(rd)) continue;
-        const char *au = (const char *)xmlTextReaderConstNamespaceUri(rd);
+    for (int ok = xmlTextReaderMoveToFirstAttribute(rd); ok == 1 && !st; ok = xmlTextReaderMoveToNextAttribute(rd)) {
+        if (xmlTextReaderIsNamespaceDecl(rd)) {
+            /* Preserve.prefixes: NS events right after SE, in document order
+             * (§6); xmlns:xml is bound by definition, never an NS event */
+            if (!pfx) continue;
+            const char *dp = (const char *)xmlTextReaderConstPrefix(rd), *dv = (const char *)xmlTextReaderConstValue(rd);
+            const char *np = dp ? (const char *)xmlTextReaderConstLocalName(rd) : ""; /* xmlns:p -> p; xmlns -> "" */
+            if (!dv) dv = "";
+            if (!strcmp(np, "xml")) continue;
+            st = wm_exi_encode_ns(e, dv, strlen(dv), np, strlen(np), !strcmp(np, epfx) && !strcmp(dv, uri));
+            continue;
+        }
+        const char *au = (const char *)xmlTextReaderConstNamespaceUri(rd), *ap = (const char *)xmlTextReaderConstPrefix(rd);
         xattr *x = &a[k++];
         x->uri = au ? au : "";
         x->local = (const char *)xmlTextReaderConstLocalName(rd);
         x->val = (const char *)xmlTextReaderConstValue(rd);
+        x->prefix = ap ? ap : "";
         x->rank = 2;
         if (!strcmp(x->uri, XSI_URI) && !strcmp(x->local, "type")) {
             x->rank = 0;
-            wm_exi_status qs = xsi_type_expanded(rd, x->val, &x->owned, err);
+            wm_exi_status qs = xsi_type_expanded(rd, x->val, &x->owned, &x->vprefix, err);
             if (qs) {
-                for (int i = 0; i < k; i++) free(a[i].owned);
+                for (int i = 0; i < k; i++) free(a[i].owned), free(a[i].vprefix);
                 free(a);
                 return qs;
             }
@@ -527,9 +885,12 @@ static wm_exi_status element_start(wm_exi_encoder *e, xmlTextReaderPtr rd, wm_ex
     }
     xmlTextReaderMoveToElement(rd);
     if (k > 1) qsort(a, (size_t)k, sizeof *a, cmp_xattr);
-    for (int i = 0; i < k && !st; i++)
+    for (int i = 0; i < k && !st; i++) {
+        if (pfx)
+            wm_exi_encode_prefixes(e, a[i].prefix, strlen(a[i].prefix), a[i].vprefix, a[i].vprefix ? strlen(a[i].vprefix) : 0);
         st = wm_exi_encode_at(e, a[i].uri, strlen(a[i].uri), a[i].local, strlen(a[i].local), a[i].val, strlen(a[i].val));
-    for (int i = 0; i < k; i++) free(a[i].owned);
+    }
+    for (int i = 0; i < k; i++) free(a[i].owned), free(a[i].vprefix);
     free(a);
     return st;
 }

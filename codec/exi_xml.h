@@ -3,9 +3,13 @@
  *
  * wm_exi_xml_sink turns a decoder's events (codec/exi_decode.h) into XML
  * text: element and attribute namespaces get generated prefixes ("ns<id>",
- * "xsi") declared where first needed — also for a Preserve.prefixes stream,
- * whose NS events and prefixes the sink does not use (a documented
- * limitation: the output is infoset-equal, not prefix-equal, §5.4), text and namespace names are
+ * "xsi") declared where first needed; a Preserve.prefixes stream (events
+ * with pfx) is written with its own prefixes instead: its NS events become
+ * the start tag's declarations (xmlns:p="u", xmlns="u"), each SE/AT/xsi:type
+ * QName takes the prefix the stream gives it (§7.1.7: the partition's entry,
+ * or the NS event with local-element-ns for an SE), and only a name whose
+ * prefix the stream leaves unbound in scope gets a generated one, "ns<id>"
+ * (with '_' appended until no prefix in scope has that name). Text and namespace names are
  * escaped, xsi:type values are written as prefix:local (a prefix "xsd" or
  * "t" declared on the tag for the type's namespace). The XML namespace is
  * always written with its reserved prefix "xml" and never declared, and no
@@ -27,7 +31,10 @@
  * xsi:nil, then the rest; the grammar sorts declared ones), an xsi:type
  * value's prefix resolved in its element's scope (WM_EXI_E_INPUT with the
  * line when it is not declared), namespace
- * declarations dropped (prefixes are not preserved), whitespace-only text
+ * declarations dropped unless the encoder preserves prefixes (then they are
+ * NS events right after SE, local-element-ns set for the element's own, and
+ * each element, attribute and xsi:type value carries its prefix, §7.1.7),
+ * whitespace-only text
  * dropped where the grammar has no character production at the first level.
  */
 #ifndef WM_CODEC_EXI_XML_H
@@ -55,6 +62,7 @@ typedef struct wm_exi_xml_sink {
     uint32_t n_seen, cap_seen, gen;
     char *ok_uri;             /* internal: the last namespace name found a URI reference */
     uint32_t ok_len;
+    struct wm_exi_xml_pfx *px; /* internal: the stream's prefixes and their scopes (Preserve.prefixes) */
 } wm_exi_xml_sink;
 
 /* An empty sink (no allocation until the first event). */

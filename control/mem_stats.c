@@ -4,7 +4,10 @@
 #include "control/mem_stats.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) __attribute__((weak));
 
@@ -32,10 +35,29 @@ bool wm_mem_stats_read(wm_mem_stats *s)
     return true;
 }
 
+void wm_mem_stats_process(uint64_t *rss, uint64_t *peak_rss)
+{
+    *rss = *peak_rss = 0;
+    unsigned long long size, resident;
+    FILE *f = fopen("/proc/self/statm", "re");
+    long page = sysconf(_SC_PAGESIZE);
+    if (f) {
+        if (fscanf(f, "%llu %llu", &size, &resident) == 2 && page > 0) *rss = resident * (uint64_t)page;
+        fclose(f);
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0 && ru.ru_maxrss > 0) *peak_rss = (uint64_t)ru.ru_maxrss * 1024;   /* KiB */
+}
+
 json_t *wm_mem_stats_json(void)
 {
     wm_mem_stats s;
-    if (!wm_mem_stats_read(&s)) return json_pack("{s:s}", "allocator", "other");
-    return json_pack("{s:s,s:I,s:I,s:I,s:I}", "allocator", "jemalloc", "allocated", (json_int_t)s.allocated, "active",
-                     (json_int_t)s.active, "resident", (json_int_t)s.resident, "mapped", (json_int_t)s.mapped);
+    uint64_t rss, peak;
+    wm_mem_stats_process(&rss, &peak);
+    if (!wm_mem_stats_read(&s))
+        return json_pack("{s:s,s:I,s:I}", "allocator", "other", "process_rss", (json_int_t)rss, "process_peak_rss",
+                         (json_int_t)peak);
+    return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "allocator", "jemalloc", "allocated", (json_int_t)s.allocated,
+                     "active", (json_int_t)s.active, "resident", (json_int_t)s.resident, "mapped", (json_int_t)s.mapped,
+                     "process_rss", (json_int_t)rss, "process_peak_rss", (json_int_t)peak);
 }

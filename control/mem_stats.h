@@ -26,10 +26,21 @@ typedef struct wm_mem_stats {
  * microseconds: for summaries and telemetry, not per packet. */
 bool wm_mem_stats_read(wm_mem_stats *s);
 
+/* The process's own figures, from the kernel rather than the allocator:
+ * its resident set now (/proc/self/statm, pages x page size; what `ps` and
+ * VmRSS show: every touched page, the allocator's, mmaps, stacks and
+ * libraries) and its peak (getrusage ru_maxrss). jemalloc's "resident" is
+ * no measure of it: jemalloc documents it as an upper bound that counts
+ * pages of its mappings never touched (REVIEW14 finding 6: 248 MB "resident"
+ * for a process of 13 MB). Bytes; 0 where the kernel does not say (no
+ * /proc). Thread safe. */
+void wm_mem_stats_process(uint64_t *rss, uint64_t *peak_rss);
+
 /* The summaries' "memory" object for the figures read now:
  * {"allocator": "jemalloc"|"other", "allocated", "active", "resident",
- * "mapped"} (bytes; without jemalloc only "allocator"). A new reference
- * the caller owns; NULL when out of memory. Thread safe. */
+ * "mapped" (jemalloc's, bytes; absent on another allocator),
+ * "process_rss", "process_peak_rss" (wm_mem_stats_process, bytes, always)}.
+ * A new reference the caller owns; NULL when out of memory. Thread safe. */
 json_t *wm_mem_stats_json(void);
 
 #endif

@@ -4,15 +4,15 @@
  *                    [--fragment] [--preserve-prefixes] [--compression|--pre-compress]
  *                    IN.exi                     XML on stdout (the last three: out-of-band
  *                                               options; compression is refused with a reason;
- *                                               --preserve-prefixes: the stream's prefixes are
- *                                               read, the XML uses ns<id> ones, codec/exi_xml.h)
+ *                                               --preserve-prefixes: the XML is written with the
+ *                                               stream's prefixes and declarations, codec/exi_xml.h)
  *   wmctl exi compile --schema X.xsd OUT.wmg   the compiled grammar as a file, for --grammar
  *   wmctl exi grammar --schema X.xsd [--format text|exificient] [TYPE]
  *                                              the grammar as text, or as exificient.js's
  *                                              JSON grammar file (control/exi_exificient.h)
  *   (decode and encode take --grammar OUT.wmg instead of --schema X.xsd)
  *   wmctl exi encode [--schema X.xsd | --schemaless] [--strict] [--byte-aligned]
- *                    [--fragment] [--header-options] [--schema-id ID] [--cookie]
+ *                    [--fragment] [--preserve-prefixes] [--header-options] [--schema-id ID] [--cookie]
  *                    IN.xml OUT.exi             (IN and OUT may be '-': stdin, stdout)
  *
  * Options given here are the out-of-band options (§5.4); a stream whose header
@@ -21,7 +21,7 @@
  * written in the options header only, so it needs --header-options. Exit codes: 0 ok, 1 the input
  * is not valid EXI/XML for the schema (reason and bit position on stderr),
  * 2 usage error (also an option the sub-command does not take, e.g. encode
- * --preserve-prefixes, which the encoder cannot honour), unreadable file or
+ * --compression, which the encoder cannot honour), unreadable file or
  * bad schema.
  */
 #include <errno.h>
@@ -80,8 +80,8 @@ static const struct {
 } subcommands[] = {
     { "decode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_PREFIXES | O_COMPRESSION |
                     O_PRE_COMPRESS | O_MEM_CAP, 1 },
-    { "encode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_HEADER_OPTIONS |
-                    O_COOKIE | O_SCHEMA_ID | O_MEM_CAP, 2 },
+    { "encode", O_SCHEMA | O_SCHEMALESS | O_GRAMMAR | O_STRICT | O_BYTE_ALIGNED | O_FRAGMENT | O_PREFIXES |
+                    O_HEADER_OPTIONS | O_COOKIE | O_SCHEMA_ID | O_MEM_CAP, 2 },
     { "compile", O_SCHEMA, 1 },
     { "grammar", O_SCHEMA | O_FORMAT, 1 },
 };
@@ -167,8 +167,8 @@ int wmctl_exi(int argc, char **argv)
         else out = argv[i];
         if (!bad && (given & ~was & ~subcommands[sc].opts)) bad = arg, bad_opt = given & ~was;
     }
-    if (!strcmp(cmd, "encode") && (bad_opt & (O_PREFIXES | O_COMPRESSION | O_PRE_COMPRESS)))
-        return wmctl_usage_error("exi", "encode does not take %s: the encoder writes neither prefixes nor compressed or "
+    if (!strcmp(cmd, "encode") && (bad_opt & (O_COMPRESSION | O_PRE_COMPRESS)))
+        return wmctl_usage_error("exi", "encode does not take %s: the encoder writes no compressed or "
                                  "pre-compressed streams (decode reads them out of band)", bad);
     if (bad) return wmctl_usage_error("exi", "%s does not take %s", cmd, bad);
     bool decode = !strcmp(cmd, "decode");

@@ -52,6 +52,7 @@ int wmctl_match(int argc, char **argv)
                           : !strcmp(argv[i], "--pubs") ? &pubs : !strcmp(argv[i], "--resolution") ? &resolution : NULL;
         if (!slot) return wmctl_usage_error("match", "unknown argument '%s'\n%s", argv[i], usage_text);
         if (i + 1 >= argc) return wmctl_usage_error("match", "%s needs a file\n%s", argv[i], usage_text);
+        if (*slot) return wmctl_usage_error("match", "%s given twice: give it once", argv[i]);   /* the last one won */
         *slot = argv[++i];
     }
     if (!subs || !pubs) return wmctl_usage_error("match", "no %s\n%s", !subs ? "--subs" : "--pubs", usage_text);

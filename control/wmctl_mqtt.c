@@ -191,9 +191,14 @@ static int decode_cmd(int argc, char **argv)
 {
     wm_mqtt5_config cfg = { .from = WM_MQTT5_FROM_CLIENT, .maximum_packet_size = 0, .topic_alias_maximum = 65535 };
     const char *path = NULL;
+    /* each option once: the last one used to win, silently */
+    static const char *const once[] = { "--from", "--max-packet-size", "--topic-alias-maximum", "--check-payload-format" };
+    unsigned char seen[sizeof once / sizeof once[0]] = { 0 };
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         uint32_t v;
+        for (size_t k = 0; k < sizeof once / sizeof once[0]; k++)
+            if (!strcmp(a, once[k]) && seen[k]++) return wmctl_usage_error("mqtt", "%s given twice: give it once", a);
         if (!strcmp(a, "--from") && i + 1 < argc) {
             const char *w = argv[++i];
             if (!strcmp(w, "client")) cfg.from = WM_MQTT5_FROM_CLIENT;

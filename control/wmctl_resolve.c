@@ -24,6 +24,10 @@ int wmctl_resolve(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { puts(USAGE); return 0; }
         if (i + 1 >= argc) return wmctl_usage_error("resolve", "%s needs a value\n%s", a, USAGE);
         const char *v = argv[++i];
+        /* each once: the last one used to win, silently */
+        if ((!strcmp(a, "--world") && world_path) || (!strcmp(a, "--nbhd") && nbhd_path) ||
+            (!strcmp(a, "--out") && out_path) || (!strcmp(a, "--crs") && wopt.target_epsg))
+            return wmctl_usage_error("resolve", "%s given twice: give it once", a);
         if (!strcmp(a, "--world")) world_path = v;
         else if (!strcmp(a, "--nbhd")) nbhd_path = v;
         else if (!strcmp(a, "--out")) out_path = v;

@@ -56,7 +56,7 @@ static const struct opt_def opts[] = {
     {"share-policy", 'P', OPT_OTHER, "round-robin|hash", 0, 0, 0, 0,
      "which member of a $share group the match log reports (default round-robin)"},
     {"xpath-apply", 'X', OPT_OTHER, "auto|async|wait", 0, 0, 0, 0,
-     "a PUBLISH whose candidate's content filter is still compiling: skips it (async) or waits (wait); "
+     "with --schemas: a PUBLISH whose candidate's content filter is still compiling: skips it (async) or waits (wait); "
      "auto = wait on workers that only replay captures, async elsewhere (default auto)"},
     {"frag-max", 'F', OPT_U32, "N", 0, 65536, 256, F(frag_max),
      "IPv4 datagrams in reassembly per worker; 0 = fragments are counted and dropped"},
@@ -177,11 +177,19 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
     optind = 1;
     opterr = 0;
     int c;
+    /* Every option once: a second one was taken silently, the last winning
+     * (REVIEW14 finding 7, found on the proxy first). */
+    bool given[N_OPTS] = { false };
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         const char *name = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
         const struct opt_def *d = NULL;
         for (size_t i = 0; i < N_OPTS && !d; i++)
             if (opts[i].val == c) d = &opts[i];
+        if (d && d->kind != OPT_FLAG && given[d - opts]) {
+            snprintf(err, errlen, "--%s given twice: give it once", d->name);
+            return -1;
+        }
+        if (d) given[d - opts] = true;
         if (d && d->kind == OPT_STR) {
             *(const char **)((char *)o + d->off) = optarg;
             continue;
@@ -246,6 +254,12 @@ int wm_app_options_parse(int argc, char **argv, struct wm_app_options *o, char *
         snprintf(err, errlen, "--mem-cap needs --schemas");
         return -1;
     }
+    for (size_t i = 0; i < N_OPTS; i++)
+        if (given[i] && opts[i].val == 'X' && !o->schemas) {
+            /* content filters bind to a schema of the registry: none compile without it */
+            snprintf(err, errlen, "--xpath-apply needs --schemas");
+            return -1;
+        }
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
         return -1;

@@ -277,10 +277,22 @@ typedef struct wm_proxy_counters {
  * (dataplane/proxy_compile.h): if one still runs, total->compile_detached
  * is 1 and the caller must leave the process (_exit, after its output)
  * without freeing cfg->schemas / cfg->tables, which that compile reads.
- * Returns 0, or -1 with a message on stderr if the io_uring features it
- * needs are missing (kernel < 6.0: multishot receive; < 5.19: provided buffer
- * rings, multishot accept) or a socket cannot be set up. */
-int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns);
+ * Returns 0 after a clean stop; -1 if the run failed after it started
+ * relaying (a worker's fatal error, the clean --state save), *total holding
+ * what was counted; -2 if it never started (the io_uring features it needs
+ * missing: kernel < 6.0: multishot receive; < 5.19: provided buffer rings,
+ * multishot accept; --listen's address in use or not bindable; a thread or
+ * memory it could not get): nothing was relayed, *total is zero, and
+ * reason[0..reasoncap) holds the reason as one line (also on stderr). reason is ""
+ * otherwise. */
+int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns, char *reason,
+                 size_t reasoncap);
+
+/* The summary of a run that never started (wm_proxy_run returned -2): one
+ * line {"error": why} to f, as the data plane writes for a failed start, in
+ * place of counters that would all be zero. Returns 0 or -1 (a write
+ * failed). */
+int wm_proxy_write_failed_summary(FILE *f, const char *why);
 
 /* Before wm_proxy_run, once the options are set (main thread): the file
  * descriptors a run with cfg->max_conns and cfg->threads may need (2 per

@@ -187,6 +187,7 @@ typedef struct worker {
     wm_proxy_pace pace;       /* when to batch (proxy_pace.h) */
     pthread_t th;
     int err;
+    char why[256];            /* with err set before relaying: the reason (START_FAIL) */
     pthread_barrier_t *ready;
     struct __kernel_timespec connect_ts;   /* cfg->connect_timeout_ms, read by the kernel at submission */
     /* Clients that owe their CONNECT (conn.connect_by, busy_slot.connect_by)
@@ -1779,6 +1780,13 @@ static void tables_poll(worker *w)
     wm_proxy_tables_ack(w->cfg->tables, w->id, w->tables_gen, nbhd_gone, xpath_gone);
 }
 
+/* A worker that cannot start: the reason on stderr and in w->why, which
+ * wm_proxy_run hands to its caller (the --summary FILE then says why rather
+ * than giving counters of a run that never was). */
+#define START_FAIL(w, ...)                                                      \
+    (snprintf((w)->why, sizeof (w)->why, __VA_ARGS__),                         \
+     fprintf(stderr, "wirematch-proxy: %s\n", (w)->why), (w)->err = 1)
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -1798,8 +1806,7 @@ static void *worker_main(void *arg)
         if (rc == 0) break;
     }
     if (rc < 0) {
-        fprintf(stderr, "wirematch-proxy: worker %u: io_uring_queue_init: %s\n", w->id, strerror(-rc));
-        w->err = 1;
+        START_FAIL(w, "worker %u: io_uring_queue_init: %s", w->id, strerror(-rc));
     } else {
         w->ring_ok = true;
         /* The ring's fd registered: io_uring_enter skips the fd lookup
@@ -1808,9 +1815,7 @@ static void *worker_main(void *arg)
         struct io_uring_buf_reg reg = { .ring_addr = (unsigned long)w->br, .ring_entries = w->nbufs, .bgid = BGID };
         rc = io_uring_register_buf_ring(&w->ring, &reg, 0);
         if (rc < 0) {
-            fprintf(stderr, "wirematch-proxy: provided buffer rings unavailable (%s): they need Linux 5.19 or later\n",
-                    strerror(-rc));
-            w->err = 1;
+            START_FAIL(w, "provided buffer rings unavailable (%s): they need Linux 5.19 or later", strerror(-rc));
         } else {
             io_uring_buf_ring_init(w->br);
             for (uint32_t i = 0; i < w->nbufs; i++) buf_return(w, (uint16_t)i);
@@ -1819,8 +1824,7 @@ static void *worker_main(void *arg)
     }
     if (!w->err && w->cfg->registry && wm_proxy_registry_prefilter(w->cfg->registry) &&
         !(w->fsh.rd = wm_proxy_registry_reader(w->cfg->registry, &w->fsh.rd_gen))) {
-        fprintf(stderr, "wirematch-proxy: worker %u: cannot register as a reader of the subscription registry\n", w->id);
-        w->err = 1;
+        START_FAIL(w, "worker %u: cannot register as a reader of the subscription registry", w->id);
     }
     pthread_barrier_wait(w->ready);
     if (w->err || atomic_load(&g_fatal)) {
@@ -1979,7 +1983,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
                                        .sid_epoch = cfg->sid_epoch, .max_texts = cfg->max_texts };
     if (cfg->schemas) {
         if (wm_proxy_content_open(&w->content, cfg->schemas)) {
-            fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
+            START_FAIL(w, "worker %u: cannot reserve memory", id);
             return -1;
         }
         w->fsh.content = &w->content;
@@ -1992,12 +1996,12 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
         w->scratch_cap = cfg->max_packet + 65546 + 16;
         w->scratch = malloc(w->scratch_cap);
         if (!w->scratch) {
-            fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
+            START_FAIL(w, "worker %u: cannot reserve memory", id);
             return -1;
         }
     }
     if (w->br == MAP_FAILED || w->bufs == MAP_FAILED || w->qmem == MAP_FAILED || !w->conns || !w->nobufs || !w->kicks || !w->inl || !w->later || !w->discard) {
-        fprintf(stderr, "wirematch-proxy: worker %u: cannot reserve memory\n", id);
+        START_FAIL(w, "worker %u: cannot reserve memory", id);
         return -1;
     }
     wm_mqtt5_packet connack = { .type = WM_MQTT5_CONNACK, .reason_code = 0x89 };   /* Server busy, §3.2.2.2 */
@@ -2015,11 +2019,14 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     }
     w->listen_fd = make_listener(cfg);
     if (w->listen_fd < 0) {
-        fprintf(stderr, "wirematch-proxy: listen on %s: %s\n", cfg->listen_text, strerror(errno));
+        START_FAIL(w, "listen on %s: %s", cfg->listen_text, strerror(errno));
         return -1;
     }
     w->wake_fd = eventfd(0, EFD_CLOEXEC);
-    if (w->wake_fd < 0) return -1;
+    if (w->wake_fd < 0) {
+        START_FAIL(w, "worker %u: eventfd: %s", id, strerror(errno));
+        return -1;
+    }
     w->content.req.wake_fd = w->wake_fd;   /* the compile thread wakes the worker */
     /* Test hook (README "Tests"; tests/integration/proxy_inline_settle.sh):
      * a compile's end is appended (8 bytes) to this file instead of waking
@@ -2031,7 +2038,7 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     if (done_file && *done_file && cfg->schemas) {
         w->test_done_fd = open(done_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
         if (w->test_done_fd < 0) {
-            fprintf(stderr, "wirematch-proxy: WM_PROXY_TEST_COMPILE_DONE_FILE %s: %s\n", done_file, strerror(errno));
+            START_FAIL(w, "WM_PROXY_TEST_COMPILE_DONE_FILE %s: %s", done_file, strerror(errno));
             return -1;
         }
         w->content.req.wake_fd = w->test_done_fd;
@@ -2189,11 +2196,16 @@ static void wake_workers(void *ctx)
         if (write(rw->ws[i].wake_fd, &one, sizeof one) < 0) { /* it tries at its next turn */ }
 }
 
-int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns)
+int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t *elapsed_ns, char *reason,
+                 size_t reasoncap)
 {
     memset(total, 0, sizeof *total);
     *elapsed_ns = 0;
-    if (wm_proxy_probe() < 0) return -1;
+    snprintf(reason, reasoncap, "%s", "");
+    if (wm_proxy_probe() < 0) {
+        snprintf(reason, reasoncap, "the kernel lacks an io_uring feature the proxy needs (stderr says which)");
+        return -2;
+    }
     sigset_t set;
     wm_proxy_block_signals(&set);
     atomic_store(&g_stop, 0);
@@ -2201,15 +2213,23 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
 
     unsigned n = cfg->threads;
     worker *ws = calloc(n, sizeof(worker));
-    if (!ws) return -1;
+    if (!ws) {
+        snprintf(reason, reasoncap, "out of memory");
+        return -2;
+    }
     int rc = 0;
+    bool relayed = false;   /* every worker started: from here on a failure ends a run that was */
     unsigned started = 0;
     for (unsigned i = 0; i < n; i++)
         if (worker_alloc(&ws[i], cfg, i) < 0) { rc = -1; break; }
     /* Content filters compile on their own threads, one per worker, never
      * on a worker (dataplane/proxy_compile.h). */
     wm_proxy_compiler *cc = NULL;
-    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start(n))) rc = -1;
+    if (rc == 0 && cfg->schemas && !(cc = wm_proxy_compiler_start(n))) {
+        snprintf(reason, reasoncap, "cannot start the content filters' compile threads");
+        fprintf(stderr, "wirematch-proxy: %s\n", reason);
+        rc = -1;
+    }
     for (unsigned i = 0; i < n; i++) ws[i].content.cc = cc;
     pthread_barrier_t ready;
     uint64_t t0 = now_ns();
@@ -2219,7 +2239,8 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     wm_proxy_saver saver = { 0 };
     if (rc == 0 && cfg->state && cfg->registry) {
         if (wm_proxy_saver_start(&saver, cfg->state, wake_workers, &rw) < 0) {
-            fprintf(stderr, "wirematch-proxy: cannot start the --state saver's thread: %s\n", strerror(errno));
+            snprintf(reason, reasoncap, "cannot start the --state saver's thread: %s", strerror(errno));
+            fprintf(stderr, "wirematch-proxy: %s\n", reason);
             rc = -1;
         } else {
             wm_proxy_registry_on_urgent(cfg->registry, wm_proxy_saver_kick, &saver);
@@ -2238,6 +2259,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         }
         pthread_barrier_wait(&ready);
         for (unsigned i = 0; i < n; i++) if (ws[i].err) rc = -1;
+        relayed = rc == 0;
         if (rc < 0) atomic_store(&g_fatal, 1);
         else if (cfg->verbose)
             fprintf(stderr, "wirematch-proxy: %u worker(s) relaying %s -> %s\n", n, cfg->listen_text, cfg->upstream_text);
@@ -2299,6 +2321,13 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
     /* A compile still running was abandoned by its worker: the caller must
      * not free the registry it reads (wirematch-proxy _exits). */
     if (wm_proxy_compiler_stop(cc)) total->compile_detached = 1;
+    if (rc < 0 && !relayed) {
+        /* the first worker's reason, unless one of the run's own came first */
+        for (unsigned i = 0; i < n && !reason[0]; i++)
+            if (ws[i].why[0]) snprintf(reason, reasoncap, "%s", ws[i].why);
+        if (!reason[0]) snprintf(reason, reasoncap, "the proxy could not start (stderr says why)");
+        rc = -2;
+    }
     /* Peak is a gauge: the sum of worker peaks bounds the process peak. */
     free(ws);
     return rc;

@@ -97,7 +97,8 @@ int wm_proxy_tables_reload(wm_proxy_tables *t, char *err, size_t errcap)
         snprintf(err, errcap, "out of memory");
     } else if (!wm_proxy_tables_settle(t)) {
         snprintf(err, errcap, "the previous reload has not reached every worker yet");
-    } else if (!(s->sp = wm_proxy_spatial_open(t->res_path, why, sizeof why))) {
+    } else if (!(s->sp = wm_proxy_spatial_open(t->res_path, wm_proxy_spatial_subs(atomic_load(&t->cur)->sp), why,
+                                               sizeof why))) {
         snprintf(err, errcap, "--resolution %s", why);
     } else if (t->schemas_path && wm_schema_reg_load(t->schemas_path, &s->schemas, &le)) {
         snprintf(err, errcap, "--schemas %s", wm_load_error_format(&le, why, sizeof why));

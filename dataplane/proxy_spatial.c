@@ -11,6 +11,7 @@
 struct wm_proxy_spatial {
     wm_resolution *res;
     wm_matcher *m;
+    uint32_t subs;               /* what wm_proxy_spatial_open was asked to make room for */
     uint32_t n_nbhds;
     wm_resolution_nbhd *nbhds;   /* [n_nbhds], views into the loaded file (control/resolution.h: a copy of its own) */
 };
@@ -24,10 +25,12 @@ void wm_proxy_spatial_close(wm_proxy_spatial *sp)
     free(sp);
 }
 
-wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errcap)
+wm_proxy_spatial *wm_proxy_spatial_open(const char *path, uint32_t subs, char *err, size_t errcap)
 {
+    if (subs > WM_PROXY_SPATIAL_SUBS_MAX) subs = WM_PROXY_SPATIAL_SUBS_MAX;
     wm_proxy_spatial *sp = calloc(1, sizeof *sp);
     if (!sp) { snprintf(err, errcap, "out of memory"); return NULL; }
+    sp->subs = subs;
     wm_resolution_error re;
     sp->res = wm_resolution_open(path, &re);
     if (!sp->res) {
@@ -50,12 +53,26 @@ wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errc
         return NULL;
     }
     wm_matcher_config mc = { 0 };
-    /* Room for the file's peids and neighborhoods, and subscriptions for the prefilter. */
+    /* Room for the file's peids and neighborhoods, and for the --prefilter
+     * registry's subscriptions: none without it (the matcher's tables are
+     * arrays of their bound, allocated whole; with its default of 1 Mi
+     * subscriptions a proxy without --prefilter reported 225 MB of heap for
+     * tables it never used, REVIEW14 finding 6). Each subscription adds at
+     * most one filter, one cell and one group, and at most max_levels trie
+     * nodes (the registry widens a deeper filter to that), so subs bounds
+     * them all; the trie within the cap. 0 is "the default" to the matcher,
+     * hence 1 for none. */
     mc.max_peids = n_peids + 1024;
     mc.max_nbhds = sp->n_nbhds + 16;
+    mc.max_subs = subs ? subs : 1;
+    mc.max_groups = mc.max_subs < (1u << 16) ? mc.max_subs : 1u << 16;
+    mc.max_levels = 64;
+    uint64_t nodes = (uint64_t)mc.max_subs * mc.max_levels;
+    mc.max_trie_nodes = nodes < WM_PROXY_SPATIAL_SUBS_MAX ? (uint32_t)nodes : WM_PROXY_SPATIAL_SUBS_MAX;
+    if (mc.max_trie_nodes < mc.max_subs) mc.max_trie_nodes = mc.max_subs;
     /* Test hook (tests/integration/proxy_prefilter_deep.sh): fewer wildcard
-     * trie nodes than the default (max_filters, 1 Mi), so that a test fills
-     * them with a few SUBSCRIBEs. Not for production use. */
+     * trie nodes than sized above, so that a test fills them with a few
+     * SUBSCRIBEs. Not for production use. */
     const char *tn = getenv("WM_PROXY_TEST_MATCHER_NODES");
     if (tn && atoi(tn) > 0) mc.max_trie_nodes = (uint32_t)atoi(tn);
     sp->m = wm_matcher_new(&mc);
@@ -124,3 +141,5 @@ bool wm_proxy_spatial_contains(const wm_proxy_spatial *sp, uint32_t nbhd, uint32
 }
 
 wm_matcher *wm_proxy_spatial_matcher(const wm_proxy_spatial *sp) { return sp->m; }
+
+uint32_t wm_proxy_spatial_subs(const wm_proxy_spatial *sp) { return sp->subs; }

@@ -25,10 +25,22 @@
 
 typedef struct wm_proxy_spatial wm_proxy_spatial;
 
+/* The most subscriptions a proxy's matcher makes room for (the matcher's
+ * own default, matcher/matcher.h): about 225 MB of tables, allocated whole. */
+#define WM_PROXY_SPATIAL_SUBS_MAX (1u << 20)
+
 /* Reads (a copy, control/resolution.h) and validates path and compiles its neighborhoods into a fresh
- * matcher. NULL with a one-line reason in err[0..errcap) ("PATH: reason
+ * matcher with room for `subs` subscriptions (the --prefilter registry's,
+ * dataplane/proxy_registry.h; 0 = none: a matcher for the neighborhoods
+ * alone; more than WM_PROXY_SPATIAL_SUBS_MAX is that), their filters and
+ * groups, and the trie nodes of filters of up to 64 levels (at most
+ * WM_PROXY_SPATIAL_SUBS_MAX nodes). NULL with a one-line reason in err[0..errcap) ("PATH: reason
  * [status] at byte N" for a bad file, "out of memory", a matcher limit). */
-wm_proxy_spatial *wm_proxy_spatial_open(const char *path, char *err, size_t errcap);
+wm_proxy_spatial *wm_proxy_spatial_open(const char *path, uint32_t subs, char *err, size_t errcap);
+
+/* The subscriptions sp's matcher has room for (wm_proxy_spatial_open's
+ * subs, capped): a reload opens the new file with the same. */
+uint32_t wm_proxy_spatial_subs(const wm_proxy_spatial *sp);
 
 /* Frees. NULL is a no-op. No worker may use it any more. */
 void wm_proxy_spatial_close(wm_proxy_spatial *sp);

@@ -210,3 +210,13 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     json_decref(o);
     return rc;
 }
+
+int wm_proxy_write_failed_summary(FILE *f, const char *why)
+{
+    json_t *o = json_pack("{s:s}", "error", why);
+    if (!o) return -1;
+    int rc = json_dumpf(o, f, JSON_COMPACT) == 0 && fputc('\n', f) != EOF ? 0 : -1;
+    if (fflush(f) != 0) rc = -1;
+    json_decref(o);
+    return rc;
+}

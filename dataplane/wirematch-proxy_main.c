@@ -36,6 +36,9 @@ static void usage(FILE *f)
         "  At start RLIMIT_NOFILE is raised to its hard limit if 2 x --max-conns +\n"
         "  a fixed part exceeds it (a warning if still short); out of descriptors,\n"
         "  waiting clients get CONNACK 0x89 (Server busy), counted in limits.fds.\n"
+        "  Each option at most once; one that needs another (below: \"with ...\") is\n"
+        "  refused without it (exit 2). A --listen address in use: exit 1, the reason\n"
+        "  on stderr and {\"error\": REASON} in --summary FILE (nothing on stdout).\n"
         "options:\n"
         "  --threads N          workers, one io_uring each (default 1)\n"
         "  --max-conns N        client connections at once, all workers (default 1024); a\n"
@@ -64,9 +67,9 @@ static void usage(FILE *f)
         "  --resolution R.wmr   filter spatially: SUBSCRIBEs with a `nbhd` User Property get\n"
         "                       only PUBLISHes whose `peid` is in that neighborhood of R.wmr\n"
         "                       (made by `wmctl resolve --out`); see README\n"
-        "  --max-subs-per-conn N  subscriptions recorded per connection when filtering\n"
+        "  --max-subs-per-conn N  (with --resolution) subscriptions recorded per connection\n"
         "                       (default 4096; a neighborhood SUBSCRIBE beyond it gets SUBACK 0x97)\n"
-        "  --max-sessions N     persistent sessions whose filters are remembered across\n"
+        "  --max-sessions N     (with --resolution) persistent sessions whose filters are remembered across\n"
         "                       reconnects (default 65536; beyond it a neighborhood SUBSCRIBE\n"
         "                       on a session with a Session Expiry Interval gets SUBACK 0x97)\n"
         "  --state FILE         (with --resolution) keep the persistent sessions' filtered\n"
@@ -76,9 +79,11 @@ static void usage(FILE *f)
         "  --prefilter          (with --resolution) keep a client PUBLISH that no subscription\n"
         "                       made through this proxy can receive from the broker; QoS > 0\n"
         "                       is acknowledged with 0x10 No matching subscribers; retained\n"
-        "                       messages always go on; a filter deeper than 64 levels counts\n"
-        "                       as its first 63 + '#', one the registry has no room for gets\n"
-        "                       SUBACK 0x97 (Quota exceeded)\n"
+        "                       messages always go on; its table holds\n"
+        "                       (--max-conns + --max-sessions) x --max-subs-per-conn\n"
+        "                       subscriptions, at most 1048576 (~225 MB of heap at that);\n"
+        "                       a filter deeper than 64 levels counts as its first 63 + '#',\n"
+        "                       one the table has no room for gets SUBACK 0x97 (Quota exceeded)\n"
         "  --schemas REG        (with --resolution) content filters: SUBSCRIBEs with an `xpath`\n"
         "                       User Property get only PUBLISHes whose EXI payload it selects\n"
         "                       something in, with the schema the PUBLISH's Content Type\n"
@@ -88,7 +93,7 @@ static void usage(FILE *f)
         "                       (string table, values, element stack), 65536..68719476736\n"
         "                       (default 4194304, 4 MiB); a payload needing more is a decode\n"
         "                       error for its filters, counted, and no filter passes it\n"
-        "  --max-xpath-per-conn N  distinct `xpath` texts one connection may hold (default\n"
+        "  --max-xpath-per-conn N  (with --schemas) distinct `xpath` texts one connection may hold (default\n"
         "                       128; a SUBSCRIBE with one more gets SUBACK 0x97 Quota exceeded)\n"
         "  --summary FILE       write the JSON summary there instead of stdout\n"
         "  -v, --verbose        log connection errors to stderr\n"
@@ -182,7 +187,17 @@ int main(int argc, char **argv)
     int o;
     uint64_t x;
     char err[512];
+    /* Every option once: a second one was taken silently, the last winning
+     * (a second --upstream replaced the first: REVIEW14 finding 7). */
+    unsigned char given[128] = { 0 };
     while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+        if (o > 0 && o < 128 && o != 'h' && o != '?' && given[o]++) {
+            const struct option *d = opts;
+            while (d->name && d->val != o) d++;
+            fprintf(stderr, "wirematch-proxy: --%s given twice: give it once\n", d->name ? d->name : "?");
+            usage(stderr);
+            return 2;
+        }
         switch (o) {
         case 'l':
             cfg.listen_text = optarg;
@@ -238,29 +253,24 @@ int main(int argc, char **argv)
         return 2;
     }
     if (cfg.max_conns < cfg.threads) cfg.max_conns = cfg.threads;
-    if (prefilter && !resolution) {
-        fprintf(stderr, "wirematch-proxy: --prefilter needs --resolution\n");
-        usage(stderr);
-        return 2;
-    }
-    if (state && !resolution) {
-        /* only the filtering keeps sessions (what the file holds) */
-        fprintf(stderr, "wirematch-proxy: --state needs --resolution\n");
-        usage(stderr);
-        return 2;
-    }
-    if (cfg.exi_mem_cap && !schemas) {
-        /* it bounds the decoding of content-filtered payloads: none without --schemas */
-        fprintf(stderr, "wirematch-proxy: --mem-cap needs --schemas\n");
-        usage(stderr);
-        return 2;
-    }
-    if (schemas && !resolution) {
-        /* the filtering machinery (records, identifiers) is set up with the resolution */
-        fprintf(stderr, "wirematch-proxy: --schemas needs --resolution\n");
-        usage(stderr);
-        return 2;
-    }
+    /* An option that would do nothing without another is refused, naming
+     * it: before 2026-12-02 --max-subs-per-conn, --max-sessions and
+     * --max-xpath-per-conn were taken and ignored while --mem-cap, --state
+     * and --prefilter were refused (REVIEW14 finding 7). Only the filtering
+     * (--resolution) keeps records, sessions and the registry; the content
+     * filters (--schemas), which decode payloads, hold texts. */
+    static const struct { int opt; int needs; const char *name, *needs_name; } needs[] = {
+        { 'P', 'R', "--prefilter", "--resolution" },         { 'Z', 'R', "--state", "--resolution" },
+        { 'M', 'R', "--max-subs-per-conn", "--resolution" }, { 'X', 'R', "--max-sessions", "--resolution" },
+        { 'S', 'R', "--schemas", "--resolution" },           { 'C', 'S', "--mem-cap", "--schemas" },
+        { 'x', 'S', "--max-xpath-per-conn", "--schemas" },
+    };
+    for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
+        if (given[needs[i].opt] && !given[needs[i].needs]) {
+            fprintf(stderr, "wirematch-proxy: %s needs %s\n", needs[i].name, needs[i].needs_name);
+            usage(stderr);
+            return 2;
+        }
     wm_proxy_spatial *sp = NULL;
     wm_proxy_registry *reg = NULL;
     wm_schema_reg *sreg = NULL;
@@ -273,7 +283,13 @@ int main(int argc, char **argv)
     wm_proxy_tables *tables = NULL;
     if (resolution) {
         char why[512];
-        sp = wm_proxy_spatial_open(resolution, why, sizeof why);
+        /* The --prefilter registry holds the subscriptions of the connections
+         * (at most --max-conns, each at most --max-subs-per-conn records) and
+         * those of persistent sessions whose client is away (at most
+         * --max-sessions entries of as many); without --prefilter none. */
+        uint64_t subs = prefilter ? ((uint64_t)cfg.max_conns + cfg.max_sessions) * cfg.max_records : 0;
+        sp = wm_proxy_spatial_open(resolution, subs > WM_PROXY_SPATIAL_SUBS_MAX ? WM_PROXY_SPATIAL_SUBS_MAX : (uint32_t)subs,
+                                   why, sizeof why);
         if (!sp) {
             fprintf(stderr, "wirematch-proxy: --resolution %s\n", why);
             wm_schema_reg_free(sreg);
@@ -345,9 +361,22 @@ int main(int argc, char **argv)
     wm_proxy_counters total;
     uint64_t elapsed;
     /* (the clean --state save is made by wm_proxy_run, on the saver's thread) */
-    int rc = wm_proxy_run(&cfg, &total, &elapsed);
-    if (summary ? summary_to_path(&so, &total, elapsed, -1) < 0 : wm_proxy_write_summary(stdout, &cfg, &total, elapsed, -1) < 0)
+    char why[512];
+    int rc = wm_proxy_run(&cfg, &total, &elapsed, why, sizeof why);
+    if (rc == -2) {
+        /* Never started (stderr has said why): no counters to give. The
+         * --summary FILE says why; stdout, where a summary would be taken
+         * for one of a run, gets nothing (as the data plane does). Before
+         * 2026-12-02 a full all-zero summary (REVIEW14 finding 7). */
+        FILE *f = summary ? fopen(summary, "w") : NULL;
+        if (f) {
+            wm_proxy_write_failed_summary(f, why);
+            fclose(f);
+        }
+    } else if (summary ? summary_to_path(&so, &total, elapsed, -1) < 0
+                       : wm_proxy_write_summary(stdout, &cfg, &total, elapsed, -1) < 0) {
         rc = -1;
+    }
     /* a compile abandoned at the stop still reads the schemas, a saver the
      * disk holds the registry: no frees */
     if (total.compile_detached || total.state_saver_stuck) {

@@ -81,7 +81,7 @@ static void setup(void)
     paths[1] = dir ? wm_test_write_wmr(dir, "g.wmr", nb2, 2) : NULL;
     if (!paths[0] || !paths[1]) abort();
     char err[256];
-    if (!(fixed = wm_proxy_spatial_open(paths[0], err, sizeof err))) abort();
+    if (!(fixed = wm_proxy_spatial_open(paths[0], WM_PROXY_SPATIAL_SUBS_MAX, err, sizeof err))) abort();
     static char fixdir[] = "/tmp/wm_fuzz_pf_XXXXXX";
     char regpath[256];
     uint8_t pack[2][512];
@@ -107,7 +107,7 @@ static void content_open(wm_proxy_content *ct, wm_proxy_counters *c)
 static wm_proxy_spatial *open_file(int i)
 {
     char err[256];
-    wm_proxy_spatial *s = wm_proxy_spatial_open(paths[i], err, sizeof err);
+    wm_proxy_spatial *s = wm_proxy_spatial_open(paths[i], WM_PROXY_SPATIAL_SUBS_MAX, err, sizeof err);
     if (!s) abort();
     return s;
 }

@@ -75,7 +75,7 @@ S=$TMP/w.json
 
 # 5. Behind an unreachable broker: a silent client is closed in time too.
 DEAD=$(free_port)
-px_proxy u --upstream 127.0.0.1:"$DEAD" --connect-packet-timeout $T
+BPORT=$DEAD px_proxy u --connect-packet-timeout $T   # (px_proxy gives --upstream 127.0.0.1:$BPORT; twice is refused)
 in_time "silent client of an unreachable broker" "$("${CW[@]}" "$PORT_u" silent 1)"
 px_stop "$PID_u" || fail "proxy u exited with rc $?"
 [ "$(jq '.connections.closed_no_connect' "$TMP/u.json")" -eq 1 ] || fail "unreachable: $(jq -c .connections "$TMP/u.json")"

@@ -90,6 +90,8 @@ expect_error 'usage: wmctl match' --subs subs.jsonl
 expect_error 'wmctl match: no --pubs' --subs subs.jsonl
 expect_error 'wmctl match: no --subs' --pubs pubs.jsonl
 expect_error 'missing.jsonl' --subs missing.jsonl --pubs pubs.jsonl
+# an option given twice is refused (the last one won, silently, before 2026-12-02)
+expect_error 'wmctl match: --pubs given twice: give it once' --subs subs.jsonl --pubs missing.jsonl --pubs pubs.jsonl
 
 [ $fails -eq 0 ] || { echo "$fails error cases failed"; exit 1; }
 echo "wmctl match: example output exact, 64 peids matched, 18 bad inputs rejected with file:line or the rule broken"

@@ -95,7 +95,9 @@ check usage_rc 2 "$rc"
 rc=0; "$WMCTL" mqtt decode "$work/missing.bin" 2>/dev/null || rc=$?
 check missing_rc 2 "$rc"
 # a usage error names the rule it broke before the usage line
-for c in "no input file (FILE, or - for stdin)|mqtt decode" "no sub-command|mqtt" "unknown sub-command (only decode)|mqtt encode x"; do
+for c in "no input file (FILE, or - for stdin)|mqtt decode" "no sub-command|mqtt" "unknown sub-command (only decode)|mqtt encode x" \
+         "--from given twice: give it once|mqtt decode --from client --from server -" \
+         "--max-packet-size given twice: give it once|mqtt decode --max-packet-size 9 --max-packet-size 10 -"; do
   want=${c%%|*}; rc=0; "$WMCTL" ${c#*|} >/dev/null 2>"$work/err" || rc=$?
   n=$((n + 1)); [ $rc = 2 ] && [ "$(head -1 "$work/err")" = "wmctl mqtt: $want" ] || { echo "FAIL usage '$want': rc=$rc $(cat "$work/err")"; fail=$((fail + 1)); }
 done

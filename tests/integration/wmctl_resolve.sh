@@ -127,4 +127,12 @@ for args in "resolve --world $W/monaco.geojson --nbhd $W/monaco-examples.nbhd --
   [ $rc = 2 ] && grep -qF "cannot write stdout" "$work/err" || fail "$args > /dev/full: rc=$rc $(cat "$work/err")"; ok
 done
 
+# an option given twice is refused (the last one won, silently, before 2026-12-02)
+set +e
+"$BUILD/wmctl" resolve --world "$W/monaco.geojson" --nbhd "$W/monaco-examples.nbhd" --out "$work/a.wmr" --out "$work/b.wmr" \
+    >/dev/null 2>"$work/err"; rc=$?
+set -e
+[ $rc = 2 ] && [ "$(cat "$work/err")" = "wmctl resolve: --out given twice: give it once" ] && [ ! -e "$work/b.wmr" ] \
+  || fail "--out twice: rc=$rc $(cat "$work/err")"; ok
+
 echo "wmctl resolve/dump: $checks checks passed (examples exact, .wmr = --json, truncation/corruption/errors located)"

@@ -21,7 +21,7 @@ static inline wm_proxy_spatial *wm_test_proxy_spatial(const char *file, const wm
     char *path = wm_test_write_wmr(wm_test_tmpdir(), file, nb, n);
     cr_assert(path);
     char err[256];
-    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, err, sizeof err);
+    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, WM_PROXY_SPATIAL_SUBS_MAX, err, sizeof err);
     cr_assert(sp, "%s", err);
     free(path);
     return sp;

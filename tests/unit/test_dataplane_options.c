@@ -100,15 +100,39 @@ Test(options, xpath_apply)
     const char *def[] = {"wirematch"};
     cr_assert_eq(parse(1, def), 0);
     cr_assert_eq(o.xpath_apply, WM_XPATH_APPLY_AUTO);
-    const char *as[] = {"wirematch", "--xpath-apply", "async"};
-    cr_assert_eq(parse(3, as), 0, "%s", err);
+    const char *as[] = {"wirematch", "--schemas", "reg", "--xpath-apply", "async"};
+    cr_assert_eq(parse(5, as), 0, "%s", err);
     cr_assert_eq(o.xpath_apply, WM_XPATH_APPLY_ASYNC);
-    const char *wt[] = {"wirematch", "--xpath-apply", "wait"};
-    cr_assert_eq(parse(3, wt), 0, "%s", err);
+    const char *wt[] = {"wirematch", "--xpath-apply", "wait", "--schemas", "reg"};
+    cr_assert_eq(parse(5, wt), 0, "%s", err);
     cr_assert_eq(o.xpath_apply, WM_XPATH_APPLY_WAIT);
-    const char *bad[] = {"wirematch", "--xpath-apply", "sync"};
-    cr_assert_eq(parse(3, bad), -1);
+    const char *bad[] = {"wirematch", "--schemas", "reg", "--xpath-apply", "sync"};
+    cr_assert_eq(parse(5, bad), -1);
     cr_assert(strstr(err, "--xpath-apply") && strstr(err, "sync"), "%s", err);
+    /* content filters need the registry: without it the option did nothing */
+    const char *no_schemas[] = {"wirematch", "--xpath-apply", "wait"};
+    cr_assert_eq(parse(3, no_schemas), -1);
+    cr_assert_str_eq(err, "--xpath-apply needs --schemas");
+}
+
+/* An option given twice is refused, whatever its kind (before 2026-12-02 the
+ * last one won, silently: REVIEW14 finding 7); --help may be repeated. */
+Test(options, each_option_once)
+{
+    const char *tx[] = {"wirematch", "--tx", "all", "--tx", "none"};
+    cr_assert_eq(parse(5, tx), -1);
+    cr_assert_str_eq(err, "--tx given twice: give it once");
+    const char *num[] = {"wirematch", "--max-flows", "8", "--stats-interval", "1", "--max-flows", "8"};
+    cr_assert_eq(parse(7, num), -1);
+    cr_assert_str_eq(err, "--max-flows given twice: give it once");
+    const char *str[] = {"wirematch", "--subs", "a", "--subs", "b"};
+    cr_assert_eq(parse(5, str), -1);
+    cr_assert_str_eq(err, "--subs given twice: give it once");
+    const char *ports[] = {"wirematch", "--mqtt-port", "1883", "--mqtt-port", "8883"};
+    cr_assert_eq(parse(5, ports), -1);
+    cr_assert_str_eq(err, "--mqtt-port given twice: give it once");
+    const char *help[] = {"wirematch", "-h", "--help"};
+    cr_assert_eq(parse(3, help), 0, "%s", err);
 }
 
 Test(options, fragments)

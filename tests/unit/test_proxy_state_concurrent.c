@@ -116,7 +116,7 @@ static void mirror_under_churn(void)
     const wm_test_nbhd nb[] = { { "X1", x1 } };
     char *path = wm_test_write_wmr(wm_test_tmpdir(), "x.wmr", nb, 1), err[256];
     CHECK(path, "fixture");
-    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, err, sizeof err);
+    wm_proxy_spatial *sp = wm_proxy_spatial_open(path, WM_PROXY_SPATIAL_SUBS_MAX, err, sizeof err);
     CHECK(sp, "%s", err);
     free(path);
     wm_proxy_registry *g = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp), THREADS * CIDS, 8);
