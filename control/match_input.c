@@ -356,25 +356,29 @@ int wm_match_input_pub(wm_match_input *in, const char *line, size_t len, const c
         fail(err, cap, "\"topic\": invalid topic name: %s [%s] at byte %zu", wm_topic_status_message(ts), wm_topic_status_name(ts), off);
         goto out;
     }
-    size_t np = json_array_size(peids);
-    /* the data plane's and the proxy's bound (peid_props.h), not the
-     * matcher's larger WM_MATCH_MAX_PUB_PEIDS: they deliver a PUBLISH with
-     * more to no one, so no answer here may say otherwise */
-    if (!wm_peids_fit(np)) {
-        fail(err, cap, "\"peids\"[%u]: %zu peids, more than a spatial publish may carry (%u: the data plane and the proxy "
-                       "deliver such a PUBLISH to no one, too_many_peids)", WM_PEIDS_MAX, np, WM_PEIDS_MAX);
-        goto out;
-    }
+    /* The data plane's and the proxy's rules (peid_props.h): an empty peid
+     * is no peid and does not count; more than WM_PEIDS_MAX others (not the
+     * matcher's larger WM_MATCH_MAX_PUB_PEIDS) and they deliver the PUBLISH
+     * to no one, so no answer here may say otherwise. */
     wm_match_str strs[WM_PEIDS_MAX];
-    for (size_t i = 0; i < np; i++) {
+    uint32_t np = 0;
+    for (size_t i = 0; i < json_array_size(peids); i++) {
         json_t *p = json_array_get(peids, i);
-        if (!json_is_string(p) || json_string_length(p) == 0 || json_string_length(p) > 65535) {
-            fail(err, cap, "\"peids\"[%zu] must be a non-empty string", i); goto out;
+        if (!json_is_string(p) || json_string_length(p) > 65535) {
+            fail(err, cap, "\"peids\"[%zu] must be a string of at most 65,535 bytes", i); goto out;
         }
-        strs[i] = (wm_match_str){ json_string_value(p), json_string_length(p) };
+        if (json_string_length(p) == 0) continue;
+        if (!wm_peids_fit(np + 1)) {
+            size_t all = np;
+            for (size_t j = i; j < json_array_size(peids); j++) all += json_string_length(json_array_get(peids, j)) != 0;
+            fail(err, cap, "\"peids\"[%zu]: %zu peids, more than a spatial publish may carry (%u: the data plane and the "
+                           "proxy deliver such a PUBLISH to no one, too_many_peids)", i, all, WM_PEIDS_MAX);
+            goto out;
+        }
+        strs[np++] = (wm_match_str){ json_string_value(p), json_string_length(p) };
     }
     wm_match_result res = { in->res_subs, in->res_cap, in->res_members, in->res_cap, in->res_groups, in->groups_cap, 0, 0, 0 };
-    wm_matcher_status st = wm_matcher_lookup_str(in->r, json_string_value(topic), json_string_length(topic), strs, (uint32_t)np,
+    wm_matcher_status st = wm_matcher_lookup_str(in->r, json_string_value(topic), json_string_length(topic), strs, np,
                                                  client ? json_string_value(client) : NULL,
                                                  client ? json_string_length(client) : 0, &res);
     if (st) { fail(err, cap, "%s", wm_matcher_status_message(st)); goto out; }

@@ -356,6 +356,9 @@ static bool parse_cond(parser *p, wm_nbhd_stage *st)
             if (!(p->i < p->len && is_digit(p->s[p->i]))) return expected(p, "digits after the decimal point");
             while (p->i < p->len && is_digit(p->s[p->i])) p->i++;
         }
+        if (p->i < p->len && (p->s[p->i] == 'e' || p->s[p->i] == 'E'))
+            return fail_at(p, p->i, WM_NBHD_ERR_BAD_NUMBER,
+                           "DW's distance is metres as decimal digits [.digits], without an exponent");
         char num[64];
         if (p->i - ns >= sizeof num)
             return fail_at(p, ns, WM_NBHD_ERR_BAD_NUMBER, "distance has more than %zu characters", sizeof num - 1);
@@ -367,6 +370,11 @@ static bool parse_cond(parser *p, wm_nbhd_stage *st)
         st->distance_m = d;
         return true;
     }
+    /* "DWnan", "DWinf": a distance spelled as a word; name the form DW takes */
+    if (n > 2 && p->s[start] == 'D' && p->s[start + 1] == 'W')
+        return fail_at(p, start + 2, WM_NBHD_ERR_BAD_NUMBER,
+                       "DW's distance is metres as decimal digits [.digits] (no nan, inf or exponent), found '%.*s'",
+                       (int)(n - 2 > 16 ? 16 : n - 2), p->s + start + 2);
     p->i = start;
     return expected(p, "a condition (E, I, D, T, C or DW<metres>)");
 }

@@ -1,14 +1,35 @@
 /* `wmctl topic`: the codec's topic rules (MQTT 5.0 §4.7, §4.8.2) on the
  * command line, so a user can ask what wirematch thinks of a filter. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "codec/mqtt5_topic.h"
 #include "control/wmctl.h"
 
+/* s as a terminal may show it: well-formed UTF-8 as is, control bytes, '"',
+ * '\\' and the bytes of ill-formed UTF-8 as escapes (the operand being
+ * refused is often exactly such bytes) */
+static void put_quoted(FILE *out, const char *s)
+{
+    size_t n = strlen(s), bad = n;
+    bool utf8_ok = wm_utf8_validate((const uint8_t *)s, n, &bad) == WM_UTF8_OK;
+    fputc('"', out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)s[i];
+        if (b == '"' || b == '\\') fprintf(out, "\\%c", b);
+        else if (b < 0x20 || b == 0x7f || (b >= 0x80 && !utf8_ok)) fprintf(out, "\\x%02x", b);
+        else fputc(b, out);
+    }
+    fputc('"', out);
+}
+
 static int report(const char *what, const char *s, wm_topic_status st, size_t off)
 {
-    fprintf(stderr, "wmctl topic: invalid %s \"%s\": %s [%s] at byte %zu\n", what, s,
-            wm_topic_status_message(st), wm_topic_status_name(st), off);
+    fprintf(stderr, "wmctl topic: invalid %s ", what);
+    put_quoted(stderr, s);
+    fprintf(stderr, ": %s [%s] at byte %zu\n", wm_topic_status_message(st), wm_topic_status_name(st), off);
     return 2;
 }
 

@@ -69,6 +69,21 @@ struct sub_node {
     char *nbhd;              /* neighborhood name, NULL: none */
     char *xpath;             /* content filter text, NULL: none */
     uint32_t slot, next_slot; /* its content slot in the current / next set */
+    /* Under lock: a re-SUBSCRIBE whose content filter awaits its compile
+     * does not replace the subscription in force at once (MQTT 5.0 §3.8.4
+     * replaces it with one that is made; a refused one must leave it as it
+     * was): it waits behind it, in the matcher as a pending candidate (so
+     * async workers skip it, waiting ones wait for its compile), off the
+     * bucket chain, which holds the oldest node of the key only. older and
+     * newer chain the nodes of one key in arrival order (settle_chain). */
+    struct sub_node *older, *newer;
+    /* newer != NULL, for workers (written under lock, read relaxed): in wait
+     * mode the node is as good as pending, since whether it or the newer
+     * one decides is known only at the newer one's compile (w_content) */
+    _Atomic uint8_t superseded;
+    struct sub_node *snext;  /* settle_pending's list of chains to settle */
+    uint8_t smark;           /* ... this (oldest) node is on it */
+    uint8_t sstate;          /* settle_chain: the node's enum wm_content_state */
     /* Under lock: the pending list, of nodes whose filter awaits the compile
      * that validates it (settle_pending). Workers do not read it: for them a
      * filter is pending while the content snapshot they decide with lacks
@@ -121,6 +136,10 @@ struct wm_match_table {
     /* learned subscriptions with a gate (gate_max or gate_offline set):
      * written under lock, read by workers once per PUBLISH; 0 skips the gate */
     atomic_uint_fast32_t gated;
+    /* nodes with a re-SUBSCRIBE waiting behind them (sub_node.superseded):
+     * written under lock, read by waiting workers once per PUBLISH; 0 skips
+     * the check */
+    atomic_uint_fast32_t superseded;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
@@ -434,6 +453,23 @@ static void gate_session(struct wm_match_table *t, struct client_rec *r, bool of
                  offline);
 }
 
+/* Writer, under the lock: node n's superseded flag set to `on`, keeping
+ * the table's count. */
+static void sup_set(struct wm_match_table *t, struct sub_node *n, bool on)
+{
+    if (atomic_load_explicit(&n->superseded, memory_order_relaxed) == on) return;
+    atomic_store_explicit(&n->superseded, on, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->superseded, on ? 1 : (uint_fast32_t)-1, memory_order_relaxed);
+}
+
+/* Writer, under the lock: the flags of the chain n is on, after it changed. */
+static void sup_chain(struct wm_match_table *t, struct sub_node *n)
+{
+    if (!n) return;
+    while (n->older) n = n->older;
+    for (; n; n = n->newer) sup_set(t, n, n->newer != NULL);
+}
+
 /* Compiles a new set, carries the learned subscriptions into it and
  * publishes it. Under reload_mu. */
 static int load_set(struct wm_match_table *t, wm_load_error *err)
@@ -450,7 +486,12 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
     wm_matcher *m = wm_tables_matcher(nt);
     tlock(&t->lock);
     for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
-        for (struct sub_node *n = t->buckets[b]; n; n = n->next) {
+        for (struct sub_node *h = t->buckets[b]; h; h = h->next) {
+          /* A key's chain (settle_chain): the reload validates every node, so
+           * the newest valid one is the subscription in the new set and
+           * replaces the older ones (drop 2). */
+          struct sub_node *keep = NULL;
+          for (struct sub_node *n = h; n; n = n->newer) {
             uint32_t nb = nbhd_id(nt, n->nbhd);
             n->drop = n->nbhd && nb == WM_NBHD_NONE;
             n->next_slot = 0;
@@ -462,7 +503,17 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
                 n->drop = 1;
                 snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s (reload, %s)", why, n->key);
             }
+            if (!n->drop) keep = n;
+          }
+          for (struct sub_node *n = h; n; n = n->newer) {
             if (n->drop) continue;
+            if (n != keep) { /* replaced by a newer valid one; its reference goes with the new set's first commit */
+                n->drop = 2;
+                if (n->next_slot) wm_content_unref(content, n->next_slot);
+                n->next_slot = 0;
+                continue;
+            }
+            uint32_t nb = nbhd_id(nt, n->nbhd);
             wm_matcher_status st = node_add(m, n, nb, n->next_slot, &n->next_sub);
             if (st != WM_MATCHER_OK) {
                 tunlock(&t->lock);
@@ -470,6 +521,7 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
                 return wm_load_error_set(err, NULL, 0, "learned subscription %s (filter %s) does not fit the new tables: %s",
                                          n->key, n->filter, wm_matcher_status_message(st));
             }
+          }
         }
     /* nobody reads the new set yet: its compile-time snapshot goes at once */
     wm_content_snap *first = NULL;
@@ -493,20 +545,36 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
     while (t->pend) pend_drop(t, t->pend);
     for (uint32_t b = 0; t->buckets && b <= t->mask; b++)
         for (struct sub_node **pp = &t->buckets[b]; *pp;) {
-            struct sub_node *n = *pp;
-            if (n->drop) {
-                *pp = n->next;
+            struct sub_node *h = *pp, *keep = NULL, *next = h->next;
+            bool replaced = false;
+            for (struct sub_node *n = h, *nx; n; n = nx) {
+                nx = n->newer;
+                if (n->older) t->c.subs_replace_pending--; /* waited behind h */
+                n->older = n->newer = NULL;
+                sup_set(t, n, false);
+                if (!n->drop) {
+                    keep = n;
+                    continue;
+                }
+                if (n->drop == 2) replaced = true;
+                else t->c.reload_subs_dropped++;
                 gate_set(t, n, 0, false);
                 client_unlink(n);
-                if (n->owner) client_gc(t, n->owner);
+                struct client_rec *r = n->owner;
                 wm_retire_call(&t->node_retire, node_retired, n, 0);
-                t->c.subs_live--;
-                t->c.reload_subs_dropped++;
-            } else {
-                n->sub = n->next_sub;
-                n->slot = n->next_slot;
-                pp = &n->next;
+                if (r) client_gc(t, r);
             }
+            if (!keep) {
+                *pp = next;
+                t->c.subs_live--;
+                continue;
+            }
+            if (replaced) t->c.subs_replaced++;
+            keep->next = next;
+            keep->sub = keep->next_sub;
+            keep->slot = keep->next_slot;
+            *pp = keep;
+            pp = &keep->next;
         }
     t->c.nbhds = wm_tables_nbhd_count(nt);
     content_counts(t, content);
@@ -541,6 +609,7 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     t->mask = nb - 1;
     atomic_init(&t->next_deadline, UINT64_MAX);
     atomic_init(&t->gated, 0);
+    atomic_init(&t->superseded, 0);
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
     cfg.max_peids = 1u << 22;
@@ -668,12 +737,14 @@ static struct sub_node **find_slot(struct wm_match_table *t, const char *client,
     return pp;
 }
 
-/* Writer, under the lock: unlinks a node and retires it for a grace period. */
-static void remove_node(struct wm_match_table *t, struct sub_node **pp)
+/* Writer, under the lock: takes node n out of the matcher, the pending
+ * list, its session and its content filter, and retires it for a grace
+ * period. Its key's chain (older/newer) is the caller's. */
+static void node_unlink(struct wm_match_table *t, struct sub_node *n)
 {
-    struct sub_node *n = *pp;
     wm_matcher_sub_remove(wm_tables_matcher(t->cur), n->sub);
     gate_set(t, n, 0, false);
+    sup_set(t, n, false);
     pend_drop(t, n);
     client_unlink(n);
     if (n->slot) {
@@ -683,8 +754,41 @@ static void remove_node(struct wm_match_table *t, struct sub_node **pp)
         content_changed(t);
         content_counts(t, wm_tables_content(t->cur));
     }
-    *pp = n->next;
     wm_retire_call(&t->node_retire, node_retired, n, 0);
+}
+
+/* Writer, under the lock: takes node n out of its key's chain (the next
+ * one, if n was the oldest, takes its place in the bucket) and unlinks it. */
+static void node_take(struct wm_match_table *t, struct sub_node *n)
+{
+    struct sub_node *rest = n->older ? n->older : n->newer;
+    if (!n->older) {
+        struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
+        if (n->newer) {
+            n->newer->older = NULL;
+            n->newer->next = n->next;
+            *pp = n->newer;
+            t->c.subs_replace_pending--;
+        } else {
+            *pp = n->next;
+        }
+    } else {
+        n->older->newer = n->newer;
+        if (n->newer) n->newer->older = n->older;
+        t->c.subs_replace_pending--;
+    }
+    n->older = n->newer = NULL;
+    node_unlink(t, n);
+    sup_chain(t, rest);
+}
+
+/* Writer, under the lock: removes the subscription of bucket slot pp with
+ * the re-SUBSCRIBEs waiting behind it. */
+static void remove_node(struct wm_match_table *t, struct sub_node **pp)
+{
+    struct sub_node *n = *pp;
+    while (n->newer) node_take(t, n->newer);
+    node_take(t, n);
     t->c.subs_live--;
     t->c.subs_removed++;
 }
@@ -787,6 +891,35 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
     n->key_hash = key_hash(n->key);
     n->hash = hash2(s->client, s->client_len, (const char *)s->filter.p, s->filter.len);
     struct sub_node **pp = find_slot(t, s->client, s->client_len, (const char *)s->filter.p, s->filter.len, n->hash);
+    if (*pp && pending) {
+        /* §3.8.4 replaces the subscription with one that is made: until its
+         * compile accepts the filter, the one in force goes on deciding
+         * (settle_chain) */
+        struct sub_node *last = *pp;
+        while (last->newer) last = last->newer;
+        wm_matcher_status st = node_add(m, n, nbhd, slot, &n->sub);
+        if (st != WM_MATCHER_OK) {
+            node_free(n);
+            wm_content_unref(content, slot);
+            content_changed(t);
+            if (st >= WM_MATCHER_E_FULL_SUBS && st <= WM_MATCHER_E_FULL_GROUPS) {
+                t->c.subs_full++;
+                return WM_MQTT_SUB_FULL;
+            }
+            return WM_MQTT_SUB_REJECTED;
+        }
+        last->newer = n;
+        n->older = last;
+        sup_chain(t, n);
+        client_link(rec, n);
+        gate_set(t, n, s->max_packet, rec->deadline_ns != 0);
+        t->c.subs_replace_pending++;
+        t->c.subs_xpath++;
+        pend_link(t, n);
+        content_changed(t);
+        content_counts(t, content);
+        return WM_MQTT_SUB_INSTALLED;
+    }
     if (*pp) { /* §3.8.4: the new subscription replaces the existing one */
         remove_node(t, pp);
         t->c.subs_removed--;
@@ -927,34 +1060,82 @@ static void session_event(struct wm_match_table *t, const struct wm_match_worker
     }
 }
 
+/* Writer (lock held): the nodes of one key, oldest first (h), after a
+ * compile decided some of them (match_sink.h, "A re-SUBSCRIBE"). The newest
+ * node in force or accepted (READY) is the subscription from now on: the
+ * older ones it replaces go (§3.8.4), refused ones go with their reason,
+ * and those still pending (their text came after the compile began) wait
+ * behind it. With none accepted, the oldest still pending leads. */
+static void settle_chain(struct wm_match_table *t, wm_content *c, struct sub_node *h)
+{
+    struct sub_node *keep = NULL;
+    for (struct sub_node *x = h; x; x = x->newer) {
+        const char *why;
+        x->sstate = x->pprev ? (uint8_t)wm_content_state(c, x->slot, &why) : (uint8_t)WM_CONTENT_S_READY;
+        if (x->sstate == WM_CONTENT_S_READY) keep = x;
+    }
+    bool replaced = keep && keep->older, before_keep = keep != NULL;
+    for (struct sub_node *x = h, *nx; x; x = nx) {
+        nx = x->newer;
+        if (x == keep) {
+            pend_drop(t, x);
+            before_keep = false;
+            continue;
+        }
+        if (before_keep) { /* replaced by keep, whatever its own state */
+            if (x->sstate == WM_CONTENT_S_REFUSED) {
+                t->c.subs_xpath--;
+                t->c.subs_xpath_refused++;
+            }
+            node_take(t, x);
+            continue;
+        }
+        if (x->sstate != WM_CONTENT_S_REFUSED) continue;
+        const char *why;
+        wm_content_state(c, x->slot, &why);
+        snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s: %s", x->client, why);
+        /* A worker whose lookup returned the node before this removal
+         * still finds it pending (the snapshot just published lacks the
+         * refused text: wait mode waits for this round, then matches
+         * without it; async skips it), never a candidate decided by a
+         * refused filter (a replay's content_candidates then depended
+         * on timing). */
+        if (x->older) t->c.subs_refused_kept++; /* what it would have replaced stays in force */
+        struct client_rec *r = x->owner;
+        bool last = !x->older && !x->newer;
+        node_take(t, x);
+        if (last) t->c.subs_live--;
+        if (r) client_gc(t, r);
+        t->c.subs_xpath--;
+        t->c.subs_xpath_refused++;
+    }
+    if (replaced) t->c.subs_replaced++;
+}
+
 /* Writer (lock held), after a compile: the pending subscriptions whose
  * filter it validated become visible (READY) or are removed (REFUSED, with
- * the reason); those whose text came after the compile began stay. */
+ * the reason); those whose text came after the compile began stay. Each
+ * key's nodes are settled together (settle_chain), once: the chains are
+ * gathered first, since settling one removes nodes from the pending list. */
 static void settle_pending(struct wm_match_table *t, wm_content *c)
 {
-    for (struct sub_node *n = t->pend, *nx; n; n = nx) {
-        nx = n->pnext;
+    struct sub_node *todo = NULL;
+    for (struct sub_node *n = t->pend; n; n = n->pnext) {
         const char *why;
-        enum wm_content_state cs = wm_content_state(c, n->slot, &why);
-        if (cs == WM_CONTENT_S_READY) {
-            pend_drop(t, n);
-        } else if (cs == WM_CONTENT_S_REFUSED) {
-            snprintf(t->last_xpath_error, sizeof t->last_xpath_error, "%s: %s", n->client, why);
-            struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
-            if (*pp != n) continue; /* cannot be: every pending node is in its bucket */
-            /* A worker whose lookup returned the node before this removal
-             * still finds it pending (the snapshot just published lacks the
-             * refused text: wait mode waits for this round, then matches
-             * without it; async skips it), never a candidate decided by a
-             * refused filter (a replay's content_candidates then depended
-             * on timing). */
-            struct client_rec *r = n->owner;
-            remove_node(t, pp);
-            if (r) client_gc(t, r);
-            t->c.subs_removed--;
-            t->c.subs_xpath--;
-            t->c.subs_xpath_refused++;
-        }
+        if (wm_content_state(c, n->slot, &why) == WM_CONTENT_S_PENDING) continue;
+        struct sub_node *h = n;
+        while (h->older) h = h->older;
+        if (h->smark) continue;
+        h->smark = 1;
+        h->snext = todo;
+        todo = h;
+    }
+    while (todo) {
+        struct sub_node *h = todo;
+        todo = h->snext;
+        h->smark = 0;
+        h->snext = NULL;
+        settle_chain(t, c, h);
     }
 }
 
@@ -1352,12 +1533,32 @@ static void w_retained_only(struct wm_match_worker *w, const wm_matcher *m, cons
  * new content filter applies") is not reached, counted; in wait mode the
  * function returns false instead, deciding nothing, and the caller waits
  * for the compile and matches again. */
+/* Wait mode: whether the result holds a subscription a re-SUBSCRIBE waits
+ * behind (match_sink.h, "A re-SUBSCRIBE"): which of the two decides is
+ * known at the newer one's compile, so the PUBLISH waits for it as for a
+ * pending filter. Read after the lookup: a compile that settled the pair
+ * in between left the flag set on the replaced node (or cleared it on the
+ * one a refusal keeps, whose lookup also returned the refused newer one,
+ * pending for this worker), so the worker waits and matches again. */
+static bool w_superseded(struct wm_match_worker *w, const wm_matcher *m)
+{
+    const wm_match_result *r = &w->res;
+    for (uint32_t i = 0; i < r->n_subs + r->n_members; i++) {
+        uint64_t cookie = wm_matcher_sub_cookie(m, i < r->n_subs ? r->subs[i] : r->members[i - r->n_subs]);
+        if (!(cookie & WM_TABLES_COOKIE_EXT)) continue;
+        const struct sub_node *nd = (const struct sub_node *)(uintptr_t)(cookie & ~WM_TABLES_COOKIE_EXT);
+        if (atomic_load_explicit(&nd->superseded, memory_order_relaxed)) return true;
+    }
+    return false;
+}
+
 static bool w_content(struct wm_match_worker *w, const wm_matcher *m, const struct wm_mqtt_publish *p)
 {
     wm_match_result *r = &w->res;
     uint32_t nc = 0;
     w->had_content = false;
     w->npend = 0;
+    if (w->wait && atomic_load_explicit(&w->t->superseded, memory_order_relaxed) && w_superseded(w, m)) return false;
     for (uint32_t i = 0; i < r->n_subs; i++) w_candidate(w, m, r->subs[i], i, &nc);
     for (uint32_t j = 0; j < r->n_members; j++) w_candidate(w, m, r->members[j], r->n_subs + j, &nc);
     if (!nc) return true;

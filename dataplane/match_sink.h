@@ -117,6 +117,16 @@
  *     compile: the subscription, installed meanwhile (pending, so it never
  *     received anything), is then removed; a PUBLISH whose lookup returned
  *     it just before still finds it pending, never a decided candidate.
+ *     A re-SUBSCRIBE (same client, same filter; §3.8.4 replaces the
+ *     subscription) whose `xpath` text is pending does not replace the
+ *     subscription in force at once: a refused one must leave it as it was.
+ *     It waits behind it (counted in subs_replace_pending), installed in the
+ *     matcher as a pending candidate: async workers skip it while the old
+ *     one goes on deciding; waiting workers wait for its compile whenever
+ *     the old one is a candidate (whichever survives decides: the result of
+ *     compiling at the SUBSCRIBE). The compile that accepts it removes the
+ *     old one (subs_replaced); one that refuses it removes only it
+ *     (subs_refused_kept). A reload keeps the newest valid one of the key.
  *     An UNSUBSCRIBE applies at its UNSUBACK; the next compile leaves the
  *     unreferenced filter out. A reload validates every learned filter
  *     itself, pending ones included.
@@ -179,6 +189,8 @@ struct wm_match_worker; /* one per worker */
     X(subs_live)           /* learned subscriptions installed */                  \
     X(subs_replaced)       /* SUBSCRIBE of a filter the client already had */     \
     X(subs_refused_kept)   /* refused (nbhd unknown, xpath refused) for a filter the client already had: kept */ \
+    X(subs_replace_pending) /* re-SUBSCRIBEs whose new `xpath` awaits its compile while the subscription \
+                               they replace goes on deciding (gauge) */ \
     X(subs_removed)                                                               \
     X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
     X(subs_full)           /* learned subscriptions refused: max_subs (--max-subs) reached */ \

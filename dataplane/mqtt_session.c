@@ -1,11 +1,11 @@
 /* MQTT v5 session layer; see mqtt_session.h. */
 #include "dataplane/mqtt_session.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "codec/mqtt5_props.h"
 #include "codec/mqtt5_reason.h"
+#include "dataplane/qos2_store.h"
 
 #define NO_BUF UINT32_MAX
 #define ALIAS_SLOT_SIZE (WM_MQTT_ALIAS_TOPIC_MAX + 2)
@@ -28,14 +28,22 @@ struct mqtt_dir {
 };
 
 /* A SUBSCRIBE awaiting its SUBACK, an UNSUBSCRIBE awaiting its UNSUBACK,
- * or a PUBLISH awaiting the CONNACK (the type is its first byte's): a copy
- * of the packet, decoded again when the answer says what the broker took. */
+ * or a PUBLISH awaiting the CONNACK (type): a copy of the packet, decoded
+ * again when the answer says what the broker took. A slot of the layer's
+ * pool (cfg.pending_subscribes slots), on a session's list or the free list
+ * (next); its bytes in a chain of WM_MQTT_PEND_CHUNK-byte chunks of the
+ * layer's chunk pool (cfg.pending_bytes), from chunk on (pend_chunk_next):
+ * fixed pieces, so that copies of any size share the pool without
+ * fragmenting it, and the SUBSCRIBEs of a few hundred bytes most are take
+ * one chunk and decode in place. */
 struct pend_sub {
     struct pend_sub *next;
-    uint16_t packet_id;
     uint32_t len;
-    uint8_t bytes[];
+    uint32_t chunk;         /* first chunk */
+    uint16_t packet_id;
+    uint8_t type;           /* WM_MQTT5_SUBSCRIBE, _UNSUBSCRIBE or _PUBLISH */
 };
+#define PEND_CHUNKS(len) (((len) + WM_MQTT_PEND_CHUNK - 1) / WM_MQTT_PEND_CHUNK)
 
 struct mqtt_session {
     uint8_t state;          /* enum sess_state */
@@ -58,6 +66,7 @@ struct mqtt_session {
     uint32_t qos2_slot[WM_MQTT_QOS2_INFLIGHT]; /* ... their copies: slot + 1, Q2_AT_PUBLISH, Q2_ELSEWHERE */
     struct pend_sub *pend;  /* SUBSCRIBEs awaiting their SUBACK */
     uint32_t pend_n;        /* copies in pend (<= cfg.pending_per_session) */
+    uint32_t pend_chunks;   /* their chunks (<= the layer's pend_chunk_share) */
     char client[WM_MQTT_CLIENT_ID_MAX + 1];
     struct mqtt_dir d[2];
 };
@@ -94,9 +103,12 @@ struct wm_mqtt_q2 {
     uint32_t topic_len, len;
 };
 /* A session's qos2_slot[] besides slot + 1: matched at its PUBLISH already
- * (no copy), or its copy is not in this worker's pool (resumed here). */
+ * (no copy), its copy is not in this worker's hands (resumed here: in the
+ * shared store, or in another worker's pool), or Q2_STORE | entry: an entry
+ * of the shared store this layer owns (qos2_store.h). */
 #define Q2_AT_PUBLISH 0u
 #define Q2_ELSEWHERE UINT32_MAX
+#define Q2_STORE 0x80000000u
 
 static const char *const outcome_names[] = {
 #define WM_MQTT_X_NAME(e, s) s,
@@ -120,6 +132,7 @@ void wm_mqtt_config_default(struct wm_mqtt_config *cfg)
     cfg->will_max = 2048;
     cfg->qos2_held = 1024;
     cfg->qos2_max = 4096;
+    cfg->pending_bytes = 262144;
 }
 
 size_t wm_mqtt_session_size(void) { return sizeof(struct mqtt_session); }
@@ -131,14 +144,17 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg)
     return al8((size_t)cfg->staging_buffers * cfg->max_packet) + al8((size_t)cfg->staging_buffers * 4) +
            al8((size_t)cfg->alias_slots * ALIAS_SLOT_SIZE) + al8((size_t)cfg->alias_slots * 4) +
            al8((size_t)cfg->wills * sizeof(struct wm_mqtt_will)) + al8((size_t)cfg->wills * cfg->will_max) +
-           al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2)) + al8((size_t)cfg->qos2_held * cfg->qos2_max);
+           al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2)) + al8((size_t)cfg->qos2_held * cfg->qos2_max) +
+           al8((size_t)cfg->pending_subscribes * sizeof(struct pend_sub)) +
+           al8((size_t)PEND_CHUNKS(cfg->pending_bytes) * 4) +
+           al8((size_t)PEND_CHUNKS(cfg->pending_bytes) * WM_MQTT_PEND_CHUNK) + al8(cfg->max_packet);
 }
 
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink)
 {
-    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u ||
-        cfg->qos2_max > 268435460u)
+    if (cfg->max_packet < 16 || cfg->max_packet > 268435460u || cfg->will_max > 268435455u || cfg->qos2_held >= Q2_STORE ||
+        cfg->qos2_max > 268435460u || cfg->pending_bytes > 1073741824u)
         return -1;
     memset(l, 0, sizeof *l);
     l->cfg = *cfg;
@@ -160,6 +176,25 @@ int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_
     l->q2 = (struct wm_mqtt_q2 *)m;
     m += al8((size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
     l->q2_data = m;
+    m += al8((size_t)cfg->qos2_held * cfg->qos2_max);
+    l->pend_slots = (struct pend_sub *)m;
+    m += al8((size_t)cfg->pending_subscribes * sizeof(struct pend_sub));
+    uint32_t nch = PEND_CHUNKS(cfg->pending_bytes);
+    l->pend_chunk_next = (uint32_t *)m;
+    m += al8((size_t)nch * 4);
+    l->pend_data = m;
+    m += al8((size_t)nch * WM_MQTT_PEND_CHUNK);
+    l->pend_scratch = m;
+    l->pend_free = NULL;
+    for (uint32_t i = cfg->pending_subscribes; i-- > 0;) {
+        l->pend_slots[i].next = l->pend_free;
+        l->pend_free = &l->pend_slots[i];
+    }
+    for (uint32_t i = 0; i < nch; i++) l->pend_chunk_next[i] = i + 1 < nch ? i + 1 : UINT32_MAX;
+    l->pend_chunk_free = nch ? 0 : UINT32_MAX;
+    l->pend_chunks_free = nch;
+    /* one session's share of the chunks, as of the copies */
+    l->pend_chunk_share = nch / 16 ? nch / 16 : nch;
     memset(l->q2, 0, (size_t)cfg->qos2_held * sizeof(struct wm_mqtt_q2));
     for (uint32_t i = 0; i < cfg->qos2_held; i++) l->q2[i].next_free = i + 1 < cfg->qos2_held ? i + 1 : UINT32_MAX;
     l->q2_free = cfg->qos2_held ? 0 : UINT32_MAX;
@@ -257,6 +292,24 @@ static void stop_client(struct wm_mqtt_layer *l, struct mqtt_session *s, uint8_t
 /* ------------------------------------------------------------ packets */
 
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt);
+
+static uint8_t *pend_chunk(const struct wm_mqtt_layer *l, uint32_t c)
+{
+    return l->pend_data + (size_t)c * WM_MQTT_PEND_CHUNK;
+}
+
+/* The copy's bytes, contiguous: in place if it has one chunk, else
+ * gathered into the layer's scratch buffer, valid until the next call. */
+static const uint8_t *pend_bytes(const struct wm_mqtt_layer *l, const struct pend_sub *ps)
+{
+    if (ps->len <= WM_MQTT_PEND_CHUNK) return pend_chunk(l, ps->chunk);
+    uint32_t c = ps->chunk;
+    for (uint32_t off = 0; off < ps->len; off += WM_MQTT_PEND_CHUNK, c = l->pend_chunk_next[c]) {
+        uint32_t k = ps->len - off < WM_MQTT_PEND_CHUNK ? ps->len - off : WM_MQTT_PEND_CHUNK;
+        memcpy(l->pend_scratch + off, pend_chunk(l, c), k);
+    }
+    return l->pend_scratch;
+}
 
 /* The client id names the session (§3.1.3.1): one longer than
  * WM_MQTT_CLIENT_ID_MAX cannot be kept whole, and cut it would merge with
@@ -400,15 +453,54 @@ static uint8_t *q2_bytes(struct wm_mqtt_layer *l, const struct wm_mqtt_q2 *q)
     return l->q2_data + (size_t)(q - l->q2) * l->cfg.qos2_max;
 }
 
-/* Frees a held copy; its PUBLISH ends with outcome o. */
-static void q2_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q, enum wm_mqtt_pub_outcome o)
+/* Gives a held copy's slot back (its message lives on elsewhere, or ends
+ * by the caller's outcome). */
+static void q2_slot_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q)
 {
     if (q->state == Q_DETACHED) l->q2_detached--;
     q->state = Q_FREE;
     q->next_free = l->q2_free;
     l->q2_free = (uint32_t)(q - l->q2);
     l->c.qos2_waiting--;
+}
+
+/* Frees a held copy; its PUBLISH ends with outcome o. */
+static void q2_free(struct wm_mqtt_layer *l, struct wm_mqtt_q2 *q, enum wm_mqtt_pub_outcome o)
+{
+    q2_slot_free(l, q);
     outcome_later(l, o);
+}
+
+/* A store entry this layer owns is done with; its PUBLISH ends with o. */
+static void q2_store_done(struct wm_mqtt_layer *l, int32_t e, enum wm_mqtt_pub_outcome o)
+{
+    wm_qos2_store_release(l->store, e);
+    l->c.qos2_waiting--;
+    outcome_later(l, o);
+}
+
+/* The copy of session s's QoS 2 id in the shared store, claimed for this
+ * layer (a resume that did not find it: its old connection ended after the
+ * new one resumed), or -1. */
+static int32_t q2_store_claim(struct wm_mqtt_layer *l, const struct mqtt_session *s, uint16_t id)
+{
+    int32_t e = l->store ? wm_qos2_store_claim(l->store, s->client, s->client_len, id) : -1;
+    if (e >= 0) {
+        l->c.qos2_resumed_shared++;
+        l->c.qos2_waiting++;
+    }
+    return e;
+}
+
+/* Ends the held message of qos2_slot value slot with outcome o, wherever
+ * its copy is (nothing for AT_PUBLISH: its outcome came at the PUBLISH). */
+static void q2_drop(struct wm_mqtt_layer *l, const struct mqtt_session *s, uint16_t id, uint32_t slot,
+                    enum wm_mqtt_pub_outcome o)
+{
+    if (slot == Q2_AT_PUBLISH) return;
+    int32_t e = slot == Q2_ELSEWHERE ? q2_store_claim(l, s, id) : (slot & Q2_STORE) ? (int32_t)(slot & ~Q2_STORE) : -1;
+    if (e >= 0) q2_store_done(l, e, o);
+    else if (slot != Q2_ELSEWHERE) q2_free(l, &l->q2[slot - 1], o);
 }
 
 /* Copies a QoS 2 PUBLISH (resolved topic + its bytes) to be matched at its
@@ -450,6 +542,20 @@ static uint32_t qos2_find(const struct mqtt_session *s, uint16_t id)
     return i;
 }
 
+/* The broker releases a held QoS 2 message (the resolved topic, then the
+ * PUBLISH's bytes) to its subscribers: matched now. */
+static enum wm_mqtt_pub_outcome q2_release(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s,
+                                           const uint8_t *b, uint32_t topic_len, uint32_t len)
+{
+    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
+    wm_mqtt5_packet pkt;
+    wm_mqtt5_result r;
+    l->c.qos2_released++;
+    if (wm_mqtt5_decode(&cfg, b + topic_len, len, &pkt, &r) != WM_MQTT5_DONE)
+        return WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
+    return deliver(l, f, s, b, topic_len, &pkt, false);
+}
+
 /* The client's PUBREL (§4.3.3): the broker releases the message to its
  * subscribers now; the id is free again. */
 static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_session *s, uint16_t id)
@@ -462,37 +568,53 @@ static void qos2_pubrel(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_
     uint32_t slot = s->qos2_slot[i];
     qos2_remove(s, i);
     if (slot == Q2_AT_PUBLISH) return;
+    int32_t e = slot == Q2_ELSEWHERE ? q2_store_claim(l, s, id) : (slot & Q2_STORE) ? (int32_t)(slot & ~Q2_STORE) : -1;
+    if (e >= 0) {
+        uint32_t tl, len;
+        const uint8_t *b = wm_qos2_store_bytes(l->store, e, &tl, &len);
+        q2_store_done(l, e, q2_release(l, f, s, b, tl, len));
+        return;
+    }
     if (slot == Q2_ELSEWHERE) {
         l->c.qos2_pubrel_no_copy++;
         return;
     }
     struct wm_mqtt_q2 *q = &l->q2[slot - 1];
-    const uint8_t *b = q2_bytes(l, q);
-    wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
-    wm_mqtt5_packet pkt;
-    wm_mqtt5_result r;
-    enum wm_mqtt_pub_outcome o = WM_MQTT_PUB_MATCH_ERROR; /* it decoded when it came: cannot fail */
-    if (wm_mqtt5_decode(&cfg, b + q->topic_len, q->len, &pkt, &r) == WM_MQTT5_DONE)
-        o = deliver(l, f, s, b, q->topic_len, &pkt, false);
-    l->c.qos2_released++;
-    q2_free(l, q, o);
+    q2_free(l, q, q2_release(l, f, s, q2_bytes(l, q), q->topic_len, q->len));
 }
 
 /* The session's held copies: dropped with outcome o (its end, expiry 0),
  * or detached until its expiry (expiry_s; 0xFFFFFFFF never). */
 static void qos2_end(struct wm_mqtt_layer *l, struct mqtt_session *s, bool detach, enum wm_mqtt_pub_outcome o)
 {
+    uint64_t deadline = s->expiry == UINT32_MAX ? UINT64_MAX : l->now_ns + (uint64_t)s->expiry * 1000000000ull;
     for (uint32_t i = 0; i < s->n_qos2; i++) {
         uint32_t slot = s->qos2_slot[i];
         if (slot == Q2_AT_PUBLISH || slot == Q2_ELSEWHERE) continue;
         s->qos2_slot[i] = Q2_ELSEWHERE;
-        struct wm_mqtt_q2 *q = &l->q2[slot - 1];
         if (!detach) {
-            q2_free(l, q, o);
+            q2_drop(l, s, s->qos2[i], slot, o);
             continue;
         }
+        if (slot & Q2_STORE) { /* back to the store, for whichever worker sees the resume */
+            wm_qos2_store_detach(l->store, (int32_t)(slot & ~Q2_STORE), deadline);
+            l->c.qos2_waiting--;
+            l->c.qos2_detached_shared++;
+            continue;
+        }
+        struct wm_mqtt_q2 *q = &l->q2[slot - 1];
+        if (l->store) {
+            const uint8_t *b = q2_bytes(l, q);
+            if (wm_qos2_store_put(l->store, s->client, s->client_len, q->packet_id, deadline, b, q->topic_len,
+                                  b + q->topic_len, q->len) >= 0) {
+                q2_slot_free(l, q);
+                l->c.qos2_detached_shared++;
+                continue;
+            }
+            l->c.qos2_shared_full++; /* kept here: only a resume on this worker finds it */
+        }
         q->state = Q_DETACHED;
-        q->deadline_ns = s->expiry == UINT32_MAX ? UINT64_MAX : l->now_ns + (uint64_t)s->expiry * 1000000000ull;
+        q->deadline_ns = deadline;
         l->q2_detached++;
         if (q->deadline_ns < l->q2_next_ns) l->q2_next_ns = q->deadline_ns;
     }
@@ -520,6 +642,24 @@ static void qos2_on_connack(struct wm_mqtt_layer *l, struct mqtt_session *s, boo
     }
 }
 
+/* The same for the copies in the shared store, which any worker's
+ * detached sessions left there: a resumed session takes those of its ids
+ * (this layer owns them from now on), a new one drops the client id's. */
+static void qos2_on_connack_shared(struct wm_mqtt_layer *l, struct mqtt_session *s, bool present)
+{
+    int32_t got[WM_MQTT_QOS2_INFLIGHT];
+    uint32_t n = present ? s->n_qos2 : 0;
+    uint32_t dropped = wm_qos2_store_resume(l->store, s->client, s->client_len, s->qos2, n, got);
+    for (uint32_t k = 0; k < dropped; k++) outcome_later(l, WM_MQTT_PUB_SESSION_ENDED);
+    for (uint32_t i = 0; i < n; i++) {
+        if (got[i] < 0) continue;
+        l->c.qos2_waiting++;
+        l->c.qos2_resumed_shared++;
+        if (s->qos2_slot[i] == Q2_ELSEWHERE) s->qos2_slot[i] = Q2_STORE | (uint32_t)got[i];
+        else q2_store_done(l, got[i], WM_MQTT_PUB_SESSION_ENDED); /* a copy here too: cannot be, one is enough */
+    }
+}
+
 /* Detached copies whose session expired by now: their message is gone. */
 static void qos2_expire(struct wm_mqtt_layer *l)
 {
@@ -531,6 +671,14 @@ static void qos2_expire(struct wm_mqtt_layer *l)
         else if (q->deadline_ns < next) next = q->deadline_ns;
     }
     l->q2_next_ns = next;
+}
+
+void wm_mqtt_layer_set_qos2_store(struct wm_mqtt_layer *l, struct wm_qos2_store *st) { l->store = st; }
+
+void wm_mqtt_layer_finish_shared(struct wm_mqtt_layer *l)
+{
+    uint32_t n = l->store ? wm_qos2_store_finish(l->store) : 0;
+    for (uint32_t k = 0; k < n; k++) outcome_later(l, WM_MQTT_PUB_UNRELEASED);
 }
 
 void wm_mqtt_layer_finish(struct wm_mqtt_layer *l)
@@ -645,9 +793,15 @@ static void sub_common(const struct mqtt_session *s, const wm_mqtt5_packet *pkt,
 static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint8_t *raw, const wm_mqtt5_packet *pkt)
 {
     struct pend_sub *ps = NULL;
-    bool over_share = s->pend_n >= l->cfg.pending_per_session;
-    if (over_share) l->c.pending_over_share++;
-    else if (l->pending_n < l->cfg.pending_subscribes) ps = malloc(sizeof *ps + pkt->length);
+    uint32_t need = PEND_CHUNKS(pkt->length);
+    if (s->pend_n >= l->cfg.pending_per_session || s->pend_chunks + need > l->pend_chunk_share) {
+        l->c.pending_over_share++;
+    } else if (need > l->pend_chunks_free) {
+        l->c.pending_bytes_full++;
+    } else if (l->pend_free) { /* pending_n < cfg.pending_subscribes: the pool has a slot */
+        ps = l->pend_free;
+        l->pend_free = ps->next;
+    }
     if (!ps) {
         if (pkt->type == WM_MQTT5_SUBSCRIBE) l->c.subscribe_untracked++;
         else if (pkt->type == WM_MQTT5_UNSUBSCRIBE) l->c.unsubscribe_untracked++;
@@ -655,8 +809,19 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
         return false;
     }
     ps->packet_id = pkt->packet_id;
+    ps->type = (uint8_t)pkt->type;
     ps->len = pkt->length;
-    memcpy(ps->bytes, raw, pkt->length);
+    ps->chunk = l->pend_chunk_free;
+    uint32_t c = UINT32_MAX;
+    for (uint32_t off = 0; off < pkt->length; off += WM_MQTT_PEND_CHUNK) {
+        c = l->pend_chunk_free;
+        l->pend_chunk_free = l->pend_chunk_next[c];
+        uint32_t k = pkt->length - off < WM_MQTT_PEND_CHUNK ? pkt->length - off : WM_MQTT_PEND_CHUNK;
+        memcpy(pend_chunk(l, c), raw + off, k);
+    }
+    l->pend_chunk_next[c] = UINT32_MAX; /* a packet has 2 bytes at least: c is its last chunk */
+    l->pend_chunks_free -= need;
+    s->pend_chunks += need;
     ps->next = NULL;
     /* in order: a SUBACK answers the oldest SUBSCRIBE with its identifier */
     struct pend_sub **tail = &s->pend;
@@ -667,15 +832,22 @@ static bool pend_add(struct wm_mqtt_layer *l, struct mqtt_session *s, const uint
     return true;
 }
 
-/* ps, off s's list already */
+/* ps, off s's list already: back to the pool, with its chunks */
 static void pend_free(struct wm_mqtt_layer *l, struct mqtt_session *s, struct pend_sub *ps)
 {
-    free(ps);
+    uint32_t need = PEND_CHUNKS(ps->len), last = ps->chunk;
+    while (l->pend_chunk_next[last] != UINT32_MAX) last = l->pend_chunk_next[last];
+    l->pend_chunk_next[last] = l->pend_chunk_free;
+    l->pend_chunk_free = ps->chunk;
+    l->pend_chunks_free += need;
+    s->pend_chunks -= need;
+    ps->next = l->pend_free;
+    l->pend_free = ps;
     l->pending_n--;
     s->pend_n--;
 }
 
-static uint8_t pend_type(const struct pend_sub *ps) { return ps->bytes[0] >> 4; }
+static uint8_t pend_type(const struct pend_sub *ps) { return ps->type; }
 
 /* The oldest pending copy of type `type` with the ack's packet identifier,
  * taken off the list and decoded again into *pkt (it decoded when it came);
@@ -690,7 +862,7 @@ static struct pend_sub *pend_take(struct wm_mqtt_layer *l, struct mqtt_session *
     *pp = ps->next;
     wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
     wm_mqtt5_result r;
-    if (wm_mqtt5_decode(&cfg, ps->bytes, ps->len, pkt, &r) != WM_MQTT5_DONE) {
+    if (wm_mqtt5_decode(&cfg, pend_bytes(l, ps), ps->len, pkt, &r) != WM_MQTT5_DONE) {
         pend_free(l, s, ps);
         return NULL;
     }
@@ -717,8 +889,9 @@ static void held_publishes(struct wm_mqtt_layer *l, struct wm_flow *f, struct mq
         wm_mqtt5_config cfg = {.from = WM_MQTT5_FROM_CLIENT, .topic_alias_maximum = 65535};
         wm_mqtt5_packet pkt;
         wm_mqtt5_result r;
-        if (deliver && wm_mqtt5_decode(&cfg, ps->bytes, ps->len, &pkt, &r) == WM_MQTT5_DONE)
-            on_publish(l, f, s, WM_DIR_C2S, ps->bytes, &pkt);
+        const uint8_t *b = deliver ? pend_bytes(l, ps) : NULL;
+        if (deliver && wm_mqtt5_decode(&cfg, b, ps->len, &pkt, &r) == WM_MQTT5_DONE)
+            on_publish(l, f, s, WM_DIR_C2S, b, &pkt);
         outcome(l, d, deliver ? WM_MQTT_PUB_MALFORMED : o); /* no-op unless it was not handed on */
         pend_free(l, s, ps);
     }
@@ -915,6 +1088,10 @@ static void will_next_update(struct wm_mqtt_layer *l)
 void wm_mqtt_layer_tick(struct wm_mqtt_layer *l)
 {
     if (l->now_ns >= l->q2_next_ns) qos2_expire(l);
+    if (l->store && l->now_ns >= wm_qos2_store_next_deadline(l->store)) {
+        uint32_t n = wm_qos2_store_expire(l->store, l->now_ns);
+        for (uint32_t k = 0; k < n; k++) outcome_later(l, WM_MQTT_PUB_SESSION_ENDED);
+    }
     if (l->now_ns < l->will_next_ns) return;
     for (;;) {
         struct wm_mqtt_will *due = NULL;
@@ -1052,6 +1229,7 @@ static void on_connack(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqtt_s
         session_event(l, f, s, WM_MQTT_SESSION_NEW);
     }
     if (s->client_len) qos2_on_connack(l, s, pkt->session_present);
+    if (s->client_len && l->store) qos2_on_connack_shared(l, s, pkt->session_present);
     if (s->client_len) wills_on_connack(l, f, s, pkt->session_present);
     held_publishes(l, f, s, true, WM_MQTT_PUB_MATCHED);
 }
@@ -1136,7 +1314,7 @@ static void handle_packet(struct wm_mqtt_layer *l, struct wm_flow *f, struct mqt
             uint32_t slot = s->qos2_slot[i];
             qos2_remove(s, i);
             /* held for a PUBREL that never comes: the broker never delivers it */
-            if (slot != Q2_AT_PUBLISH && slot != Q2_ELSEWHERE) q2_free(l, &l->q2[slot - 1], WM_MQTT_PUB_REFUSED);
+            q2_drop(l, s, pkt->packet_id, slot, WM_MQTT_PUB_REFUSED);
         }
         break;
     case WM_MQTT5_SUBSCRIBE:

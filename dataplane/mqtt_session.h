@@ -10,9 +10,11 @@
  *     1..WM_MQTT_MAX_ALIASES, topics up to WM_MQTT_ALIAS_TOPIC_MAX bytes kept
  *     in a per-worker slot pool.
  *   - SUBSCRIBE from the client is kept PENDING by its packet identifier
- *     (a copy of the packet, from a per-worker bound of
- *     pending_subscribes, of which one session holds at most
- *     pending_per_session: one client cannot take them all) until the
+ *     (a copy of the packet in a per-worker pool allocated with the layer,
+ *     nothing per packet: at most pending_subscribes copies of together
+ *     pending_bytes; a packet finding no room is not kept, counted; one
+ *     session holds at most pending_per_session copies and a sixteenth of
+ *     the bytes: one client cannot take them all) until the
  *     broker's SUBACK: each filter the SUBACK
  *     grants (reason code < 0x80, §3.9.3) is handed to the sink
  *     (wm_mqtt_sink.subscribe) with the granted QoS, its subscription
@@ -61,7 +63,10 @@
  *     and still only once. The identifiers in flight travel with the
  *     session across connections (the sink keeps them while it is
  *     detached); the copies stay in the pool until the session's expiry
- *     and come back when the session resumes on this worker. The broker's
+ *     and come back when the session resumes on this worker, or, with a
+ *     shared store (wm_mqtt_layer_set_qos2_store: several workers), move
+ *     there when the session detaches and to whichever worker's layer sees
+ *     it resume (§4.4: the exchange is resumed). The broker's
  *     PUBREC with an error reason code (>= 0x80) ends the exchange: the
  *     copy is dropped (outcome REFUSED), the identifier released.
  *   - Wills (§3.1.2.5, §3.1.3.2): a CONNECT's Will Topic, Will Properties
@@ -130,6 +135,11 @@
 #define WM_MQTT_MAX_PEIDS WM_PEIDS_MAX /* peid user properties per PUBLISH (peid_props.h) */
 #define WM_MQTT_QOS2_INFLIGHT 16    /* QoS 2 packet ids awaiting PUBREL followed per session */
 #define WM_MQTT_KEEPALIVE_GRACE_S 2 /* seconds beyond 1.5 x Keep Alive before an idle connection times out */
+
+#define WM_MQTT_PEND_CHUNK 256    /* bytes of one piece of a pending copy (wm_mqtt_config.pending_bytes) */
+
+struct pend_sub; /* a pending copy (mqtt_session.c) */
+struct wm_qos2_store; /* qos2_store.h */
 
 /* What became of a client -> server PUBLISH: exactly one per PUBLISH seen. */
 #define WM_MQTT_PUB_OUTCOMES(X)                                                 \
@@ -273,8 +283,13 @@ struct wm_mqtt_sink {
     X(qos2_released)        /* ... matched at their PUBREL */                    \
     X(qos2_at_publish)      /* QoS 2 PUBLISH over cfg.qos2_max or no slot free: matched at the PUBLISH */ \
     X(qos2_pubrel_unknown)  /* PUBREL of an id not awaiting one (its PUBLISH unseen): nothing matched */ \
-    X(qos2_pubrel_no_copy)  /* PUBREL of an id whose copy is elsewhere (another worker): nothing matched */ \
-    X(qos2_waiting)         /* gauge: copies awaiting their PUBREL (live or detached sessions) */ \
+    X(qos2_pubrel_no_copy)  /* PUBREL of an id whose copy is in another worker's pool (the shared store was \
+                               full, or none): nothing matched */ \
+    X(qos2_waiting)         /* gauge: copies awaiting their PUBREL held here (live sessions; detached ones \
+                               without a shared store, or that found it full) */ \
+    X(qos2_detached_shared) /* copies a detaching session left in the shared store (qos2_store.h) */ \
+    X(qos2_resumed_shared)  /* ... taken from it by a session resumed here (left by any worker) */ \
+    X(qos2_shared_full)     /* ... that found it full: kept here, found only by a resume on this worker */ \
     X(publish_refused_by_broker) /* broker PUBACK / PUBREC >= 0x80: a QoS 1/2 PUBLISH it did not accept \
                                     (its match-log line, written at the PUBLISH, stays) */ \
     X(wills_kept)           /* CONNECT Wills copied into the pool */            \
@@ -308,7 +323,10 @@ struct wm_mqtt_sink {
     X(subs_after_session_end) /* granted after the session ended (expiry 0): not installed */ \
     X(subscribe_untracked)  /* SUBSCRIBEs not kept: pending_subscribes full, or the session's share */ \
     X(pending_over_share)   /* (UN)SUBSCRIBEs and held PUBLISHes not kept: their session held
-                               pending_per_session copies (also in *_untracked, publish_unheld) */ \
+                               pending_per_session copies or a sixteenth of cfg.pending_bytes (also in \
+                               *_untracked, publish_unheld) */ \
+    X(pending_bytes_full)   /* ... not kept: the copies' bytes (cfg.pending_bytes) are taken (also in \
+                               *_untracked, publish_unheld) */ \
     X(suback_unknown)       /* SUBACK for no pending SUBSCRIBE (or fewer codes than filters) */ \
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
@@ -359,6 +377,8 @@ struct wm_mqtt_config {
     uint32_t will_max;        /* bytes of one Will: topic + properties + payload (default 2048) */
     uint32_t qos2_held;       /* QoS 2 PUBLISHes held for their PUBREL per worker (default 1024) */
     uint32_t qos2_max;        /* bytes of one: resolved topic + the PUBLISH (default 4096) */
+    uint32_t pending_bytes;   /* bytes of all pending copies per worker, in WM_MQTT_PEND_CHUNK pieces (default
+                                 262144; at most 2^30); one session holds at most a sixteenth of them */
 };
 void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
 
@@ -374,6 +394,14 @@ struct wm_mqtt_layer {
     uint32_t alias_free_n;
     uint64_t next_seq;
     uint32_t pending_n;       /* (UN)SUBSCRIBEs awaiting their ack (<= cfg.pending_subscribes) */
+    struct pend_sub *pend_slots; /* cfg.pending_subscribes slots */
+    struct pend_sub *pend_free; /* free slots (NULL: none) */
+    uint8_t *pend_data;       /* the copies' chunks: cfg.pending_bytes rounded up to WM_MQTT_PEND_CHUNK */
+    uint32_t *pend_chunk_next; /* per chunk: the next of its copy or of the free list (UINT32_MAX: none) */
+    uint32_t pend_chunk_free; /* first free chunk (UINT32_MAX: none) */
+    uint32_t pend_chunks_free;
+    uint32_t pend_chunk_share; /* chunks one session may hold */
+    uint8_t *pend_scratch;    /* cfg.max_packet bytes: a copy of several chunks, made contiguous to decode */
     struct wm_mqtt_will *wills; /* cfg.wills slots */
     uint8_t *will_data;       /* cfg.wills * cfg.will_max */
     uint32_t will_free;       /* first free slot (index), UINT32_MAX none */
@@ -383,6 +411,7 @@ struct wm_mqtt_layer {
     uint32_t q2_free;         /* first free slot (index), UINT32_MAX none */
     uint32_t q2_detached;     /* slots of detached sessions */
     uint64_t q2_next_ns;      /* earliest expiry of a detached one (UINT64_MAX: none) */
+    struct wm_qos2_store *store; /* detached sessions' copies shared by the workers (NULL: kept here) */
     /* Packet time in ns (the clock of wm_pkt_path_frame's now_ns): the
      * caller sets it before each frame. Session expiry is measured in it. */
     uint64_t now_ns;
@@ -403,6 +432,17 @@ void wm_mqtt_layer_tick(struct wm_mqtt_layer *l);
  * counted in wills_waiting. Idempotent. */
 void wm_mqtt_layer_finish(struct wm_mqtt_layer *l);
 
+/* Several workers: the sessions that detach on l leave their QoS 2 copies
+ * in st (qos2_store.h), where a resume on any worker's layer finds them;
+ * NULL (the default) keeps them in l's pool, found by resumes on l only.
+ * Set before the first packet; every layer of the run gets the same st. */
+void wm_mqtt_layer_set_qos2_store(struct wm_mqtt_layer *l, struct wm_qos2_store *st);
+
+/* Once every worker has run wm_mqtt_layer_finish and none runs: the copies
+ * still in l's shared store end as UNRELEASED, counted in l (any layer of
+ * the run; nothing without a store). */
+void wm_mqtt_layer_finish_shared(struct wm_mqtt_layer *l);
+
 /* Bytes of consumer state per connection: the flow table's user_size. */
 size_t wm_mqtt_session_size(void);
 
@@ -411,7 +451,7 @@ size_t wm_mqtt_layer_memsize(const struct wm_mqtt_config *cfg);
 
 /* Initialises l over mem. sink may be NULL. Returns 0, or -1 if cfg is
  * invalid (max_packet < 16 or > 268435460, will_max > 268435455,
- * qos2_max > 268435460). */
+ * qos2_max > 268435460, pending_bytes > 2^30). */
 int wm_mqtt_layer_init(struct wm_mqtt_layer *l, void *mem, const struct wm_mqtt_config *cfg,
                        const struct wm_mqtt_sink *sink);
 

@@ -43,6 +43,7 @@
 #include "dataplane/app_options.h"
 #include "dataplane/dp_stats.h"
 #include "dataplane/mem_plan.h"
+#include "dataplane/qos2_store.h"
 #include "dataplane/reload_ctl.h"
 #include "dataplane/telemetry.h"
 #include "dataplane/worker.h"
@@ -570,6 +571,21 @@ int main(int argc, char **argv)
             }
         }
     }
+    /* Several workers: a session may resume on another worker than the one
+     * that held its QoS 2 exchanges (mqtt_session.h, "QoS 2"). The store is
+     * the run's control state, like the match tables: process memory, one
+     * allocation at the start. */
+    void *q2_mem = NULL;
+    struct wm_qos2_store *q2_store = NULL;
+    if (status == 0 && n_workers > 1) {
+        size_t n = wm_qos2_store_memsize(mcfg.qos2_held, mcfg.qos2_max);
+        if (!(q2_mem = aligned_alloc(64, (n + 63) & ~(size_t)63)) ||
+            !(q2_store = wm_qos2_store_init(q2_mem, mcfg.qos2_held, mcfg.qos2_max))) {
+            run_fail("no memory for the workers' shared QoS 2 store (%zu bytes)", n);
+            status = 1;
+        }
+        for (unsigned i = 0; status == 0 && i < n_workers; i++) wm_mqtt_layer_set_qos2_store(workers[i].mqtt, q2_store);
+    }
     if (status == 0 && wm_telemetry_register(workers, n_workers) != 0)
         fprintf(stderr, "wirematch: telemetry commands not registered (telemetry disabled?)\n");
     if (status == 0 && match) wm_telemetry_register_subs(match);
@@ -604,6 +620,7 @@ int main(int argc, char **argv)
     }
     double elapsed = (double)(rte_get_tsc_cycles() - t0) / (double)rte_get_tsc_hz();
     wm_reload_ctl_stop();
+    if (q2_store) wm_mqtt_layer_finish_shared(workers[0].mqtt); /* every worker has finished */
 
     if (status == 0 && write_summary(&o, sum_out, workers, n_workers, ports, n_started, elapsed, match) != 0) status = 1;
     else if (status != 0) close_failed_summary(sum_out);
@@ -633,6 +650,8 @@ int main(int argc, char **argv)
         rte_free(workers);
     }
     rte_mempool_free(pool);
+    wm_qos2_store_fini(q2_store);
+    free(q2_mem);
     wm_match_table_free(match);
     rte_eal_cleanup();
     return status;

@@ -909,6 +909,18 @@ static uint32_t eq_find(const wm_xpf *f, const xpf_pslot *s, uint32_t lit)
     return XPF_NONE;
 }
 
+/* The entry of pslot s's equality table that a value text[0..n) meets
+ * first when it probes the table (the evaluator's eq_find), NULL: none. */
+static const xpf_eqtrig *eq_entry(const wm_xpf *f, const xpf_pslot *s, const char *text, uint32_t n)
+{
+    uint64_t h = wm_xpf_str_hash(text, n);
+    for (uint32_t k = (uint32_t)h & s->eq_mask; s->eq[k].lit != XPF_NONE; k = (k + 1) & s->eq_mask) {
+        const xpf_eqtrig *e = &s->eq[k];
+        if (e->h == h && e->s_len == n && !memcmp(f->strpool + e->s_off, text, n)) return e;
+    }
+    return NULL;
+}
+
 /* The table by literal of string cluster cl with rows (xpf_strkey), where
  * its slot's values are probed in an equality table anyway: its literals
  * not there yet go in (with nothing to fire), while the table stays at
@@ -1268,8 +1280,8 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     for (uint32_t i = 0; i < ps->n_neggroups; i++) ncl += ps->neggroups[i].cn;
     if (order_range_clusters(ps, ps->clusters, ps->n_clusters) || order_range_clusters(ps, ps->negcl, ncl)) goto out;
     if (!(ps->pslot_of_lid = calloc(f->g->n_lids ? f->g->n_lids : 1, sizeof *ps->pslot_of_lid))) goto out;
-    for (uint32_t lid = 0; lid < f->g->n_lids; lid++)
-        if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = ps->slot_ix[f->slot_of_lid[lid]];
+    for (uint32_t lid = 0; lid < f->g->n_lids; lid++) /* pslots is final here */
+        if (f->slot_of_lid[lid] != XPF_NONE) ps->pslot_of_lid[lid] = pslot_of(ps, f->slot_of_lid[lid]);
     if (!(ps->plain = malloc((ps->n_guards ? ps->n_guards : 1) * sizeof *ps->plain))) goto out;
     for (uint32_t i = 0; i < ps->n_guards; i++)
         if (!ps->guards[i].neg) ps->plain[ps->n_plain++] = i;
@@ -1284,6 +1296,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
         s->any_trig = others || s->eq_mask;
         s->eq_only = !others;
         s->scan_only = s->scan && !s->num_trig && !s->n_num[WM_XP_NE] && !s->n_plens && s->exists.off == XPF_NONE;
+        s->pre_only = s->n_plens && !s->scan && !s->num_trig && !s->n_num[WM_XP_NE] && s->exists.off == XPF_NONE;
         s->put = !s->any_trig                                   ? XPF_PUT_NUM
                : s->eq_mask && !s->eq_dup && !s->need_num ? XPF_PUT_STR_EQ
                                                           : XPF_PUT_GENERIC;
@@ -1388,6 +1401,102 @@ static int eq_patterns(wm_xpf *f, xpf_pstate *ps)
     return 0;
 }
 
+/* Marks in read[] the literals of predicate p: a predicate the evaluator
+ * evaluates (eval_pred) reads each one's memo. */
+static void mark_pred_lits(const wm_xpf *f, uint32_t p, uint8_t *read)
+{
+    const xpf_pnode *n = &f->pnodes[p];
+    switch (n->kind) {
+    case XPF_P_LIT: read[n->a] = 1; break;
+    case XPF_P_AND: case XPF_P_OR: mark_pred_lits(f, n->a, read); mark_pred_lits(f, n->b, read); break;
+    case XPF_P_NOT: mark_pred_lits(f, n->a, read); break;
+    default: break;
+    }
+}
+
+static void mark_post_lits(const wm_xpf *f, const xpf_pstate *ps, const xpf_post *p, uint8_t *read)
+{
+    for (uint32_t i = 0; i < p->n; i++) mark_pred_lits(f, f->qs[ps->qlist[p->off + i]].pred, read);
+}
+
+/* The literals whose memo (set_lit) some predicate of state ps reads at run
+ * time: those of its candidates (the generic postings), of the queries it
+ * evaluates at every element, of its guards, and, where it reads the text
+ * (exact_eval, go_complex), of every query. */
+static void read_lits(const wm_xpf *f, const xpf_pstate *ps, uint8_t *read)
+{
+    memset(read, 0, f->n_lits ? f->n_lits : 1);
+    if (ps->any_text) {
+        for (uint32_t i = 0; i < ps->n_q; i++)
+            if (f->qs[ps->qs[i]].pred != XPF_NONE) mark_pred_lits(f, f->qs[ps->qs[i]].pred, read);
+        return;
+    }
+    for (uint32_t i = 0; i < ps->n_always; i++) mark_pred_lits(f, f->qs[ps->always[i]].pred, read);
+    for (uint32_t i = 0; i < ps->n_guards; i++) {
+        mark_pred_lits(f, ps->guards[i].pred, read);
+        mark_post_lits(f, ps, &ps->guards[i].post, read);
+    }
+    for (uint32_t i = 0; i < ps->n_pat; i++) mark_post_lits(f, ps, &ps->pat[i].post, read);
+    for (uint32_t i = 0; i < ps->n_pslots; i++) {
+        const xpf_pslot *s = &ps->pslots[i];
+        for (uint32_t k = 0; s->eq && k <= s->eq_mask; k++)
+            if (s->eq[k].lit != XPF_NONE) mark_post_lits(f, ps, &s->eq[k].post, read);
+        for (int op = 0; op < 6; op++)
+            for (uint32_t k = 0; k < s->n_num[op]; k++) mark_post_lits(f, ps, &s->num[op][k].post, read);
+        if (s->exists.off != XPF_NONE) mark_post_lits(f, ps, &s->exists, read);
+    }
+}
+
+/* The equality literals of scanned slots whose pattern replay is a row:
+ * their patterns' triggers match exact queries only (xpf_eqtrig pq_off) and
+ * no predicate reads those patterns' memos, so a value equal to the literal
+ * ORs the queries into the matches as one row (pq_row, wm_xpf pqrows)
+ * instead of marking each pattern and each query; with no such query, it
+ * does nothing more (pq_n 0). Nonzero on allocation failure. */
+static int eq_rows(wm_xpf *f)
+{
+    uint8_t *read = malloc(f->n_lits ? f->n_lits : 1);
+    if (!read) return -1;
+    size_t rows = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t p = 0; p < f->n_pstates; p++) {
+            xpf_pstate *ps = &f->pstates[p];
+            read_lits(f, ps, read);
+            for (uint32_t i = 0; i < ps->n_pslots; i++) {
+                xpf_pslot *s = &ps->pslots[i];
+                for (uint32_t k = 0; s->scan && s->eq && k <= s->eq_mask; k++) {
+                    xpf_eqtrig *e = &s->eq[k];
+                    if (e->lit == XPF_NONE || e->pat_n == XPF_NONE || e->pq_off == XPF_NONE) continue;
+                    bool unread = true;
+                    for (uint32_t j = 0; unread && j < e->pat_n; j++) unread = !read[ps->eqpat[e->pat_off + j]];
+                    e->pat_unread = unread;
+                    if (!unread || !e->pq_n) continue;
+                    if (!pass) {
+                        rows++;
+                        continue;
+                    }
+                    uint64_t *row = f->pqrows + rows++ * f->n_qw;
+                    for (uint32_t j = 0; j < e->pq_n; j++) {
+                        uint32_t q = ps->qlist[e->pq_off + j];
+                        row[q / 64] |= 1ull << (q % 64);
+                    }
+                    e->pq_row = row;
+                }
+            }
+        }
+        if (!pass) {
+            if (!rows) break;
+            if (!(f->pqrows = calloc(rows, f->n_qw * sizeof(uint64_t)))) {
+                free(read);
+                return -1;
+            }
+            rows = 0;
+        }
+    }
+    free(read);
+    return 0;
+}
+
 /* What a hit in an equality table needs at run time, in the entry itself
  * (xpf_eqtrig sp, after), so that the evaluator's short string handler
  * reads one record instead of the slot's flags, the pool and the pattern
@@ -1404,7 +1513,11 @@ static void eq_hits(wm_xpf *f)
                 e->after = s->eq_only                                                  ? XPF_EQ_DONE
                          : s->scan_only && f->hs_db && e->pat_n != XPF_NONE ? XPF_EQ_REPLAY
                                                                                        : XPF_EQ_OTHER;
+                /* a replay that fires nothing and that no predicate reads: eq_rows */
+                if (e->after == XPF_EQ_REPLAY && e->pq_row) e->after = XPF_EQ_ROW;
+                else if (e->after == XPF_EQ_REPLAY && e->pq_off != XPF_NONE && !e->pq_n && e->pat_unread) e->after = XPF_EQ_DONE;
             }
+            if (s->eq) s->bool_eq[0] = eq_entry(f, s, "false", 5), s->bool_eq[1] = eq_entry(f, s, "true", 4);
         }
 }
 
@@ -1503,6 +1616,7 @@ wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries
         f->n_patterns = np;
         for (uint32_t p = 0; p < f->n_pstates; p++)
             if (eq_patterns(f, &f->pstates[p])) { rc = WM_XPF_E_MEMORY; goto fail; }
+        if (eq_rows(f)) { rc = WM_XPF_E_MEMORY; goto fail; }
     }
     eq_hits(f);
     for (uint32_t q = 0; q < n; q++) wm_xp_query_free(&pq[q]);
@@ -1562,6 +1676,7 @@ void wm_xpf_free(wm_xpf *f)
     }
     free(f->pstates);
     free(f->pmask);
+    free(f->pqrows);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);
     if (f->hs_db) hs_free_database(f->hs_db);
     for (uint32_t i = 0; i < f->n_owned; i++) free(f->owned[i]);

@@ -1115,6 +1115,20 @@ static inline __attribute__((always_inline)) void replay_eq_patterns(wm_xpf_ctx 
     }
 }
 
+/* A value equal to an equality literal whose patterns match exact queries
+ * only, read by no predicate (xpf_eqtrig after ROW): their queries, one
+ * row. The first such value of a document decides them; a later one ORs
+ * the row again rather than branch on which it is (the row is idempotent;
+ * the undecided count, a lower bound, loses them once). */
+static inline __attribute__((always_inline)) void replay_row(wm_xpf_ctx *c, const xpf_eqtrig *hit)
+{
+    uint32_t *pd = &c->pq_doc[hit->pq_id];
+    bool fresh = *pd != c->doc;
+    *pd = c->doc;
+    or_rows(c->matched, hit->pq_row, NULL, c->any_no ? c->open : NULL, c->n_qw);
+    lose(c, keep_if(fresh, hit->pq_n));
+}
+
 /* The triggers of slot s that value v (text[0..tlen) unless a number) makes true. */
 static inline __attribute__((always_inline)) void value_triggers(wm_xpf_ctx *c, const xpf_pslot *s, slotv *v, const char *text, uint32_t tlen)
 {
@@ -1381,32 +1395,32 @@ static inline __attribute__((always_inline)) void put_num(wm_xpf_ctx *c, const x
     }
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return; /* a second value: ignored (put_value) */
+    /* hashed and eqlit are left as they were: a number is hashed by no one (slot_str gives no
+     * string), and eqlit is read only of slots with an equality table, which this one has not */
     v->epoch = c->serial;
-    v->hashed = false;
-    v->eqlit = XPF_NONE;
     v->kind = XPF_V_NUM;
     v->num = x;
 }
 
-/* A boolean of a slot with an equality table (@vb = 'true'): its text's
- * hash is one of two constants, so the probe starts without hashing (the
- * general handler's chain of kind tests left out). */
+/* A boolean of a slot with an equality table (@vb = 'true'): its text is
+ * 'true' or 'false', whose entries the compiler found (xpf_pslot bool_eq),
+ * so there is neither hash nor probe (the general handler's chain of kind
+ * tests left out). Like put_str_eq, the literal's memo is left unset. */
 static __attribute__((noinline)) void put_bool_eq(wm_xpf_ctx *c, const xpf_pslot *s, const wm_exi_value *val)
 {
     slotv *v = &c->sv[s->slot];
     if (v->epoch == c->serial) return;
-    v->epoch = c->serial;
-    v->eqlit = XPF_NONE;
-    v->kind = XPF_V_BOOL;
     bool b = val->b;
+    const xpf_eqtrig *hit = s->bool_eq[b];
+    v->epoch = c->serial;
+    v->kind = XPF_V_BOOL;
     v->b = b;
     v->num = NAN;
-    const char *text = b ? "true" : "false";
-    uint32_t tlen = b ? 4 : 5;
     v->h = b ? wm_xpf_str_hash("true", 4) : wm_xpf_str_hash("false", 5); /* folded when compiling */
     v->hashed = true;
-    const xpf_eqtrig *hit = eq_probe(c, s, v, text, tlen);
-    if (!s->eq_only) other_triggers(c, s, v, text, tlen, hit);
+    v->eqlit = hit ? hit->lit : XPF_NONE;
+    if (hit) add_post(c, &hit->post);
+    if (!s->eq_only) other_triggers(c, s, v, b ? "true" : "false", b ? 4 : 5, hit);
 }
 
 /* A string of a slot whose only trigger is the pattern scan (contains(@vs,
@@ -1476,13 +1490,17 @@ static inline __attribute__((always_inline)) void put_str_eq(wm_xpf_ctx *c, cons
         add_post(c, &hit->post);
         if (hit->after == XPF_EQ_DONE) return;
         /* a name tested by patterns too: the literal's patterns are replayed (other_triggers' scan) */
-        if (hit->after == XPF_EQ_REPLAY) replay_eq_patterns(c, hit);
+        if (hit->after == XPF_EQ_ROW) replay_row(c, hit);
+        else if (hit->after == XPF_EQ_REPLAY) replay_eq_patterns(c, hit);
         else other_triggers(c, s, v, text, tlen, hit);
         return;
     }
     v->eqlit = XPF_NONE;
     if (s->need_str && !keep_str(c, v, text, tlen)) return;
-    if (!s->eq_only) other_triggers(c, s, v, text, tlen, NULL);
+    if (s->eq_only) return;
+    /* a device name (@bn) tested by equality and starts-with(): its prefixes, without other_triggers' other cases */
+    if (s->pre_only) prefix_scan(c, s, text, tlen);
+    else other_triggers(c, s, v, text, tlen, NULL);
 }
 
 /* The value of an attribute of the element being collected to its pslot
@@ -1506,13 +1524,13 @@ static inline __attribute__((always_inline)) void put_attr(wm_xpf_ctx *c, const 
 static __attribute__((noinline)) int attribute(wm_xpf_ctx *c, const wm_exi_event *ev)
 {
     const xpf_pstate *ps = c->ps;
-    uint32_t ix;
-    if (ev->lid < c->n_lids && ev->uri_id < c->n_uris) ix = ps->pslot_of_lid[ev->lid];
+    const xpf_pslot *s;
+    if (ev->lid < c->n_lids && ev->uri_id < c->n_uris) s = ps->pslot_of_lid[ev->lid];
     else {
         uint32_t slot = slot_by_name(c->f, ev);
-        ix = slot == XPF_NONE ? 0 : ps->slot_ix[slot];
+        s = slot == XPF_NONE || !ps->slot_ix[slot] ? NULL : &ps->pslots[ps->slot_ix[slot] - 1];
     }
-    if (ix) put_attr(c, &ps->pslots[ix - 1], &ev->value, ev->value.kind);
+    if (s) put_attr(c, s, &ev->value, ev->value.kind);
     return stop_now(c);
 }
 
@@ -1951,8 +1969,8 @@ static int on_event(void *user, const wm_exi_event *ev)
 #define WM_SL_ON_AT(p, pe, kind)                                                                            \
     do {                                                                                                    \
         if (xc->collecting) {                                                                               \
-            uint32_t ix_ = xc->ps->pslot_of_lid[(p)->lid];                                                  \
-            if (ix_) put_attr(xc, &xc->ps->pslots[ix_ - 1], &(pe)->value, (kind));                          \
+            const xpf_pslot *s_ = xc->ps->pslot_of_lid[(p)->lid];                                           \
+            if (s_) put_attr(xc, s_, &(pe)->value, (kind));                                                 \
         }                                                                                                   \
     } while (0)
 #include "codec/exi_decode_strict_loop.h"

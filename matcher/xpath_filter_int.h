@@ -219,16 +219,20 @@ typedef struct xpf_numtrig {
 /* What a string value equal to an equality literal still needs after its
  * probe in the evaluator's short handler (put_str_eq), decided when
  * compiling (xpf_eqtrig after). */
-enum { XPF_EQ_DONE = 0, XPF_EQ_REPLAY, XPF_EQ_OTHER };
+enum { XPF_EQ_DONE = 0, XPF_EQ_ROW, XPF_EQ_REPLAY, XPF_EQ_OTHER };
 
 typedef struct xpf_eqtrig {
     uint64_t h;
     uint32_t lit;       /* XPF_NONE: empty */
     uint32_t s_len, s_off; /* the literal's string in strpool (a probe reads it without the literal) */
     const char *sp;     /* strpool + s_off, set once strpool no longer moves: a hit keeps it as the value */
-    uint8_t after;      /* XPF_EQ_*: DONE, the slot's only trigger is its table; REPLAY, its other
-                         * trigger is the scan, whose patterns this literal's string is known to
-                         * match (pat_n); OTHER, the slot's other triggers run (other_triggers) */
+    uint8_t after;      /* XPF_EQ_*: DONE, nothing more (the slot's only trigger is its table, or
+                         * its scan's patterns that this literal matches fire nothing here and no
+                         * predicate reads them); ROW, those patterns match exact queries only and
+                         * no predicate reads them: the queries are one row (pq_row); REPLAY, its
+                         * other trigger is the scan, whose patterns this literal's string is known
+                         * to match (pat_n); OTHER, the slot's other triggers run (other_triggers) */
+    bool pat_unread;    /* no predicate of the state reads the memo of those patterns (eq_rows) */
     xpf_post post;
     uint32_t pat_off, pat_n; /* the slot's Hyperscan patterns that the literal's string matches
                               * (pstate eqpat): a value equal to it needs no scan (pat_n
@@ -237,6 +241,7 @@ typedef struct xpf_eqtrig {
     uint32_t pq_off, pq_n;   /* when the triggers of those patterns here match exact queries only:
                               * all of those queries, in pstate qlist (no trigger lookup per
                               * pattern); pq_off XPF_NONE: the patterns are replayed one by one */
+    const uint64_t *pq_row;  /* after ROW: those queries as a bit set (wm_xpf pqrows, n_qw words) */
 } xpf_eqtrig;
 
 /* A starts-with() literal in a slot's prefix table. */
@@ -270,10 +275,12 @@ typedef struct xpf_pslot {
     bool any_trig;      /* any trigger at all (else a value is only stored) */
     bool eq_only;       /* the equality table is all: no other trigger to look at after it */
     bool scan_only;     /* the scan is the only other trigger than the equality table */
+    bool pre_only;      /* the prefix tables are the only other trigger than the equality table */
     uint8_t put;        /* XPF_PUT_*: the evaluator's handler for a value of this slot */
     uint32_t eq_mask;   /* eq table size - 1 (0 with no table) */
     bool eq_dup;        /* two literals of the table have the same string (e.g. @a = 'x', . = 'x'): probe on after a hit */
     xpf_eqtrig *eq;
+    const xpf_eqtrig *bool_eq[2]; /* the entries of 'false' and 'true' in eq (NULL: none): a boolean's probe */
     uint32_t n_num[6];
     xpf_numtrig *num[6];        /* per wm_xp_op, sorted by x ascending */
     xpf_post exists;
@@ -291,7 +298,9 @@ typedef struct xpf_pstate {
     uint32_t n_pslots;
     xpf_pslot *pslots;
     uint16_t *slot_ix;          /* [n_slots]: pslot index + 1, 0 = not used here */
-    uint16_t *pslot_of_lid;     /* [g->n_lids]: slot_ix of the attribute slot of a grammar local-name id */
+    const xpf_pslot **pslot_of_lid;        /* [g->n_lids]: the pslot of the attribute slot of a grammar
+                                            * local-name id, NULL: none (a pointer: no index arithmetic
+                                            * between the decoder's attribute and its handler) */
     uint32_t n_pat;
     xpf_pattrig *pat;           /* pattern triggers sorted by lit */
     uint32_t pat_mask;          /* pat_ix size - 1 */
@@ -386,6 +395,8 @@ struct wm_xpf {
      * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
      * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */
     uint64_t *pmask;
+    /* the pattern-query lists of the equality literals whose hits OR them as a row (xpf_eqtrig pq_row) */
+    uint64_t *pqrows;
     uint32_t n_qw;              /* words of a query bit set, a multiple of XPF_QW */
     /* Hyperscan: one database of every pattern literal (id = literal id) */
     hs_database_t *hs_db;

@@ -67,18 +67,10 @@ checks=$((checks + 1))
 # on a loaded machine tcpdump can miss frames, and a capture with holes is
 # not the input this check is about (the hard cases are the crafted part's).
 n_msgs=20
+. "$R/tests/integration/lib/lo_capture.sh"
 record() {
-  local port
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$tmp/mosquitto.conf"
-  timeout 120 mosquitto -c "$tmp/mosquitto.conf" > "$tmp/mosquitto.log" 2>&1 & local mq=$!; pids+=($mq)
-  rm -f "$tmp/real.pcap" "$tmp/tcpdump.log"
-  timeout 120 tcpdump -i lo -U -n --immediate-mode -B 16384 -w "$tmp/real.pcap" "tcp port $port" \
-    > "$tmp/tcpdump.log" 2>&1 & local td=$!; pids+=($td)
-  for _ in $(seq 100); do grep -q "listening on" "$tmp/tcpdump.log" && break; sleep 0.1; done
-  grep -q "listening on" "$tmp/tcpdump.log" || fail "tcpdump did not start: $(cat "$tmp/tcpdump.log")"
-  # Wait for the listener without connecting (a probe would be captured).
-  for _ in $(seq 50); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.1; done
+  lo_capture_start "$tmp/real.pcap"
+  local port=$lo_port
   timeout 30 mosquitto_sub -V mqttv5 -p "$port" -t 'traffic/#' -q 1 -C "$n_msgs" -i wm-sub > "$tmp/sub.out" &
   local sub=$!; pids+=($sub)
   sleep 0.5
@@ -91,23 +83,12 @@ record() {
   done
   wait "$sub" || fail "mosquitto_sub did not receive $n_msgs messages"
   [ "$(wc -l < "$tmp/sub.out")" -eq "$n_msgs" ] || fail "subscriber got $(wc -l < "$tmp/sub.out") messages"
-  # Stop tcpdump once its file stops growing: SIGINT discards what it has not read.
-  local prev=-1 cur
-  for _ in $(seq 100); do
-    sleep 0.3
-    cur=$(stat -c %s "$tmp/real.pcap")
-    [ "$cur" = "$prev" ] && break
-    prev=$cur
-  done
-  kill -INT "$td"; wait "$td" 2>/dev/null || true
-  kill "$mq"; wait "$mq" 2>/dev/null || true
+  lo_capture_stop
   rport=$port
-  syns=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.syn == 1 && tcp.flags.ack == 0' -T fields -e frame.number | wc -l)
-  holes=$(tshark -r "$tmp/real.pcap" -Y 'tcp.analysis.lost_segment || tcp.analysis.ack_lost_segment' -T fields -e frame.number | wc -l)
+  lo_capture_counts
+  syns=$lo_syns holes=$lo_holes fins=$lo_fins rsts=$lo_rsts
   # The expectations below assume every connection ends with a FIN each way
   # and no RST; a capture that lost a closing frame is re-recorded, not judged.
-  fins=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.fin == 1 && !tcp.analysis.retransmission' -T fields -e frame.number | wc -l)
-  rsts=$(tshark -r "$tmp/real.pcap" -Y 'tcp.flags.reset == 1' -T fields -e frame.number | wc -l)
   [ "$syns" -eq $((n_msgs + 1)) ] && [ "$holes" -eq 0 ] && [ "$fins" -eq $((2 * syns)) ] && [ "$rsts" -eq 0 ]
 }
 ok=0

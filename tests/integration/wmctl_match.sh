@@ -55,7 +55,7 @@ expect_error 'bad5.jsonl:1: unknown key "qso"' --subs bad5.jsonl --pubs pubs.jso
 printf '{"topic": "a", "peids": []}\n{"topic": "a/+", "peids": []}\n' > badp.jsonl
 expect_error 'badp.jsonl:2: "topic": invalid topic name' --subs subs.jsonl --filters filters.json --pubs badp.jsonl
 printf '{"topic": "a", "peids": ["x", 3]}\n' > badp2.jsonl
-expect_error 'badp2.jsonl:1: "peids"[1] must be a non-empty string' --subs subs.jsonl --filters filters.json --pubs badp2.jsonl
+expect_error 'badp2.jsonl:1: "peids"[1] must be a string' --subs subs.jsonl --filters filters.json --pubs badp2.jsonl
 printf '{"topic": "a", "peids": []\n' > badp3.jsonl
 expect_error 'badp3.jsonl:1: column' --subs subs.jsonl --filters filters.json --pubs badp3.jsonl
 # an object cut at the end of its line: the error is at that line's last column (it said column 0)
@@ -86,6 +86,18 @@ head -1 pubs64.jsonl > ok64.jsonl
   || { echo "64 peids: wrong answer"; fails=$((fails + 1)); }
 expect_error 'pubs64.jsonl:2: "peids"[64]: 65 peids, more than a spatial publish may carry (64: the data plane' \
   --subs subs.jsonl --filters filters.json --pubs pubs64.jsonl
+# an empty peid is no peid, as on the wire (README "Empty peid"): [""] answers as [], ["", "node/7"] as ["node/7"],
+# and empties do not count towards the 64
+python3 - <<'PY'
+import json
+p64 = ["p%d" % i for i in range(63)] + ["node/7"]
+with open("pubs_empty.jsonl", "w") as f:
+    for peids in ([""], ["", "node/7", ""], [""] * 10 + p64):
+        f.write(json.dumps({"topic": "traffic/a1/speed", "peids": peids}) + "\n")
+PY
+printf '{"matched": [3, "s2", "s5"]}\n{"matched": [3, "s1", "s2", "s5"]}\n{"matched": [3, "s1", "s2", "s5"]}\n' > want_empty
+"$WMCTL" match --subs subs.jsonl --filters filters.json --pubs pubs_empty.jsonl > got_empty 2>&1 || true
+diff -u want_empty got_empty || { echo "empty peids: wrong answer"; fails=$((fails + 1)); }
 expect_error 'usage: wmctl match' --subs subs.jsonl
 expect_error 'wmctl match: no --pubs' --subs subs.jsonl
 expect_error 'wmctl match: no --subs' --pubs pubs.jsonl

@@ -32,6 +32,16 @@
  *     compiled candidate. Before, the refusal cleared the flag and the worker
  *     counted 2: the intermittent ('content_candidates', 321, 320) of
  *     tests/integration/dataplane_content.sh.
+ *   resubscribe_{async,wait}: a re-SUBSCRIBE (same client, same filter)
+ *     whose new `xpath` must still compile does not replace the
+ *     subscription in force until its compile accepts it (MQTT 5.0 §3.8.4,
+ *     house rule: a refusal never corrupts what was good): meanwhile the old
+ *     filter decides (async: with the new one counted pending; wait mode:
+ *     the PUBLISH waits for the compile, then the survivor decides); a
+ *     refused one leaves the old one in force (subs_refused_kept), an
+ *     accepted one replaces it (subs_replaced); an UNSUBSCRIBE takes both.
+ *     Before 2026-12-02 the re-SUBSCRIBE replaced the old subscription at
+ *     once and its refusal left the client with none.
  *   no_room_refused_at_once: a text valid alone that does not fit with
  *     the accepted ones is refused by its compile; subscribed again while
  *     the set has lost nothing it is refused at the SUBSCRIBE with the same
@@ -353,15 +363,22 @@ static void lookup_hook(void *ctx)
     for (int ms = 0; ms < 60000 && counters().xpath_pending; ms++) usleep(1000);
 }
 
+/* A worker in wait or async mode whose lookups pass lookup_hook. */
+static struct wm_match_worker *hooked_worker(bool wait)
+{
+    char err[256];
+    struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
+    CHECK(w, "%s", err);
+    wm_match_worker_set_content_wait(w, wait);
+    wm_match_worker_set_lookup_hook(w, lookup_hook, NULL);
+    return w;
+}
+
 static void refused_between_lookup_and_check(void)
 {
     for (int wait = 0; wait <= 1; wait++) {
         setup();
-        char err[256];
-        struct wm_match_worker *w = wm_match_worker_new(T, NULL, err, sizeof err);
-        CHECK(w, "%s", err);
-        wm_match_worker_set_content_wait(w, wait);
-        wm_match_worker_set_lookup_hook(w, lookup_hook, NULL);
+        struct wm_match_worker *w = hooked_worker(wait);
         struct wm_mqtt_sink sk = wm_match_worker_sink(w);
         CHECK(subscribe(&sk, "good", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "compiled filter");
         settle(w, &sk);
@@ -576,6 +593,76 @@ static void reload_while_pending(bool between, bool wait)
     teardown();
 }
 
+/* resubscribe_{async,wait} (header comment). Pack 0 holds a Cel record,
+ * pack 1 only a V one. */
+static void resubscribe_waits_for_its_compile(bool wait)
+{
+    const char *mode = wait ? "wait" : "async";
+    setup();
+    struct wm_match_worker *w = hooked_worker(wait);
+    struct wm_mqtt_sink sk = wm_match_worker_sink(w);
+    CHECK(subscribe(&sk, "c", "t/r", "//s:senml[@u = 'Cel']") == WM_MQTT_SUB_INSTALLED, "first subscription");
+    settle(w, &sk);
+    CHECK(publish(&sk, "t/r", 0) == WM_MQTT_PUB_MATCHED && publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH,
+          "%s: the first filter", mode);
+
+    /* refused by its compile (unbound prefix), held until the PUBLISH */
+    atomic_store(&gate, true);
+    CHECK(subscribe(&sk, "c", "t/r", "//q:senml") == WM_MQTT_SUB_INSTALLED, "re-SUBSCRIBE pending");
+    struct wm_match_counters c = counters();
+    CHECK(c.subs_replace_pending == 1 && c.xpath_pending == 1 && c.subs_live == 1,
+          "%s: waiting behind: replace_pending %llu, pending %llu, live %llu", mode,
+          (unsigned long long)c.subs_replace_pending, (unsigned long long)c.xpath_pending,
+          (unsigned long long)c.subs_live);
+    if (wait) atomic_store(&arm_lookup, true); /* the compile settles between this lookup and its content stage */
+    enum wm_mqtt_pub_outcome o = publish(&sk, "t/r", 0);
+    CHECK(o == WM_MQTT_PUB_MATCHED, "%s: while the re-SUBSCRIBE's filter compiles, the old one decides: %s", mode,
+          wm_mqtt_pub_outcome_name(o));
+    if (!wait) CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH, "async: the old filter still refuses pack 1");
+    atomic_store(&gate, false);
+    settle(w, &sk);
+    c = counters();
+    CHECK(c.subs_refused_kept == 1 && c.subs_xpath_refused == 1 && c.subs_live == 1 && c.subs_replace_pending == 0 &&
+              c.subs_replaced == 0,
+          "%s: refused: kept %llu, refused %llu, live %llu, replace_pending %llu, replaced %llu", mode,
+          (unsigned long long)c.subs_refused_kept, (unsigned long long)c.subs_xpath_refused,
+          (unsigned long long)c.subs_live, (unsigned long long)c.subs_replace_pending,
+          (unsigned long long)c.subs_replaced);
+    o = publish(&sk, "t/r", 0);
+    CHECK(o == WM_MQTT_PUB_MATCHED, "%s: after the refusal the old subscription is in force: %s", mode,
+          wm_mqtt_pub_outcome_name(o));
+    CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH, "%s: with its own filter", mode);
+
+    /* accepted: replaces the old one at its compile, not before */
+    atomic_store(&gate, true);
+    CHECK(subscribe(&sk, "c", "t/r", "//s:senml[@u = 'V']") == WM_MQTT_SUB_INSTALLED, "second re-SUBSCRIBE");
+    if (!wait) {
+        CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_NO_MATCH, "async: the old filter decides until the compile");
+    } else {
+        atomic_store(&arm_lookup, true);
+        CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_MATCHED, "wait: matched as if compiled at the SUBSCRIBE");
+    }
+    atomic_store(&gate, false);
+    settle(w, &sk);
+    c = counters();
+    CHECK(c.subs_replaced == 1 && c.subs_live == 1 && c.subs_replace_pending == 0, "%s: replaced %llu, live %llu",
+          mode, (unsigned long long)c.subs_replaced, (unsigned long long)c.subs_live);
+    CHECK(publish(&sk, "t/r", 1) == WM_MQTT_PUB_MATCHED && publish(&sk, "t/r", 0) == WM_MQTT_PUB_MATCHED,
+          "%s: the new filter decides", mode);
+
+    /* an UNSUBSCRIBE takes the subscription and the re-SUBSCRIBE behind it */
+    atomic_store(&gate, true);
+    CHECK(subscribe(&sk, "c", "t/r", "//s:senml[@n = 'other']") == WM_MQTT_SUB_INSTALLED, "third re-SUBSCRIBE");
+    unsubscribe(&sk, "c", "t/r");
+    c = counters();
+    CHECK(c.subs_live == 0 && c.subs_replace_pending == 0 && c.xpath_pending == 0, "%s: unsubscribed: live %llu",
+          mode, (unsigned long long)c.subs_live);
+    atomic_store(&gate, false);
+    CHECK(publish(&sk, "t/r", 0) == WM_MQTT_PUB_NO_MATCH, "%s: nothing left", mode);
+    wm_match_worker_free(w);
+    teardown();
+}
+
 #if defined(__SANITIZE_THREAD__)
 int main(void)
 {
@@ -585,11 +672,13 @@ int main(void)
     unsubscribe_and_reload_while_pending();
     refused_between_lookup_and_check();
     no_room_refused_at_once();
+    resubscribe_waits_for_its_compile(false);
+    resubscribe_waits_for_its_compile(true);
     for (int wait = 0; wait <= 1; wait++) {
         reload_while_pending(true, wait);
         reload_while_pending(false, wait);
     }
-    fprintf(stderr, "[====] Synthesis: Tested: 10 | Passing: 10 | Failing: 0 | Crashing: 0\n");
+    fprintf(stderr, "[====] Synthesis: Tested: 12 | Passing: 12 | Failing: 0 | Crashing: 0\n");
     return 0;
 }
 #else
@@ -599,6 +688,8 @@ Test(content_compile_concurrent, refused_after_compile, .timeout = 600) { refuse
 Test(content_compile_concurrent, unsubscribe_and_reload_while_pending, .timeout = 600) { unsubscribe_and_reload_while_pending(); }
 Test(content_compile_concurrent, refused_between_lookup_and_check, .timeout = 600) { refused_between_lookup_and_check(); }
 Test(content_compile_concurrent, no_room_refused_at_once, .timeout = 600) { no_room_refused_at_once(); }
+Test(content_compile_concurrent, resubscribe_async, .timeout = 600) { resubscribe_waits_for_its_compile(false); }
+Test(content_compile_concurrent, resubscribe_wait, .timeout = 600) { resubscribe_waits_for_its_compile(true); }
 Test(content_compile_concurrent, reload_between_lookup_and_check_async, .timeout = 600) { reload_while_pending(true, false); }
 Test(content_compile_concurrent, reload_between_lookup_and_check_wait, .timeout = 600) { reload_while_pending(true, true); }
 Test(content_compile_concurrent, reload_within_a_burst_async, .timeout = 600) { reload_while_pending(false, false); }

@@ -7,10 +7,13 @@
  * session model: SUBACK/UNSUBACK, session lifetime, CONNACK limits, QoS 2,
  * Wills and their delay (in the test's packet time, now_ns). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dataplane/match_sink.h"
 #include "dataplane/mqtt_session.h"
+#include "dataplane/qos2_store.h"
 #include "dataplane/pkt_path.h"
 #include "tests/lib/mqtt5_build.h"
 #include "tests/lib/pkt_craft.h"
@@ -114,6 +117,9 @@ static struct wm_pkt_path path;
 static struct wm_mqtt_layer layer;
 static void *path_mem, *layer_mem;
 static uint64_t now_ns = 1000000000ull;
+/* The worker frames go to: the fixture's, or a second one (two workers). */
+static struct wm_pkt_path *cur_path = &path;
+static struct wm_mqtt_layer *cur_layer = &layer;
 
 static void setup_with(uint32_t max_packet, uint32_t staging)
 {
@@ -135,6 +141,8 @@ static void setup_with(uint32_t max_packet, uint32_t staging)
     cr_assert_eq(wm_pkt_path_init(&path, path_mem, &pc, &wm_mqtt_stream_ops, &layer), 0);
     n_pubs = n_subs = n_sess = 0;
     resume_qos2 = 0;
+    cur_path = &path;
+    cur_layer = &layer;
 }
 static void setup(void) { setup_with(65536, 8); }
 static void teardown(void)
@@ -184,8 +192,8 @@ static void send_seg(const struct wm_craft *ep, uint32_t seq, uint32_t ack, uint
     size_t len = wm_craft_frame(frame, sizeof frame, ep, seq, ack, flags, p, n);
     cr_assert(len > 0);
     now_ns += 1000;
-    layer.now_ns = now_ns; /* as the worker sets it before each frame */
-    cr_assert_eq(wm_pkt_path_frame(&path, frame, len, now_ns, NULL), WM_PKT_TCP);
+    cur_layer->now_ns = now_ns; /* as the worker sets it before each frame */
+    cr_assert_eq(wm_pkt_path_frame(cur_path, frame, len, now_ns, NULL), WM_PKT_TCP);
 }
 
 static void open_conv(struct conv *v, uint16_t cport)
@@ -802,6 +810,117 @@ Test(mqtt, one_session_holds_at_most_its_share_of_the_pending_pool)
     assert_publish_conservation();
 }
 
+/* jemalloc's per-thread count of bytes allocated: the plain build links
+ * jemalloc, as every program of the project does; the sanitizer builds
+ * bring their own allocator and no jemalloc (weak: 0 there, and the
+ * allocation check is the plain build's). */
+extern int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) __attribute__((weak));
+static uint64_t thread_allocated(void)
+{
+    uint64_t v = 0;
+    size_t len = sizeof v;
+    if (mallctl) cr_assert_eq(mallctl("thread.allocated", &v, &len, NULL, 0), 0, "jemalloc's thread.allocated");
+    return v;
+}
+
+/* A SUBSCRIBE (packet id 3) of filter f whose properties carry a `pad`
+ * User Property of pad bytes first, so that the filter lies beyond them. */
+static size_t subscribe_pad(uint8_t *out, size_t pad, const char *f)
+{
+    wm_tb body = {0}, props = {0}, pkt = {0};
+    wm_tb_u16(&body, 3);
+    char v[1024];
+    cr_assert(pad < sizeof v);
+    memset(v, 'p', pad);
+    v[pad] = 0;
+    wm_tb_u8(&props, 0x26);
+    wm_tb_str(&props, "pad");
+    wm_tb_str(&props, v);
+    wm_tb_props(&body, &props);
+    wm_tb_str(&body, f);
+    wm_tb_u8(&body, 1);
+    size_t n = wm_tb_packet(&pkt, 0x82, &body);
+    memcpy(out, pkt.b, n);
+    return n;
+}
+
+/* Pending copies come from the layer's pool, allocated with it: holding
+ * SUBSCRIBEs, UNSUBSCRIBEs and PUBLISHes sent before the CONNACK allocates
+ * nothing (before 2026-12-02 each one was a malloc on the worker's packet
+ * path). A copy of several chunks decodes whole at its SUBACK; one over its
+ * session's share of the bytes, or finding the bytes taken, is not kept,
+ * counted by reason. */
+Test(mqtt, pending_copies_come_from_the_layers_pool)
+{
+    struct wm_mqtt_config mc;
+    wm_mqtt_config_default(&mc);
+    mc.alias_slots = 16;
+    mc.pending_subscribes = 48;                 /* a share of 3 copies per session */
+    mc.pending_bytes = 48 * WM_MQTT_PEND_CHUNK; /* ... and of 3 chunks */
+    free(layer_mem);
+    layer_mem = malloc(wm_mqtt_layer_memsize(&mc));
+    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sink), 0);
+    cr_assert_eq(layer.pend_chunk_share, 3);
+    static uint8_t sub[16][512], three[1024], four[1280], pub[512], ack[64];
+    size_t sub_n[16], three_n, four_n, pub_n, ack_n;
+    char f[32];
+    for (int i = 0; i < 16; i++) {
+        snprintf(f, sizeof f, "s%d/#", i);
+        sub_n[i] = subscribe_pkt(sub[i], 0, NULL, f, NULL);
+        cr_assert_leq(sub_n[i], WM_MQTT_PEND_CHUNK);
+    }
+    three_n = subscribe_pad(three, 600, "long/#"); /* 3 chunks, its filter in the third */
+    cr_assert(three_n > 2 * WM_MQTT_PEND_CHUNK && three_n <= 3 * WM_MQTT_PEND_CHUNK);
+    four_n = subscribe_pad(four, 800, "four/#");   /* 4 chunks: over the share */
+    cr_assert(four_n > 3 * WM_MQTT_PEND_CHUNK);
+    pub_n = publish_pkt(pub, "m/early", 0, NULL, NULL, 8);
+    ack_n = suback_pkt(ack, 3, (const uint8_t[]){0}, 1);
+    struct conv v[16];
+    uint8_t b[256];
+    for (int i = 0; i < 16; i++) connect_as(&v[i], (uint16_t)(42100 + i), (snprintf(f, sizeof f, "c%d", i), f));
+    struct conv early;
+    open_conv(&early, 42200);
+    c2s(&early, b, connect_pkt(b, "early", 5));
+
+    uint64_t before = thread_allocated();
+    for (int i = 0; i < 16; i++) /* 3 each: every copy of the pool */
+        for (int k = 0; k < 3; k++) c2s(&v[i], sub[i], sub_n[i]);
+    uint64_t after = thread_allocated();
+    cr_assert_eq(layer.pending_n, 48);
+    cr_assert_eq(after - before, 0, "%llu bytes allocated to hold 48 SUBSCRIBEs",
+                 (unsigned long long)(after - before));
+    c2s(&early, pub, pub_n); /* no room: matched at once, as always */
+    cr_assert_eq(layer.c.publish_unheld, 1);
+    cr_assert_eq(layer.c.pending_bytes_full, 1, "every chunk is taken too");
+    cr_assert_eq(n_pubs, 1);
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < 3; k++) s2c(&v[i], ack, ack_n);
+    cr_assert_eq(layer.pending_n, 0);
+    cr_assert_eq(n_subs, 48);
+
+    /* a copy of three chunks: its filter, beyond the first two, is installed whole */
+    c2s(&v[0], three, three_n);
+    s2c(&v[0], ack, ack_n);
+    cr_assert_eq(n_subs, 49);
+    cr_assert_str_eq(subs[48].filter, "long/#");
+    /* four chunks: over the session's share */
+    c2s(&v[0], four, four_n);
+    cr_assert_eq(layer.c.pending_over_share, 1);
+    cr_assert_eq(layer.c.subscribe_untracked, 1);
+    /* the bytes taken (16 sessions x 3 chunks), with copies free: the next is not kept */
+    for (int i = 0; i < 16; i++) c2s(&v[i], three, three_n);
+    cr_assert_eq(layer.pending_n, 16);
+    cr_assert_eq(layer.pend_chunks_free, 0);
+    c2s(&early, pub, pub_n);
+    cr_assert_eq(layer.c.pending_bytes_full, 2);
+    cr_assert_eq(layer.c.publish_unheld, 2);
+    /* connections lost before their SUBACKs give the copies back */
+    for (int i = 0; i < 16; i++) send_seg(&v[i].c, v[i].cisn + 1 + v[i].coff, 0, WM_TCP_RST, NULL, 0);
+    cr_assert_eq(layer.c.subscribes_unacknowledged, 16);
+    cr_assert_eq(layer.pend_chunks_free, 48, "chunks leaked");
+    assert_publish_conservation();
+}
+
 Test(mqtt, session_lifetime_events)
 {
     uint8_t b[256];
@@ -979,6 +1098,169 @@ Test(mqtt, a_qos2_copy_waits_with_its_detached_session)
     cr_assert_eq(layer.c.publish[WM_MQTT_PUB_SESSION_ENDED], 2);
     cr_assert_eq(n_pubs, 1);
     assert_publish_conservation();
+}
+
+/* Two workers (two layers, each with its own flow table and match worker,
+ * one match table, one shared QoS 2 store, as wirematch runs them): a
+ * client's QoS 2 exchange is cut after the broker's PUBREC (the connection
+ * lost, Session Expiry 60), and its reconnect (Clean Start 0, Session
+ * Present 1) lands on the other worker, where the client sends the PUBREL
+ * (MQTT 5.0 §4.4: the exchange resumes). The broker then delivers the
+ * message, so it is matched there, against the subscriber's subscription.
+ * Before 2026-12-02 the copy stayed in the first worker's pool: the PUBREL
+ * matched nothing (qos2_pubrel_no_copy) and the message ended as
+ * dropped_session_ended at the first worker when the session expired. Run
+ * without the store (set_store false) the test shows that failure. */
+static void qos2_resumed_on_another_worker(bool set_store)
+{
+    char err[256];
+    wm_load_error lerr;
+    struct wm_match_table *t = wm_match_table_new(NULL, NULL, NULL, 1024, &lerr);
+    cr_assert_not_null(t, "%s", lerr.reason);
+    struct wm_match_worker *mw[2] = {wm_match_worker_new(t, NULL, err, sizeof err),
+                                     wm_match_worker_new(t, NULL, err, sizeof err)};
+    cr_assert(mw[0] && mw[1], "%s", err);
+    struct wm_mqtt_config mc;
+    wm_mqtt_config_default(&mc);
+    mc.alias_slots = 16;
+    mc.qos2_held = 8;
+    struct wm_mqtt_sink sk0 = wm_match_worker_sink(mw[0]), sk1 = wm_match_worker_sink(mw[1]);
+    free(layer_mem);
+    layer_mem = malloc(wm_mqtt_layer_memsize(&mc));
+    cr_assert_eq(wm_mqtt_layer_init(&layer, layer_mem, &mc, &sk0), 0);
+    static struct wm_pkt_path path2;
+    static struct wm_mqtt_layer layer2;
+    void *layer2_mem = malloc(wm_mqtt_layer_memsize(&mc)), *path2_mem = NULL;
+    cr_assert_eq(wm_mqtt_layer_init(&layer2, layer2_mem, &mc, &sk1), 0);
+    struct wm_pkt_path_config pc = {.mqtt_ports = {1883}, .n_ports = 1};
+    wm_flow_table_config_default(&pc.flows);
+    pc.flows.max_flows = 64;
+    pc.flows.ooo_pool_blocks = 64;
+    pc.flows.user_size = (uint32_t)wm_mqtt_session_size();
+    cr_assert_eq(posix_memalign(&path2_mem, 64, wm_pkt_path_memsize(&pc)), 0);
+    cr_assert_eq(wm_pkt_path_init(&path2, path2_mem, &pc, &wm_mqtt_stream_ops, &layer2), 0);
+    size_t smem = wm_qos2_store_memsize(mc.qos2_held, mc.qos2_max);
+    void *store_mem = malloc(smem);
+    struct wm_qos2_store *st = wm_qos2_store_init(store_mem, mc.qos2_held, mc.qos2_max);
+    cr_assert_not_null(st);
+    if (set_store) {
+        wm_mqtt_layer_set_qos2_store(&layer, st);
+        wm_mqtt_layer_set_qos2_store(&layer2, st);
+    }
+    uint8_t b[256];
+    struct conv sub, v, w;
+    /* worker 0: a subscriber of m/#, and the publisher's first connection */
+    connect_as(&sub, 41060, "sub");
+    c2s(&sub, b, subscribe_pkt(b, 0, NULL, "m/#", NULL));
+    s2c(&sub, b, suback_pkt(b, 3, (const uint8_t[]){1}, 1));
+    struct wm_match_counters mcnt;
+    wm_match_table_counters(t, &mcnt);
+    cr_assert_eq(mcnt.subs_live, 1);
+    open_conv(&v, 41061);
+    c2s(&v, b, connect_sess(b, "q", true, 60));
+    s2c(&v, b, connack_pkt(b, NULL));
+    c2s(&v, b, publish_q(b, "m/q2", 2, false, false, 7));
+    s2c(&v, (const uint8_t[]){0x50, 0x02, 0x00, 0x07}, 4); /* PUBREC: the broker has it */
+    rst(&v); /* lost before the PUBREL: detached for 60 s */
+    cr_assert_eq(layer.c.publish_seen, 1);
+    /* worker 1: the reconnect resumes the session and completes the exchange */
+    cur_path = &path2;
+    cur_layer = &layer2;
+    open_conv(&w, 41062);
+    c2s(&w, b, connect_sess(b, "q", false, 60));
+    s2c(&w, b, connack_props(b, NULL, true, NULL, 0));
+    c2s(&w, pubrel(7), 4);
+    cr_assert_eq(layer2.c.qos2_pubrel_unknown, 0, "the session's identifier travelled with it");
+    cr_assert_eq(layer2.c.qos2_pubrel_no_copy, 0, "the PUBREL found no copy of the message");
+    cr_assert_eq(layer2.c.publish[WM_MQTT_PUB_MATCHED], 1, "the message is delivered at its PUBREL, on worker 1");
+    cr_assert_eq(layer2.c.qos2_released, 1);
+    cr_assert_eq(layer.c.qos2_detached_shared, 1);
+    cr_assert_eq(layer2.c.qos2_resumed_shared, 1);
+    /* the outcomes of both workers sum to the PUBLISHes seen, once all ends */
+    c2s(&w, b, disconnect_pkt(b, 0));
+    wm_flow_table_flush(&path2.flows);
+    wm_mqtt_layer_finish(&layer2);
+    cur_path = &path;
+    cur_layer = &layer;
+    wm_flow_table_flush(&path.flows);
+    wm_mqtt_layer_finish(&layer);
+    wm_mqtt_layer_finish_shared(&layer);
+    struct wm_mqtt_counters sum = layer.c;
+    sum.publish_seen += layer2.c.publish_seen;
+    for (int o = 0; o < WM_MQTT_PUB_OUTCOME_COUNT; o++) sum.publish[o] += layer2.c.publish[o];
+    cr_assert(wm_mqtt_publish_conserved(&sum));
+    cr_assert_eq(sum.publish[WM_MQTT_PUB_MATCHED], 1);
+    cr_assert_eq(layer.c.qos2_waiting + layer2.c.qos2_waiting, 0);
+    cr_assert_eq(wm_qos2_store_detached(st), 0);
+    memset(&layer.sink, 0, sizeof layer.sink);
+    memset(&layer2.sink, 0, sizeof layer2.sink);
+    wm_match_worker_free(mw[0]);
+    wm_match_worker_free(mw[1]);
+    wm_match_table_free(t);
+    wm_qos2_store_fini(st);
+    free(store_mem);
+    free(path2_mem);
+    free(layer2_mem);
+}
+
+Test(mqtt, a_qos2_exchange_resumes_on_another_worker) { qos2_resumed_on_another_worker(true); }
+
+/* The shared store's bounds and ends (one layer with a store, as every
+ * worker of a multi-worker run has): a copy that finds it full stays in the
+ * worker's pool (counted) and still resumes there; a new session of the
+ * client (Session Present 0) drops its copy there, and a session that
+ * expires before its resume loses it at its expiry (dropped_session_ended
+ * both); the outcomes sum up. */
+Test(mqtt, the_shared_qos2_store_is_bounded_and_expires)
+{
+    size_t smem = wm_qos2_store_memsize(1, 4096);
+    void *store_mem = malloc(smem);
+    struct wm_qos2_store *st = wm_qos2_store_init(store_mem, 1, 4096);
+    cr_assert_not_null(st);
+    wm_mqtt_layer_set_qos2_store(&layer, st);
+    uint8_t b[256];
+    struct conv v[6];
+    const char *who[3] = {"a", "b", "c"};
+    uint32_t expiry[3] = {60, 60, 1};
+    for (int i = 0; i < 2; i++) {
+        open_conv(&v[i], (uint16_t)(41070 + i));
+        c2s(&v[i], b, connect_sess(b, who[i], true, expiry[i]));
+        s2c(&v[i], b, connack_pkt(b, NULL));
+        c2s(&v[i], b, publish_q(b, "m/s", 2, false, false, (uint16_t)(1 + i)));
+        rst(&v[i]);
+    }
+    cr_assert_eq(layer.c.qos2_detached_shared, 1);
+    cr_assert_eq(layer.c.qos2_shared_full, 1, "the store holds one copy");
+    cr_assert_eq(wm_qos2_store_detached(st), 1);
+    /* a's new session: its old one, and the message with it, are gone */
+    open_conv(&v[2], 41072);
+    c2s(&v[2], b, connect_sess(b, "a", true, 0));
+    s2c(&v[2], b, connack_pkt(b, NULL));
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_SESSION_ENDED], 1);
+    cr_assert_eq(wm_qos2_store_detached(st), 0);
+    /* c's copy (expiry 1 s) takes the free entry, and expires there */
+    open_conv(&v[3], 41073);
+    c2s(&v[3], b, connect_sess(b, "c", true, expiry[2]));
+    s2c(&v[3], b, connack_pkt(b, NULL));
+    c2s(&v[3], b, publish_q(b, "m/s", 2, false, false, 3));
+    rst(&v[3]);
+    cr_assert_eq(layer.c.qos2_detached_shared, 2);
+    now_ns += 2000000000ull;
+    layer.now_ns = now_ns;
+    wm_mqtt_layer_tick(&layer);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_SESSION_ENDED], 2);
+    /* b's copy, kept in the pool, resumes on this worker */
+    resume_qos2 = 2;
+    open_conv(&v[4], 41074);
+    c2s(&v[4], b, connect_sess(b, "b", false, 60));
+    s2c(&v[4], b, connack_props(b, NULL, true, NULL, 0));
+    c2s(&v[4], pubrel(2), 4);
+    cr_assert_eq(layer.c.publish[WM_MQTT_PUB_MATCHED], 1);
+    wm_mqtt_layer_finish_shared(&layer);
+    assert_publish_conservation();
+    cr_assert_eq(layer.c.qos2_waiting, 0);
+    wm_qos2_store_fini(st);
+    free(store_mem);
 }
 
 Test(mqtt, qos2_copies_are_bounded)

@@ -130,6 +130,12 @@ Test(nbhd_parse, bad_numbers)
     parse_err("X: ({a}, {b}, T) . 65(Prev, {b}, T)", WM_NBHD_ERR_BAD_NUMBER, 1, 20);
     parse_err("X: ({a}, {b}, DW100000001)", WM_NBHD_ERR_BAD_NUMBER, 1, 17);
     parse_err("X: ({a}, {b}, DW1.)", WM_NBHD_ERR_SYNTAX, 1, 19);
+    /* a distance spelled as a word or with an exponent: bad_number at the distance, not "expected a condition" */
+    parse_err("X: ({a}, {b}, DWnan)", WM_NBHD_ERR_BAD_NUMBER, 1, 17);
+    parse_err("X: ({a}, {b}, DWinf)", WM_NBHD_ERR_BAD_NUMBER, 1, 17);
+    parse_err("X: ({a}, {b}, DW1e999)", WM_NBHD_ERR_BAD_NUMBER, 1, 18);
+    parse_err("X: ({a}, {b}, DW2.5E3)", WM_NBHD_ERR_BAD_NUMBER, 1, 20);
+    parse_err("X: ({a}, {b}, DX)", WM_NBHD_ERR_SYNTAX, 1, 15);
     parse_err("X: ({a}, {b}, T) . ({99999999999}, {b}, T)", WM_NBHD_ERR_BAD_NUMBER, 1, 22);
 }
 

@@ -1230,3 +1230,135 @@ Test(xpath_filter, equal_string_meets_its_slots_other_tests)
     }
     wm_exi_grammar_free(g);
 }
+
+/* How a value equal to equality literal L of a scanned slot takes the
+ * patterns L is known to match (xpf_eqtrig after), counted in f. */
+static void count_after(const wm_xpf *f, unsigned n[4])
+{
+    memset(n, 0, 4 * sizeof *n);
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t i = 0; i < f->pstates[p].n_pslots; i++) {
+            const xpf_pslot *s = &f->pstates[p].pslots[i];
+            for (uint32_t k = 0; s->scan && s->eq && k <= s->eq_mask; k++)
+                if (s->eq[k].lit != XPF_NONE) n[s->eq[k].after]++;
+        }
+}
+
+/* A name equal to an equality literal whose patterns (matches()) fire
+ * exact queries only ORs their queries as one row (after ROW), or does
+ * nothing more where it matches none (DONE); where a predicate reads a
+ * pattern's memo (set 1: an always-evaluated query), the patterns are
+ * replayed one by one (REPLAY). Documents repeat names (a later value ORs
+ * the row again), and run with every query and with candidates only (the
+ * row masked: a query not asked for stays unmatched). Expected answers
+ * from the records' strings. */
+Test(xpath_filter, pattern_replay_as_a_row)
+{
+    static const char *const sets[2][5] = {
+        { "//s:senml[@n = 'temperature']", "//s:senml[matches(@n, '^t.*e$')]", "//s:senml[matches(@n, 'ure$')]",
+          "//s:senml[@n = 'humidity' or @n = 'tempe']", "//s:senml[matches(@n, 'ure$') or @v > 2]" },
+        { "//s:senml[@n = 'temperature']", "//s:senml[matches(@n, '^t.*e$')]", "//s:senml[matches(@n, 'ure$')]",
+          "//s:senml[@n = 'humidity' or @n = 'tempe']", "//s:senml[matches(@n, 'ure$') or not(@u = 'Cel')]" },
+    };
+    /* humidity: DONE; tempe (^t.*e$): ROW; temperature (^t.*e$, ure$): ROW, REPLAY where ure$ is read */
+    static const unsigned want_after[2][4] = { { 1, 2, 0, 0 }, { 1, 1, 1, 0 } }; /* DONE, ROW, REPLAY, OTHER */
+    static const char *const names[] = { "temperature", "pressure", "humidity", "tempe", "x" }; /* [5]: none */
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = senml_or_fail();
+    for (int set = 0; set < 2; set++) {
+        wm_xpf *f = compile_or_fail(g, (const char **)sets[set], 5, &senml_ns);
+        unsigned n[4];
+        count_after(f, n);
+        for (int k = 0; k < 4; k++) cr_assert_eq(n[k], want_after[set][k], "set %d: after %d: %u entries", set, k, n[k]);
+        wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+        cr_assert(c);
+        uint64_t seed = 17 + (uint64_t)set;
+        for (int d = 0; d < 400; d++) {
+            char recs[512];
+            size_t len0 = 0;
+            int nr = 1 + (int)(xorshift(&seed) % 4), rn[4], ru[4], rv[4];
+            for (int r = 0; r < nr; r++) {
+                rn[r] = (int)(xorshift(&seed) % 6), ru[r] = (int)(xorshift(&seed) % 3), rv[r] = (int)(xorshift(&seed) % 3);
+                len0 += (size_t)snprintf(recs + len0, sizeof recs - len0, "<senml");
+                if (rn[r] < 5) len0 += (size_t)snprintf(recs + len0, sizeof recs - len0, " n='%s'", names[rn[r]]);
+                if (ru[r] < 2) len0 += (size_t)snprintf(recs + len0, sizeof recs - len0, " u='%s'", ru[r] ? "Cel" : "V");
+                if (rv[r] < 2) len0 += (size_t)snprintf(recs + len0, sizeof recs - len0, " v='%d'", rv[r] ? 3 : 1);
+                len0 += (size_t)snprintf(recs + len0, sizeof recs - len0, "/>");
+            }
+            uint8_t exi[256];
+            size_t len = senml_pack(g, recs, exi, sizeof exi);
+            bool want[5] = { false };
+            for (int r = 0; r < nr; r++) {
+                const char *s = rn[r] < 5 ? names[rn[r]] : NULL;
+                size_t sl = s ? strlen(s) : 0;
+                bool ure = sl >= 3 && !strcmp(s + sl - 3, "ure");
+                want[0] |= s && !strcmp(s, "temperature");
+                want[1] |= s && s[0] == 't' && s[sl - 1] == 'e';
+                want[2] |= ure;
+                want[3] |= s && (!strcmp(s, "humidity") || !strcmp(s, "tempe"));
+                want[4] |= ure || (set == 0 ? rv[r] == 1 : ru[r] != 1);
+            }
+            /* every query, then the candidates of this document's pick (at least one) */
+            uint32_t cand[5], nc = 0, pick = (uint32_t)(xorshift(&seed) % 31) + 1;
+            for (uint32_t q = 0; q < 5; q++)
+                if (pick >> q & 1) cand[nc++] = q;
+            for (int pass = 0; pass < 2; pass++) {
+                uint64_t m = 0;
+                cr_assert_eq(wm_xpf_match(c, exi, len, NULL, pass ? cand : NULL, pass ? nc : 0, &m, NULL, &e), WM_XPF_OK, "%s", e.msg);
+                for (uint32_t q = 0; q < 5; q++) {
+                    bool asked = !pass || (pick >> q & 1);
+                    cr_assert_eq(wm_test_xpf_hit(f, &m, q), want[q] && asked, "set %d pass %d: %s on %s", set, pass, sets[set][q], recs);
+                }
+            }
+        }
+        wm_xpf_ctx_free(c);
+        wm_xpf_free(f);
+    }
+    wm_exi_grammar_free(g);
+}
+
+/* A slot with equality literals and starts-with() literals of several
+ * lengths (1, 4, 9, 13 bytes: the exact short hash and the long one) and
+ * no other test (xpf_pslot pre_only): a value equal to an equality
+ * literal, or to none of them, or shorter than some prefixes, meets every
+ * prefix it starts with. Expected answers from strcmp and strncmp. */
+Test(xpath_filter, prefixes_beside_equality)
+{
+    static const char *const qs[] = {
+        "//s:senml[@bn = 'urn:dev:ow:10e2073a:']", "//s:senml[@bn = 'u']", "//s:senml[starts-with(@bn, 'u')]",
+        "//s:senml[starts-with(@bn, 'urn:')]", "//s:senml[starts-with(@bn, 'urn:dev:o')]",
+        "//s:senml[starts-with(@bn, 'urn:dev:ow:10')]", "//s:senml[starts-with(@bn, 'urn:dev:ow:1f')]",
+        "//s:senml[starts-with(@bn, 'x')]",
+    };
+    enum { NQ = sizeof qs / sizeof *qs };
+    static const char *const bns[] = { "urn:dev:ow:10e2073a:", "urn:dev:ow:1f000000:", "urn:dev:ow:10", "u", "urn:",
+                                       "urn:dev:o", "urn:dev", "x", "" };
+    enum { NB = sizeof bns / sizeof *bns };
+    wm_exi_error e = { 0 };
+    wm_exi_grammar *g = senml_or_fail();
+    wm_xpf *f = compile_or_fail(g, (const char **)qs, NQ, &senml_ns);
+    unsigned pre_only = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t i = 0; i < f->pstates[p].n_pslots; i++) pre_only += f->pstates[p].pslots[i].pre_only;
+    cr_assert_gt(pre_only, 0);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    for (int b = 0; b < NB; b++) {
+        char recs[128];
+        snprintf(recs, sizeof recs, "<senml bn='%s' n='a'/>", bns[b]);
+        uint8_t exi[256];
+        size_t len = senml_pack(g, recs, exi, sizeof exi);
+        uint64_t m = 0;
+        cr_assert_eq(wm_xpf_match(c, exi, len, NULL, NULL, 0, &m, NULL, &e), WM_XPF_OK, "%s", e.msg);
+        for (uint32_t q = 0; q < NQ; q++) {
+            const char *lit = strchr(qs[q], '\'') + 1;
+            size_t ll = (size_t)(strchr(lit, '\'') - lit);
+            bool want = strstr(qs[q], "starts-with") ? !strncmp(bns[b], lit, ll) && strlen(bns[b]) >= ll
+                                                     : strlen(bns[b]) == ll && !strncmp(bns[b], lit, ll);
+            cr_assert_eq(wm_test_xpf_hit(f, &m, q), want, "%s on bn='%s'", qs[q], bns[b]);
+        }
+    }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
