@@ -66,8 +66,12 @@ static wm_matcher_status walk(wm_matcher *m, uint32_t fid, const char *f, size_t
         uint32_t id = attach ? wm_intern_get(&m->edges, node, f + pos, ll, &created, node_init, m)
                              : wm_intern_find(&m->edges, node, f + pos, ll);
         if (id == WM_INTERN_NONE) { /* attach only: detach walks edges attach made */
+            /* (full is told before put_path gives this filter's new edges
+             * back: after, the table is below its bound again, and a full
+             * trie was reported as out of memory) */
+            wm_matcher_status full = m->edges.live >= m->edges.max_ids ? WM_MATCHER_E_FULL_NODES : WM_MATCHER_E_NOMEM;
             put_path(m, edge, parent, plus, depth);
-            return m->edges.live >= m->edges.max_ids ? WM_MATCHER_E_FULL_NODES : WM_MATCHER_E_NOMEM;
+            return full;
         }
         edge[depth] = id; parent[depth] = node; plus[depth] = (ll == 1 && f[pos] == '+');
         if (created && plus[depth]) st(&m->n_plus[node], id + 1);
