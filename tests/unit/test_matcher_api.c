@@ -286,6 +286,23 @@ Test(matcher_bounds, full_tables_and_ids_reused_after_grace)
     teardown();
 }
 
+Test(matcher_bounds, a_full_wildcard_trie_is_full_nodes_and_changes_nothing)
+{
+    wm_matcher_config cfg = { .max_trie_nodes = 4 };
+    setup_cfg(&cfg);
+    uint32_t s;
+    wm_matcher_error e;
+    cr_expect_eq(add_full("a/b/+", "c", WM_NBHD_NONE, false, 1, &s, &e), WM_MATCHER_OK);
+    /* a/b/+ holds 3 nodes; x/y/+ needs 3 more: x fits, y does not, x goes
+     * back, and the status says full, not out of memory (until 2026-12-02
+     * it was E_NOMEM: the count was read after the give-back) */
+    cr_expect_eq(add_full("x/y/+", "c", WM_NBHD_NONE, false, 2, &s, &e), WM_MATCHER_E_FULL_NODES);
+    cr_expect_eq(add_full("a/b/+/#", "c", WM_NBHD_NONE, false, 3, &s, &e), WM_MATCHER_OK, "a/b/+ shared: fits");
+    cr_expect_eq(look("a/b/q", NULL, NULL, NULL), B(1) | B(3));
+    cr_expect_eq(look("x/y/q", NULL, NULL, NULL), 0);
+    teardown();
+}
+
 Test(share_pick, round_robin_cycles)
 {
     uint32_t cur = 0;
