@@ -223,7 +223,7 @@ test: all check-layers check-header-docs
 # The tests of the code that has CPU-specific paths, built for a baseline CPU.
 PORTABLE_TESTS := matcher_api matcher_diff peid_set dataplane_peid_cache exi_stream exi_strict exi_codec \
                   exi_typed exi_reuse xpath_filter xpath_diff xpath_text \
-                  exi_datetime_values xpath_xsi_undeclared
+                  exi_datetime_values xpath_xsi_undeclared exi_prefixes exi_comments xpath_comments
 test-portable:
 	$(MAKE) PORTABLE=1 $(PORTABLE_TESTS:%=build/portable/tests/test_%)
 	bash scripts/run-tests.sh build/portable test_

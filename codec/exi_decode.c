@@ -427,10 +427,38 @@ static wm_exi_status characters(dctx *c, uint32_t lid, uint32_t dt)
     return emit(c, &ev);
 }
 
+/* A String (§7.1.10) outside the string table: CM text, PI target and data
+ * (§4: their content is not a value, so no partition holds it). */
+static wm_exi_status plain_string(dctx *c, wm_exi_sview *out)
+{
+    uint64_t n;
+    wm_exi_status st = wm_exi_read_uint(&c->r, &n);
+    return st ? st : read_chars(c, n, NULL, out);
+}
+
+/* CM (text) or PI (target, data) with Preserve.comments / Preserve.pis
+ * (§4, §6.3): the event carries the text in value (and a PI's target in
+ * local); the grammar's state is the caller's (§8.4.3, §8.5.4.4.1). Other
+ * kinds (DT, ER, SC) are refused. */
 static wm_exi_status comment_or_pi(dctx *c, unsigned kind)
 {
-    return wm_exi_fail(c->err, WM_EXI_E_UNSUPPORTED, c->r.pos, "%s events are not supported",
-                       kind == WM_EXI_UD_CM ? "comment" : kind == WM_EXI_UD_PI ? "processing-instruction" : "DTD/ER/NS/SC");
+    if (kind != WM_EXI_UD_CM && kind != WM_EXI_UD_PI)
+        return wm_exi_fail(c->err, WM_EXI_E_UNSUPPORTED, c->r.pos, "DTD/ER/SC events are not supported");
+    wm_exi_event ev = { .type = kind == WM_EXI_UD_CM ? WM_EXI_EV_CM : WM_EXI_EV_PI };
+    wm_exi_sview text;
+    wm_exi_status st;
+    if (kind == WM_EXI_UD_PI) {
+        uint64_t at = c->r.pos;
+        if ((st = plain_string(c, &ev.local))) return st;
+        /* a PITarget is a Name other than xml (XML 1.0 §2.6); NCName is what the writer can check */
+        if (!wm_exi_ncname(ev.local.p, ev.local.len) ||
+            (ev.local.len == 3 && (ev.local.p[0] | 32) == 'x' && (ev.local.p[1] | 32) == 'm' && (ev.local.p[2] | 32) == 'l'))
+            return wm_exi_fail(c->err, WM_EXI_E_VALUE, at, "processing-instruction target \"%.*s\" is not a PITarget",
+                               (int)(ev.local.len > 40 ? 40 : ev.local.len), ev.local.p);
+    }
+    if ((st = plain_string(c, &text))) return st;
+    ev.value = (wm_exi_value){ .text = text.p, .len = text.len, .kind = WM_EXI_DT_STRING };
+    return emit(c, &ev);
 }
 
 /* One event inside a built-in element grammar (§8.4.3). */
@@ -497,6 +525,7 @@ static wm_exi_status step_builtin(dctx *c, wm_exi_frame *f)
     case WM_EXI_UD_NS:
         return namespace_decl(c);
     default:
+        if (ud == WM_EXI_UD_CM || ud == WM_EXI_UD_PI) f->bi_state = 1; /* StartTagContent: CM/PI ElementContent (§8.4.3) */
         return comment_or_pi(c, ud);
     }
 }
@@ -684,10 +713,13 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
     uint32_t n_se = g->schemaless ? 0 : (o->fragment ? g->n_frag : g->n_doc);
     uint32_t v;
     wm_exi_status st;
-    if (*doc_state == 1) { /* DocEnd: ED, CM, PI */
+    /* CM and PI as the preserved ones are offered (§8.4.1, §8.4.2, §8.5.1, §8.5.2) */
+    unsigned n_cmpi = (o->preserve_comments ? 1 : 0) + (o->preserve_pis ? 1 : 0);
+    if (*doc_state == 1) { /* DocEnd: ED 0, CM 1.0, PI 1.1 */
         if ((st = code(c, 1 + (cmpi ? 1 : 0), &v))) return st;
         if (v == 0) { *done = true; return WM_EXI_OK; }
-        return comment_or_pi(c, WM_EXI_UD_CM);
+        if ((st = code(c, n_cmpi, &v))) return st;
+        return comment_or_pi(c, v == 0 && o->preserve_comments ? WM_EXI_UD_CM : WM_EXI_UD_PI);
     }
     bool frag = o->fragment;
     uint32_t n1 = n_se + 1 + (frag ? 1 : 0);
@@ -713,7 +745,16 @@ static wm_exi_status step_doc(dctx *c, int *doc_state, bool *done)
         return wm_exi_dec_push(c, uri, lid, WM_EXI_NONE);
     }
     if (frag && v == n_se + 1) { *done = true; return WM_EXI_OK; }
-    return comment_or_pi(c, WM_EXI_UD_DT);
+    /* the second level: a fragment's CM n.0, PI n.1; a document's DT n.0
+     * (refused: Preserve.dtd streams are), then CM n.1.0, PI n.1.1 (§8.4.1) */
+    if (!frag) {
+        uint32_t k2;
+        unsigned n2 = (o->preserve_dtd ? 1 : 0) + (cmpi ? 1 : 0);
+        if ((st = code(c, n2, &k2))) return st;
+        if (o->preserve_dtd && k2 == 0) return comment_or_pi(c, WM_EXI_UD_DT);
+    }
+    if ((st = code(c, n_cmpi, &v))) return st;
+    return comment_or_pi(c, v == 0 && o->preserve_comments ? WM_EXI_UD_CM : WM_EXI_UD_PI);
 }
 
 /* The per-document state every stream needs before its body, from the

@@ -215,10 +215,11 @@ wm_exi_status wm_exi_encode_start(wm_exi_encoder *e, uint8_t *out, size_t cap, w
     if (err) memset(err, 0, sizeof *err);
     wm_exi_writer_init(&e->w, out, cap, err);
     wm_exi_arena_reset(&e->arena);
-    if (e->opts.preserve_lexical_values || e->opts.preserve_dtd || e->opts.preserve_comments || e->opts.preserve_pis)
-        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "the encoder does not preserve lexical values, DTDs, comments or PIs");
-    if (e->opts.preserve_prefixes && e->opts.strict)
-        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "strict streams do not preserve prefixes (EXI 1.0 §5.4: strict needs Preserve.prefixes false)");
+    if (e->opts.preserve_lexical_values || e->opts.preserve_dtd)
+        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0, "the encoder does not preserve lexical values or DTDs");
+    if ((e->opts.preserve_prefixes || e->opts.preserve_comments || e->opts.preserve_pis) && e->opts.strict)
+        return wm_exi_fail(err, WM_EXI_E_UNSUPPORTED, 0,
+                           "strict streams preserve no prefixes, comments or PIs (EXI 1.0 §5.4: strict needs those options false)");
     e->pfx = e->vpfx = NULL;
     wm_exi_status st = wm_exi_header_write(&e->w, e->cookie, e->header_options, &e->opts);
     if (st) return st;
@@ -666,4 +667,58 @@ wm_exi_status wm_exi_encode_ns(wm_exi_encoder *e, const char *u, size_t ul, cons
         return mem_fail(e);
     if (st) return st;
     return wm_exi_write_bool(&e->w, local_element_ns);
+}
+
+/* CM or PI (kind WM_EXI_UD_CM / _PI), its event code only: the document's
+ * or fragment's content (§8.4.1/§8.4.2: DocContent CM n.1.0 behind DT n.0,
+ * DocEnd CM 1.0, FragmentContent CM n.0), or the element's (built-in
+ * StartTagContent ends, §8.4.3; a schema-informed state stays, §8.5.4.4.1). */
+static wm_exi_status cmpi_code(wm_exi_encoder *e, unsigned kind)
+{
+    const wm_exi_options *o = &e->opts;
+    bool on = kind == WM_EXI_UD_CM ? o->preserve_comments : o->preserve_pis;
+    if (!on || o->strict)
+        return wm_exi_fail(e->err, WM_EXI_E_GRAMMAR, e->w.pos, "%s without Preserve.%s", kind == WM_EXI_UD_CM ? "comment" : "processing instruction",
+                           kind == WM_EXI_UD_CM ? "comments" : "pis");
+    unsigned n3 = (o->preserve_comments ? 1 : 0) + (o->preserve_pis ? 1 : 0), k3 = kind == WM_EXI_UD_PI && o->preserve_comments;
+    wm_exi_status st;
+    if (e->depth == 0) {
+        const wm_exi_grammar *g = e->g;
+        if (e->doc_state == 1 && !o->fragment) { /* DocEnd: ED 0, CM 1.0, PI 1.1 */
+            if ((st = put_code(e, 2, 1))) return st;
+            return put_code(e, n3, k3);
+        }
+        uint32_t n_se = g->schemaless ? 0 : (o->fragment ? g->n_frag : g->n_doc);
+        uint32_t n1 = n_se + 1 + (o->fragment ? 1 : 0);
+        if ((st = put_code(e, n1 + 1, n1))) return st;
+        if (!o->fragment && (st = put_code(e, (o->preserve_dtd ? 1 : 0) + 1, o->preserve_dtd ? 1 : 0))) return st;
+        return put_code(e, n3, k3);
+    }
+    wm_exi_frame *f = &e->stack[e->depth - 1];
+    uint8_t l2[16], l3[4];
+    unsigned n2;
+    if (f->state == WM_EXI_NONE) {
+        wm_exi_bi *bi = &e->bis[f->bi];
+        bool stc = f->bi_state == 0;
+        n2 = wm_exi_rt_bi_level2(o, stc, l2, l3, &n3);
+        if ((st = put_level2(e, (stc ? bi->n_stc : bi->n_ec + 1), l2, n2, l3, n3, kind))) return st;
+        f->bi_state = 1;
+        return WM_EXI_OK;
+    }
+    wm_exi_codes cc;
+    wm_exi_rt_codes(e->g, o, f, &cc);
+    return put_level2(e, cc.n1, cc.l2, cc.n2, cc.l3, cc.n3, kind);
+}
+
+wm_exi_status wm_exi_encode_cm(wm_exi_encoder *e, const char *text, size_t len)
+{
+    wm_exi_status st = cmpi_code(e, WM_EXI_UD_CM);
+    return st ? st : put_literal(e, 0, text, len);
+}
+
+wm_exi_status wm_exi_encode_pi(wm_exi_encoder *e, const char *target, size_t tl, const char *data, size_t dl)
+{
+    wm_exi_status st = cmpi_code(e, WM_EXI_UD_PI);
+    if (!st) st = put_literal(e, 0, target, tl);
+    return st ? st : put_literal(e, 0, data, dl);
 }

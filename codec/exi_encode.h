@@ -74,6 +74,14 @@ wm_exi_status wm_exi_encode_ee(wm_exi_encoder *e);
  * (§7.1.7 allows any). Used up by that event; ignored without
  * Preserve.prefixes. The strings must live until then. */
 void wm_exi_encode_prefixes(wm_exi_encoder *e, const char *qp, size_t ql, const char *vp, size_t vl);
+/* CM (Preserve.comments) with text[0..len), or PI (Preserve.pis) with
+ * target[0..tl) and data[0..dl): anywhere an element's content or the
+ * document's may have one (§8.4.1-3, §8.5.4.4.1: the grammar's state stays;
+ * a built-in grammar's start tag ends). Written as Strings (§7.1.10), not
+ * through the string table. Errors: WM_EXI_E_GRAMMAR when the option is off
+ * (or strict: no undeclared productions), WM_EXI_E_INPUT (not UTF-8). */
+wm_exi_status wm_exi_encode_cm(wm_exi_encoder *e, const char *text, size_t len);
+wm_exi_status wm_exi_encode_pi(wm_exi_encoder *e, const char *target, size_t tl, const char *data, size_t dl);
 /* NS (§4; Preserve.prefixes only): declares prefix p[0..pl) ("" the default
  * namespace) for namespace uri[0..ul) on the element just started, before
  * its attributes; local_element_ns: the element's own prefix is this one.

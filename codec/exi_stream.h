@@ -82,6 +82,12 @@ static inline wm_exi_status wm_exi_read_raw(wm_exi_reader *r, unsigned n, uint32
     }
     return wm_exi_read_raw_slow(r, n, out);
 }
+/* Writes the low n bits of v (n <= 32; 0 writes nothing), most significant
+ * first, ignoring the alignment mode (the header's bit fields, §5). Returns
+ * WM_EXI_OK, or WM_EXI_E_LENGTH (w->err filled with the bit position) when
+ * fewer than n bits are left in the buffer: then nothing is written. The
+ * buffer's bits must start zeroed (wm_exi_writer_init). One writer per
+ * thread. */
 wm_exi_status wm_exi_write_raw(wm_exi_writer *w, unsigned n, uint32_t v);
 
 /* Skips to the next byte boundary (padding after the header, §5). */
@@ -100,6 +106,12 @@ static inline wm_exi_status wm_exi_read_nbit(wm_exi_reader *r, unsigned n, uint3
     }
     return wm_exi_read_nbit_aligned(r, n, out);
 }
+/* Writes v as an n-bit unsigned integer (§7.1.9; n <= 32, v < 2^n), also
+ * every event-code part (§6.2): n bits bit-packed, ceil(n/8) bytes least
+ * significant first when byte-aligned; n == 0 writes nothing. Returns
+ * WM_EXI_OK or WM_EXI_E_LENGTH (buffer full; byte-aligned, the bytes that
+ * fitted are written: the stream is incomplete and must be dropped). One
+ * writer per thread. */
 wm_exi_status wm_exi_write_nbit(wm_exi_writer *w, unsigned n, uint32_t v);
 
 /* Boolean (§7.1.2): one bit, or one byte when byte-aligned. */
@@ -114,6 +126,9 @@ static inline wm_exi_status wm_exi_read_bool(wm_exi_reader *r, bool *out)
     }
     return wm_exi_read_bool_slow(r, out);
 }
+/* Writes a Boolean (§7.1.2): one bit bit-packed, one byte (0 or 1) when
+ * byte-aligned. Returns WM_EXI_OK, or WM_EXI_E_LENGTH when the buffer has
+ * no room for it (nothing written). One writer per thread. */
 wm_exi_status wm_exi_write_bool(wm_exi_writer *w, bool v);
 
 /* The unsigned integer (§7.1.6) at the top of a 64-bit window (first octet
@@ -157,6 +172,12 @@ static inline wm_exi_status wm_exi_read_uint(wm_exi_reader *r, uint64_t *out)
     }
     return wm_exi_read_uint_slow(r, out);
 }
+/* Writes v as an unsigned integer (§7.1.6): 7-bit groups, least
+ * significant first, the high bit of each octet set when more follow (1 to
+ * 10 octets for 64 bits; not byte-aligned when bit-packed). Returns
+ * WM_EXI_OK or WM_EXI_E_LENGTH (buffer full: the octets that fitted are
+ * written, the stream is incomplete and must be dropped). One writer per
+ * thread. */
 wm_exi_status wm_exi_write_uint(wm_exi_writer *w, uint64_t v);
 
 /* Integer (§7.1.5): sign bit, then the magnitude as an unsigned integer
@@ -184,8 +205,13 @@ static inline wm_exi_status wm_exi_read_int(wm_exi_reader *r, int64_t *out)
     return wm_exi_read_int_slow(r, out);
 }
 
-/* One whole byte (binary content octets, §7.1.1): 8 bits in either mode. */
+/* One whole byte (binary content octets, §7.1.1): 8 bits in either mode.
+ * WM_EXI_E_TRUNCATED past the end (position unchanged). */
 wm_exi_status wm_exi_read_byte(wm_exi_reader *r, uint8_t *out);
+/* Writes one whole byte (§7.1.1), 8 bits in either mode, at the current bit
+ * position (not padded to a byte boundary when bit-packed). Returns
+ * WM_EXI_OK, or WM_EXI_E_LENGTH with nothing written when fewer than 8 bits
+ * are left. One writer per thread. */
 wm_exi_status wm_exi_write_byte(wm_exi_writer *w, uint8_t v);
 
 /* Bytes written so far, the last one padded with zero bits. */

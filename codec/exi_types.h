@@ -98,13 +98,14 @@ typedef struct wm_exi_text {
 wm_exi_status wm_exi_value_read(wm_exi_reader *r, const wm_exi_datatype *types, const wm_exi_datatype *dt,
                                 wm_exi_text *tx, wm_exi_value *v);
 
+/* Room for the texts of wm_exi_float_text and wm_exi_int_text (bytes). */
+#define WM_EXI_FLOAT_TEXT_MAX 48
+#define WM_EXI_INT_TEXT_MAX 24
 /* The lexical text wm_exi_value_read() gives a float mantissa * 10^exponent
  * (§7.1.4; exponent -16384: INF, -INF, NaN) and an integer (§7.1.5), written
  * to buf (at least WM_EXI_FLOAT_TEXT_MAX / WM_EXI_INT_TEXT_MAX bytes, no NUL);
  * return the length. Shared with the decoder's strict loop so both paths
  * write the same text. Pure; thread safe. */
-#define WM_EXI_FLOAT_TEXT_MAX 48
-#define WM_EXI_INT_TEXT_MAX 24
 unsigned wm_exi_float_text(int64_t mantissa, int32_t exponent, char *buf);
 unsigned wm_exi_int_text(int64_t v, char *buf);
 

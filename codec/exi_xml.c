@@ -359,6 +359,33 @@ static inline bool attr_clean(const char *p, size_t n)
 }
 
 
+
+/* `<!--text-->` or `<?target data?>` (XML 1.0 §2.5, §2.6): a comment with
+ * "--" or ending in '-', or PI data with "?>", has no XML form. */
+static int write_cmpi(wm_exi_xml_sink *s, const wm_exi_event *ev)
+{
+    const char *t = ev->value.text ? ev->value.text : "";
+    size_t n = ev->value.len;
+    wm_exi_sview v = { t, (uint32_t)n };
+    close_open(s);
+    if (ev->type == WM_EXI_EV_CM) {
+        if ((n && t[n - 1] == '-') || memmem(t, n, "--", 2)) return refuse(s, "comment", v);
+        puts_(s, "<!--");
+        put(s, t, n);
+        puts_(s, "-->");
+        return 0;
+    }
+    if (memmem(t, n, "?>", 2)) return refuse(s, "processing-instruction data", v);
+    puts_(s, "<?");
+    put(s, ev->local.p, ev->local.len);
+    if (n) {
+        puts_(s, " ");
+        put(s, t, n);
+    }
+    puts_(s, "?>");
+    return 0;
+}
+
 /* ------------------------------------------------ the stream's own prefixes */
 
 /* Preserve.prefixes (§7.1.7, §4 NS): the prefixes a stream carries are
@@ -686,6 +713,8 @@ static int pfx_event(wm_exi_xml_sink *s, const wm_exi_event *ev)
         px->active = false;
         if ((o = reserve(s, 1))) done(s, LIT(o, "\n"));
         return 0;
+    case WM_EXI_EV_CM: case WM_EXI_EV_PI:
+        return write_cmpi(s, ev);
     default:
         return 0;
     }
@@ -771,6 +800,8 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
     case WM_EXI_EV_ED:
         puts_(s, "\n");
         break;
+    case WM_EXI_EV_CM: case WM_EXI_EV_PI:
+        return write_cmpi(s, ev);
     default:
         break;
     }
@@ -979,7 +1010,8 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
      * a dozen lines past the element at fault. */
     int ret, enc_line = 0, text_line = 0;
     bool enc_at_end = false;
-    /* text is gathered so that text split around comments is one CH */
+    /* text is gathered so that text split around comments and PIs is one CH
+     * (unless they are preserved) */
     char *text = NULL;
     size_t tlen = 0, tcap = 0;
     while (!st && (ret = xmlTextReaderRead(rd)) == 1) {
@@ -1040,8 +1072,21 @@ wm_exi_status wm_exi_encode_xml(wm_exi_encoder *e, const char *xml, size_t len, 
                              WM_EXI_QUOTE((const char *)xmlTextReaderConstName(rd), 64), node_line(rd));
             break;
         }
-        if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT) continue;
+        bool cm = type == XML_READER_TYPE_COMMENT && e->opts.preserve_comments;
+        bool pi = type == XML_READER_TYPE_PROCESSING_INSTRUCTION && e->opts.preserve_pis;
+        if (type != XML_READER_TYPE_ELEMENT && type != XML_READER_TYPE_END_ELEMENT && !cm && !pi) continue;
         if (tlen) { st = wm_exi_encode_ch(e, text, tlen); tlen = 0; if (st) { enc_line = text_line; break; } }
+        if (cm || pi) { /* Preserve.comments / .pis: the text on either side stays two CH */
+            const char *v = (const char *)xmlTextReaderConstValue(rd);
+            if (!v) v = "";
+            if (cm) st = wm_exi_encode_cm(e, v, strlen(v));
+            else {
+                const char *t = (const char *)xmlTextReaderConstName(rd);
+                st = wm_exi_encode_pi(e, t, strlen(t), v, strlen(v));
+            }
+            if (st) enc_line = node_line(rd);
+            continue;
+        }
         if (skip && xmlTextReaderDepth(rd) == 0) continue; /* the fragment wrapper */
         if (type == XML_READER_TYPE_ELEMENT) {
             bool empty = xmlTextReaderIsEmptyElement(rd);

@@ -5,6 +5,7 @@
 #include "codec/exi_xsd.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <libxml/parser.h>
@@ -184,14 +185,24 @@ static wm_exi_status load_doc(rd *r, xmlDocPtr doc, const char *path, const char
     return WM_EXI_OK;
 }
 
+static void first_schema_error(void *data, xmlErrorPtr e);
+
 /* Reads a schema document (from mem[0..len) when mem is set, else the file
- * at path) into *doc. Errors: WM_EXI_E_SCHEMA with the file's errno text, or
- * libxml2's message and line, taken from the parser context (per call,
- * unlike xmlGetLastError()); WM_EXI_E_MEMORY. */
+ * at path) into *doc. Errors: WM_EXI_E_SCHEMA with the file's errno text
+ * ("is a directory" for a directory: fopen takes one), or libxml2's
+ * message and line (the I/O error, else where the parser stopped);
+ * WM_EXI_E_MEMORY. libxml2 reports I/O errors
+ * through its per-thread global handlers, which print to stderr ("I/O error
+ * : Is a directory") whatever the parser's options say: a structured
+ * handler takes them for this call, so the reason reaches err and nothing
+ * reaches stderr. */
 static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm_exi_error *err, xmlDocPtr *doc)
 {
     *doc = NULL;
     if (!mem) {
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": cannot read the schema document: is a directory", WM_EXI_QUOTE(path, 120));
         FILE *f = fopen(path, "rb");
         if (!f) return wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": cannot read the schema document: %s", WM_EXI_QUOTE(path, 120), strerror(errno));
         fclose(f);
@@ -199,13 +210,26 @@ static wm_exi_status parse_doc(const char *path, const char *mem, size_t len, wm
     xmlParserCtxtPtr ctx = xmlNewParserCtxt();
     if (!ctx) return wm_exi_fail(err, WM_EXI_E_MEMORY, 0, "out of memory");
     int opts = XML_PARSE_NONET | XML_PARSE_NOBLANKS | XML_PARSE_NOWARNING | XML_PARSE_NOERROR;
+    xmlError first = { 0 };
+    first.level = XML_ERR_NONE;
+    xmlStructuredErrorFunc prev = xmlStructuredError;
+    void *prev_ctx = xmlStructuredErrorContext;
+    xmlSetStructuredErrorFunc(&first, first_schema_error);
     *doc = mem ? xmlCtxtReadMemory(ctx, mem, (int)len, path, NULL, opts) : xmlCtxtReadFile(ctx, path, NULL, opts);
+    xmlSetStructuredErrorFunc(prev_ctx, prev);
     wm_exi_status st = WM_EXI_OK;
     if (!*doc) {
-        const char *why = ctx->lastError.message ? ctx->lastError.message : "no reason given";
+        /* an I/O error is the cause ("Is a directory"), the context's last
+         * error then its consequence ("Document is empty"); otherwise the
+         * parser's last error says where it stopped */
+        bool io = first.message && first.domain == XML_FROM_IO;
+        const char *why = io ? first.message : ctx->lastError.message ? ctx->lastError.message : "no reason given";
+        int line = io ? first.line : ctx->lastError.line;
         st = wm_exi_fail(err, WM_EXI_E_SCHEMA, 0, WM_EXI_QUOTE_FMT ": the schema document is not well-formed XML (line %d): %.*s", WM_EXI_QUOTE(path, 120),
-                         ctx->lastError.line, (int)(strcspn(why, "\n") > 120 ? 120 : strcspn(why, "\n")), why);
+                         line, (int)(strcspn(why, "\n") > 120 ? 120 : strcspn(why, "\n")), why);
     }
+    xmlFree(first.file);
+    xmlFree(first.message);
     xmlFreeParserCtxt(ctx);
     /* libxml2's schema parser (validate()) re-reads included documents with
      * entity substitution on: an external entity would be fetched there, so
@@ -872,6 +896,7 @@ static void first_schema_error(void *data, xmlErrorPtr e)
     xmlError *first = data;
     if (e && e->level >= XML_ERR_ERROR && first->level < XML_ERR_ERROR) {
         first->level = e->level;
+        first->domain = e->domain;
         first->line = e->line;
         first->file = e->file ? (char *)xmlStrdup((const xmlChar *)e->file) : NULL;
         first->message = e->message ? (char *)xmlStrdup((const xmlChar *)e->message) : NULL;

@@ -140,6 +140,10 @@ void wm_content_free(wm_content *c);
  * that callers' error paths can be run under ASan. Not thread safe. */
 void wm_content_fail_news(unsigned n);
 #endif
+
+/* The schema registry the table binds filters to (owned by the table or
+ * borrowed, as created; never NULL for a table). The registry is immutable,
+ * so any thread may read it while the table lives. */
 const wm_schema_reg *wm_content_registry(const wm_content *c);
 
 /* Writer: makes dropped slots reusable, for a holder whose readers report

@@ -41,10 +41,10 @@ wm_matcher *wm_match_input_matcher(wm_match_input *in);
  * "7"), owned by the input; NULL if no such subscription. Any thread, once
  * the input is no longer being filled. */
 const char *wm_match_input_sub_id(const wm_match_input *in, uint64_t cookie);
+struct wm_content;
 /* Attaches the content-filter table that "xpath" fields are interned in
  * (the caller owns it and commits it after the lines). Without one, a line
  * with "xpath" is refused. */
-struct wm_content;
 void wm_match_input_set_content(wm_match_input *in, struct wm_content *c);
 /* Number of subscriptions accepted so far. */
 size_t wm_match_input_sub_count(const wm_match_input *in);

@@ -2,6 +2,7 @@
 #include "control/schema_registry.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,7 @@ int wm_schema_reg_load(const char *file, wm_schema_reg **out, wm_load_error *err
         wm_exi_error xe = { 0 };
         if (wm_exi_xsd_compile(e->path, &e->g, &xe)) { rc = wm_load_error_set(err, file, ln, "schema %s: %s", e->path, xe.msg); break; }
     }
-    if (!rc && ferror(f)) rc = wm_load_error_set(err, file, 0, "read error");
+    if (!rc && ferror(f)) rc = wm_load_error_set(err, file, 0, "read error: %s", strerror(errno)); /* EISDIR: "Is a directory" */
     fclose(f);
     if (rc) {
         wm_schema_reg_free(r);

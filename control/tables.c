@@ -55,7 +55,7 @@ static int add_subs(wm_tables *t, const char *path, wm_load_error *err)
         if (wm_match_input_sub(t->in, line, (size_t)n, (long)lineno, why, sizeof why))
             rc = wm_load_error_set(err, path, lineno, "%s", why);
     }
-    if (rc == 0 && ferror(f)) rc = wm_load_error_set(err, path, 0, "read error");
+    if (rc == 0 && ferror(f)) rc = wm_load_error_set(err, path, 0, "read error: %s", strerror(errno)); /* EISDIR: "Is a directory" */
     free(line);
     fclose(f);
     return rc;

@@ -67,14 +67,21 @@ wm_tables *wm_tables_compile(const wm_matcher_config *cfg, const char *resolutio
 typedef struct wm_tables_paths {
     const char *resolution, *subs, *schemas;   /* each may be NULL */
 } wm_tables_paths;
+/* Compiles the files of p (above) with matcher bounds cfg (NULL: the
+ * matcher's defaults) into a new table set, all or nothing; NULL with *err
+ * filled (file, line or offset, reason) on refusal. The caller owns the
+ * result (wm_tables_free). Any thread: it touches no shared state. */
 wm_tables *wm_tables_compile_paths(const wm_matcher_config *cfg, const wm_tables_paths *p, wm_load_error *err);
 
 /* Frees the tables and their matcher. No reader may be attached any more
  * (control/reload.h guarantees it for tables it retires). NULL is a no-op. */
 void wm_tables_free(wm_tables *t);
 
-/* The compiled matcher. Readers use it through their own wm_matcher_reader;
- * nobody may call its writer functions (the tables are immutable). */
+/* The compiled matcher. Readers use it through their own wm_matcher_reader.
+ * What the files defined is immutable: only the holder may call its writer
+ * functions, as its one writer thread, and only for subscriptions of its
+ * own ("Extension by the holder" above: cookies with WM_TABLES_COOKIE_EXT,
+ * never removing a file's subscription). Any thread; never NULL. */
 wm_matcher *wm_tables_matcher(const wm_tables *t);
 
 /* The set's content filters (control/content_filters.h): the registry, the

@@ -86,10 +86,10 @@ uint32_t wm_world_stamps(wm_world *w, uint32_t k);
 /* The prepared form of entity idx, created on first use; NULL if GEOS fails. */
 const GEOSPreparedGeometry *wm_world_prepared(wm_world *w, uint32_t idx);
 
+struct json_t;
 /* GeoJSON geometry object -> GEOS geometry (control/world_geojson.c).
  * *coords_left is the remaining coordinate budget, decremented. Returns NULL
  * with a message in msg (and *limit set when the budget ran out). */
-struct json_t;
 GEOSGeometry *wm_world_geojson_geometry(GEOSContextHandle_t ctx, struct json_t *g, uint64_t *coords_left,
                                         int *limit, char *msg, size_t cap);
 

@@ -48,6 +48,12 @@ static const struct opt_def opts[] = {
      "out-of-order blocks of 2 KiB per worker"},
     {"max-subs", 'B', OPT_U32, "N", 1, 1u << 24, 65536, F(max_subs),
      "subscriptions in the match table, preloaded + learned (a learned one beyond: refused, counted)"},
+    {"max-trie-nodes", 'N', OPT_U32, "N", 1, 1u << 28, 0, F(max_trie_nodes),
+     "wildcard-trie nodes in the match table, preloaded + learned: a filter with + or # of L distinct levels "
+     "takes L (default 8 x --max-subs)"},
+    {"client-trie-nodes", 'Q', OPT_U32, "N", 1, 1u << 28, 0, F(client_trie_nodes),
+     "trie nodes one client's learned subscriptions may add (a SUBSCRIBE beyond: refused, counted in "
+     "subs_quota) (default --max-trie-nodes / 16, at least 256)"},
     {"idle-exit-ms", 'I', OPT_U32, "MS", 1, 3600000, 200, F(idle_exit_ms),
      "a capture replay (net_pcap rx_pcap) ends after MS milliseconds of empty polling"},
     {"mbufs", 'M', OPT_U32, "N", 1024, 1u << 26, 0, F(mbufs),

@@ -34,6 +34,8 @@ struct wm_app_options {
     uint32_t max_flows;
     uint32_t ooo_blocks;
     uint32_t max_subs;       /* match table bound (preloaded + learned) */
+    uint32_t max_trie_nodes; /* its wildcard trie's bound (0 = default, wm_match_bounds) */
+    uint32_t client_trie_nodes; /* one client's share of it (0 = default) */
     uint32_t idle_exit_ms;
     uint32_t mbufs;          /* 0 = computed */
     enum wm_share_policy share_policy;

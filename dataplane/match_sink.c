@@ -69,6 +69,7 @@ struct sub_node {
     char *nbhd;              /* neighborhood name, NULL: none */
     char *xpath;             /* content filter text, NULL: none */
     uint32_t slot, next_slot; /* its content slot in the current / next set */
+    uint32_t trie_charge;    /* wildcard-trie nodes charged to its client's share (install) */
     /* Under lock: a re-SUBSCRIBE whose content filter awaits its compile
      * does not replace the subscription in force at once (MQTT 5.0 §3.8.4
      * replaces it with one that is made; a refused one must leave it as it
@@ -107,6 +108,7 @@ struct client_rec {
     uint32_t hash;
     char *client;
     struct sub_node *subs;
+    uint64_t trie_nodes;         /* its learned subscriptions' trie_charge, against client_trie_nodes */
     const struct wm_match_worker *conn_w; /* the connection holding it (NULL: none) */
     uint64_t conn;
     uint64_t deadline_ns;        /* detached: packet time it expires (UINT64_MAX never); 0 attached */
@@ -142,6 +144,8 @@ struct wm_match_table {
     atomic_uint_fast32_t superseded;
     wm_retire node_retire;       /* under lock: unlinked nodes */
     uint32_t max_subs;
+    uint32_t max_trie_nodes;     /* the matcher's bound (wm_match_bounds) */
+    uint32_t client_trie_nodes;  /* one client's share of it for learned subscriptions */
     uint32_t xpath_slots;        /* content slots per set (wm_match_table_set_xpath_slots) */
     size_t exi_mem_cap;          /* per-payload decoding memory, 0 = codec default (wm_match_table_set_exi_mem_cap) */
     uint32_t max_groups;
@@ -417,6 +421,7 @@ static void client_gc(struct wm_match_table *t, struct client_rec *r)
 
 static void client_link(struct client_rec *r, struct sub_node *n)
 {
+    r->trie_nodes += n->trie_charge;
     n->owner = r;
     n->cnext = r->subs;
     if (r->subs) r->subs->cprev = &n->cnext;
@@ -427,6 +432,7 @@ static void client_link(struct client_rec *r, struct sub_node *n)
 static void client_unlink(struct sub_node *n)
 {
     if (!n->cprev) return;
+    if (n->owner) n->owner->trie_nodes -= n->trie_charge;
     *n->cprev = n->cnext;
     if (n->cnext) n->cnext->cprev = n->cprev;
     n->cnext = NULL;
@@ -453,6 +459,27 @@ static void gate_session(struct wm_match_table *t, struct client_rec *r, bool of
                  offline);
 }
 
+/* A refusal that a bound of the table caused names the option that sets
+ * it and its value: the matcher's text names only its config field
+ * ("wildcard trie full (max_trie_nodes) [full_nodes]"). */
+static int bound_hint(const struct wm_match_table *t, wm_load_error *err)
+{
+    static const struct { wm_matcher_status st; const char *opt; } bound[] = {
+        {WM_MATCHER_E_FULL_NODES, "--max-trie-nodes"}, {WM_MATCHER_E_FULL_SUBS, "--max-subs"},
+        {WM_MATCHER_E_FULL_FILTERS, "--max-subs"}, {WM_MATCHER_E_FULL_CLIENTS, "--max-subs"}};
+    if (!err) return -1;
+    size_t n = strlen(err->reason);
+    for (size_t i = 0; i < sizeof bound / sizeof bound[0]; i++) {
+        char tag[40];
+        size_t k = (size_t)snprintf(tag, sizeof tag, "[%s]", wm_matcher_status_name(bound[i].st));
+        if (n < k || strcmp(err->reason + n - k, tag) != 0) continue;
+        uint32_t v = bound[i].st == WM_MATCHER_E_FULL_NODES ? t->max_trie_nodes : t->max_subs;
+        snprintf(err->reason + n, sizeof err->reason - n, ": raise %s (now %u)", bound[i].opt, v);
+        break;
+    }
+    return -1;
+}
+
 /* Writer, under the lock: node n's superseded flag set to `on`, keeping
  * the table's count. */
 static void sup_set(struct wm_match_table *t, struct sub_node *n, bool on)
@@ -476,7 +503,7 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
 {
     wm_tables_paths paths = {t->res_path, t->subs_path, t->schemas_path};
     wm_tables *nt = wm_tables_compile_paths(wm_reload_config(t->rl), &paths, err);
-    if (!nt) return -1;
+    if (!nt) return bound_hint(t, err);
     wm_content *content = wm_tables_content(nt);
     wm_content_reuse_slots(content, wm_reload_config(t->rl)->qsbr, t->xpath_slots);
     if (set_keys_attach(nt) != 0) {
@@ -518,8 +545,9 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
             if (st != WM_MATCHER_OK) {
                 tunlock(&t->lock);
                 wm_tables_free(nt);
-                return wm_load_error_set(err, NULL, 0, "learned subscription %s (filter %s) does not fit the new tables: %s",
-                                         n->key, n->filter, wm_matcher_status_message(st));
+                wm_load_error_set(err, NULL, 0, "learned subscription %s (filter %s) does not fit the new tables: %s [%s]",
+                                  n->key, n->filter, wm_matcher_status_message(st), wm_matcher_status_name(st));
+                return bound_hint(t, err);
             }
           }
         }
@@ -588,6 +616,27 @@ static int load_set(struct wm_match_table *t, wm_load_error *err)
 struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, const char *schemas_path,
                                           uint32_t max_subs, wm_load_error *err)
 {
+    struct wm_match_bounds b = {.max_subs = max_subs};
+    return wm_match_table_new_bounded(res_path, subs_path, schemas_path, &b, err);
+}
+
+void wm_match_bounds_resolve(struct wm_match_bounds *b)
+{
+    if (!b->max_trie_nodes)
+        b->max_trie_nodes = b->max_subs > (1u << 28) / WM_MATCHER_TRIE_NODES_PER_FILTER
+                                ? 1u << 28 : b->max_subs * WM_MATCHER_TRIE_NODES_PER_FILTER;
+    if (!b->client_trie_nodes) {
+        b->client_trie_nodes = b->max_trie_nodes / WM_MATCH_CLIENT_TRIE_SHARE;
+        if (b->client_trie_nodes < WM_MATCH_CLIENT_TRIE_MIN) b->client_trie_nodes = WM_MATCH_CLIENT_TRIE_MIN;
+    }
+}
+
+struct wm_match_table *wm_match_table_new_bounded(const char *res_path, const char *subs_path, const char *schemas_path,
+                                                  const struct wm_match_bounds *bounds, wm_load_error *err)
+{
+    struct wm_match_bounds b = *bounds;
+    wm_match_bounds_resolve(&b);
+    uint32_t max_subs = b.max_subs;
     struct wm_match_table *t = calloc(1, sizeof *t);
     if (!t) {
         wm_load_error_set(err, NULL, 0, "out of memory");
@@ -599,6 +648,10 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     pthread_cond_init(&t->done_cv, NULL);
     rte_spinlock_init(&t->lock);
     t->max_subs = max_subs;
+    t->max_trie_nodes = b.max_trie_nodes;
+    t->client_trie_nodes = b.client_trie_nodes;
+    t->c.trie_nodes_max = b.max_trie_nodes;
+    t->c.client_trie_nodes = b.client_trie_nodes;
     /* live filters <= subscriptions; the other half of the slots absorbs
      * those waiting for their grace period between two housekeeping runs */
     t->xpath_slots = max_subs > WM_CONTENT_MAX_SLOTS / 2 ? WM_CONTENT_MAX_SLOTS : 2 * max_subs;
@@ -612,6 +665,7 @@ struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs
     atomic_init(&t->superseded, 0);
     wm_matcher_config cfg = {0};
     cfg.max_subs = max_subs;
+    cfg.max_trie_nodes = b.max_trie_nodes;
     cfg.max_peids = 1u << 22;
     cfg.max_groups = t->max_groups = 4096;
     t->rl = wm_reload_new(&cfg);
@@ -762,6 +816,10 @@ static void node_unlink(struct wm_match_table *t, struct sub_node *n)
 static void node_take(struct wm_match_table *t, struct sub_node *n)
 {
     struct sub_node *rest = n->older ? n->older : n->newer;
+    if (rest) { /* the chain's nodes share one filter, so its trie charge stays with the client */
+        rest->trie_charge += n->trie_charge;
+        n->trie_charge = 0;
+    }
     if (!n->older) {
         struct sub_node **pp = find_slot(t, n->client, strlen(n->client), n->filter, strlen(n->filter), n->hash);
         if (n->newer) {
@@ -910,6 +968,9 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         }
         last->newer = n;
         n->older = last;
+        /* the filter of the one in force: no new trie node, no charge of
+         * its own (node_take hands the chain's charge to its survivor) */
+        n->trie_charge = 0;
         sup_chain(t, n);
         client_link(rec, n);
         gate_set(t, n, s->max_packet, rec->deadline_ns != 0);
@@ -919,6 +980,21 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
         content_changed(t);
         content_counts(t, content);
         return WM_MQTT_SUB_INSTALLED;
+    }
+    /* The client's share of the wildcard trie ("Bounds" in match_sink.h): a
+     * subscription is charged the nodes its filter adds now, a replacement
+     * (same filter, so the same nodes) inherits its predecessor's charge. */
+    if (*pp) {
+        n->trie_charge = (*pp)->trie_charge;
+    } else {
+        n->trie_charge = wm_matcher_trie_cost(m, (const char *)s->filter.p, s->filter.len);
+        if (n->trie_charge && rec->trie_nodes + n->trie_charge > t->client_trie_nodes) {
+            node_free(n);
+            if (slot) wm_content_unref(content, slot);
+            client_gc(t, rec);
+            t->c.subs_quota++;
+            return WM_MQTT_SUB_QUOTA;
+        }
     }
     if (*pp) { /* §3.8.4: the new subscription replaces the existing one */
         remove_node(t, pp);
@@ -943,6 +1019,10 @@ static enum wm_mqtt_sub_status install(struct wm_match_table *t, const struct wm
             content_changed(t);
         }
         client_gc(t, rec);
+        if (st == WM_MATCHER_E_FULL_NODES) { /* --max-trie-nodes */
+            t->c.subs_trie_full++;
+            return WM_MQTT_SUB_FULL;
+        }
         if (st >= WM_MATCHER_E_FULL_SUBS && st <= WM_MATCHER_E_FULL_GROUPS) { /* a bound derived from max_subs */
             t->c.subs_full++;
             return WM_MQTT_SUB_FULL;
@@ -1206,6 +1286,11 @@ void wm_match_table_counters(struct wm_match_table *t, struct wm_match_counters 
 {
     tlock(&t->lock);
     *out = t->c;
+    if (t->cur) {
+        wm_matcher_stats ms;
+        wm_matcher_stats_get(wm_tables_matcher(t->cur), &ms);
+        out->trie_nodes = ms.trie_nodes;
+    }
     tunlock(&t->lock);
 }
 

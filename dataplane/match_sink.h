@@ -46,6 +46,21 @@
  *     (max_subs) taken by live and such removed ones waits for it (in the
  *     matcher, matcher.h "Bounds"; counted in subs_full_waits); it is
  *     refused (subs_full) only when max_subs are live.
+ *   - Bounds: max_subs subscriptions and max_trie_nodes wildcard-trie
+ *     nodes (one wildcard filter of L distinct levels takes L of them, up
+ *     to 64; the default holds max_subs filters of 8 such levels). Learned
+ *     subscriptions draw on the same tables as the preloaded ones, so each
+ *     client's learned subscriptions may add at most client_trie_nodes
+ *     trie nodes (charged what wm_matcher_trie_cost says at the install,
+ *     given back at the removal): one client subscribing deep distinct
+ *     filters cannot fill the trie for every later subscriber. Beyond its
+ *     share a SUBSCRIBE is refused (WM_MQTT_SUB_QUOTA, subs_quota: what a
+ *     broker enforcing the share would answer with SUBACK reason code 0x97
+ *     Quota exceeded, MQTT 5.0 §3.9.3; the data plane only watches, so it
+ *     counts it and does not install it); with the trie itself full,
+ *     subs_trie_full. A load or reload refused by a bound names the option
+ *     that sets it ("wildcard trie full (max_trie_nodes) [full_nodes]:
+ *     raise --max-trie-nodes (now N)").
  *   - Preloaded subscriptions belong to the file: traffic neither replaces
  *     nor removes them (an UNSUBSCRIBE of one counts as unsub_unknown);
  *     they are reported by their file "id" (an integer id as its decimal
@@ -194,6 +209,11 @@ struct wm_match_worker; /* one per worker */
     X(subs_removed)                                                               \
     X(unsub_unknown)       /* UNSUBSCRIBE of a filter not learned */              \
     X(subs_full)           /* learned subscriptions refused: max_subs (--max-subs) reached */ \
+    X(subs_trie_full)      /* ... refused: the wildcard trie (--max-trie-nodes) is full */ \
+    X(subs_quota)          /* ... refused: its client's share of the trie (--client-trie-nodes) is used */ \
+    X(trie_nodes)          /* wildcard-trie nodes live in the current set (gauge) */ \
+    X(trie_nodes_max)      /* the bound of them (--max-trie-nodes) */ \
+    X(client_trie_nodes)   /* one client's share of them for learned subscriptions (--client-trie-nodes) */ \
     X(subs_full_waits)     /* a SUBSCRIBE found the bound full and waited a grace period for removed ones */ \
     X(subs_session_ended)  /* learned subs removed because their session ended */ \
     X(sessions_ended)      /* sessions ended with their connection (expiry 0) */  \
@@ -270,6 +290,29 @@ struct wm_match_counters {
  * thread, before workers start. */
 struct wm_match_table *wm_match_table_new(const char *res_path, const char *subs_path, const char *schemas_path,
                                           uint32_t max_subs, wm_load_error *err);
+
+/* The default share of one client: 1/16 of max_trie_nodes, at least 256
+ * nodes (4 filters of 64 distinct levels). */
+#define WM_MATCH_CLIENT_TRIE_SHARE 16u
+#define WM_MATCH_CLIENT_TRIE_MIN 256u
+
+/* The bounds of a match table (0 = the default). */
+struct wm_match_bounds {
+    uint32_t max_subs;          /* subscriptions, preloaded + learned (required, >= 1) */
+    uint32_t max_trie_nodes;    /* wildcard-trie nodes of the matcher, preloaded + learned;
+                                   default WM_MATCHER_TRIE_NODES_PER_FILTER * max_subs (matcher.h) */
+    uint32_t client_trie_nodes; /* trie nodes one client's learned subscriptions may add; default
+                                   max_trie_nodes / WM_MATCH_CLIENT_TRIE_SHARE, at least WM_MATCH_CLIENT_TRIE_MIN */
+};
+
+/* Fills the zero fields of *b with their defaults (above). Pure, any thread. */
+void wm_match_bounds_resolve(struct wm_match_bounds *b);
+
+/* wm_match_table_new with every bound given (see "Bounds" above); the
+ * table's counters trie_nodes_max and client_trie_nodes report the
+ * resolved ones. Same errors and thread rules as wm_match_table_new. */
+struct wm_match_table *wm_match_table_new_bounded(const char *res_path, const char *subs_path, const char *schemas_path,
+                                                  const struct wm_match_bounds *bounds, wm_load_error *err);
 
 /* Re-reads both files and, only if everything compiled and every learned
  * subscription that keeps its neighborhood fits, swaps the new set in.

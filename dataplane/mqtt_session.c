@@ -905,6 +905,7 @@ static void count_sub_status(struct wm_mqtt_layer *l, enum wm_mqtt_sub_status st
     case WM_MQTT_SUB_NBHD_UNKNOWN: l->c.subs_nbhd_unknown++; break;
     case WM_MQTT_SUB_XPATH_INVALID: l->c.subs_xpath_invalid++; break;
     case WM_MQTT_SUB_FULL: l->c.subs_full++; break;
+    case WM_MQTT_SUB_QUOTA: l->c.subs_quota++; break;
     default: l->c.subs_rejected++; break;
     }
 }

@@ -213,7 +213,9 @@ enum wm_mqtt_sub_status {
     WM_MQTT_SUB_NBHD_UNKNOWN, /* names no neighborhood of the loaded resolution: not installed */
     WM_MQTT_SUB_REJECTED,     /* the matcher refused it (full, invalid): not installed */
     WM_MQTT_SUB_XPATH_INVALID,/* its `xpath` compiles for no registered schema: not installed */
-    WM_MQTT_SUB_FULL,         /* the bound of subscriptions (--max-subs) is reached: not installed */
+    WM_MQTT_SUB_FULL,         /* a bound of the table (--max-subs, --max-trie-nodes) is reached: not installed */
+    WM_MQTT_SUB_QUOTA,        /* its client's share of the trie (--client-trie-nodes) is used: not
+                                 installed (a broker enforcing it would answer 0x97 Quota exceeded, §3.9.3) */
 };
 
 /* A session's lifetime, as the broker's answers show it (mqtt_session.h
@@ -331,7 +333,8 @@ struct wm_mqtt_sink {
     X(subs_installed)                                                            \
     X(subs_nbhd_unknown)                                                         \
     X(subs_xpath_invalid)   /* `xpath` refused (reason: match.last_xpath_error) */ \
-    X(subs_full)            /* refused: the bound of subscriptions (--max-subs) */ \
+    X(subs_full)            /* refused: a bound of the table (--max-subs, --max-trie-nodes) */ \
+    X(subs_quota)           /* refused: the client's share of the trie (--client-trie-nodes; 0x97) */ \
     X(subs_rejected)        /* refused by the matcher otherwise (invalid) */     \
     X(unsubscribe_filters)  /* filters in client UNSUBSCRIBEs */                 \
     X(unsubs_removed)       /* ... the UNSUBACK answered 0x00: removed */        \
@@ -380,6 +383,9 @@ struct wm_mqtt_config {
     uint32_t pending_bytes;   /* bytes of all pending copies per worker, in WM_MQTT_PEND_CHUNK pieces (default
                                  262144; at most 2^30); one session holds at most a sixteenth of them */
 };
+/* Fills *cfg with the defaults written beside each field above (units:
+ * bytes and counts per worker), the configuration build/wirematch runs
+ * with; the caller then changes what its options set. Pure, any thread. */
 void wm_mqtt_config_default(struct wm_mqtt_config *cfg);
 
 struct wm_mqtt_layer {

@@ -55,6 +55,8 @@
 
 #include "control/content_filters.h"
 
+struct wm_proxy_counters;
+
 typedef struct wm_proxy_config {
     struct sockaddr_storage listen_addr;
     socklen_t listen_len;
@@ -92,6 +94,16 @@ typedef struct wm_proxy_config {
                                     (dataplane/proxy_filter.h), < WM_PROXY_SID_SPAN; random per
                                     process (wirematch-proxy_main.c), 0 = none */
     int verbose;
+    /* SIGUSR1 (live telemetry): called on the thread running wm_proxy_run
+     * with the counters summed over the workers as each had them at the end
+     * of its batch after the signal (a worker that did not answer within 1 s
+     * is left out, counted in late), and the time since start (ns). NULL: SIGUSR1 is ignored. The counters are a copy: the
+     * callback may read them as it likes, not keep the pointer. */
+    void (*live)(void *ctx, const struct wm_proxy_counters *c, uint64_t elapsed_ns, unsigned late);
+    void *live_ctx;
+    /* Set by wm_proxy_fd_limit (0 if it was not called): file descriptors the
+     * run may need, and RLIMIT_NOFILE's soft limit after it (UINT64_MAX: none). */
+    uint64_t fds_needed, fds_limit;
 } wm_proxy_config;
 
 /* Defaults for everything but the two addresses. */
@@ -108,6 +120,17 @@ typedef struct wm_proxy_counters {
     uint64_t conns_peak;             /* gauge: most connections open at once */
     uint64_t conns_open;             /* gauge at exit */
     uint64_t limit_conns;            /* clients refused: max_conns reached */
+    /* Out of file descriptors (RLIMIT_NOFILE, EMFILE; or the system's,
+     * ENFILE): accepts that failed so (each pauses the worker's accepting
+     * until one of its connections closes, or a retry after
+     * WM_PROXY_FDS_RETRY_MS finds one; proxy_loop.c fds_out), clients in the
+     * listener's backlog answered CONNACK 0x89 Server busy meanwhile through
+     * the worker's spare descriptor, and upstream sockets that could not be
+     * made (the client is answered CONNACK 0x88, as for an unreachable broker;
+     * also in upstream_connect_failed). */
+    uint64_t limit_fds;
+    uint64_t fds_shed;
+    uint64_t upstream_socket_failed;
     uint64_t upstream_connect_failed;
     uint64_t closed_by_client;       /* ended by the client: its EOF or error, or a bad packet from it */
     uint64_t closed_by_upstream;     /* ended by the broker: likewise, a refusing CONNACK, or it went away */
@@ -193,6 +216,8 @@ typedef struct wm_proxy_counters {
     uint64_t filter_unknown_sid;         /* broker PUBLISHes withheld: only identifiers of subscriptions the
                                             proxy does not know, on a session that may hold filtered ones */
     uint64_t filter_session_full;        /* nbhd SUBSCRIBEs refused (0x97): no room in the session table */
+    uint64_t filter_suback_prefilter;    /* filters refused (0x97; 0x8F invalid): the --prefilter registry could not
+                                            take one of their SUBSCRIBE's (a matcher table full, memory) */
     uint64_t filter_expiry_from_zero;    /* client DISCONNECTs setting a Session Expiry Interval on a connection
                                             whose was 0 (MQTT 5.0 §3.14.2.2.2 Protocol Error): not taken */
     /* Content filtering (--schemas). */
@@ -269,11 +294,21 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
  * failed). */
 int wm_proxy_write_failed_summary(FILE *f, const char *why);
 
+/* Before wm_proxy_run, once the options are set (main thread): the file
+ * descriptors a run with cfg->max_conns and cfg->threads may need (2 per
+ * client connection, its own and its broker's, plus a fixed part) against
+ * RLIMIT_NOFILE. If the soft limit is short it is raised to the hard one (as
+ * mosquitto does). Sets cfg->fds_needed and cfg->fds_limit. Returns 0 if the
+ * limit suffices (or cannot be read), 1 if it is still short: a warning with
+ * both numbers and what to do is on stderr, and the run answers clients
+ * past the limit CONNACK 0x89 (counters limit_fds, fds_shed). Before
+ * 2026-12-02 nothing checked it (REVIEW14 finding 2). */
+int wm_proxy_fd_limit(wm_proxy_config *cfg);
+
 /* Blocks SIGINT, SIGTERM, SIGHUP and SIGUSR1 in the calling thread (and so
  * in every thread it starts later) and fills *set with them, the signals
- * wm_proxy_run waits for (SIGUSR1, which until 2026-12-02 woke the main
- * thread for a --state save, now only makes it look at its timers early:
- * the saver has its own thread). Call it first in main: a signal that comes while the tables load
+ * wm_proxy_run waits for (SIGUSR1: cfg->live is given the counters of the
+ * moment, live telemetry; until 2026-12-02 it was taken and dropped). Call it first in main: a signal that comes while the tables load
  * then waits for wm_proxy_run instead of ending the process without its
  * summary. Idempotent. */
 void wm_proxy_block_signals(sigset_t *set);
@@ -288,8 +323,13 @@ int wm_proxy_probe(void);
 int wm_proxy_parse_addr(const char *text, struct sockaddr_storage *ss, socklen_t *len,
                         char *err, size_t errlen);
 
-/* Writes the JSON summary of a run to f (one object, one line). Returns 0 or -1. */
+/* Writes the JSON summary of a run to f (one object, one line). late < 0:
+ * the summary at the stop; late >= 0: a live one (SIGUSR1, cfg->live) while
+ * the workers run, with "live": true and "late_workers": late (workers left
+ * out of c), gauges as of now ("open_at_exit" then means open now), and
+ * without the --state saver's running counters (saves, save_errors, bytes:
+ * its thread writes them). Returns 0 or -1. */
 int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
-                           const wm_proxy_counters *c, uint64_t elapsed_ns);
+                           const wm_proxy_counters *c, uint64_t elapsed_ns, int late);
 
 #endif

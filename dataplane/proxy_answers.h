@@ -87,6 +87,10 @@ typedef enum wm_proxy_answers_put_result {
     WM_PROXY_ANSWERS_WAITS,      /* behind the peer's outstanding answers */
     WM_PROXY_ANSWERS_OVERFLOW,   /* into q now, after the waiting ones released early (the bound) */
 } wm_proxy_answers_put_result;
+/* Puts the answer p[0..n) (bytes of one whole packet, copied) for a's side:
+ * into q now or held behind the peer's outstanding answers (the result
+ * says which; FAILED: nothing queued, the caller closes the connection).
+ * The connection's thread only. */
 wm_proxy_answers_put_result wm_proxy_answers_put(wm_proxy_answers *a, wm_proxy_queue *q, const uint8_t *p, uint32_t n);
 
 /* Moves the waiting answers that are due (answered has reached their

@@ -347,16 +347,12 @@ static void alias_free(wm_proxy_alias_tab *t)
     memset(t, 0, sizeof *t);
 }
 
-/* A subscription the broker holds: registered for --prefilter and mirrored
- * into the session entry, which owns the registration from then on (it
- * outlives the connection). */
+/* A subscription the broker holds: mirrored into the session entry, which
+ * owns its --prefilter registration (made with the record, at its
+ * SUBSCRIBE: prefilter_add) from then on (it outlives the connection). */
 static void rec_install(wm_proxy_filter *f, wm_proxy_sub_rec *r)
 {
     r->pending = 0;
-    if (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg))
-        r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
-                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, r->name,
-                                           r->xpath != NULL);
     if (f->sess_gen) {
         wm_proxy_saved_sub kept = { r->filter, r->filter_len, r->sid, r->name, r->reg_sub, r->xpath };
         if (wm_proxy_registry_session_put(f->sh->reg, f->sh->rd, f->cid, f->cid_len, f->sess_gen, &kept))
@@ -909,6 +905,37 @@ static int xpath_ready(wm_proxy_filter *f, const wm_mqtt5_packet *sub, wm_mqtt5_
     return st;
 }
 
+/* --prefilter: the SUBSCRIBE's records from `first` on are registered now,
+ * before the broker has them: one the registry cannot take (a table full,
+ * memory: REVIEW14 finding 1) is refused to this client alone, the whole
+ * SUBSCRIBE with 0x97 Quota exceeded (0x8F Topic Filter invalid if the
+ * matcher finds it invalid; MQTT 5.0 §3.9.3), as --max-subs-per-conn does,
+ * so that the registry stays exact for everyone. Registered at the SUBSCRIBE
+ * rather than at its SUBACK, a subscription counts from the moment the
+ * broker may install it (a refused one leaves with its record, on_suback),
+ * which only lets more pass. Returns true if it refused (*a: the action). */
+static bool prefilter_add(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, uint32_t first, uint32_t client_max,
+                          wm_proxy_queue *back, wm_proxy_action *a)
+{
+    if (!f->sh->reg || !wm_proxy_registry_prefilter(f->sh->reg)) return false;
+    for (uint32_t i = first; i < f->n_recs; i++) {
+        wm_proxy_sub_rec *r = &f->recs[i];
+        wm_matcher_status st;
+        r->reg_sub = wm_proxy_registry_add(f->sh->reg, f->sh->rd,
+                                           (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len }, r->name,
+                                           r->xpath != NULL, &st);
+        if (r->reg_sub != WM_SUB_NONE) continue;
+        char why[400];
+        snprintf(why, sizeof why, "the proxy's subscription registry (--prefilter) cannot take \"%.*s\": %s",
+                 r->filter_len > 100 ? 100 : (int)r->filter_len, r->filter, wm_matcher_status_message(st));
+        while (f->n_recs > first) rec_remove(f, f->n_recs - 1);   /* (with their registrations) */
+        f->c->filter_suback_prefilter += pkt->count;
+        *a = refuse(f, pkt, st == WM_MATCHER_E_INVALID_FILTER ? 0x8F : 0x97, why, client_max, back);
+        return true;
+    }
+    return false;
+}
+
 static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet *pkt, const wm_mqtt5_config cfg[2],
                                       wm_proxy_queue *back, uint8_t *scratch, uint32_t cap, uint32_t *out_len,
                                       uint32_t *vslot)
@@ -1046,6 +1073,7 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
      * filtered subscription that cannot be recorded must not reach the
      * broker unfiltered: refuse it (Quota exceeded, §3.9.3). */
     uint32_t first = f->n_recs;
+    wm_proxy_action refused;
     wm_mqtt5_subscription e;
     pos = 0;
     for (uint32_t i = 0; wm_mqtt5_subscription_next(pkt, &pos, &e); i++) {
@@ -1064,11 +1092,14 @@ static wm_proxy_action on_subscribe_x(wm_proxy_filter *f, const wm_mqtt5_packet 
             return refuse(f, pkt, 0x9E, msg, client_max, back);
         }
         f->c->filter_records_full++;
-        if (filtered) {
+        /* (with --prefilter a plain one too: unrecorded, it would not be
+         * registered, and the prefilter would keep what it should receive) */
+        if (filtered || (f->sh->reg && wm_proxy_registry_prefilter(f->sh->reg))) {
             while (f->n_recs > first) rec_remove(f, f->n_recs - 1);
             return refuse(f, pkt, 0x97, "too many subscriptions on this connection", client_max, back);
         }
     }
+    if (prefilter_add(f, pkt, first, client_max, back, &refused)) return refused;
     if (nbhd >= 0) f->c->filter_nbhd_subscribes++;
     if (*vslot) f->c->filter_xpath_subscribes++;
     if (!add_sid) return WM_PROXY_KEEP;

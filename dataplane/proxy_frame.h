@@ -145,6 +145,8 @@ static inline bool wm_proxy_session_holding(const wm_proxy_session *ss)
  * return the same verdict kind. */
 wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_queue *q);
 
+/* Bytes: the longest packet wm_proxy_error_packet writes. */
+#define WM_PROXY_ERROR_PACKET_MAX 8
 /* The packet that tells the sender of direction dir that it broke the
  * protocol with reason_code: to a client before its CONNACK, a CONNACK with
  * that reason code (§3.2.2.2), in the 3.1.1 layout with return code 0x01
@@ -152,8 +154,8 @@ wm_proxy_frame_result wm_proxy_frame(wm_proxy_session *ss, int dir, wm_proxy_que
  * a client whose CONNECT was 3.1 or 3.1.1 (ss->client_level), which reads
  * no other; otherwise a DISCONNECT with it (§3.14.2.1).
  * Writes at most WM_PROXY_ERROR_PACKET_MAX bytes to out; returns the count, 0
- * if nothing should be sent (a broker that has not acknowledged CONNECT). */
-#define WM_PROXY_ERROR_PACKET_MAX 8
+ * if nothing should be sent (a broker that has not acknowledged CONNECT).
+ * Pure; the connection's thread. */
 uint32_t wm_proxy_error_packet(const wm_proxy_session *ss, int dir, uint8_t reason_code, uint8_t *out);
 
 #endif

@@ -50,13 +50,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 enum { OP_ACCEPT = 1, OP_CONNECT, OP_RECV, OP_SEND, OP_SEND_INLINE, OP_CANCEL, OP_WAKE, OP_SWEEP,
-       OP_BUSY_RECV, OP_BUSY_SEND, OP_LINGER, OP_LINGER_SWEEP };
+       OP_BUSY_RECV, OP_BUSY_SEND, OP_LINGER, OP_LINGER_SWEEP, OP_FDS_RETRY };
 enum { ST_FREE = 0, ST_CONNECTING, ST_OPEN, ST_CLOSING };
 enum { PAUSE_CONN = 1, PAUSE_TOTAL = 2, PAUSE_HOLD = 4 };
 #define PARK_MAX 256
@@ -197,10 +200,27 @@ typedef struct worker {
     busy_slot refused[WM_PROXY_BUSY_SLOTS]; /* clients beyond max_conns being answered */
     uint8_t busy_connack[8];  /* CONNACK 0x89 Server busy, encoded at start */
     uint32_t busy_connack_len;
+    /* Out of file descriptors (fds_out): accepting is paused until one of
+     * the worker's connections closes or fds_t fires; spare_fd (an eventfd,
+     * -1 if it could not be made again) is given up for a moment to answer
+     * one waiting client (fds_shed); fds_logged: when the last line about it
+     * was written (ns), fds_unlogged: the failures since. */
+    bool accept_paused;
+    int spare_fd;
+    deadline_timer fds_t;
+    uint64_t fds_logged, fds_unlogged;
+    /* Live telemetry (SIGUSR1, wm_proxy_run): the counters as of the end of
+     * the batch that first saw g_snap_seq move, published by snap_done = that
+     * sequence number (release; the main thread reads snap after acquiring
+     * it, and asks for the next only after). */
+    uint64_t snap_seen;
+    wm_proxy_counters snap;
+    _Atomic uint64_t snap_done;
 } worker;
 
 static atomic_int g_fatal;
 static atomic_int g_stop;     /* a wake-up means stop (else: look for reloaded tables) */
+static _Atomic uint64_t g_snap_seq;   /* moved by the main thread for each SIGUSR1 (worker.snap) */
 
 static uint64_t now_ns(void)
 {
@@ -476,6 +496,7 @@ static void finalize(worker *w, conn *k, uint32_t slot)
     w->free_head = slot;
     w->open--;
     w->c.conns_closed++;
+    w->accept_paused = false;   /* its descriptors are free: accept again (fds_out) */
 }
 
 /* ------------------------------------------------------------ lingering close
@@ -1120,12 +1141,13 @@ static bool busy_take(worker *w, int fd)
     return true;
 }
 
-static void busy_done(busy_slot *b)
+static void busy_done(worker *w, busy_slot *b)
 {
     if (!b->closing || b->ops) return;
     close(b->fd);
     b->fd = -1;
     b->gen++;
+    w->accept_paused = false;   /* a descriptor is free: accept again (fds_out) */
 }
 
 static void busy_close(worker *w, busy_slot *b, uint32_t i)
@@ -1139,7 +1161,7 @@ static void busy_close(worker *w, busy_slot *b, uint32_t i)
         io_uring_prep_cancel_fd(sqe, b->fd, IORING_ASYNC_CANCEL_ALL);
         io_uring_sqe_set_data64(sqe, OP_CANCEL);
     }
-    busy_done(b);
+    busy_done(w, b);
 }
 
 static void on_busy(worker *w, unsigned op, uint32_t i, uint32_t gen, struct io_uring_cqe *cqe)
@@ -1158,7 +1180,7 @@ static void on_busy(worker *w, unsigned op, uint32_t i, uint32_t gen, struct io_
          * still sends is read and dropped until it closes. */
         if (res > 0 && !b->closing) shutdown(b->fd, SHUT_WR);
         else busy_close(w, b, i);
-        busy_done(b);
+        busy_done(w, b);
         return;
     }
     bool more = cqe->flags & IORING_CQE_F_MORE;
@@ -1191,13 +1213,100 @@ static void on_busy(worker *w, unsigned op, uint32_t i, uint32_t gen, struct io_
             b->ops++;
         }
     }
-    busy_done(b);
+    busy_done(w, b);
 }
+
+/* Out of file descriptors: how long a paused worker waits before it
+ * accepts again when none of its own connections closes meanwhile (another
+ * worker's may have), and how many waiting clients one pause answers. */
+#define WM_PROXY_FDS_RETRY_MS 100u
+#define FDS_SHED_MAX 64
+#define FDS_LOG_NS 10000000000ull
+
+/* Client fd (non-blocking, or one the caller will not read again) gets
+ * CONNACK 0x89 Server busy and the close at once, holding no descriptor
+ * after: what it sent (its CONNECT) is read and dropped first, so that the
+ * close sends FIN, not RST. */
+static void busy_now(worker *w, int fd)
+{
+    uint8_t sink[512];
+    for (int i = 0; i < 8 && recv(fd, sink, sizeof sink, MSG_DONTWAIT | MSG_TRUNC) > 0; i++) {}
+    if (w->busy_connack_len &&
+        send(fd, w->busy_connack, w->busy_connack_len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)w->busy_connack_len)
+        w->c.sent_connack_busy++;
+    shutdown(fd, SHUT_WR);
+    close(fd);
+}
+
+/* Clients waiting in the listener's backlog while the worker cannot accept
+ * them (no descriptor) would wait for nothing (REVIEW14 finding 2): each
+ * gets CONNACK 0x89 Server busy through the worker's spare descriptor, given
+ * up for the moment it takes, and the close (busy_now; a client whose
+ * CONNECT is still on its way sees the CONNACK, then a reset when it
+ * arrives). The multishot accept is not armed (fds_out), so nothing else
+ * takes from the listener, which only this worker reads (SO_REUSEPORT):
+ * poll says whether accept4 would block. */
+static void fds_shed(worker *w)
+{
+    for (int n = 0; n < FDS_SHED_MAX && w->spare_fd >= 0 && w->busy_connack_len; n++) {
+        struct pollfd p = { .fd = w->listen_fd, .events = POLLIN };
+        if (poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) return;
+        close(w->spare_fd);
+        int fd = accept4(w->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+            busy_now(w, fd);
+            w->c.fds_shed++;
+        }
+        /* (another thread may have taken the descriptor meanwhile: then the
+         * worker has no spare until it can make one, fds_out) */
+        w->spare_fd = eventfd(0, EFD_CLOEXEC);
+        if (fd < 0) return;
+    }
+}
+
+/* An accept failed for want of descriptors (EMFILE: RLIMIT_NOFILE; ENFILE:
+ * the system's). The connection stays in the backlog, so a multishot accept
+ * armed again at once fails again at once: before 2026-12-02 the worker spun
+ * so at full CPU, one log line per failure with -v, while the waiting
+ * clients got nothing (REVIEW14 finding 2). Now accepting pauses until a
+ * connection of the worker closes (finalize, busy_done) or
+ * WM_PROXY_FDS_RETRY_MS pass (fds_t), the waiting clients are answered
+ * (fds_shed), each failure is counted (limits.fds) and a line is written at
+ * most every 10 s, with the failures since the last. */
+static void fds_out(worker *w, int err)
+{
+    w->c.limit_fds++;
+    w->fds_unlogged++;
+    uint64_t now = now_ns();
+    if (!w->fds_logged || now - w->fds_logged >= FDS_LOG_NS) {
+        struct rlimit rl = { 0, 0 };
+        getrlimit(RLIMIT_NOFILE, &rl);
+        fprintf(stderr, "wirematch-proxy: worker %u: accept: %s (RLIMIT_NOFILE %llu, %u connections open here; "
+                        "%llu such failures since the last line): accepting pauses until a connection closes, "
+                        "waiting clients get CONNACK 0x89 Server busy\n",
+                w->id, strerror(err), (unsigned long long)rl.rlim_cur, w->open,
+                (unsigned long long)w->fds_unlogged);
+        w->fds_logged = now;
+        w->fds_unlogged = 0;
+    }
+    w->accept_paused = true;
+    if (w->spare_fd < 0) w->spare_fd = eventfd(0, EFD_CLOEXEC);
+    if (!w->accept_armed) fds_shed(w);
+    arm_timer(w, &w->fds_t, OP_FDS_RETRY, now + WM_PROXY_FDS_RETRY_MS * 1000000ull);
+}
+
+static void on_connect(worker *w, conn *k, uint32_t slot, int res);
 
 static void on_accept(worker *w, struct io_uring_cqe *cqe)
 {
     if (!(cqe->flags & IORING_CQE_F_MORE)) w->accept_armed = false;
     int fd = cqe->res;
+    if (fd == -EMFILE || fd == -ENFILE) {
+        /* a multishot accept that goes on after it would fail the same way */
+        if (w->accept_armed) cancel_op(w, OP_ACCEPT);
+        fds_out(w, -fd);
+        return;
+    }
     if (fd < 0) {
         if (fd != -ECANCELED && w->cfg->verbose)
             fprintf(stderr, "wirematch-proxy: worker %u: accept: %s\n", w->id, strerror(-fd));
@@ -1209,15 +1318,32 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
         if (!busy_take(w, fd)) close(fd);
         return;
     }
+    /* A socket for the broker that cannot be made was closed unanswered
+     * before 2026-12-02 (REVIEW14 finding 2). Out of descriptors (the accept
+     * took the last one) the client is told CONNACK 0x89 Server busy after
+     * its CONNECT, as one beyond --max-conns (a busy slot; else at once), and
+     * accepting pauses (fds_out): the limit is the proxy's, the broker may be
+     * fine. Any other failure makes the broker unreachable for this client:
+     * admitted, its CONNECT read and answered CONNACK 0x88 Server unavailable
+     * (on_connect), as the help text promises. */
     int up = socket(w->cfg->upstream_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int up_err = up < 0 ? errno : 0;
     if (up < 0) {
-        close(fd);
+        w->c.upstream_socket_failed++;
+        if (w->cfg->verbose)
+            fprintf(stderr, "wirematch-proxy: worker %u: socket for the upstream: %s\n", w->id, strerror(up_err));
+    }
+    if (up < 0 && (up_err == EMFILE || up_err == ENFILE)) {
         w->c.upstream_connect_failed++;   /* not admitted: not in accepted */
+        if (!busy_take(w, fd)) busy_now(w, fd);
+        w->c.fds_shed++;
+        if (w->accept_armed) cancel_op(w, OP_ACCEPT);
+        fds_out(w, up_err);
         return;
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (up >= 0) setsockopt(up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     w->c.conns_accepted++;
     uint32_t slot = w->free_head;
     conn *k = &w->conns[slot];
@@ -1246,6 +1372,10 @@ static void on_accept(worker *w, struct io_uring_cqe *cqe)
     }
     w->open++;
     if (w->open > w->c.conns_peak) w->c.conns_peak = w->open;
+    if (up < 0) {
+        on_connect(w, k, slot, -up_err);
+        return;
+    }
     /* The connect and its timeout are linked: both in one submission. */
     if (io_uring_sq_space_left(&w->ring) < 2) {
         int n = io_uring_submit(&w->ring);
@@ -1454,6 +1584,10 @@ static void handle(worker *w, struct io_uring_cqe *cqe)
     case OP_CANCEL: return;
     case OP_SWEEP: sweep(w); return;
     case OP_LINGER_SWEEP: linger_sweep(w, true); return;
+    case OP_FDS_RETRY:
+        w->fds_t.armed = false;
+        w->accept_paused = false;   /* armed again by the loop; failing again pauses again */
+        return;
     case OP_BUSY_RECV:
     case OP_BUSY_SEND: on_busy(w, op, slot, gen, cqe); return;
     default: break;
@@ -1566,6 +1700,21 @@ static void resume_total(worker *w)
             unpause_side(w, k, i, s, PAUSE_TOTAL);
         }
     }
+}
+
+/* Live telemetry (SIGUSR1): the main thread asked for the counters (a new
+ * g_snap_seq, and a wake-up): the worker copies them between batches, where
+ * they are whole, so the main thread never reads what a worker writes. The
+ * gauges set at exit are set here as of now. */
+static void snapshot(worker *w)
+{
+    uint64_t seq = atomic_load_explicit(&g_snap_seq, memory_order_acquire);
+    if (seq == w->snap_seen) return;
+    w->snap_seen = seq;
+    w->c.conns_open = w->open;
+    w->c.held_at_exit = w->held;
+    w->snap = w->c;
+    atomic_store_explicit(&w->snap_done, seq, memory_order_release);
 }
 
 /* After a batch: publish returned buffers, retry receives that ran out of
@@ -1695,7 +1844,7 @@ static void *worker_main(void *arg)
         if (w->stopping && !stop_deadline) stop_deadline = now_ns() + STOP_GRACE_NS;
         if (stop_deadline && now_ns() > stop_deadline) break;
         if (w->stopping) linger_sweep(w, false);
-        if (!w->stopping && !w->accept_armed) arm_accept(w);
+        if (!w->stopping && !w->accept_armed && !w->accept_paused) arm_accept(w);
         if (w->cfg->tables) tables_poll(w);
         if ((w->fsh.content && wm_proxy_content_poll(w->fsh.content)) || w->woken) resume_held(w);
         w->woken = false;
@@ -1759,6 +1908,7 @@ static void *worker_main(void *arg)
         update_rate(w, w->c.packets[0] + w->c.packets[1] - frames0);
         if (w->busy && !was_busy && w->cfg->batch_wait_ns) end_multishot(w);
         after_batch(w);
+        snapshot(w);
         if (w->fsh.rd) wm_matcher_quiescent(w->fsh.rd);
         if (atomic_load(&g_fatal) && !w->stopping) stop_worker(w);
     }
@@ -1798,6 +1948,8 @@ static int worker_alloc(worker *w, const wm_proxy_config *cfg, unsigned id)
     w->id = id;
     w->cfg = cfg;
     w->listen_fd = w->wake_fd = w->test_done_fd = -1;
+    /* the descriptor given up to answer a client when none is left (fds_shed) */
+    w->spare_fd = eventfd(0, EFD_CLOEXEC);
     w->linger_cap = UINT64_MAX;
     /* Test hook (tests/integration/proxy_linger_ends.sh): a lower park bound,
      * so that a real client's burst overflows it (at 256 x 16 KiB a test
@@ -1911,6 +2063,7 @@ static void worker_free(worker *w)
     wm_proxy_content_close(&w->content);   /* abandons its compile in flight (no write to wake_fd after) */
     if (w->wake_fd >= 0) close(w->wake_fd);
     if (w->test_done_fd >= 0) close(w->test_done_fd);
+    if (w->spare_fd >= 0) close(w->spare_fd);
     free(w->scratch);
     free(w->discard);
     free(w->conns);
@@ -1957,6 +2110,75 @@ void wm_proxy_block_signals(sigset_t *set)
     sigaddset(set, SIGHUP);
     sigaddset(set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+/* Descriptors a run uses besides 2 per client connection: stdio, the
+ * --summary and --state files (a save has the file, its temporary and the
+ * directory open), the compile threads' wake-ups, and per worker its ring,
+ * listener, wake-up, spare (fds_shed), test hook and WM_PROXY_BUSY_SLOTS
+ * refused clients. A bound, not a count: the check below errs high. */
+#define FDS_FIXED 24u
+#define FDS_PER_WORKER (8u + WM_PROXY_BUSY_SLOTS)
+
+int wm_proxy_fd_limit(wm_proxy_config *cfg)
+{
+    cfg->fds_needed = 2ull * cfg->max_conns + FDS_FIXED + (uint64_t)FDS_PER_WORKER * cfg->threads;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) return 0;   /* cannot tell: fds_out handles running out */
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < cfg->fds_needed && rl.rlim_max > rl.rlim_cur) {
+        /* As mosquitto does: the soft limit up to the hard one (a hard limit
+         * above the kernel's nr_open is refused: then just what is needed). */
+        struct rlimit up = { rl.rlim_max, rl.rlim_max };
+        if (setrlimit(RLIMIT_NOFILE, &up) < 0) {
+            up.rlim_cur = cfg->fds_needed < rl.rlim_max ? cfg->fds_needed : rl.rlim_max;
+            if (setrlimit(RLIMIT_NOFILE, &up) < 0) up.rlim_cur = rl.rlim_cur;
+        }
+        if (up.rlim_cur != rl.rlim_cur && cfg->verbose)
+            fprintf(stderr, "wirematch-proxy: RLIMIT_NOFILE raised from %llu to %llu (--max-conns %u needs up to "
+                            "%llu descriptors)\n", (unsigned long long)rl.rlim_cur, (unsigned long long)up.rlim_cur,
+                    cfg->max_conns, (unsigned long long)cfg->fds_needed);
+        rl.rlim_cur = up.rlim_cur;
+    }
+    cfg->fds_limit = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+    if (cfg->fds_limit >= cfg->fds_needed) return 0;
+    uint64_t room = cfg->fds_limit > cfg->fds_needed - 2ull * cfg->max_conns
+                        ? (cfg->fds_limit - (cfg->fds_needed - 2ull * cfg->max_conns)) / 2 : 0;
+    fprintf(stderr, "wirematch-proxy: warning: --max-conns %u needs up to %llu file descriptors (2 per client "
+                    "connection + up to %llu), but RLIMIT_NOFILE is %llu (hard limit %llu): beyond %llu connections or "
+                    "more, clients get CONNACK 0x89 Server busy (summary limits.fds); raise the limit (ulimit -n) "
+                    "or lower --max-conns\n",
+            cfg->max_conns, (unsigned long long)cfg->fds_needed,
+            (unsigned long long)(cfg->fds_needed - 2ull * cfg->max_conns), (unsigned long long)cfg->fds_limit,
+            (unsigned long long)rl.rlim_max, (unsigned long long)room);
+    return 1;
+}
+
+/* SIGUSR1: every worker copies its counters at the end of its current batch
+ * (snapshot; woken to do so), the sum goes to cfg->live. Only a worker that
+ * answered is read (one that did not within 1 s may be writing its copy yet:
+ * left out and counted). The main thread waits meanwhile: signals and
+ * reloads are taken after. */
+static void live_summary(const wm_proxy_config *cfg, worker *ws, unsigned n, uint64_t t0)
+{
+    uint64_t seq = atomic_fetch_add_explicit(&g_snap_seq, 1, memory_order_acq_rel) + 1;
+    uint64_t one = 1;
+    for (unsigned i = 0; i < n; i++)
+        if (write(ws[i].wake_fd, &one, sizeof one) < 0) { /* it copies at its next batch */ }
+    uint64_t until = now_ns() + 1000000000ull;
+    unsigned late;
+    for (;;) {
+        late = 0;
+        for (unsigned i = 0; i < n; i++)
+            late += atomic_load_explicit(&ws[i].snap_done, memory_order_acquire) != seq;
+        if (!late || now_ns() > until) break;
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+    wm_proxy_counters total;
+    memset(&total, 0, sizeof total);
+    for (unsigned i = 0; i < n; i++)
+        if (atomic_load_explicit(&ws[i].snap_done, memory_order_acquire) == seq) sum(&total, &ws[i].snap);
+    cfg->live(cfg->live_ctx, &total, now_ns() - t0, late);
 }
 
 /* The workers of a run, for the saver's thread: a save that carried
@@ -2050,6 +2272,7 @@ int wm_proxy_run(const wm_proxy_config *cfg, wm_proxy_counters *total, uint64_t 
         while (rc == 0 && !atomic_load(&g_fatal)) {
             int sig = sigtimedwait(&set, NULL, hup ? &soon : &tick);
             if (sig == SIGINT || sig == SIGTERM) break;
+            if (sig == SIGUSR1 && cfg->live) live_summary(cfg, ws, n, t0);
             if (sig == SIGHUP && !cfg->tables)
                 fprintf(stderr, "wirematch-proxy: SIGHUP: no --resolution, nothing to reload\n");
             if (sig == SIGHUP && cfg->tables) hup = true;

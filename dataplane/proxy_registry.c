@@ -81,6 +81,11 @@ struct wm_proxy_registry {
     deferred *def;          /* subscriptions of closed persistent sessions */
     size_t n_def, cap_def;
     uint64_t added, removed, refused;
+    /* Filters deeper than the matcher's max_levels registered widened
+     * (widen()); refusals by reason: a table full (FULL_*), memory, a filter
+     * the matcher finds invalid. Under mu. */
+    uint64_t widened, refused_full, refused_nomem, refused_invalid;
+    bool said_widened, said_refused;
     atomic_bool broken;
     sess **bucket;          /* [n_bucket], a power of 2 */
     uint32_t n_bucket, n_sess, max_sessions, max_subs;
@@ -265,13 +270,46 @@ static char *dup_bytes(const char *p, size_t n)
     return d;
 }
 
+/* A filter of more levels than the matcher indexes (maxl; MQTT 5.0 §4.7
+ * sets no limit) as the filter of its first maxl - 1 levels followed by "#"
+ * (maxl levels): a superset of what it matches. '#' can only be a filter's
+ * last level, so the kept levels hold none; a kept '+' matches there as it
+ * did; the dropped levels, whatever their wildcards, match one level or
+ * more of the topic, all of which the '#' matches (it also matches the
+ * parent level alone, §4.7.1.2: only more). A topic starting with '$' is
+ * matched by neither when the first level is a wildcard (§4.7.2), by both
+ * when it is that level itself. A shared subscription keeps its
+ * "$share/{ShareName}/" prefix: members of a group with the same deep
+ * filter stay one group (a lookup needs one member to answer yes). NULL if
+ * memory ran out; the widened length in *out_len. */
+static char *widen(const char *f, uint32_t len, uint32_t maxl, uint32_t *out_len)
+{
+    wm_topic_share sh;
+    size_t pos = wm_topic_share_split(f, len, &sh) ? (size_t)(sh.filter - f) : 0;
+    for (uint32_t lv = 0; lv + 1 < maxl; lv++) {
+        const char *sl = memchr(f + pos, '/', len - pos);
+        if (!sl) return NULL;   /* not deeper than maxl: nothing to widen */
+        pos = (size_t)(sl - f) + 1;
+    }
+    char *w = malloc(pos + 1);
+    if (!w) return NULL;
+    memcpy(w, f, pos);
+    w[pos] = '#';
+    *out_len = (uint32_t)pos + 1;
+    return w;
+}
+
 /* Lock held: adds filter with neighborhood `nbhd` (a name, NULL for none)
  * to m. *sub = WM_SUB_NONE (and OK) if m's file has no such neighborhood:
- * such a subscription can receive nothing there. */
-static wm_matcher_status matcher_add(wm_matcher *m, const reg_ent *e, uint32_t *sub)
+ * such a subscription can receive nothing there. A filter too deep for m is
+ * added widened (*widened set): before 2026-12-02 the registry was marked
+ * broken then, which turned --prefilter off for every client for the rest of
+ * the run, at one client's valid SUBSCRIBE (REVIEW14 finding 1). */
+static wm_matcher_status matcher_add(wm_matcher *m, const reg_ent *e, uint32_t *sub, bool *widened)
 {
     uint32_t nb = e->nbhd ? wm_matcher_nbhd_find(m, e->nbhd, strlen(e->nbhd)) : WM_NBHD_NONE;
     *sub = WM_SUB_NONE;
+    *widened = false;
     if (e->nbhd && nb == WM_NBHD_NONE) return WM_MATCHER_OK;
     wm_sub_spec spec = { .filter = e->filter, .filter_len = e->filter_len, .nbhd = nb };
     wm_topic_share sh;
@@ -280,13 +318,25 @@ static wm_matcher_status matcher_add(wm_matcher *m, const reg_ent *e, uint32_t *
         spec.client_len = sizeof content_client - 1;
         spec.no_local = true;
     }
-    return wm_matcher_sub_add(m, &spec, sub, NULL);
+    wm_matcher_status st = wm_matcher_sub_add(m, &spec, sub, NULL);
+    if (st != WM_MATCHER_E_TOO_DEEP) return st;
+    uint32_t wl;
+    char *w = widen(e->filter, e->filter_len, wm_matcher_get_config(m)->max_levels, &wl);
+    if (!w) return WM_MATCHER_E_NOMEM;
+    spec.filter = w;
+    spec.filter_len = wl;
+    st = wm_matcher_sub_add(m, &spec, sub, NULL);   /* (the matcher copies the filter) */
+    free(w);
+    *widened = st == WM_MATCHER_OK;
+    return st;
 }
 
 uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd,
-                               bool content)
+                               bool content, wm_matcher_status *why)
 {
     uint32_t h = WM_SUB_NONE;
+    wm_matcher_status st = WM_MATCHER_E_NOMEM;
+    bool widened = false;
     lock(g, rd);
     if (g->free_ent == UINT32_MAX && g->n_ent == g->cap_ent) {
         uint32_t cap = g->cap_ent ? g->cap_ent * 2 : 64;
@@ -296,7 +346,20 @@ uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_m
     reg_ent e = { dup_bytes((const char *)f.p, f.len), f.len, nbhd ? dup_bytes(nbhd, strlen(nbhd)) : NULL,
                   WM_SUB_NONE, 0, content };
     bool room = g->free_ent != UINT32_MAX || g->n_ent < g->cap_ent;
-    if (room && e.filter && (!nbhd || e.nbhd) && matcher_add(g->m, &e, &e.sub) == WM_MATCHER_OK) {
+    if (room && e.filter && (!nbhd || e.nbhd)) st = matcher_add(g->m, &e, &e.sub, &widened);
+    if (why) *why = st;
+    if (st == WM_MATCHER_OK) {
+        if (widened) {
+            g->widened++;
+            if (!g->said_widened)
+                fprintf(stderr, "wirematch-proxy: --prefilter: filter \"%.*s\" is too_deep for the subscription "
+                                "registry (more than %u levels): registered as its first %u levels followed by "
+                                "'#', a superset (more PUBLISHes pass the prefilter, none is kept on its "
+                                "account); such filters are counted in prefilter.registry.widened_too_deep\n",
+                        f.len > 200 ? 200 : (int)f.len, (const char *)f.p, wm_matcher_get_config(g->m)->max_levels,
+                        wm_matcher_get_config(g->m)->max_levels - 1);
+            g->said_widened = true;
+        }
         if (g->free_ent != UINT32_MAX) {
             h = g->free_ent;
             g->free_ent = g->ent[h].next;
@@ -307,16 +370,23 @@ uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_m
         g->live_ent++;
         g->added++;
     } else {
-        /* Said once, with the filter that caused it: from here on no
-         * PUBLISH is prefiltered, for any client (never a silent change). */
-        if (!atomic_exchange(&g->broken, true))
-            fprintf(stderr, "wirematch-proxy: --prefilter: the subscription registry could not take filter "
-                            "\"%.*s\"%s%s (%s): prefiltering is off for the rest of this run\n",
+        /* The caller refuses the subscription to its client (proxy_filter.c:
+         * SUBACK 0x97, or 0x8F for an invalid filter) before the broker has
+         * it, so the registry stays exact for everyone else. Said once, with
+         * the filter and the reason; each is counted by reason. */
+        if (!g->said_refused)
+            fprintf(stderr, "wirematch-proxy: --prefilter: the subscription registry cannot take filter "
+                            "\"%.*s\"%s%s (%s: %s): that subscription is refused to its client; further refusals "
+                            "are counted in prefilter.registry.refused_*\n",
                     f.len > 200 ? 200 : (int)f.len, (const char *)f.p, nbhd ? " with neighborhood " : "",
-                    nbhd ? nbhd : "", !room ? "no room" : !e.filter || (nbhd && !e.nbhd) ? "out of memory" : "the matcher refused it");
+                    nbhd ? nbhd : "", wm_matcher_status_name(st), wm_matcher_status_message(st));
+        g->said_refused = true;
         free(e.filter);
         free(e.nbhd);
         g->refused++;
+        if (st == WM_MATCHER_E_NOMEM) g->refused_nomem++;
+        else if (st == WM_MATCHER_E_INVALID_FILTER) g->refused_invalid++;
+        else g->refused_full++;
     }
     unlock(g, rd);
     return h;
@@ -362,7 +432,8 @@ int wm_proxy_registry_rebind(wm_proxy_registry *g, wm_matcher *m, uint32_t *gone
     for (uint32_t i = 0; i < g->n_ent; i++) {
         reg_ent *e = &g->ent[i];
         if (!e->filter) continue;
-        wm_matcher_status st = matcher_add(m, e, &e->next);
+        bool widened;
+        wm_matcher_status st = matcher_add(m, e, &e->next, &widened);
         if (st != WM_MATCHER_OK) {
             /* m is the caller's, thrown away with what was added to it */
             snprintf(err, errcap, "--prefilter: subscription \"%.*s\" does not fit the new tables: %s",
@@ -767,6 +838,10 @@ void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *
     st->live = g->live_ent;
     st->removed = g->removed;
     st->refused = g->refused;
+    st->widened_too_deep = g->widened;
+    st->refused_full = g->refused_full;
+    st->refused_nomem = g->refused_nomem;
+    st->refused_invalid = g->refused_invalid;
     /* Kept for sessions: closed ones' own, and those the session table holds. */
     st->deferred_live = g->n_def;
     for (uint32_t b = 0; g->n_sess && b < g->n_bucket; b++)
@@ -996,8 +1071,17 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
      * worker runs yet). */
     for (uint32_t i = 0; g->prefilter && i < n; i++) {
         sess_rec *r = &e->recs[i];
+        wm_matcher_status st;
         r->reg_sub = wm_proxy_registry_add(g, NULL, (wm_mqtt5_bytes){ (const uint8_t *)r->filter, r->filter_len },
-                                           r->nbhd, r->xpath != NULL);
+                                           r->nbhd, r->xpath != NULL, &st);
+        /* The broker holds this subscription already: it cannot be refused
+         * to anyone now, so the registry is no longer exact. The operator's
+         * file (tables too small for it), not a client, turns prefiltering
+         * off, and the line says why. */
+        if (r->reg_sub == WM_SUB_NONE && !atomic_exchange(&g->broken, true))
+            fprintf(stderr, "wirematch-proxy: --prefilter: --state: the subscription registry cannot take the "
+                            "restored filter \"%.*s\" (%s): prefiltering is off for the rest of this run\n",
+                    r->filter_len > 200 ? 200 : (int)r->filter_len, r->filter, wm_matcher_status_name(st));
     }
     return 0;
 }

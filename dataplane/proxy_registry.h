@@ -30,9 +30,17 @@
  * neighborhood the current file lacks can receive nothing: it is kept by
  * name, out of the matcher, and looked up again at the next reload.
  *
- * Conservative by construction: a subscription the matcher cannot take
- * (filter it rejects, table full) marks the registry broken, after which
- * every PUBLISH counts as receivable (nothing is dropped on a guess).
+ * Conservative by construction: a filter deeper than the matcher indexes is
+ * registered widened (its first max_levels - 1 levels and '#', a superset);
+ * one the matcher cannot take (a table full, memory, invalid) is refused to
+ * the caller, which refuses the subscription to its client before the
+ * broker has it (proxy_filter.c), so the registry stays exact. Only a
+ * subscription the broker already holds that cannot be registered (a --state
+ * session restored at start into tables too small) marks the registry
+ * broken, after which every PUBLISH counts as receivable (nothing is dropped
+ * on a guess). Before 2026-12-02 any refusal did, so one client's valid
+ * SUBSCRIBE of 65 levels turned --prefilter off for everyone (REVIEW14
+ * finding 1).
  *
  * Persistent sessions: when a connection whose session outlives it closes,
  * its subscriptions stay registered (the broker keeps them and queues for
@@ -111,11 +119,17 @@ wm_matcher_reader *wm_proxy_registry_reader(wm_proxy_registry *g, uint64_t *gen)
 /* Worker (rd = its reader or NULL, taken offline for the call): registers
  * topic filter f (bytes) with neighborhood `nbhd` (a NUL-terminated name,
  * NULL for none; looked up in the current file); content: the subscription
- * has a content filter (see _receivable). Returns the handle, or
- * WM_SUB_NONE if the matcher refused it or memory ran out (then the
- * registry is broken). */
+ * has a content filter (see _receivable). A filter deeper than the matcher's
+ * max_levels is registered widened (see the file comment; counted
+ * widened_too_deep). Returns the handle, or WM_SUB_NONE if it could not be
+ * registered: *why (if not NULL) says why, a WM_MATCHER_E_FULL_* (a table of
+ * the matcher full), WM_MATCHER_E_NOMEM (memory, or no handle left) or
+ * WM_MATCHER_E_INVALID_FILTER; nothing is registered then and the registry
+ * is unchanged (the caller must not let the subscription reach the broker,
+ * or the prefilter could keep what it should receive). *why is
+ * WM_MATCHER_OK on success. */
 uint32_t wm_proxy_registry_add(wm_proxy_registry *g, wm_matcher_reader *rd, wm_mqtt5_bytes f, const char *nbhd,
-                               bool content);
+                               bool content, wm_matcher_status *why);
 
 /* Worker: unregisters handle sub now (expire_ns == 0) or once CLOCK_MONOTONIC
  * passes expire_ns (UINT64_MAX = never: a session that does not expire). */
@@ -388,6 +402,8 @@ int wm_proxy_registry_session_restore(wm_proxy_registry *g, const wm_proxy_saved
 /* Counts since start (any thread). */
 typedef struct wm_proxy_registry_stats {
     uint64_t added, removed, refused;
+    uint64_t widened_too_deep;     /* of added: deeper than the matcher's max_levels, registered widened */
+    uint64_t refused_full, refused_nomem, refused_invalid;  /* refused, by reason (wm_proxy_registry_add) */
     uint64_t live;                 /* gauge: registrations */
     uint64_t deferred_live;        /* gauge: prefilter registrations kept for sessions (closed, or in the table) */
     bool broken;
@@ -407,6 +423,10 @@ typedef struct wm_proxy_registry_stats {
     uint64_t copy_holds, copy_entries, copy_bytes;
     uint64_t copy_hold_max_entries, copy_hold_max_bytes, copy_hold_max_ns;
 } wm_proxy_registry_stats;
+/* Copies the counts since start and the gauges (live, deferred_live,
+ * sessions_live; deferred_live walks the session table) into *st. Any
+ * thread: it takes the registry's lock (a worker's add or remove waits
+ * meanwhile; the summary and its tests call it, not the hot path). */
 void wm_proxy_registry_stats_get(wm_proxy_registry *g, wm_proxy_registry_stats *st);
 
 #endif

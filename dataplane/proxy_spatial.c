@@ -70,6 +70,11 @@ wm_proxy_spatial *wm_proxy_spatial_open(const char *path, uint32_t subs, char *e
     uint64_t nodes = (uint64_t)mc.max_subs * mc.max_levels;
     mc.max_trie_nodes = nodes < WM_PROXY_SPATIAL_SUBS_MAX ? (uint32_t)nodes : WM_PROXY_SPATIAL_SUBS_MAX;
     if (mc.max_trie_nodes < mc.max_subs) mc.max_trie_nodes = mc.max_subs;
+    /* Test hook (tests/integration/proxy_prefilter_deep.sh): fewer wildcard
+     * trie nodes than sized above, so that a test fills them with a few
+     * SUBSCRIBEs. Not for production use. */
+    const char *tn = getenv("WM_PROXY_TEST_MATCHER_NODES");
+    if (tn && atoi(tn) > 0) mc.max_trie_nodes = (uint32_t)atoi(tn);
     sp->m = wm_matcher_new(&mc);
     sp->nbhds = calloc(sp->n_nbhds ? sp->n_nbhds : 1, sizeof *sp->nbhds);
     if (!sp->m || !sp->nbhds) {

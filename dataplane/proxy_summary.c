@@ -20,15 +20,15 @@ static json_t *pair(const uint64_t v[2])
 #define I(x) ((json_int_t)(x))
 
 int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
-                           const wm_proxy_counters *c, uint64_t elapsed_ns)
+                           const wm_proxy_counters *c, uint64_t elapsed_ns, int late)
 {
     json_t *o = json_pack(
         "{s:s, s:s, s:s, s:i, s:f,"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I}, s:{s:I,s:I,s:I,s:I,s:I,s:I},"
         " s:o, s:o, s:o, s:o, s:o,"
-        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
-        " s:{s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
+        " s:{s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:o,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I},"
         " s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}}",
         "tool", "wirematch-proxy",
@@ -46,6 +46,7 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
         "upstream_failures",
           "connect_refused", I(c->upstream_refused), "connect_timed_out", I(c->upstream_timed_out),
           "connect_other", I(c->upstream_connect_failed - c->upstream_refused - c->upstream_timed_out),
+          "socket_failed", I(c->upstream_socket_failed),
           "lost", I(c->upstream_lost),
         "told_clients",
           "connack_0x88_server_unavailable", I(c->sent_connack_unavailable),
@@ -64,8 +65,9 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "total_buffer", I(cfg->total_buffer), "max_packet", I(cfg->max_packet),
           "connect_packet_timeout_ms", I(cfg->connect_packet_timeout_ms),
           "linger_ms", I(cfg->linger_ms), "linger_bytes", I(cfg->linger_bytes),
+          "fds_needed", I(cfg->fds_needed), "fds_limit", cfg->fds_limit == UINT64_MAX ? (json_int_t)-1 : I(cfg->fds_limit),
         "limits",
-          "conns", I(c->limit_conns),
+          "conns", I(c->limit_conns), "fds", I(c->limit_fds), "fds_shed", I(c->fds_shed),
           "conn_buffer", pair(c->limit_conn_buffer),
           "total_buffer", I(c->limit_total_buffer),
           "held_peak_bytes", I(c->held_peak),
@@ -81,6 +83,11 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
           "recv_nobufs", I(c->recv_nobufs), "recv_rearm", I(c->recv_rearm), "quickacks", I(c->quickacks),
           "accept_rearm", I(c->accept_rearm));
     if (!o) return -1;
+    if (late >= 0 && (json_object_set_new(o, "live", json_true()) ||
+                      json_object_set_new(o, "late_workers", json_integer(late)))) {
+        json_decref(o);
+        return -1;
+    }
     json_t *modes = json_object();
     for (int m = 0; modes && m < 2; m++) {
         json_t *mo = json_pack("{s:f,s:f,s:I,s:I}", "cpu_s", (double)c->mode_cpu_ns[m] / 1e9,
@@ -164,26 +171,35 @@ int wm_proxy_write_summary(FILE *f, const wm_proxy_config *cfg,
     }
     if (cfg->state) {
         const wm_proxy_state_saver *sv = cfg->state;
+        /* live: the saver's thread writes its running counters: not read (left out below) */
+        uint64_t saves = late < 0 ? sv->saves : 0, save_errors = late < 0 ? sv->save_errors : 0;
+        uint64_t bytes = late < 0 ? sv->bytes : 0, interval_ns = late < 0 ? sv->interval_ns : 0;
         json_t *so = json_pack("{s:s, s:{s:b,s:b,s:I,s:I,s:I,s:I}, s:I, s:I, s:I, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I}}",
                                "file", sv->path,
                                "loaded", "found", (int)sv->loaded.found, "clean", (int)sv->loaded.clean,
                                "sessions", I(sv->loaded.sessions), "records", I(sv->loaded.records),
                                "expired", I(sv->loaded.expired), "skipped", I(sv->loaded.skipped),
-                               "saves", I(sv->saves), "save_errors", I(sv->save_errors),
+                               "saves", I(saves), "save_errors", I(save_errors),
                                "sid_refused", I(c->filter_sid_unsaved),
-                               "bytes", I(sv->bytes), "interval_ms", I(sv->interval_ns / 1000000),
+                               "bytes", I(bytes), "interval_ms", I(interval_ns / 1000000),
                                "copy", "holds", I(st.copy_holds), "entries", I(st.copy_entries),
                                "bytes", I(st.copy_bytes), "hold_max_entries", I(st.copy_hold_max_entries),
                                "hold_max_bytes", I(st.copy_hold_max_bytes), "hold_max_us", I(st.copy_hold_max_ns / 1000));
         if (so) json_object_set_new(so, "saver_stuck_at_stop", json_integer(I(c->state_saver_stuck)));
+        for (const char *const *k = (const char *const[]){ "saves", "save_errors", "bytes", "interval_ms", NULL };
+             so && late >= 0 && *k; k++)
+            json_object_del(so, *k);
         if (!so || json_object_set_new(o, "state", so)) { json_decref(o); return -1; }
     }
     if (cfg->registry && wm_proxy_registry_prefilter(cfg->registry)) {
-        json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:I, s:{s:I,s:I,s:I,s:I,s:b}}",
+        json_t *pf = json_pack("{s:{s:I,s:I,s:I}, s:I, s:I, s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}}",
                                "dropped", "qos0", I(c->filter_prefiltered[0]), "qos1", I(c->filter_prefiltered[1]),
                                "qos2", I(c->filter_prefiltered[2]),
                                "too_many_peids", I(c->filter_prefiltered_too_many_peids),
+                               "suback_refused", I(c->filter_suback_prefilter),
                                "registry", "added", I(st.added), "removed", I(st.removed), "refused", I(st.refused),
+                               "widened_too_deep", I(st.widened_too_deep), "refused_full", I(st.refused_full),
+                               "refused_nomem", I(st.refused_nomem), "refused_invalid", I(st.refused_invalid),
                                "kept_for_sessions", I(st.deferred_live), "broken", (int)st.broken);
         if (!pf || json_object_set_new(o, "prefilter", pf)) { json_decref(o); return -1; }
     }

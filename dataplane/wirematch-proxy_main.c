@@ -30,7 +30,12 @@ static void usage(FILE *f)
         "  acknowledged client gets DISCONNECT 0x8B, Server shutting down) and prints a\n"
         "  JSON summary (stdout, or --summary FILE). SIGHUP reloads --resolution\n"
         "  and --schemas together, live connections included (a bad file is refused\n"
-        "  and the current ones stay).\n"
+        "  and the current ones stay). SIGUSR1 writes the summary of the moment\n"
+        "  (\"live\": true) without stopping anything: it replaces --summary FILE\n"
+        "  (written aside and renamed over it), or is one line on stderr.\n"
+        "  At start RLIMIT_NOFILE is raised to its hard limit if 2 x --max-conns +\n"
+        "  a fixed part exceeds it (a warning if still short); out of descriptors,\n"
+        "  waiting clients get CONNACK 0x89 (Server busy), counted in limits.fds.\n"
         "  Each option at most once; one that needs another (below: \"with ...\") is\n"
         "  refused without it (exit 2). A --listen address in use: exit 1, the reason\n"
         "  on stderr and {\"error\": REASON} in --summary FILE (nothing on stdout).\n"
@@ -76,7 +81,9 @@ static void usage(FILE *f)
         "                       is acknowledged with 0x10 No matching subscribers; retained\n"
         "                       messages always go on; its table holds\n"
         "                       (--max-conns + --max-sessions) x --max-subs-per-conn\n"
-        "                       subscriptions, at most 1048576 (~225 MB of heap at that)\n"
+        "                       subscriptions, at most 1048576 (~225 MB of heap at that);\n"
+        "                       a filter deeper than 64 levels counts as its first 63 + '#',\n"
+        "                       one the table has no room for gets SUBACK 0x97 (Quota exceeded)\n"
         "  --schemas REG        (with --resolution) content filters: SUBSCRIBEs with an `xpath`\n"
         "                       User Property get only PUBLISHes whose EXI payload it selects\n"
         "                       something in, with the schema the PUBLISH's Content Type\n"
@@ -92,6 +99,49 @@ static void usage(FILE *f)
         "  -v, --verbose        log connection errors to stderr\n"
         "  -h, --help\n"
         "example: wirematch-proxy --listen 127.0.0.1:1884 --upstream 127.0.0.1:1883 --threads 2\n");
+}
+
+/* The summary (at the stop, or live on SIGUSR1) into --summary's file,
+ * written aside (FILE.tmp) and renamed over it, so that a reader never sees
+ * half of one; if the directory refuses the file aside, FILE is rewritten in
+ * place. Without --summary: the stop's goes to stdout, a live one to stderr
+ * (stdout carries one summary, at the end). */
+typedef struct summary_out {
+    const char *path;     /* --summary, NULL = none */
+    const wm_proxy_config *cfg;
+} summary_out;
+
+static int summary_to_path(const summary_out *so, const wm_proxy_counters *c, uint64_t elapsed, int late)
+{
+    size_t n = strlen(so->path);
+    char *tmp = malloc(n + 5);
+    if (!tmp) return -1;
+    memcpy(tmp, so->path, n);
+    memcpy(tmp + n, ".tmp", 5);
+    FILE *f = fopen(tmp, "w");
+    int rc = -1;
+    if (f) {
+        rc = wm_proxy_write_summary(f, so->cfg, c, elapsed, late);
+        if (fclose(f) != 0) rc = -1;
+        if (rc == 0 && rename(tmp, so->path) != 0) rc = -1;
+        if (rc != 0) unlink(tmp);
+    }
+    if (rc != 0 && (f = fopen(so->path, "w"))) {
+        rc = wm_proxy_write_summary(f, so->cfg, c, elapsed, late);
+        if (fclose(f) != 0) rc = -1;
+    }
+    free(tmp);
+    return rc;
+}
+
+static void live_summary(void *ctx, const wm_proxy_counters *c, uint64_t elapsed, unsigned late)
+{
+    const summary_out *so = ctx;
+    if (!so->path) {
+        wm_proxy_write_summary(stderr, so->cfg, c, elapsed, (int)late);
+    } else if (summary_to_path(so, c, elapsed, (int)late) != 0) {
+        fprintf(stderr, "wirematch-proxy: SIGUSR1: cannot write --summary %s: %s\n", so->path, strerror(errno));
+    }
 }
 
 static int parse_u64(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -303,6 +353,11 @@ int main(int argc, char **argv)
         if (!tables) wm_schema_reg_free(sreg);
         return 1;
     }
+    if (out != stdout) fclose(out);
+    summary_out so = { summary, &cfg };
+    cfg.live = live_summary;
+    cfg.live_ctx = &so;
+    wm_proxy_fd_limit(&cfg);
     wm_proxy_counters total;
     uint64_t elapsed;
     /* (the clean --state save is made by wm_proxy_run, on the saver's thread) */
@@ -313,13 +368,14 @@ int main(int argc, char **argv)
          * --summary FILE says why; stdout, where a summary would be taken
          * for one of a run, gets nothing (as the data plane does). Before
          * 2026-12-02 a full all-zero summary (REVIEW14 finding 7). */
-        if (out != stdout) {
-            wm_proxy_write_failed_summary(out, why);
-            fclose(out);
+        FILE *f = summary ? fopen(summary, "w") : NULL;
+        if (f) {
+            wm_proxy_write_failed_summary(f, why);
+            fclose(f);
         }
-    } else {
-        if (wm_proxy_write_summary(out, &cfg, &total, elapsed) < 0) rc = -1;
-        if (out != stdout) fclose(out);
+    } else if (summary ? summary_to_path(&so, &total, elapsed, -1) < 0
+                       : wm_proxy_write_summary(stdout, &cfg, &total, elapsed, -1) < 0) {
+        rc = -1;
     }
     /* a compile abandoned at the stop still reads the schemas, a saver the
      * disk holds the registry: no frees */

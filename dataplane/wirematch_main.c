@@ -449,7 +449,8 @@ int main(int argc, char **argv)
     struct wm_match_table *match = NULL;
     if (o.resolution || o.subs || o.schemas || o.match_log) {
         wm_load_error merr;
-        match = wm_match_table_new(o.resolution, o.subs, o.schemas, o.max_subs, &merr);
+        struct wm_match_bounds mb = {o.max_subs, o.max_trie_nodes, o.client_trie_nodes};
+        match = wm_match_table_new_bounded(o.resolution, o.subs, o.schemas, &mb, &merr);
         if (match) wm_match_table_set_share_policy(match, o.share_policy);
         if (match) wm_match_table_set_exi_mem_cap(match, o.exi_mem_cap);
         if (!match) {

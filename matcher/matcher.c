@@ -127,7 +127,11 @@ wm_matcher *wm_matcher_new(const wm_matcher_config *cfg)
     wm_matcher_config c = cfg ? *cfg : (wm_matcher_config){ 0 };
     DEF(max_subs, 1u << 20);
     DEF(max_filters, c.max_subs);
-    DEF(max_trie_nodes, c.max_filters);
+    /* One wildcard filter takes up to max_levels nodes, a typical one a
+     * few of its own (its prefix is shared): WM_MATCHER_TRIE_NODES_PER_FILTER
+     * per filter holds max_filters such filters (matcher.h). */
+    DEF(max_trie_nodes, c.max_filters > (1u << 28) / WM_MATCHER_TRIE_NODES_PER_FILTER
+                            ? 1u << 28 : c.max_filters * WM_MATCHER_TRIE_NODES_PER_FILTER);
     DEF(max_nbhds, 1u << 16);
     DEF(max_peids, 1u << 22);
     DEF(max_clients, c.max_subs);
@@ -296,6 +300,19 @@ static wm_matcher_status filter_get(wm_matcher *m, const char *f, size_t len, ui
     }
     *fid = id;
     return WM_MATCHER_OK;
+}
+
+uint32_t wm_matcher_trie_cost(const wm_matcher *m, const char *filter, size_t len)
+{
+    size_t off;
+    if (!m || !filter || wm_topic_filter_validate(filter, len, &off) != WM_TOPIC_OK) return 0;
+    wm_topic_share share;
+    const char *f = filter;
+    size_t flen = len;
+    if (wm_topic_share_split(filter, len, &share)) { f = share.filter; flen = share.filter_len; }
+    if (!memchr(f, '+', flen) && !memchr(f, '#', flen)) return 0; /* the exact table's, not the trie's */
+    if (wm_intern_find(&m->filters, 0, f, flen) != WM_INTERN_NONE) return 0; /* attached already */
+    return wm_topic_index_cost(m, f, flen);
 }
 
 static void filter_put(wm_matcher *m, uint32_t fid)

@@ -119,10 +119,21 @@ typedef struct wm_matcher_error {
     size_t offset;
 } wm_matcher_error;
 
+/* The default max_trie_nodes per topic filter (wm_matcher_config). A
+ * wildcard filter of L levels takes at most L trie nodes (up to max_levels,
+ * 64 by default), fewer when its prefix is shared, none for a wildcard-free
+ * filter; 8 holds max_filters filters of 8 distinct levels each, or fewer
+ * deeper ones. Until 2026-12-02 the default was max_filters (one node per
+ * filter): 32 filters of 63 distinct levels filled a table sized for 2,000
+ * subscriptions. Each node costs 36 bytes of address space up front (touched
+ * as used) plus its level's bytes when created. */
+#define WM_MATCHER_TRIE_NODES_PER_FILTER 8u
+
 typedef struct wm_matcher_config {
     uint32_t max_subs;        /* live subscriptions; default 1 Mi */
     uint32_t max_filters;     /* distinct topic filters; default max_subs */
-    uint32_t max_trie_nodes;  /* wildcard-trie nodes; default max_filters */
+    uint32_t max_trie_nodes;  /* wildcard-trie nodes = interned (parent, level) edges; default
+                                 WM_MATCHER_TRIE_NODES_PER_FILTER * max_filters (at most 2^28) */
     uint32_t max_nbhds;       /* neighborhoods; default 64 Ki */
     uint32_t max_peids;       /* distinct peids ever interned; default 4 Mi */
     uint32_t max_clients;     /* distinct client ids with subscriptions; default max_subs */
@@ -209,6 +220,14 @@ typedef struct wm_sub_spec {
  * At a bound freed by removals whose grace period is still running, waits
  * for it ("Bounds" above). */
 wm_matcher_status wm_matcher_sub_add(wm_matcher *m, const wm_sub_spec *spec, uint32_t *sub, wm_matcher_error *err);
+/* Writer: the wildcard-trie nodes wm_matcher_sub_add() of this filter
+ * (bytes, possibly "$share/{ShareName}/{filter}") would create now, of
+ * config.max_trie_nodes: 0 for an invalid or wildcard-free filter (those
+ * take no trie node) and for a filter already held, else its levels below
+ * the deepest prefix already in the trie ('#' takes none), at most
+ * max_levels. For a caller that shares the trie among its clients (the
+ * data plane's per-client share). Allocates nothing, O(levels). */
+uint32_t wm_matcher_trie_cost(const wm_matcher *m, const char *filter, size_t len);
 /* Removes a subscription: readers stop seeing it at once; its memory and id
  * are reclaimed after a grace period. E_UNKNOWN_SUB. */
 wm_matcher_status wm_matcher_sub_remove(wm_matcher *m, uint32_t sub);

@@ -147,6 +147,9 @@ struct wm_matcher_reader {
 /* topic_index.c */
 wm_matcher_status wm_topic_index_attach(wm_matcher *m, uint32_t fid, const char *f, size_t len);
 void wm_topic_index_detach(wm_matcher *m, uint32_t fid, const char *f, size_t len);
+/* Trie nodes (edges) attaching wildcard filter f would create now: its
+ * levels below the deepest prefix already in the trie ('#' makes none). */
+uint32_t wm_topic_index_cost(const wm_matcher *m, const char *f, size_t len);
 /* Appends to r->fids every fid whose filter matches topic t; returns the count. */
 uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, uint32_t nf);
 

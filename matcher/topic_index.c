@@ -66,8 +66,12 @@ static wm_matcher_status walk(wm_matcher *m, uint32_t fid, const char *f, size_t
         uint32_t id = attach ? wm_intern_get(&m->edges, node, f + pos, ll, &created, node_init, m)
                              : wm_intern_find(&m->edges, node, f + pos, ll);
         if (id == WM_INTERN_NONE) { /* attach only: detach walks edges attach made */
+            /* (full is told before put_path gives this filter's new edges
+             * back: after, the table is below its bound again, and a full
+             * trie was reported as out of memory) */
+            wm_matcher_status full = m->edges.live >= m->edges.max_ids ? WM_MATCHER_E_FULL_NODES : WM_MATCHER_E_NOMEM;
             put_path(m, edge, parent, plus, depth);
-            return m->edges.live >= m->edges.max_ids ? WM_MATCHER_E_FULL_NODES : WM_MATCHER_E_NOMEM;
+            return full;
         }
         edge[depth] = id; parent[depth] = node; plus[depth] = (ll == 1 && f[pos] == '+');
         if (created && plus[depth]) st(&m->n_plus[node], id + 1);
@@ -127,4 +131,24 @@ uint32_t wm_topic_index_match(wm_matcher_reader *r, const char *t, size_t len, u
         if (id != WM_INTERN_NONE && sp + 2 <= r->stack_cap) { stk[sp++] = id + 1; stk[sp++] = next; }
     }
     return nf;
+}
+
+uint32_t wm_topic_index_cost(const wm_matcher *m, const char *f, size_t len)
+{
+    uint32_t node = 0, n = 0, depth = 0;
+    bool found = true;
+    for (size_t pos = 0;; depth++) {
+        size_t e = level_end(f, len, pos), ll = e - pos;
+        if (ll == 1 && f[pos] == '#') break; /* '#' hangs off its parent: no node of its own */
+        if (depth >= m->cfg.max_levels) break;
+        if (found) {
+            uint32_t id = wm_intern_find(&m->edges, node, f + pos, ll);
+            if (id == WM_INTERN_NONE) found = false;
+            else node = id + 1;
+        }
+        if (!found) n++;
+        if (e == len) break;
+        pos = e + 1;
+    }
+    return n;
 }

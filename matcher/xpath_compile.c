@@ -959,32 +959,72 @@ static int str_cluster_table(wm_xpf *f, xpf_pstate *ps, xpf_cluster *cl)
     return 0;
 }
 
-/* The runs of every predicate state (xpf_pstate runs) and the string
- * clusters' tables by literal, once keys and rows are final. Nonzero on
- * allocation failure. */
+/* The first of the two consecutive words of a query bit set that hold
+ * the bits of every query of fast cluster cl with rows (xpf_run PAIR),
+ * XPF_NONE: they lie farther apart. */
+static uint32_t pair_word(const xpf_pstate *ps, const xpf_cluster *cl)
+{
+    const xpf_centry *e = ps->centries + cl->off;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < cl->n; i++) {
+        if (e[i].q < lo) lo = e[i].q;
+        if (e[i].q > hi) hi = e[i].q;
+    }
+    return cl->n && hi / 64 - lo / 64 <= 1 ? lo / 64 : XPF_NONE;
+}
+
+/* How the element decision runs cluster cl (xpf_run kind). */
+static uint8_t run_kind(const xpf_pstate *ps, const xpf_cluster *cl)
+{
+    if (!cl->fast || cl->lg > 6) return XPF_RUN_OTHER;
+    if (cl->qb != XPF_NONE) return XPF_RUN_BITS;
+    return pair_word(ps, cl) != XPF_NONE ? XPF_RUN_PAIR : XPF_RUN_ROWS;
+}
+
+/* The runs of every predicate state (xpf_pstate runs), the rows of two
+ * words (wm_xpf prow) and the string clusters' tables by literal, once
+ * keys and rows are final. Nonzero on allocation failure. */
 static int build_runs(wm_xpf *f)
 {
+    size_t n_prow = 0;
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++)
+            if (run_kind(&f->pstates[p], &f->pstates[p].clusters[k]) == XPF_RUN_PAIR) n_prow += 2 * (f->pstates[p].clusters[k].n + 1);
+    if (n_prow && !(f->prow = malloc(n_prow * sizeof *f->prow))) return -1;
+    n_prow = 0;
     for (uint32_t p = 0; p < f->n_pstates; p++) {
         xpf_pstate *ps = &f->pstates[p];
         for (uint32_t k = 0; k < ps->n_clusters; k++)
             if (ps->clusters[k].str && ps->clusters[k].pm != XPF_NONE && str_cluster_table(f, ps, &ps->clusters[k])) return -1;
-        if (!(ps->runs = calloc(ps->n_clusters ? ps->n_clusters : 1, sizeof *ps->runs))) return -1;
-        for (uint32_t k = 0; k < ps->n_clusters; k++) {
+        ps->n_runs = ps->n_clusters;
+        for (uint32_t k = 0; k < ps->n_clusters; k++) ps->n_runs += ps->clusters[k].post_end;
+        if (!(ps->runs = calloc(ps->n_runs ? ps->n_runs : 1, sizeof *ps->runs))) return -1;
+        for (uint32_t k = 0, j = 0; k < ps->n_clusters; k++) {
             const xpf_cluster *cl = &ps->clusters[k];
-            xpf_run *r = &ps->runs[k];
-            if (!cl->fast || cl->lg > 6) {
+            xpf_run *r = &ps->runs[j++];
+            if (cl->post_end) ps->runs[j++] = (xpf_run){ .kind = XPF_RUN_END };
+            uint8_t kind = run_kind(ps, cl);
+            if (kind == XPF_RUN_OTHER) {
                 *r = (xpf_run){ .kind = XPF_RUN_OTHER, .cl = k };
                 continue;
             }
-            *r = (xpf_run){ .K = ps->ckeys + cl->koff, .sgn = cl->sgn, .slot = cl->slot };
-            if (cl->qb != XPF_NONE) {
-                r->kind = XPF_RUN_BITS;
-                r->qw = cl->qb / 64;
+            *r = (xpf_run){ .K = ps->ckeys + cl->koff, .sgn = cl->sgn, .slot = cl->slot, .kind = kind };
+            if (kind == XPF_RUN_BITS) {
+                r->qw = (uint16_t)(cl->qb / 64);
                 r->qs = (uint8_t)(cl->qb % 64);
-                r->hs = (uint8_t)(63 - cl->qb % 64);
-            } else {
-                r->kind = XPF_RUN_ROWS;
+            } else if (kind == XPF_RUN_ROWS)
                 r->rows = f->pmask + (size_t)cl->pm * f->n_qw;
+            else { /* PAIR: words pw and pw + 1 of each of its rows */
+                uint32_t pw = pair_word(ps, cl);
+                uint64_t *row = f->prow + n_prow;
+                const uint64_t *full = f->pmask + (size_t)cl->pm * f->n_qw;
+                for (uint32_t i = 0; i <= cl->n; i++) {
+                    row[2 * i] = full[(size_t)i * f->n_qw + pw];
+                    row[2 * i + 1] = pw + 1 < f->n_qw ? full[(size_t)i * f->n_qw + pw + 1] : 0;
+                }
+                r->rows = row;
+                r->qw = (uint16_t)pw;
+                n_prow += 2 * (cl->n + 1);
             }
         }
         for (uint32_t g = 0; g < ps->n_neggroups; g++) {
@@ -1148,6 +1188,7 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
     if (!(ps->qlist = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->qlist))) goto out;
     if (!(ps->centries = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->centries))) goto out;
     if (!(ps->clusters = malloc((n_pairs ? n_pairs : 1) * sizeof *ps->clusters))) goto out;
+    uint32_t n_cposts = 0;
     for (uint32_t i = 0; i < n_pairs;) {
         uint32_t j = i, lit = pairs[i].lit;
         xpf_post post = { .off = ps->n_qlist };
@@ -1175,6 +1216,10 @@ static wm_xpf_status build_pstate(wm_xpf *f, xpf_pstate *ps)
             cl->n = ps->n_centries - cl->off;
         }
         post.nc = ps->n_clusters - post.coff;
+        if (post.nc) { /* its runs, then an END: one more run per post before it (build_runs) */
+            post.roff = post.coff + n_cposts++;
+            ps->clusters[ps->n_clusters - 1].post_end = true;
+        }
         i = j;
         if (lit >= f->n_lits) {
             ps->guards[lit - f->n_lits].post = post;
@@ -1678,6 +1723,7 @@ void wm_xpf_free(wm_xpf *f)
     }
     free(f->pstates);
     free(f->pmask);
+    free(f->prow);
     free(f->pqrows);
     if (f->hs_proto) hs_free_scratch(f->hs_proto);
     if (f->hs_db) hs_free_database(f->hs_db);

@@ -94,7 +94,9 @@ typedef struct slotv {
     const char *sp;             /* STR (when a test reads it): its string, the equality literal it
                                  * equals (in the filter's strpool) or a copy in sbuf */
     uint32_t len;
+    uint32_t pad_[5];           /* to 64 bytes: a slot's offset is its index shifted (one instruction less per cluster) */
 } slotv;
+_Static_assert(sizeof(slotv) == 64, "slotv pads to 64 bytes");
 
 /* A saved attribute value of a frame (its string at ab[soff], SIZE_MAX: none kept). */
 typedef struct xtattr {
@@ -665,8 +667,8 @@ static inline __attribute__((always_inline)) uint32_t rank64(const double *K, do
     return b + below8(K + b, w);
 }
 
-/* A fired fast cluster of at most 63 entries (xpf_run BITS, ROWS), the
- * common case, inline in finish: its trigger is true, so its queries match
+/* A fired fast cluster of at most 63 entries (xpf_run BITS; PAIR, ROWS:
+ * run_pair, run_rows), the common case, inline in finish: its trigger is true, so its queries match
  * exactly where their own test on the cluster's slot holds, a prefix of its
  * entries, whose row (the prefix's queries) is OR-ed into mat (masked by
  * mk, see or_rows). The slot's number is NaN when absent, for a boolean or
@@ -678,29 +680,46 @@ static inline __attribute__((always_inline)) uint32_t rank64(const double *K, do
  * makes anything new (as good as random: a mispredict at about every other
  * cluster) and the put-back of the clusters a document moved. Returns the
  * rank (for lose()). */
-static inline __attribute__((always_inline)) uint32_t run_fast(const slotv *sv, const xpf_run *r, uint64_t *mat, const uint64_t *mk,
-                                                               uint32_t nw)
+static inline __attribute__((always_inline)) uint32_t run_bits(const slotv *sv, const xpf_run *r, uint64_t *mat, const uint64_t *mk)
 {
     uint32_t k = rank64(r->K, sv[r->slot].num * r->sgn);
-    if (__builtin_expect(r->kind == XPF_RUN_ROWS, 0)) {
-        or_rows(mat, r->rows + (size_t)k * nw, NULL, mk, nw);
-        return k;
-    }
     /* the bits [64 qw + qs, + k), k <= 63: a mask of k bits across two words, no branch on k */
 #if defined(__BMI2__)
     uint64_t m = _bzhi_u64(~0ull, k);
 #else
     uint64_t m = ~0ull >> 1 >> (63 - k);
 #endif
-    uint32_t qw = r->qw;
-    uint64_t lo = m << r->qs, hi = m >> 1 >> r->hs;
+    size_t qw = r->qw;
+    uint64_t lo = m << r->qs, hi = m >> 1 >> (63 - r->qs);
     if (mk) lo &= mk[qw], hi &= mk[qw + 1];
     mat[qw] |= lo;
     mat[qw + 1] |= hi;
     return k;
 }
 
-/* A fired cluster other than run_fast's: a string cluster, an =
+/* run_bits for a cluster whose queries' bits lie in two words (xpf_run
+ * PAIR): its row of rank k is those two words, read. */
+static inline __attribute__((always_inline)) uint32_t run_pair(const slotv *sv, const xpf_run *r, uint64_t *mat, const uint64_t *mk)
+{
+    uint32_t k = rank64(r->K, sv[r->slot].num * r->sgn);
+    size_t qw = r->qw;
+    uint64_t lo = r->rows[2 * k], hi = r->rows[2 * k + 1];
+    if (mk) lo &= mk[qw], hi &= mk[qw + 1];
+    mat[qw] |= lo;
+    mat[qw + 1] |= hi;
+    return k;
+}
+
+/* run_bits for a cluster with rows (xpf_run ROWS). */
+static inline __attribute__((always_inline)) uint32_t run_rows(const slotv *sv, const xpf_run *r, uint64_t *mat, const uint64_t *mk,
+                                                               uint32_t nw)
+{
+    uint32_t k = rank64(r->K, sv[r->slot].num * r->sgn);
+    or_rows(mat, r->rows + (size_t)k * nw, NULL, mk, nw);
+    return k;
+}
+
+/* A fired cluster other than run_bits', run_pair's and run_rows': a string cluster, an =
  * cluster, a range cluster without rows or with x = -inf entries, a fast
  * one of more than 63 entries. */
 static __attribute__((noinline)) void run_cluster(wm_xpf_ctx *c, const xpf_cluster *cl)
@@ -1286,13 +1305,20 @@ static void finish(wm_xpf_ctx *c)
     uint64_t *mat = c->matched;
     const uint64_t *mk = c->any_no ? c->open : NULL;
     uint32_t nw = c->n_qw, lost = 0;
-    for (const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired; fp < fe; fp++) {
-        const xpf_run *r = runs + (*fp)->coff, *end = r + (*fp)->nc; /* nc >= 1 (add_post) */
-        do {
-            if (__builtin_expect(r->kind != XPF_RUN_OTHER, 1)) lost += run_fast(sv, r, mat, mk, nw);
-            else run_cluster(c, &ps->clusters[r->cl]);
-        } while (++r < end);
-    }
+    const xpf_post *const *fp = c->fired, *const *fe = fp + c->n_fired;
+    if (fp < fe)
+        /* one loop over the fired posts' runs, each post's closed by an END */
+        for (const xpf_run *r = runs + (*fp)->roff;; r++) {
+            uint8_t kind = r->kind;
+            if (__builtin_expect(kind == XPF_RUN_BITS, 1)) lost += run_bits(sv, r, mat, mk);
+            else if (kind == XPF_RUN_PAIR) lost += run_pair(sv, r, mat, mk);
+            else if (kind == XPF_RUN_ROWS) lost += run_rows(sv, r, mat, mk, nw);
+            else if (kind == XPF_RUN_END) {
+                if (++fp == fe) break;
+                r = runs + (*fp)->roff - 1;
+            } else
+                run_cluster(c, &ps->clusters[r->cl]);
+        }
     lose(c, lost);
     if (__builtin_expect(c->n_cand | ps->n_always, 0)) run_candidates(c);
     if (c->n_pend && c->undecided <= (int64_t)c->pend_n) flush_pending(c);

@@ -126,8 +126,14 @@ typedef struct wm_xpf_stats {
  * must not run concurrently with freeing g. */
 wm_xpf_status wm_xpf_compile(const wm_exi_grammar *g, const char *const *queries, uint32_t n, const wm_xp_ns *ns,
                              size_t n_ns, wm_xpf **out, wm_xpf_error *err);
+/* Frees a compiled filter (NULL: nothing); no context (wm_xpf_ctx) may use it any more. */
 void wm_xpf_free(wm_xpf *f);
+/* Copies the compiled filter's figures (wm_xpf_stats above: counts of
+ * states, queries, clusters, fixed at compile time) into *st. Any thread:
+ * the filter is immutable after wm_xpf_compile. */
 void wm_xpf_stats_get(const wm_xpf *f, wm_xpf_stats *st);
+/* The number of queries the filter was compiled with (the n of
+ * wm_xpf_compile; query indices are 0..n-1). Any thread. */
 uint32_t wm_xpf_n_queries(const wm_xpf *f);
 
 /* The bit of wm_xpf_match's matched[] that reports query (0-based index

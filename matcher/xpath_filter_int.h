@@ -64,6 +64,7 @@ typedef struct xpf_post {
     uint32_t off, n;
     uint32_t eoff, ne;
     uint32_t coff, nc;
+    uint32_t roff;      /* with clusters: its runs, pstate runs[roff..], up to an XPF_RUN_END */
 } xpf_post;
 
 /* Queries "T and S op x" sharing trigger T. A range cluster (op < <= > >=)
@@ -85,6 +86,7 @@ typedef struct xpf_cluster {
                                  * (<=), true for every number but have no key doing so (xpf_key) */
     uint32_t off, n;            /* into pstate centries */
     uint32_t id;                /* filter-wide index (watermarks) */
+    bool post_end;              /* the last of its post's clusters: an XPF_RUN_END follows its run */
     bool fast;                  /* a range cluster with rows or a bit range (qb) and no ninf: of lg 6, ranked
                                  * inline at every element that fires it (xpf_run BITS, ROWS), else past its
                                  * watermark (run_cluster) */
@@ -118,26 +120,30 @@ typedef struct xpf_strkey {
 
 /* How the element decision runs a cluster (xpf_run kind): inline, a fast
  * cluster (xpf_cluster fast) of at most 63 entries (lg 6) by its bit range
- * (qb) or by its rows; any other one out of line, through its xpf_cluster. */
-enum { XPF_RUN_BITS = 0, XPF_RUN_ROWS, XPF_RUN_OTHER };
+ * (qb; BITS), by rows of two words where its queries' bits lie in two
+ * consecutive words (PAIR: e.g. "@v < x or @v > y", whose queries are the
+ * bit range of its other cluster), or by its rows (ROWS); any other one
+ * out of line, through its xpf_cluster. END closes a post's runs. */
+enum { XPF_RUN_BITS = 0, XPF_RUN_PAIR, XPF_RUN_ROWS, XPF_RUN_OTHER, XPF_RUN_END };
 
-/* A cluster as the element decision runs it (xpf_pstate runs, parallel to
- * clusters): what an inline one's rank and row OR read side by side, so
- * that the clusters a fired post names are one tight loop over 32-byte
- * records instead of a walk through xpf_cluster and the pstate's key and
- * row tables. */
+/* A cluster as the element decision runs it (xpf_pstate runs: each post's
+ * clusters in order, then an END): what an inline one's rank and row OR
+ * read side by side, so that the clusters of the posts fired at an element
+ * are one tight loop over 32-byte records instead of a walk through
+ * xpf_cluster and the pstate's key and row tables. */
 typedef struct xpf_run {
-    const double *K;            /* BITS, ROWS: its keys (pstate ckeys + koff) */
-    double sgn;                 /* BITS, ROWS: xpf_cluster sgn */
+    const double *K;            /* BITS, PAIR, ROWS: its keys (pstate ckeys + koff) */
+    double sgn;                 /* BITS, PAIR, ROWS: xpf_cluster sgn */
     union {
-        const uint64_t *rows;   /* ROWS: wm_xpf pmask + pm * n_qw */
-        uint32_t qw;            /* BITS: qb / 64 */
+        const uint64_t *rows;   /* ROWS: wm_xpf pmask + pm * n_qw; PAIR: its rows in wm_xpf prow (row r: words 2r, 2r + 1) */
         uint32_t cl;            /* OTHER: its index in pstate clusters */
     };
-    uint32_t slot;              /* BITS, ROWS: the numeric slot it reads */
-    uint8_t qs, hs;             /* BITS: qb % 64 and 63 - qb % 64 */
+    uint32_t slot;              /* BITS, PAIR, ROWS: the numeric slot it reads */
+    uint16_t qw;                /* BITS: qb / 64; PAIR: the first of the two words its rows cover */
+    uint8_t qs;                 /* BITS: qb % 64 */
     uint8_t kind;               /* XPF_RUN_* */
 } xpf_run;
+_Static_assert((WM_XPF_MAX_QUERIES + 63) / 64 < 65535, "xpf_run qw: a word of a query bit set, and the one after it");
 
 /* A merged not() cluster with rows (xpf_neggroup, xpf_cluster pm) as the
  * element decision runs it (xpf_pstate negruns): its group's slot S and
@@ -310,7 +316,8 @@ typedef struct xpf_pstate {
     uint32_t n_qlist;
     uint32_t n_clusters;
     xpf_cluster *clusters;
-    xpf_run *runs;              /* [n_clusters]: the clusters as the evaluator runs them (xpf_run) */
+    uint32_t n_runs;            /* n_clusters + the posts with clusters (their ENDs) */
+    xpf_run *runs;              /* [n_runs]: the clusters as the evaluator runs them (xpf_run) */
     xpf_centry *centries;
     uint32_t n_centries;
     double *ckeys;              /* the range clusters' search keys (xpf_cluster koff, xpf_key) */
@@ -395,6 +402,7 @@ struct wm_xpf {
      * bit set of its queries at entries [0, r), of op < or <= at entries [r, n): the entries a
      * value makes true are, with those already true, one row, OR-ed into the result in n_qw words */
     uint64_t *pmask;
+    uint64_t *prow;             /* the rows of two words of the clusters run as PAIR (xpf_run) */
     /* the pattern-query lists of the equality literals whose hits OR them as a row (xpf_eqtrig pq_row) */
     uint64_t *pqrows;
     uint32_t n_qw;              /* words of a query bit set, a multiple of XPF_QW */

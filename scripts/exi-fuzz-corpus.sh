@@ -26,4 +26,6 @@ seed 02 schemaless-prefixes --schemaless --preserve-prefixes --header-options "$
 seed 0a schemaless-prefixes-byte --schemaless --preserve-prefixes --header-options --byte-aligned "$T/px.xml"
 seed 01 acceptance-prefixes --schema "$A/acceptance.xsd" --preserve-prefixes --header-options "$A/declaredProductions/document-01.xml"
 printf '\x12\x80\x00\x01\x05abc\x00' > "$out/schemaless-fragment-bad"
+# schemaless-comments-pis*, senml-comments-pis (Preserve.comments / .pis in the options header) are not made
+# here: wmctl exi encode has no option for them; they were written through the API (wm_exi_encode_xml) and stay.
 echo "exi-fuzz-corpus: $(ls "$out" | wc -l) inputs in $out"

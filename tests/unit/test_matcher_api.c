@@ -286,6 +286,23 @@ Test(matcher_bounds, full_tables_and_ids_reused_after_grace)
     teardown();
 }
 
+Test(matcher_bounds, a_full_wildcard_trie_is_full_nodes_and_changes_nothing)
+{
+    wm_matcher_config cfg = { .max_trie_nodes = 4 };
+    setup_cfg(&cfg);
+    uint32_t s;
+    wm_matcher_error e;
+    cr_expect_eq(add_full("a/b/+", "c", WM_NBHD_NONE, false, 1, &s, &e), WM_MATCHER_OK);
+    /* a/b/+ holds 3 nodes; x/y/+ needs 3 more: x fits, y does not, x goes
+     * back, and the status says full, not out of memory (until 2026-12-02
+     * it was E_NOMEM: the count was read after the give-back) */
+    cr_expect_eq(add_full("x/y/+", "c", WM_NBHD_NONE, false, 2, &s, &e), WM_MATCHER_E_FULL_NODES);
+    cr_expect_eq(add_full("a/b/+/#", "c", WM_NBHD_NONE, false, 3, &s, &e), WM_MATCHER_OK, "a/b/+ shared: fits");
+    cr_expect_eq(look("a/b/q", NULL, NULL, NULL), B(1) | B(3));
+    cr_expect_eq(look("x/y/q", NULL, NULL, NULL), 0);
+    teardown();
+}
+
 Test(share_pick, round_robin_cycles)
 {
     uint32_t cur = 0;
@@ -361,4 +378,77 @@ Test(matcher_api, burst_equals_single_lookups)
         total += one.n_subs + one.n_members;
     }
     cr_assert_gt(total, N / 2, "the burst must actually match things");
+}
+
+/* A filter of 63 levels, 62 distinct to i, then last ("+" or "#" or a name). */
+static const char *deep_filter(char *buf, size_t cap, int i, const char *last)
+{
+    size_t k = 0;
+    for (int l = 0; l < 62; l++) k += (size_t)snprintf(buf + k, cap - k, "l%d_%d/", i, l);
+    snprintf(buf + k, cap - k, "%s", last);
+    return buf;
+}
+
+/* REVIEW14 finding 4: the trie's default bound scales with the levels a
+ * filter can take (until 2026-12-02 it was max_filters: at max_subs 2,000
+ * the 32nd distinct 63-level filter was refused, and as E_NOMEM), and a
+ * full trie says E_FULL_NODES and leaves the trie as it was. */
+Test(matcher_bounds, deep_filters_fit_the_default_trie_and_a_full_one_says_so)
+{
+    wm_matcher_config cfg = { .max_subs = 2000 };
+    setup_cfg(&cfg);
+    cr_expect_eq(wm_matcher_get_config(F.m)->max_trie_nodes, 2000 * WM_MATCHER_TRIE_NODES_PER_FILTER);
+    char f[1024];
+    uint32_t s;
+    wm_matcher_error e;
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(add_full(deep_filter(f, sizeof f, i, "+"), "c", WM_NBHD_NONE, false, (uint64_t)i, &s, &e), WM_MATCHER_OK,
+                     "filter %d: %s", i, wm_matcher_status_name(e.status));
+    wm_matcher_stats st;
+    wm_matcher_stats_get(F.m, &st);
+    cr_expect_eq(st.trie_nodes, 100 * 63);
+    teardown();
+
+    cfg = (wm_matcher_config){ .max_subs = 2000, .max_trie_nodes = 2000 };
+    setup_cfg(&cfg);
+    int i = 0;
+    wm_matcher_status rc;
+    while ((rc = add_full(deep_filter(f, sizeof f, i, "+"), "c", WM_NBHD_NONE, false, (uint64_t)i, &s, &e)) == WM_MATCHER_OK) i++;
+    cr_expect_eq(i, 31, "31 x 63 = 1,953 nodes fit 2,000");
+    cr_expect_eq(rc, WM_MATCHER_E_FULL_NODES, "%s", wm_matcher_status_name(rc));
+    wm_matcher_stats_get(F.m, &st);
+    cr_expect_eq(st.trie_nodes, 31 * 63, "the refused filter's nodes went back");
+    teardown();
+}
+
+/* wm_matcher_trie_cost is exactly what an add then takes from the trie. */
+Test(matcher_bounds, trie_cost_is_what_the_add_takes)
+{
+    setup();
+    static const char *filters[] = {
+        "a/b/c",            /* wildcard-free: the exact table's */
+        "a/b/+",            /* 3 new */
+        "a/b/+",            /* held already: 0 */
+        "a/b/+/d",          /* 1 below a/b/+ */
+        "a/#",              /* '#' takes none, "a" is there */
+        "$share/g/a/x/+",   /* the inner filter: x, + new */
+        "$share/h/a/x/+",   /* same inner filter, another group: held */
+        "#",                /* none */
+        "+/+/+",            /* 3 */
+        "bad/#/x",          /* invalid: 0, refused by the add */
+    };
+    for (size_t i = 0; i < sizeof filters / sizeof filters[0]; i++) {
+        wm_matcher_stats st;
+        wm_matcher_stats_get(F.m, &st);
+        uint32_t cost = wm_matcher_trie_cost(F.m, filters[i], strlen(filters[i]));
+        uint32_t s;
+        wm_matcher_error e;
+        add_full(filters[i], "c", WM_NBHD_NONE, false, i, &s, &e);
+        uint32_t before = st.trie_nodes;
+        wm_matcher_stats_get(F.m, &st);
+        cr_expect_eq(cost, st.trie_nodes - before, "%s: cost %u, took %u", filters[i], cost, st.trie_nodes - before);
+    }
+    cr_expect_eq(wm_matcher_trie_cost(F.m, "a/b/+", 5), 0);
+    cr_expect_eq(wm_matcher_trie_cost(F.m, "q/r/s/+", 7), 4);
+    teardown();
 }

@@ -245,9 +245,9 @@ Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_nam
     uint64_t gen, gen2;
     wm_matcher_reader *rd = wm_proxy_registry_reader(g, &gen);
     cr_assert(rd);
-    uint32_t h1 = wm_proxy_registry_add(g, rd, BYTES("a/#"), "N1", false);
-    uint32_t h2 = wm_proxy_registry_add(g, rd, BYTES("b/#"), "N2", false);
-    uint32_t h3 = wm_proxy_registry_add(g, rd, BYTES("c"), NULL, false);
+    uint32_t h1 = wm_proxy_registry_add(g, rd, BYTES("a/#"), "N1", false, NULL);
+    uint32_t h2 = wm_proxy_registry_add(g, rd, BYTES("b/#"), "N2", false, NULL);
+    uint32_t h3 = wm_proxy_registry_add(g, rd, BYTES("c"), NULL, false, NULL);
     cr_assert(h1 != WM_SUB_NONE && h2 != WM_SUB_NONE && h3 != WM_SUB_NONE);
     cr_assert(can(g, rd, gen, "a/x", "sq1") && !can(g, rd, gen, "a/x", "far"));
     cr_assert(can(g, rd, gen, "b/x", "far") && can(g, rd, gen, "c", NULL) && !can(g, rd, gen, "d", NULL));
@@ -255,8 +255,8 @@ Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_nam
     cr_assert(can_ct(g, rd, gen, "a/x", "sq1", false) && can_ct(g, rd, gen, "c", NULL, false));
     /* A content-filtered registration counts only for a publication some content filter could select;
      * a shared one always (it cannot be skipped by No Local). */
-    uint32_t h5 = wm_proxy_registry_add(g, rd, BYTES("e/#"), NULL, true);
-    uint32_t h6 = wm_proxy_registry_add(g, rd, BYTES("$share/g/f/#"), NULL, true);
+    uint32_t h5 = wm_proxy_registry_add(g, rd, BYTES("e/#"), NULL, true, NULL);
+    uint32_t h6 = wm_proxy_registry_add(g, rd, BYTES("$share/g/f/#"), NULL, true, NULL);
     cr_assert(can_ct(g, rd, gen, "e/x", NULL, true) && !can_ct(g, rd, gen, "e/x", NULL, false));
     cr_assert(can_ct(g, rd, gen, "f/x", NULL, true) && can_ct(g, rd, gen, "f/x", NULL, false));
 
@@ -273,7 +273,7 @@ Test(proxy_registry, prefilter_registrations_follow_a_rebind_by_neighborhood_nam
     cr_assert(!can(g, rd, gen2, "b/x", "far"), "N2 is gone");
     cr_assert(can(g, rd, gen2, "c", NULL) && !can(g, rd, gen2, "d", NULL));
     cr_assert(can_ct(g, rd, gen2, "e/x", NULL, true) && !can_ct(g, rd, gen2, "e/x", NULL, false), "carried over");
-    uint32_t h4 = wm_proxy_registry_add(g, rd, BYTES("d/#"), "N3", false);
+    uint32_t h4 = wm_proxy_registry_add(g, rd, BYTES("d/#"), "N3", false, NULL);
     cr_assert(can(g, rd, gen2, "d/x", "sq1"));
     /* Handles taken before the rebind still name their registrations. */
     wm_proxy_registry_remove(g, rd, h2, 0);
@@ -362,4 +362,55 @@ Test(proxy_registry, a_fresh_start_concerns_the_client_alone_whatever_shares_its
     }
     cr_assert_eq(live_after(g, 1), 0, "an entry kept alive by an attach that was not its client's");
     wm_proxy_registry_free(g);
+}
+
+/* "P" + n x "/L" + "S": a filter or topic of n + 1 (+ S's) levels. */
+static const char *levels(char *buf, const char *p, unsigned n, const char *l, const char *s)
+{
+    size_t k = (size_t)sprintf(buf, "%s", p);
+    for (unsigned i = 0; i < n; i++) k += (size_t)sprintf(buf + k, "/%s", l);
+    sprintf(buf + k, "%s", s);
+    return buf;
+}
+
+Test(proxy_registry, a_filter_deeper_than_the_matcher_is_registered_as_a_superset_and_nothing_breaks)
+{
+    static const char *const a1[] = { "sq1", NULL };
+    const wm_test_nbhd f1[] = { { "N1", a1 } };
+    wm_proxy_spatial *sp = wm_test_proxy_spatial("deep.wmr", f1, 1);
+    wm_proxy_registry *g = wm_proxy_registry_new(wm_proxy_spatial_matcher(sp), 8, 8);
+    uint64_t gen;
+    wm_matcher_reader *rd = wm_proxy_registry_reader(g, &gen);
+    cr_assert(rd);
+    char f[512], t[512];
+    wm_matcher_status st;
+    /* the matcher indexes 64 levels; these are valid MQTT filters of 65 and 66 (§4.7 sets no limit) */
+    uint32_t h1 = wm_proxy_registry_add(g, rd, BYTES(levels(f, "+", 63, "l", "/+")), NULL, false, &st);
+    uint32_t h2 = wm_proxy_registry_add(g, rd, BYTES(levels(f, "$share/g/c", 64, "c", "/#")), NULL, false, &st);
+    uint32_t h3 = wm_proxy_registry_add(g, rd, BYTES("b/#"), "N1", false, &st);
+    cr_assert(h1 != WM_SUB_NONE && h2 != WM_SUB_NONE && h3 != WM_SUB_NONE && st == WM_MATCHER_OK);
+    /* what the filters match passes */
+    cr_assert(can(g, rd, gen, levels(t, "x", 63, "l", "/y"), NULL));
+    cr_assert(can(g, rd, gen, levels(t, "c", 64, "c", ""), NULL), "'#' matches its parent level too");
+    cr_assert(can(g, rd, gen, levels(t, "c", 70, "c", ""), NULL));
+    /* the superset: levels past the 63rd are not looked at */
+    cr_assert(can(g, rd, gen, levels(t, "x", 62, "l", "/m/m/m"), NULL));
+    /* the kept levels still decide: a different 2nd level, a '$' topic under a first-level '+' (§4.7.2) */
+    cr_assert(!can(g, rd, gen, levels(t, "x/m", 62, "l", "/y"), NULL));
+    cr_assert(!can(g, rd, gen, levels(t, "$x", 63, "l", "/y"), NULL));
+    cr_assert(!can(g, rd, gen, levels(t, "d", 64, "c", ""), NULL));
+    /* and the registry stays exact for everyone else: not broken */
+    cr_assert(can(g, rd, gen, "b/x", "sq1") && !can(g, rd, gen, "b/x", "far"));
+    wm_proxy_registry_stats s;
+    wm_proxy_registry_stats_get(g, &s);
+    cr_assert(s.widened_too_deep == 2 && s.refused == 0 && !s.broken, "widened %lu refused %lu",
+              (unsigned long)s.widened_too_deep, (unsigned long)s.refused);
+    wm_proxy_registry_remove(g, rd, h1, 0);
+    wm_proxy_registry_remove(g, rd, h2, 0);
+    cr_assert(!can(g, rd, gen, levels(t, "x", 63, "l", "/y"), NULL), "the widened registration leaves with its handle");
+    wm_proxy_registry_remove(g, rd, h3, 0);
+    wm_matcher_reader_free(rd);
+    wm_proxy_registry_reclaim(g, UINT64_MAX);
+    wm_proxy_registry_free(g);
+    wm_proxy_spatial_close(sp);
 }

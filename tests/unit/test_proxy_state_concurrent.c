@@ -58,7 +58,7 @@ static void *churn(void *arg)
             wm_proxy_saved_sub rec = { f, (uint32_t)strlen(f), WM_PROXY_SID_BASE + j, (k >> 20) % 2 ? "X1" : NULL,
                                        WM_SUB_NONE, (k >> 21) % 3 == 0 ? "//s:a[@v > 1]" : NULL };
             rec.reg_sub = wm_proxy_registry_add(w->g, rd, (wm_mqtt5_bytes){ (const uint8_t *)f, rec.filter_len },
-                                                rec.nbhd, rec.xpath != NULL);
+                                                rec.nbhd, rec.xpath != NULL, NULL);
             if (!wm_proxy_registry_session_put(w->g, rd, (const uint8_t *)cid, n, r.gen, &rec))
                 wm_proxy_registry_remove(w->g, rd, rec.reg_sub, 0);
         }

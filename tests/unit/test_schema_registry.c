@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "control/content_filters.h"
@@ -836,4 +837,63 @@ Test(schema_registry, header_less_streams)
 #undef M
     wm_content_reader_free(rd);
     wm_content_free(c);
+}
+
+/* Runs fn with fd 2 sent to a file; returns what was written there. */
+static void capture_stderr(void (*fn)(void *), void *arg, char *out, size_t cap)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/stderr.txt", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(p, "w+");
+    cr_assert(f && saved >= 0);
+    dup2(fileno(f), 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t n = fread(out, 1, cap - 1, f);
+    out[n] = 0;
+    fclose(f);
+}
+
+struct dir_case { const char *text; char err[512]; bool loaded; };
+static void load_case(void *arg)
+{
+    struct dir_case *c = arg;
+    c->err[0] = 0;
+    wm_schema_reg *r = load(c->text, c->err);
+    c->loaded = r != NULL;
+    wm_schema_reg_free(r);
+}
+
+/* REVIEW14 finding 8: a directory where an XSD belongs (the registry's
+ * path, or an xs:include's schemaLocation) is refused with one line that
+ * says so, and libxml2 prints nothing of its own ("I/O error : Is a
+ * directory" on stderr, then "not well-formed XML ... Document is empty"
+ * as the reason, before 2026-12-02). */
+Test(schema_registry, a_directory_as_xsd_is_one_clear_line)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/sub", dir);
+    cr_assert_eq(mkdir(p, 0700), 0);
+    write_file("inc.xsd", "<xs:schema xmlns:xs='http://www.w3.org/2001/XMLSchema'><xs:include schemaLocation='sub'/></xs:schema>\n");
+    static const char *texts[] = { "d sub\n", "d inc.xsd\n" };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        struct dir_case c = { .text = texts[i] };
+        char said[4096];
+        capture_stderr(load_case, &c, said, sizeof said);
+        cr_assert_not(c.loaded, "%s", texts[i]);
+        cr_expect(strstr(c.err, "reg.txt:1: schema ") && strstr(c.err, "/sub: cannot read the schema document: is a directory"),
+                  "%s", c.err);
+        cr_expect_null(strstr(c.err, "well-formed"), "%s", c.err);
+        cr_expect_str_eq(said, "", "libxml2 wrote to stderr: %s", said);
+    }
+    /* the registry itself a directory */
+    wm_schema_reg *r = NULL;
+    wm_load_error le;
+    cr_assert_eq(wm_schema_reg_load(p, &r, &le), -1);
+    cr_expect_str_eq(le.reason, "read error: Is a directory");
 }

@@ -10,6 +10,7 @@
  * each guarantee). Expected results follow from XPath 1.0 semantics
  * on the documents written here. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1001,7 +1002,7 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
     wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
     unsigned fast = 0, negruns = 0;
     for (uint32_t p = 0; p < f->n_pstates; p++) {
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) fast += f->pstates[p].runs[k].K != NULL;
+        for (uint32_t k = 0; k < f->pstates[p].n_runs; k++) fast += f->pstates[p].runs[k].K != NULL;
         negruns += f->pstates[p].n_negruns;
     }
     cr_assert(fast && negruns, "the paths under test: fast clusters %u, merged not() clusters with rows %u", fast, negruns);
@@ -1047,7 +1048,7 @@ Test(xpath_filter, cluster_state_handed_back_after_every_kind_of_end)
  * so the count of undecided queries, a lower bound, falls below 0 while
  * queries are open. Here the clusters of "@n = 'a' and @v > i" (a bit
  * range) and of "@u = 'R' and (@v < -i or @v > i + 10)" (a bit range and
- * rows) fire at every record, with values that rise, fall back, are absent
+ * rows of two words: its queries are the other's bits) fire at every record, with values that rise, fall back, are absent
  * (NaN) and rise again; "@n = 'last'" is decided at the last record only,
  * after the count went below 0 at the one before: the early stop must count
  * the open queries there instead of stopping. Each document runs twice in
@@ -1068,13 +1069,13 @@ Test(xpath_filter, fast_cluster_ranked_again_in_a_document)
         qs[i] = qt[i];
     }
     wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
-    unsigned bits = 0, rows = 0;
+    unsigned bits = 0, pair = 0;
     for (uint32_t p = 0; p < f->n_pstates; p++)
-        for (uint32_t k = 0; k < f->pstates[p].n_clusters; k++) {
+        for (uint32_t k = 0; k < f->pstates[p].n_runs; k++) {
             bits += f->pstates[p].runs[k].kind == XPF_RUN_BITS;
-            rows += f->pstates[p].runs[k].kind == XPF_RUN_ROWS;
+            pair += f->pstates[p].runs[k].kind == XPF_RUN_PAIR;
         }
-    cr_assert(bits >= 2 && rows >= 1, "the paths under test: bit ranges %u, rows %u", bits, rows);
+    cr_assert(bits >= 2 && pair >= 1, "the paths under test: bit ranges %u, rows of two words %u", bits, pair);
     wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
     cr_assert(c);
     static const char *const common = "<senml n='a' u='R' v='7'/><senml n='a' u='R' v='3'/><senml n='a' u='R'/>"
@@ -1106,6 +1107,100 @@ Test(xpath_filter, fast_cluster_ranked_again_in_a_document)
                 for (size_t i = 0; i < 7; i++) is_cand |= cand[i] == (uint32_t)q;
                 if (with_cand) want = want && is_cand;
                 cr_assert_eq(wm_test_xpf_hit(f, &m, (uint32_t)q), want, "document %zu, candidates %d, query %s", d, with_cand, qs[q]);
+            }
+        }
+    }
+    wm_xpf_ctx_free(c);
+    wm_xpf_free(f);
+    wm_exi_grammar_free(g);
+}
+
+/* A fast cluster whose queries have bits already is OR-ed in by rows: of
+ * two words where those bits lie in two consecutive words (xpf_run PAIR),
+ * else of every word (ROWS). Here "@u = 'S' and (@v < -i or @v > i)" is a
+ * bit range and a PAIR; "@n = 'a' and (@v > i or @v > i + 0.5)" lists each
+ * query twice, so its cluster has no bit range, and 30 queries "@n = 'fi_j'"
+ * between each two of them in the list spread its queries' bits over more
+ * than two words: ROWS; "@n = 'b' and @v > i" is a bit range. Documents of
+ * records whose values rise, fall and are absent, with every query and
+ * with candidates (rows masked). Expected: each query by its definition,
+ * from the records. */
+Test(xpath_filter, rows_of_two_words_and_of_every_word)
+{
+    enum { NS = 20, NA = 10, NF = 30, NB = 20, NQ = NS + NA * (1 + NF) + NB };
+    wm_exi_grammar *g = senml_or_fail();
+    static char qt[NQ][96];
+    const char *qs[NQ];
+    /* kind 0: u = 'S' (i); 1: n = 'a' (i); 2: filler (i, j); 3: n = 'b' (i) */
+    static struct { int kind, i, j; } def[NQ];
+    int q = 0;
+    for (int i = 0; i < NS; i++, q++) {
+        snprintf(qt[q], sizeof qt[q], "//s:senml[@u = 'S' and (@v < %d or @v > %d)]", -i, i);
+        def[q].kind = 0, def[q].i = i;
+    }
+    for (int i = 0; i < NA; i++) {
+        snprintf(qt[q], sizeof qt[q], "//s:senml[@n = 'a' and (@v > %d or @v > %d.5)]", i, i);
+        def[q].kind = 1, def[q++].i = i;
+        for (int j = 0; j < NF; j++, q++) {
+            snprintf(qt[q], sizeof qt[q], "//s:senml[@n = 'f%d_%d']", i, j);
+            def[q].kind = 2, def[q].i = i, def[q].j = j;
+        }
+    }
+    for (int i = 0; i < NB; i++, q++) {
+        snprintf(qt[q], sizeof qt[q], "//s:senml[@n = 'b' and @v > %d]", i);
+        def[q].kind = 3, def[q].i = i;
+    }
+    cr_assert_eq(q, NQ);
+    for (int i = 0; i < NQ; i++) qs[i] = qt[i];
+    wm_xpf *f = compile_or_fail(g, qs, NQ, &senml_ns);
+    unsigned kinds[5] = { 0 };
+    for (uint32_t p = 0; p < f->n_pstates; p++)
+        for (uint32_t k = 0; k < f->pstates[p].n_runs; k++) kinds[f->pstates[p].runs[k].kind]++;
+    cr_assert(kinds[XPF_RUN_BITS] && kinds[XPF_RUN_PAIR] && kinds[XPF_RUN_ROWS], "the paths under test: bits %u, pair %u, rows %u",
+              kinds[XPF_RUN_BITS], kinds[XPF_RUN_PAIR], kinds[XPF_RUN_ROWS]);
+    wm_xpf_ctx *c = wm_xpf_ctx_new(f, NULL);
+    cr_assert(c);
+    /* records: n, u, v (NAN: absent) */
+    typedef struct { const char *n; char u; double v; } rec;
+    static const rec docs[][6] = {
+        { { "a", 'S', 5 }, { "b", 'R', 30 }, { "a", 'S', 2 }, { "f3_7", 'S', -4 }, { "b", 'S', 7 }, { "a", 'R', NAN } },
+        { { "b", 'S', 12 }, { "a", 'R', NAN }, { "f0_0", 'R', 3 }, { "a", 'S', 8.25 }, { "a", 'S', 0.5 }, { "b", 'S', NAN } },
+        { { "a", 'R', 100 }, { "x", 'S', -3 }, { "b", 'S', NAN }, { "f9_29", 'S', -30 }, { "b", 'R', 9 }, { "a", 'S', 0 } },
+    };
+    static const uint32_t cand[] = { 0, 5, 19, 20, 21, 51, 82, 144, 300, 310, 315, 329 };
+    for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+        char recs[1024];
+        size_t at = 0;
+        for (int i = 0; i < 6; i++) {
+            const rec *r = &docs[d][i];
+            at += (size_t)snprintf(recs + at, sizeof recs - at, "<senml n='%s' u='%c'", r->n, r->u);
+            if (r->v == r->v) at += (size_t)snprintf(recs + at, sizeof recs - at, " v='%g'", r->v);
+            at += (size_t)snprintf(recs + at, sizeof recs - at, "/>");
+        }
+        uint8_t exi[512];
+        size_t len = senml_pack(g, recs, exi, sizeof exi);
+        for (int with_cand = 0; with_cand < 2; with_cand++) {
+            uint64_t m[8] = { 0 };
+            bool early = false;
+            wm_exi_error e = { 0 };
+            uint32_t nc = sizeof cand / sizeof *cand;
+            cr_assert_eq(wm_xpf_match(c, exi, len, NULL, with_cand ? cand : NULL, with_cand ? nc : 0, m, &early, &e), WM_XPF_OK,
+                         "document %zu: %s", d, e.msg);
+            for (int x = 0; x < NQ; x++) {
+                bool want = false;
+                for (int i = 0; i < 6; i++) {
+                    const rec *r = &docs[d][i];
+                    char fn[16];
+                    snprintf(fn, sizeof fn, "f%d_%d", def[x].i, def[x].j);
+                    if (def[x].kind == 0) want |= r->u == 'S' && (r->v < -def[x].i || r->v > def[x].i);
+                    else if (def[x].kind == 1) want |= !strcmp(r->n, "a") && r->v > def[x].i;
+                    else if (def[x].kind == 2) want |= !strcmp(r->n, fn);
+                    else want |= !strcmp(r->n, "b") && r->v > def[x].i;
+                }
+                bool is_cand = false;
+                for (uint32_t i = 0; i < nc; i++) is_cand |= cand[i] == (uint32_t)x;
+                if (with_cand) want = want && is_cand;
+                cr_assert_eq(wm_test_xpf_hit(f, m, (uint32_t)x), want, "document %zu, candidates %d, query %s", d, with_cand, qs[x]);
             }
         }
     }
