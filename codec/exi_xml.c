@@ -216,6 +216,19 @@ static int ns_kind_text(wm_exi_sview u)
 /* ids 0 and 1 are "" and the XML namespace in every string table (§7.3.1) */
 static int ns_kind(uint32_t uri, wm_exi_sview u) { return uri == 0 ? NS_NONE : uri == 1 ? NS_XML : ns_kind_text(u); }
 
+/* An AT event's namespace kind in *k; nonzero (refused, s->why says why)
+ * for what XML cannot hold: a namespace declaration as an attribute, or an
+ * attribute the element has already (by expanded name). */
+static int attr_admit(wm_exi_xml_sink *s, const wm_exi_event *ev, int *k)
+{
+    *k = ns_kind(ev->uri_id, ev->uri);
+    if (*k == NS_XMLNS || (*k == NS_NONE && SV_IS(ev->local, "xmlns")))
+        return refuse(s, "attribute (a namespace declaration)", ev->local);
+    if (!seen_add(s, *k == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
+        return refuse(s, "second attribute", ev->local);
+    return 0;
+}
+
 /* the prefix of URI id `uri` (not NS_NONE, not NS_XMLNS) at o, at most
  * PREFIX_MAX - 1 bytes */
 static char *w_prefix(char *o, int kind, uint32_t uri)
@@ -646,11 +659,8 @@ static int pfx_event(wm_exi_xml_sink *s, const wm_exi_event *ev)
         s->n_seen = 0;
         return 0;
     case WM_EXI_EV_AT: {
-        int k = ns_kind(ev->uri_id, ev->uri);
-        if (k == NS_XMLNS || (k == NS_NONE && SV_IS(ev->local, "xmlns")))
-            return refuse(s, "attribute (a namespace declaration)", ev->local);
-        if (!seen_add(s, k == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
-            return refuse(s, "second attribute", ev->local);
+        int k;
+        if (attr_admit(s, ev, &k)) return 1;
         wm_exi_sview ap = ev->prefix;
         /* an attribute in a namespace needs a non-empty prefix bound to it */
         if (k == NS_NONE) ap = (wm_exi_sview){ "", 0 };
@@ -747,11 +757,8 @@ int wm_exi_xml_sink_event(void *user, const wm_exi_event *ev)
         return s->bad;
     }
     case WM_EXI_EV_AT: {
-        int k = ns_kind(ev->uri_id, ev->uri);
-        if (k == NS_XMLNS || (k == NS_NONE && SV_IS(ev->local, "xmlns")))
-            return refuse(s, "attribute (a namespace declaration)", ev->local);
-        if (!seen_add(s, k == NS_NONE ? (wm_exi_sview){ "", 0 } : ev->uri, ev->local))
-            return refuse(s, "second attribute", ev->local);
+        int k;
+        if (attr_admit(s, ev, &k)) return 1;
         declare(s, k, ev->uri_id, ev->uri);
         if (s->bad) return 1;
         if (ev->xsi && ev->value.kind == WM_EXI_DT_QNAME) {
