@@ -76,7 +76,7 @@ Test(match_bounds, one_client_cannot_fill_the_trie_for_the_others)
     cr_expect_eq(c.client_trie_nodes, 200);
     /* every later subscriber still has room: 12 more filters of 63 nodes */
     for (int k = 0; k < 4; k++) {
-        char client[8];
+        char client[16];
         snprintf(client, sizeof client, "c%d", k);
         for (int i = 0; i < 3; i++)
             cr_expect_eq(sub(&sk, client, deep(f, sizeof f, client, i), false), WM_MQTT_SUB_INSTALLED, "%s %d", client, i);
