@@ -71,6 +71,7 @@ Test(exi_comments, hand_derived_vector)
     wm_exi_options plain = opts(false, false);
     n = encode(g, &plain, "<a>x<!--c-->y</a>", out, sizeof out);
     decode_to(g, &plain, out, n, "<a>xy</a>");
+    wm_exi_grammar_free(g);
 }
 
 Test(exi_comments, everywhere_a_document_may_have_them)
@@ -112,6 +113,7 @@ Test(exi_comments, everywhere_a_document_may_have_them)
     cr_assert(strstr(e.msg, "strict"), "%s", e.msg);
     wm_exi_encoder_free(&enc);
     wm_exi_grammar_free(s);
+    wm_exi_grammar_free(g);
 }
 
 /* A stream may carry what XML cannot write: refused with the reason. */
@@ -144,4 +146,5 @@ Test(exi_comments, unwritable_text_is_refused)
         cr_assert(sink.bad && strstr(sink.why, bad[k].why), "%s", sink.why);
         wm_exi_xml_sink_free(&sink);
     }
+    wm_exi_grammar_free(g);
 }

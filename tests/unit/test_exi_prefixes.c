@@ -315,6 +315,7 @@ Test(exi_prefixes, random_documents_come_back_prefix_equal)
         }
         docs++;
     }
+    wm_exi_grammar_free(sl);
     cr_assert_eq(docs, 300);
 }
 
