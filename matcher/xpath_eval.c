@@ -1310,13 +1310,14 @@ static void finish(wm_xpf_ctx *c)
         /* one loop over the fired posts' runs, each post's closed by an END */
         for (const xpf_run *r = runs + (*fp)->roff;; r++) {
             uint8_t kind = r->kind;
+            /* END second: every post has one, more often than PAIR or ROWS (-0.07 k per pack) */
             if (__builtin_expect(kind == XPF_RUN_BITS, 1)) lost += run_bits(sv, r, mat, mk);
-            else if (kind == XPF_RUN_PAIR) lost += run_pair(sv, r, mat, mk);
-            else if (kind == XPF_RUN_ROWS) lost += run_rows(sv, r, mat, mk, nw);
             else if (kind == XPF_RUN_END) {
                 if (++fp == fe) break;
                 r = runs + (*fp)->roff - 1;
-            } else
+            } else if (kind == XPF_RUN_PAIR) lost += run_pair(sv, r, mat, mk);
+            else if (kind == XPF_RUN_ROWS) lost += run_rows(sv, r, mat, mk, nw);
+            else
                 run_cluster(c, &ps->clusters[r->cl]);
         }
     lose(c, lost);
