@@ -3,6 +3,9 @@
 #define WM_TESTS_LIB_XPF_CHECK_H
 
 #include <criterion/criterion.h>
+#include <libxml/xpath.h>
+#include <libxml/xpathInternals.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,23 @@
 #include "codec/exi_xsd.h"
 #include "tests/lib/exi_fixture.h"
 #include "matcher/xpath_filter.h"
+#include "matcher/xpath_parse.h"
+
+/* The reference of the content-filter differentials: whether libxml2's
+ * XPath 1.0 evaluation of q on d selects a non-empty node set, with the n
+ * bindings of ns registered (asserts that libxml2 takes q). */
+static inline bool wm_test_libxml2_selects(xmlDocPtr d, const char *q, const wm_xp_ns *ns, size_t n)
+{
+    xmlXPathContextPtr x = xmlXPathNewContext(d);
+    cr_assert_not_null(x);
+    for (size_t i = 0; i < n; i++) xmlXPathRegisterNs(x, BAD_CAST ns[i].prefix, BAD_CAST ns[i].uri);
+    xmlXPathObjectPtr r = xmlXPathEval(BAD_CAST q, x);
+    cr_assert(r, "libxml2 refused %s", q);
+    bool y = r->nodesetval && r->nodesetval->nodeNr > 0;
+    xmlXPathFreeObject(r);
+    xmlXPathFreeContext(x);
+    return y;
+}
 
 /* The grammar of the XSD text xsd (asserted to compile); free with
  * wm_exi_grammar_free. */
